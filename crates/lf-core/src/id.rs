@@ -1,0 +1,142 @@
+use std::fmt;
+use std::str::FromStr;
+
+use uuid::Uuid;
+
+use crate::error::LfError;
+
+/// Parses the canonical hyphenated form `8-4-4-4-12` (any case). The version
+/// and variant bits are not checked: seeded and imported ids are often not v4.
+pub fn parse_uuid(field: &str, s: &str) -> Result<Uuid, LfError> {
+    let bytes = s.as_bytes();
+    let shape_ok = bytes.len() == 36
+        && bytes.iter().enumerate().all(|(i, b)| match i {
+            8 | 13 | 18 | 23 => *b == b'-',
+            _ => b.is_ascii_hexdigit(),
+        });
+    if !shape_ok {
+        return Err(LfError::invalid_argument(format!(
+            "{field} must be a UUID like 0190f5a2-7c1e-7d3a-9b2c-5e8f1a2b3c4d, got {}",
+            crate::error::quote_excerpt(s)
+        ))
+        .with_field(field));
+    }
+    Uuid::parse_str(s)
+        .map_err(|_| LfError::invalid_argument(format!("{field} is not a valid UUID")).with_field(field))
+}
+
+macro_rules! id_newtype {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub struct $name(Uuid);
+
+        impl $name {
+            /// A new time-ordered (UUIDv7) id: keeps b-tree inserts local.
+            pub fn new() -> Self {
+                Self(Uuid::now_v7())
+            }
+            pub const fn from_uuid(u: Uuid) -> Self {
+                Self(u)
+            }
+            pub const fn as_uuid(&self) -> Uuid {
+                self.0
+            }
+            /// Parses a client-supplied id; `field` names the argument in the error.
+            pub fn parse(field: &str, s: &str) -> Result<Self, LfError> {
+                parse_uuid(field, s).map(Self)
+            }
+        }
+
+        impl Default for $name {
+            fn default() -> Self {
+                Self::new()
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                fmt::Display::fmt(&self.0.hyphenated(), f)
+            }
+        }
+
+        impl fmt::Debug for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, concat!(stringify!($name), "({})"), self.0)
+            }
+        }
+
+        impl FromStr for $name {
+            type Err = LfError;
+            fn from_str(s: &str) -> Result<Self, LfError> {
+                Self::parse(stringify!($name), s)
+            }
+        }
+
+        impl From<$name> for Uuid {
+            fn from(id: $name) -> Uuid {
+                id.0
+            }
+        }
+    };
+}
+
+id_newtype!(
+    /// A lens (a reusable prompt template and its version history).
+    LensId
+);
+id_newtype!(
+    /// One immutable version of a lens.
+    VersionId
+);
+id_newtype!(
+    /// One parameter of one lens version.
+    ParamId
+);
+id_newtype!(
+    /// A person (or, later, an AI Lenser) who owns rows.
+    LenserId
+);
+id_newtype!(
+    /// A workflow.
+    WorkflowId
+);
+id_newtype!(
+    /// A recorded run (a lens run tracked against a workflow, a workflow run).
+    RunId
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepts_any_version_bits_and_case() {
+        let id = LensId::parse("lens_id", "45000000-0001-0004-0001-00000000000A").unwrap();
+        assert_eq!(id.to_string(), "45000000-0001-0004-0001-00000000000a");
+    }
+
+    #[test]
+    fn refuses_other_shapes_with_the_field_named() {
+        for bad in [
+            "",
+            "not-a-uuid",
+            "45000000000100040001000000000001",
+            "{45000000-0001-0004-0001-000000000001}",
+            "urn:uuid:45000000-0001-0004-0001-000000000001",
+            "45000000-0001-0004-0001-00000000000g",
+            "45000000-0001-0004-0001-0000000000011",
+        ] {
+            let err = LensId::parse("lens_id", bad).unwrap_err();
+            assert_eq!(err.code(), crate::ErrorCode::InvalidArgument, "{bad}");
+            assert!(err.message().starts_with("lens_id must be a UUID"), "{bad}");
+        }
+    }
+
+    #[test]
+    fn new_ids_are_time_ordered() {
+        let a = VersionId::new();
+        let b = VersionId::new();
+        assert!(a < b);
+    }
+}
