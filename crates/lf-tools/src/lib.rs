@@ -1,1 +1,27 @@
+//! The LenserFight tool catalog: every tool declared once (name, group,
+//! safety class, title, description, input type, output type, handler), and
+//! [`LfServer`], the rmcp `ServerHandler` both transports wrap.
+//!
+//! lf-tools owns the JSON shapes: it turns JSON arguments into domain values,
+//! calls the domain services with the caller's [`lf_core::Principal`], and turns
+//! results and [`lf_core::LfError`]s into MCP results in one place
+//! ([`mcp_error`]). It knows nothing about SQL, HTTP or how the transports
+//! carry messages; it receives its stores as trait objects.
+//!
+//! Invariants:
+//! - a tool's annotations follow from its safety class and nothing else;
+//! - every result is `structuredContent` plus the same JSON as text;
+//! - a mistake the caller can fix is a tool result with `isError: true` and
+//!   `{code, message, details}`; no panic, SQL or cause text reaches a client.
 
+mod catalog;
+mod convert;
+pub mod groups;
+mod hygiene;
+mod mcp_error;
+mod server;
+
+pub use catalog::{Catalog, CatalogOptions, Ctx, Group, Safety, Services, ToolSpec};
+pub use hygiene::{injection_note, injection_reasons, sanitize_text, sanitize_value};
+pub use mcp_error::{error_result, error_value};
+pub use server::{LfServer, SERVER_NAME};

@@ -1,0 +1,3 @@
+//! One file per tool group: its input types, output types and declarations.
+
+pub mod lens;

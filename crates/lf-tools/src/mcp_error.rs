@@ -1,0 +1,56 @@
+//! The one place a domain error becomes an MCP tool result.
+
+use lf_core::{DetailValue, ErrorCode, LfError};
+use rmcp::model::CallToolResult;
+use serde_json::{Map, Value, json};
+
+fn detail(v: &DetailValue) -> Value {
+    match v {
+        DetailValue::Str(s) => Value::String(s.clone()),
+        DetailValue::Strs(v) => Value::Array(v.iter().cloned().map(Value::String).collect()),
+        DetailValue::Int(i) => json!(i),
+        DetailValue::Bool(b) => Value::Bool(*b),
+        DetailValue::Map(m) => Value::Object(m.iter().map(|(k, v)| (k.clone(), detail(v))).collect()),
+        DetailValue::List(l) => Value::Array(l.iter().map(detail).collect()),
+    }
+}
+
+/// `{code, message, details}` of an error. INTERNAL errors are logged here
+/// with their cause, and answered with the generic message only.
+pub fn error_value(tool: &str, err: &LfError) -> Value {
+    if err.code() == ErrorCode::Internal {
+        tracing::error!(tool, error = ?err, "tool call failed");
+        return json!({"code": "INTERNAL", "message": err.message(), "details": {}});
+    }
+    let details: Map<String, Value> = err.details().iter().map(|(k, v)| (k.clone(), detail(v))).collect();
+    json!({"code": err.code().as_str(), "message": err.message(), "details": details})
+}
+
+/// A tool result with `isError: true` and the error as structured content
+/// and as JSON text.
+pub fn error_result(tool: &str, err: &LfError) -> CallToolResult {
+    CallToolResult::structured_error(error_value(tool, err))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn internal_errors_hide_their_cause() {
+        let v = error_value("t", &LfError::internal("relation \"lenses\" does not exist"));
+        assert_eq!(v["code"], "INTERNAL");
+        assert!(!v.to_string().contains("relation"));
+    }
+
+    #[test]
+    fn details_become_json() {
+        let e = LfError::bad_input("x")
+            .with_detail("missing", DetailValue::Strs(vec!["A".into()]))
+            .with_detail("n", DetailValue::Int(2));
+        let r = error_result("t", &e);
+        assert_eq!(r.is_error, Some(true));
+        let v = r.structured_content.unwrap();
+        assert_eq!(v, json!({"code": "BAD_INPUT", "message": "x", "details": {"missing": ["A"], "n": 2}}));
+    }
+}
