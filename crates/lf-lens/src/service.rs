@@ -1,6 +1,7 @@
 //! The Lens use cases. Each takes the caller's [`Principal`]; reads go through
 //! the store with the caller's reach, writes check ownership first.
 
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use lf_core::{
@@ -14,7 +15,9 @@ use crate::model::{
 };
 use crate::store::LensStore;
 use crate::template::{Template, label_key};
-use crate::versioning::{Change, ParamChange, ParamDeclaration, build_params, check_option};
+use crate::versioning::{
+    Change, ParamChange, ParamDeclaration, build_params, check_option, keep_declared_flags,
+};
 
 /// Most parameter values one call may carry.
 pub const MAX_VALUES: usize = 500;
@@ -22,10 +25,13 @@ pub const MAX_VALUES: usize = 500;
 pub const MAX_VALUE_CHARS: usize = 100_000;
 
 /// Parameter values by label, matched case-insensitively (an exact spelling
-/// wins over a case-insensitive one).
+/// wins over a case-insensitive one; among equal keys the first wins).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ParamValues {
+    /// `(lowercased label, label as given, value)` in the order given.
     entries: Vec<(String, String, String)>,
+    exact: HashMap<String, usize>,
+    folded: HashMap<String, usize>,
 }
 
 impl ParamValues {
@@ -55,14 +61,18 @@ impl ParamValues {
                 ))
                 .with_field(field));
             }
-            out.entries.push((label_key(&k), k, v));
+            out = out.insert(k, v);
         }
         Ok(out)
     }
 
     pub fn insert(mut self, label: impl Into<String>, value: impl Into<String>) -> Self {
         let label = label.into();
-        self.entries.push((label_key(&label), label, value.into()));
+        let key = label_key(&label);
+        let at = self.entries.len();
+        self.exact.entry(label.clone()).or_insert(at);
+        self.folded.entry(key.clone()).or_insert(at);
+        self.entries.push((key, label, value.into()));
         self
     }
 
@@ -75,16 +85,13 @@ impl ParamValues {
 
     /// The value for `label`.
     pub fn get(&self, label: &str) -> Option<&str> {
-        if let Some((_, _, v)) = self.entries.iter().find(|(_, k, _)| k == label) {
-            return Some(v);
-        }
-        let key = label_key(label);
-        self.entries.iter().find(|(lk, _, _)| *lk == key).map(|(_, _, v)| v.as_str())
+        let at = self.exact.get(label).or_else(|| self.folded.get(&label_key(label)))?;
+        Some(&self.entries[*at].2)
     }
 
     /// The labels as given that match none of `params`.
     pub fn unknown(&self, params: &[Param]) -> Vec<String> {
-        let keys: Vec<String> = params.iter().map(Param::key).collect();
+        let keys: HashSet<String> = params.iter().map(Param::key).collect();
         self.entries.iter().filter(|(lk, _, _)| !keys.contains(lk)).map(|(_, k, _)| k.clone()).collect()
     }
 }
@@ -368,14 +375,20 @@ impl LensService {
         values: &ParamValues,
     ) -> LfResult<(String, Vec<String>)> {
         let template = Template::parse(version.body.as_str());
+        let keys: Vec<String> = version.params.iter().map(Param::key).collect();
         let mut resolved: Vec<&str> = Vec::with_capacity(template.params().len());
         let mut used = Vec::new();
         let mut missing = Vec::new();
-        for decl in template.params() {
-            // The stored parameters were built from this very body, so every
-            // token has one; a body edited behind the store's back falls back
-            // to what the token says.
-            let param = version.params.iter().find(|p| p.key() == decl.key);
+        for (i, decl) in template.params().iter().enumerate() {
+            // The stored parameters were built from this very body, in body
+            // order, so parameter i is token i's; a body edited behind the
+            // store's back falls back to a search, then to what the token says.
+            let at = if keys.get(i) == Some(&decl.key) {
+                Some(i)
+            } else {
+                keys.iter().position(|k| *k == decl.key)
+            };
+            let param = at.map(|at| &version.params[at]);
             let optional = param.map_or(decl.optional, |p| p.optional);
             match values.get(&decl.label) {
                 Some(v) => {
@@ -476,7 +489,13 @@ impl LensService {
         let lens = self.load_for_write(p, update.lens_id).await?;
         let head = self.store.get_version(p.reach(), lens.id, VersionSelector::Head).await?;
         let body = update.body.unwrap_or_else(|| head.body.clone());
-        let params = build_params(&body, update.params.as_deref().unwrap_or(&[]), &head.params)?;
+        let declarations = keep_declared_flags(
+            head.body.as_str(),
+            &head.params,
+            body.as_str(),
+            update.params.as_deref().unwrap_or(&[]),
+        );
+        let params = build_params(&body, &declarations, &head.params)?;
         let change = Change::between(head.body.as_str(), &head.params, body.as_str(), &params);
         let now = self.now();
         let patch = LensPatch {
@@ -522,7 +541,8 @@ impl LensService {
         let head = self.store.get_version(p.reach(), source.id, VersionSelector::Head).await?;
         let (body, params) = match fork.body {
             Some(body) => {
-                let params = build_params(&body, &[], &head.params)?;
+                let declarations = keep_declared_flags(head.body.as_str(), &head.params, body.as_str(), &[]);
+                let params = build_params(&body, &declarations, &head.params)?;
                 (body, params)
             }
             None => {

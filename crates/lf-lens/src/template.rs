@@ -175,6 +175,9 @@ impl<'a> Template<'a> {
         let mut segments = Vec::new();
         let mut tokens: Vec<Token<'a>> = Vec::new();
         let mut params: Vec<ParamDecl> = Vec::new();
+        // Key to index into `params`: one lookup per token, whatever the
+        // number of distinct parameters, so parsing stays linear.
+        let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
         let mut text_start = 0;
         let mut i = 0;
         while let Some(off) = memchr::memchr(b'[', &bytes[i..]) {
@@ -212,9 +215,10 @@ impl<'a> Template<'a> {
                 continue;
             };
             let key = label_key(label);
-            let param = match params.iter().position(|p| p.key == key) {
-                Some(p) => p,
+            let param = match index.get(&key) {
+                Some(&p) => p,
                 None => {
+                    index.insert(key.clone(), params.len());
                     params.push(ParamDecl { label: label.to_owned(), key, optional, type_hint });
                     params.len() - 1
                 }

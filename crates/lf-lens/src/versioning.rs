@@ -82,13 +82,15 @@ pub fn build_params(
                 optional: d.optional,
                 type_hint: d.type_hint,
                 description: prev.and_then(|p| p.description.clone()),
-                default: prev.and_then(|p| p.default.clone()).filter(|_| d.optional),
+                // Kept only if the parameter ends up optional (checked below).
+                default: prev.and_then(|p| p.default.clone()),
                 options: prev.map(|p| p.options.clone()).unwrap_or_default(),
             }
         })
         .collect();
 
     let mut declared = HashSet::new();
+    let mut declared_default = vec![false; params.len()];
     for (i, decl) in declarations.iter().enumerate() {
         let field = format!("params[{i}]");
         let label = decl.label.trim();
@@ -105,7 +107,7 @@ pub fn build_params(
             ))
             .with_field(&field));
         }
-        let Some(param) = params.iter_mut().find(|p| p.key() == key) else {
+        let Some(at) = params.iter().position(|p| p.key() == key) else {
             return Err(LfError::invalid_argument(format!(
                 "{field}.label {} is not a parameter of template_body. Parameters come from the body's tokens: write [[{}]] (or [[{}!]] if optional) in template_body, or drop this declaration.",
                 LfError::excerpt(label),
@@ -114,6 +116,7 @@ pub fn build_params(
             ))
             .with_field(&field));
         };
+        let param = &mut params[at];
         if let Some(optional) = decl.optional {
             param.optional = optional;
         }
@@ -134,6 +137,7 @@ pub fn build_params(
                 .with_field(&field));
             }
             param.default = Some(d.clone());
+            declared_default[at] = true;
         }
         if let Some(options) = &decl.options {
             if options.len() > MAX_OPTIONS {
@@ -156,7 +160,11 @@ pub fn build_params(
         }
     }
 
-    for param in &params {
+    for (param, declared) in params.iter_mut().zip(declared_default) {
+        if !param.optional && !declared {
+            // A carried default goes with the optional flag it came with.
+            param.default = None;
+        }
         if let Some(d) = &param.default {
             if !param.optional {
                 return Err(LfError::invalid_argument(format!(
@@ -170,6 +178,30 @@ pub fn build_params(
         }
     }
     Ok(params)
+}
+
+/// `given` plus a restatement of every `optional` flag the previous version
+/// declared against its token's marker, for tokens whose marker `new_body`
+/// keeps: a declared flag lasts until the author changes the marker or
+/// declares the parameter again.
+pub fn keep_declared_flags(
+    old_body: &str,
+    old: &[Param],
+    new_body: &str,
+    given: &[ParamDeclaration],
+) -> Vec<ParamDeclaration> {
+    let (old_t, new_t) = (Template::parse(old_body), Template::parse(new_body));
+    let marker = |t: &Template<'_>, key: &str| t.params().iter().find(|d| d.key == key).map(|d| d.optional);
+    let mut out = given.to_vec();
+    for p in old {
+        let key = p.key();
+        let (was, is) = (marker(&old_t, &key), marker(&new_t, &key));
+        let restated = given.iter().any(|d| label_key(d.label.trim()) == key);
+        if !restated && is.is_some() && was == is && was != Some(p.optional) {
+            out.push(ParamDeclaration::new(p.label.clone()).optional(p.optional));
+        }
+    }
+    out
 }
 
 /// Refuses a value outside the options of a parameter that has them. A
