@@ -69,6 +69,16 @@ impl LensStatus {
     }
 }
 
+/// Refuses NUL characters: PostgreSQL cannot store them in text, and every
+/// store must accept the same values.
+pub(crate) fn no_nul(field: &str, s: &str) -> LfResult<()> {
+    if s.contains('\0') {
+        return Err(LfError::invalid_argument(format!("{field} must not contain NUL (U+0000) characters"))
+            .with_field(field));
+    }
+    Ok(())
+}
+
 fn char_len_between(field: &str, s: &str, min: usize, max: usize) -> LfResult<()> {
     // Count lazily so a 10 MB string costs no more than max+1 characters.
     let n = s.chars().take(max + 1).count();
@@ -96,6 +106,7 @@ macro_rules! text_newtype {
                 let s: String = s.into();
                 let s = if $trim { s.trim().to_owned() } else { s };
                 char_len_between($field, &s, $min, $max)?;
+                no_nul($field, &s)?;
                 Ok(Self(s))
             }
             pub fn as_str(&self) -> &str {
@@ -157,6 +168,7 @@ impl TemplateBody {
             ))
             .with_field("template_body"));
         }
+        no_nul("template_body", &s)?;
         let meaningful = s.trim().chars().count();
         if meaningful < Self::MIN_CHARS {
             return Err(LfError::invalid_argument(format!(
@@ -441,6 +453,8 @@ mod tests {
         assert!(TemplateBody::parse(body).is_err());
         assert!(TemplateBody::parse("é".repeat(50)).is_ok());
         assert!(TemplateBody::parse("x".repeat(100_001)).is_err());
+        assert!(TemplateBody::parse(format!("{}\0", "x".repeat(60))).is_err());
+        assert!(Title::parse("a\0b").is_err());
         // Stored verbatim, whitespace included.
         assert_eq!(TemplateBody::parse(format!(" {} ", "x".repeat(50))).unwrap().as_str().len(), 52);
     }

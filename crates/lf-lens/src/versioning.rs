@@ -120,6 +120,9 @@ pub fn build_params(
         if let Some(optional) = decl.optional {
             param.optional = optional;
         }
+        for text in decl.description.iter().chain(&decl.default).chain(decl.options.iter().flatten()) {
+            crate::model::no_nul(&field, text)?;
+        }
         if let Some(d) = &decl.description {
             if too_long(d, MAX_PARAM_DESCRIPTION) {
                 return Err(LfError::invalid_argument(format!(

@@ -70,8 +70,8 @@ pub struct ParamIn {
     /// The value used when an optional parameter gets none.
     #[schemars(length(max = 10000))]
     pub default: Option<String>,
-    /// The only values allowed (for select and multiselect parameters).
-    #[schemars(length(max = 100))]
+    /// The only values allowed (for select and multiselect parameters), each 1 to 10,000 characters.
+    #[schemars(length(max = 100), inner(length(min = 1, max = 10000)))]
     pub options: Option<Vec<String>>,
 }
 
@@ -117,7 +117,7 @@ pub struct ListLensesIn {
     #[schemars(range(min = 1, max = 100), extend("default" = 20))]
     pub limit: Option<i64>,
     /// How many results to skip.
-    #[schemars(range(min = 0), extend("default" = 0))]
+    #[schemars(range(min = 0, max = 1000000), extend("default" = 0))]
     pub offset: Option<i64>,
     /// Only lenses of this visibility tier.
     pub visibility: Option<VisibilityIn>,
@@ -134,7 +134,7 @@ pub struct ListLensesIn {
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchLensesIn {
-    /// Search words; every word must match the start of a word in the title, description or template.
+    /// Search words (at most 16); every word must match the start of a word in the title, description or template.
     #[schemars(length(min = 1, max = 500))]
     pub query: String,
     /// Only lenses of this visibility tier.
@@ -143,7 +143,7 @@ pub struct SearchLensesIn {
     #[schemars(range(min = 1, max = 100), extend("default" = 20))]
     pub limit: Option<i64>,
     /// How many results to skip.
-    #[schemars(range(min = 0), extend("default" = 0))]
+    #[schemars(range(min = 0, max = 1000000), extend("default" = 0))]
     pub offset: Option<i64>,
 }
 
@@ -283,7 +283,7 @@ pub struct RunLensIn {
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FindAndRunIn {
-    /// Search words describing the lens wanted.
+    /// Search words describing the lens wanted (at most 16).
     #[schemars(length(min = 1, max = 500))]
     pub query: String,
     /// Parameter values by label, used if a lens is found.
@@ -490,9 +490,26 @@ const RUN_NEXT_STEP: &str = "Execute the resolved_prompt above and return the ou
 
 fn selector_from_text(field: &str, s: &str) -> LfResult<VersionSelector> {
     if s.contains('-') {
-        VersionId::parse(field, s).map(VersionSelector::Id)
-    } else {
-        Semver::parse(s).map(VersionSelector::Semver).map_err(|e| e.with_field(field))
+        return VersionId::parse(field, s).map(VersionSelector::Id);
+    }
+    Semver::parse(s).map(VersionSelector::Semver).map_err(|_| {
+        LfError::invalid_argument(format!(
+            "{field} must be a semver like 1.2.0 or a version UUID, got {}",
+            LfError::excerpt(s)
+        ))
+        .with_field(field)
+    })
+}
+
+/// Names `field` on an INVALID_ARGUMENT that names none (a value outside a
+/// parameter's options is about one entry of that argument).
+fn in_field(field: &'static str) -> impl Fn(LfError) -> LfError {
+    move |e| {
+        if e.code() == lf_core::ErrorCode::InvalidArgument && !e.details().iter().any(|(k, _)| k == "field") {
+            e.with_field(field)
+        } else {
+            e
+        }
     }
 }
 
@@ -541,6 +558,15 @@ async fn get_lens_version(ctx: Ctx, i: GetLensVersionIn) -> LfResult<VersionOut>
         }
     };
     let view = ctx.services.lens.view(&ctx.principal, id, which).await?;
+    if let (Some(_), Some(s)) = (i.version_id.as_deref(), i.semver.as_deref())
+        && view.version.semver.to_string() != s
+    {
+        return Err(LfError::bad_input(format!(
+            "version_id names version {} but semver says {}; give one of them",
+            view.version.semver,
+            LfError::excerpt(s)
+        )));
+    }
     Ok(VersionOut::from(&view.version))
 }
 
@@ -629,7 +655,12 @@ async fn run_lens(ctx: Ctx, i: RunLensIn) -> LfResult<RunOut> {
     let which = version_selector(i.version_id.as_deref())?;
     let values = values("param_values", i.param_values)?;
     let workflow = i.workflow_id.as_deref().map(|w| WorkflowId::parse("workflow_id", w)).transpose()?;
-    let r = ctx.services.lens.run(&ctx.principal, lens_id(&i.lens_id)?, which, &values, workflow).await?;
+    let r = ctx
+        .services
+        .lens
+        .run(&ctx.principal, lens_id(&i.lens_id)?, which, &values, workflow)
+        .await
+        .map_err(in_field("param_values"))?;
     Ok(RunOut {
         resolved_prompt: r.prompt,
         lens_title: r.lens.title.to_string(),
@@ -652,7 +683,8 @@ async fn find_and_run_lens(ctx: Ctx, i: FindAndRunIn) -> LfResult<FindAndRunOut>
         .services
         .lens
         .find_and_run(&ctx.principal, &query, &i.query, &values, i.visibility.map(Into::into))
-        .await?;
+        .await
+        .map_err(in_field("param_values"))?;
     let candidates = |c: Vec<lf_lens::Candidate>| {
         c.into_iter().map(|c| CandidateOut { id: c.id.to_string(), title: c.title }).collect()
     };

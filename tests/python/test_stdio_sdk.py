@@ -1,0 +1,105 @@
+"""The official Python MCP SDK (PyPI `mcp`) driving the built lf-mcp-stdio binary.
+
+Run by .ci/run after `cargo build -p lf-mcp-stdio`; LF_STDIO_BIN names the
+binary. Every connection mode the SDK speaks is exercised: the initialize
+handshake ("legacy"), the handshake-free 2026-07-28 era ("2026-07-28"), and
+"auto", which probes server/discover first.
+"""
+
+import os
+import tempfile
+import uuid
+
+import pytest
+from mcp import StdioServerParameters
+from mcp.client.client import Client
+
+BIN = os.environ.get("LF_STDIO_BIN")
+
+BODY = (
+    "You are a senior [[Language]] engineer. Review the following code for bugs, "
+    "security issues, and performance problems.\n\nCode:\n[[Code]]\n\nFocus area: [[FocusArea!]]"
+)
+
+MODES = ["legacy", "2026-07-28", "auto"]
+
+
+@pytest.fixture(scope="module")
+def binary():
+    assert BIN, "set LF_STDIO_BIN to the built lf-mcp-stdio binary"
+    assert os.access(BIN, os.X_OK), f"{BIN} is not an executable"
+    return BIN
+
+
+def params(binary, db_dir):
+    return StdioServerParameters(
+        command=binary,
+        env={
+            "LENSERFIGHT_DATABASE_URL": f"sqlite:{db_dir}/lenserfight.db",
+            "LENSERFIGHT_LENSER_ID": str(uuid.uuid4()),
+            "LENSERFIGHT_LOG": "warn",
+        },
+    )
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", MODES)
+async def test_list_create_run_and_missing_params(binary, mode):
+    with tempfile.TemporaryDirectory() as db_dir:
+        async with Client(params(binary, db_dir), mode=mode) as client:
+            tools = await client.list_tools()
+            names = {t.name for t in tools.tools}
+            assert {"create_lens", "run_lens", "search_lenses", "find_and_run_lens"} <= names
+            assert len(names) == 17
+            run_tool = next(t for t in tools.tools if t.name == "run_lens")
+            assert run_tool.output_schema is not None
+            assert run_tool.annotations.read_only_hint is False
+
+            created = await client.call_tool(
+                "create_lens", {"title": "Code Reviewer", "template_body": BODY, "visibility": "private"}
+            )
+            assert not created.is_error, created
+            lens = created.structured_content
+            assert lens["head_semver"] == "1.0.0"
+            labels = [(p["label"], p["optional"]) for p in lens["head_version"]["version_parameters"]]
+            assert labels == [("Language", False), ("Code", False), ("FocusArea", True)]
+
+            ran = await client.call_tool(
+                "run_lens",
+                {"lens_id": lens["id"], "param_values": {"language": "Rust", "Code": "fn main() {}"}},
+            )
+            assert not ran.is_error, ran
+            prompt = ran.structured_content["resolved_prompt"]
+            assert prompt.startswith("You are a senior Rust engineer.")
+            assert prompt.endswith("Focus area: ")
+            assert ran.structured_content["estimated_input_tokens"] == -(-len(prompt) // 4)
+
+            missing = await client.call_tool("run_lens", {"lens_id": lens["id"], "param_values": {"Code": "x"}})
+            assert missing.is_error
+            assert missing.structured_content["code"] == "MISSING_PARAMS"
+            assert missing.structured_content["details"]["missing"] == ["Language"]
+            assert "Ask the user for: Language" in missing.structured_content["message"]
+
+            found = await client.call_tool("search_lenses", {"query": "senior engineer"})
+            assert found.structured_content["total"] == 1
+
+            prompts = await client.list_prompts()
+            assert [p.name for p in prompts.prompts] == [lens["id"]]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_bad_input_is_a_tool_error(binary, mode):
+    with tempfile.TemporaryDirectory() as db_dir:
+        async with Client(params(binary, db_dir), mode=mode) as client:
+            bad = await client.call_tool("get_lens", {"lens_id": "not-a-uuid"})
+            assert bad.is_error
+            assert bad.structured_content["code"] == "INVALID_ARGUMENT"
+            assert bad.structured_content["details"]["field"] == "lens_id"
+            gone = await client.call_tool("get_lens", {"lens_id": str(uuid.uuid4())})
+            assert gone.structured_content["code"] == "NOT_FOUND"
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"

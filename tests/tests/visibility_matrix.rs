@@ -1,0 +1,677 @@
+//! Who may do what to a lens, through `LfServer::call`, on the in-memory
+//! store and on SQLite.
+//!
+//! The matrix: every Lens tool × {the owner A, another lenser B, the Service
+//! principal} × a lens of A's that is {private, community, public}. Each cell
+//! runs on a fresh lens of its own, its expectation comes from `MATRIX`, and
+//! every mismatch is collected before the test fails, so one run shows the
+//! whole picture.
+//!
+//! The property: random sequences of tool calls by random principals over a
+//! few lenses never show a lenser the title or template of a lens it may not
+//! read, in any tool result.
+
+use std::collections::HashSet;
+use std::time::Instant;
+
+use lf_core::{LensId, LenserId, Principal, Reach};
+use lf_lens::{Lens, LensStatus, VersionSelector};
+use lf_tests::{Reply, StoreKind, TestStore, all_lenses, all_versions, call, item_ids, lenser};
+use lf_tools::LfServer;
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestCaseError, TestRunner};
+use serde_json::{Value, json};
+
+/// What a principal gets from a tool on a lens.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Want {
+    /// A success (and, for a write, the change made).
+    Ok,
+    /// A listing that includes the lens.
+    Listed,
+    /// A listing that leaves the lens out.
+    Hidden,
+    NotFound,
+    Forbidden,
+}
+
+use Want::{Forbidden, Hidden, Listed, NotFound};
+
+const OK: Want = Want::Ok;
+
+/// Tiers of the lens, in the order of each row's inner arrays.
+const TIERS: [&str; 3] = ["private", "community", "public"];
+
+/// Who calls, in the order of each row's outer array.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Who {
+    Owner,
+    Other,
+    Service,
+}
+
+const WHO: [Who; 3] = [Who::Owner, Who::Other, Who::Service];
+
+/// tool → [owner A, other lenser B, Service] × [private, community, public].
+#[rustfmt::skip]
+const MATRIX: &[(&str, [[Want; 3]; 3])] = &[
+    //                        A: priv comm  pub       B: priv      comm       pub          Service: priv comm pub
+    ("list_lenses",          [[Listed, Listed, Listed], [Hidden,   Listed,    Listed],    [Listed, Listed, Listed]]),
+    ("search_lenses",        [[Listed, Listed, Listed], [Hidden,   Listed,    Listed],    [Listed, Listed, Listed]]),
+    ("get_lens",             [[OK, OK, OK],             [NotFound, OK,        OK],        [OK, OK, OK]]),
+    ("list_lens_versions",   [[OK, OK, OK],             [NotFound, OK,        OK],        [OK, OK, OK]]),
+    ("get_lens_version",     [[OK, OK, OK],             [NotFound, OK,        OK],        [OK, OK, OK]]),
+    ("extract_lens_params",  [[OK, OK, OK],             [NotFound, OK,        OK],        [OK, OK, OK]]),
+    ("validate_lens_params", [[OK, OK, OK],             [NotFound, OK,        OK],        [OK, OK, OK]]),
+    ("create_lens",          [[OK, OK, OK],             [OK,       OK,        OK],        [OK, OK, OK]]),
+    ("update_lens",          [[OK, OK, OK],             [NotFound, Forbidden, Forbidden], [OK, OK, OK]]),
+    ("fork_lens",            [[OK, OK, OK],             [NotFound, OK,        OK],        [OK, OK, OK]]),
+    ("set_lens_visibility",  [[OK, OK, OK],             [NotFound, Forbidden, Forbidden], [OK, OK, OK]]),
+    ("run_lens",             [[OK, OK, OK],             [NotFound, OK,        OK],        [OK, OK, OK]]),
+    ("find_and_run_lens",    [[Listed, Listed, Listed], [Hidden,   Listed,    Listed],    [Listed, Listed, Listed]]),
+    ("archive_lens",         [[OK, OK, OK],             [NotFound, Forbidden, Forbidden], [OK, OK, OK]]),
+    ("delete_lens",          [[OK, OK, OK],             [NotFound, Forbidden, Forbidden], [OK, OK, OK]]),
+    ("restore_lens",         [[OK, OK, OK],             [NotFound, Forbidden, Forbidden], [OK, OK, OK]]),
+    ("diff_lens_versions",   [[OK, OK, OK],             [NotFound, OK,        OK],        [OK, OK, OK]]),
+];
+
+fn body(marker: &str) -> String {
+    format!(
+        "Write a short note about [[Topic]] for {marker}, in a [[Tone!]] tone. Keep it to three sentences."
+    )
+}
+
+fn full_values() -> Value {
+    json!({"Topic": "tides", "Tone": "calm"})
+}
+
+/// A fresh lens of A's for one cell: two versions (1.0.0, 1.1.0), its title,
+/// description and template all carrying `marker`.
+struct CellLens {
+    id: String,
+    marker: String,
+}
+
+/// What one cell's call did: its reply, the ids listed (list_lenses pages
+/// through), and the cell's lens before and after (None: unreadable).
+struct Observed {
+    reply: Reply,
+    listed: Option<Vec<String>>,
+    before: Option<(Lens, usize)>,
+    after: Option<(Lens, usize)>,
+}
+
+struct Matrix<'a> {
+    store: &'a TestStore,
+    owner: LenserId,
+    other: LenserId,
+    service_lenser: LenserId,
+    next_marker: usize,
+}
+
+async fn must(server: &LfServer, tool: &str, args: Value) -> Value {
+    let reply = call(server, tool, args).await.unwrap_or_else(|e| panic!("setup {tool}: {e}"));
+    assert!(!reply.is_error, "setup {tool} failed: {}", reply.value);
+    reply.value
+}
+
+impl Matrix<'_> {
+    fn server(&self, who: Who) -> LfServer {
+        self.store.server(self.principal(who))
+    }
+
+    fn principal(&self, who: Who) -> Principal {
+        match who {
+            Who::Owner => lenser(self.owner),
+            Who::Other => lenser(self.other),
+            Who::Service => Principal::Service { acting_as: Some(self.service_lenser) },
+        }
+    }
+
+    fn lenser_of(&self, who: Who) -> LenserId {
+        match who {
+            Who::Owner => self.owner,
+            Who::Other => self.other,
+            Who::Service => self.service_lenser,
+        }
+    }
+
+    fn marker(&mut self) -> String {
+        self.next_marker += 1;
+        // Fixed width: search matches word prefixes, and no marker may be a prefix of another.
+        format!("zq{:05}zq", self.next_marker)
+    }
+
+    async fn cell_lens(&mut self, tier: &str) -> CellLens {
+        let marker = self.marker();
+        let a = self.server(Who::Owner);
+        let created = must(
+            &a,
+            "create_lens",
+            json!({
+                "title": format!("Note writer {marker}"), "template_body": body(&marker),
+                "description": format!("Notes by {marker}"), "visibility": tier,
+            }),
+        )
+        .await;
+        let id = created["id"].as_str().expect("an id").to_owned();
+        let v2 = format!("{} Sign it [[Signature!]].", body(&marker));
+        must(&a, "update_lens", json!({"lens_id": id, "template_body": v2})).await;
+        CellLens { id, marker }
+    }
+
+    async fn snapshot(&self, id: &str) -> Option<(Lens, usize)> {
+        let id = LensId::parse("lens_id", id).expect("a lens id");
+        let store = self.store.store();
+        let lens = store.get_lens(Reach::Everything, id).await.ok()?;
+        let versions = store.list_versions(Reach::Everything, id).await.ok()?.len();
+        Some((lens, versions))
+    }
+
+    /// Every id `list_lenses` shows the caller, paged through from `args`.
+    async fn listed_ids(&self, server: &LfServer, args: Value) -> Result<(Reply, Vec<String>), String> {
+        let mut ids = Vec::new();
+        loop {
+            let mut page_args = args.clone();
+            page_args["offset"] = json!(ids.len());
+            let reply = call(server, "list_lenses", page_args).await?;
+            if reply.is_error {
+                return Ok((reply, ids));
+            }
+            let page = item_ids(&reply.value);
+            let more = reply.value["has_more"] == true && !page.is_empty();
+            ids.extend(page);
+            if !more {
+                return Ok((reply, ids));
+            }
+        }
+    }
+
+    /// Runs one cell; the mismatches found, if any.
+    async fn cell(&mut self, tool: &str, who: Who, tier: &str, want: Want) -> Vec<String> {
+        let lens = self.cell_lens(tier).await;
+        if tool == "restore_lens" {
+            must(&self.server(Who::Owner), "archive_lens", json!({"lens_id": lens.id})).await;
+        }
+        let server = self.server(who);
+        let before = self.snapshot(&lens.id).await;
+        let id = lens.id.clone();
+        let other_tier = match tier {
+            "private" => "public",
+            "community" => "private",
+            _ => "community",
+        };
+        let args = match tool {
+            "list_lenses" => json!({"limit": 100}),
+            "search_lenses" => json!({"query": lens.marker}),
+            "find_and_run_lens" => json!({"query": lens.marker, "param_values": full_values()}),
+            "get_lens" | "list_lens_versions" | "extract_lens_params" | "archive_lens" | "restore_lens" => {
+                json!({"lens_id": id})
+            }
+            "get_lens_version" => json!({"lens_id": id, "semver": "1.0.0"}),
+            "validate_lens_params" => json!({"lens_id": id, "values": full_values()}),
+            "create_lens" => json!({
+                "title": format!("Created {}", lens.marker), "template_body": body(&lens.marker), "visibility": tier,
+            }),
+            "update_lens" => json!({"lens_id": id, "title": "Renamed note writer"}),
+            "fork_lens" => json!({"source_lens_id": id}),
+            "set_lens_visibility" => json!({"lens_id": id, "visibility": other_tier}),
+            "run_lens" => json!({"lens_id": id, "param_values": full_values()}),
+            "delete_lens" => json!({"lens_id": id, "confirm": true}),
+            "diff_lens_versions" => json!({"lens_id": id, "from": "1.0.0"}),
+            _ => return vec![format!("no arguments for {tool}: add them to Matrix::cell")],
+        };
+        let answer = match tool {
+            "list_lenses" => self.listed_ids(&server, args).await.map(|(r, ids)| (r, Some(ids))),
+            _ => call(&server, tool, args).await.map(|r| (r, None)),
+        };
+        let (reply, listed) = match answer {
+            Ok(a) => a,
+            Err(e) => return vec![e],
+        };
+        let after = self.snapshot(&lens.id).await;
+        let seen = Observed { reply, listed, before, after };
+        let mut out = self.judge(tool, who, want, &lens, &seen);
+        if (want == NotFound || want == Hidden) && shown_text(&seen.reply).contains(&lens.marker) {
+            out.push(format!("the reply shows the hidden lens's content: {}", seen.reply.brief()));
+        }
+        out
+    }
+
+    /// How `seen` differs from `want`.
+    fn judge(&self, tool: &str, who: Who, want: Want, lens: &CellLens, seen: &Observed) -> Vec<String> {
+        let Observed { reply, listed, before, after } = seen;
+        let (before, after) = (before.as_ref(), after.as_ref());
+        let mut out = Vec::new();
+        let code = reply.code();
+        let expected_code = match want {
+            NotFound => Some("NOT_FOUND"),
+            Forbidden => Some("FORBIDDEN"),
+            _ => None,
+        };
+        if code != expected_code {
+            out.push(format!("answered {} ({})", code.unwrap_or("success"), reply.brief()));
+            return out;
+        }
+        let shows_lens = match tool {
+            "list_lenses" => listed.as_ref().is_some_and(|ids| ids.contains(&lens.id)),
+            "search_lenses" => item_ids(&reply.value).contains(&lens.id),
+            "find_and_run_lens" => {
+                reply.value["status"] == "ready" && reply.value["lens_id"] == lens.id.as_str()
+            }
+            _ => false,
+        };
+        match want {
+            Listed if !shows_lens => out.push(format!("the lens is not in the result: {}", reply.brief())),
+            Hidden if shows_lens => out.push("the lens is in the result".to_owned()),
+            _ => {}
+        }
+        if want == Hidden && tool == "find_and_run_lens" && reply.value["status"] != "no_match" {
+            out.push(format!("status {}, expected no_match", reply.value["status"]));
+        }
+        let changed = before != after;
+        let writes = matches!(
+            tool,
+            "update_lens" | "set_lens_visibility" | "archive_lens" | "delete_lens" | "restore_lens"
+        );
+        if want != Want::Ok || !writes {
+            if changed {
+                out.push("the lens changed".to_owned());
+            }
+        } else {
+            let after_lens = after.map(|(l, _)| l);
+            let done = match tool {
+                "update_lens" => after_lens.is_some_and(|l| l.title.as_str() == "Renamed note writer"),
+                "set_lens_visibility" => {
+                    after_lens.is_some_and(|l| Some(l.visibility) != before.map(|(b, _)| b.visibility))
+                }
+                "archive_lens" => after_lens.is_some_and(|l| l.status == LensStatus::Archived),
+                "restore_lens" => after_lens.is_some_and(|l| l.status == LensStatus::Published),
+                "delete_lens" => after.is_none(),
+                _ => true,
+            };
+            if !done {
+                out.push(format!("the change was not made: {after_lens:?}"));
+            }
+        }
+        if want == Want::Ok && matches!(tool, "create_lens" | "fork_lens") {
+            let owner = self.lenser_of(who).to_string();
+            if reply.value["lenser_id"] != owner.as_str() {
+                out.push(format!("the new lens is owned by {}, not the caller", reply.value["lenser_id"]));
+            }
+            if tool == "fork_lens" && reply.value["parent_lens_id"] != lens.id.as_str() {
+                out.push(format!("the fork's parent is {}", reply.value["parent_lens_id"]));
+            }
+        }
+        out
+    }
+}
+
+/// Everything a reply shows but the caller's own query, which
+/// find_and_run_lens echoes when nothing matched.
+fn shown_text(reply: &Reply) -> String {
+    let mut shown = reply.value.clone();
+    if let Some(o) = shown.as_object_mut() {
+        o.remove("query");
+    }
+    let mut text = shown.to_string();
+    for t in reply.texts.iter().skip(1) {
+        text.push_str(t);
+    }
+    text
+}
+
+async fn matrix(kind: StoreKind) {
+    let started = Instant::now();
+    let store = TestStore::open(kind).await;
+    let mut m = Matrix {
+        store: &store,
+        owner: LenserId::new(),
+        other: LenserId::new(),
+        service_lenser: LenserId::new(),
+        next_marker: 0,
+    };
+    let mut mismatches = Vec::new();
+    let mut cells = 0;
+    for tool in store.catalog().tools() {
+        let Some((_, row)) = MATRIX.iter().find(|(name, _)| *name == tool.name) else {
+            mismatches.push(format!("{}: no row in MATRIX", tool.name));
+            continue;
+        };
+        for (who, wants) in WHO.iter().zip(row) {
+            for (tier, want) in TIERS.iter().zip(wants) {
+                cells += 1;
+                for problem in m.cell(tool.name, *who, tier, *want).await {
+                    mismatches.push(format!(
+                        "{} by {who:?} on a {tier} lens (want {want:?}): {problem}",
+                        tool.name
+                    ));
+                }
+            }
+        }
+    }
+    for (name, _) in MATRIX {
+        if store.catalog().get(name).is_none() {
+            mismatches.push(format!("{name}: in MATRIX but not in the catalog"));
+        }
+    }
+    println!(
+        "visibility matrix on {}: {cells} cells ({} tools × 3 principals × 3 tiers), {} mismatches, {:.1}s",
+        kind.as_str(),
+        store.catalog().tools().len(),
+        mismatches.len(),
+        started.elapsed().as_secs_f64()
+    );
+    assert!(
+        mismatches.is_empty(),
+        "{} mismatches on {}:\n{}",
+        mismatches.len(),
+        kind.as_str(),
+        mismatches.join("\n")
+    );
+    assert_eq!(cells, store.catalog().tools().len() * 9);
+}
+
+#[tokio::test]
+async fn visibility_matrix_on_the_memory_store() {
+    matrix(StoreKind::Memory).await;
+}
+
+#[tokio::test]
+async fn visibility_matrix_on_sqlite() {
+    matrix(StoreKind::Sqlite).await;
+}
+
+// ---------------------------------------------------------------- property
+
+/// The callers of a sequence: three lensers and the Service principal.
+const ACTORS: usize = 4;
+const SERVICE: u8 = 3;
+
+#[derive(Clone, Debug)]
+enum Action {
+    Create {
+        who: u8,
+        tier: u8,
+    },
+    Update {
+        who: u8,
+        lens: u8,
+        tier: Option<u8>,
+        new_body: bool,
+    },
+    SetVisibility {
+        who: u8,
+        lens: u8,
+        tier: u8,
+    },
+    Fork {
+        who: u8,
+        lens: u8,
+        tier: u8,
+        new_body: bool,
+    },
+    Archive {
+        who: u8,
+        lens: u8,
+    },
+    Restore {
+        who: u8,
+        lens: u8,
+    },
+    Delete {
+        who: u8,
+        lens: u8,
+    },
+    /// One of the by-id reads: get, versions, a version, extract, validate, run, diff.
+    Read {
+        who: u8,
+        lens: u8,
+        tool: u8,
+    },
+    List {
+        who: u8,
+        include_archived: bool,
+    },
+    Search {
+        who: u8,
+        lens: u8,
+    },
+    FindAndRun {
+        who: u8,
+        lens: u8,
+    },
+}
+
+fn action() -> impl Strategy<Value = Action> {
+    let who = 0..ACTORS as u8;
+    let tier = 0..3u8;
+    prop_oneof![
+        2 => (who.clone(), tier.clone()).prop_map(|(who, tier)| Action::Create { who, tier }),
+        2 => (who.clone(), any::<u8>(), proptest::option::of(tier.clone()), any::<bool>())
+            .prop_map(|(who, lens, tier, new_body)| Action::Update { who, lens, tier, new_body }),
+        3 => (who.clone(), any::<u8>(), tier.clone())
+            .prop_map(|(who, lens, tier)| Action::SetVisibility { who, lens, tier }),
+        2 => (who.clone(), any::<u8>(), tier.clone(), any::<bool>())
+            .prop_map(|(who, lens, tier, new_body)| Action::Fork { who, lens, tier, new_body }),
+        1 => (who.clone(), any::<u8>()).prop_map(|(who, lens)| Action::Archive { who, lens }),
+        1 => (who.clone(), any::<u8>()).prop_map(|(who, lens)| Action::Restore { who, lens }),
+        1 => (who.clone(), any::<u8>()).prop_map(|(who, lens)| Action::Delete { who, lens }),
+        6 => (who.clone(), any::<u8>(), 0..7u8).prop_map(|(who, lens, tool)| Action::Read { who, lens, tool }),
+        2 => (who.clone(), any::<bool>()).prop_map(|(who, include_archived)| Action::List { who, include_archived }),
+        2 => (who.clone(), any::<u8>()).prop_map(|(who, lens)| Action::Search { who, lens }),
+        2 => (who, any::<u8>()).prop_map(|(who, lens)| Action::FindAndRun { who, lens }),
+    ]
+}
+
+/// One random sequence: its store, callers, lenses and markers.
+struct World {
+    store: TestStore,
+    lensers: [LenserId; ACTORS],
+    /// Every lens created, deleted ones included, oldest first, with the
+    /// marker its title carries (a fork carries its source's).
+    lenses: Vec<(String, String)>,
+    /// Every marker issued, including those of refused calls.
+    markers: Vec<String>,
+}
+
+impl World {
+    fn principal(&self, who: u8) -> Principal {
+        let id = self.lensers[who as usize];
+        if who == SERVICE { Principal::Service { acting_as: Some(id) } } else { lenser(id) }
+    }
+
+    fn fresh_marker(&mut self) -> String {
+        let m = format!("zq{:05}zq", self.markers.len());
+        self.markers.push(m.clone());
+        m
+    }
+
+    fn lens(&self, i: u8) -> &(String, String) {
+        &self.lenses[i as usize % self.lenses.len()]
+    }
+
+    /// The call `action` makes: caller, tool, arguments, and the marker of
+    /// the lens it creates, if it creates one.
+    fn request(&mut self, action: &Action) -> (u8, &'static str, Value, Option<String>) {
+        let tier = |t: u8| TIERS[t as usize % 3];
+        match *action {
+            Action::Create { who, tier: t } => {
+                let m = self.fresh_marker();
+                let args = json!({
+                    "title": format!("Lens {m}"), "template_body": body(&m),
+                    "description": format!("About {m}"), "visibility": tier(t),
+                });
+                (who, "create_lens", args, Some(m))
+            }
+            Action::Update { who, lens, tier: t, new_body } => {
+                let mut args = json!({"lens_id": self.lens(lens).0});
+                if let Some(t) = t {
+                    args["visibility"] = json!(tier(t));
+                }
+                if new_body {
+                    args["template_body"] = json!(body(&self.fresh_marker()));
+                }
+                (who, "update_lens", args, None)
+            }
+            Action::SetVisibility { who, lens, tier: t } => (
+                who,
+                "set_lens_visibility",
+                json!({"lens_id": self.lens(lens).0, "visibility": tier(t)}),
+                None,
+            ),
+            Action::Fork { who, lens, tier: t, new_body } => {
+                let (id, marker) = self.lens(lens).clone();
+                let mut args = json!({"source_lens_id": id, "visibility": tier(t)});
+                if new_body {
+                    args["template_body"] = json!(body(&self.fresh_marker()));
+                }
+                (who, "fork_lens", args, Some(marker))
+            }
+            Action::Archive { who, lens } => {
+                (who, "archive_lens", json!({"lens_id": self.lens(lens).0}), None)
+            }
+            Action::Restore { who, lens } => {
+                (who, "restore_lens", json!({"lens_id": self.lens(lens).0}), None)
+            }
+            Action::Delete { who, lens } => {
+                (who, "delete_lens", json!({"lens_id": self.lens(lens).0, "confirm": true}), None)
+            }
+            Action::Read { who, lens, tool } => {
+                let id = &self.lens(lens).0;
+                let (name, args) = match tool % 7 {
+                    0 => ("get_lens", json!({"lens_id": id})),
+                    1 => ("list_lens_versions", json!({"lens_id": id})),
+                    2 => ("get_lens_version", json!({"lens_id": id, "semver": "1.0.0"})),
+                    3 => ("extract_lens_params", json!({"lens_id": id})),
+                    4 => ("validate_lens_params", json!({"lens_id": id, "values": {"Topic": "x"}})),
+                    // Tone only: a MISSING_PARAMS names the lens too.
+                    5 => ("run_lens", json!({"lens_id": id, "param_values": {"Tone": "dry"}})),
+                    _ => ("diff_lens_versions", json!({"lens_id": id, "from": "1.0.0"})),
+                };
+                (who, name, args, None)
+            }
+            Action::List { who, include_archived } => {
+                (who, "list_lenses", json!({"limit": 100, "include_archived": include_archived}), None)
+            }
+            Action::Search { who, lens } => {
+                (who, "search_lenses", json!({"query": self.lens(lens).1, "limit": 100}), None)
+            }
+            Action::FindAndRun { who, lens } => {
+                (who, "find_and_run_lens", json!({"query": self.lens(lens).1}), None)
+            }
+        }
+    }
+
+    /// Markers of lenses `me` may read: its own and every non-private one,
+    /// in any of their versions.
+    async fn readable_markers(&self, me: LenserId) -> HashSet<String> {
+        let store = self.store.store().as_ref();
+        let mut text = String::new();
+        for lens in all_lenses(store, Reach::Everything).await {
+            if lens.owner != me && lens.visibility == lf_lens::Visibility::Private {
+                continue;
+            }
+            text.push_str(lens.title.as_str());
+            text.push_str(lens.description.as_ref().map_or("", |d| d.as_str()));
+            for v in all_versions(store, &lens).await {
+                text.push_str(v.body.as_str());
+                text.push_str(&v.changelog);
+            }
+        }
+        self.markers.iter().filter(|m| text.contains(m.as_str())).cloned().collect()
+    }
+}
+
+async fn run_sequence(kind: StoreKind, actions: Vec<Action>) -> Result<(), String> {
+    let mut w = World {
+        store: TestStore::open(kind).await,
+        lensers: [LenserId::new(), LenserId::new(), LenserId::new(), LenserId::new()],
+        lenses: Vec::new(),
+        markers: Vec::new(),
+    };
+    // Every sequence starts with lenses of each tier by three lensers.
+    let seeds = [(0, 0), (0, 1), (1, 0), (1, 2), (2, 1)].map(|(who, tier)| Action::Create { who, tier });
+    for (step, action) in seeds.iter().chain(&actions).enumerate() {
+        let (who, tool, args, new_marker) = w.request(action);
+        let server = w.store.server(w.principal(who));
+        let reply = call(&server, tool, args).await.map_err(|e| format!("step {step} {action:?}: {e}"))?;
+        if reply.code() == Some("INTERNAL") {
+            return Err(format!("step {step} {action:?}: INTERNAL"));
+        }
+        if tool == "create_lens" && reply.is_error {
+            return Err(format!("step {step} {action:?}: {}", reply.brief()));
+        }
+        if let (Some(marker), false) = (new_marker, reply.is_error) {
+            w.lenses.push((reply.str("id").to_owned(), marker));
+        }
+        if who == SERVICE {
+            continue;
+        }
+        let allowed = w.readable_markers(w.lensers[who as usize]).await;
+        let haystack = shown_text(&reply);
+        for m in w.markers.iter().filter(|m| !allowed.contains(*m)) {
+            if haystack.contains(m.as_str()) {
+                return Err(format!(
+                    "step {step}: {action:?} ({tool}) showed lenser {who} the content {m} of a lens it may not read: {}",
+                    reply.brief()
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn no_private_leaks(kind: StoreKind, cases: u32) {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
+    let config = Config { cases, failure_persistence: None, ..Config::default() };
+    let mut runner = TestRunner::new(config);
+    let strategy = proptest::collection::vec(action(), 1..30);
+    let result = runner
+        .run(&strategy, |actions| rt.block_on(run_sequence(kind, actions)).map_err(TestCaseError::fail));
+    if let Err(e) = result {
+        panic!("a lenser read another's private lens on {}: {e}", kind.as_str());
+    }
+}
+
+#[test]
+fn no_lenser_reads_another_private_lens_on_the_memory_store() {
+    no_private_leaks(StoreKind::Memory, 128);
+}
+
+#[test]
+fn no_lenser_reads_another_private_lens_on_sqlite() {
+    no_private_leaks(StoreKind::Sqlite, 24);
+}
+
+/// The version history is part of a lens's content: an old template stays
+/// private with the lens.
+#[tokio::test]
+async fn old_versions_stay_private() {
+    let store = TestStore::open(StoreKind::Memory).await;
+    let (a, b) = (LenserId::new(), LenserId::new());
+    let (sa, sb) = (store.server(lenser(a)), store.server(lenser(b)));
+    let lens = must(
+        &sa,
+        "create_lens",
+        json!({"title": "Old", "template_body": body("zqoldzq"), "visibility": "private"}),
+    )
+    .await;
+    let id = lens["id"].as_str().expect("an id");
+    must(&sa, "update_lens", json!({"lens_id": id, "template_body": body("zqnewzq")})).await;
+    let head = store
+        .store()
+        .get_version(Reach::Lenser(a), LensId::parse("lens_id", id).expect("an id"), VersionSelector::Head)
+        .await;
+    assert_eq!(head.expect("the owner reads the head").semver.to_string(), "1.0.1");
+    for (tool, args) in [
+        ("get_lens_version", json!({"lens_id": id, "semver": "1.0.0"})),
+        ("diff_lens_versions", json!({"lens_id": id, "from": "1.0.0"})),
+    ] {
+        let reply = call(&sb, tool, args.clone()).await.expect("a tool result");
+        assert_eq!(reply.code(), Some("NOT_FOUND"), "{tool}");
+        assert!(!reply.contains("zqoldzq") && !reply.contains("zqnewzq"), "{tool}");
+        let own = call(&sa, tool, args).await.expect("a tool result");
+        assert!(!own.is_error && own.contains("zqoldzq"), "{tool}: the owner reads the old version");
+    }
+}
