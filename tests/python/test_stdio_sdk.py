@@ -47,6 +47,10 @@ def params(binary, db_dir):
 async def test_list_create_run_and_missing_params(binary, mode):
     with tempfile.TemporaryDirectory() as db_dir:
         async with Client(params(binary, db_dir), mode=mode) as client:
+            # The era really negotiated: the handshake, or the handshake-free
+            # 2026-07-28 era (which "auto" reaches through server/discover).
+            expected = "2025-11-25" if mode == "legacy" else "2026-07-28"
+            assert client.session.protocol_version == expected
             tools = await client.list_tools()
             names = {t.name for t in tools.tools}
             assert {"create_lens", "run_lens", "search_lenses", "find_and_run_lens"} <= names

@@ -2,7 +2,10 @@
 //!
 //! - `gen-docs`: renders docs/tools.md and the README's tool table from the
 //!   live catalog. `cargo test -p xtask` fails when either is stale.
+//! - `bench-stdio [--lenses N] [--calls N] [--rounds N]`: stdio throughput.
+//! - `bench-search [--lenses N] [--runs N]`: search latency on SQLite.
 
+mod bench;
 mod deps;
 mod docs;
 
@@ -11,6 +14,16 @@ use std::process::ExitCode;
 
 fn workspace_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask sits in the workspace").to_path_buf()
+}
+
+fn report(result: Result<(), String>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
 }
 
 fn main() -> ExitCode {
@@ -31,8 +44,10 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
+        Some("bench-stdio") => report(bench::stdio(&args[1..], &workspace_root())),
+        Some("bench-search") => report(bench::search(&args[1..])),
         _ => {
-            eprintln!("usage: cargo xtask gen-docs");
+            eprintln!("usage: cargo xtask gen-docs | bench-stdio | bench-search");
             ExitCode::from(2)
         }
     }

@@ -1,1 +1,65 @@
-fn main() {}
+//! `lf-mcp-stdio`: see the library's documentation.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use lf_core::Principal;
+use lf_mcp_stdio::{Args, Config};
+
+fn init_logs(args: &Args) -> Result<(), String> {
+    let filter = tracing_subscriber::EnvFilter::try_new(&args.log)
+        .map_err(|e| format!("configuration error: LENSERFIGHT_LOG (--log): {e}"))?;
+    let builder =
+        tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(false);
+    if args.log_json {
+        builder.json().init();
+    } else {
+        builder.init();
+    }
+    Ok(())
+}
+
+/// Start-up failures (configuration) exit 2, session failures 1.
+async fn run(config: Config) -> Result<(), (u8, String)> {
+    let db = lf_mcp_stdio::open(&config).await.map_err(|e| (2, e))?;
+    tracing::info!(database = %lf_store::redact_url(&config.database_url), "lenserfight stdio server ready");
+    if let Principal::Service { acting_as: None } = config.principal {
+        tracing::warn!(
+            "LENSERFIGHT_LENSER_ID is not set: tools that create lenses will answer MISSING_LENSER"
+        );
+    }
+    let server = lf_mcp_stdio::server(&config, &db);
+    let result = lf_mcp_stdio::serve(server, tokio::io::stdin(), tokio::io::stdout()).await;
+    db.close().await;
+    result.map_err(|e| (1, e))
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    if let Err(e) = init_logs(&args) {
+        eprintln!("lf-mcp-stdio: {e}");
+        return ExitCode::from(2);
+    }
+    let config = match Config::from_args(&args) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("lf-mcp-stdio: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    // One thread for the protocol: the database driver has its own threads.
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("lf-mcp-stdio: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(config)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err((code, e)) => {
+            eprintln!("lf-mcp-stdio: {e}");
+            ExitCode::from(code)
+        }
+    }
+}

@@ -1,0 +1,127 @@
+//! The LenserFight MCP server over stdio: newline-delimited JSON-RPC on a
+//! reader and a writer (stdin and stdout in the binary, an in-process pipe in
+//! tests). Nothing but JSON-RPC is ever written to the writer; logs go to
+//! stderr. Calls run as the Service principal acting as `LENSERFIGHT_LENSER_ID`.
+//!
+//! This crate holds no domain logic: it parses configuration, opens the
+//! database, builds the catalog's [`LfServer`] and hands it to rmcp.
+
+pub mod transport;
+
+use std::sync::Arc;
+
+use clap::Parser;
+use lf_core::{LenserId, Principal};
+use lf_lens::LensService;
+use lf_store::Database;
+use lf_tools::{Catalog, CatalogOptions, Group, LfServer, Services};
+use rmcp::ServiceExt;
+use tokio::io::{AsyncRead, AsyncWrite};
+
+/// The LenserFight MCP server over stdio.
+#[derive(Parser, Debug, Clone, Default)]
+#[command(name = "lf-mcp-stdio", version, about, long_about = None)]
+pub struct Args {
+    /// Database URL: sqlite:PATH or postgres://... [default: lenserfight.db in the user's data directory]
+    #[arg(long, env = "LENSERFIGHT_DATABASE_URL")]
+    pub database_url: Option<String>,
+
+    /// The lenser (UUID) who owns what this server creates.
+    #[arg(long, env = "LENSERFIGHT_LENSER_ID")]
+    pub lenser_id: Option<String>,
+
+    /// Only these tool groups, comma-separated (lens).
+    #[arg(long, env = "LENSERFIGHT_TOOLSETS", value_delimiter = ',')]
+    pub toolsets: Option<Vec<String>>,
+
+    /// Only list and allow Read tools.
+    #[arg(long, env = "LENSERFIGHT_READ_ONLY")]
+    pub read_only: bool,
+
+    /// Log filter (tracing syntax), e.g. info or lf_store=debug. Logs go to stderr.
+    #[arg(long, env = "LENSERFIGHT_LOG", default_value = "info,rmcp=warn")]
+    pub log: String,
+
+    /// Write logs as JSON lines.
+    #[arg(long, env = "LENSERFIGHT_LOG_JSON")]
+    pub log_json: bool,
+}
+
+/// A configuration mistake: which key, and what is wrong with it.
+fn bad_config(key: &str, message: impl std::fmt::Display) -> String {
+    format!("configuration error: {key}: {message}")
+}
+
+/// Validated configuration.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub database_url: String,
+    pub principal: Principal,
+    pub options: CatalogOptions,
+}
+
+impl Config {
+    /// Checks every setting; an error names the key.
+    pub fn from_args(args: &Args) -> Result<Self, String> {
+        let toolsets = match &args.toolsets {
+            None => None,
+            Some(sets) => Some(
+                sets.iter()
+                    .filter(|s| !s.trim().is_empty())
+                    .map(|s| Group::parse(s).map_err(|e| bad_config("LENSERFIGHT_TOOLSETS (--toolsets)", e)))
+                    .collect::<Result<Vec<_>, _>>()?,
+            ),
+        };
+        let acting_as = match args.lenser_id.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
+            None => None,
+            Some(s) => Some(
+                LenserId::parse("LENSERFIGHT_LENSER_ID", s)
+                    .map_err(|e| bad_config("LENSERFIGHT_LENSER_ID (--lenser-id)", e.message()))?,
+            ),
+        };
+        let database_url = match args.database_url.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
+            Some(url) => url.to_owned(),
+            None => lf_store::default_database_url()
+                .map_err(|e| bad_config("LENSERFIGHT_DATABASE_URL (--database-url)", e.message()))?,
+        };
+        Ok(Self {
+            database_url,
+            principal: Principal::Service { acting_as },
+            options: CatalogOptions { toolsets, read_only: args.read_only },
+        })
+    }
+}
+
+/// Opens the database named by the configuration.
+pub async fn open(config: &Config) -> Result<Database, String> {
+    Database::connect(&config.database_url)
+        .await
+        .map_err(|e| bad_config("LENSERFIGHT_DATABASE_URL (--database-url)", e.message()))
+}
+
+/// The catalog's server over `db`, as the configuration says.
+pub fn server(config: &Config, db: &Database) -> LfServer {
+    let services = Arc::new(Services { lens: LensService::new(db.lens_store()) });
+    LfServer::new(Arc::new(Catalog::new()), services, config.options.clone(), config.principal.clone())
+}
+
+/// Serves one MCP session on `reader`/`writer` until the client closes it.
+pub async fn serve<R, W>(server: LfServer, reader: R, writer: W) -> Result<(), String>
+where
+    R: AsyncRead + Send + Unpin + 'static,
+    W: AsyncWrite + Send + Unpin + 'static,
+{
+    let (transport, pump) = transport::lines(reader, writer);
+    let session = match server.serve(transport).await {
+        Ok(running) => running
+            .waiting()
+            .await
+            .map(|reason| tracing::info!(?reason, "stdio session ended"))
+            .map_err(|e| format!("MCP session ended with an error: {e}")),
+        // A client that closes its input before initializing is not an error.
+        Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => Ok(()),
+        Err(e) => Err(format!("MCP session failed to start: {e}")),
+    };
+    pump.finish().await.map_err(|e| format!("writing to stdout failed: {e}"))?;
+    session
+}

@@ -1,0 +1,283 @@
+//! Newline-delimited JSON-RPC over a reader and a writer, as an rmcp
+//! [`Transport`].
+//!
+//! Why not rmcp's own stdio transport: it reads ahead without bound (a flood
+//! of queued requests becomes memory), it drops a malformed line without an
+//! answer, and it writes each message on its own. Here:
+//! - at most [`QUEUE`] parsed requests wait for the server; past that the
+//!   reader stops reading and the client's pipe fills up (backpressure);
+//! - a line that is not JSON answers `-32700`, a JSON value that is not a
+//!   message answers `-32600`/`-32602` (with its id when it has one), a line
+//!   longer than [`MAX_LINE`] answers `-32600`; the session goes on;
+//! - answers are written through a buffer flushed whenever no other answer is
+//!   ready, so pipelined calls share writes.
+
+use std::borrow::Cow;
+use std::future::Future;
+
+use rmcp::RoleServer;
+use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::transport::Transport;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+/// Parsed messages waiting for the server.
+pub const QUEUE: usize = 256;
+/// The longest line read, in bytes (the rest of a longer line is skipped).
+pub const MAX_LINE: usize = 16 * 1024 * 1024;
+
+/// What the writer task writes.
+enum Out {
+    Message(Box<ServerJsonRpcMessage>),
+    /// A protocol error the transport answers by itself.
+    Raw(Value),
+}
+
+/// The transport rmcp drives.
+pub struct LineTransport {
+    incoming: mpsc::Receiver<ClientJsonRpcMessage>,
+    outgoing: mpsc::Sender<Out>,
+}
+
+/// The tasks behind a [`LineTransport`]: wait for them after the session so
+/// that every answer is written before the process exits.
+pub struct Pump {
+    reader: JoinHandle<()>,
+    writer: JoinHandle<std::io::Result<()>>,
+}
+
+impl Pump {
+    /// Stops reading and waits until everything queued is written.
+    pub async fn finish(self) -> std::io::Result<()> {
+        self.reader.abort();
+        let _ = self.reader.await;
+        self.writer.await.unwrap_or_else(|e| Err(std::io::Error::other(e)))
+    }
+}
+
+/// The JSON-RPC error object of an answer the transport gives itself.
+fn protocol_error(id: Value, code: i64, message: impl Into<String>) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message.into()}})
+}
+
+fn bounded(s: &str, max: usize) -> &str {
+    match s.char_indices().nth(max) {
+        Some((at, _)) => &s[..at],
+        None => s,
+    }
+}
+
+/// The answer to a line that is not a message rmcp understands, if any
+/// (a broken notification gets none: nobody waits for it).
+fn reject(line: &[u8], err: &serde_json::Error) -> Option<Value> {
+    let Ok(value) = serde_json::from_slice::<Value>(line) else {
+        return Some(protocol_error(Value::Null, -32700, "Parse error: the line is not JSON"));
+    };
+    match &value {
+        Value::Array(_) => {
+            Some(protocol_error(Value::Null, -32600, "Invalid Request: batches are not supported"))
+        }
+        Value::Object(m) => {
+            let id = m.get("id").filter(|id| id.is_string() || id.is_number()).cloned();
+            let detail = bounded(&err.to_string(), 300).to_owned();
+            match (id, m.contains_key("method")) {
+                (Some(id), true) => Some(protocol_error(id, -32602, format!("Invalid params: {detail}"))),
+                (Some(id), false) => Some(protocol_error(id, -32600, format!("Invalid Request: {detail}"))),
+                (None, true) if m.get("id").is_none() => None,
+                (None, _) => Some(protocol_error(Value::Null, -32600, format!("Invalid Request: {detail}"))),
+            }
+        }
+        _ => Some(protocol_error(Value::Null, -32600, "Invalid Request: a message is a JSON object")),
+    }
+}
+
+async fn read_loop<R: AsyncRead + Unpin>(
+    reader: R,
+    incoming: mpsc::Sender<ClientJsonRpcMessage>,
+    outgoing: mpsc::Sender<Out>,
+) {
+    let mut reader = BufReader::with_capacity(64 * 1024, reader);
+    let mut line = Vec::with_capacity(4096);
+    loop {
+        line.clear();
+        // Read one line, keeping at most MAX_LINE bytes of it.
+        let mut too_long = false;
+        loop {
+            let buf = match reader.fill_buf().await {
+                Ok(buf) => buf,
+                Err(e) => {
+                    tracing::warn!(error = %e, "reading stdin failed");
+                    return;
+                }
+            };
+            if buf.is_empty() {
+                if line.is_empty() {
+                    return;
+                }
+                break;
+            }
+            let (chunk, done) = match memchr_newline(buf) {
+                Some(at) => (&buf[..=at], true),
+                None => (buf, false),
+            };
+            let n = chunk.len();
+            if !too_long {
+                if line.len() + n > MAX_LINE {
+                    too_long = true;
+                    line.clear();
+                } else {
+                    line.extend_from_slice(chunk);
+                }
+            }
+            reader.consume(n);
+            if done {
+                break;
+            }
+        }
+        if too_long {
+            let answer = protocol_error(
+                Value::Null,
+                -32600,
+                format!("Invalid Request: a message may be at most {MAX_LINE} bytes"),
+            );
+            if outgoing.send(Out::Raw(answer)).await.is_err() {
+                return;
+            }
+            continue;
+        }
+        let text = trim_line(&line);
+        if text.is_empty() {
+            continue;
+        }
+        match serde_json::from_slice::<ClientJsonRpcMessage>(text) {
+            Ok(msg) => {
+                if incoming.send(msg).await.is_err() {
+                    return;
+                }
+            }
+            Err(err) => {
+                tracing::debug!(error = %err, "unreadable message");
+                if let Some(answer) = reject(text, &err)
+                    && outgoing.send(Out::Raw(answer)).await.is_err()
+                {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+fn memchr_newline(buf: &[u8]) -> Option<usize> {
+    buf.iter().position(|b| *b == b'\n')
+}
+
+fn trim_line(line: &[u8]) -> &[u8] {
+    let mut end = line.len();
+    while end > 0 && matches!(line[end - 1], b'\n' | b'\r' | b' ' | b'\t') {
+        end -= 1;
+    }
+    &line[..end]
+}
+
+async fn write_loop<W: AsyncWrite + Unpin>(
+    writer: W,
+    mut outgoing: mpsc::Receiver<Out>,
+) -> std::io::Result<()> {
+    let mut out = BufWriter::with_capacity(64 * 1024, writer);
+    let mut buf = Vec::with_capacity(4096);
+    while let Some(mut item) = outgoing.recv().await {
+        // Write everything already queued, then flush once.
+        loop {
+            buf.clear();
+            let written = match &item {
+                Out::Message(m) => serde_json::to_writer(&mut buf, m),
+                Out::Raw(v) => serde_json::to_writer(&mut buf, v),
+            };
+            match written {
+                Ok(()) => {
+                    buf.push(b'\n');
+                    out.write_all(&buf).await?;
+                }
+                Err(e) => tracing::error!(error = %e, "an answer could not be serialized"),
+            }
+            match outgoing.try_recv() {
+                Ok(next) => item = next,
+                Err(_) => break,
+            }
+        }
+        out.flush().await?;
+    }
+    out.flush().await
+}
+
+/// A transport over `reader`/`writer` and the tasks that feed it.
+pub fn lines<R, W>(reader: R, writer: W) -> (LineTransport, Pump)
+where
+    R: AsyncRead + Send + Unpin + 'static,
+    W: AsyncWrite + Send + Unpin + 'static,
+{
+    let (in_tx, in_rx) = mpsc::channel(QUEUE);
+    let (out_tx, out_rx) = mpsc::channel(QUEUE);
+    let reader = tokio::spawn(read_loop(reader, in_tx, out_tx.clone()));
+    let writer = tokio::spawn(write_loop(writer, out_rx));
+    (LineTransport { incoming: in_rx, outgoing: out_tx }, Pump { reader, writer })
+}
+
+/// The output side has closed: the client went away.
+#[derive(Debug)]
+pub struct Closed;
+
+impl std::fmt::Display for Closed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the output stream is closed")
+    }
+}
+
+impl std::error::Error for Closed {}
+
+impl Transport<RoleServer> for LineTransport {
+    type Error = Closed;
+
+    fn name() -> Cow<'static, str> {
+        "lenserfight-lines".into()
+    }
+
+    fn send(
+        &mut self,
+        item: ServerJsonRpcMessage,
+    ) -> impl Future<Output = Result<(), Closed>> + Send + 'static {
+        let tx = self.outgoing.clone();
+        async move { tx.send(Out::Message(Box::new(item))).await.map_err(|_| Closed) }
+    }
+
+    fn receive(&mut self) -> impl Future<Output = Option<ClientJsonRpcMessage>> + Send {
+        self.incoming.recv()
+    }
+
+    async fn close(&mut self) -> Result<(), Closed> {
+        self.incoming.close();
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answer(line: &str) -> Option<Value> {
+        let err = serde_json::from_str::<ClientJsonRpcMessage>(line).unwrap_err();
+        reject(line.as_bytes(), &err)
+    }
+
+    #[test]
+    fn rejections() {
+        assert_eq!(answer("{not json}").unwrap()["error"]["code"], -32700);
+        assert_eq!(answer("[1,2]").unwrap()["error"]["code"], -32600);
+        let a = answer(r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":"x"}"#).unwrap();
+        assert_eq!((a["id"].as_i64(), a["error"]["code"].as_i64()), (Some(7), Some(-32602)));
+        assert_eq!(answer("42").unwrap()["error"]["code"], -32600);
+        assert!(answer(r#"{"jsonrpc":"2.0","method":"notifications/initialized","params":"x"}"#).is_none());
+    }
+}

@@ -1,0 +1,296 @@
+//! Benchmarks that print figures (never timed assertions):
+//! - `bench-stdio`: 20,000 `tools/call` requests of get_lens and run_lens piped
+//!   into the release stdio binary (pinned to one core) over a SQLite database
+//!   of 10,000 lenses, one at a time and pipelined; every answer is checked.
+//! - `bench-search`: search_lenses over 100,000 lenses on SQLite: p50/p99 of a
+//!   selective query (under 100 hits) and a broad one (over 10,000 hits).
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use lf_core::{LensId, LenserId, PageRequest, Principal, Reach};
+use lf_lens::{LensService, LensStore, NewLens, SearchQuery, TemplateBody, Title, Visibility};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+fn arg_usize(args: &[String], name: &str, default: usize) -> usize {
+    args.windows(2).find(|w| w[0] == name).and_then(|w| w[1].parse().ok()).unwrap_or(default)
+}
+
+const WORDS: &[&str] = &[
+    "review",
+    "code",
+    "essay",
+    "summary",
+    "email",
+    "poem",
+    "story",
+    "plan",
+    "brief",
+    "logo",
+    "marketing",
+    "rust",
+    "python",
+    "design",
+    "test",
+    "bug",
+    "security",
+    "performance",
+    "translate",
+    "outline",
+    "interview",
+    "recipe",
+    "travel",
+    "lesson",
+    "quiz",
+    "tweet",
+    "report",
+    "proposal",
+    "pitch",
+    "release",
+];
+
+/// A deterministic pseudo-random sequence (xorshift), so runs compare.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn pick<'a>(&mut self, items: &'a [&'a str]) -> &'a str {
+        items[(self.next() % items.len() as u64) as usize]
+    }
+}
+
+/// Creates `n` lenses through the service, as a user would, with bodies of
+/// a few hundred bytes and 3 parameters. Lens `i` has the word `tagNNNN`
+/// (i / 100) in its title, so a query for one tag matches 100 lenses.
+async fn seed(store: Arc<dyn LensStore>, n: usize) -> Vec<LensId> {
+    let service = LensService::new(store);
+    let me = Principal::Service { acting_as: Some(LenserId::new()) };
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut ids = Vec::with_capacity(n);
+    let started = Instant::now();
+    for i in 0..n {
+        let (a, b, c) = (rng.pick(WORDS), rng.pick(WORDS), rng.pick(WORDS));
+        let title = format!("{a} {b} tag{:04} lens {i}", i / 100);
+        let body = format!(
+            "You are an expert in {a} and {b}. Write a {c} about [[Topic]] for [[Audience]]. \
+             Keep it [[Tone!]] and practical. Mention {a}, {b} and {c} where they help, \
+             with concrete examples, and end with three next steps the reader can take today."
+        );
+        let view = service
+            .create(
+                &me,
+                NewLens {
+                    title: Title::parse(title).unwrap(),
+                    description: None,
+                    body: TemplateBody::parse(body).unwrap(),
+                    visibility: Visibility::Public,
+                    params: vec![],
+                },
+            )
+            .await
+            .expect("seeding a lens");
+        ids.push(view.lens.id);
+        if (i + 1).is_multiple_of(10_000) {
+            eprintln!("  seeded {} lenses ({:.1} s)", i + 1, started.elapsed().as_secs_f64());
+        }
+    }
+    ids
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[idx]
+}
+
+fn workdir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("lenserfight-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a temp dir");
+    dir
+}
+
+pub fn search(args: &[String]) -> Result<(), String> {
+    let n = arg_usize(args, "--lenses", 100_000);
+    let runs = arg_usize(args, "--runs", 200);
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| e.to_string())?;
+    rt.block_on(async {
+        let dir = workdir("bench-search");
+        let url = format!("sqlite://{}", dir.join("bench.db").display());
+        let db = lf_store::Database::connect(&url).await.map_err(|e| e.to_string())?;
+        eprintln!("seeding {n} lenses into {url}");
+        seed(db.lens_store(), n).await;
+        let store = db.lens_store();
+        let reach = Reach::Lenser(LenserId::new());
+        let cases = [
+            ("selective", format!("tag{:04}", (n / 100) / 2), 0usize, 100usize),
+            ("broad", "expert".to_owned(), 10_001, usize::MAX),
+        ];
+        println!("search_lenses over {n} lenses on SQLite, {runs} runs each (first page of 20):");
+        for (name, q, min_hits, max_hits) in cases {
+            let query = SearchQuery::parse(&q).unwrap();
+            let mut times = Vec::with_capacity(runs);
+            let mut total = 0;
+            for _ in 0..runs {
+                let t = Instant::now();
+                let page = store
+                    .search_lenses(reach, &query, None, PageRequest::default())
+                    .await
+                    .map_err(|e| e.to_string())?;
+                times.push(t.elapsed());
+                total = page.total as usize;
+                assert!(!page.items.is_empty());
+            }
+            if total < min_hits || total > max_hits {
+                return Err(format!("{name} query {q:?} matched {total}, outside its intended range"));
+            }
+            times.sort();
+            println!(
+                "  {name:<9} query {q:<10} hits {total:>6}  p50 {:>8.3} ms  p99 {:>8.3} ms  max {:>8.3} ms",
+                percentile(&times, 0.50).as_secs_f64() * 1e3,
+                percentile(&times, 0.99).as_secs_f64() * 1e3,
+                times.last().unwrap().as_secs_f64() * 1e3,
+            );
+        }
+        db.close().await;
+        let _ = std::fs::remove_dir_all(&dir);
+        Ok(())
+    })
+}
+
+fn request(id: u64, lens: &LensId) -> String {
+    let call = if id.is_multiple_of(2) {
+        json!({"name": "get_lens", "arguments": {"lens_id": lens.to_string()}})
+    } else {
+        json!({"name": "run_lens", "arguments": {"lens_id": lens.to_string(), "param_values": {"Topic": "tides", "Audience": "kids"}}})
+    };
+    let mut line = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": call}).to_string();
+    line.push('\n');
+    line
+}
+
+fn check(line: &str) -> Result<u64, String> {
+    let v: Value = serde_json::from_str(line).map_err(|e| format!("not JSON: {e}: {line}"))?;
+    if v["result"]["isError"] != false || !v["result"]["structuredContent"].is_object() {
+        return Err(format!("a call failed: {line}"));
+    }
+    v["id"].as_u64().ok_or_else(|| format!("no id: {line}"))
+}
+
+async fn stdio_round(
+    bin: &Path,
+    url: &str,
+    ids: &[LensId],
+    calls: u64,
+    pipelined: bool,
+) -> Result<f64, String> {
+    let mut cmd = if Path::new("/usr/bin/taskset").exists() {
+        let mut c = tokio::process::Command::new("/usr/bin/taskset");
+        c.args(["-c", "0"]).arg(bin);
+        c
+    } else {
+        tokio::process::Command::new(bin)
+    };
+    let mut child = cmd
+        .env("LENSERFIGHT_DATABASE_URL", url)
+        .env("LENSERFIGHT_LOG", "warn")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| format!("starting {}: {e}", bin.display()))?;
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}});
+    stdin.write_all(format!("{init}\n").as_bytes()).await.map_err(|e| e.to_string())?;
+    stdout.next_line().await.map_err(|e| e.to_string())?.ok_or("no initialize answer")?;
+    stdin
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")
+        .await
+        .map_err(|e| e.to_string())?;
+    let lines: Vec<String> = (1..=calls).map(|i| request(i, &ids[(i as usize * 7919) % ids.len()])).collect();
+    let started = Instant::now();
+    if pipelined {
+        let writer = tokio::spawn(async move {
+            for l in lines {
+                stdin.write_all(l.as_bytes()).await?;
+            }
+            stdin.flush().await?;
+            Ok::<_, std::io::Error>(stdin)
+        });
+        let mut seen = vec![false; calls as usize + 1];
+        for _ in 0..calls {
+            let line =
+                stdout.next_line().await.map_err(|e| e.to_string())?.ok_or("the server stopped answering")?;
+            let id = check(&line)?;
+            seen[id as usize] = true;
+        }
+        let elapsed = started.elapsed();
+        drop(writer.await.map_err(|e| e.to_string())?.map_err(|e| e.to_string())?);
+        if !seen[1..].iter().all(|s| *s) {
+            return Err("some requests were not answered".into());
+        }
+        let _ = child.wait().await;
+        Ok(calls as f64 / elapsed.as_secs_f64())
+    } else {
+        for (i, l) in lines.iter().enumerate() {
+            stdin.write_all(l.as_bytes()).await.map_err(|e| e.to_string())?;
+            let line =
+                stdout.next_line().await.map_err(|e| e.to_string())?.ok_or("the server stopped answering")?;
+            if check(&line)? != i as u64 + 1 {
+                return Err("answers out of order".into());
+            }
+        }
+        let elapsed = started.elapsed();
+        drop(stdin);
+        let _ = child.wait().await;
+        Ok(calls as f64 / elapsed.as_secs_f64())
+    }
+}
+
+pub fn stdio(args: &[String], root: &Path) -> Result<(), String> {
+    let n = arg_usize(args, "--lenses", 10_000);
+    let calls = arg_usize(args, "--calls", 20_000) as u64;
+    let rounds = arg_usize(args, "--rounds", 3);
+    let status = std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args(["build", "--release", "-p", "lf-mcp-stdio"])
+        .current_dir(root)
+        .status()
+        .map_err(|e| e.to_string())?;
+    if !status.success() {
+        return Err("cargo build --release -p lf-mcp-stdio failed".into());
+    }
+    let bin = root.join("target/release/lf-mcp-stdio");
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| e.to_string())?;
+    rt.block_on(async {
+        let dir = workdir("bench-stdio");
+        let url = format!("sqlite://{}", dir.join("bench.db").display());
+        let db = lf_store::Database::connect(&url).await.map_err(|e| e.to_string())?;
+        eprintln!("seeding {n} lenses into {url}");
+        let ids = seed(db.lens_store(), n).await;
+        db.close().await;
+        println!("stdio: {calls} tools/call (get_lens and run_lens alternating) over {n} lenses on SQLite, server on one core:");
+        for pipelined in [false, true] {
+            let mut rates = Vec::new();
+            for _ in 0..rounds {
+                rates.push(stdio_round(&bin, &url, &ids, calls, pipelined).await?);
+            }
+            rates.sort_by(f64::total_cmp);
+            println!(
+                "  {:<10} median {:>8.0} calls/s  (runs: {})",
+                if pipelined { "pipelined" } else { "sequential" },
+                rates[rates.len() / 2],
+                rates.iter().map(|r| format!("{r:.0}")).collect::<Vec<_>>().join(", ")
+            );
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        Ok(())
+    })
+}
