@@ -2,6 +2,11 @@
 
 use std::process::ExitCode;
 
+// Every call allocates many short-lived strings and JSON values; mimalloc's
+// thread-local free lists beat glibc's malloc here (see the stdio benchmark).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use clap::Parser;
 use lf_core::Principal;
 use lf_mcp_stdio::{Args, Config};
