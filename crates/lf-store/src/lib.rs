@@ -1,1 +1,207 @@
+//! The SQL stores of LenserFight: the domain store traits (today
+//! [`lf_lens::LensStore`]) implemented with sqlx over SQLite, the embedded
+//! default, and PostgreSQL, for several server processes on one database.
+//! [`Database::connect`] opens either from a `LENSERFIGHT_DATABASE_URL`,
+//! applies the backend's migrations, and hands out the stores as trait
+//! objects for the binaries to wire into the tool catalog.
+//!
+//! lf-store knows nothing about MCP, HTTP or JSON-RPC, and no domain rules
+//! beyond each store trait's documented contract: what a lens version may
+//! contain, who may change a lens, how versions are bumped are lf-lens's
+//! business. Other crates see SQL only through the diagnostics pools
+//! ([`Database::sqlite_pool`], [`Database::postgres_pool`]) and never an sqlx
+//! error.
+//!
+//! Invariants:
+//! - visibility is applied inside every read query (the caller's
+//!   [`lf_core::Reach`] becomes part of its `WHERE` clause, and of the FTS5
+//!   query on SQLite); no row is filtered in Rust after loading, and
+//!   soft-deleted rows are never returned;
+//! - SQL text is fixed at compile time or assembled from fixed fragments: user
+//!   input only ever travels as bind parameters, and search terms are quoted
+//!   so no backend reads them as query syntax;
+//! - database errors are mapped once, in [`map_db_err`]: a unique violation is
+//!   CONFLICT, a missing row NOT_FOUND, anything else INTERNAL with the sqlx
+//!   error kept as its cause for logs and never shown to a client;
+//! - a write of more than one statement runs in one transaction (on SQLite
+//!   begun with `BEGIN IMMEDIATE`), so a store method happens whole or not at
+//!   all, and the full-text index always matches the rows it indexes;
+//! - both backends pass the same contract suites
+//!   ([`lf_lens::contract::suite`]); migrations live per backend under
+//!   `migrations/` and are never edited once released.
+//!
+//! Search ranks by relevance (bm25 on SQLite, ts_rank on PostgreSQL; title
+//! weighs 10, description 4, body 1) among the 2,000 newest matches, and
+//! lists older matches after them, newest first: ranking costs about a
+//! microsecond per match, too much for a word found in 100,000 lenses. With
+//! fewer matches the ranking is exact. `total` always counts every match.
 
+mod error;
+mod location;
+mod postgres;
+mod rows;
+mod sqlite;
+
+use std::sync::Arc;
+
+use lf_core::{LfError, LfResult};
+use lf_lens::LensStore;
+
+pub use error::map_db_err;
+pub use location::{data_dir, default_database_url, redact_url};
+
+/// Which database engine a [`Database`] talks to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+impl Backend {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Backend::Sqlite => "sqlite",
+            Backend::Postgres => "postgres",
+        }
+    }
+}
+
+impl std::fmt::Display for Backend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// An open, migrated database and the stores over it. Cheap to share behind
+/// an `Arc`; the stores it hands out keep the connection pool alive.
+pub struct Database {
+    inner: Inner,
+    lenses: Arc<dyn LensStore>,
+}
+
+enum Inner {
+    Sqlite(sqlite::Handle),
+    Postgres(sqlx::PgPool),
+}
+
+impl Database {
+    /// Opens the database named by `url` and brings its schema up to date.
+    ///
+    /// - `sqlite:PATH`, `sqlite://PATH` (`sqlite:///abs/path.db` for an
+    ///   absolute path): a file, created with its parent directories when
+    ///   missing. `sqlite::memory:` is a private in-memory database that lives
+    ///   as long as this value, for tests.
+    /// - `postgres://…` or `postgresql://…`: a PostgreSQL server (libpq-style
+    ///   URL; this build has no TLS).
+    ///
+    /// Any other URL is INVALID_ARGUMENT naming `LENSERFIGHT_DATABASE_URL`. A
+    /// database that cannot be opened or migrated is INTERNAL, its message
+    /// meant for the operator starting the server.
+    pub async fn connect(url: &str) -> LfResult<Database> {
+        let scheme = url.split_once(':').map(|(s, _)| s.to_ascii_lowercase());
+        match scheme.as_deref() {
+            Some("sqlite") => {
+                let handle = sqlite::Handle::open(url).await?;
+                let lenses: Arc<dyn LensStore> = Arc::new(sqlite::SqliteLensStore::new(handle.clone()));
+                Ok(Database { inner: Inner::Sqlite(handle), lenses })
+            }
+            Some("postgres" | "postgresql") => {
+                let pool = postgres::open(url).await?;
+                let lenses: Arc<dyn LensStore> = Arc::new(postgres::PgLensStore::new(pool.clone()));
+                Ok(Database { inner: Inner::Postgres(pool), lenses })
+            }
+            _ => Err(unsupported_url(url)),
+        }
+    }
+
+    pub fn backend(&self) -> Backend {
+        match self.inner {
+            Inner::Sqlite(_) => Backend::Sqlite,
+            Inner::Postgres(_) => Backend::Postgres,
+        }
+    }
+
+    /// The lens store over this database.
+    pub fn lens_store(&self) -> Arc<dyn LensStore> {
+        self.lenses.clone()
+    }
+
+    /// A small pool of separate connections to the SQLite database, for
+    /// diagnostics and tests: they see what the stores committed. Writes
+    /// through it bypass the stores' invariants (and their write turn).
+    pub fn sqlite_pool(&self) -> Option<&sqlx::SqlitePool> {
+        match &self.inner {
+            Inner::Sqlite(h) => Some(h.diagnostics_pool()),
+            Inner::Postgres(_) => None,
+        }
+    }
+
+    /// The PostgreSQL connection pool, for diagnostics and tests. Writes
+    /// through it bypass the stores' invariants.
+    pub fn postgres_pool(&self) -> Option<&sqlx::PgPool> {
+        match &self.inner {
+            Inner::Postgres(p) => Some(p),
+            Inner::Sqlite(_) => None,
+        }
+    }
+
+    /// Waits for checked-out connections to come back and closes them all.
+    /// Stores handed out earlier fail from then on.
+    pub async fn close(&self) {
+        match &self.inner {
+            Inner::Sqlite(h) => h.close().await,
+            Inner::Postgres(p) => p.close().await,
+        }
+    }
+}
+
+impl std::fmt::Debug for Database {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the URL: it may carry a password.
+        f.debug_struct("Database").field("backend", &self.backend()).finish_non_exhaustive()
+    }
+}
+
+fn unsupported_url(url: &str) -> LfError {
+    // Only the scheme is echoed: the rest of a URL may carry a password.
+    let shown = match url.split_once("://").or_else(|| url.split_once(':')) {
+        Some((scheme, _)) => format!("a URL with scheme {}", LfError::excerpt(scheme)),
+        None if url.is_empty() => "an empty value".to_owned(),
+        None => "a value that is not a URL".to_owned(),
+    };
+    LfError::invalid_argument(format!(
+        "LENSERFIGHT_DATABASE_URL must be sqlite:PATH (e.g. sqlite:///var/lib/lenserfight/lenserfight.db) \
+         or postgres://USER@HOST:PORT/DATABASE; got {shown}"
+    ))
+    .with_field("LENSERFIGHT_DATABASE_URL")
+}
+
+/// The INTERNAL error of a database that cannot be opened or migrated: the
+/// message names the setting and the cause, for the operator at start-up.
+fn open_failed(
+    backend: Backend,
+    what: &str,
+    cause: impl std::error::Error + Send + Sync + 'static,
+) -> LfError {
+    LfError::new(
+        lf_core::ErrorCode::Internal,
+        format!("could not {what} the {backend} database named by LENSERFIGHT_DATABASE_URL: {cause}"),
+    )
+    .with_source(cause)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lf_core::ErrorCode;
+
+    #[test]
+    fn unsupported_urls_name_the_setting_but_never_echo_credentials() {
+        for url in ["mysql://root:hunter2@db/lf", "", "lenserfight.db", "http://x", "file:x.db"] {
+            let err = unsupported_url(url);
+            assert_eq!(err.code(), ErrorCode::InvalidArgument);
+            assert!(err.message().contains("LENSERFIGHT_DATABASE_URL"), "{}", err.message());
+            assert!(!err.message().contains("hunter2"));
+        }
+    }
+}

@@ -1,0 +1,70 @@
+//! The PostgreSQL backend, for several server processes on one database:
+//! an sqlx pool, migrations applied under the migrator's advisory lock, and
+//! the stores.
+//!
+//! Search lowercases with the database's locale: create the database with a
+//! UTF-8 encoding and locale (e.g. `initdb --encoding=UTF8 --locale=C.UTF-8`),
+//! or non-ASCII capitals are not folded.
+
+mod lenses;
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use lf_core::{LfError, LfResult};
+use sqlx::Connection;
+use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
+
+pub(crate) use lenses::PgLensStore;
+
+use crate::{Backend, open_failed};
+
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("migrations/postgres");
+
+/// A connection idle for longer is pinged before use, so one that the server
+/// closed meanwhile is replaced instead of failing a call.
+const PING_AFTER_IDLE: Duration = Duration::from_secs(30);
+
+/// How long the first connection may take before the server counts as not
+/// answering.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+pub(crate) async fn open(url: &str) -> LfResult<PgPool> {
+    let options = PgConnectOptions::from_str(url)
+        .map_err(|e| {
+            // The sqlx message may quote the URL, password included: not shown.
+            LfError::invalid_argument(
+                "LENSERFIGHT_DATABASE_URL is not a valid postgres:// URL: expected postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE",
+            )
+            .with_field("LENSERFIGHT_DATABASE_URL")
+            .with_source(e)
+        })?
+        .application_name("lenserfight");
+    // One plain connection first: the pool would retry a refused or rejected
+    // connection until its acquire timeout and then report only "timed out".
+    let probe = tokio::time::timeout(CONNECT_TIMEOUT, PgConnection::connect_with(&options))
+        .await
+        .map_err(|e| open_failed(Backend::Postgres, "connect (no answer within 10 s) to", e))?
+        .map_err(|e| open_failed(Backend::Postgres, "connect to", e))?;
+    let _ = probe.close().await;
+    let pool = PgPoolOptions::new()
+        // No ping on every checkout: sqlx already pings each connection as
+        // it comes back, off the caller's path. Only a connection idle for a
+        // while is checked again.
+        .test_before_acquire(false)
+        .before_acquire(|conn, meta| {
+            Box::pin(async move {
+                if meta.idle_for > PING_AFTER_IDLE {
+                    conn.ping().await?;
+                }
+                Ok(true)
+            })
+        })
+        .connect_with(options)
+        .await
+        .map_err(|e| open_failed(Backend::Postgres, "connect to", e))?;
+    // sqlx holds an advisory lock while migrating: processes starting
+    // together apply each migration once.
+    MIGRATOR.run(&pool).await.map_err(|e| open_failed(Backend::Postgres, "migrate", e))?;
+    Ok(pool)
+}

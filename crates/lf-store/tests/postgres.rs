@@ -1,0 +1,95 @@
+//! lf-store on a real PostgreSQL server. Not built by `cargo test --workspace`
+//! (`test = false` in Cargo.toml); run it with
+//!
+//! ```text
+//! eval "$(ci/postgres.sh)"
+//! cargo test -p lf-store --test postgres
+//! ```
+//!
+//! It reads LENSERFIGHT_TEST_POSTGRES_URL and fails, never skips, when that is
+//! unset or the server does not answer. The database may hold data from
+//! earlier runs: every check uses fresh ids and words.
+
+mod common;
+
+use lf_lens::contract;
+use lf_store::{Backend, Database};
+
+const URL_VAR: &str = "LENSERFIGHT_TEST_POSTGRES_URL";
+
+fn url() -> String {
+    match std::env::var(URL_VAR) {
+        Ok(url) if !url.is_empty() => url,
+        _ => panic!(
+            "{URL_VAR} is not set: these tests need a PostgreSQL server. Start one with \
+             `eval \"$(ci/postgres.sh)\"` (it prints the variable) and run them again."
+        ),
+    }
+}
+
+async fn connect() -> Database {
+    let db = Database::connect(&url()).await.unwrap_or_else(|e| {
+        panic!(
+            "opening PostgreSQL at {URL_VAR} failed: {e} (cause: {:?}). If no server is running, \
+             `eval \"$(ci/postgres.sh)\"` starts one.",
+            e.cause()
+        )
+    });
+    assert_eq!(db.backend(), Backend::Postgres);
+    db
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn contract_suite_twice() {
+    let db = connect().await;
+    contract::suite(db.lens_store()).await;
+    // Again on the data the first run left: the suite must not depend on an
+    // empty database.
+    contract::suite(db.lens_store()).await;
+    db.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn races_and_odd_input() {
+    let db = connect().await;
+    common::racing_appends(db.lens_store()).await;
+    common::concurrent_creates(db.lens_store()).await;
+    common::odd_search_input(db.lens_store()).await;
+    common::past_the_ranked_window(db.lens_store()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn migrations_apply_once_across_connects() {
+    let applied = |db: &Database| {
+        let pool = db.postgres_pool().expect("a PostgreSQL database has a PostgreSQL pool").clone();
+        async move {
+            sqlx::query_as::<_, (i64, chrono::DateTime<chrono::Utc>, bool)>(
+                "SELECT version, installed_on, success FROM _sqlx_migrations ORDER BY version",
+            )
+            .fetch_all(&pool)
+            .await
+            .unwrap()
+        }
+    };
+    let first = connect().await;
+    let before = applied(&first).await;
+    assert!(!before.is_empty() && before.iter().all(|m| m.2), "{before:?}");
+
+    // Several servers starting at once on one database: the migrator's lock
+    // lets each migration run once, and none of them fails.
+    let more = futures_join(4).await;
+    for db in &more {
+        assert_eq!(applied(db).await, before, "connecting again applies nothing again");
+    }
+    let again = connect().await;
+    assert_eq!(applied(&again).await, before);
+}
+
+async fn futures_join(n: usize) -> Vec<Database> {
+    let tasks: Vec<_> = (0..n).map(|_| tokio::spawn(connect())).collect();
+    let mut dbs = Vec::new();
+    for task in tasks {
+        dbs.push(task.await.expect("a concurrent connect"));
+    }
+    dbs
+}
