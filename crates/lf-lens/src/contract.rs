@@ -447,6 +447,14 @@ async fn search(s: &dyn LensStore) {
     .unwrap();
     let hits = s.search_lenses(Reach::Everything, &q, None, PageRequest::default()).await.unwrap();
     assert!(!hits.items.iter().any(|l| l.id == in_title.id), "archived lenses are not searched");
+    s.update_lens(
+        in_title.id,
+        &LensPatch { status: Some(LensStatus::Published), archived_at: Some(None), ..Default::default() },
+    )
+    .await
+    .unwrap();
+    let hits = s.search_lenses(Reach::Everything, &q, None, PageRequest::default()).await.unwrap();
+    assert!(hits.items.iter().any(|l| l.id == in_title.id), "restored lenses are searched again");
     // Renaming re-indexes the title.
     s.update_lens(
         both.id,

@@ -48,6 +48,6 @@ pub use service::{
     Candidate, Extracted, FindAndRun, ForkLens, LensService, LensUpdate, LensView, MAX_VALUE_CHARS,
     MAX_VALUES, NewLens, ParamValues, Resolved, UpdateOutcome, Validation, VersionDiff, estimate_tokens,
 };
-pub use store::LensStore;
+pub use store::{LensStore, SEARCH_RANK_WINDOW};
 pub use template::{Template, TypeHint};
 pub use versioning::{Change, MAX_PARAMS, ParamChange, ParamDeclaration, build_params, check_option};

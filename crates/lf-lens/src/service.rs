@@ -300,8 +300,7 @@ impl LensService {
 
     /// A lens with the chosen version.
     pub async fn view(&self, p: &Principal, id: LensId, which: VersionSelector) -> LfResult<LensView> {
-        let lens = self.store.get_lens(p.reach(), id).await?;
-        let version = self.store.get_version(p.reach(), id, which).await?;
+        let (lens, version) = self.store.get_lens_and_version(p.reach(), id, which).await?;
         Ok(LensView { lens, version })
     }
 

@@ -23,6 +23,10 @@ use crate::model::{
 ///   out of the caller's reach. The same error in all three cases.
 /// - CONFLICT from [`LensStore::append_version`] when the head moved, and from
 ///   inserts when an id is already taken.
+/// How many matches a search must rank exactly (see
+/// [`LensStore::search_lenses`]).
+pub const SEARCH_RANK_WINDOW: usize = 2_000;
+
 #[async_trait]
 pub trait LensStore: Send + Sync {
     /// Stores a new lens and its first version atomically. The lens's
@@ -41,6 +45,19 @@ pub trait LensStore: Send + Sync {
         which: VersionSelector,
     ) -> LfResult<LensVersion>;
 
+    /// The lens and one of its versions, as [`LensStore::get_lens`] then
+    /// [`LensStore::get_version`] would return them. A store may answer it in
+    /// one round trip; the default makes two.
+    async fn get_lens_and_version(
+        &self,
+        reach: Reach,
+        id: LensId,
+        which: VersionSelector,
+    ) -> LfResult<(Lens, LensVersion)> {
+        let lens = self.get_lens(reach, id).await?;
+        Ok((lens, self.get_version(reach, id, which).await?))
+    }
+
     /// Every version of a readable lens, newest first.
     async fn list_versions(&self, reach: Reach, lens_id: LensId) -> LfResult<Vec<VersionSummary>>;
 
@@ -54,6 +71,11 @@ pub trait LensStore: Send + Sync {
     /// prefix of a word of the title, description or head body; best match
     /// first (title weighs most, then description, then body), ties newest
     /// first. `total` counts every match.
+    ///
+    /// Ranking is exact up to [`SEARCH_RANK_WINDOW`] matches. Past that a
+    /// store may rank only the newest `SEARCH_RANK_WINDOW` matches and list
+    /// the older ones after them, newest first: ranking every match of a
+    /// word found in most lenses costs more than a search should.
     async fn search_lenses(
         &self,
         reach: Reach,
@@ -76,6 +98,7 @@ pub trait LensStore: Send + Sync {
     /// Applies `patch` to a non-deleted lens. NOT_FOUND if there is none.
     async fn update_lens(&self, lens_id: LensId, patch: &LensPatch) -> LfResult<()>;
 
-    /// Records a tracked run.
+    /// Records a tracked run of a lens that exists (a store may refuse a run
+    /// of a lens it does not hold).
     async fn record_run(&self, run: &LensRun) -> LfResult<()>;
 }

@@ -35,6 +35,7 @@ async fn contract_suite_in_memory() {
     lf_lens::contract::suite(db.lens_store()).await;
     common::odd_search_input(db.lens_store()).await;
     common::past_the_ranked_window(db.lens_store()).await;
+    common::search_follows_changes(db.lens_store()).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

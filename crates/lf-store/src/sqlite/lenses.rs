@@ -57,6 +57,29 @@ macro_rules! version_query {
     };
 }
 
+/// A lens of reach `$2` and one of its versions chosen by `$join`, in one
+/// query (get_lens and run_lens read both on every call). Version columns are
+/// aliased where their names clash with the lens's.
+macro_rules! lens_and_version_query {
+    ($join:literal) => {
+        concat!(
+            "SELECT ",
+            lens_columns!(),
+            ", v.id AS v_id, v.major, v.minor, v.patch, v.body, v.changelog, v.created_at AS v_created_at, ",
+            params_json!(),
+            " AS params FROM lenses l LEFT JOIN lens_versions v ON ",
+            $join,
+            " WHERE l.id = $1 AND l.deleted_at IS NULL AND ",
+            reach_2!()
+        )
+    };
+}
+
+const LENS_AND_HEAD: &str = lens_and_version_query!("v.id = l.head_version_id");
+const LENS_AND_VERSION_BY_ID: &str = lens_and_version_query!("v.lens_id = l.id AND v.id = $3");
+const LENS_AND_VERSION_BY_SEMVER: &str =
+    lens_and_version_query!("v.lens_id = l.id AND v.major = $3 AND v.minor = $4 AND v.patch = $5");
+
 const GET_LENS: &str = concat!(
     "SELECT ",
     lens_columns!(),

@@ -171,3 +171,42 @@ pub async fn past_the_ranked_window(store: Arc<dyn LensStore>) {
     assert_eq!(found.len(), made.len(), "every match once");
     assert!(found == made, "newest first across the window's end");
 }
+
+/// The search index follows every change that decides who finds a lens:
+/// archiving and restoring, visibility, deletion.
+pub async fn search_follows_changes(store: Arc<dyn LensStore>) {
+    let word = format!("follow{}", LensId::new().as_uuid().simple());
+    let (alice, bob) = (LenserId::new(), LenserId::new());
+    let (mut lens, version) = new_lens(alice, "Followed", &format!("About {word}"));
+    lens.visibility = Visibility::Private;
+    store.create_lens(&lens, &version).await.unwrap();
+    let query = SearchQuery::parse(&word).unwrap();
+    let finds = async |reach: Reach| {
+        let page = store.search_lenses(reach, &query, None, PageRequest::default()).await.unwrap();
+        assert_eq!(page.total as usize, page.items.len());
+        page.items.iter().any(|l| l.id == lens.id)
+    };
+    assert!(finds(Reach::Lenser(alice)).await && !finds(Reach::Lenser(bob)).await);
+
+    let patch = |p: LensPatch| {
+        let store = store.clone();
+        async move { store.update_lens(lens.id, &p).await.unwrap() }
+    };
+    patch(LensPatch { visibility: Some(Visibility::Public), ..Default::default() }).await;
+    assert!(finds(Reach::Lenser(bob)).await, "made public, others find it");
+    let at = Timestamp::from_micros(1_760_000_000_000_000);
+    patch(LensPatch {
+        status: Some(LensStatus::Archived),
+        archived_at: Some(Some(at)),
+        ..Default::default()
+    })
+    .await;
+    assert!(!finds(Reach::Everything).await, "archived lenses are not searched");
+    patch(LensPatch { status: Some(LensStatus::Published), archived_at: Some(None), ..Default::default() })
+        .await;
+    assert!(finds(Reach::Lenser(bob)).await, "restored lenses are searched again");
+    patch(LensPatch { visibility: Some(Visibility::Private), ..Default::default() }).await;
+    assert!(!finds(Reach::Lenser(bob)).await && finds(Reach::Lenser(alice)).await, "made private again");
+    patch(LensPatch { deleted_at: Some(at), ..Default::default() }).await;
+    assert!(!finds(Reach::Everything).await, "deleted lenses are gone");
+}
