@@ -10,6 +10,10 @@ use crate::model::{
     Visibility,
 };
 
+/// How many matches a search must rank exactly (see
+/// [`LensStore::search_lenses`]).
+pub const SEARCH_RANK_WINDOW: usize = 2_000;
+
 /// Where lenses live.
 ///
 /// Visibility is the store's job: every read takes the caller's [`Reach`] and
@@ -23,10 +27,6 @@ use crate::model::{
 ///   out of the caller's reach. The same error in all three cases.
 /// - CONFLICT from [`LensStore::append_version`] when the head moved, and from
 ///   inserts when an id is already taken.
-/// How many matches a search must rank exactly (see
-/// [`LensStore::search_lenses`]).
-pub const SEARCH_RANK_WINDOW: usize = 2_000;
-
 #[async_trait]
 pub trait LensStore: Send + Sync {
     /// Stores a new lens and its first version atomically. The lens's
