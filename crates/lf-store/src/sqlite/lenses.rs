@@ -429,6 +429,52 @@ impl LensStore for SqliteLensStore {
         }
     }
 
+    async fn get_lens_and_version(
+        &self,
+        reach: Reach,
+        id: LensId,
+        which: VersionSelector,
+    ) -> LfResult<(Lens, LensVersion)> {
+        let q = match which {
+            VersionSelector::Head => sqlx::query(LENS_AND_HEAD).bind(id.as_uuid()).bind(reach_owner(reach)),
+            VersionSelector::Id(v) => sqlx::query(LENS_AND_VERSION_BY_ID)
+                .bind(id.as_uuid())
+                .bind(reach_owner(reach))
+                .bind(v.as_uuid()),
+            VersionSelector::Semver(s) => {
+                let (major, minor, patch) = semver_parts(s);
+                sqlx::query(LENS_AND_VERSION_BY_SEMVER)
+                    .bind(id.as_uuid())
+                    .bind(reach_owner(reach))
+                    .bind(major)
+                    .bind(minor)
+                    .bind(patch)
+            }
+        };
+        let mut conn = self.db.read().await?;
+        let row = q.fetch_optional(&mut *conn).await.map_err(map_db_err)?;
+        drop(conn);
+        let Some(row) = row else { return Err(LfError::not_found("Lens", id)) };
+        let lens = lens_from_row(&row)?;
+        let Some(version_id) = row.try_get::<Option<Uuid>, _>("v_id").map_err(map_db_err)? else {
+            return Err(version_not_found(id, which));
+        };
+        let version = LensVersion {
+            id: VersionId::from_uuid(version_id),
+            lens_id: id,
+            semver: semver((
+                row.try_get("major").map_err(map_db_err)?,
+                row.try_get("minor").map_err(map_db_err)?,
+                row.try_get("patch").map_err(map_db_err)?,
+            ))?,
+            body: TemplateBody::from_trusted(row.try_get("body").map_err(map_db_err)?),
+            params: params_from_json(row.try_get("params").map_err(map_db_err)?)?,
+            changelog: row.try_get("changelog").map_err(map_db_err)?,
+            created_at: Timestamp::from_micros(row.try_get("v_created_at").map_err(map_db_err)?),
+        };
+        Ok((lens, version))
+    }
+
     async fn get_version(
         &self,
         reach: Reach,
