@@ -42,24 +42,10 @@ macro_rules! params_json {
     };
 }
 
-/// A version of lens `$1` within reach `$2`, chosen by `$join`. The LEFT JOIN
-/// tells a missing lens (no row) from a missing version (a row of NULLs).
-macro_rules! version_query {
-    ($join:literal) => {
-        concat!(
-            "SELECT v.id, v.major, v.minor, v.patch, v.body, v.changelog, v.created_at, ",
-            params_json!(),
-            " AS params FROM lenses l LEFT JOIN lens_versions v ON ",
-            $join,
-            " WHERE l.id = $1 AND l.deleted_at IS NULL AND ",
-            reach_2!()
-        )
-    };
-}
-
 /// A lens of reach `$2` and one of its versions chosen by `$join`, in one
 /// query (get_lens and run_lens read both on every call). Version columns are
-/// aliased where their names clash with the lens's.
+/// aliased where their names clash with the lens's. The LEFT JOIN tells a
+/// missing lens (no row) from a missing version (a row of NULLs).
 macro_rules! lens_and_version_query {
     ($join:literal) => {
         concat!(
@@ -86,10 +72,6 @@ const GET_LENS: &str = concat!(
     " FROM lenses l WHERE l.id = $1 AND l.deleted_at IS NULL AND ",
     reach_2!()
 );
-const VERSION_HEAD: &str = version_query!("v.id = l.head_version_id");
-const VERSION_BY_ID: &str = version_query!("v.lens_id = l.id AND v.id = $3");
-const VERSION_BY_SEMVER: &str =
-    version_query!("v.lens_id = l.id AND v.major = $3 AND v.minor = $4 AND v.patch = $5");
 const LIST_VERSIONS: &str = concat!(
     "SELECT v.id, v.major, v.minor, v.patch, v.changelog, v.created_at, ",
     params_json!(),
@@ -481,40 +463,9 @@ impl LensStore for SqliteLensStore {
         lens_id: LensId,
         which: VersionSelector,
     ) -> LfResult<LensVersion> {
-        let q = match which {
-            VersionSelector::Head => {
-                sqlx::query(VERSION_HEAD).bind(lens_id.as_uuid()).bind(reach_owner(reach))
-            }
-            VersionSelector::Id(id) => {
-                sqlx::query(VERSION_BY_ID).bind(lens_id.as_uuid()).bind(reach_owner(reach)).bind(id.as_uuid())
-            }
-            VersionSelector::Semver(s) => {
-                let (major, minor, patch) = semver_parts(s);
-                sqlx::query(VERSION_BY_SEMVER)
-                    .bind(lens_id.as_uuid())
-                    .bind(reach_owner(reach))
-                    .bind(major)
-                    .bind(minor)
-                    .bind(patch)
-            }
-        };
-        let mut conn = self.db.read().await?;
-        let row = q.fetch_optional(&mut *conn).await.map_err(map_db_err)?;
-        drop(conn);
-        let Some(row) = row else { return Err(LfError::not_found("Lens", lens_id)) };
-        let Some(id) = row.try_get::<Option<Uuid>, _>("id").map_err(map_db_err)? else {
-            return Err(version_not_found(lens_id, which));
-        };
-        let summary = summary_from_row(&row, id)?;
-        Ok(LensVersion {
-            id: summary.id,
-            lens_id,
-            semver: summary.semver,
-            body: TemplateBody::from_trusted(row.try_get("body").map_err(map_db_err)?),
-            params: summary.params,
-            changelog: summary.changelog,
-            created_at: summary.created_at,
-        })
+        // One query serves both: the lens columns it also reads are a few
+        // bytes next to the body.
+        self.get_lens_and_version(reach, lens_id, which).await.map(|(_, version)| version)
     }
 
     async fn list_versions(&self, reach: Reach, lens_id: LensId) -> LfResult<Vec<VersionSummary>> {
