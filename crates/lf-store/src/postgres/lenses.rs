@@ -48,12 +48,16 @@ macro_rules! params_json {
     };
 }
 
-/// A version of lens `$1` within reach `$2`, chosen by `$join`. The LEFT JOIN
-/// tells a missing lens (no row) from a missing version (a row of NULLs).
-macro_rules! version_query {
+/// Lens `$1` within reach `$2` and one of its versions chosen by `$join`, in
+/// one query (get_lens and run_lens read both on every call). Version columns
+/// are aliased where their names clash with the lens's. The LEFT JOIN tells a
+/// missing lens (no row) from a missing version (a row of NULLs).
+macro_rules! lens_and_version_query {
     ($join:literal) => {
         concat!(
-            "SELECT v.id, v.major, v.minor, v.patch, v.body, v.changelog, v.created_at, ",
+            "SELECT ",
+            lens_columns!(),
+            ", v.id AS v_id, v.major, v.minor, v.patch, v.body, v.changelog, v.created_at AS v_created_at, ",
             params_json!(),
             " AS params FROM lenses l LEFT JOIN lens_versions v ON ",
             $join,
@@ -69,10 +73,10 @@ const GET_LENS: &str = concat!(
     " FROM lenses l WHERE l.id = $1 AND l.deleted_at IS NULL AND ",
     reach_2!()
 );
-const VERSION_HEAD: &str = version_query!("v.id = l.head_version_id");
-const VERSION_BY_ID: &str = version_query!("v.lens_id = l.id AND v.id = $3");
-const VERSION_BY_SEMVER: &str =
-    version_query!("v.lens_id = l.id AND v.major = $3 AND v.minor = $4 AND v.patch = $5");
+const LENS_AND_HEAD: &str = lens_and_version_query!("v.id = l.head_version_id");
+const LENS_AND_VERSION_BY_ID: &str = lens_and_version_query!("v.lens_id = l.id AND v.id = $3");
+const LENS_AND_VERSION_BY_SEMVER: &str =
+    lens_and_version_query!("v.lens_id = l.id AND v.major = $3 AND v.minor = $4 AND v.patch = $5");
 const LIST_VERSIONS: &str = concat!(
     "SELECT v.id, v.major, v.minor, v.patch, v.changelog, v.created_at, ",
     params_json!(),
@@ -385,23 +389,22 @@ impl LensStore for PgLensStore {
         }
     }
 
-    async fn get_version(
+    async fn get_lens_and_version(
         &self,
         reach: Reach,
-        lens_id: LensId,
+        id: LensId,
         which: VersionSelector,
-    ) -> LfResult<LensVersion> {
+    ) -> LfResult<(Lens, LensVersion)> {
         let q = match which {
-            VersionSelector::Head => {
-                sqlx::query(VERSION_HEAD).bind(lens_id.as_uuid()).bind(reach_owner(reach))
-            }
-            VersionSelector::Id(id) => {
-                sqlx::query(VERSION_BY_ID).bind(lens_id.as_uuid()).bind(reach_owner(reach)).bind(id.as_uuid())
-            }
+            VersionSelector::Head => sqlx::query(LENS_AND_HEAD).bind(id.as_uuid()).bind(reach_owner(reach)),
+            VersionSelector::Id(v) => sqlx::query(LENS_AND_VERSION_BY_ID)
+                .bind(id.as_uuid())
+                .bind(reach_owner(reach))
+                .bind(v.as_uuid()),
             VersionSelector::Semver(s) => {
                 let (major, minor, patch) = semver_parts(s);
-                sqlx::query(VERSION_BY_SEMVER)
-                    .bind(lens_id.as_uuid())
+                sqlx::query(LENS_AND_VERSION_BY_SEMVER)
+                    .bind(id.as_uuid())
                     .bind(reach_owner(reach))
                     .bind(major)
                     .bind(minor)
@@ -409,20 +412,36 @@ impl LensStore for PgLensStore {
             }
         };
         let row = q.fetch_optional(&self.pool).await.map_err(map_db_err)?;
-        let Some(row) = row else { return Err(LfError::not_found("Lens", lens_id)) };
-        let Some(id) = row.try_get::<Option<Uuid>, _>("id").map_err(map_db_err)? else {
-            return Err(version_not_found(lens_id, which));
+        let Some(row) = row else { return Err(LfError::not_found("Lens", id)) };
+        let lens = lens_from_row(&row)?;
+        let Some(version_id) = row.try_get::<Option<Uuid>, _>("v_id").map_err(map_db_err)? else {
+            return Err(version_not_found(id, which));
         };
-        let summary = summary_from_row(&row, id)?;
-        Ok(LensVersion {
-            id: summary.id,
-            lens_id,
-            semver: summary.semver,
+        let version = LensVersion {
+            id: VersionId::from_uuid(version_id),
+            lens_id: id,
+            semver: semver((
+                row.try_get("major").map_err(map_db_err)?,
+                row.try_get("minor").map_err(map_db_err)?,
+                row.try_get("patch").map_err(map_db_err)?,
+            ))?,
             body: TemplateBody::from_trusted(row.try_get("body").map_err(map_db_err)?),
-            params: summary.params,
-            changelog: summary.changelog,
-            created_at: summary.created_at,
-        })
+            params: params_from_json(row.try_get("params").map_err(map_db_err)?)?,
+            changelog: row.try_get("changelog").map_err(map_db_err)?,
+            created_at: timestamp(&row, "v_created_at")?,
+        };
+        Ok((lens, version))
+    }
+
+    async fn get_version(
+        &self,
+        reach: Reach,
+        lens_id: LensId,
+        which: VersionSelector,
+    ) -> LfResult<LensVersion> {
+        // One query serves both: the lens columns it also reads are a few
+        // bytes next to the body.
+        self.get_lens_and_version(reach, lens_id, which).await.map(|(_, version)| version)
     }
 
     async fn list_versions(&self, reach: Reach, lens_id: LensId) -> LfResult<Vec<VersionSummary>> {
