@@ -11,13 +11,11 @@
 
 use std::sync::Arc;
 
-use lf_core::{
-    ErrorCode, LensId, LenserId, LfResult, PageRequest, Reach, RunId, Timestamp, VersionId, WorkflowId,
-};
+use lf_core::{ErrorCode, LensId, LenserId, LfResult, PageRequest, Reach, RunId, Timestamp, WorkflowId};
 
 use crate::model::{
-    Description, Lens, LensFilter, LensPatch, LensRun, LensStatus, LensVersion, SearchQuery, Semver,
-    TemplateBody, Title, VersionSelector, Visibility,
+    Description, Lens, LensDraft, LensFilter, LensPatch, LensRun, LensStatus, LensVersion, SearchQuery,
+    Semver, TemplateBody, Title, VersionSelector, Visibility,
 };
 use crate::store::LensStore;
 use crate::template::TypeHint;
@@ -70,29 +68,9 @@ impl Fixture {
         let body = TemplateBody::parse(format!("{body} {}", "filler text for the minimum length ".repeat(2)))
             .unwrap();
         let params = build_params(&body, &[], &[]).unwrap();
-        let version = LensVersion {
-            id: VersionId::new(),
-            lens_id: LensId::new(),
-            semver: Semver::INITIAL,
-            body,
-            params,
-            changelog: "Initial version.".into(),
-            created_at: now,
-        };
-        let lens = Lens {
-            id: version.lens_id,
-            owner,
-            title: Title::parse(title).unwrap(),
-            description: None,
-            visibility,
-            status: LensStatus::Published,
-            parent_lens_id: None,
-            head_version_id: version.id,
-            head_semver: version.semver,
-            created_at: now,
-            updated_at: now,
-            archived_at: None,
-        };
+        let (lens, version) =
+            LensDraft { visibility, ..LensDraft::new(owner, Title::parse(title).unwrap(), body, params) }
+                .build(now);
         (lens, version)
     }
 

@@ -41,8 +41,8 @@ mod versioning;
 
 pub use memory::{MemoryLensStore, head_moved, version_not_found};
 pub use model::{
-    Bump, Changelog, Description, Lens, LensFilter, LensPatch, LensRun, LensStatus, LensVersion, Param,
-    SearchQuery, Semver, TemplateBody, Title, VersionSelector, VersionSummary, Visibility,
+    Bump, Changelog, Description, Lens, LensDraft, LensFilter, LensPatch, LensRun, LensStatus, LensVersion,
+    Param, SearchQuery, Semver, TemplateBody, Title, VersionSelector, VersionSummary, Visibility,
 };
 pub use service::{
     Candidate, Extracted, FindAndRun, ForkLens, LensService, LensUpdate, LensView, MAX_VALUE_CHARS,

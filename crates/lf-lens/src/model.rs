@@ -308,6 +308,66 @@ pub struct Lens {
     pub archived_at: Option<Timestamp>,
 }
 
+/// A lens about to be created: everything but its ids and timestamps.
+#[derive(Clone, Debug)]
+pub struct LensDraft {
+    pub owner: LenserId,
+    pub title: Title,
+    pub description: Option<Description>,
+    pub visibility: Visibility,
+    pub parent_lens_id: Option<LensId>,
+    pub body: TemplateBody,
+    /// The parameters of `body` (see [`crate::build_params`]).
+    pub params: Vec<Param>,
+    pub changelog: String,
+}
+
+impl LensDraft {
+    /// A public lens with no description and no parent, whose first version's
+    /// changelog is "Initial version.".
+    pub fn new(owner: LenserId, title: Title, body: TemplateBody, params: Vec<Param>) -> Self {
+        Self {
+            owner,
+            title,
+            description: None,
+            visibility: Visibility::Public,
+            parent_lens_id: None,
+            body,
+            params,
+            changelog: "Initial version.".to_owned(),
+        }
+    }
+
+    /// The published lens and its first version, 1.0.0, with fresh ids, both
+    /// created at `now`.
+    pub fn build(self, now: Timestamp) -> (Lens, LensVersion) {
+        let version = LensVersion {
+            id: VersionId::new(),
+            lens_id: LensId::new(),
+            semver: Semver::INITIAL,
+            body: self.body,
+            params: self.params,
+            changelog: self.changelog,
+            created_at: now,
+        };
+        let lens = Lens {
+            id: version.lens_id,
+            owner: self.owner,
+            title: self.title,
+            description: self.description,
+            visibility: self.visibility,
+            status: LensStatus::Published,
+            parent_lens_id: self.parent_lens_id,
+            head_version_id: version.id,
+            head_semver: version.semver,
+            created_at: now,
+            updated_at: now,
+            archived_at: None,
+        };
+        (lens, version)
+    }
+}
+
 /// One immutable version of a lens.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LensVersion {

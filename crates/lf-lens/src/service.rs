@@ -10,8 +10,8 @@ use lf_core::{
 };
 
 use crate::model::{
-    Bump, Changelog, Description, Lens, LensFilter, LensPatch, LensRun, LensStatus, LensVersion, Param,
-    SearchQuery, Semver, TemplateBody, Title, VersionSelector, VersionSummary, Visibility,
+    Bump, Changelog, Description, Lens, LensDraft, LensFilter, LensPatch, LensRun, LensStatus, LensVersion,
+    Param, SearchQuery, Semver, TemplateBody, Title, VersionSelector, VersionSummary, Visibility,
 };
 use crate::store::LensStore;
 use crate::template::{Template, label_key};
@@ -266,30 +266,12 @@ impl LensService {
     pub async fn create(&self, p: &Principal, new: NewLens) -> LfResult<LensView> {
         let owner = p.owner_for_create()?;
         let params = build_params(&new.body, &new.params, &[])?;
-        let now = self.now();
-        let version = LensVersion {
-            id: Default::default(),
-            lens_id: LensId::new(),
-            semver: Semver::INITIAL,
-            body: new.body,
-            params,
-            changelog: "Initial version.".to_owned(),
-            created_at: now,
-        };
-        let lens = Lens {
-            id: version.lens_id,
-            owner,
-            title: new.title,
+        let (lens, version) = LensDraft {
             description: new.description,
             visibility: new.visibility,
-            status: LensStatus::Published,
-            parent_lens_id: None,
-            head_version_id: version.id,
-            head_semver: version.semver,
-            created_at: now,
-            updated_at: now,
-            archived_at: None,
-        };
+            ..LensDraft::new(owner, new.title, new.body, params)
+        }
+        .build(self.now());
         self.store.create_lens(&lens, &version).await?;
         Ok(LensView { lens, version })
     }
@@ -556,30 +538,14 @@ impl LensService {
                 format!("Fork of {}", source.title).chars().take(Title::MAX_CHARS).collect::<String>(),
             )?,
         };
-        let now = self.now();
-        let version = LensVersion {
-            id: Default::default(),
-            lens_id: LensId::new(),
-            semver: Semver::INITIAL,
-            body,
-            params,
-            changelog: format!("Forked from \"{}\" {}.", source.title, head.semver),
-            created_at: now,
-        };
-        let lens = Lens {
-            id: version.lens_id,
-            owner,
-            title,
+        let (lens, version) = LensDraft {
             description: source.description.clone(),
             visibility: fork.visibility,
-            status: LensStatus::Published,
             parent_lens_id: Some(source.id),
-            head_version_id: version.id,
-            head_semver: version.semver,
-            created_at: now,
-            updated_at: now,
-            archived_at: None,
-        };
+            changelog: format!("Forked from \"{}\" {}.", source.title, head.semver),
+            ..LensDraft::new(owner, title, body, params)
+        }
+        .build(self.now());
         self.store.create_lens(&lens, &version).await?;
         Ok(LensView { lens, version })
     }

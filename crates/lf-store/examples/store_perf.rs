@@ -16,10 +16,10 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use lf_core::{LensId, LenserId, PageRequest, Reach, Timestamp, VersionId};
+use lf_core::{LenserId, PageRequest, Reach, Timestamp};
 use lf_lens::{
-    Lens, LensStatus, LensStore, LensVersion, SearchQuery, Semver, TemplateBody, Title, VersionSelector,
-    Visibility, build_params,
+    Lens, LensDraft, LensStore, LensVersion, SearchQuery, TemplateBody, Title, VersionSelector, Visibility,
+    build_params,
 };
 
 /// A small deterministic generator, so runs compare.
@@ -96,30 +96,14 @@ fn lens(rng: &mut Rng, vocab: &[String], i: usize) -> (Lens, LensVersion) {
         sentence(rng, vocab, 20)
     );
     let body = TemplateBody::parse(body).unwrap();
-    let version = LensVersion {
-        id: VersionId::new(),
-        lens_id: LensId::new(),
-        semver: Semver::INITIAL,
-        params: build_params(&body, &[], &[]).unwrap(),
-        body,
-        changelog: "Initial version.".into(),
-        created_at: now,
-    };
-    let lens = Lens {
-        id: version.lens_id,
-        owner: LenserId::new(),
-        title: Title::parse(sentence(rng, vocab, title_words)).unwrap(),
+    let params = build_params(&body, &[], &[]).unwrap();
+    let title = Title::parse(sentence(rng, vocab, title_words)).unwrap();
+    LensDraft {
         description: Some(lf_lens::Description::parse(sentence(rng, vocab, description_words)).unwrap()),
         visibility: [Visibility::Public, Visibility::Community, Visibility::Private][rng.below(3)],
-        status: LensStatus::Published,
-        parent_lens_id: None,
-        head_version_id: version.id,
-        head_semver: version.semver,
-        created_at: now,
-        updated_at: now,
-        archived_at: None,
-    };
-    (lens, version)
+        ..LensDraft::new(LenserId::new(), title, body, params)
+    }
+    .build(now)
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {

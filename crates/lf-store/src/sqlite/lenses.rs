@@ -649,36 +649,14 @@ impl LensStore for SqliteLensStore {
 mod tests {
     use super::*;
     use lf_core::LenserId;
-    use lf_lens::{Semver, Title, build_params};
+    use lf_lens::{LensDraft, Title, build_params};
 
     fn lens(title: &str, n: i64) -> (Lens, LensVersion) {
         let body =
             TemplateBody::parse("Draw a zebra on the savanna for [[Audience]], in a calm style.").unwrap();
         let at = Timestamp::from_micros(1_750_000_000_000_000 + n);
-        let version = LensVersion {
-            id: VersionId::new(),
-            lens_id: LensId::new(),
-            semver: Semver::INITIAL,
-            params: build_params(&body, &[], &[]).unwrap(),
-            body,
-            changelog: "Initial version.".into(),
-            created_at: at,
-        };
-        let lens = Lens {
-            id: version.lens_id,
-            owner: LenserId::new(),
-            title: Title::parse(title).unwrap(),
-            description: None,
-            visibility: Visibility::Public,
-            status: LensStatus::Published,
-            parent_lens_id: None,
-            head_version_id: version.id,
-            head_semver: version.semver,
-            created_at: at,
-            updated_at: at,
-            archived_at: None,
-        };
-        (lens, version)
+        let params = build_params(&body, &[], &[]).unwrap();
+        LensDraft::new(LenserId::new(), Title::parse(title).unwrap(), body, params).build(at)
     }
 
     #[tokio::test]

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use lf_core::{ErrorCode, LensId, LenserId, PageRequest, Reach, Timestamp, VersionId};
 use lf_lens::{
-    Lens, LensPatch, LensStatus, LensStore, LensVersion, SearchQuery, Semver, TemplateBody, Title,
+    Lens, LensDraft, LensPatch, LensStatus, LensStore, LensVersion, SearchQuery, Semver, TemplateBody, Title,
     Visibility, build_params,
 };
 
@@ -13,30 +13,8 @@ pub fn new_lens(owner: LenserId, title: &str, body: &str) -> (Lens, LensVersion)
     let now = Timestamp::from_micros(1_750_000_000_000_000);
     let body =
         TemplateBody::parse(format!("{body} [[Topic]] and enough words to pass the minimum length")).unwrap();
-    let version = LensVersion {
-        id: VersionId::new(),
-        lens_id: LensId::new(),
-        semver: Semver::INITIAL,
-        params: build_params(&body, &[], &[]).unwrap(),
-        body,
-        changelog: "Initial version.".into(),
-        created_at: now,
-    };
-    let lens = Lens {
-        id: version.lens_id,
-        owner,
-        title: Title::parse(title).unwrap(),
-        description: None,
-        visibility: Visibility::Public,
-        status: LensStatus::Published,
-        parent_lens_id: None,
-        head_version_id: version.id,
-        head_semver: version.semver,
-        created_at: now,
-        updated_at: now,
-        archived_at: None,
-    };
-    (lens, version)
+    let params = build_params(&body, &[], &[]).unwrap();
+    LensDraft::new(owner, Title::parse(title).unwrap(), body, params).build(now)
 }
 
 fn next_version(lens: &Lens, patch: u32) -> LensVersion {
