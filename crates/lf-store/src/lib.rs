@@ -37,6 +37,7 @@
 //! fewer matches the ranking is exact. `total` always counts every match.
 
 mod error;
+mod listing;
 mod location;
 mod postgres;
 mod rows;

@@ -19,6 +19,7 @@ use sqlx::{Postgres, QueryBuilder, Row};
 use uuid::Uuid;
 
 use crate::error::{conflict_or, map_db_err};
+use crate::listing::{page_of, push_list_from, push_page};
 use crate::rows::{LensRecord, json_strings, params_from_json, semver, semver_parts, tsquery};
 
 /// The columns every lens read selects, decoded by [`lens_from_row`].
@@ -248,54 +249,6 @@ fn summary_from_row(row: &PgRow, id: Uuid) -> LfResult<VersionSummary> {
     })
 }
 
-/// A page of lenses from rows carrying a `total` column; `count` answers the
-/// total when the page is past the end and so has no rows to carry it.
-async fn page_of(
-    rows: Vec<PgRow>,
-    page: PageRequest,
-    count: impl AsyncFnOnce() -> LfResult<i64>,
-) -> LfResult<Page<Lens>> {
-    let total = match rows.first() {
-        Some(row) => row.try_get::<i64, _>("total").map_err(map_db_err)?,
-        None if page.offset() == 0 => 0,
-        None => count().await?,
-    };
-    let items = rows.iter().map(lens_from_row).collect::<LfResult<Vec<_>>>()?;
-    Ok(Page::new(items, u64::try_from(total).unwrap_or(0), page))
-}
-
-fn push_reach(qb: &mut QueryBuilder<Postgres>, reach: Reach) {
-    if let Reach::Lenser(me) = reach {
-        qb.push(" AND (l.owner_id = ").push_bind(me.as_uuid()).push(" OR l.visibility <> 'private')");
-    }
-}
-
-/// The `FROM … WHERE` of a listing. Its text depends only on which filters
-/// are set, so the prepared-statement cache holds one statement per shape.
-fn push_list_from(qb: &mut QueryBuilder<Postgres>, reach: Reach, filter: &LensFilter) {
-    qb.push(" FROM lenses l WHERE l.deleted_at IS NULL");
-    if !(filter.include_archived || filter.status == Some(LensStatus::Archived)) {
-        qb.push(" AND l.status <> 'archived'");
-    }
-    push_reach(qb, reach);
-    if let Some(v) = filter.visibility {
-        qb.push(" AND l.visibility = ").push_bind(v.as_str());
-    }
-    if let Some(s) = filter.status {
-        qb.push(" AND l.status = ").push_bind(s.as_str());
-    }
-    if let Some(o) = filter.owner {
-        qb.push(" AND l.owner_id = ").push_bind(o.as_uuid());
-    }
-}
-
-fn push_page(qb: &mut QueryBuilder<Postgres>, page: PageRequest) {
-    qb.push(" LIMIT ")
-        .push_bind(i64::from(page.limit()))
-        .push(" OFFSET ")
-        .push_bind(i64::try_from(page.offset()).unwrap_or(i64::MAX));
-}
-
 /// [`LensStore`] over PostgreSQL.
 pub(crate) struct PgLensStore {
     pool: PgPool,
@@ -473,7 +426,7 @@ impl LensStore for PgLensStore {
         qb.push(" ORDER BY l.created_at DESC, l.id DESC");
         push_page(&mut qb, page);
         let rows = qb.build().fetch_all(&self.pool).await.map_err(map_db_err)?;
-        page_of(rows, page, async || {
+        page_of(rows, page, lens_from_row, async || {
             let mut qb = QueryBuilder::<Postgres>::new("SELECT count(*)");
             push_list_from(&mut qb, reach, filter);
             qb.build_query_scalar::<i64>().fetch_one(&self.pool).await.map_err(map_db_err)
@@ -507,7 +460,7 @@ impl LensStore for PgLensStore {
             .fetch_all(&mut *tx)
             .await
             .map_err(map_db_err)?;
-        let page = page_of(rows, page, async || {
+        let page = page_of(rows, page, lens_from_row, async || {
             sqlx::query_scalar(SEARCH_COUNT)
                 .bind(tsq.clone())
                 .bind(reach_owner(reach))
