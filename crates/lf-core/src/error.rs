@@ -1,3 +1,4 @@
+use std::borrow::Cow;
 use std::error::Error as StdError;
 use std::fmt;
 
@@ -93,18 +94,20 @@ pub struct LfError {
 
 pub type LfResult<T> = Result<T, LfError>;
 
-/// At most 60 characters of client input, quoted, for error messages: enough to
-/// recognise the value, never an echo of a 10 MB string.
-pub(crate) fn quote_excerpt(s: &str) -> String {
-    const MAX: usize = 60;
-    let mut out = String::from("\"");
-    for (n, c) in s.chars().enumerate() {
-        if n == MAX {
-            out.push('…');
-            break;
-        }
-        out.extend(c.escape_debug());
+/// At most `max` characters of `s`, with an ellipsis when cut: a message
+/// built from client input never echoes a 10 MB argument.
+pub fn clip(s: &str, max: usize) -> Cow<'_, str> {
+    match s.char_indices().nth(max) {
+        Some((at, _)) => Cow::Owned(format!("{}…", &s[..at])),
+        None => Cow::Borrowed(s),
     }
+}
+
+/// At most 60 characters of client input, quoted, for error messages: enough to
+/// recognise the value.
+pub(crate) fn quote_excerpt(s: &str) -> String {
+    let mut out = String::from("\"");
+    out.extend(clip(s, 60).chars().flat_map(char::escape_debug));
     out.push('"');
     out
 }

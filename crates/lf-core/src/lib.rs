@@ -14,7 +14,7 @@ mod page;
 mod principal;
 
 pub use clock::{Clock, FixedClock, SystemClock, Timestamp};
-pub use error::{Detail, DetailValue, ErrorCode, ErrorDetails, LfError, LfResult};
+pub use error::{Detail, DetailValue, ErrorCode, ErrorDetails, LfError, LfResult, clip};
 pub use id::{LensId, LenserId, ParamId, RunId, VersionId, WorkflowId, parse_uuid};
 pub use page::{Page, PageRequest};
 pub use principal::{Principal, Reach, Scope, Scopes};

@@ -62,13 +62,6 @@ fn protocol_error(id: Value, code: i64, message: impl Into<String>) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message.into()}})
 }
 
-fn bounded(s: &str, max: usize) -> &str {
-    match s.char_indices().nth(max) {
-        Some((at, _)) => &s[..at],
-        None => s,
-    }
-}
-
 /// The answer to a line that is not a message rmcp understands, if any
 /// (a broken notification gets none: nobody waits for it).
 fn reject(line: &[u8], err: &serde_json::Error) -> Option<Value> {
@@ -81,7 +74,7 @@ fn reject(line: &[u8], err: &serde_json::Error) -> Option<Value> {
         }
         Value::Object(m) => {
             let id = m.get("id").filter(|id| id.is_string() || id.is_number()).cloned();
-            let detail = bounded(&err.to_string(), 300).to_owned();
+            let detail = lf_core::clip(&err.to_string(), 300).into_owned();
             match (id, m.contains_key("method")) {
                 (Some(id), true) => Some(protocol_error(id, -32602, format!("Invalid params: {detail}"))),
                 (Some(id), false) => Some(protocol_error(id, -32600, format!("Invalid Request: {detail}"))),
@@ -118,7 +111,7 @@ async fn read_loop<R: AsyncRead + Unpin>(
                 }
                 break;
             }
-            let (chunk, done) = match memchr_newline(buf) {
+            let (chunk, done) = match memchr::memchr(b'\n', buf) {
                 Some(at) => (&buf[..=at], true),
                 None => (buf, false),
             };
@@ -167,10 +160,6 @@ async fn read_loop<R: AsyncRead + Unpin>(
             }
         }
     }
-}
-
-fn memchr_newline(buf: &[u8]) -> Option<usize> {
-    buf.iter().position(|b| *b == b'\n')
 }
 
 fn trim_line(line: &[u8]) -> &[u8] {

@@ -4,7 +4,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use lf_core::{LfError, LfResult, Principal};
+use lf_core::{LfError, LfResult, Principal, clip};
 use lf_lens::LensService;
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use schemars::JsonSchema;
@@ -105,15 +105,6 @@ fn schema_object<T: JsonSchema>(settings: SchemaSettings) -> Arc<JsonObject> {
     Arc::new(object)
 }
 
-/// At most `max` characters of `s`, with an ellipsis when cut: error
-/// messages never echo a 10 MB argument.
-fn bounded(s: &str, max: usize) -> String {
-    match s.char_indices().nth(max) {
-        Some((at, _)) => format!("{}…", &s[..at]),
-        None => s.to_owned(),
-    }
-}
-
 /// The name between the first pair of backticks of a serde message, as in
 /// "missing field `lens_id`" or "unknown field `extra`, expected ...".
 fn backticked<'a>(message: &'a str, prefix: &str) -> Option<&'a str> {
@@ -123,17 +114,17 @@ fn backticked<'a>(message: &'a str, prefix: &str) -> Option<&'a str> {
 /// Turns a serde error at a path into an INVALID_ARGUMENT naming the field.
 fn argument_error(err: serde_path_to_error::Error<serde_json::Error>) -> LfError {
     let path = err.path().to_string();
-    let path = if path == "." { String::new() } else { bounded(&path, 100) };
+    let path = if path == "." { String::new() } else { clip(&path, 100).into_owned() };
     let inner = err.into_inner().to_string();
     let named = backticked(&inner, "missing field ").or_else(|| backticked(&inner, "unknown field "));
     let field = match (named, path.is_empty()) {
-        (Some(name), true) => bounded(name, 100),
-        (Some(name), false) => format!("{path}.{}", bounded(name, 100)),
+        (Some(name), true) => clip(name, 100).into_owned(),
+        (Some(name), false) => format!("{path}.{}", clip(name, 100)),
         (None, true) => "arguments".to_owned(),
         (None, false) => path.clone(),
     };
-    let inner = bounded(&inner, 300);
-    let message = if path.is_empty() { inner } else { format!("{path}: {inner}") };
+    let inner = clip(&inner, 300);
+    let message = if path.is_empty() { inner.into_owned() } else { format!("{path}: {inner}") };
     LfError::invalid_argument(format!(
         "{message}. Check the tool's input schema for the expected names and types."
     ))

@@ -15,7 +15,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
 use crate::catalog::{Catalog, CatalogOptions, Ctx, Services};
-use crate::hygiene::{injection_note, injection_reasons, sanitize_value};
+use crate::hygiene::{injection_note, injection_reasons, sanitize_text, sanitize_value};
 use crate::mcp_error::error_result;
 
 /// The name the server gives itself to clients and in `/health`.
@@ -208,9 +208,7 @@ impl ServerHandler for LfServer {
             .run(&self.principal, id, VersionSelector::Head, &values, None)
             .await
             .map_err(prompt_error)?;
-        let mut text = serde_json::Value::String(run.prompt);
-        sanitize_value(&mut text);
-        let serde_json::Value::String(text) = text else { unreachable!() };
+        let text = sanitize_text(&run.prompt).unwrap_or(run.prompt);
         let result = GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])
             .with_description(format!("{} {}", run.lens.title, run.version.semver));
         Ok(result.into())
