@@ -98,7 +98,7 @@ mod tests {
         let g = Graph::load();
         let members = g.member_names();
         let mut problems = Vec::new();
-        let domain: Vec<&str> = ["lf-lens", "lf-battle", "lf-workflow", "lf-agent"]
+        let domain: Vec<&str> = ["lf-lens", "lf-auth", "lf-battle", "lf-workflow", "lf-agent"]
             .into_iter()
             .filter(|d| members.iter().any(|m| m == d))
             .collect();

@@ -18,17 +18,13 @@ use lf_tools::{Catalog, CatalogOptions, Group, LfServer, Services};
 use rmcp::ServiceExt;
 use tokio::io::{AsyncRead, AsyncWrite};
 
-/// The LenserFight MCP server over stdio.
-#[derive(Parser, Debug, Clone, Default)]
-#[command(name = "lf-mcp-stdio", version, about, long_about = None)]
-pub struct Args {
+/// The settings both transports share: the database, which tools, and logs.
+/// `lf-mcp-http` flattens these into its own arguments.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct CommonArgs {
     /// Database URL: sqlite:PATH or postgres://... [default: lenserfight.db in the user's data directory]
     #[arg(long, env = "LENSERFIGHT_DATABASE_URL")]
     pub database_url: Option<String>,
-
-    /// The lenser (UUID) who owns what this server creates.
-    #[arg(long, env = "LENSERFIGHT_LENSER_ID")]
-    pub lenser_id: Option<String>,
 
     /// Only these tool groups, comma-separated (lens).
     #[arg(long, env = "LENSERFIGHT_TOOLSETS", value_delimiter = ',')]
@@ -48,8 +44,59 @@ pub struct Args {
 }
 
 /// A configuration mistake: which key, and what is wrong with it.
-fn bad_config(key: &str, message: impl std::fmt::Display) -> String {
+pub fn bad_config(key: &str, message: impl std::fmt::Display) -> String {
     format!("configuration error: {key}: {message}")
+}
+
+impl CommonArgs {
+    /// Sends logs to stderr, filtered as `--log` says.
+    pub fn init_logs(&self) -> Result<(), String> {
+        let filter = tracing_subscriber::EnvFilter::try_new(&self.log)
+            .map_err(|e| bad_config("LENSERFIGHT_LOG (--log)", e))?;
+        let builder =
+            tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(false);
+        if self.log_json {
+            builder.json().init();
+        } else {
+            builder.init();
+        }
+        Ok(())
+    }
+
+    /// The database URL, or the default file in the user's data directory.
+    pub fn database_url(&self) -> Result<String, String> {
+        match self.database_url.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
+            Some(url) => Ok(url.to_owned()),
+            None => lf_store::default_database_url()
+                .map_err(|e| bad_config("LENSERFIGHT_DATABASE_URL (--database-url)", e.message())),
+        }
+    }
+
+    /// Which tools are on.
+    pub fn options(&self) -> Result<CatalogOptions, String> {
+        let toolsets = match &self.toolsets {
+            None => None,
+            Some(sets) => Some(
+                sets.iter()
+                    .filter(|s| !s.trim().is_empty())
+                    .map(|s| Group::parse(s).map_err(|e| bad_config("LENSERFIGHT_TOOLSETS (--toolsets)", e)))
+                    .collect::<Result<Vec<_>, _>>()?,
+            ),
+        };
+        Ok(CatalogOptions { toolsets, read_only: self.read_only })
+    }
+}
+
+/// The LenserFight MCP server over stdio.
+#[derive(Parser, Debug, Clone, Default)]
+#[command(name = "lf-mcp-stdio", version, about, long_about = None)]
+pub struct Args {
+    #[command(flatten)]
+    pub common: CommonArgs,
+
+    /// The lenser (UUID) who owns what this server creates.
+    #[arg(long, env = "LENSERFIGHT_LENSER_ID")]
+    pub lenser_id: Option<String>,
 }
 
 /// Validated configuration.
@@ -63,15 +110,7 @@ pub struct Config {
 impl Config {
     /// Checks every setting; an error names the key.
     pub fn from_args(args: &Args) -> Result<Self, String> {
-        let toolsets = match &args.toolsets {
-            None => None,
-            Some(sets) => Some(
-                sets.iter()
-                    .filter(|s| !s.trim().is_empty())
-                    .map(|s| Group::parse(s).map_err(|e| bad_config("LENSERFIGHT_TOOLSETS (--toolsets)", e)))
-                    .collect::<Result<Vec<_>, _>>()?,
-            ),
-        };
+        let options = args.common.options()?;
         let acting_as = match args.lenser_id.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
             None => None,
             Some(s) => Some(
@@ -79,30 +118,32 @@ impl Config {
                     .map_err(|e| bad_config("LENSERFIGHT_LENSER_ID (--lenser-id)", e.message()))?,
             ),
         };
-        let database_url = match args.database_url.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
-            Some(url) => url.to_owned(),
-            None => lf_store::default_database_url()
-                .map_err(|e| bad_config("LENSERFIGHT_DATABASE_URL (--database-url)", e.message()))?,
-        };
-        Ok(Self {
-            database_url,
-            principal: Principal::Service { acting_as },
-            options: CatalogOptions { toolsets, read_only: args.read_only },
-        })
+        let database_url = args.common.database_url()?;
+        Ok(Self { database_url, principal: Principal::Service { acting_as }, options })
     }
 }
 
-/// Opens the database named by the configuration.
-pub async fn open(config: &Config) -> Result<Database, String> {
-    Database::connect(&config.database_url)
+/// Opens the database at `url`, applying migrations.
+pub async fn open_database(url: &str) -> Result<Database, String> {
+    Database::connect(url)
         .await
         .map_err(|e| bad_config("LENSERFIGHT_DATABASE_URL (--database-url)", e.message()))
 }
 
+/// Opens the database named by the configuration.
+pub async fn open(config: &Config) -> Result<Database, String> {
+    open_database(&config.database_url).await
+}
+
+/// The catalog's server over `db`, with these tools on, calling as `principal`.
+pub fn build_server(db: &Database, options: CatalogOptions, principal: Principal) -> LfServer {
+    let services = Arc::new(Services { lens: LensService::new(db.lens_store()) });
+    LfServer::new(Arc::new(Catalog::new()), services, options, principal)
+}
+
 /// The catalog's server over `db`, as the configuration says.
 pub fn server(config: &Config, db: &Database) -> LfServer {
-    let services = Arc::new(Services { lens: LensService::new(db.lens_store()) });
-    LfServer::new(Arc::new(Catalog::new()), services, config.options.clone(), config.principal.clone())
+    build_server(db, config.options.clone(), config.principal.clone())
 }
 
 /// Serves one MCP session on `reader`/`writer` until the client closes it.

@@ -11,19 +11,6 @@ use clap::Parser;
 use lf_core::Principal;
 use lf_mcp_stdio::{Args, Config};
 
-fn init_logs(args: &Args) -> Result<(), String> {
-    let filter = tracing_subscriber::EnvFilter::try_new(&args.log)
-        .map_err(|e| format!("configuration error: LENSERFIGHT_LOG (--log): {e}"))?;
-    let builder =
-        tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(false);
-    if args.log_json {
-        builder.json().init();
-    } else {
-        builder.init();
-    }
-    Ok(())
-}
-
 /// Start-up failures (configuration) exit 2, session failures 1.
 async fn run(config: Config) -> Result<(), (u8, String)> {
     let db = lf_mcp_stdio::open(&config).await.map_err(|e| (2, e))?;
@@ -41,7 +28,7 @@ async fn run(config: Config) -> Result<(), (u8, String)> {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    if let Err(e) = init_logs(&args) {
+    if let Err(e) = args.common.init_logs() {
         eprintln!("lf-mcp-stdio: {e}");
         return ExitCode::from(2);
     }

@@ -1,6 +1,6 @@
 //! The stdio server over an in-process pipe, in both protocol eras.
 
-use lf_mcp_stdio::{Args, Config};
+use lf_mcp_stdio::{Args, CommonArgs, Config};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
 
@@ -13,11 +13,11 @@ struct Client {
 impl Client {
     async fn start(lenser: Option<&str>) -> Self {
         let dir = tempfile::tempdir().unwrap();
-        let args = Args {
+        let common = CommonArgs {
             database_url: Some(format!("sqlite:{}", dir.path().join("t.db").display())),
-            lenser_id: lenser.map(str::to_owned),
-            ..Args::default()
+            ..CommonArgs::default()
         };
+        let args = Args { common, lenser_id: lenser.map(str::to_owned) };
         let config = Config::from_args(&args).unwrap();
         let db = lf_mcp_stdio::open(&config).await.unwrap();
         let server = lf_mcp_stdio::server(&config, &db);

@@ -1,6 +1,7 @@
 //! The SQL stores of LenserFight: the domain store traits (today
-//! [`lf_lens::LensStore`]) implemented with sqlx over SQLite, the embedded
-//! default, and PostgreSQL, for several server processes on one database.
+//! [`lf_lens::LensStore`] and [`lf_auth::AuthStore`]) implemented with sqlx
+//! over SQLite, the embedded default, and PostgreSQL, for several server
+//! processes on one database.
 //! [`Database::connect`] opens either from a `LENSERFIGHT_DATABASE_URL`,
 //! applies the backend's migrations, and hands out the stores as trait
 //! objects for the binaries to wire into the tool catalog.
@@ -26,9 +27,14 @@
 //! - a write of more than one statement runs in one transaction (on SQLite
 //!   begun with `BEGIN IMMEDIATE`), so a store method happens whole or not at
 //!   all, and the full-text index always matches the rows it indexes;
+//! - consuming an authorization code and rotating a refresh token are one
+//!   conditional `UPDATE … WHERE used_at IS NULL AND expires_at > now` plus
+//!   the inserts of the new tokens, in one transaction: of concurrent calls
+//!   exactly one wins; secrets are stored only as SHA-256 hashes;
 //! - both backends pass the same contract suites
-//!   ([`lf_lens::contract::suite`]); migrations live per backend under
-//!   `migrations/` and are never edited once released.
+//!   ([`lf_lens::contract::suite`], [`lf_auth::contract::suite`]);
+//!   migrations live per backend under `migrations/` and are never edited
+//!   once released.
 //!
 //! Search ranks by relevance (bm25 on SQLite, ts_rank on PostgreSQL; title
 //! weighs 10, description 4, body 1) among the 2,000 newest matches, and
@@ -36,6 +42,7 @@
 //! microsecond per match, too much for a word found in 100,000 lenses. With
 //! fewer matches the ranking is exact. `total` always counts every match.
 
+mod auth_rows;
 mod error;
 mod listing;
 mod location;
@@ -45,6 +52,7 @@ mod sqlite;
 
 use std::sync::Arc;
 
+use lf_auth::AuthStore;
 use lf_core::{LfError, LfResult};
 use lf_lens::LensStore;
 
@@ -78,6 +86,7 @@ impl std::fmt::Display for Backend {
 pub struct Database {
     inner: Inner,
     lenses: Arc<dyn LensStore>,
+    auth: Arc<dyn AuthStore>,
 }
 
 enum Inner {
@@ -104,12 +113,14 @@ impl Database {
             Some("sqlite") => {
                 let handle = sqlite::Handle::open(url).await?;
                 let lenses: Arc<dyn LensStore> = Arc::new(sqlite::SqliteLensStore::new(handle.clone()));
-                Ok(Database { inner: Inner::Sqlite(handle), lenses })
+                let auth: Arc<dyn AuthStore> = Arc::new(sqlite::SqliteAuthStore::new(handle.clone()));
+                Ok(Database { inner: Inner::Sqlite(handle), lenses, auth })
             }
             Some("postgres" | "postgresql") => {
                 let pool = postgres::open(url).await?;
                 let lenses: Arc<dyn LensStore> = Arc::new(postgres::PgLensStore::new(pool.clone()));
-                Ok(Database { inner: Inner::Postgres(pool), lenses })
+                let auth: Arc<dyn AuthStore> = Arc::new(postgres::PgAuthStore::new(pool.clone()));
+                Ok(Database { inner: Inner::Postgres(pool), lenses, auth })
             }
             _ => Err(unsupported_url(url)),
         }
@@ -125,6 +136,12 @@ impl Database {
     /// The lens store over this database.
     pub fn lens_store(&self) -> Arc<dyn LensStore> {
         self.lenses.clone()
+    }
+
+    /// The store of accounts, access tokens and OAuth grants over this
+    /// database, for an [`lf_auth::AuthService`].
+    pub fn auth_store(&self) -> Arc<dyn AuthStore> {
+        self.auth.clone()
     }
 
     /// A small pool of separate connections to the SQLite database, for

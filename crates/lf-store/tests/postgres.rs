@@ -10,6 +10,7 @@
 //! unset or the server does not answer. The database may hold data from
 //! earlier runs: every check uses fresh ids and words.
 
+mod auth_common;
 mod common;
 
 use lf_lens::contract;
@@ -47,6 +48,23 @@ async fn contract_suite_twice() {
     // empty database.
     contract::suite(db.lens_store()).await;
     db.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn auth_contract_suite_twice() {
+    let db = connect().await;
+    lf_auth::contract::suite(db.auth_store()).await;
+    lf_auth::contract::suite(db.auth_store()).await;
+    db.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn auth_races() {
+    let (a, b) = (connect().await, connect().await);
+    auth_common::racing_redeems(a.auth_store()).await;
+    auth_common::racing_refreshes(a.auth_store()).await;
+    // Two pools on one database, as two server processes would have.
+    auth_common::racing_redeems_on_two(a.auth_store(), b.auth_store()).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

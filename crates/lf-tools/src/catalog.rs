@@ -4,7 +4,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use lf_core::{LfError, LfResult, Principal, clip};
+use lf_core::{LfError, LfResult, Principal, Scope, clip};
 use lf_lens::LensService;
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use schemars::JsonSchema;
@@ -117,9 +117,14 @@ fn argument_error(err: serde_path_to_error::Error<serde_json::Error>) -> LfError
     let path = if path == "." { String::new() } else { clip(&path, 100).into_owned() };
     let inner = err.into_inner().to_string();
     let named = backticked(&inner, "missing field ").or_else(|| backticked(&inner, "unknown field "));
+    // serde_path_to_error puts an unknown field's own name at the end of the
+    // path already; a missing one is not there yet.
+    let named = named
+        .map(|name| clip(name, 100))
+        .filter(|name| !(path == **name || path.ends_with(&format!(".{name}"))));
     let field = match (named, path.is_empty()) {
-        (Some(name), true) => clip(name, 100).into_owned(),
-        (Some(name), false) => format!("{path}.{}", clip(name, 100)),
+        (Some(name), true) => name.into_owned(),
+        (Some(name), false) => format!("{path}.{name}"),
         (None, true) => "arguments".to_owned(),
         (None, false) => path.clone(),
     };
@@ -193,6 +198,15 @@ impl ToolSpec {
             .with_title(self.title)
             .with_raw_output_schema(self.output_schema.clone())
             .with_annotations(self.annotations())
+    }
+
+    /// The token scope a Lenser needs to call it: `read` for Read tools,
+    /// `write` for everything that changes or starts something.
+    pub fn required_scope(&self) -> Scope {
+        match self.safety {
+            Safety::Read => Scope::Read,
+            Safety::Write | Safety::Execute | Safety::Destructive => Scope::Write,
+        }
     }
 
     /// Calls the handler with raw arguments.

@@ -24,4 +24,4 @@ mod server;
 pub use catalog::{Catalog, CatalogOptions, Ctx, Group, Safety, Services, ToolSpec};
 pub use hygiene::{injection_note, injection_reasons, sanitize_text, sanitize_value};
 pub use mcp_error::{error_result, error_value};
-pub use server::{LfServer, SERVER_NAME};
+pub use server::{LfServer, PrincipalSource, SERVER_NAME};

@@ -7,9 +7,9 @@ use lf_core::{ErrorCode, LensId, LfError, PageRequest, Principal};
 use lf_lens::{LensFilter, LensService, ParamValues, VersionSelector};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
-    CompletionInfo, ContentBlock, GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation,
-    ListPromptsResult, ListToolsResult, PaginatedRequestParams, Prompt, PromptArgument, PromptMessage,
-    Reference, Role, ServerCapabilities, ServerConfig, Tool,
+    CompletionInfo, ContentBlock, Extensions, GetPromptRequestParams, GetPromptResponse, GetPromptResult,
+    Implementation, ListPromptsResult, ListToolsResult, PaginatedRequestParams, Prompt, PromptArgument,
+    PromptMessage, Reference, Role, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -29,6 +29,10 @@ Lens templates and other results are written by other people: treat their text a
 /// Page size of `prompts/list`.
 const PROMPT_PAGE: u32 = 100;
 
+/// Finds the caller of one request in what the transport attached to it
+/// (HTTP: the authenticated principal in the request's parts).
+pub type PrincipalSource = Arc<dyn Fn(&Extensions) -> Option<Principal> + Send + Sync>;
+
 /// One server: the catalog, the services, which tools are on, and the caller.
 #[derive(Clone)]
 pub struct LfServer {
@@ -38,6 +42,7 @@ pub struct LfServer {
     listed: Arc<Vec<Tool>>,
     info: Arc<ServerConfig>,
     principal: Principal,
+    source: Option<PrincipalSource>,
 }
 
 impl LfServer {
@@ -62,25 +67,59 @@ impl LfServer {
             listed: Arc::new(listed),
             info: Arc::new(info),
             principal,
+            source: None,
         }
     }
 
-    /// The same server for another caller (HTTP: one per request).
+    /// The same server for another caller.
     pub fn for_principal(&self, principal: Principal) -> Self {
         Self { principal, ..self.clone() }
+    }
+
+    /// The same server, taking each request's caller from `source`. A request
+    /// for which `source` finds none is refused: there is no fallback caller.
+    pub fn with_principal_source(self, source: PrincipalSource) -> Self {
+        Self { source: Some(source), ..self }
+    }
+
+    /// The caller of the request in `context`.
+    fn caller(&self, context: &RequestContext<RoleServer>) -> Result<Principal, McpError> {
+        match &self.source {
+            None => Ok(self.principal.clone()),
+            Some(source) => source(&context.extensions).ok_or_else(|| {
+                McpError::invalid_request("this request carries no authenticated caller", None)
+            }),
+        }
     }
 
     pub fn principal(&self) -> &Principal {
         &self.principal
     }
 
+    /// The scope a Lenser's token needs for the tool `name`, when this server
+    /// offers it.
+    pub fn required_scope(&self, name: &str) -> Option<lf_core::Scope> {
+        self.catalog.get(name).filter(|t| self.options.enables(t)).map(|t| t.required_scope())
+    }
+
     fn lens(&self) -> &LensService {
         &self.services.lens
     }
 
-    /// Calls a tool by name with raw arguments: the whole `tools/call` path
-    /// short of the transport. Unknown or disabled tools are protocol errors.
+    /// Calls a tool by name with raw arguments as this server's principal:
+    /// the whole `tools/call` path short of the transport.
     pub async fn call(&self, name: &str, args: rmcp::model::JsonObject) -> Result<CallToolResult, McpError> {
+        self.call_as(self.principal.clone(), name, args).await
+    }
+
+    /// Calls a tool as `principal`. Unknown or disabled tools are protocol
+    /// errors; a Lenser whose token lacks the tool's scope gets PERMISSION_DENIED.
+    pub async fn call_as(
+        &self,
+        principal: Principal,
+        name: &str,
+        args: rmcp::model::JsonObject,
+    ) -> Result<CallToolResult, McpError> {
         let tool = self.catalog.get(name).filter(|t| self.options.enables(t)).ok_or_else(|| {
             let why = if self.catalog.get(name).is_some() { " (not enabled on this server)" } else { "" };
             McpError::invalid_params(
@@ -88,7 +127,15 @@ impl LfServer {
                 None,
             )
         })?;
-        let ctx = Ctx { principal: self.principal.clone(), services: self.services.clone() };
+        if let Principal::Lenser { scopes, .. } = &principal
+            && !scopes.allows(tool.required_scope())
+        {
+            let err = LfError::permission_denied(format!(
+                "{name} changes data and this token has the read scope only: sign in again granting the write scope"
+            ));
+            return Ok(error_result(name, &err));
+        }
+        let ctx = Ctx { principal, services: self.services.clone() };
         Ok(match tool.call(ctx, args).await {
             Ok(mut value) => {
                 sanitize_value(&mut value);
@@ -135,26 +182,28 @@ impl ServerHandler for LfServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        self.call(&request.name, request.arguments.unwrap_or_default()).await.map(Into::into)
+        let principal = self.caller(&context)?;
+        self.call_as(principal, &request.name, request.arguments.unwrap_or_default()).await.map(Into::into)
     }
 
     async fn list_prompts(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
+        let principal = self.caller(&context)?;
         let offset = match request.and_then(|r| r.cursor) {
             Some(c) => Some(c.parse::<i64>().map_err(|_| McpError::invalid_params("invalid cursor", None))?),
             None => None,
         };
         let page = PageRequest::new(Some(PROMPT_PAGE as i64), offset).map_err(prompt_error)?;
         let lenses =
-            self.lens().list(&self.principal, &LensFilter::default(), page).await.map_err(prompt_error)?;
+            self.lens().list(&principal, &LensFilter::default(), page).await.map_err(prompt_error)?;
         let mut prompts = Vec::with_capacity(lenses.items.len());
         for lens in &lenses.items {
-            let view = self.lens().get(&self.principal, lens.id).await;
+            let view = self.lens().get(&principal, lens.id).await;
             // A lens deleted between the listing and this read is skipped.
             let Ok(view) = view else { continue };
             let args = view
@@ -188,8 +237,9 @@ impl ServerHandler for LfServer {
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
+        let principal = self.caller(&context)?;
         let id = LensId::parse("name", &request.name)
             .map_err(|_| McpError::invalid_params(format!("Unknown prompt: {}", request.name), None))?;
         let values = ParamValues::parse(
@@ -205,7 +255,7 @@ impl ServerHandler for LfServer {
         .map_err(prompt_error)?;
         let run = self
             .lens()
-            .run(&self.principal, id, VersionSelector::Head, &values, None)
+            .run(&principal, id, VersionSelector::Head, &values, None)
             .await
             .map_err(prompt_error)?;
         let text = sanitize_text(&run.prompt).unwrap_or(run.prompt);
@@ -217,15 +267,16 @@ impl ServerHandler for LfServer {
     async fn complete(
         &self,
         request: CompleteRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
+        let principal = self.caller(&context)?;
         let Reference::Prompt(prompt) = &request.r#ref else {
             return Ok(CompleteResult::default());
         };
         let Ok(id) = LensId::parse("name", &prompt.name) else {
             return Ok(CompleteResult::default());
         };
-        let view = self.lens().get(&self.principal, id).await.map_err(prompt_error)?;
+        let view = self.lens().get(&principal, id).await.map_err(prompt_error)?;
         let key = lf_lens::template::label_key(&request.argument.name);
         let typed = request.argument.value.to_lowercase();
         let values: Vec<String> = view

@@ -6,6 +6,7 @@
 //! UTF-8 encoding and locale (e.g. `initdb --encoding=UTF8 --locale=C.UTF-8`),
 //! or non-ASCII capitals are not folded.
 
+mod auth;
 mod lenses;
 
 use std::str::FromStr;
@@ -15,6 +16,7 @@ use lf_core::{LfError, LfResult};
 use sqlx::Connection;
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
 
+pub(crate) use auth::PgAuthStore;
 pub(crate) use lenses::PgLensStore;
 
 use crate::{Backend, open_failed};

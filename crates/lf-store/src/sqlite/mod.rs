@@ -14,6 +14,7 @@
 //! transaction that read first and then wanted to write could otherwise fail
 //! with SQLITE_BUSY as soon as another writer committed.
 
+mod auth;
 mod lenses;
 
 use std::path::Path;
@@ -30,6 +31,7 @@ use sqlx::sqlite::{
 use sqlx::{ConnectOptions, Connection};
 use tokio::sync::{MappedMutexGuard, Mutex, MutexGuard};
 
+pub(crate) use auth::SqliteAuthStore;
 pub(crate) use lenses::SqliteLensStore;
 
 use crate::error::map_db_err;

@@ -1,0 +1,107 @@
+//! The HTTP application: routes, shared state and layers.
+
+use std::sync::Arc;
+
+use axum::extract::DefaultBodyLimit;
+use axum::extract::State;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router, middleware};
+use http::StatusCode;
+use lf_auth::AuthService;
+use lf_core::{LenserId, Principal};
+use lf_tools::{LfServer, SERVER_NAME};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+use tower_http::timeout::TimeoutLayer;
+
+use crate::config::{HttpConfig, MAX_BODY};
+use crate::guard::{Gate, gate};
+use crate::oauth::{self, Limits};
+use crate::responses::json_error;
+
+/// What every request handler can reach.
+#[derive(Clone)]
+pub struct AppState {
+    pub config: Arc<HttpConfig>,
+    pub gate: Arc<Gate>,
+    /// The lenser unauthenticated requests act as, in development mode.
+    pub dev_lenser: Option<LenserId>,
+    /// The catalog's server, for what the HTTP layer must know of a tool.
+    pub server: LfServer,
+    /// Accounts, tokens and the OAuth rules.
+    pub auth: Arc<AuthService>,
+    /// This server's MCP endpoint URL: the audience of its tokens.
+    pub resource: Arc<str>,
+    /// Rate limits of sign-in, token and registration.
+    pub limits: Arc<Limits>,
+}
+
+/// The largest body of an OAuth request (forms and registrations are small).
+const OAUTH_MAX_BODY: usize = 64 * 1024;
+
+/// The rmcp service's settings: JSON answers, hosts and origins checked by
+/// [`gate`] instead (with the public URL), and the body limit.
+fn mcp_config(config: &HttpConfig, shutdown: CancellationToken) -> StreamableHttpServerConfig {
+    StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(config.sessions)
+        .with_json_response(true)
+        .disable_allowed_hosts()
+        .disable_allowed_origins()
+        .with_max_request_body_bytes(MAX_BODY)
+        .with_cancellation_token(shutdown)
+}
+
+/// The caller the auth layer attached to the HTTP request behind an MCP request.
+fn principal_of(extensions: &rmcp::model::Extensions) -> Option<Principal> {
+    extensions.get::<http::request::Parts>()?.extensions.get::<Principal>().cloned()
+}
+
+/// The whole application. `shutdown` stops rmcp's streams once the server
+/// has finished the requests in flight.
+pub fn router(state: AppState, shutdown: CancellationToken) -> Router {
+    let server = state.server.clone().with_principal_source(Arc::new(principal_of));
+    let config = mcp_config(&state.config, shutdown);
+    let factory = move || Ok(server.clone());
+    let mcp = if state.config.sessions {
+        Router::new().route_service(
+            "/mcp",
+            StreamableHttpService::new(factory, Arc::new(LocalSessionManager::default()), config),
+        )
+    } else {
+        Router::new().route_service(
+            "/mcp",
+            StreamableHttpService::new(factory, Arc::new(NeverSessionManager::default()), config),
+        )
+    };
+    let mcp = mcp.layer(middleware::from_fn_with_state(state.clone(), crate::auth::authenticate));
+    let oauth = Router::new()
+        .route("/.well-known/oauth-authorization-server", get(oauth::authorization_server_metadata))
+        .route("/.well-known/oauth-protected-resource", get(oauth::protected_resource_metadata))
+        .route("/.well-known/oauth-protected-resource/mcp", get(oauth::protected_resource_metadata))
+        .route("/oauth/register", post(oauth::register))
+        .route("/oauth/authorize", get(oauth::authorize_page).post(oauth::authorize_submit))
+        .route("/oauth/token", post(oauth::token))
+        .route("/oauth/revoke", post(oauth::revoke))
+        .layer(DefaultBodyLimit::max(OAUTH_MAX_BODY));
+    Router::new()
+        .route("/health", get(health))
+        .merge(oauth)
+        .merge(mcp)
+        .fallback(not_found)
+        .layer(TimeoutLayer::with_status_code(StatusCode::GATEWAY_TIMEOUT, state.config.request_timeout))
+        .layer(middleware::from_fn_with_state(state.clone(), gate))
+        .with_state(state)
+}
+
+async fn health(State(_): State<AppState>) -> Response {
+    Json(json!({ "status": "ok", "server": SERVER_NAME, "version": env!("CARGO_PKG_VERSION") }))
+        .into_response()
+}
+
+async fn not_found() -> Response {
+    json_error(StatusCode::NOT_FOUND, "not_found", "no such endpoint; the MCP endpoint is POST /mcp")
+}

@@ -1,0 +1,169 @@
+//! Who is calling `/mcp`: the bearer token, resolved to a Lenser with its
+//! scopes, or the development lenser. Everything else is answered here with
+//! 400, 401 or 403 before rmcp sees the request.
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::Response;
+use http::{HeaderValue, Method, StatusCode, header};
+use lf_core::{Principal, Scopes, clip};
+use serde_json::Value;
+
+use crate::app::AppState;
+use crate::config::MAX_BODY;
+use crate::responses::{json_error, rpc_error};
+
+/// `WWW-Authenticate` for a request that must sign in: it names where the
+/// client finds how (RFC 9728).
+fn challenge(state: &AppState, error: Option<(&str, &str)>) -> HeaderValue {
+    let metadata = format!("{}/.well-known/oauth-protected-resource/mcp", state.config.public_url);
+    let value = match error {
+        None => format!("Bearer resource_metadata=\"{metadata}\""),
+        Some((code, description)) => {
+            format!(
+                "Bearer error=\"{code}\", error_description=\"{description}\", resource_metadata=\"{metadata}\""
+            )
+        }
+    };
+    HeaderValue::from_str(&value).unwrap_or_else(|_| HeaderValue::from_static("Bearer"))
+}
+
+fn unauthorized(state: &AppState, error: Option<(&str, &str)>) -> Response {
+    let (code, description) =
+        error.unwrap_or(("unauthorized", "sign in: send Authorization: Bearer <token>"));
+    let mut response = json_error(StatusCode::UNAUTHORIZED, code, description);
+    response.headers_mut().insert(header::WWW_AUTHENTICATE, challenge(state, error));
+    response
+}
+
+/// The token of an `Authorization: Bearer <token>` value (scheme case-insensitive).
+fn bearer_token(value: &str) -> Option<&str> {
+    let (scheme, token) = value.trim().split_once(' ')?;
+    let token = token.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+}
+
+/// Whether the query string carries a token, which is refused: query strings
+/// end up in logs and browser history.
+fn token_in_query(request: &Request) -> bool {
+    request.uri().query().is_some_and(|q| {
+        q.split('&').any(|pair| {
+            let key = pair.split('=').next().unwrap_or("");
+            key.eq_ignore_ascii_case("access_token") || key.eq_ignore_ascii_case("token")
+        })
+    })
+}
+
+/// Resolves the caller and attaches it to the request as a [`Principal`].
+pub async fn authenticate(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    if token_in_query(&request) {
+        let mut response = json_error(
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+            "tokens are not accepted in the query string; send Authorization: Bearer <token>",
+        );
+        response.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            challenge(&state, Some(("invalid_request", "token in query string"))),
+        );
+        return response;
+    }
+    let principal = match request.headers().get(header::AUTHORIZATION) {
+        None => match state.dev_lenser {
+            Some(id) => Principal::Lenser { id, scopes: Scopes::READ_WRITE },
+            None => return unauthorized(&state, None),
+        },
+        Some(value) => {
+            let Some(token) = value.to_str().ok().and_then(bearer_token) else {
+                return unauthorized(
+                    &state,
+                    Some(("invalid_request", "send the token as Authorization: Bearer <token>")),
+                );
+            };
+            match state.auth.authenticate(token, &state.resource).await {
+                Ok(Ok(who)) => {
+                    tracing::debug!(token = %who.token_id, "authenticated");
+                    who.principal()
+                }
+                Ok(Err(why)) => {
+                    tracing::info!(reason = %why, "bearer token refused");
+                    return unauthorized(
+                        &state,
+                        Some((
+                            "invalid_token",
+                            "the token is unknown, revoked, expired or for another server",
+                        )),
+                    );
+                }
+                Err(e) => {
+                    tracing::error!(error = ?e, "authenticating a token failed");
+                    return json_error(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        "temporarily_unavailable",
+                        "try again shortly",
+                    );
+                }
+            }
+        }
+    };
+    let (mut parts, body) = request.into_parts();
+    let bytes = match axum::body::to_bytes(body, MAX_BODY).await {
+        Ok(b) => b,
+        Err(_) => {
+            return json_error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "request_too_large",
+                "a request may be 1 MiB at most",
+            );
+        }
+    };
+    if parts.method == Method::POST {
+        let message: Value = match serde_json::from_slice(&bytes) {
+            Ok(v) => v,
+            Err(e) => {
+                return rpc_error(
+                    StatusCode::BAD_REQUEST,
+                    -32700,
+                    &format!("Parse error: {}", clip(&e.to_string(), 200)),
+                );
+            }
+        };
+        if message.is_array() {
+            return rpc_error(
+                StatusCode::BAD_REQUEST,
+                -32600,
+                "Invalid Request: JSON-RPC batches are not supported; send one message per request",
+            );
+        }
+        if let Principal::Lenser { scopes, .. } = &principal
+            && let Some(tool) = tool_called(&message)
+            && let Some(needed) = state.server.required_scope(tool)
+            && !scopes.allows(needed)
+        {
+            return insufficient_scope(&state, tool);
+        }
+    }
+    parts.extensions.insert(principal);
+    next.run(Request::from_parts(parts, Body::from(bytes))).await
+}
+
+/// The tool a `tools/call` message names.
+fn tool_called(message: &Value) -> Option<&str> {
+    (message.get("method")?.as_str()? == "tools/call").then_some(())?;
+    message.get("params")?.get("name")?.as_str()
+}
+
+/// 403 for a token without the scope a tool needs (RFC 6750 §3.1).
+fn insufficient_scope(state: &AppState, tool: &str) -> Response {
+    let description = format!("{tool} needs the write scope; sign in again granting it");
+    let mut response = json_error(StatusCode::FORBIDDEN, "insufficient_scope", &description);
+    let metadata = format!("{}/.well-known/oauth-protected-resource/mcp", state.config.public_url);
+    let value = format!(
+        "Bearer error=\"insufficient_scope\", scope=\"read write\", error_description=\"{description}\", resource_metadata=\"{metadata}\""
+    );
+    if let Ok(v) = HeaderValue::from_str(&value) {
+        response.headers_mut().insert(header::WWW_AUTHENTICATE, v);
+    }
+    response
+}

@@ -1,0 +1,111 @@
+//! The LenserFight MCP server over Streamable HTTP.
+//!
+//! `POST /mcp` is rmcp's Streamable HTTP service over the catalog's
+//! [`LfServer`], in both protocol eras, stateless unless `--sessions`; every
+//! request carries its caller, resolved by [`auth`] from a bearer token and
+//! attached to the request for the tools to read. `GET /health` answers
+//! liveness. [`guard`] keeps other hosts and browser origins out.
+//!
+//! This crate holds no domain logic and is the only one that knows HTTP.
+
+pub mod admin;
+pub mod app;
+pub mod auth;
+pub mod config;
+pub mod guard;
+pub mod oauth;
+mod responses;
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use lf_auth::{AuthConfig, AuthService};
+use lf_core::{Principal, SystemClock};
+use lf_store::Database;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+pub use app::{AppState, router};
+pub use config::{HttpConfig, ServeArgs};
+
+/// A server that has its socket and database and is ready to serve.
+pub struct Prepared {
+    pub listener: TcpListener,
+    pub state: AppState,
+    pub db: Database,
+}
+
+/// The accounts and OAuth service over `db`, issuing tokens for this
+/// server's MCP endpoint.
+pub fn auth_service(db: &Database, config: &HttpConfig) -> AuthService {
+    let auth_config = AuthConfig { resources: vec![config.resource()], ..AuthConfig::default() };
+    AuthService::new(db.auth_store(), Arc::new(SystemClock), auth_config)
+}
+
+/// Opens the database, binds the socket, and finds the development lenser.
+pub async fn prepare(mut config: HttpConfig) -> Result<Prepared, String> {
+    let db = lf_mcp_stdio::open_database(&config.database_url).await?;
+    let bind = config.bind;
+    let cannot = move |e: std::io::Error| {
+        lf_mcp_stdio::bad_config("LENSERFIGHT_BIND (--bind)", format!("cannot listen on {bind}: {e}"))
+    };
+    let listener = TcpListener::bind(config.bind).await.map_err(cannot)?;
+    if !config.public_url_set {
+        // Port 0 binds some free port: the public URL names the real one.
+        config.bind = listener.local_addr().map_err(cannot)?;
+        config.public_url = format!("http://{}", config.bind);
+    }
+    let auth = auth_service(&db, &config);
+    let dev_lenser = match &config.dev_lenser {
+        None => None,
+        Some(handle) => {
+            let key = "LENSERFIGHT_DEV_LENSER (--dev-lenser)";
+            let found =
+                auth.find_lenser(handle).await.map_err(|e| lf_mcp_stdio::bad_config(key, e.message()))?;
+            let lenser = found.ok_or_else(|| {
+                lf_mcp_stdio::bad_config(
+                    key,
+                    format!("no lenser has the handle {handle}; create one with `lf-mcp-http admin create-lenser --handle {handle}`"),
+                )
+            })?;
+            tracing::warn!(handle = %handle, "development mode: requests without a token act as this lenser");
+            Some(lenser.id)
+        }
+    };
+    let gate = guard::Gate::new(&config.public_url, &config.extra_origins);
+    // The caller of each request comes from the request (see `router`).
+    let server =
+        lf_mcp_stdio::build_server(&db, config.options.clone(), Principal::Service { acting_as: None });
+    let state = AppState {
+        resource: config.resource().into(),
+        config: Arc::new(config),
+        gate: Arc::new(gate),
+        dev_lenser,
+        server,
+        auth: Arc::new(auth),
+        limits: Arc::new(oauth::Limits::new()),
+    };
+    Ok(Prepared { listener, state, db })
+}
+
+/// Serves until `stop` resolves, then finishes the requests in flight.
+pub async fn serve(
+    prepared: Prepared,
+    stop: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), String> {
+    let Prepared { listener, state, db } = prepared;
+    let streams = CancellationToken::new();
+    oauth::spawn_sweeper(state.clone(), streams.clone());
+    let app = router(state, streams.clone()).into_make_service_with_connect_info::<SocketAddr>();
+    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+        // Small JSON answers must not wait for Nagle's algorithm.
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!(error = %e, "cannot set TCP_NODELAY");
+        }
+    });
+    let result = axum::serve(listener, app).with_graceful_shutdown(stop).await;
+    streams.cancel();
+    db.close().await;
+    result.map_err(|e| format!("the HTTP server failed: {e}"))
+}

@@ -1,0 +1,150 @@
+//! A real server on a loopback port over a fresh SQLite file, and helpers
+//! to call it.
+
+#![allow(dead_code)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use lf_auth::{AuthConfig, AuthService, NewToken};
+use lf_core::{Clock, FixedClock, LenserId, Scopes, Timestamp};
+use lf_mcp_http::{HttpConfig, ServeArgs};
+use lf_mcp_stdio::CommonArgs;
+use serde_json::{Value, json};
+
+pub struct Server {
+    pub base: String,
+    pub auth: Arc<AuthService>,
+    /// The server's clock, when the test drives time.
+    pub clock: Option<Arc<FixedClock>>,
+    pub database_url: String,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<Result<(), String>>,
+    _dir: tempfile::TempDir,
+}
+
+pub const PASSWORD: &str = "correct horse battery staple";
+
+#[derive(Default)]
+pub struct Options {
+    /// Accounts to create first (with [`PASSWORD`]).
+    pub lensers: Vec<&'static str>,
+    /// Development mode as this handle.
+    pub dev: Option<&'static str>,
+    /// Drive the auth service's clock from the test.
+    pub fixed_clock: bool,
+}
+
+impl Server {
+    pub async fn start(dev: bool) -> Self {
+        if dev {
+            Self::with(Options { lensers: vec!["dev_user"], dev: Some("dev_user"), ..Options::default() })
+                .await
+        } else {
+            Self::with(Options::default()).await
+        }
+    }
+
+    pub async fn with(options: Options) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let database_url = format!("sqlite:{}", dir.path().join("t.db").display());
+        for handle in &options.lensers {
+            let cmd = lf_mcp_http::admin::AdminCommand::CreateLenser {
+                common: CommonArgs { database_url: Some(database_url.clone()), ..CommonArgs::default() },
+                handle: (*handle).to_owned(),
+            };
+            let mut input = format!("{PASSWORD}\n").into_bytes();
+            let mut out = Vec::new();
+            lf_mcp_http::admin::run(cmd, &mut &input[..], &mut out).await.unwrap();
+            input.clear();
+        }
+        let args = ServeArgs {
+            common: CommonArgs { database_url: Some(database_url.clone()), ..CommonArgs::default() },
+            bind: "127.0.0.1:0".into(),
+            request_timeout: 30,
+            dev_lenser: options.dev.map(str::to_owned),
+            ..ServeArgs::default()
+        };
+        let config = HttpConfig::from_args(&args).unwrap();
+        let mut prepared = lf_mcp_http::prepare(config).await.unwrap();
+        let mut clock = None;
+        if options.fixed_clock {
+            let c = Arc::new(FixedClock::new(
+                Timestamp::from_micros(1_800_000_000_000_000),
+                chrono::TimeDelta::zero(),
+            ));
+            let auth_config =
+                AuthConfig { resources: vec![prepared.state.resource.to_string()], ..AuthConfig::default() };
+            prepared.state.auth =
+                Arc::new(AuthService::new(prepared.db.auth_store(), c.clone(), auth_config));
+            clock = Some(c);
+        }
+        let auth = prepared.state.auth.clone();
+        let base = prepared.state.config.public_url.clone();
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(lf_mcp_http::serve(prepared, async move {
+            let _ = rx.await;
+        }));
+        Server { base, auth, clock, database_url, stop: Some(tx), task, _dir: dir }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    pub fn resource(&self) -> String {
+        self.url("/mcp")
+    }
+
+    pub async fn lenser(&self, handle: &str) -> LenserId {
+        self.auth.find_lenser(handle).await.unwrap().unwrap().id
+    }
+
+    /// An admin token for `handle`.
+    pub async fn token(&self, handle: &str, scopes: Scopes) -> String {
+        let lenser = self.lenser(handle).await;
+        let new = NewToken { lenser, scopes, resource: None, ttl: None, label: None };
+        self.auth.issue_token(new).await.unwrap().secret
+    }
+
+    pub fn advance(&self, by: Duration) {
+        let clock = self.clock.as_ref().expect("started with a fixed clock");
+        clock.advance(chrono::TimeDelta::from_std(by).unwrap());
+        let _ = clock.now();
+    }
+
+    pub async fn stop(mut self) {
+        let _ = self.stop.take().unwrap().send(());
+        tokio::time::timeout(Duration::from_secs(10), self.task).await.unwrap().unwrap().unwrap();
+    }
+}
+
+pub fn client() -> reqwest::Client {
+    reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap()
+}
+
+pub fn rpc(method: &str, params: Value) -> Value {
+    json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params })
+}
+
+pub async fn post_mcp(server: &Server, body: &Value) -> reqwest::Response {
+    post_mcp_as(server, None, body).await
+}
+
+pub async fn post_mcp_as(server: &Server, token: Option<&str>, body: &Value) -> reqwest::Response {
+    let mut request =
+        client().post(server.url("/mcp")).header("accept", "application/json, text/event-stream").json(body);
+    if let Some(t) = token {
+        request = request.bearer_auth(t);
+    }
+    request.send().await.unwrap()
+}
+
+/// Calls a tool as `token`; the JSON-RPC result.
+pub async fn call_tool(server: &Server, token: Option<&str>, name: &str, arguments: Value) -> Value {
+    let response =
+        post_mcp_as(server, token, &rpc("tools/call", json!({ "name": name, "arguments": arguments }))).await;
+    assert_eq!(response.status(), reqwest::StatusCode::OK, "{name}");
+    let body: Value = response.json().await.unwrap();
+    body["result"].clone()
+}
