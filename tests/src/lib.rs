@@ -1,15 +1,17 @@
 //! Helpers of the end-to-end checks in `tests/tests/`: a [`TestStore`] (the
-//! in-memory lens store or a fresh SQLite file from lf-store) with an
-//! [`LfServer`] over it for any principal, a [`call`] that drives a tool
-//! through `LfServer::call` (the whole `tools/call` path short of the
-//! transport) and checks the shape every result must have, and a
-//! [`Digest`] of everything a store holds, to prove a refused call wrote
-//! nothing.
+//! in-memory lens store, a fresh SQLite file from lf-store, or that file
+//! served by a real lf-mcp-http on a loopback port) with a [`Caller`] over it
+//! for any principal, a [`call`] that drives a tool through
+//! `LfServer::call` (the whole `tools/call` path short of the transport) or
+//! through `POST /mcp` with the principal's bearer token, and checks the
+//! shape every result must have, and a [`Digest`] of everything a store
+//! holds, to prove a refused call wrote nothing.
 //!
 //! This crate knows no tool by name: the test files hold their own tables.
 
+use std::collections::HashMap;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use lf_core::{LenserId, PageRequest, Principal, Reach, Scopes};
 use lf_lens::{
@@ -18,11 +20,13 @@ use lf_lens::{
 use lf_tools::{Catalog, CatalogOptions, LfServer, Services};
 use serde_json::Value;
 
-/// Which store a test runs against.
+/// Which store a test runs against, and how calls reach it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StoreKind {
     Memory,
     Sqlite,
+    /// SQLite behind lf-mcp-http: calls go over HTTP with bearer tokens.
+    Http,
 }
 
 impl StoreKind {
@@ -30,6 +34,7 @@ impl StoreKind {
         match self {
             StoreKind::Memory => "memory",
             StoreKind::Sqlite => "sqlite",
+            StoreKind::Http => "http",
         }
     }
 }
@@ -38,9 +43,102 @@ enum Backing {
     Memory(Arc<MemoryLensStore>),
     Sqlite {
         db: lf_store::Database,
+        http: Option<HttpServer>,
         // Dropped after `db`: the file outlives the pool.
         _dir: tempfile::TempDir,
     },
+}
+
+/// lf-mcp-http serving the test's SQLite file, and a token per lenser.
+struct HttpServer {
+    mcp_url: String,
+    auth: Arc<lf_auth::AuthService>,
+    tokens: Mutex<HashMap<(LenserId, bool), String>>,
+    client: reqwest::Client,
+    _stop: tokio::sync::oneshot::Sender<()>,
+}
+
+impl HttpServer {
+    async fn start(database_url: &str) -> HttpServer {
+        let args = lf_mcp_http::ServeArgs {
+            common: lf_mcp_stdio::CommonArgs {
+                database_url: Some(database_url.to_owned()),
+                ..Default::default()
+            },
+            bind: "127.0.0.1:0".into(),
+            request_timeout: 60,
+            ..Default::default()
+        };
+        let config = lf_mcp_http::HttpConfig::from_args(&args).expect("a valid HTTP configuration");
+        let prepared = lf_mcp_http::prepare(config).await.expect("the HTTP server starts");
+        let mcp_url = prepared.state.resource.to_string();
+        let auth = prepared.state.auth.clone();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        tokio::spawn(lf_mcp_http::serve(prepared, async move {
+            let _ = stopped.await;
+        }));
+        HttpServer {
+            mcp_url,
+            auth,
+            tokens: Mutex::new(HashMap::new()),
+            client: reqwest::Client::new(),
+            _stop: stop,
+        }
+    }
+
+    /// A bearer token of `id`, whose account is made on first use.
+    async fn token(&self, id: LenserId, scopes: Scopes) -> String {
+        let key = (id, scopes.write);
+        if let Some(t) = self.tokens.lock().unwrap().get(&key) {
+            return t.clone();
+        }
+        if self.auth.lenser(id).await.expect("reading an account").is_none() {
+            let handle = format!("u{}", &id.as_uuid().simple().to_string()[20..]);
+            let record = lf_auth::LenserRecord {
+                lenser: lf_auth::Lenser {
+                    id,
+                    handle: lf_auth::Handle::parse(&handle).expect("a valid handle"),
+                    created_at: lf_core::Timestamp::from_micros(0),
+                },
+                // These accounts only ever use tokens.
+                password_hash: lf_auth::hash_password(
+                    &lf_auth::Password::parse("a password nobody uses").expect("a valid password"),
+                )
+                .expect("hashing a password"),
+            };
+            self.auth.store().create_lenser(&record).await.expect("creating an account");
+        }
+        let new = lf_auth::NewToken { lenser: id, scopes, resource: None, ttl: None, label: None };
+        let secret = self.auth.issue_token(new).await.expect("issuing a token").secret;
+        self.tokens.lock().unwrap().insert(key, secret.clone());
+        secret
+    }
+}
+
+/// Who calls a tool, and how: in process through `LfServer::call`, or over
+/// HTTP with a bearer token.
+#[derive(Clone)]
+pub enum Caller {
+    Local(LfServer),
+    Http { client: reqwest::Client, url: String, token: String },
+}
+
+impl From<&LfServer> for Caller {
+    fn from(server: &LfServer) -> Self {
+        Caller::Local(server.clone())
+    }
+}
+
+impl From<LfServer> for Caller {
+    fn from(server: LfServer) -> Self {
+        Caller::Local(server)
+    }
+}
+
+impl From<&Caller> for Caller {
+    fn from(caller: &Caller) -> Self {
+        caller.clone()
+    }
 }
 
 /// A fresh, empty store and the services and catalog over it.
@@ -59,13 +157,17 @@ impl TestStore {
                 let memory = Arc::new(MemoryLensStore::new());
                 (memory.clone(), Backing::Memory(memory))
             }
-            StoreKind::Sqlite => {
+            StoreKind::Sqlite | StoreKind::Http => {
                 let dir = tempfile::tempdir().expect("a temporary directory for the SQLite file");
                 let url = format!("sqlite://{}", dir.path().join("lenserfight.db").display());
                 let db = lf_store::Database::connect(&url)
                     .await
                     .unwrap_or_else(|e| panic!("opening a fresh SQLite database at {url}: {e:?}"));
-                (db.lens_store(), Backing::Sqlite { db, _dir: dir })
+                let http = match kind {
+                    StoreKind::Http => Some(HttpServer::start(&url).await),
+                    _ => None,
+                };
+                (db.lens_store(), Backing::Sqlite { db, http, _dir: dir })
             }
         };
         let services = Arc::new(Services { lens: LensService::new(store.clone()) });
@@ -83,6 +185,21 @@ impl TestStore {
     /// A server with every tool enabled, calling as `principal`.
     pub fn server(&self, principal: Principal) -> LfServer {
         LfServer::new(self.catalog.clone(), self.services.clone(), CatalogOptions::default(), principal)
+    }
+
+    /// Who calls as `principal`: in process, or for [`StoreKind::Http`] over
+    /// HTTP with a token of the principal's own (only lensers sign in there).
+    pub async fn caller(&self, principal: Principal) -> Caller {
+        match &self.backing {
+            Backing::Sqlite { http: Some(http), .. } => {
+                let Principal::Lenser { id, scopes } = principal else {
+                    panic!("over HTTP every caller is a lenser, not {principal:?}")
+                };
+                let token = http.token(id, scopes).await;
+                Caller::Http { client: http.client.clone(), url: http.mcp_url.clone(), token }
+            }
+            _ => Caller::Local(self.server(principal)),
+        }
     }
 
     /// How many tracked runs the store holds.
@@ -246,14 +363,31 @@ impl Reply {
     }
 }
 
-/// Calls `tool` as `server`'s principal with `args` (a JSON object) through
-/// `LfServer::call`, in a task of its own so a panic is reported rather than
-/// unwinding the test. `Err` says what was wrong with the answer itself: a
-/// JSON-RPC error, a panic, no structured content, or a first text block that
-/// is not the JSON of the structured content.
-pub async fn call(server: &LfServer, tool: &str, args: Value) -> Result<Reply, String> {
+/// Calls `tool` as `caller` with `args` (a JSON object): through
+/// `LfServer::call` in a task of its own so a panic is reported rather than
+/// unwinding the test, or as `tools/call` over HTTP. `Err` says what was
+/// wrong with the answer itself: an HTTP or JSON-RPC error, a panic, no
+/// structured content, or a first text block that is not the JSON of the
+/// structured content.
+pub async fn call(caller: impl Into<Caller>, tool: &str, args: Value) -> Result<Reply, String> {
+    let (value, texts, is_error) = match caller.into() {
+        Caller::Local(server) => call_local(server, tool, args).await?,
+        Caller::Http { client, url, token } => call_http(&client, &url, &token, tool, args).await?,
+    };
+    let first = texts.first().ok_or("no text block")?;
+    let mirrored: Value = serde_json::from_str(first).map_err(|_| "content[0].text is not JSON")?;
+    if mirrored != value {
+        return Err("content[0].text is not the JSON of structuredContent".to_owned());
+    }
+    Ok(Reply { is_error, value, texts })
+}
+
+/// structuredContent, the text blocks and isError of a tool result.
+type Answer = (Value, Vec<String>, bool);
+
+async fn call_local(server: LfServer, tool: &str, args: Value) -> Result<Answer, String> {
     let Value::Object(args) = args else { panic!("tool arguments must be a JSON object") };
-    let (server, name) = (server.clone(), tool.to_owned());
+    let name = tool.to_owned();
     let answer = tokio::spawn(async move { server.call(&name, args).await }).await;
     let result = match answer {
         Ok(Ok(result)) => result,
@@ -262,14 +396,46 @@ pub async fn call(server: &LfServer, tool: &str, args: Value) -> Result<Reply, S
         Err(e) => return Err(format!("the call's task failed: {e}")),
     };
     let value = result.structured_content.clone().ok_or("no structuredContent")?;
-    let texts: Vec<String> =
-        result.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect();
-    let first = texts.first().ok_or("no text block")?;
-    let mirrored: Value = serde_json::from_str(first).map_err(|_| "content[0].text is not JSON")?;
-    if mirrored != value {
-        return Err("content[0].text is not the JSON of structuredContent".to_owned());
+    let texts = result.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect();
+    Ok((value, texts, result.is_error == Some(true)))
+}
+
+async fn call_http(
+    client: &reqwest::Client,
+    url: &str,
+    token: &str,
+    tool: &str,
+    args: Value,
+) -> Result<Answer, String> {
+    let request = serde_json::json!({
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": tool, "arguments": args }
+    });
+    let response = client
+        .post(url)
+        .bearer_auth(token)
+        .header("accept", "application/json, text/event-stream")
+        .json(&request)
+        .send()
+        .await
+        .map_err(|e| format!("the HTTP request failed: {e}"))?;
+    let status = response.status();
+    let body: Value = response.json().await.map_err(|e| format!("HTTP {status} without a JSON body: {e}"))?;
+    if !status.is_success() {
+        return Err(format!("HTTP {status}: {body}"));
     }
-    Ok(Reply { is_error: result.is_error == Some(true), value, texts })
+    if let Some(e) = body.get("error") {
+        return Err(format!("JSON-RPC error instead of a tool result: {e}"));
+    }
+    let result = body.get("result").ok_or("no result")?;
+    let value = result.get("structuredContent").cloned().ok_or("no structuredContent")?;
+    let texts = result
+        .get("content")
+        .and_then(Value::as_array)
+        .map(|blocks| {
+            blocks.iter().filter_map(|b| b.get("text").and_then(Value::as_str).map(str::to_owned)).collect()
+        })
+        .unwrap_or_default();
+    Ok((value, texts, result.get("isError") == Some(&Value::Bool(true))))
 }
 
 /// The `id`s of `value["items"]`.

@@ -15,7 +15,7 @@ use lf_lens::{LensService, LensStore, NewLens, SearchQuery, TemplateBody, Title,
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
-fn arg_usize(args: &[String], name: &str, default: usize) -> usize {
+pub(crate) fn arg_usize(args: &[String], name: &str, default: usize) -> usize {
     args.windows(2).find(|w| w[0] == name).and_then(|w| w[1].parse().ok()).unwrap_or(default)
 }
 
@@ -69,7 +69,7 @@ impl Rng {
 /// Creates `n` lenses through the service, as a user would, with bodies of
 /// a few hundred bytes and 3 parameters. Lens `i` has the word `tagNNNN`
 /// (i / 100) in its title, so a query for one tag matches 100 lenses.
-async fn seed(store: Arc<dyn LensStore>, n: usize) -> Vec<LensId> {
+pub(crate) async fn seed(store: Arc<dyn LensStore>, n: usize) -> Vec<LensId> {
     let service = LensService::new(store);
     let me = Principal::Service { acting_as: Some(LenserId::new()) };
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
@@ -104,12 +104,12 @@ async fn seed(store: Arc<dyn LensStore>, n: usize) -> Vec<LensId> {
     ids
 }
 
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
+pub(crate) fn percentile(sorted: &[Duration], p: f64) -> Duration {
     let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
     sorted[idx]
 }
 
-fn workdir(name: &str) -> PathBuf {
+pub(crate) fn workdir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("lenserfight-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("a temp dir");
@@ -190,14 +190,7 @@ async fn stdio_round(
     calls: u64,
     pipelined: bool,
 ) -> Result<f64, String> {
-    let mut cmd = if Path::new("/usr/bin/taskset").exists() {
-        let mut c = tokio::process::Command::new("/usr/bin/taskset");
-        c.args(["-c", "0"]).arg(bin);
-        c
-    } else {
-        tokio::process::Command::new(bin)
-    };
-    let mut child = cmd
+    let mut child = server_command(bin)
         .env("LENSERFIGHT_DATABASE_URL", url)
         .env("LENSERFIGHT_LOG", "warn")
         .stdin(Stdio::piped())
@@ -255,19 +248,47 @@ async fn stdio_round(
     }
 }
 
-pub fn stdio(args: &[String], root: &Path) -> Result<(), String> {
-    let n = arg_usize(args, "--lenses", 10_000);
-    let calls = arg_usize(args, "--calls", 20_000) as u64;
-    let rounds = arg_usize(args, "--rounds", 3);
+/// `bin` started pinned to core 0 (when taskset is there).
+pub(crate) fn server_command(bin: &Path) -> tokio::process::Command {
+    if Path::new("/usr/bin/taskset").exists() {
+        let mut c = tokio::process::Command::new("/usr/bin/taskset");
+        c.args(["-c", "0"]).arg(bin);
+        c
+    } else {
+        tokio::process::Command::new(bin)
+    }
+}
+
+/// Pins every thread of this process to `core` (when taskset is there), so
+/// a load generator stays off the server's core.
+pub(crate) fn pin_this_process(core: usize) {
+    if Path::new("/usr/bin/taskset").exists() {
+        let pid = std::process::id().to_string();
+        let _ = std::process::Command::new("/usr/bin/taskset")
+            .args(["-a", "-p", "-c", &core.to_string(), &pid])
+            .stdout(Stdio::null())
+            .status();
+    }
+}
+
+/// Builds `package` in release mode; the path of its binary.
+pub(crate) fn build_release(root: &Path, package: &str) -> Result<PathBuf, String> {
     let status = std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .args(["build", "--release", "-p", "lf-mcp-stdio"])
+        .args(["build", "--release", "-p", package])
         .current_dir(root)
         .status()
         .map_err(|e| e.to_string())?;
     if !status.success() {
-        return Err("cargo build --release -p lf-mcp-stdio failed".into());
+        return Err(format!("cargo build --release -p {package} failed"));
     }
-    let bin = root.join("target/release/lf-mcp-stdio");
+    Ok(root.join("target/release").join(package))
+}
+
+pub fn stdio(args: &[String], root: &Path) -> Result<(), String> {
+    let n = arg_usize(args, "--lenses", 10_000);
+    let calls = arg_usize(args, "--calls", 20_000) as u64;
+    let rounds = arg_usize(args, "--rounds", 3);
+    let bin = build_release(root, "lf-mcp-stdio")?;
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| e.to_string())?;
     rt.block_on(async {
         let dir = workdir("bench-stdio");

@@ -4,8 +4,10 @@
 //!   live catalog. `cargo test -p xtask` fails when either is stale.
 //! - `bench-stdio [--lenses N] [--calls N] [--rounds N]`: stdio throughput.
 //! - `bench-search [--lenses N] [--runs N]`: search latency on SQLite.
+//! - `bench-http [--lenses N] [--requests N]`: HTTP load at 1, 8 and 64 connections.
 
 mod bench;
+mod bench_http;
 mod deps;
 mod docs;
 
@@ -46,8 +48,9 @@ fn main() -> ExitCode {
         },
         Some("bench-stdio") => report(bench::stdio(&args[1..], &workspace_root())),
         Some("bench-search") => report(bench::search(&args[1..])),
+        Some("bench-http") => report(bench_http::run(&args[1..], &workspace_root())),
         _ => {
-            eprintln!("usage: cargo xtask gen-docs | bench-stdio | bench-search");
+            eprintln!("usage: cargo xtask gen-docs | bench-stdio | bench-search | bench-http");
             ExitCode::from(2)
         }
     }

@@ -105,6 +105,27 @@ id_newtype!(
     /// A recorded run (a lens run tracked against a workflow, a workflow run).
     RunId
 );
+id_newtype!(
+    /// A battle: one task prompt answered by 2 to 26 contenders.
+    BattleId
+);
+id_newtype!(
+    /// One contender (a slot A to Z) of one battle.
+    ContenderId
+);
+id_newtype!(
+    /// What a contender stands for across battles: a lenser, an AI Lenser,
+    /// a model profile or a workflow. Ratings are kept per reference.
+    ContenderRefId
+);
+id_newtype!(
+    /// A contender's submission to a battle.
+    SubmissionId
+);
+id_newtype!(
+    /// One voter's vote in one battle.
+    VoteId
+);
 
 #[cfg(test)]
 mod tests {

@@ -1,6 +1,7 @@
 //! The shared vocabulary of every LenserFight crate: id newtypes, the
 //! [`Principal`] every domain call takes, the one error type [`LfError`] with
-//! its stable [`ErrorCode`]s, a [`Clock`] abstraction and paging.
+//! its stable [`ErrorCode`]s, a [`Clock`] abstraction, paging, and the
+//! [`ModelProvider`] trait through which every model call goes.
 //!
 //! lf-core knows nothing about SQL, MCP, HTTP or JSON. Its invariants:
 //! - an id value is always a valid UUID (ids are parsed, never stringly typed);
@@ -10,11 +11,16 @@
 mod clock;
 mod error;
 mod id;
+pub mod model;
 mod page;
 mod principal;
 
 pub use clock::{Clock, FixedClock, SystemClock, Timestamp};
 pub use error::{Detail, DetailValue, ErrorCode, ErrorDetails, LfError, LfResult, clip};
-pub use id::{LensId, LenserId, ParamId, RunId, VersionId, WorkflowId, parse_uuid};
+pub use id::{
+    BattleId, ContenderId, ContenderRefId, LensId, LenserId, ParamId, RunId, SubmissionId, VersionId, VoteId,
+    WorkflowId, parse_uuid,
+};
+pub use model::{ChatRequest, ChatResponse, ModelProvider};
 pub use page::{Page, PageRequest};
 pub use principal::{Principal, Reach, Scope, Scopes};

@@ -20,6 +20,7 @@ use tower_http::timeout::TimeoutLayer;
 
 use crate::config::{HttpConfig, MAX_BODY};
 use crate::guard::{Gate, gate};
+use crate::inflight::InFlight;
 use crate::oauth::{self, Limits};
 use crate::responses::json_error;
 
@@ -38,6 +39,8 @@ pub struct AppState {
     pub resource: Arc<str>,
     /// Rate limits of sign-in, token and registration.
     pub limits: Arc<Limits>,
+    /// With sessions: the request ids in flight in each session.
+    pub inflight: Option<Arc<InFlight>>,
 }
 
 /// The largest body of an OAuth request (forms and registrations are small).

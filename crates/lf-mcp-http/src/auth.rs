@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use crate::app::AppState;
 use crate::config::MAX_BODY;
+use crate::inflight::hold_until_sent;
 use crate::responses::{json_error, rpc_error};
 
 /// `WWW-Authenticate` for a request that must sign in: it names where the
@@ -118,6 +119,7 @@ pub async fn authenticate(State(state): State<AppState>, request: Request, next:
             );
         }
     };
+    let mut claim = None;
     if parts.method == Method::POST {
         let message: Value = match serde_json::from_slice(&bytes) {
             Ok(v) => v,
@@ -143,9 +145,33 @@ pub async fn authenticate(State(state): State<AppState>, request: Request, next:
         {
             return insufficient_scope(&state, tool);
         }
+        if let (Some(inflight), Some((session, id))) = (&state.inflight, session_request(&parts, &message)) {
+            match inflight.claim(session, id) {
+                Some(c) => claim = Some(c),
+                None => {
+                    return rpc_error(
+                        StatusCode::BAD_REQUEST,
+                        -32600,
+                        "Invalid Request: this request id is already in use in this session; use a new id for each request",
+                    );
+                }
+            }
+        }
     }
     parts.extensions.insert(principal);
-    next.run(Request::from_parts(parts, Body::from(bytes))).await
+    let response = next.run(Request::from_parts(parts, Body::from(bytes))).await;
+    match claim {
+        Some(claim) => hold_until_sent(response, claim),
+        None => response,
+    }
+}
+
+/// The session and JSON-RPC id of a request (not a notification) that
+/// belongs to a session.
+fn session_request<'a>(parts: &'a http::request::Parts, message: &'a Value) -> Option<(&'a str, &'a Value)> {
+    let session = parts.headers.get("mcp-session-id")?.to_str().ok()?;
+    message.get("method")?;
+    Some((session, message.get("id")?))
 }
 
 /// The tool a `tools/call` message names.

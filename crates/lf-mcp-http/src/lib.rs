@@ -13,6 +13,7 @@ pub mod app;
 pub mod auth;
 pub mod config;
 pub mod guard;
+mod inflight;
 pub mod oauth;
 mod responses;
 
@@ -74,6 +75,7 @@ pub async fn prepare(mut config: HttpConfig) -> Result<Prepared, String> {
         }
     };
     let gate = guard::Gate::new(&config.public_url, &config.extra_origins);
+    let sessions = config.sessions;
     // The caller of each request comes from the request (see `router`).
     let server =
         lf_mcp_stdio::build_server(&db, config.options.clone(), Principal::Service { acting_as: None });
@@ -85,6 +87,7 @@ pub async fn prepare(mut config: HttpConfig) -> Result<Prepared, String> {
         server,
         auth: Arc::new(auth),
         limits: Arc::new(oauth::Limits::new()),
+        inflight: sessions.then(|| Arc::new(inflight::InFlight::default())),
     };
     Ok(Prepared { listener, state, db })
 }

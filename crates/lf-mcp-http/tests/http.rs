@@ -3,7 +3,9 @@
 
 mod common;
 
-use common::{Server, client, post_mcp, rpc};
+use common::{Options, Server, client, post_mcp, rpc};
+use std::time::Duration;
+
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
@@ -148,4 +150,112 @@ async fn oversize_deep_and_wrong_method_requests_are_refused() {
     let r = post_mcp(&s, &rpc("tools/list", json!({}))).await;
     assert_eq!(r.status(), StatusCode::OK);
     s.stop().await;
+}
+
+/// The JSON-RPC message of a response, whether sent as JSON or as an SSE
+/// event on a stream that may stay open: read until the first message.
+async fn message_of(mut r: reqwest::Response, what: &str) -> Value {
+    let mut text = String::new();
+    loop {
+        if let Ok(v) = serde_json::from_str(&text) {
+            return v;
+        }
+        for line in text.lines() {
+            if let Some(data) = line.strip_prefix("data:").map(str::trim)
+                && let Ok(v) = serde_json::from_str::<Value>(data)
+            {
+                return v;
+            }
+        }
+        match tokio::time::timeout(Duration::from_secs(10), r.chunk()).await {
+            Ok(Ok(Some(chunk))) => text.push_str(&String::from_utf8_lossy(&chunk)),
+            other => panic!("{what}: no JSON-RPC message in {text:?} ({other:?})"),
+        }
+    }
+}
+
+/// With --sessions, concurrent requests of one session that reuse a
+/// JSON-RPC id are each answered: one is served, the others refused with
+/// -32600 (rmcp 3.11 alone leaves some unanswered).
+#[tokio::test]
+async fn sessions_answer_concurrent_requests_that_share_an_id() {
+    let s = Server::with(Options {
+        lensers: vec!["dev_user"],
+        dev: Some("dev_user"),
+        sessions: true,
+        ..Options::default()
+    })
+    .await;
+    let init = json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "test", "version": "1" } } });
+    let r = post_mcp(&s, &init).await;
+    assert_eq!(r.status(), StatusCode::OK);
+    let session = r.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    assert_eq!(message_of(r, "initialize").await["result"]["protocolVersion"], "2025-11-25");
+    let send = |body: Value| {
+        client()
+            .post(s.url("/mcp"))
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-session-id", &session)
+            .header("mcp-protocol-version", "2025-11-25")
+            .json(&body)
+            .send()
+    };
+    let r = send(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" })).await.unwrap();
+    assert_eq!(r.status(), StatusCode::ACCEPTED);
+    for round in 0..5 {
+        let calls = (0..4).map(|i| {
+            let args = json!({ "limit": 1 + i });
+            send(json!({ "jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                "params": { "name": "list_lenses", "arguments": args } }))
+        });
+        let answers = tokio::time::timeout(Duration::from_secs(10), futures_join(calls.collect()))
+            .await
+            .unwrap_or_else(|_| panic!("round {round}: a request with a reused id was left unanswered"));
+        let mut answered = 0;
+        for r in answers {
+            let r = r.unwrap();
+            let status = r.status();
+            let m = message_of(r, &format!("round {round}")).await;
+            assert_eq!(m["id"], if status == StatusCode::OK { json!(7) } else { Value::Null }, "{m}");
+            match status {
+                StatusCode::OK => {
+                    assert_eq!(m["result"]["isError"], false, "{m}");
+                    answered += 1;
+                }
+                StatusCode::BAD_REQUEST => assert_eq!(m["error"]["code"], -32600, "{m}"),
+                other => panic!("round {round}: {other}: {m}"),
+            }
+        }
+        assert!(answered >= 1, "round {round}: one of the requests is served");
+    }
+    // Used one after another, an id is fine.
+    for _ in 0..3 {
+        let r = send(json!({ "jsonrpc": "2.0", "id": 8, "method": "tools/call",
+            "params": { "name": "list_lenses", "arguments": {} } }))
+        .await
+        .unwrap();
+        assert_eq!(r.status(), StatusCode::OK);
+        assert_eq!(message_of(r, "sequential").await["id"], 8);
+    }
+    s.stop().await;
+}
+
+/// Polls every future to completion together.
+async fn futures_join<F: std::future::Future + Unpin>(mut futures: Vec<F>) -> Vec<F::Output> {
+    let mut out: Vec<Option<F::Output>> = futures.iter().map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (f, slot) in futures.iter_mut().zip(out.iter_mut()) {
+            if slot.is_none() {
+                match std::pin::Pin::new(f).poll(cx) {
+                    std::task::Poll::Ready(v) => *slot = Some(v),
+                    std::task::Poll::Pending => pending = true,
+                }
+            }
+        }
+        if pending { std::task::Poll::Pending } else { std::task::Poll::Ready(()) }
+    })
+    .await;
+    out.into_iter().map(|o| o.expect("every future finished")).collect()
 }

@@ -43,6 +43,7 @@
 //! fewer matches the ranking is exact. `total` always counts every match.
 
 mod auth_rows;
+mod auth_sql;
 mod error;
 mod listing;
 mod location;

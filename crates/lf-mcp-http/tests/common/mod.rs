@@ -33,6 +33,8 @@ pub struct Options {
     pub dev: Option<&'static str>,
     /// Drive the auth service's clock from the test.
     pub fixed_clock: bool,
+    /// Keep MCP sessions (`--sessions`).
+    pub sessions: bool,
 }
 
 impl Server {
@@ -63,6 +65,7 @@ impl Server {
             bind: "127.0.0.1:0".into(),
             request_timeout: 30,
             dev_lenser: options.dev.map(str::to_owned),
+            sessions: options.sessions,
             ..ServeArgs::default()
         };
         let config = HttpConfig::from_args(&args).unwrap();

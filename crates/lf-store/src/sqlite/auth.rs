@@ -1,4 +1,5 @@
-//! [`AuthStore`] over SQLite: the tables of `0002_auth.sql`.
+//! [`AuthStore`] over SQLite: the tables of `0002_auth.sql`, through the
+//! statements of `auth_sql`.
 //!
 //! The conditional writes (consuming a code, rotating a refresh token) are
 //! one `UPDATE … WHERE used_at IS NULL AND expires_at > $now` in a write
@@ -11,36 +12,16 @@ use lf_auth::{
     AuthStore, ClientId, CodeRecord, FamilyId, GrantTokens, Handle, Lenser, LenserRecord, OAuthClient,
     RefreshRecord, SecretHash, TokenId, TokenInfo, TokenRecord,
 };
-use lf_core::{LenserId, LfError, LfResult, Timestamp};
-use sqlx::Row;
-use sqlx::sqlite::{SqliteConnection, SqliteRow};
-use uuid::Uuid;
+use lf_core::{LenserId, LfResult, Timestamp};
+use sqlx::sqlite::{SqliteConnection, SqliteQueryResult, SqliteRow};
+use sqlx::{Executor, Row, Sqlite};
 
 use super::Handle as Db;
-use crate::auth_rows::{client_id, handle, scopes, scopes_text, secret_hash};
-use crate::error::{conflict_or, corrupt, map_db_err};
+use crate::auth_rows::{Dialect, Query};
+use crate::auth_sql::{self as sql, token_columns};
+use crate::error::{corrupt, map_db_err};
+use crate::rows::json_strings;
 
-const INSERT_LENSER: &str =
-    "INSERT INTO lensers (id, handle, password_hash, created_at) VALUES ($1, $2, $3, $4)";
-const LENSER_BY_HANDLE: &str = "SELECT id, handle, password_hash, created_at FROM lensers WHERE handle = $1";
-const LENSER_BY_ID: &str = "SELECT id, handle, password_hash, created_at FROM lensers WHERE id = $1";
-
-macro_rules! token_columns {
-    () => {
-        "id, token_hash, lenser_id, scopes, client_id, family_id, resource, label, created_at, expires_at, \
-         revoked_at, last_used_at"
-    };
-}
-const INSERT_TOKEN: &str = concat!(
-    "INSERT INTO access_tokens (",
-    token_columns!(),
-    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
-);
-const TOKEN_BY_HASH: &str = concat!("SELECT ", token_columns!(), " FROM access_tokens WHERE token_hash = $1");
-const TOUCH_TOKEN: &str = "UPDATE access_tokens SET last_used_at = $2 \
-     WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < $2)";
-const REVOKE_TOKEN: &str =
-    "UPDATE access_tokens SET revoked_at = coalesce(revoked_at, $2) WHERE id = $1 RETURNING id";
 const LIST_TOKENS: &str = concat!(
     "SELECT ",
     token_columns!(),
@@ -49,192 +30,42 @@ const LIST_TOKENS: &str = concat!(
      ORDER BY created_at DESC, id DESC"
 );
 
-const INSERT_CLIENT: &str =
-    "INSERT INTO oauth_clients (id, name, redirect_uris, created_at) VALUES ($1, $2, $3, $4)";
-const CLIENT_BY_ID: &str = "SELECT id, name, redirect_uris, created_at FROM oauth_clients WHERE id = $1";
+/// Timestamps are INTEGER microseconds since the epoch, lists JSON text.
+impl Dialect for Sqlite {
+    const LIST_TOKENS: &'static str = LIST_TOKENS;
 
-macro_rules! code_columns {
-    () => {
-        "code_hash, client_id, lenser_id, redirect_uri, code_challenge, scopes, resource, family_id, \
-         created_at, expires_at, used_at"
-    };
-}
-const INSERT_CODE: &str = concat!(
-    "INSERT INTO oauth_codes (",
-    code_columns!(),
-    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
-);
-const CODE_BY_HASH: &str = concat!("SELECT ", code_columns!(), " FROM oauth_codes WHERE code_hash = $1");
-const CONSUME_CODE: &str = "UPDATE oauth_codes SET used_at = $2 \
-     WHERE code_hash = $1 AND used_at IS NULL AND expires_at > $2";
+    fn bind_time(q: Query<Self>, t: Timestamp) -> Query<Self> {
+        q.bind(t.as_micros())
+    }
 
-macro_rules! refresh_columns {
-    () => {
-        "id, token_hash, family_id, client_id, lenser_id, scopes, resource, created_at, expires_at, used_at, \
-         revoked_at"
-    };
-}
-const INSERT_REFRESH: &str = concat!(
-    "INSERT INTO refresh_tokens (",
-    refresh_columns!(),
-    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
-);
-const REFRESH_BY_HASH: &str =
-    concat!("SELECT ", refresh_columns!(), " FROM refresh_tokens WHERE token_hash = $1");
-const ROTATE_REFRESH: &str = "UPDATE refresh_tokens SET used_at = $2 \
-     WHERE id = $1 AND used_at IS NULL AND revoked_at IS NULL AND expires_at > $2";
-const REVOKE_FAMILY_TOKENS: &str =
-    "UPDATE access_tokens SET revoked_at = $2 WHERE family_id = $1 AND revoked_at IS NULL";
-const REVOKE_FAMILY_REFRESH: &str =
-    "UPDATE refresh_tokens SET revoked_at = $2 WHERE family_id = $1 AND revoked_at IS NULL";
+    fn bind_opt_time(q: Query<Self>, t: Option<Timestamp>) -> Query<Self> {
+        q.bind(t.map(|t| t.as_micros()))
+    }
 
-const PURGE_CODES: &str = "DELETE FROM oauth_codes WHERE expires_at < $1";
-const PURGE_REFRESH: &str = "DELETE FROM refresh_tokens WHERE expires_at < $1";
-const PURGE_TOKENS: &str =
-    "DELETE FROM access_tokens WHERE family_id IS NOT NULL AND expires_at IS NOT NULL AND expires_at < $1";
+    fn bind_strings(q: Query<Self>, items: &[String]) -> Query<Self> {
+        q.bind(json_strings(items))
+    }
 
-fn get<'r, T: sqlx::Decode<'r, sqlx::Sqlite> + sqlx::Type<sqlx::Sqlite>>(
-    row: &'r SqliteRow,
-    column: &str,
-) -> LfResult<T> {
-    row.try_get(column).map_err(map_db_err)
-}
+    fn time(row: &SqliteRow, column: &str) -> LfResult<Timestamp> {
+        row.try_get(column).map(Timestamp::from_micros).map_err(map_db_err)
+    }
 
-fn time(row: &SqliteRow, column: &str) -> LfResult<Timestamp> {
-    get::<i64>(row, column).map(Timestamp::from_micros)
-}
+    fn opt_time(row: &SqliteRow, column: &str) -> LfResult<Option<Timestamp>> {
+        Ok(row.try_get::<Option<i64>, _>(column).map_err(map_db_err)?.map(Timestamp::from_micros))
+    }
 
-fn opt_time(row: &SqliteRow, column: &str) -> LfResult<Option<Timestamp>> {
-    Ok(get::<Option<i64>>(row, column)?.map(Timestamp::from_micros))
-}
+    fn strings(row: &SqliteRow, column: &str) -> LfResult<Vec<String>> {
+        let json: String = row.try_get(column).map_err(map_db_err)?;
+        serde_json::from_str(&json).map_err(|e| corrupt(format!("{column}: {e}")))
+    }
 
-fn micros(t: Option<Timestamp>) -> Option<i64> {
-    t.map(|t| t.as_micros())
-}
+    fn rows_affected(result: SqliteQueryResult) -> u64 {
+        result.rows_affected()
+    }
 
-fn hash_of(row: &SqliteRow, column: &str) -> LfResult<SecretHash> {
-    secret_hash(&get::<Vec<u8>>(row, column)?)
-}
-
-fn lenser_from_row(row: &SqliteRow) -> LfResult<LenserRecord> {
-    Ok(LenserRecord {
-        lenser: Lenser {
-            id: LenserId::from_uuid(get(row, "id")?),
-            handle: handle(&get::<String>(row, "handle")?)?,
-            created_at: time(row, "created_at")?,
-        },
-        password_hash: get(row, "password_hash")?,
-    })
-}
-
-fn token_from_row(row: &SqliteRow) -> LfResult<TokenRecord> {
-    Ok(TokenRecord {
-        hash: hash_of(row, "token_hash")?,
-        info: TokenInfo {
-            id: TokenId::from_uuid(get(row, "id")?),
-            lenser: LenserId::from_uuid(get(row, "lenser_id")?),
-            scopes: scopes(&get::<String>(row, "scopes")?)?,
-            client_id: get::<Option<String>>(row, "client_id")?.as_deref().map(client_id).transpose()?,
-            family_id: get::<Option<Uuid>>(row, "family_id")?.map(FamilyId::from_uuid),
-            resource: get(row, "resource")?,
-            label: get(row, "label")?,
-            created_at: time(row, "created_at")?,
-            expires_at: opt_time(row, "expires_at")?,
-            revoked_at: opt_time(row, "revoked_at")?,
-            last_used_at: opt_time(row, "last_used_at")?,
-        },
-    })
-}
-
-fn code_from_row(row: &SqliteRow) -> LfResult<CodeRecord> {
-    Ok(CodeRecord {
-        hash: hash_of(row, "code_hash")?,
-        client_id: client_id(&get::<String>(row, "client_id")?)?,
-        lenser: LenserId::from_uuid(get(row, "lenser_id")?),
-        redirect_uri: get(row, "redirect_uri")?,
-        code_challenge: get(row, "code_challenge")?,
-        scopes: scopes(&get::<String>(row, "scopes")?)?,
-        resource: get(row, "resource")?,
-        family_id: FamilyId::from_uuid(get(row, "family_id")?),
-        created_at: time(row, "created_at")?,
-        expires_at: time(row, "expires_at")?,
-        used_at: opt_time(row, "used_at")?,
-    })
-}
-
-fn refresh_from_row(row: &SqliteRow) -> LfResult<RefreshRecord> {
-    Ok(RefreshRecord {
-        id: TokenId::from_uuid(get(row, "id")?),
-        hash: hash_of(row, "token_hash")?,
-        family_id: FamilyId::from_uuid(get(row, "family_id")?),
-        client_id: client_id(&get::<String>(row, "client_id")?)?,
-        lenser: LenserId::from_uuid(get(row, "lenser_id")?),
-        scopes: scopes(&get::<String>(row, "scopes")?)?,
-        resource: get(row, "resource")?,
-        created_at: time(row, "created_at")?,
-        expires_at: time(row, "expires_at")?,
-        used_at: opt_time(row, "used_at")?,
-        revoked_at: opt_time(row, "revoked_at")?,
-    })
-}
-
-fn client_from_row(row: &SqliteRow) -> LfResult<OAuthClient> {
-    let uris: String = get(row, "redirect_uris")?;
-    Ok(OAuthClient {
-        id: client_id(&get::<String>(row, "id")?)?,
-        name: get(row, "name")?,
-        redirect_uris: serde_json::from_str(&uris).map_err(|e| corrupt(format!("redirect_uris: {e}")))?,
-        created_at: time(row, "created_at")?,
-    })
-}
-
-fn taken(what: &'static str) -> impl FnOnce() -> LfError {
-    move || LfError::conflict(format!("That {what} is already taken. Choose another and retry."))
-}
-
-async fn insert_token(conn: &mut SqliteConnection, t: &TokenRecord) -> LfResult<()> {
-    let i = &t.info;
-    sqlx::query(INSERT_TOKEN)
-        .bind(i.id.as_uuid())
-        .bind(t.hash.as_bytes().as_slice())
-        .bind(i.lenser.as_uuid())
-        .bind(scopes_text(i.scopes))
-        .bind(i.client_id.as_ref().map(|c| c.as_str().to_owned()))
-        .bind(i.family_id.map(|f| f.as_uuid()))
-        .bind(i.resource.clone())
-        .bind(i.label.clone())
-        .bind(i.created_at.as_micros())
-        .bind(micros(i.expires_at))
-        .bind(micros(i.revoked_at))
-        .bind(micros(i.last_used_at))
-        .execute(conn)
-        .await
-        .map_err(conflict_or(taken("token")))?;
-    Ok(())
-}
-
-async fn insert_refresh(conn: &mut SqliteConnection, r: &RefreshRecord) -> LfResult<()> {
-    sqlx::query(INSERT_REFRESH)
-        .bind(r.id.as_uuid())
-        .bind(r.hash.as_bytes().as_slice())
-        .bind(r.family_id.as_uuid())
-        .bind(r.client_id.as_str().to_owned())
-        .bind(r.lenser.as_uuid())
-        .bind(scopes_text(r.scopes))
-        .bind(r.resource.clone())
-        .bind(r.created_at.as_micros())
-        .bind(r.expires_at.as_micros())
-        .bind(micros(r.used_at))
-        .bind(micros(r.revoked_at))
-        .execute(conn)
-        .await
-        .map_err(conflict_or(taken("refresh token")))?;
-    Ok(())
-}
-
-async fn insert_grant(conn: &mut SqliteConnection, g: &GrantTokens) -> LfResult<()> {
-    insert_token(&mut *conn, &g.access).await?;
-    insert_refresh(conn, &g.refresh).await
+    fn exec(conn: &mut SqliteConnection) -> impl Executor<'_, Database = Sqlite> {
+        conn
+    }
 }
 
 /// [`AuthStore`] over SQLite.
@@ -251,84 +82,31 @@ impl SqliteAuthStore {
 #[async_trait]
 impl AuthStore for SqliteAuthStore {
     async fn create_lenser(&self, record: &LenserRecord) -> LfResult<()> {
-        let l = &record.lenser;
-        self.db
-            .write(async |conn| {
-                sqlx::query(INSERT_LENSER)
-                    .bind(l.id.as_uuid())
-                    .bind(l.handle.as_str().to_owned())
-                    .bind(record.password_hash.clone())
-                    .bind(l.created_at.as_micros())
-                    .execute(&mut *conn)
-                    .await
-                    .map_err(conflict_or(|| {
-                        LfError::conflict(format!("The handle {} (or the id) is taken.", l.handle))
-                    }))?;
-                Ok(())
-            })
-            .await
+        self.db.write(async |conn| sql::insert_lenser(conn, record).await).await
     }
 
     async fn lenser_by_handle(&self, handle: &Handle) -> LfResult<Option<LenserRecord>> {
-        let mut conn = self.db.read().await?;
-        let row = sqlx::query(LENSER_BY_HANDLE)
-            .bind(handle.as_str().to_owned())
-            .fetch_optional(&mut *conn)
-            .await
-            .map_err(map_db_err)?;
-        row.as_ref().map(lenser_from_row).transpose()
+        sql::lenser_by_handle(&mut *self.db.read().await?, handle).await
     }
 
     async fn lenser_by_id(&self, id: LenserId) -> LfResult<Option<Lenser>> {
-        let mut conn = self.db.read().await?;
-        let row = sqlx::query(LENSER_BY_ID)
-            .bind(id.as_uuid())
-            .fetch_optional(&mut *conn)
-            .await
-            .map_err(map_db_err)?;
-        Ok(row.as_ref().map(lenser_from_row).transpose()?.map(|r| r.lenser))
+        sql::lenser_by_id(&mut *self.db.read().await?, id).await
     }
 
     async fn insert_token(&self, token: &TokenRecord) -> LfResult<()> {
-        self.db.write(async |conn| insert_token(conn, token).await).await
+        self.db.write(async |conn| sql::insert_token(conn, token).await).await
     }
 
     async fn token_by_hash(&self, hash: &SecretHash) -> LfResult<Option<TokenRecord>> {
-        let mut conn = self.db.read().await?;
-        let row = sqlx::query(TOKEN_BY_HASH)
-            .bind(hash.as_bytes().as_slice())
-            .fetch_optional(&mut *conn)
-            .await
-            .map_err(map_db_err)?;
-        row.as_ref().map(token_from_row).transpose()
+        sql::token_by_hash(&mut *self.db.read().await?, hash).await
     }
 
     async fn touch_token(&self, id: TokenId, at: Timestamp) -> LfResult<()> {
-        self.db
-            .write(async |conn| {
-                sqlx::query(TOUCH_TOKEN)
-                    .bind(id.as_uuid())
-                    .bind(at.as_micros())
-                    .execute(&mut *conn)
-                    .await
-                    .map_err(map_db_err)?;
-                Ok(())
-            })
-            .await
+        self.db.write(async |conn| sql::touch_token(conn, id, at).await).await
     }
 
     async fn revoke_token(&self, id: TokenId, at: Timestamp) -> LfResult<()> {
-        self.db
-            .write(async |conn| {
-                let row = sqlx::query(REVOKE_TOKEN)
-                    .bind(id.as_uuid())
-                    .bind(at.as_micros())
-                    .fetch_optional(&mut *conn)
-                    .await
-                    .map_err(map_db_err)?;
-                row.map(|_| ()).ok_or_else(|| LfError::not_found("Token", id))
-            })
-            .await
+        self.db.write(async |conn| sql::revoke_token(conn, id, at).await).await
     }
 
     async fn list_tokens(
@@ -336,154 +114,42 @@ impl AuthStore for SqliteAuthStore {
         lenser: Option<LenserId>,
         active_at: Option<Timestamp>,
     ) -> LfResult<Vec<TokenInfo>> {
-        let mut conn = self.db.read().await?;
-        let rows = sqlx::query(LIST_TOKENS)
-            .bind(lenser.map(|l| l.as_uuid()))
-            .bind(micros(active_at))
-            .fetch_all(&mut *conn)
-            .await
-            .map_err(map_db_err)?;
-        rows.iter().map(|r| token_from_row(r).map(|t| t.info)).collect()
+        sql::list_tokens(&mut *self.db.read().await?, lenser, active_at).await
     }
 
     async fn insert_client(&self, client: &OAuthClient) -> LfResult<()> {
-        let uris = serde_json::to_string(&client.redirect_uris).map_err(LfError::internal)?;
-        self.db
-            .write(async |conn| {
-                sqlx::query(INSERT_CLIENT)
-                    .bind(client.id.as_str().to_owned())
-                    .bind(client.name.clone())
-                    .bind(uris)
-                    .bind(client.created_at.as_micros())
-                    .execute(&mut *conn)
-                    .await
-                    .map_err(conflict_or(taken("client id")))?;
-                Ok(())
-            })
-            .await
+        self.db.write(async |conn| sql::insert_client(conn, client).await).await
     }
 
     async fn client(&self, id: &ClientId) -> LfResult<Option<OAuthClient>> {
-        let mut conn = self.db.read().await?;
-        let row = sqlx::query(CLIENT_BY_ID)
-            .bind(id.as_str().to_owned())
-            .fetch_optional(&mut *conn)
-            .await
-            .map_err(map_db_err)?;
-        row.as_ref().map(client_from_row).transpose()
+        sql::client(&mut *self.db.read().await?, id).await
     }
 
     async fn insert_code(&self, code: &CodeRecord) -> LfResult<()> {
-        self.db
-            .write(async |conn| {
-                sqlx::query(INSERT_CODE)
-                    .bind(code.hash.as_bytes().as_slice())
-                    .bind(code.client_id.as_str().to_owned())
-                    .bind(code.lenser.as_uuid())
-                    .bind(code.redirect_uri.clone())
-                    .bind(code.code_challenge.clone())
-                    .bind(scopes_text(code.scopes))
-                    .bind(code.resource.clone())
-                    .bind(code.family_id.as_uuid())
-                    .bind(code.created_at.as_micros())
-                    .bind(code.expires_at.as_micros())
-                    .bind(micros(code.used_at))
-                    .execute(&mut *conn)
-                    .await
-                    .map_err(conflict_or(taken("code")))?;
-                Ok(())
-            })
-            .await
+        self.db.write(async |conn| sql::insert_code(conn, code).await).await
     }
 
     async fn code_by_hash(&self, hash: &SecretHash) -> LfResult<Option<CodeRecord>> {
-        let mut conn = self.db.read().await?;
-        let row = sqlx::query(CODE_BY_HASH)
-            .bind(hash.as_bytes().as_slice())
-            .fetch_optional(&mut *conn)
-            .await
-            .map_err(map_db_err)?;
-        row.as_ref().map(code_from_row).transpose()
+        sql::code_by_hash(&mut *self.db.read().await?, hash).await
     }
 
     async fn consume_code(&self, hash: &SecretHash, now: Timestamp, grant: &GrantTokens) -> LfResult<bool> {
-        self.db
-            .write(async |conn| {
-                let consumed = sqlx::query(CONSUME_CODE)
-                    .bind(hash.as_bytes().as_slice())
-                    .bind(now.as_micros())
-                    .execute(&mut *conn)
-                    .await
-                    .map_err(map_db_err)?
-                    .rows_affected();
-                if consumed == 0 {
-                    return Ok(false);
-                }
-                insert_grant(conn, grant).await?;
-                Ok(true)
-            })
-            .await
+        self.db.write(async |conn| sql::consume_code(conn, hash, now, grant).await).await
     }
 
     async fn refresh_by_hash(&self, hash: &SecretHash) -> LfResult<Option<RefreshRecord>> {
-        let mut conn = self.db.read().await?;
-        let row = sqlx::query(REFRESH_BY_HASH)
-            .bind(hash.as_bytes().as_slice())
-            .fetch_optional(&mut *conn)
-            .await
-            .map_err(map_db_err)?;
-        row.as_ref().map(refresh_from_row).transpose()
+        sql::refresh_by_hash(&mut *self.db.read().await?, hash).await
     }
 
     async fn rotate_refresh(&self, id: TokenId, now: Timestamp, grant: &GrantTokens) -> LfResult<bool> {
-        self.db
-            .write(async |conn| {
-                let rotated = sqlx::query(ROTATE_REFRESH)
-                    .bind(id.as_uuid())
-                    .bind(now.as_micros())
-                    .execute(&mut *conn)
-                    .await
-                    .map_err(map_db_err)?
-                    .rows_affected();
-                if rotated == 0 {
-                    return Ok(false);
-                }
-                insert_grant(conn, grant).await?;
-                Ok(true)
-            })
-            .await
+        self.db.write(async |conn| sql::rotate_refresh(conn, id, now, grant).await).await
     }
 
     async fn revoke_family(&self, family: FamilyId, at: Timestamp) -> LfResult<()> {
-        self.db
-            .write(async |conn| {
-                for sql in [REVOKE_FAMILY_TOKENS, REVOKE_FAMILY_REFRESH] {
-                    sqlx::query(sql)
-                        .bind(family.as_uuid())
-                        .bind(at.as_micros())
-                        .execute(&mut *conn)
-                        .await
-                        .map_err(map_db_err)?;
-                }
-                Ok(())
-            })
-            .await
+        self.db.write(async |conn| sql::revoke_family(conn, family, at).await).await
     }
 
     async fn purge_expired(&self, before: Timestamp) -> LfResult<u64> {
-        self.db
-            .write(async |conn| {
-                let mut gone = 0;
-                for sql in [PURGE_CODES, PURGE_TOKENS, PURGE_REFRESH] {
-                    gone += sqlx::query(sql)
-                        .bind(before.as_micros())
-                        .execute(&mut *conn)
-                        .await
-                        .map_err(map_db_err)?
-                        .rows_affected();
-                }
-                Ok(gone)
-            })
-            .await
+        self.db.write(async |conn| sql::purge_expired(conn, before).await).await
     }
 }

@@ -1,0 +1,92 @@
+//! Battles: one task prompt, 2 to 26 contenders (AI models, agents,
+//! workflows, people) in slots A–Z, their submissions, a lifecycle, judging
+//! (community votes, an AI judge that sees every contender in both orders, a
+//! weighted rubric, or a deterministic check) and Bradley–Terry ratings
+//! across battles.
+//!
+//! lf-battle knows nothing about SQL, MCP, HTTP or JSON libraries, and needs
+//! no async runtime of its own: an app can run the whole [`BattleService`] on
+//! the [`MemoryBattleStore`] with any executor. Model calls go through
+//! [`lf_core::ModelProvider`]; without one configured, the deterministic
+//! [`OfflineProvider`] judges, and says so in every verdict.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use lf_core::{ContenderRefId, LenserId, Principal};
+//! use lf_battle::{
+//!     BattleService, BattleStatus, BattleTitle, ContenderType, DisplayName, MemoryBattleStore, NewBattle,
+//!     NewContender, ScoreOutcome, SubmissionText, TaskPrompt, OFFLINE_MODEL_NAME,
+//! };
+//!
+//! let service = BattleService::new(Arc::new(MemoryBattleStore::new()));
+//! let me = Principal::Service { acting_as: Some(LenserId::new()) };
+//! use pollster::block_on as run;
+//! let battle = run(service.create(&me, NewBattle::new(
+//!     BattleTitle::parse("Explain ownership").unwrap(),
+//!     TaskPrompt::parse("Explain Rust ownership and borrowing to a Python programmer.").unwrap(),
+//! ))).unwrap();
+//! let mut ids = Vec::new();
+//! for name in ["Model one", "Model two"] {
+//!     let c = run(service.add_contender(&me, NewContender {
+//!         battle_id: battle.id,
+//!         display_name: DisplayName::parse(name).unwrap(),
+//!         contender_type: ContenderType::AiModel,
+//!         reference: ContenderRefId::new(),
+//!         slot: None,
+//!         owner: None,
+//!     })).unwrap();
+//!     ids.push(c.id);
+//! }
+//! run(service.set_status(&me, battle.id, BattleStatus::Open, false)).unwrap();
+//! run(service.set_status(&me, battle.id, BattleStatus::Executing, false)).unwrap();
+//! let answers = [
+//!     "Ownership: every value has one owner; borrowing lends references to a value, like Python names but checked at compile time.",
+//!     "It is about memory.",
+//! ];
+//! for (id, text) in ids.iter().zip(answers) {
+//!     run(service.submit(&me, battle.id, *id, SubmissionText::parse(text).unwrap())).unwrap();
+//! }
+//! // The last submission moved the battle to scoring by itself.
+//! let ScoreOutcome::Scored(verdicts) = run(service.score(&me, battle.id)).unwrap() else { panic!() };
+//! assert!(verdicts.iter().all(|v| v.model == OFFLINE_MODEL_NAME && v.position_consistent == Some(true)));
+//! let closed = run(service.set_status(&me, battle.id, BattleStatus::Closed, true)).unwrap();
+//! assert_eq!(closed.winner, Some(ids[0]));
+//! ```
+//!
+//! Invariants:
+//! - a battle only moves along the table of [`state`], by its creator or the
+//!   service; a refused move changes nothing;
+//! - the slots of a battle are always a prefix of A–Z;
+//! - every read goes through the store with the caller's reach (a draft is
+//!   its creator's alone);
+//! - ratings are a pure function of the set of closed battles, not of their
+//!   order.
+
+pub mod contract;
+mod json;
+pub mod judge;
+mod memory;
+mod model;
+mod offline;
+pub mod rating;
+pub mod rules;
+pub mod scoring;
+mod service;
+pub mod state;
+mod store;
+
+pub use memory::{MemoryBattleStore, battle_not_found, contender_not_found, status_moved};
+pub use model::{
+    AutoCheck, Battle, BattleFilter, BattleResult, BattleSheet, BattleStatus, BattleSummary, BattleTitle,
+    BattleType, Contender, ContenderRef, ContenderType, ContenderVotes, CriterionDescription, CriterionTitle,
+    DisplayName, HistoryFilter, JudgeError, JudgingMode, MaxContenders, ModelKey, Rationale, ResultEntry,
+    Rubric, RubricCriterion, Score, Slot, Standing, Submission, SubmissionText, TaskPrompt, Verdict,
+    VerdictKind, Vote, VotePick, VoteTally,
+};
+pub use offline::{OFFLINE_MODEL_NAME, OfflineProvider};
+pub use rating::{Leaderboard, LeaderboardOptions, Rating};
+pub use scoring::JsonSchemaValidator;
+pub use service::{
+    BattleService, NewBattle, NewContender, ScoreOutcome, ScoreView, SubmitOutcome, VoteOutcome,
+};
+pub use store::{BattleStore, StoredSubmission, StoredVote};

@@ -1,0 +1,358 @@
+//! An in-memory [`BattleStore`]: for tests, examples and apps that embed
+//! lf-battle without a database. Same contract as the SQL stores; one lock
+//! makes every method atomic.
+
+use std::collections::HashMap;
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use async_trait::async_trait;
+use lf_core::{BattleId, ContenderId, LfError, LfResult, Page, PageRequest, Reach, Timestamp};
+
+use crate::model::{
+    Battle, BattleFilter, BattleResult, BattleSheet, BattleStatus, BattleSummary, BattleType, Contender,
+    HistoryFilter, JudgeError, ResultEntry, Standing, Submission, Verdict, Vote, VotePick, VoteTally,
+};
+use crate::state::visible;
+use crate::store::{BattleStore, StoredSubmission, StoredVote};
+
+struct Row {
+    battle: Battle,
+    contenders: Vec<Contender>,
+    submissions: Vec<Submission>,
+    votes: Vec<Vote>,
+    verdicts: Vec<Verdict>,
+    judge_errors: Vec<JudgeError>,
+    standings: Vec<Standing>,
+}
+
+impl Row {
+    fn readable(&self, reach: Reach) -> bool {
+        visible(self.battle.status, self.battle.creator, reach)
+    }
+
+    fn slot_of(&self, id: ContenderId) -> usize {
+        self.contenders.iter().find(|c| c.id == id).map_or(usize::MAX, |c| c.slot.index())
+    }
+
+    fn summary(&self) -> BattleSummary {
+        BattleSummary {
+            battle: self.battle.clone(),
+            contenders: self.contenders.len() as u32,
+            votes: self.votes.len() as u32,
+        }
+    }
+
+    fn expect(&self, accepted: &[BattleStatus]) -> LfResult<()> {
+        if accepted.contains(&self.battle.status) {
+            Ok(())
+        } else {
+            Err(status_moved(self.battle.id, self.battle.status))
+        }
+    }
+}
+
+/// A [`BattleStore`] kept in process memory.
+#[derive(Default)]
+pub struct MemoryBattleStore {
+    inner: RwLock<HashMap<BattleId, Row>>,
+}
+
+impl MemoryBattleStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn read(&self) -> RwLockReadGuard<'_, HashMap<BattleId, Row>> {
+        self.inner.read().unwrap_or_else(|p| p.into_inner())
+    }
+    fn write(&self) -> RwLockWriteGuard<'_, HashMap<BattleId, Row>> {
+        self.inner.write().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// The NOT_FOUND of a battle, shared by every store.
+pub fn battle_not_found(id: BattleId) -> LfError {
+    LfError::not_found("Battle", id).with_field("battle_id")
+}
+
+/// The NOT_FOUND of a contender that is not one of a battle's, shared by
+/// every store.
+pub fn contender_not_found(battle: BattleId, id: ContenderId) -> LfError {
+    LfError::not_found(&format!("Contender of battle {battle}:"), id).with_field("contender_id")
+}
+
+/// The CONFLICT of a write that found the battle in another status than it
+/// expected, shared by every store.
+pub fn status_moved(id: BattleId, now: BattleStatus) -> LfError {
+    LfError::conflict(format!(
+        "battle {id} changed while you were acting on it (it is now {now}). Read it again with get_battle and retry."
+    ))
+}
+
+fn page_of(mut items: Vec<BattleSummary>, page: PageRequest) -> Page<BattleSummary> {
+    items.sort_by(|a, b| b.battle.created_at.cmp(&a.battle.created_at).then(b.battle.id.cmp(&a.battle.id)));
+    let total = items.len() as u64;
+    let start = (page.offset() as usize).min(items.len());
+    let end = (start + page.limit() as usize).min(items.len());
+    Page::new(items.drain(start..end).collect(), total, page)
+}
+
+#[async_trait]
+impl BattleStore for MemoryBattleStore {
+    async fn create_battle(&self, battle: &Battle) -> LfResult<()> {
+        let mut all = self.write();
+        if all.contains_key(&battle.id) {
+            return Err(LfError::conflict(format!("battle {} already exists", battle.id)));
+        }
+        all.insert(
+            battle.id,
+            Row {
+                battle: battle.clone(),
+                contenders: Vec::new(),
+                submissions: Vec::new(),
+                votes: Vec::new(),
+                verdicts: Vec::new(),
+                judge_errors: Vec::new(),
+                standings: Vec::new(),
+            },
+        );
+        Ok(())
+    }
+
+    async fn get_battle(&self, reach: Reach, id: BattleId) -> LfResult<Battle> {
+        match self.read().get(&id) {
+            Some(row) if row.readable(reach) => Ok(row.battle.clone()),
+            _ => Err(battle_not_found(id)),
+        }
+    }
+
+    async fn get_sheet(&self, reach: Reach, id: BattleId) -> LfResult<BattleSheet> {
+        let all = self.read();
+        let row = all.get(&id).filter(|r| r.readable(reach)).ok_or_else(|| battle_not_found(id))?;
+        let mut submissions = row.submissions.clone();
+        submissions.sort_by_key(|s| row.slot_of(s.contender_id));
+        let mut verdicts = row.verdicts.clone();
+        verdicts.sort_by_key(|v| row.slot_of(v.contender_id));
+        let mut standings = row.standings.clone();
+        standings.sort_by_key(|s| s.position);
+        Ok(BattleSheet {
+            battle: row.battle.clone(),
+            contenders: row.contenders.clone(),
+            submissions,
+            votes: VoteTally::count(&row.contenders, &row.votes),
+            verdicts,
+            judge_errors: row.judge_errors.clone(),
+            standings,
+        })
+    }
+
+    async fn list_battles(
+        &self,
+        reach: Reach,
+        filter: &BattleFilter,
+        page: PageRequest,
+    ) -> LfResult<Page<BattleSummary>> {
+        let all = self.read();
+        let hits = all
+            .values()
+            .filter(|r| r.readable(reach))
+            .filter(|r| match filter.status {
+                Some(s) => r.battle.status == s,
+                None => r.battle.status != BattleStatus::Archived,
+            })
+            .filter(|r| filter.battle_type.is_none_or(|t| r.battle.battle_type == t))
+            .filter(|r| filter.creator.is_none_or(|c| r.battle.creator == c))
+            .map(Row::summary)
+            .collect();
+        Ok(page_of(hits, page))
+    }
+
+    async fn battle_history(
+        &self,
+        reach: Reach,
+        filter: &HistoryFilter,
+        page: PageRequest,
+    ) -> LfResult<Page<BattleSummary>> {
+        let all = self.read();
+        let me = filter.lenser.as_uuid();
+        let hits = all
+            .values()
+            .filter(|r| r.readable(reach))
+            .filter(|r| filter.status.is_none_or(|s| r.battle.status == s))
+            .filter(|r| {
+                r.battle.creator == filter.lenser || r.contenders.iter().any(|c| c.reference.as_uuid() == me)
+            })
+            .map(Row::summary)
+            .collect();
+        Ok(page_of(hits, page))
+    }
+
+    async fn add_contender(&self, contender: &Contender, expected_status: BattleStatus) -> LfResult<()> {
+        let mut all = self.write();
+        if all.values().any(|r| r.contenders.iter().any(|c| c.id == contender.id)) {
+            return Err(LfError::conflict(format!("contender {} already exists", contender.id)));
+        }
+        let row = all.get_mut(&contender.battle_id).ok_or_else(|| battle_not_found(contender.battle_id))?;
+        row.expect(&[expected_status])?;
+        if row.contenders.len() != contender.slot.index()
+            || row.contenders.iter().any(|c| c.reference == contender.reference)
+        {
+            return Err(LfError::conflict(format!(
+                "slot {} or this contender reference was taken in battle {} meanwhile. Read the battle again and retry.",
+                contender.slot, contender.battle_id
+            )));
+        }
+        row.contenders.push(contender.clone());
+        Ok(())
+    }
+
+    async fn set_status(
+        &self,
+        id: BattleId,
+        from: BattleStatus,
+        to: BattleStatus,
+        at: Timestamp,
+    ) -> LfResult<()> {
+        let mut all = self.write();
+        let row = all.get_mut(&id).ok_or_else(|| battle_not_found(id))?;
+        row.expect(&[from])?;
+        row.battle.status = to;
+        row.battle.updated_at = at;
+        Ok(())
+    }
+
+    async fn put_submission(
+        &self,
+        submission: &Submission,
+        advance_to: Option<BattleStatus>,
+    ) -> LfResult<StoredSubmission> {
+        let mut all = self.write();
+        let id = submission.battle_id;
+        let row = all.get_mut(&id).ok_or_else(|| battle_not_found(id))?;
+        if !row.contenders.iter().any(|c| c.id == submission.contender_id) {
+            return Err(contender_not_found(id, submission.contender_id));
+        }
+        row.expect(&[BattleStatus::Open, BattleStatus::Executing])?;
+        let (stored, replaced) = match row
+            .submissions
+            .iter_mut()
+            .find(|s| s.contender_id == submission.contender_id)
+        {
+            Some(old) => {
+                old.text = submission.text.clone();
+                old.submitted_by = submission.submitted_by;
+                old.updated_at = submission.updated_at;
+                (old.clone(), true)
+            }
+            None => {
+                if row.submissions.iter().any(|s| s.id == submission.id) {
+                    return Err(LfError::conflict(format!("submission {} already exists", submission.id)));
+                }
+                row.submissions.push(submission.clone());
+                (submission.clone(), false)
+            }
+        };
+        if let Some(to) = advance_to
+            && row.battle.status == BattleStatus::Executing
+            && row.contenders.iter().all(|c| row.submissions.iter().any(|s| s.contender_id == c.id))
+        {
+            row.battle.status = to;
+            row.battle.updated_at = submission.updated_at;
+        }
+        Ok(StoredSubmission { submission: stored, replaced, status: row.battle.status })
+    }
+
+    async fn put_vote(&self, vote: &Vote) -> LfResult<StoredVote> {
+        let mut all = self.write();
+        let id = vote.battle_id;
+        let row = all.get_mut(&id).ok_or_else(|| battle_not_found(id))?;
+        if let VotePick::Contender(c) = vote.pick
+            && !row.contenders.iter().any(|x| x.id == c)
+        {
+            return Err(contender_not_found(id, c));
+        }
+        row.expect(&[BattleStatus::Voting])?;
+        match row.votes.iter_mut().find(|v| v.voter == vote.voter) {
+            Some(old) => {
+                old.pick = vote.pick;
+                old.rationale = vote.rationale.clone();
+                old.updated_at = vote.updated_at;
+                Ok(StoredVote { vote: old.clone(), replaced: true })
+            }
+            None => {
+                row.votes.push(vote.clone());
+                Ok(StoredVote { vote: vote.clone(), replaced: false })
+            }
+        }
+    }
+
+    async fn put_verdicts(&self, battle_id: BattleId, verdicts: &[Verdict]) -> LfResult<()> {
+        let mut all = self.write();
+        let row = all.get_mut(&battle_id).ok_or_else(|| battle_not_found(battle_id))?;
+        if let Some(v) = verdicts
+            .iter()
+            .find(|v| v.battle_id != battle_id || !row.contenders.iter().any(|c| c.id == v.contender_id))
+        {
+            return Err(contender_not_found(battle_id, v.contender_id));
+        }
+        row.expect(&[BattleStatus::Scoring])?;
+        row.verdicts = verdicts.to_vec();
+        Ok(())
+    }
+
+    async fn add_judge_error(&self, error: &JudgeError) -> LfResult<()> {
+        let mut all = self.write();
+        let row = all.get_mut(&error.battle_id).ok_or_else(|| battle_not_found(error.battle_id))?;
+        row.expect(&[BattleStatus::Scoring])?;
+        row.judge_errors.push(error.clone());
+        Ok(())
+    }
+
+    async fn close_battle(
+        &self,
+        id: BattleId,
+        standings: &[Standing],
+        winner: Option<ContenderId>,
+        at: Timestamp,
+    ) -> LfResult<()> {
+        let mut all = self.write();
+        let row = all.get_mut(&id).ok_or_else(|| battle_not_found(id))?;
+        if let Some(s) = standings.iter().find(|s| !row.contenders.iter().any(|c| c.id == s.contender_id)) {
+            return Err(contender_not_found(id, s.contender_id));
+        }
+        row.expect(&[BattleStatus::Scoring])?;
+        row.battle.status = BattleStatus::Closed;
+        row.battle.winner = winner;
+        row.battle.closed_at = Some(at);
+        row.battle.updated_at = at;
+        row.standings = standings.to_vec();
+        Ok(())
+    }
+
+    async fn closed_results(&self, battle_type: Option<BattleType>) -> LfResult<Vec<BattleResult>> {
+        let all = self.read();
+        Ok(all
+            .values()
+            .filter(|r| matches!(r.battle.status, BattleStatus::Closed | BattleStatus::Published))
+            .filter(|r| battle_type.is_none_or(|t| r.battle.battle_type == t))
+            .map(|r| BattleResult {
+                battle_id: r.battle.id,
+                battle_type: r.battle.battle_type,
+                closed_at: r.battle.closed_at.unwrap_or(r.battle.updated_at),
+                entries: r
+                    .standings
+                    .iter()
+                    .filter_map(|s| {
+                        let c = r.contenders.iter().find(|c| c.id == s.contender_id)?;
+                        Some(ResultEntry {
+                            reference: c.reference(),
+                            display_name: c.display_name.as_str().to_owned(),
+                            rank: s.rank,
+                        })
+                    })
+                    .collect(),
+            })
+            .collect())
+    }
+}

@@ -1,0 +1,558 @@
+//! The Battle use cases. Each takes the caller's [`Principal`]; reads go
+//! through the store with the caller's reach, writes check the rules of
+//! [`crate::rules`] and [`crate::state`] on what was read, then write with the
+//! status (and slot) they expect, so a concurrent change is a CONFLICT.
+//!
+//! Scoring is explicit: when a battle reaches scoring with a judged mode (by
+//! itself after the last submission, or by `set_status`), the caller runs
+//! [`BattleService::score`], typically in the background. Until verdicts
+//! land, [`BattleService::score_view`] shows what there is, judge errors
+//! included; a failed judging leaves the battle in scoring, and `score` can
+//! run again.
+
+use std::sync::Arc;
+
+use lf_core::{
+    BattleId, Clock, ContenderId, ContenderRefId, ErrorCode, LenserId, LfError, LfResult, ModelProvider,
+    Page, PageRequest, Principal, SubmissionId, SystemClock, Timestamp, VoteId,
+};
+
+use crate::judge::{self, JudgeFailure};
+use crate::model::{
+    AutoCheck, Battle, BattleFilter, BattleSheet, BattleStatus, BattleSummary, BattleTitle, BattleType,
+    Contender, ContenderType, DisplayName, HistoryFilter, JudgeError, JudgingMode, MaxContenders, ModelKey,
+    Rationale, Rubric, Slot, Standing, Submission, SubmissionText, TaskPrompt, Verdict, Vote, VotePick,
+    VoteTally,
+};
+use crate::offline::OfflineProvider;
+use crate::rating::{Leaderboard, LeaderboardOptions, leaderboard};
+use crate::rules::{self, advance_target};
+use crate::scoring::{self, JsonSchemaValidator};
+use crate::state::{self, Event, Facts, Lifecycle, wrong_status};
+use crate::store::BattleStore;
+
+/// A new battle. Unset options take their defaults: `ai_vs_ai`; the judging
+/// mode of [`JudgingMode::default_for`] the type; 2 contenders.
+#[derive(Clone, Debug)]
+pub struct NewBattle {
+    /// The display name.
+    pub title: BattleTitle,
+    /// The task every contender answers.
+    pub task_prompt: TaskPrompt,
+    /// The format.
+    pub battle_type: Option<BattleType>,
+    /// How submissions are judged.
+    pub judging_mode: Option<JudgingMode>,
+    /// How many contenders it takes.
+    pub max_contenders: Option<MaxContenders>,
+    /// The judge's model (`ai_judge` and `rubric_score` only).
+    pub ai_judge_model_key: Option<ModelKey>,
+    /// The criteria (`rubric_score` only, and required there).
+    pub rubric: Option<Rubric>,
+    /// The check (`auto_score` only, and required there).
+    pub auto_check: Option<AutoCheck>,
+}
+
+impl NewBattle {
+    /// A battle with every option at its default.
+    pub fn new(title: BattleTitle, task_prompt: TaskPrompt) -> Self {
+        Self {
+            title,
+            task_prompt,
+            battle_type: None,
+            judging_mode: None,
+            max_contenders: None,
+            ai_judge_model_key: None,
+            rubric: None,
+            auto_check: None,
+        }
+    }
+}
+
+/// A contender to add.
+#[derive(Clone, Debug)]
+pub struct NewContender {
+    /// The battle.
+    pub battle_id: BattleId,
+    /// Its label.
+    pub display_name: DisplayName,
+    /// What it is.
+    pub contender_type: ContenderType,
+    /// What it stands for.
+    pub reference: ContenderRefId,
+    /// The slot asked for; must be the next free one. `None`: the next free one.
+    pub slot: Option<Slot>,
+    /// The lenser who answers for an agent or workflow contender, as the
+    /// caller resolved it (ignored for humans, who answer for themselves).
+    pub owner: Option<LenserId>,
+}
+
+/// What a submission did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SubmitOutcome {
+    /// The submission as stored.
+    pub submission: Submission,
+    /// Whether it replaced an earlier one.
+    pub replaced: bool,
+    /// The battle's status afterwards.
+    pub status: BattleStatus,
+    /// Whether this submission was the last one and moved the battle on
+    /// (to voting or scoring). When it moved to scoring with a judged mode,
+    /// the caller runs [`BattleService::score`].
+    pub advanced: bool,
+}
+
+/// What a vote did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VoteOutcome {
+    /// The vote as stored.
+    pub vote: Vote,
+    /// Whether it replaced the voter's earlier vote.
+    pub replaced: bool,
+    /// The battle's vote aggregates afterwards.
+    pub tally: VoteTally,
+}
+
+/// The score of a battle as it stands: votes, verdicts as they land, judge
+/// errors, and the standings once closed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScoreView {
+    /// The battle.
+    pub battle: Battle,
+    /// Its contenders, in slot order.
+    pub contenders: Vec<Contender>,
+    /// Vote aggregates.
+    pub votes: VoteTally,
+    /// Current verdicts.
+    pub verdicts: Vec<Verdict>,
+    /// Failed judging attempts, oldest first.
+    pub judge_errors: Vec<JudgeError>,
+    /// Final places (empty until closed).
+    pub standings: Vec<Standing>,
+}
+
+/// What [`BattleService::score`] did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ScoreOutcome {
+    /// Verdicts were recorded.
+    Scored(Vec<Verdict>),
+    /// Judging failed; the error was recorded and the battle stays in scoring.
+    Failed(JudgeError),
+    /// A `community_vote` battle: the votes are the score; nothing to judge.
+    NothingToJudge,
+}
+
+/// The Battle use cases over a [`BattleStore`].
+pub struct BattleService {
+    store: Arc<dyn BattleStore>,
+    clock: Arc<dyn Clock>,
+    provider: Arc<dyn ModelProvider>,
+    json_schema: Option<Arc<dyn JsonSchemaValidator>>,
+}
+
+impl BattleService {
+    /// A service on `store` with the system clock, the
+    /// [`OfflineProvider`] as judge, and no JSON Schema validator.
+    pub fn new(store: Arc<dyn BattleStore>) -> Self {
+        Self { store, clock: Arc::new(SystemClock), provider: Arc::new(OfflineProvider), json_schema: None }
+    }
+
+    /// Uses `clock` for every timestamp.
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// Judges with `provider`.
+    pub fn with_provider(mut self, provider: Arc<dyn ModelProvider>) -> Self {
+        self.provider = provider;
+        self
+    }
+
+    /// Evaluates `json_schema` checks with `validator`.
+    pub fn with_json_schema_validator(mut self, validator: Arc<dyn JsonSchemaValidator>) -> Self {
+        self.json_schema = Some(validator);
+        self
+    }
+
+    /// The model provider judging battles.
+    pub fn provider(&self) -> &Arc<dyn ModelProvider> {
+        &self.provider
+    }
+
+    fn now(&self) -> Timestamp {
+        self.clock.now()
+    }
+
+    /// Creates a draft battle owned by the caller (MISSING_LENSER for the
+    /// service acting as nobody). INVALID_ARGUMENT, naming the field, when
+    /// the options contradict each other: a rubric without `rubric_score` or
+    /// `rubric_score` without one; the same for `auto_check` and
+    /// `auto_score`; `ai_judge_model_key` for a mode that asks no model; a
+    /// judging mode against the format (`human_vs_human_open_votes` is judged
+    /// by votes, `human_vs_human_ai_votes` by an AI); a `json_schema` check
+    /// that the configured validator refuses, or without a validator.
+    pub async fn create(&self, p: &Principal, new: NewBattle) -> LfResult<Battle> {
+        let creator = p.owner_for_create()?;
+        let battle_type = new.battle_type.unwrap_or(BattleType::AiVsAi);
+        let mode = new.judging_mode.unwrap_or(JudgingMode::default_for(battle_type));
+        match (battle_type, mode) {
+            (BattleType::HumanVsHumanOpenVotes, m) if m != JudgingMode::CommunityVote => {
+                return Err(LfError::invalid_argument(format!(
+                    "A human_vs_human_open_votes battle is judged by community votes; drop judging_mode or set it to community_vote (got {m}), or pick another battle_type."
+                ))
+                .with_field("judging_mode"));
+            }
+            (BattleType::HumanVsHumanAiVotes, JudgingMode::CommunityVote) => {
+                return Err(LfError::invalid_argument(
+                    "A human_vs_human_ai_votes battle is judged by an AI; use judging_mode ai_judge, rubric_score or auto_score, or battle_type human_vs_human_open_votes for community votes.",
+                )
+                .with_field("judging_mode"));
+            }
+            _ => {}
+        }
+        match (mode, new.rubric.is_some()) {
+            (JudgingMode::RubricScore, false) => {
+                return Err(LfError::invalid_argument(
+                    "judging_mode rubric_score needs a rubric: give 1 to 20 criteria, each with a title, a weight and a description.",
+                )
+                .with_field("rubric"));
+            }
+            (m, true) if m != JudgingMode::RubricScore => {
+                return Err(LfError::invalid_argument(format!(
+                    "rubric is only used with judging_mode rubric_score (this battle uses {m}); drop it or change judging_mode."
+                ))
+                .with_field("rubric"));
+            }
+            _ => {}
+        }
+        match (mode, &new.auto_check) {
+            (JudgingMode::AutoScore, None) => {
+                return Err(LfError::invalid_argument(
+                    "judging_mode auto_score needs an auto_check: exact, contains, regex, json_schema or length_range.",
+                )
+                .with_field("auto_check"));
+            }
+            (m, Some(_)) if m != JudgingMode::AutoScore => {
+                return Err(LfError::invalid_argument(format!(
+                    "auto_check is only used with judging_mode auto_score (this battle uses {m}); drop it or change judging_mode."
+                ))
+                .with_field("auto_check"));
+            }
+            (_, Some(AutoCheck::JsonSchema { schema })) => match &self.json_schema {
+                Some(v) => v.check_schema(schema)?,
+                None => {
+                    return Err(LfError::invalid_argument(
+                        "This server has no JSON Schema validator configured, so json_schema checks are unavailable; use another auto_check kind.",
+                    )
+                    .with_field("auto_check.schema"));
+                }
+            },
+            _ => {}
+        }
+        if new.ai_judge_model_key.is_some()
+            && !matches!(mode, JudgingMode::AiJudge | JudgingMode::RubricScore)
+        {
+            return Err(LfError::invalid_argument(format!(
+                "ai_judge_model_key is only used when a model judges (ai_judge or rubric_score); this battle uses {mode}. Drop it."
+            ))
+            .with_field("ai_judge_model_key"));
+        }
+        let now = self.now();
+        let battle = Battle {
+            id: BattleId::new(),
+            title: new.title,
+            task_prompt: new.task_prompt,
+            battle_type,
+            judging_mode: mode,
+            max_contenders: new.max_contenders.unwrap_or_default(),
+            ai_judge_model_key: new.ai_judge_model_key,
+            rubric: new.rubric,
+            auto_check: new.auto_check,
+            creator,
+            status: BattleStatus::Draft,
+            winner: None,
+            created_at: now,
+            updated_at: now,
+            closed_at: None,
+        };
+        self.store.create_battle(&battle).await?;
+        Ok(battle)
+    }
+
+    /// The battle with its contenders, submissions, vote aggregates,
+    /// verdicts, judge errors and standings. NOT_FOUND if out of reach.
+    pub async fn get(&self, p: &Principal, id: BattleId) -> LfResult<BattleSheet> {
+        self.store.get_sheet(p.reach(), id).await
+    }
+
+    /// Readable battles, newest first.
+    pub async fn list(
+        &self,
+        p: &Principal,
+        filter: &BattleFilter,
+        page: PageRequest,
+    ) -> LfResult<Page<BattleSummary>> {
+        self.store.list_battles(p.reach(), filter, page).await
+    }
+
+    /// Battles `lenser` (default: the caller's lenser; MISSING_LENSER when
+    /// there is none) created or took part in, that the caller can read.
+    pub async fn history(
+        &self,
+        p: &Principal,
+        lenser: Option<LenserId>,
+        status: Option<BattleStatus>,
+        page: PageRequest,
+    ) -> LfResult<Page<BattleSummary>> {
+        let lenser = match lenser.or(p.lenser()) {
+            Some(l) => l,
+            None => return Err(LfError::missing_lenser().with_field("lenser_id")),
+        };
+        self.store.battle_history(p.reach(), &HistoryFilter { lenser, status }, page).await
+    }
+
+    /// Votes, verdicts, judge errors and standings of a readable battle.
+    pub async fn score_view(&self, p: &Principal, id: BattleId) -> LfResult<ScoreView> {
+        let s = self.store.get_sheet(p.reach(), id).await?;
+        Ok(ScoreView {
+            battle: s.battle,
+            contenders: s.contenders,
+            votes: s.votes,
+            verdicts: s.verdicts,
+            judge_errors: s.judge_errors,
+            standings: s.standings,
+        })
+    }
+
+    /// The sheet of a battle the caller may change: NOT_FOUND if out of
+    /// reach, FORBIDDEN if readable but not the caller's.
+    async fn sheet_for_write(&self, p: &Principal, id: BattleId, what: &str) -> LfResult<BattleSheet> {
+        let sheet = self.store.get_sheet(p.reach(), id).await?;
+        if !p.may_write(sheet.battle.creator) {
+            return Err(LfError::forbidden(format!(
+                "Only the battle's creator can {what}. Ask the creator, or create your own battle."
+            ))
+            .with_field("battle_id"));
+        }
+        Ok(sheet)
+    }
+
+    /// Adds a contender in the next free slot (see
+    /// [`rules::next_slot`] for every refusal). Only the creator (or the
+    /// service): FORBIDDEN otherwise.
+    pub async fn add_contender(&self, p: &Principal, new: NewContender) -> LfResult<Contender> {
+        let sheet = self.sheet_for_write(p, new.battle_id, "add contenders").await?;
+        let slot =
+            rules::next_slot(&sheet.battle, &sheet.contenders, new.contender_type, new.reference, new.slot)?;
+        let contender = Contender {
+            id: ContenderId::new(),
+            battle_id: new.battle_id,
+            slot,
+            display_name: new.display_name,
+            contender_type: new.contender_type,
+            reference: new.reference,
+            owner: rules::contender_owner(new.contender_type, new.reference, new.owner),
+            joined_at: self.now(),
+        };
+        self.store.add_contender(&contender, sheet.battle.status).await?;
+        Ok(contender)
+    }
+
+    /// Submits (or replaces) a contender's answer while the battle is open
+    /// or executing. The battle's creator, the contender's owner or the
+    /// agent itself may submit ([`rules::may_submit`]). When this makes every
+    /// contender's answer present while executing, the battle moves on by
+    /// itself ([`rules::advance_target`]).
+    pub async fn submit(
+        &self,
+        p: &Principal,
+        battle_id: BattleId,
+        contender_id: ContenderId,
+        text: SubmissionText,
+    ) -> LfResult<SubmitOutcome> {
+        let sheet = self.store.get_sheet(p.reach(), battle_id).await?;
+        let contender = sheet
+            .contender(contender_id)
+            .ok_or_else(|| crate::memory::contender_not_found(battle_id, contender_id))?;
+        rules::may_submit(&sheet.battle, contender, p)?;
+        rules::check_submittable(&sheet.battle)?;
+        let now = self.now();
+        let submission = Submission {
+            id: SubmissionId::new(),
+            battle_id,
+            contender_id,
+            text,
+            submitted_by: p.lenser(),
+            created_at: now,
+            updated_at: now,
+        };
+        let stored =
+            self.store.put_submission(&submission, Some(advance_target(sheet.battle.judging_mode))).await?;
+        Ok(SubmitOutcome {
+            advanced: stored.status != sheet.battle.status,
+            submission: stored.submission,
+            replaced: stored.replaced,
+            status: stored.status,
+        })
+    }
+
+    /// Moves a battle ([`state::transition`] says who and where). Moving to
+    /// closed records the standings and the winner; a judged battle needs
+    /// verdicts before it closes (INVALID_TRANSITION otherwise: score it
+    /// first). Moving to scoring does not judge: run [`BattleService::score`].
+    pub async fn set_status(
+        &self,
+        p: &Principal,
+        id: BattleId,
+        to: BattleStatus,
+        confirm: bool,
+    ) -> LfResult<Battle> {
+        let sheet = self.store.get_sheet(p.reach(), id).await?;
+        let b = &sheet.battle;
+        let lifecycle = Lifecycle {
+            status: b.status,
+            creator: b.creator,
+            battle_type: b.battle_type,
+            facts: Facts::of(sheet.contenders.iter().map(|c| c.contender_type), sheet.submissions.len()),
+        };
+        let to = state::transition(&lifecycle, Event { to, confirm }, p)?;
+        let now = self.now();
+        if to == BattleStatus::Closed {
+            if b.judging_mode.is_judged() && sheet.verdicts.is_empty() {
+                return Err(LfError::new(
+                    ErrorCode::InvalidTransition,
+                    format!(
+                        "This {} battle has no verdicts yet, so it cannot close: score it first (get_battle_score shows any judge errors), or archive it.",
+                        b.judging_mode
+                    ),
+                )
+                .with_field("status"));
+            }
+            let standings =
+                scoring::standings(b, &sheet.contenders, &sheet.submissions, &sheet.votes, &sheet.verdicts);
+            let winner = standings.first().map(|s| s.contender_id);
+            self.store.close_battle(id, &standings, winner, now).await?;
+        } else {
+            self.store.set_status(id, b.status, to, now).await?;
+        }
+        self.store.get_battle(p.reach(), id).await
+    }
+
+    /// Casts (or replaces) the caller's vote while the battle is voting (see
+    /// [`rules::check_vote`] for every refusal).
+    pub async fn cast_vote(
+        &self,
+        p: &Principal,
+        battle_id: BattleId,
+        pick: VotePick,
+        rationale: Option<Rationale>,
+    ) -> LfResult<VoteOutcome> {
+        let sheet = self.store.get_sheet(p.reach(), battle_id).await?;
+        let voter = rules::check_vote(&sheet.battle, &sheet.contenders, &sheet.submissions, p, pick)?;
+        let now = self.now();
+        let vote =
+            Vote { id: VoteId::new(), battle_id, voter, pick, rationale, created_at: now, updated_at: now };
+        let stored = self.store.put_vote(&vote).await?;
+        let tally = self.store.get_sheet(p.reach(), battle_id).await?.votes;
+        Ok(VoteOutcome { vote: stored.vote, replaced: stored.replaced, tally })
+    }
+
+    /// Judges a battle in scoring with its mode: the AI judge (`ai_judge`,
+    /// `rubric_score`) through the provider, the check (`auto_score`), or
+    /// nothing (`community_vote`). Verdicts replace earlier ones; a failure is
+    /// recorded as a judge error (the battle stays in scoring: call again).
+    /// Only the creator or the service (it spends model calls): FORBIDDEN
+    /// otherwise; INVALID_TRANSITION outside scoring.
+    pub async fn score(&self, p: &Principal, id: BattleId) -> LfResult<ScoreOutcome> {
+        let sheet = self.sheet_for_write(p, id, "score the battle").await?;
+        let b = &sheet.battle;
+        if b.status != BattleStatus::Scoring {
+            return Err(wrong_status("Scoring", b.status, &[BattleStatus::Scoring]));
+        }
+        let result = match b.judging_mode {
+            JudgingMode::CommunityVote => return Ok(ScoreOutcome::NothingToJudge),
+            JudgingMode::AutoScore => scoring::auto_verdicts(
+                b,
+                &sheet.contenders,
+                &sheet.submissions,
+                self.json_schema.as_deref(),
+                self.now(),
+            )
+            .map_err(|message| JudgeFailure {
+                model: format!("auto_score:{}", b.auto_check.as_ref().map_or("none", |c| c.kind())),
+                message,
+            }),
+            JudgingMode::AiJudge | JudgingMode::RubricScore => {
+                judge::judge(self.provider.as_ref(), b, &sheet.contenders, &sheet.submissions, self.now())
+                    .await
+            }
+        };
+        match result {
+            Ok(verdicts) => {
+                self.store.put_verdicts(id, &verdicts).await?;
+                Ok(ScoreOutcome::Scored(verdicts))
+            }
+            Err(JudgeFailure { model, message }) => {
+                let error = JudgeError { battle_id: id, model, message, at: self.now() };
+                self.store.add_judge_error(&error).await?;
+                Ok(ScoreOutcome::Failed(error))
+            }
+        }
+    }
+
+    /// Records verdicts produced elsewhere (a scoring pipeline of the
+    /// application's own). Service only: PERMISSION_DENIED for anyone else,
+    /// as verdicts decide the battle. INVALID_ARGUMENT (`verdicts`) for a
+    /// verdict of another battle; NOT_FOUND for an unknown contender.
+    pub async fn record_verdicts(&self, p: &Principal, id: BattleId, verdicts: Vec<Verdict>) -> LfResult<()> {
+        service_only(p, "Recording verdicts")?;
+        if verdicts.iter().any(|v| v.battle_id != id) {
+            return Err(LfError::invalid_argument("every verdict must belong to the battle being scored")
+                .with_field("verdicts"));
+        }
+        self.store.put_verdicts(id, &verdicts).await
+    }
+
+    /// Records a judge failure produced elsewhere. Service only, as
+    /// [`BattleService::record_verdicts`].
+    pub async fn record_judge_error(
+        &self,
+        p: &Principal,
+        id: BattleId,
+        model: &str,
+        message: &str,
+    ) -> LfResult<JudgeError> {
+        service_only(p, "Recording judge errors")?;
+        let error = JudgeError {
+            battle_id: id,
+            model: model.to_owned(),
+            message: lf_core::clip(message, 2_000).into_owned(),
+            at: self.now(),
+        };
+        self.store.add_judge_error(&error).await?;
+        Ok(error)
+    }
+
+    /// Bradley–Terry ratings over every closed or published battle (of one
+    /// type when given); see [`crate::rating`].
+    pub async fn leaderboard(
+        &self,
+        _p: &Principal,
+        battle_type: Option<BattleType>,
+        options: LeaderboardOptions,
+    ) -> LfResult<Leaderboard> {
+        let results = self.store.closed_results(battle_type).await?;
+        Ok(leaderboard(&results, options))
+    }
+}
+
+fn service_only(p: &Principal, action: &str) -> LfResult<()> {
+    match p {
+        Principal::Service { .. } => Ok(()),
+        _ => Err(LfError::new(
+            ErrorCode::PermissionDenied,
+            format!("{action} is reserved to the server itself (stdio mode or its scoring pipeline)."),
+        )),
+    }
+}

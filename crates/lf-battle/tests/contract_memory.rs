@@ -1,0 +1,17 @@
+//! The store contract on the in-memory store.
+
+use std::sync::Arc;
+
+use lf_battle::MemoryBattleStore;
+
+#[test]
+fn memory_store_meets_the_contract() {
+    pollster::block_on(lf_battle::contract::suite(Arc::new(MemoryBattleStore::new())));
+}
+
+#[test]
+fn suite_runs_twice_on_one_store() {
+    let store = Arc::new(MemoryBattleStore::new());
+    pollster::block_on(lf_battle::contract::suite(store.clone()));
+    pollster::block_on(lf_battle::contract::suite(store));
+}

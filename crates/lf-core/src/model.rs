@@ -1,0 +1,101 @@
+//! Model calls. Every call to a language model (the AI judge of battles, AI
+//! workflow nodes, agent steps) goes through one [`ModelProvider`], so a
+//! deployment chooses its model in one place and tests swap in a fake.
+//!
+//! The trait is object safe and its `chat` method has exactly the signature
+//! the `async-trait` crate generates for
+//! `async fn chat(&self, request: ChatRequest) -> LfResult<ChatResponse>`:
+//! implement it with `#[async_trait::async_trait]` on the impl block (lf-core
+//! itself stays free of the macro crate), or by hand with `Box::pin`:
+//!
+//! ```
+//! use std::future::Future;
+//! use std::pin::Pin;
+//! use lf_core::{ChatRequest, ChatResponse, LfResult, ModelProvider};
+//!
+//! struct Shout;
+//!
+//! impl ModelProvider for Shout {
+//!     fn name(&self) -> &str {
+//!         "shout"
+//!     }
+//!     fn chat<'life0, 'async_trait>(
+//!         &'life0 self,
+//!         request: ChatRequest,
+//!     ) -> Pin<Box<dyn Future<Output = LfResult<ChatResponse>> + Send + 'async_trait>>
+//!     where
+//!         'life0: 'async_trait,
+//!         Self: 'async_trait,
+//!     {
+//!         Box::pin(async move { Ok(ChatResponse { text: request.user.to_uppercase(), model: "shout".into() }) })
+//!     }
+//! }
+//!
+//! // Any executor runs it; this one is ready at once, so a no-op waker will do.
+//! let mut call = Shout.chat(ChatRequest::new("Be loud.", "hello"));
+//! let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+//! let std::task::Poll::Ready(answer) = call.as_mut().poll(&mut cx) else { unreachable!() };
+//! assert_eq!(answer.unwrap().text, "HELLO");
+//! ```
+
+use std::future::Future;
+use std::pin::Pin;
+
+use crate::error::LfResult;
+
+/// One chat-completions call: a system message and a user message.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChatRequest {
+    /// The model to ask, overriding the provider's configured model (a
+    /// battle's `ai_judge_model_key`). `None`: the provider's default.
+    pub model: Option<String>,
+    /// Instructions: who the model is and what shape its answer takes.
+    pub system: String,
+    /// The material to work on.
+    pub user: String,
+    /// Most tokens the answer may take; `None`: the provider's default.
+    pub max_tokens: Option<u32>,
+    /// Sampling temperature; `None`: the provider's default. Judges ask for 0.
+    pub temperature: Option<f32>,
+}
+
+impl ChatRequest {
+    /// A request with the provider's default model, length and temperature.
+    pub fn new(system: impl Into<String>, user: impl Into<String>) -> Self {
+        Self { model: None, system: system.into(), user: user.into(), max_tokens: None, temperature: None }
+    }
+}
+
+/// A model's answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChatResponse {
+    /// The text of the answer (the first choice's message content).
+    pub text: String,
+    /// The model that answered, as the provider names it. Recorded with every
+    /// result built from the answer (an offline provider puts its own name
+    /// here, so nobody mistakes its output for a model's).
+    pub model: String,
+}
+
+/// Where model answers come from: an OpenAI-compatible HTTP client, the
+/// deterministic offline provider, or a test double.
+///
+/// Errors: a provider returns an [`crate::LfError`] when it gets no usable
+/// answer (INTERNAL for transport or server failures, with the cause kept;
+/// THROTTLED when the model server rate-limits; BUDGET_EXCEEDED when a spend
+/// limit stops the call). It never panics on a malformed answer: deciding
+/// whether a text is usable is the caller's job.
+pub trait ModelProvider: Send + Sync {
+    /// A short, stable name for logs and results (`"openai-compatible"`,
+    /// `"offline-deterministic"`).
+    fn name(&self) -> &str;
+
+    /// Sends one chat request and waits for the answer.
+    fn chat<'life0, 'async_trait>(
+        &'life0 self,
+        request: ChatRequest,
+    ) -> Pin<Box<dyn Future<Output = LfResult<ChatResponse>> + Send + 'async_trait>>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait;
+}

