@@ -4,71 +4,17 @@
 //! for listing is [`TokenInfo`], which has none.
 
 use std::fmt;
-use std::str::FromStr;
 
-use lf_core::{LenserId, LfError, LfResult, Scopes, Timestamp, parse_uuid};
-use uuid::Uuid;
+use lf_core::{LenserId, LfError, LfResult, Scopes, Timestamp};
 
 use crate::secret::{CLIENT_ID_PREFIX, SecretHash, is_prefixed_hex, random_bytes};
 
-macro_rules! uuid_id {
-    ($(#[$doc:meta])* $name:ident) => {
-        $(#[$doc])*
-        #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        pub struct $name(Uuid);
-
-        impl $name {
-            /// A new time-ordered (UUIDv7) id.
-            pub fn new() -> Self {
-                Self(Uuid::now_v7())
-            }
-            /// The id with this UUID (as read back from storage).
-            pub const fn from_uuid(u: Uuid) -> Self {
-                Self(u)
-            }
-            /// The UUID, for storage.
-            pub const fn as_uuid(&self) -> Uuid {
-                self.0
-            }
-            /// Parses a user-supplied id; `field` names the argument in the error.
-            pub fn parse(field: &str, s: &str) -> LfResult<Self> {
-                parse_uuid(field, s).map(Self)
-            }
-        }
-
-        impl Default for $name {
-            fn default() -> Self {
-                Self::new()
-            }
-        }
-
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                fmt::Display::fmt(&self.0.hyphenated(), f)
-            }
-        }
-
-        impl fmt::Debug for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                write!(f, concat!(stringify!($name), "({})"), self.0)
-            }
-        }
-
-        impl FromStr for $name {
-            type Err = LfError;
-            fn from_str(s: &str) -> LfResult<Self> {
-                Self::parse(stringify!($name), s)
-            }
-        }
-    };
-}
-
-uuid_id!(
+lf_core::id_newtype!(
     /// An access token or a refresh token: what `list_tokens` shows and
     /// `revoke_token` takes. Not a secret.
     TokenId
 );
-uuid_id!(
+lf_core::id_newtype!(
     /// The tokens descending from one authorization code: its access tokens
     /// and its chain of refresh tokens. Revoked as a whole when a refresh
     /// token is replayed or revoked.

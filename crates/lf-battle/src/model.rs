@@ -4,6 +4,7 @@ use std::fmt;
 
 use lf_core::{
     BattleId, ContenderId, ContenderRefId, LenserId, LfError, LfResult, SubmissionId, Timestamp, VoteId,
+    check_length, no_nul,
 };
 
 macro_rules! string_enum {
@@ -160,131 +161,37 @@ impl JudgingMode {
     }
 }
 
-/// Refuses NUL characters: PostgreSQL cannot store them in text, and every
-/// store must accept the same values.
-fn no_nul(field: &str, s: &str) -> LfResult<()> {
-    if s.contains('\0') {
-        return Err(LfError::invalid_argument(format!("{field} must not contain NUL (U+0000) characters"))
-            .with_field(field));
-    }
-    Ok(())
-}
-
-/// Characters of `s`, counting at most `max + 1`, so a 10 MB string costs no
-/// more than the limit.
-fn chars_upto(s: &str, max: usize) -> usize {
-    s.chars().take(max + 1).count()
-}
-
-fn length_between(field: &str, s: &str, min: usize, max: usize) -> LfResult<()> {
-    let n = chars_upto(s, max);
-    if n < min || n > max {
-        let got = if n > max { format!("more than {max}") } else { n.to_string() };
-        let hint = if n == 0 { " Give a non-empty value." } else { "" };
-        return Err(LfError::invalid_argument(format!(
-            "{field} must be {min} to {max} characters long, got {got}.{hint}"
-        ))
-        .with_field(field));
-    }
-    Ok(())
-}
-
-macro_rules! text_newtype {
-    ($(#[$doc:meta])* $name:ident, $field:literal, $min:expr, $max:expr, trim = $trim:expr) => {
-        $(#[$doc])*
-        #[derive(Clone, PartialEq, Eq, Hash)]
-        pub struct $name(String);
-
-        impl $name {
-            /// Fewest characters allowed.
-            pub const MIN_CHARS: usize = $min;
-            /// Most characters allowed.
-            pub const MAX_CHARS: usize = $max;
-            /// The argument name errors carry in `details.field`.
-            pub const FIELD: &'static str = $field;
-
-            /// Checks the length (after trimming, for trimmed kinds), that it
-            /// is not only whitespace, and that it holds no NUL.
-            pub fn parse(s: impl Into<String>) -> LfResult<Self> {
-                let s: String = s.into();
-                let s = if $trim { s.trim().to_owned() } else { s };
-                length_between($field, &s, $min, $max)?;
-                if $min > 0 && s.trim().is_empty() {
-                    return Err(LfError::invalid_argument(concat!(
-                        $field,
-                        " must not be blank: give some text other than whitespace."
-                    ))
-                    .with_field($field));
-                }
-                no_nul($field, &s)?;
-                Ok(Self(s))
-            }
-            /// The text.
-            pub fn as_str(&self) -> &str {
-                &self.0
-            }
-            /// The text, owned.
-            pub fn into_string(self) -> String {
-                self.0
-            }
-        }
-
-        impl fmt::Debug for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                let n = self.0.chars().count();
-                if n > 80 {
-                    write!(f, "{}({n} chars)", stringify!($name))
-                } else {
-                    fmt::Debug::fmt(&self.0, f)
-                }
-            }
-        }
-
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(&self.0)
-            }
-        }
-
-        impl AsRef<str> for $name {
-            fn as_ref(&self) -> &str {
-                &self.0
-            }
-        }
-    };
-}
-
-text_newtype!(
+lf_core::text_newtype!(
     /// A battle title: 1 to 200 characters after trimming.
     BattleTitle, "title", 1, 200, trim = true
 );
-text_newtype!(
+lf_core::text_newtype!(
     /// The task every contender answers: 1 to 32,000 characters, stored as
     /// written, not blank.
     TaskPrompt, "task_prompt", 1, 32_000, trim = false
 );
-text_newtype!(
+lf_core::text_newtype!(
     /// A contender's label: 1 to 100 characters after trimming.
     DisplayName, "display_name", 1, 100, trim = true
 );
-text_newtype!(
+lf_core::text_newtype!(
     /// A contender's answer: 1 to 100,000 characters, stored as written, not
     /// blank.
     SubmissionText, "content_text", 1, 100_000, trim = false
 );
-text_newtype!(
+lf_core::text_newtype!(
     /// The model the AI judge asks for: 1 to 200 characters after trimming.
     ModelKey, "ai_judge_model_key", 1, 200, trim = true
 );
-text_newtype!(
+lf_core::text_newtype!(
     /// Why a voter voted as they did: 1 to 2,000 characters after trimming.
     Rationale, "rationale", 1, 2_000, trim = true
 );
-text_newtype!(
+lf_core::text_newtype!(
     /// The title of a rubric criterion: 1 to 100 characters after trimming.
     CriterionTitle, "rubric.title", 1, 100, trim = true
 );
-text_newtype!(
+lf_core::text_newtype!(
     /// What a rubric criterion asks for: up to 1,000 characters after trimming.
     CriterionDescription, "rubric.description", 0, 1_000, trim = true
 );
@@ -617,7 +524,7 @@ impl AutoCheck {
 }
 
 fn check_text(field: &str, s: &str, max: usize) -> LfResult<()> {
-    length_between(field, s, 1, max)?;
+    check_length(field, s, 1, max)?;
     no_nul(field, s)
 }
 

@@ -1,6 +1,3 @@
-use std::fmt;
-use std::str::FromStr;
-
 use uuid::Uuid;
 
 use crate::error::LfError;
@@ -25,26 +22,32 @@ pub fn parse_uuid(field: &str, s: &str) -> Result<Uuid, LfError> {
         .map_err(|_| LfError::invalid_argument(format!("{field} is not a valid UUID")).with_field(field))
 }
 
+/// Declares a UUID id newtype: `new()` (UUIDv7), `from_uuid`, `as_uuid`,
+/// `parse(field, s)` (INVALID_ARGUMENT naming `field`), `Display` as the
+/// hyphenated UUID, `FromStr`. Other crates declare their own ids with it.
+#[macro_export]
 macro_rules! id_newtype {
     ($(#[$doc:meta])* $name:ident) => {
         $(#[$doc])*
         #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        pub struct $name(Uuid);
+        pub struct $name($crate::__private::Uuid);
 
         impl $name {
             /// A new time-ordered (UUIDv7) id: keeps b-tree inserts local.
             pub fn new() -> Self {
-                Self(Uuid::now_v7())
+                Self($crate::__private::Uuid::now_v7())
             }
-            pub const fn from_uuid(u: Uuid) -> Self {
+            /// The id with this UUID (as read back from storage).
+            pub const fn from_uuid(u: $crate::__private::Uuid) -> Self {
                 Self(u)
             }
-            pub const fn as_uuid(&self) -> Uuid {
+            /// The UUID, for storage.
+            pub const fn as_uuid(&self) -> $crate::__private::Uuid {
                 self.0
             }
             /// Parses a client-supplied id; `field` names the argument in the error.
-            pub fn parse(field: &str, s: &str) -> Result<Self, LfError> {
-                parse_uuid(field, s).map(Self)
+            pub fn parse(field: &str, s: &str) -> ::core::result::Result<Self, $crate::LfError> {
+                $crate::parse_uuid(field, s).map(Self)
             }
         }
 
@@ -54,27 +57,27 @@ macro_rules! id_newtype {
             }
         }
 
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                fmt::Display::fmt(&self.0.hyphenated(), f)
+        impl ::core::fmt::Display for $name {
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                ::core::fmt::Display::fmt(&self.0.hyphenated(), f)
             }
         }
 
-        impl fmt::Debug for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        impl ::core::fmt::Debug for $name {
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
                 write!(f, concat!(stringify!($name), "({})"), self.0)
             }
         }
 
-        impl FromStr for $name {
-            type Err = LfError;
-            fn from_str(s: &str) -> Result<Self, LfError> {
+        impl ::core::str::FromStr for $name {
+            type Err = $crate::LfError;
+            fn from_str(s: &str) -> ::core::result::Result<Self, $crate::LfError> {
                 Self::parse(stringify!($name), s)
             }
         }
 
-        impl From<$name> for Uuid {
-            fn from(id: $name) -> Uuid {
+        impl From<$name> for $crate::__private::Uuid {
+            fn from(id: $name) -> $crate::__private::Uuid {
                 id.0
             }
         }

@@ -14,6 +14,7 @@ mod id;
 pub mod model;
 mod page;
 mod principal;
+mod text;
 
 pub use clock::{Clock, FixedClock, SystemClock, Timestamp};
 pub use error::{Detail, DetailValue, ErrorCode, ErrorDetails, LfError, LfResult, clip};
@@ -24,3 +25,10 @@ pub use id::{
 pub use model::{ChatRequest, ChatResponse, ModelProvider};
 pub use page::{Page, PageRequest};
 pub use principal::{Principal, Reach, Scope, Scopes};
+pub use text::{check_length, check_text, no_nul};
+
+/// What the exported macros need; not part of the API.
+#[doc(hidden)]
+pub mod __private {
+    pub use uuid::Uuid;
+}

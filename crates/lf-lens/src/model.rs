@@ -2,7 +2,10 @@
 
 use std::fmt;
 
-use lf_core::{LensId, LenserId, LfError, LfResult, ParamId, RunId, Timestamp, VersionId, WorkflowId};
+use lf_core::{
+    LensId, LenserId, LfError, LfResult, ParamId, RunId, Timestamp, VersionId, WorkflowId, check_length,
+    no_nul,
+};
 
 use crate::template::TypeHint;
 
@@ -69,83 +72,15 @@ impl LensStatus {
     }
 }
 
-/// Refuses NUL characters: PostgreSQL cannot store them in text, and every
-/// store must accept the same values.
-pub(crate) fn no_nul(field: &str, s: &str) -> LfResult<()> {
-    if s.contains('\0') {
-        return Err(LfError::invalid_argument(format!("{field} must not contain NUL (U+0000) characters"))
-            .with_field(field));
-    }
-    Ok(())
-}
-
-fn char_len_between(field: &str, s: &str, min: usize, max: usize) -> LfResult<()> {
-    // Count lazily so a 10 MB string costs no more than max+1 characters.
-    let n = s.chars().take(max + 1).count();
-    if n < min || n > max {
-        let got = if n > max { format!("more than {max}") } else { n.to_string() };
-        return Err(LfError::invalid_argument(format!(
-            "{field} must be {min} to {max} characters long, got {got}"
-        ))
-        .with_field(field));
-    }
-    Ok(())
-}
-
-macro_rules! text_newtype {
-    ($(#[$doc:meta])* $name:ident, $field:literal, $min:expr, $max:expr, trim = $trim:expr) => {
-        $(#[$doc])*
-        #[derive(Clone, PartialEq, Eq, Hash)]
-        pub struct $name(String);
-
-        impl $name {
-            pub const MIN_CHARS: usize = $min;
-            pub const MAX_CHARS: usize = $max;
-
-            pub fn parse(s: impl Into<String>) -> LfResult<Self> {
-                let s: String = s.into();
-                let s = if $trim { s.trim().to_owned() } else { s };
-                char_len_between($field, &s, $min, $max)?;
-                no_nul($field, &s)?;
-                Ok(Self(s))
-            }
-            pub fn as_str(&self) -> &str {
-                &self.0
-            }
-            pub fn into_string(self) -> String {
-                self.0
-            }
-        }
-
-        impl fmt::Debug for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                fmt::Debug::fmt(&self.0, f)
-            }
-        }
-
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(&self.0)
-            }
-        }
-
-        impl AsRef<str> for $name {
-            fn as_ref(&self) -> &str {
-                &self.0
-            }
-        }
-    };
-}
-
-text_newtype!(
+lf_core::text_newtype!(
     /// A lens title: 1 to 200 characters after trimming.
     Title, "title", 1, 200, trim = true
 );
-text_newtype!(
+lf_core::text_newtype!(
     /// A lens description: up to 2,000 characters after trimming.
     Description, "description", 0, 2_000, trim = true
 );
-text_newtype!(
+lf_core::text_newtype!(
     /// A version's changelog: up to 2,000 characters after trimming.
     Changelog, "changelog", 1, 2_000, trim = true
 );
@@ -433,7 +368,7 @@ impl SearchQuery {
     pub const MAX_TERMS: usize = 16;
 
     pub fn parse(q: &str) -> LfResult<Self> {
-        char_len_between("query", q, 1, Self::MAX_CHARS)?;
+        check_length("query", q, 1, Self::MAX_CHARS)?;
         let mut terms: Vec<String> = Vec::new();
         for word in q.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
             let w = word.to_lowercase();

@@ -121,7 +121,7 @@ pub fn build_params(
             param.optional = optional;
         }
         for text in decl.description.iter().chain(&decl.default).chain(decl.options.iter().flatten()) {
-            crate::model::no_nul(&field, text)?;
+            lf_core::no_nul(&field, text)?;
         }
         if let Some(d) = &decl.description {
             if too_long(d, MAX_PARAM_DESCRIPTION) {
