@@ -54,7 +54,7 @@ async def test_list_create_run_and_missing_params(binary, mode):
             tools = await client.list_tools()
             names = {t.name for t in tools.tools}
             assert {"create_lens", "run_lens", "search_lenses", "find_and_run_lens"} <= names
-            assert len(names) == 17
+            assert len(names) == 27, "17 Lens tools and 10 Battle tools"
             run_tool = next(t for t in tools.tools if t.name == "run_lens")
             assert run_tool.output_schema is not None
             assert run_tool.annotations.read_only_hint is False

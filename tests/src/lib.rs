@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex};
 
+use lf_battle::{BattleFilter, BattleService, BattleSheet, BattleStatus, BattleStore, MemoryBattleStore};
 use lf_core::{LenserId, PageRequest, Principal, Reach, Scopes};
 use lf_lens::{
     Lens, LensFilter, LensService, LensStore, LensVersion, MemoryLensStore, VersionSelector, VersionSummary,
@@ -81,7 +82,7 @@ impl HttpServer {
             mcp_url,
             auth,
             tokens: Mutex::new(HashMap::new()),
-            client: reqwest::Client::new(),
+            client: lf_model::client_builder().build().expect("an HTTP client"),
             _stop: stop,
         }
     }
@@ -144,6 +145,7 @@ impl From<&Caller> for Caller {
 /// A fresh, empty store and the services and catalog over it.
 pub struct TestStore {
     store: Arc<dyn LensStore>,
+    battles: Arc<dyn BattleStore>,
     backing: Backing,
     catalog: Arc<Catalog>,
     services: Arc<Services>,
@@ -170,12 +172,22 @@ impl TestStore {
                 (db.lens_store(), Backing::Sqlite { db, http, _dir: dir })
             }
         };
-        let services = Arc::new(Services { lens: LensService::new(store.clone()) });
-        TestStore { store, backing, catalog: Arc::new(Catalog::new()), services }
+        let battles: Arc<dyn BattleStore> = match &backing {
+            Backing::Memory(_) => Arc::new(MemoryBattleStore::new()),
+            Backing::Sqlite { db, .. } => db.battle_store(),
+        };
+        let services =
+            Arc::new(Services::new(LensService::new(store.clone()), BattleService::new(battles.clone())));
+        TestStore { store, battles, backing, catalog: Arc::new(Catalog::new()), services }
     }
 
     pub fn store(&self) -> &Arc<dyn LensStore> {
         &self.store
+    }
+
+    /// The battle store the services write to.
+    pub fn battles(&self) -> &Arc<dyn BattleStore> {
+        &self.battles
     }
 
     pub fn catalog(&self) -> &Catalog {
@@ -218,8 +230,9 @@ impl TestStore {
     }
 
     /// Everything the store holds that any tool can see or change: every
-    /// non-deleted lens (archived ones included) with all its versions, and
-    /// the number of tracked runs.
+    /// non-deleted lens (archived ones included) with all its versions, the
+    /// number of tracked runs, and every battle (archived ones included) with
+    /// its whole sheet.
     pub async fn digest(&self) -> Digest {
         let mut lenses = Vec::new();
         for lens in all_lenses(self.store.as_ref(), Reach::Everything).await {
@@ -231,8 +244,39 @@ impl TestStore {
             lenses.push((lens, versions));
         }
         lenses.sort_by_key(|(l, _)| l.id);
-        Digest { lenses, runs: self.run_count().await }
+        let mut battles = Vec::new();
+        for summary in all_battles(self.battles.as_ref()).await {
+            let sheet = self
+                .battles
+                .get_sheet(Reach::Everything, summary.battle.id)
+                .await
+                .expect("reading the sheet of a listed battle");
+            battles.push(sheet);
+        }
+        battles.sort_by_key(|s| s.battle.id.to_string());
+        Digest { lenses, runs: self.run_count().await, battles }
     }
+}
+
+/// Every battle of the store, archived ones included: archived battles are
+/// listed only when the filter asks for them, so two listings.
+pub async fn all_battles(store: &dyn BattleStore) -> Vec<lf_battle::BattleSummary> {
+    let mut out = Vec::new();
+    for status in [None, Some(BattleStatus::Archived)] {
+        let filter = BattleFilter { status, ..BattleFilter::default() };
+        let mut got_here = 0;
+        loop {
+            let page = PageRequest::new(Some(100), Some(got_here)).expect("a valid page");
+            let got = store.list_battles(Reach::Everything, &filter, page).await.expect("listing battles");
+            let more = got.has_more() && !got.items.is_empty();
+            got_here += got.items.len() as i64;
+            out.extend(got.items);
+            if !more {
+                break;
+            }
+        }
+    }
+    out
 }
 
 /// Every non-deleted lens within `reach`, archived ones included, paged
@@ -270,6 +314,8 @@ pub async fn all_versions(store: &dyn LensStore, lens: &Lens) -> Vec<LensVersion
 pub struct Digest {
     pub lenses: Vec<(Lens, Vec<VersionSummary>)>,
     pub runs: u64,
+    /// Every battle's sheet, by id.
+    pub battles: Vec<BattleSheet>,
 }
 
 impl Digest {
@@ -297,13 +343,65 @@ impl Digest {
                 out.push(format!("lens {} appeared", lens.id));
             }
         }
+        for sheet in &self.battles {
+            let id = sheet.battle.id;
+            match after.battles.iter().find(|s| s.battle.id == id) {
+                None => out.push(format!("battle {id} disappeared")),
+                Some(s) => out.extend(battle_changes(sheet, s)),
+            }
+        }
+        for sheet in &after.battles {
+            if !self.battles.iter().any(|s| s.battle.id == sheet.battle.id) {
+                out.push(format!("battle {} appeared ({})", sheet.battle.id, sheet.battle.status));
+            }
+        }
         out
     }
 }
 
+/// What changed in one battle's sheet, part by part.
+fn battle_changes(before: &BattleSheet, after: &BattleSheet) -> Vec<String> {
+    let id = before.battle.id;
+    let mut out = Vec::new();
+    if before.battle != after.battle {
+        if before.battle.status != after.battle.status {
+            out.push(format!("battle {id} status {} -> {}", before.battle.status, after.battle.status));
+        } else {
+            out.push(format!("battle {id} changed: {} -> {}", cut(&before.battle), cut(&after.battle)));
+        }
+    }
+    let counts = |s: &BattleSheet| {
+        [
+            s.contenders.len(),
+            s.submissions.len(),
+            s.votes.total as usize,
+            s.verdicts.len(),
+            s.judge_errors.len(),
+            s.standings.len(),
+        ]
+    };
+    let names = ["contenders", "submissions", "votes", "verdicts", "judge errors", "standings"];
+    for ((name, b), a) in names.iter().zip(counts(before)).zip(counts(after)) {
+        if b != a {
+            out.push(format!("battle {id} {name} {b} -> {a}"));
+        }
+    }
+    if out.is_empty() && before != after {
+        out.push(format!("battle {id} sheet changed: {} -> {}", cut(before), cut(after)));
+    }
+    out
+}
+
+/// The Debug form of `v`, cut to a few hundred characters.
+fn cut(v: &impl fmt::Debug) -> String {
+    let s = format!("{v:?}");
+    let short: String = s.chars().take(400).collect();
+    if short.len() < s.len() { format!("{short}…") } else { short }
+}
+
 impl fmt::Debug for Digest {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Digest({} lenses, {} runs)", self.lenses.len(), self.runs)
+        write!(f, "Digest({} lenses, {} runs, {} battles)", self.lenses.len(), self.runs, self.battles.len())
     }
 }
 

@@ -18,7 +18,7 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use lf_core::{LensId, LenserId, Principal, VersionId, WorkflowId};
+use lf_core::{BattleId, ContenderId, LensId, LenserId, Principal, VersionId, WorkflowId};
 use lf_tests::{Digest, Reply, StoreKind, TestStore, call, lenser};
 use lf_tools::{Catalog, LfServer};
 use serde_json::{Map, Value, json};
@@ -28,6 +28,9 @@ const NOT_FOUND: &[&str] = &["NOT_FOUND"];
 const BAD_INPUT: &[&str] = &["BAD_INPUT"];
 const CONFIRMATION: &[&str] = &["CONFIRMATION_REQUIRED"];
 const MISSING_LENSER: &[&str] = &["MISSING_LENSER"];
+const FORBIDDEN: &[&str] = &["FORBIDDEN"];
+const INVALID_TRANSITION: &[&str] = &["INVALID_TRANSITION"];
+const SLOTS_FULL: &[&str] = &["SLOTS_FULL"];
 
 /// 10 MiB: far beyond any limit, built once per run.
 const HUGE_BYTES: usize = 10 * 1024 * 1024;
@@ -35,10 +38,13 @@ const HUGE_BYTES: usize = 10 * 1024 * 1024;
 const MAX_MESSAGE_CHARS: usize = 1_000;
 /// An error result, message and details together.
 const MAX_ERROR_BYTES: usize = 4_096;
-/// The corpus must stay big enough to mean something.
-const MIN_CASES: usize = 500;
+/// The corpus must stay big enough to mean something: about 950 cases for
+/// the Lens tools and 650 for the Battle tools.
+const MIN_CASES: usize = 1_500;
 
 const BODY: &str = "You are a senior [[Language]] engineer. Review the following code for bugs, security issues and performance problems.\n\nCode:\n[[Code]]\n\nFocus area: [[FocusArea!]]";
+
+const TASK: &str = "Explain Rust ownership and borrowing to a Python programmer.";
 
 fn body_v2() -> String {
     format!("{BODY}\nTone: [[Tone!]]")
@@ -66,9 +72,11 @@ fn values() -> Value {
 
 /// The rows every case points at. `lens` is the caller's own public lens
 /// (versions 1.0.0 = `v1` and 1.1.0 = `v2`); the others are rows the caller
-/// cannot see.
+/// cannot see. The battles are the caller's, one per status a base needs.
 struct Fixture {
     owner: LenserId,
+    /// Another lenser, who calls the cases about someone else's battle.
+    other: LenserId,
     lens: String,
     v1: String,
     v2: String,
@@ -81,6 +89,26 @@ struct Fixture {
     sibling_version: String,
     /// Some workflow to track a run against.
     workflow: String,
+    /// A draft ai_vs_ai battle of 3 slots, with one ai_model contender in
+    /// slot A (`draft_contender`, standing for `draft_ref`).
+    draft: String,
+    draft_contender: String,
+    draft_ref: String,
+    /// A reference no contender stands for yet.
+    fresh_ref: String,
+    /// An open ai_vs_ai battle, full: two ai_model contenders, A first.
+    open: String,
+    open_contender: String,
+    /// A human_vs_human_open_votes battle in voting: `self_contender` is the
+    /// caller (a human contender whose reference is the caller's id), `rival`
+    /// another human; both submitted.
+    voting: String,
+    self_contender: String,
+    rival: String,
+    /// A community-vote battle in scoring (nothing to judge in the background).
+    scoring: String,
+    /// Another lenser's draft battle: drafts are readable only by their creator.
+    hidden_battle: String,
 }
 
 async fn ok(server: &LfServer, tool: &str, args: Value) -> Value {
@@ -91,6 +119,42 @@ async fn ok(server: &LfServer, tool: &str, args: Value) -> Value {
 
 fn id_of(v: &Value, key: &str) -> String {
     v[key].as_str().unwrap_or_else(|| panic!("no {key} in {v}")).to_owned()
+}
+
+async fn new_battle(server: &LfServer, title: &str, extra: Value) -> String {
+    let mut args = json!({"title": title, "task_prompt": TASK});
+    args.as_object_mut().expect("an object").extend(extra.as_object().expect("an object").clone());
+    id_of(&ok(server, "create_battle", args).await, "id")
+}
+
+async fn contender(server: &LfServer, battle: &str, name: &str, kind: &str, reference: &str) -> String {
+    let args = json!({
+        "battle_id": battle, "display_name": name, "contender_type": kind, "contender_ref_id": reference,
+    });
+    id_of(&ok(server, "add_battle_contender", args).await, "contender_id")
+}
+
+async fn move_battle(server: &LfServer, battle: &str, status: &str) {
+    let moved = ok(server, "set_battle_status", json!({"battle_id": battle, "status": status})).await;
+    assert_eq!(moved["status"], status);
+}
+
+async fn submit(server: &LfServer, battle: &str, contender: &str) -> Value {
+    let args = json!({"battle_id": battle, "contender_id": contender, "content_text": "An answer."});
+    ok(server, "submit_battle_run", args).await
+}
+
+/// A human_vs_human_open_votes battle of `a` with human contenders standing
+/// for `refs`, both submitted, so in voting: its id and contenders' ids.
+async fn voting_battle(a: &LfServer, title: &str, refs: [String; 2]) -> (String, String, String) {
+    let battle = new_battle(a, title, json!({"battle_type": "human_vs_human_open_votes"})).await;
+    let first = contender(a, &battle, "First human", "human", &refs[0]).await;
+    let second = contender(a, &battle, "Second human", "human", &refs[1]).await;
+    move_battle(a, &battle, "open").await;
+    move_battle(a, &battle, "executing").await;
+    submit(a, &battle, &first).await;
+    assert_eq!(submit(a, &battle, &second).await["status"], "voting", "the last answer starts voting");
+    (battle, first, second)
 }
 
 async fn fixture(store: &TestStore) -> Fixture {
@@ -121,8 +185,24 @@ async fn fixture(store: &TestStore) -> Fixture {
     let deleted = ok(&a, "create_lens", json!({"title": "Deleted reviewer", "template_body": BODY})).await;
     let deleted_lens = id_of(&deleted, "id");
     ok(&a, "delete_lens", json!({"lens_id": deleted_lens, "confirm": true})).await;
+
+    let draft = new_battle(&a, "Draft duel", json!({"max_contenders": 3})).await;
+    let draft_ref = LenserId::new().to_string();
+    let draft_contender = contender(&a, &draft, "Model one", "ai_model", &draft_ref).await;
+    let open = new_battle(&a, "Open duel", json!({})).await;
+    let open_contender = contender(&a, &open, "Model one", "ai_model", &LenserId::new().to_string()).await;
+    contender(&a, &open, "Model two", "ai_model", &LenserId::new().to_string()).await;
+    move_battle(&a, &open, "open").await;
+    let (voting, self_contender, rival) =
+        voting_battle(&a, "Voting duel", [owner.to_string(), LenserId::new().to_string()]).await;
+    let (scoring, ..) =
+        voting_battle(&a, "Scoring duel", [LenserId::new().to_string(), LenserId::new().to_string()]).await;
+    move_battle(&a, &scoring, "scoring").await;
+    let hidden_battle = new_battle(&b, "Hidden duel", json!({})).await;
+
     Fixture {
         owner,
+        other,
         v1: id_of(&created["head_version"], "id"),
         v2: id_of(&updated, "id"),
         lens,
@@ -131,6 +211,17 @@ async fn fixture(store: &TestStore) -> Fixture {
         deleted_lens,
         sibling_version: id_of(&sibling["head_version"], "id"),
         workflow: WorkflowId::new().to_string(),
+        draft,
+        draft_contender,
+        draft_ref,
+        fresh_ref: LenserId::new().to_string(),
+        open,
+        open_contender,
+        voting,
+        self_contender,
+        rival,
+        scoring,
+        hidden_battle,
     }
 }
 
@@ -176,16 +267,46 @@ fn base(tool: &str, fx: &Fixture) -> Option<Base> {
         }
         "delete_lens" => json!({"lens_id": fx.lens, "confirm": true}),
         "diff_lens_versions" => json!({"lens_id": fx.lens, "from": "1.0.0", "to": fx.v2}),
+        "list_battles" => json!({
+            "limit": 10, "offset": 0, "status": "open", "battle_type": "ai_vs_ai",
+            "creator_lenser_id": fx.owner.to_string(),
+        }),
+        "get_battle" | "get_battle_score" => json!({"battle_id": fx.voting}),
+        "get_battle_history" => json!({
+            "lenser_id": fx.owner.to_string(), "limit": 10, "offset": 0, "status": "closed",
+        }),
+        "get_leaderboard" => json!({"battle_type": "ai_vs_ai", "min_battles": 1, "limit": 10, "offset": 0}),
+        // auto_check only goes with auto_score, rubric with rubric_score: the
+        // rubric is in the base, auto_check in `battle_cases`.
+        "create_battle" => json!({
+            "title": "Rubric duel", "task_prompt": TASK, "battle_type": "ai_vs_ai",
+            "judging_mode": "rubric_score", "max_contenders": 3, "ai_judge_model_key": "judge-model",
+            "rubric": [{"title": "Correctness", "weight": 2, "description": "Is every claim right?"}],
+        }),
+        "add_battle_contender" => json!({
+            "battle_id": fx.draft, "display_name": "Model two", "contender_type": "ai_model",
+            "contender_ref_id": fx.fresh_ref, "slot": "B",
+        }),
+        "submit_battle_run" => {
+            json!({"battle_id": fx.open, "contender_id": fx.open_contender, "content_text": "An answer."})
+        }
+        // The one target that needs confirm, so that confirm is mutated in context.
+        "set_battle_status" => json!({"battle_id": fx.draft, "status": "archived", "confirm": true}),
+        // tie cannot go with contender_id: `battle_cases` gives it alone.
+        "cast_battle_vote" => {
+            json!({"battle_id": fx.voting, "contender_id": fx.rival, "rationale": "Clearer."})
+        }
         _ => return None,
     };
-    Some(Base { args, needs_owner: matches!(tool, "create_lens" | "fork_lens") })
+    let needs_owner = matches!(tool, "create_lens" | "fork_lens" | "create_battle" | "cast_battle_vote");
+    Some(Base { args, needs_owner })
 }
 
 /// Where the spec answers a mutation with another code than INVALID_ARGUMENT.
 fn spec_override(tool: &str, prop: &str, kind: &str) -> Option<&'static [&'static str]> {
     match (tool, prop, kind) {
         // confirm is "must be exactly true": false, null or nothing all ask for it.
-        ("delete_lens", "confirm", "missing" | "null" | "const") => Some(CONFIRMATION),
+        ("delete_lens" | "set_battle_status", "confirm", "missing" | "null" | "const") => Some(CONFIRMATION),
         _ => None,
     }
 }
@@ -210,9 +331,21 @@ impl Mutation {
     }
 }
 
+/// Who calls a case.
+#[derive(Clone, Copy)]
+enum Who {
+    /// The fixture's owner: every generated case.
+    Owner,
+    /// Another lenser: not the creator of the fixture's battles.
+    Other,
+    /// A Service principal acting as nobody.
+    Service,
+}
+
 /// One call of the corpus.
 struct Case {
     tool: &'static str,
+    who: Who,
     kind: &'static str,
     what: String,
     args: Value,
@@ -315,7 +448,10 @@ impl Gen<'_> {
                 out.push(Mutation::new("malformed UUID", what, json!(v)));
             }
             let fx = self.fx;
-            // Ids name rows by convention: *lens_id a lens, version_id a version.
+            // Ids name rows by convention: *lens_id a lens, version_id a
+            // version, battle_id a battle, contender_id a contender of the
+            // battle named beside it. Lenser ids are filters: an unknown one
+            // lists nothing.
             let unseen: Vec<(&str, String)> = if name.ends_with("lens_id") {
                 vec![
                     ("another lenser's private lens", fx.hidden_lens.clone()),
@@ -327,6 +463,16 @@ impl Gen<'_> {
                     ("a version of another lenser's private lens", fx.hidden_version.clone()),
                     ("a version of another lens of the caller's", fx.sibling_version.clone()),
                     ("an unknown version", VersionId::new().to_string()),
+                ]
+            } else if name == "battle_id" {
+                vec![
+                    ("another lenser's draft battle", fx.hidden_battle.clone()),
+                    ("an unknown battle", BattleId::new().to_string()),
+                ]
+            } else if name == "contender_id" {
+                vec![
+                    ("a contender of another battle of the caller's", fx.draft_contender.clone()),
+                    ("an unknown contender", ContenderId::new().to_string()),
                 ]
             } else {
                 vec![]
@@ -490,6 +636,7 @@ fn generated_cases(g: &Gen, tool: &'static str, schema: &Map<String, Value>, bas
         for m in g.mutations(name, prop, base.get(name)) {
             out.push(Case {
                 tool,
+                who: Who::Owner,
                 kind: m.kind,
                 codes: spec_override(tool, name, m.kind).unwrap_or(m.codes),
                 what: format!("{name}: {}", m.what),
@@ -503,6 +650,7 @@ fn generated_cases(g: &Gen, tool: &'static str, schema: &Map<String, Value>, bas
     {
         out.push(Case {
             tool,
+            who: Who::Owner,
             kind: "missing",
             what: format!("{req} left out"),
             args: without(base, req),
@@ -512,6 +660,7 @@ fn generated_cases(g: &Gen, tool: &'static str, schema: &Map<String, Value>, bas
     }
     out.push(Case {
         tool,
+        who: Who::Owner,
         kind: "unknown field",
         what: "an unknown top-level field".to_owned(),
         args: with(base, "bogus_field", json!(1)),
@@ -520,6 +669,7 @@ fn generated_cases(g: &Gen, tool: &'static str, schema: &Map<String, Value>, bas
     });
     out.push(Case {
         tool,
+        who: Who::Owner,
         kind: "unknown field",
         what: "an unknown top-level field with a 10 MB name".to_owned(),
         args: with(base, g.huge.as_str().unwrap_or_default(), json!(1)),
@@ -538,6 +688,7 @@ fn semantic_cases(tool: &'static str, schema: &Map<String, Value>, base: &Value,
     let mut push = |what: &str, args: Value, codes: &'static [&'static str], field: Option<&str>| {
         out.push(Case {
             tool,
+            who: Who::Owner,
             kind: "semantic",
             what: what.to_owned(),
             args,
@@ -618,6 +769,344 @@ fn semantic_cases(tool: &'static str, schema: &Map<String, Value>, base: &Value,
             INVALID,
             Some("param_values"),
         );
+    }
+    out
+}
+
+/// The refusals of the Battle tools no schema expresses: statuses that do
+/// not take the call, callers who may not make it, contenders the battle
+/// refuses, judging settings that do not go together.
+fn battle_cases(tool: &'static str, base: &Value, fx: &Fixture) -> Vec<Case> {
+    let mut out = Vec::new();
+    let mut push =
+        |who: Who, what: &str, args: Value, codes: &'static [&'static str], field: Option<&str>| {
+            out.push(Case {
+                tool,
+                who,
+                kind: match who {
+                    Who::Owner => "semantic",
+                    Who::Other => "not the creator",
+                    Who::Service => "no owner",
+                },
+                what: what.to_owned(),
+                args,
+                codes,
+                field: field.map(str::to_owned),
+            });
+        };
+    let me = Who::Owner;
+    match tool {
+        "get_battle" | "get_battle_score" => {
+            push(
+                Who::Other,
+                "another lenser reads the caller's draft",
+                with(base, "battle_id", json!(fx.draft)),
+                NOT_FOUND,
+                None,
+            );
+        }
+        "get_battle_history" => {
+            for s in ["open", "draft", "voting"] {
+                push(
+                    me,
+                    &format!("status {s}, not a final one"),
+                    with(base, "status", json!(s)),
+                    INVALID,
+                    Some("status"),
+                );
+            }
+            push(
+                Who::Service,
+                "no lenser_id from a Service principal with no lenser",
+                without(base, "lenser_id"),
+                MISSING_LENSER,
+                None,
+            );
+        }
+        "list_battles" => {
+            push(
+                me,
+                "status of a lifecycle target spelled as a transition",
+                with(base, "status", json!("closing")),
+                INVALID,
+                Some("status"),
+            );
+        }
+        "create_battle" => {
+            let plain = without(&without(&without(base, "rubric"), "ai_judge_model_key"), "judging_mode");
+            let with_mode = |mode: &str, extra: Value| {
+                let mut args = with(&plain, "judging_mode", json!(mode));
+                args.as_object_mut()
+                    .expect("an object")
+                    .extend(extra.as_object().expect("an object").clone());
+                args
+            };
+            push(me, "rubric_score without a rubric", without(base, "rubric"), INVALID, Some("rubric"));
+            push(
+                me,
+                "a rubric with ai_judge",
+                with(base, "judging_mode", json!("ai_judge")),
+                INVALID,
+                Some("rubric"),
+            );
+            push(
+                me,
+                "a rubric with two criteria of one title",
+                with(base, "rubric", json!([{"title": "Correctness"}, {"title": "Correctness"}])),
+                INVALID,
+                Some("rubric"),
+            );
+            push(
+                me,
+                "an auto_check with rubric_score",
+                with(base, "auto_check", json!({"kind": "contains", "needle": "ownership"})),
+                INVALID,
+                Some("auto_check"),
+            );
+            push(
+                me,
+                "auto_score without an auto_check",
+                with_mode("auto_score", json!({})),
+                INVALID,
+                Some("auto_check"),
+            );
+            push(
+                me,
+                "an ai_judge_model_key with auto_score",
+                with_mode(
+                    "auto_score",
+                    json!({"ai_judge_model_key": "judge-model", "auto_check": {"kind": "exact", "expected": "42"}}),
+                ),
+                INVALID,
+                Some("ai_judge_model_key"),
+            );
+            push(
+                me,
+                "human_vs_human_open_votes judged by an AI",
+                with(&with_mode("ai_judge", json!({})), "battle_type", json!("human_vs_human_open_votes")),
+                INVALID,
+                Some("judging_mode"),
+            );
+            push(
+                me,
+                "human_vs_human_ai_votes judged by community votes",
+                with(
+                    &with_mode("community_vote", json!({})),
+                    "battle_type",
+                    json!("human_vs_human_ai_votes"),
+                ),
+                INVALID,
+                Some("judging_mode"),
+            );
+            for (what, check) in [
+                ("an exact check without expected", json!({"kind": "exact"})),
+                ("an exact check with a needle", json!({"kind": "exact", "expected": "42", "needle": "4"})),
+                ("a contains check with an empty needle", json!({"kind": "contains", "needle": ""})),
+                (
+                    "a contains check with a NUL in the needle",
+                    json!({"kind": "contains", "needle": "a\u{0}b"}),
+                ),
+                ("a regex check that does not compile", json!({"kind": "regex", "pattern": "(unclosed"})),
+                ("a regex check with a look-ahead", json!({"kind": "regex", "pattern": "(?=x)x"})),
+                ("a regex check of 1,001 characters", json!({"kind": "regex", "pattern": "a".repeat(1_001)})),
+                (
+                    "a json_schema check that is not a schema",
+                    json!({"kind": "json_schema", "schema": {"type": 5}}),
+                ),
+                (
+                    "a json_schema check of text that is not JSON",
+                    json!({"kind": "json_schema", "schema": "{not json"}),
+                ),
+                (
+                    "a length_range with min above max",
+                    json!({"kind": "length_range", "min_chars": 10, "max_chars": 5}),
+                ),
+                ("a length_range without max_chars", json!({"kind": "length_range", "min_chars": 10})),
+                ("a length_range beyond 100,000", json!({"kind": "length_range", "max_chars": 100_001})),
+                ("an unknown check kind", json!({"kind": "secret"})),
+                ("a check without kind", json!({"expected": "42"})),
+                (
+                    "a check with an unknown field",
+                    json!({"kind": "exact", "expected": "42", "bogus_field": 1}),
+                ),
+            ] {
+                push(
+                    me,
+                    what,
+                    with_mode("auto_score", json!({"auto_check": check})),
+                    INVALID,
+                    Some("auto_check"),
+                );
+            }
+        }
+        "add_battle_contender" => {
+            for t in ["human", "workflow"] {
+                push(
+                    me,
+                    &format!("a {t} contender in an ai_vs_ai battle"),
+                    with(base, "contender_type", json!(t)),
+                    INVALID,
+                    Some("contender_type"),
+                );
+            }
+            push(
+                me,
+                "a reference already in the battle",
+                with(base, "contender_ref_id", json!(fx.draft_ref)),
+                INVALID,
+                Some("contender_ref_id"),
+            );
+            for (what, slot) in
+                [("a taken slot", "A"), ("a slot past the next free one", "C"), ("a lower-case slot", "b")]
+            {
+                push(me, what, with(base, "slot", json!(slot)), INVALID, Some("slot"));
+            }
+            push(
+                me,
+                "a battle whose slots are full",
+                with(base, "battle_id", json!(fx.open)),
+                SLOTS_FULL,
+                None,
+            );
+            push(
+                me,
+                "a battle in voting",
+                with(base, "battle_id", json!(fx.voting)),
+                INVALID_TRANSITION,
+                None,
+            );
+            push(
+                me,
+                "a battle in scoring",
+                with(base, "battle_id", json!(fx.scoring)),
+                INVALID_TRANSITION,
+                None,
+            );
+            push(
+                Who::Other,
+                "another lenser adds to the caller's open battle",
+                with(base, "battle_id", json!(fx.open)),
+                FORBIDDEN,
+                None,
+            );
+        }
+        "submit_battle_run" => {
+            push(
+                me,
+                "100,001 two-byte characters",
+                with(base, "content_text", json!("é".repeat(100_001))),
+                INVALID,
+                Some("content_text"),
+            );
+            push(
+                me,
+                "100,000 spaces",
+                with(base, "content_text", json!(" ".repeat(100_000))),
+                INVALID,
+                Some("content_text"),
+            );
+            let at = |battle: &str, contender: &str| {
+                with(&with(base, "battle_id", json!(battle)), "contender_id", json!(contender))
+            };
+            push(
+                me,
+                "a submission to a draft battle",
+                at(&fx.draft, &fx.draft_contender),
+                INVALID_TRANSITION,
+                None,
+            );
+            push(
+                me,
+                "a submission to a battle in voting",
+                at(&fx.voting, &fx.rival),
+                INVALID_TRANSITION,
+                None,
+            );
+            push(
+                Who::Other,
+                "another lenser submits for the caller's contender",
+                base.clone(),
+                FORBIDDEN,
+                None,
+            );
+        }
+        "set_battle_status" => {
+            let to = |battle: &str, status: &str, confirm: bool| {
+                let args = json!({"battle_id": battle, "status": status});
+                if confirm { with(&args, "confirm", json!(true)) } else { args }
+            };
+            push(me, "closed without confirm", to(&fx.scoring, "closed", false), CONFIRMATION, None);
+            push(me, "archived without confirm", to(&fx.open, "archived", false), CONFIRMATION, None);
+            for (what, battle, status) in [
+                ("draft to voting", &fx.draft, "voting"),
+                ("draft to executing", &fx.draft, "executing"),
+                ("open to published", &fx.open, "published"),
+                ("voting to open", &fx.voting, "open"),
+                ("voting to closed", &fx.voting, "closed"),
+                ("scoring to scoring on a community vote", &fx.scoring, "scoring"),
+            ] {
+                push(me, what, to(battle, status, true), INVALID_TRANSITION, None);
+            }
+            push(
+                me,
+                "status draft, which nothing moves to",
+                with(base, "status", json!("draft")),
+                INVALID,
+                Some("status"),
+            );
+            for (what, battle, status) in [
+                ("another lenser moves the caller's voting battle on", &fx.voting, "scoring"),
+                ("another lenser archives the caller's open battle", &fx.open, "archived"),
+                ("another lenser closes the caller's scoring battle", &fx.scoring, "closed"),
+            ] {
+                push(Who::Other, what, to(battle, status, true), FORBIDDEN, None);
+            }
+            push(
+                Who::Other,
+                "another lenser opens the caller's draft",
+                to(&fx.draft, "open", false),
+                NOT_FOUND,
+                None,
+            );
+        }
+        "cast_battle_vote" => {
+            let on = |battle: &str, contender: &str| json!({"battle_id": battle, "contender_id": contender});
+            let tie = |battle: &str| json!({"battle_id": battle, "tie": true});
+            push(me, "a vote in an open battle", on(&fx.open, &fx.open_contender), INVALID_TRANSITION, None);
+            push(
+                me,
+                "a vote in a draft battle",
+                on(&fx.draft, &fx.draft_contender),
+                INVALID_TRANSITION,
+                None,
+            );
+            push(me, "a tie vote in a battle in scoring", tie(&fx.scoring), INVALID_TRANSITION, None);
+            push(me, "a tie vote in an open battle", tie(&fx.open), INVALID_TRANSITION, None);
+            push(
+                me,
+                "a vote for the contender the caller answers for",
+                on(&fx.voting, &fx.self_contender),
+                FORBIDDEN,
+                None,
+            );
+            push(me, "contender_id and tie together", with(base, "tie", json!(true)), BAD_INPUT, None);
+            push(me, "neither contender_id nor tie", without(base, "contender_id"), BAD_INPUT, None);
+            push(
+                me,
+                "tie false alone",
+                with(&without(base, "contender_id"), "tie", json!(false)),
+                INVALID,
+                None,
+            );
+            push(
+                Who::Other,
+                "another lenser votes in the caller's draft",
+                on(&fx.draft, &fx.draft_contender),
+                NOT_FOUND,
+                None,
+            );
+        }
+        _ => {}
     }
     out
 }
@@ -744,6 +1233,7 @@ async fn corpus(kind: StoreKind) {
 
     let fx = fixture(&store).await;
     let caller = store.server(lenser(fx.owner));
+    let other = store.server(lenser(fx.other));
     let service = store.server(Principal::Service { acting_as: None });
     let g = Gen { fx: &fx, huge: &huge };
     let mut baseline = store.digest().await;
@@ -752,12 +1242,19 @@ async fn corpus(kind: StoreKind) {
         let schema = &*tool.input_schema;
         let mut cases = generated_cases(&g, tool.name, schema, &base.args);
         cases.extend(semantic_cases(tool.name, schema, &base.args, &fx));
+        cases.extend(battle_cases(tool.name, &base.args, &fx));
         for case in cases {
-            run_case(&caller, &store, case, &mut baseline, &mut tally).await;
+            let server = match case.who {
+                Who::Owner => &caller,
+                Who::Other => &other,
+                Who::Service => &service,
+            };
+            run_case(server, &store, case, &mut baseline, &mut tally).await;
         }
         if base.needs_owner {
             let case = Case {
                 tool: tool.name,
+                who: Who::Service,
                 kind: "no owner",
                 what: "valid input from a Service principal with no lenser".to_owned(),
                 args: base.args,

@@ -77,6 +77,16 @@ async fn connection(
     }
 }
 
+/// CPU time (user + system) process `pid` has used so far, from /proc.
+fn cpu_time(pid: u32) -> Option<Duration> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command name, which is in parentheses.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    // Linux reports clock ticks of 1/100 s (USER_HZ).
+    Some(Duration::from_millis(ticks * 10))
+}
+
 /// Runs `total` requests over `connections` connections; (requests/s, sorted latencies).
 async fn level(
     addr: &str,
@@ -154,10 +164,16 @@ pub fn run(args: &[String], root: &Path) -> Result<(), String> {
         println!(
             "http: {total} authenticated tools/call (get_lens and run_lens alternating) per level over {n} lenses on SQLite, server on one core:"
         );
+        let pid = server.id().ok_or("the server exited")?;
         for connections in [1, 8, 64] {
+            let cpu_before = cpu_time(pid);
             let (rate, times) = level(&addr, &token, &ids, connections, total).await?;
+            let cpu = match (cpu_before, cpu_time(pid)) {
+                (Some(a), Some(b)) => format!("  server CPU {:>5.1} µs/request", (b - a).as_secs_f64() * 1e6 / total as f64),
+                _ => String::new(),
+            };
             println!(
-                "  {connections:>2} connections: {rate:>8.0} requests/s  p50 {:>7.3} ms  p99 {:>7.3} ms",
+                "  {connections:>2} connections: {rate:>8.0} requests/s  p50 {:>7.3} ms  p99 {:>7.3} ms{cpu}",
                 percentile(&times, 0.50).as_secs_f64() * 1e3,
                 percentile(&times, 0.99).as_secs_f64() * 1e3,
             );

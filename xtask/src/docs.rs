@@ -12,6 +12,7 @@ pub const README_END: &str = "<!-- tools:end -->";
 fn group_title(g: Group) -> &'static str {
     match g {
         Group::Lens => "Lens",
+        Group::Battle => "Battle",
     }
 }
 

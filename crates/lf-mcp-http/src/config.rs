@@ -2,8 +2,10 @@
 //! checks. A bad value stops start-up with a message naming the key.
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
+use lf_core::ModelProvider;
 use lf_mcp_stdio::{CommonArgs, bad_config};
 use lf_tools::CatalogOptions;
 use url::Url;
@@ -47,10 +49,12 @@ pub struct ServeArgs {
 }
 
 /// Validated settings of `serve`.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct HttpConfig {
     pub database_url: String,
     pub options: CatalogOptions,
+    /// The model provider (offline unless a model is configured).
+    pub model: Arc<dyn ModelProvider>,
     pub bind: SocketAddr,
     /// Scheme, host and port clients use, without a trailing slash.
     pub public_url: String,
@@ -63,6 +67,22 @@ pub struct HttpConfig {
     pub dev_lenser: Option<String>,
 }
 
+impl std::fmt::Debug for HttpConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpConfig")
+            .field("database_url", &lf_store::redact_url(&self.database_url))
+            .field("options", &self.options)
+            .field("model", &self.model.name())
+            .field("bind", &self.bind)
+            .field("public_url", &self.public_url)
+            .field("extra_origins", &self.extra_origins)
+            .field("request_timeout", &self.request_timeout)
+            .field("sessions", &self.sessions)
+            .field("dev_lenser", &self.dev_lenser)
+            .finish()
+    }
+}
+
 /// The largest request body accepted, in bytes.
 pub const MAX_BODY: usize = 1 << 20;
 
@@ -71,6 +91,7 @@ impl HttpConfig {
     pub fn from_args(args: &ServeArgs) -> Result<Self, String> {
         let options = args.common.options()?;
         let database_url = args.common.database_url()?;
+        let model = args.common.model_provider()?;
         let bind: SocketAddr = args.bind.trim().parse().map_err(|e| {
             bad_config("LENSERFIGHT_BIND (--bind)", format!("{e}; expected an address like 127.0.0.1:8080"))
         })?;
@@ -111,6 +132,7 @@ impl HttpConfig {
         Ok(Self {
             database_url,
             options,
+            model,
             bind,
             public_url,
             public_url_set,

@@ -77,8 +77,12 @@ pub async fn prepare(mut config: HttpConfig) -> Result<Prepared, String> {
     let gate = guard::Gate::new(&config.public_url, &config.extra_origins);
     let sessions = config.sessions;
     // The caller of each request comes from the request (see `router`).
-    let server =
-        lf_mcp_stdio::build_server(&db, config.options.clone(), Principal::Service { acting_as: None });
+    let server = lf_mcp_stdio::build_server(
+        &db,
+        config.options.clone(),
+        config.model.clone(),
+        Principal::Service { acting_as: None },
+    );
     let state = AppState {
         resource: config.resource().into(),
         config: Arc::new(config),

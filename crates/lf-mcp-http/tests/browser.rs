@@ -50,7 +50,7 @@ async fn start_chromedriver() -> (Driver, String) {
     let driver = Driver(child);
     let url = format!("http://127.0.0.1:{port}");
     for _ in 0..100 {
-        if reqwest::get(format!("{url}/status")).await.is_ok() {
+        if client().get(format!("{url}/status")).send().await.is_ok() {
             return (driver, url);
         }
         tokio::time::sleep(Duration::from_millis(100)).await;

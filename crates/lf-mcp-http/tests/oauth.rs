@@ -341,18 +341,24 @@ async fn bearer_tokens_are_checked_and_scopes_enforced() {
     assert_eq!(found["structuredContent"]["total"], 0);
 
     let lenser = s.lenser("alice").await;
-    let other_resource = s
-        .auth
-        .issue_token(lf_auth::NewToken {
-            lenser,
-            scopes: Scopes::READ_WRITE,
-            resource: Some("https://other.example/mcp".into()),
-            ttl: None,
-            label: None,
-        })
-        .await;
-    // This server only issues for its own resource.
+    let for_other = || lf_auth::NewToken {
+        lenser,
+        scopes: Scopes::READ_WRITE,
+        resource: Some("https://other.example/mcp".into()),
+        ttl: None,
+        label: None,
+    };
+    let other_resource = s.auth.issue_token(for_other()).await;
+    // This server only issues for its own resource...
     assert!(other_resource.is_err());
+    // ...and refuses a token another server on the same database issued for
+    // its own resource.
+    let other_server = lf_auth::AuthService::new(
+        s.auth.store().clone(),
+        std::sync::Arc::new(lf_core::SystemClock),
+        lf_auth::AuthConfig { resources: vec!["https://other.example/mcp".into()], ..Default::default() },
+    );
+    let foreign = other_server.issue_token(for_other()).await.unwrap();
     let expiring = s
         .auth
         .issue_token(lf_auth::NewToken {
@@ -372,6 +378,7 @@ async fn bearer_tokens_are_checked_and_scopes_enforced() {
     for bad in [
         expiring.secret.as_str(),
         revoked.as_str(),
+        foreign.secret.as_str(),
         "lf_mcp_0000000000000000000000000000000000000000000000000000000000000000",
         "not-a-token",
     ] {

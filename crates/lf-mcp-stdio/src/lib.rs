@@ -11,7 +11,7 @@ pub mod transport;
 use std::sync::Arc;
 
 use clap::Parser;
-use lf_core::{LenserId, Principal};
+use lf_core::{LenserId, ModelProvider, Principal};
 use lf_lens::LensService;
 use lf_store::Database;
 use lf_tools::{Catalog, CatalogOptions, Group, LfServer, Services};
@@ -26,7 +26,7 @@ pub struct CommonArgs {
     #[arg(long, env = "LENSERFIGHT_DATABASE_URL")]
     pub database_url: Option<String>,
 
-    /// Only these tool groups, comma-separated (lens).
+    /// Only these tool groups, comma-separated (lens, battle).
     #[arg(long, env = "LENSERFIGHT_TOOLSETS", value_delimiter = ',')]
     pub toolsets: Option<Vec<String>>,
 
@@ -41,6 +41,10 @@ pub struct CommonArgs {
     /// Write logs as JSON lines.
     #[arg(long, env = "LENSERFIGHT_LOG_JSON")]
     pub log_json: bool,
+
+    /// The model the AI judge asks (OpenAI-compatible; offline when unset).
+    #[command(flatten)]
+    pub model: lf_model::ModelArgs,
 }
 
 /// A configuration mistake: which key, and what is wrong with it.
@@ -72,6 +76,12 @@ impl CommonArgs {
         }
     }
 
+    /// The model provider the settings name: the OpenAI-compatible client,
+    /// or the deterministic offline provider when no model is configured.
+    pub fn model_provider(&self) -> Result<Arc<dyn ModelProvider>, String> {
+        self.model.provider().map_err(|e| e.to_string())
+    }
+
     /// Which tools are on.
     pub fn options(&self) -> Result<CatalogOptions, String> {
         let toolsets = match &self.toolsets {
@@ -100,11 +110,24 @@ pub struct Args {
 }
 
 /// Validated configuration.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Config {
     pub database_url: String,
     pub principal: Principal,
     pub options: CatalogOptions,
+    /// The model provider (offline unless a model is configured).
+    pub model: Arc<dyn ModelProvider>,
+}
+
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Config")
+            .field("database_url", &lf_store::redact_url(&self.database_url))
+            .field("principal", &self.principal)
+            .field("options", &self.options)
+            .field("model", &self.model.name())
+            .finish()
+    }
 }
 
 impl Config {
@@ -119,7 +142,8 @@ impl Config {
             ),
         };
         let database_url = args.common.database_url()?;
-        Ok(Self { database_url, principal: Principal::Service { acting_as }, options })
+        let model = args.common.model_provider()?;
+        Ok(Self { database_url, principal: Principal::Service { acting_as }, options, model })
     }
 }
 
@@ -135,15 +159,22 @@ pub async fn open(config: &Config) -> Result<Database, String> {
     open_database(&config.database_url).await
 }
 
-/// The catalog's server over `db`, with these tools on, calling as `principal`.
-pub fn build_server(db: &Database, options: CatalogOptions, principal: Principal) -> LfServer {
-    let services = Arc::new(Services { lens: LensService::new(db.lens_store()) });
-    LfServer::new(Arc::new(Catalog::new()), services, options, principal)
+/// The catalog's server over `db`, with these tools on, asking `model` for
+/// model calls, calling as `principal`.
+pub fn build_server(
+    db: &Database,
+    options: CatalogOptions,
+    model: Arc<dyn ModelProvider>,
+    principal: Principal,
+) -> LfServer {
+    let battles = lf_battle::BattleService::new(db.battle_store());
+    let services = Services::new(LensService::new(db.lens_store()), battles).with_model_provider(model);
+    LfServer::new(Arc::new(Catalog::new()), Arc::new(services), options, principal)
 }
 
 /// The catalog's server over `db`, as the configuration says.
 pub fn server(config: &Config, db: &Database) -> LfServer {
-    build_server(db, config.options.clone(), config.principal.clone())
+    build_server(db, config.options.clone(), config.model.clone(), config.principal.clone())
 }
 
 /// Serves one MCP session on `reader`/`writer` until the client closes it.

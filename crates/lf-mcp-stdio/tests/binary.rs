@@ -129,5 +129,6 @@ fn read_only_and_toolsets() {
         &[],
         &[init(), initialized, list],
     );
-    assert_eq!(lines(&out)[1]["result"]["tools"].as_array().unwrap().len(), 8);
+    // Every group: the 8 Read tools of lenses and the 5 of battles.
+    assert_eq!(lines(&out)[1]["result"]["tools"].as_array().unwrap().len(), 13);
 }

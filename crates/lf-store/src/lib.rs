@@ -1,5 +1,6 @@
 //! The SQL stores of LenserFight: the domain store traits (today
-//! [`lf_lens::LensStore`] and [`lf_auth::AuthStore`]) implemented with sqlx
+//! [`lf_lens::LensStore`], [`lf_auth::AuthStore`] and
+//! [`lf_battle::BattleStore`]) implemented with sqlx
 //! over SQLite, the embedded default, and PostgreSQL, for several server
 //! processes on one database.
 //! [`Database::connect`] opens either from a `LENSERFIGHT_DATABASE_URL`,
@@ -31,8 +32,13 @@
 //!   conditional `UPDATE … WHERE used_at IS NULL AND expires_at > now` plus
 //!   the inserts of the new tokens, in one transaction: of concurrent calls
 //!   exactly one wins; secrets are stored only as SHA-256 hashes;
+//! - a battle write reads the battle's status first, its row locked (SQLite:
+//!   by `BEGIN IMMEDIATE`; PostgreSQL: `SELECT … FOR UPDATE`), and checks
+//!   what the caller expected in the same transaction: of concurrent writes
+//!   that expect one state, exactly one passes;
 //! - both backends pass the same contract suites
-//!   ([`lf_lens::contract::suite`], [`lf_auth::contract::suite`]);
+//!   ([`lf_lens::contract::suite`], [`lf_auth::contract::suite`],
+//!   [`lf_battle::contract::suite`]);
 //!   migrations live per backend under `migrations/` and are never edited
 //!   once released.
 //!
@@ -44,6 +50,9 @@
 
 mod auth_rows;
 mod auth_sql;
+mod battle_rows;
+mod battle_sql;
+mod battles;
 mod error;
 mod listing;
 mod location;
@@ -54,6 +63,7 @@ mod sqlite;
 use std::sync::Arc;
 
 use lf_auth::AuthStore;
+use lf_battle::BattleStore;
 use lf_core::{LfError, LfResult};
 use lf_lens::LensStore;
 
@@ -88,6 +98,7 @@ pub struct Database {
     inner: Inner,
     lenses: Arc<dyn LensStore>,
     auth: Arc<dyn AuthStore>,
+    battles: Arc<dyn BattleStore>,
 }
 
 enum Inner {
@@ -115,13 +126,17 @@ impl Database {
                 let handle = sqlite::Handle::open(url).await?;
                 let lenses: Arc<dyn LensStore> = Arc::new(sqlite::SqliteLensStore::new(handle.clone()));
                 let auth: Arc<dyn AuthStore> = Arc::new(sqlite::SqliteAuthStore::new(handle.clone()));
-                Ok(Database { inner: Inner::Sqlite(handle), lenses, auth })
+                let battles: Arc<dyn BattleStore> =
+                    Arc::new(battles::SqlBattleStore::new(battles::Conns::Sqlite(handle.clone())));
+                Ok(Database { inner: Inner::Sqlite(handle), lenses, auth, battles })
             }
             Some("postgres" | "postgresql") => {
                 let pool = postgres::open(url).await?;
                 let lenses: Arc<dyn LensStore> = Arc::new(postgres::PgLensStore::new(pool.clone()));
                 let auth: Arc<dyn AuthStore> = Arc::new(postgres::PgAuthStore::new(pool.clone()));
-                Ok(Database { inner: Inner::Postgres(pool), lenses, auth })
+                let battles: Arc<dyn BattleStore> =
+                    Arc::new(battles::SqlBattleStore::new(battles::Conns::Postgres(pool.clone())));
+                Ok(Database { inner: Inner::Postgres(pool), lenses, auth, battles })
             }
             _ => Err(unsupported_url(url)),
         }
@@ -143,6 +158,12 @@ impl Database {
     /// database, for an [`lf_auth::AuthService`].
     pub fn auth_store(&self) -> Arc<dyn AuthStore> {
         self.auth.clone()
+    }
+
+    /// The store of battles over this database, for an
+    /// [`lf_battle::BattleService`].
+    pub fn battle_store(&self) -> Arc<dyn BattleStore> {
+        self.battles.clone()
     }
 
     /// A small pool of separate connections to the SQLite database, for

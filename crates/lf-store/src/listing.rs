@@ -1,9 +1,10 @@
-//! The pieces of a lens listing both backends build the same way: the reach
-//! and filter predicates, the page bounds, and reading a page back. Only the
-//! row decoding differs, and the caller passes it in.
+//! The pieces of a listing both backends build the same way: the reach and
+//! filter predicates of lenses, the page bounds, and reading a page back.
+//! Only the row decoding differs, and the caller passes it in. (Battle
+//! listings build their predicates in `battle_sql`.)
 
 use lf_core::{LfResult, Page, PageRequest, Reach};
-use lf_lens::{Lens, LensFilter, LensStatus};
+use lf_lens::{LensFilter, LensStatus};
 use sqlx::{ColumnIndex, Database, Decode, Encode, QueryBuilder, Row, Type};
 use uuid::Uuid;
 
@@ -56,14 +57,15 @@ where
         .push_bind(i64::try_from(page.offset()).unwrap_or(i64::MAX));
 }
 
-/// A page of lenses from rows carrying a `total` column; `count` answers the
-/// total when the page is past the end and so has no rows to carry it.
-pub(crate) async fn page_of<R>(
+/// A page of items (lenses, battles) from rows carrying a `total` column;
+/// `count` answers the total when the page is past the end and so has no
+/// rows to carry it.
+pub(crate) async fn page_of<R, T>(
     rows: Vec<R>,
     page: PageRequest,
-    lens_from_row: fn(&R) -> LfResult<Lens>,
+    from_row: fn(&R) -> LfResult<T>,
     count: impl AsyncFnOnce() -> LfResult<i64>,
-) -> LfResult<Page<Lens>>
+) -> LfResult<Page<T>>
 where
     R: Row,
     &'static str: ColumnIndex<R>,
@@ -74,6 +76,6 @@ where
         None if page.offset() == 0 => 0,
         None => count().await?,
     };
-    let items = rows.iter().map(lens_from_row).collect::<LfResult<Vec<_>>>()?;
+    let items = rows.iter().map(from_row).collect::<LfResult<Vec<_>>>()?;
     Ok(Page::new(items, u64::try_from(total).unwrap_or(0), page))
 }

@@ -11,6 +11,7 @@
 //! earlier runs: every check uses fresh ids and words.
 
 mod auth_common;
+mod battle_common;
 mod common;
 
 use lf_lens::contract;
@@ -65,6 +66,25 @@ async fn auth_races() {
     auth_common::racing_refreshes(a.auth_store()).await;
     // Two pools on one database, as two server processes would have.
     auth_common::racing_redeems_on_two(a.auth_store(), b.auth_store()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn battle_contract_suite_twice() {
+    let db = connect().await;
+    lf_battle::contract::suite(db.battle_store()).await;
+    lf_battle::contract::suite(db.battle_store()).await;
+    battle_common::whole_battles(db.battle_store()).await;
+    db.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn battle_races() {
+    let (a, b) = (connect().await, connect().await);
+    battle_common::racing_last_slot(&[a.battle_store()]).await;
+    battle_common::racing_submissions(&[a.battle_store()]).await;
+    // Two pools on one database, as two server processes would have.
+    battle_common::racing_last_slot(&[a.battle_store(), b.battle_store()]).await;
+    battle_common::racing_submissions(&[a.battle_store(), b.battle_store()]).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -1,10 +1,12 @@
 //! Tool declarations and the catalog that holds them.
 
+use std::collections::HashSet;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
-use lf_core::{LfError, LfResult, Principal, Scope, clip};
+use lf_battle::BattleService;
+use lf_core::{BattleId, LfError, LfResult, ModelProvider, Principal, Scope, clip};
 use lf_lens::LensService;
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use schemars::JsonSchema;
@@ -17,14 +19,16 @@ use serde_json::Value;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Group {
     Lens,
+    Battle,
 }
 
 impl Group {
-    pub const ALL: [Group; 1] = [Group::Lens];
+    pub const ALL: [Group; 2] = [Group::Lens, Group::Battle];
 
     pub const fn as_str(self) -> &'static str {
         match self {
             Group::Lens => "lens",
+            Group::Battle => "battle",
         }
     }
 
@@ -61,10 +65,39 @@ impl Safety {
     }
 }
 
-/// The domain services the tools call.
-#[derive(Clone)]
+/// The domain services the tools call, and the model provider behind them.
+///
+/// Build it with [`Services::new`]: it gives the battle service the catalog's
+/// JSON Schema validator (for `auto_score` `json_schema` checks), and
+/// [`Services::with_model_provider`] puts one provider behind every model
+/// call (the battle service's, the offline provider, by default).
 pub struct Services {
     pub lens: LensService,
+    pub battle: BattleService,
+    model: Arc<dyn ModelProvider>,
+    /// Battles being judged in the background (see `groups::battle`), so a
+    /// battle is never judged twice at once.
+    pub(crate) scoring: Mutex<HashSet<BattleId>>,
+}
+
+impl Services {
+    /// The services over `lens` and `battle`. The model provider is the
+    /// battle service's (the offline provider unless it was given another).
+    pub fn new(lens: LensService, battle: BattleService) -> Self {
+        let battle = battle.with_json_schema_validator(Arc::new(crate::json_schema::JsonSchemaCheck));
+        let model = battle.provider().clone();
+        Self { lens, battle, model, scoring: Mutex::default() }
+    }
+
+    /// Makes every model call (the AI judge's included) go through `model`.
+    pub fn with_model_provider(self, model: Arc<dyn ModelProvider>) -> Self {
+        Self { battle: self.battle.with_provider(model.clone()), model, ..self }
+    }
+
+    /// The model provider.
+    pub fn model(&self) -> &Arc<dyn ModelProvider> {
+        &self.model
+    }
 }
 
 /// What a handler gets: the caller and the services.
@@ -241,6 +274,7 @@ impl Catalog {
     pub fn new() -> Self {
         let mut tools = Vec::new();
         tools.extend(crate::groups::lens::tools());
+        tools.extend(crate::groups::battle::tools());
         Self { tools }
     }
 

@@ -4,11 +4,15 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
+use lf_battle::{BattleService, MemoryBattleStore};
 use lf_core::{LenserId, Principal, Scopes};
 use lf_lens::{LensService, MemoryLensStore};
 use lf_tools::{Catalog, CatalogOptions, Group, LfServer, Safety, Services};
 use rmcp::ServerHandler;
 use serde_json::{Value, json};
+
+mod common;
+use common::{args, err, ok};
 
 fn catalog() -> Catalog {
     Catalog::new()
@@ -82,6 +86,24 @@ fn lint_every_declaration() {
     }
 }
 
+/// The tools of group `g`, in catalog order, with their safety classes.
+fn group_tools(catalog: &Catalog, g: Group) -> Vec<(&'static str, Safety)> {
+    catalog.tools().iter().filter(|t| t.group == g).map(|t| (t.name, t.safety)).collect()
+}
+
+/// The required input fields of `tool`, sorted.
+fn required_fields(catalog: &Catalog, tool: &str) -> Vec<String> {
+    let mut v: Vec<String> = catalog
+        .get(tool)
+        .unwrap()
+        .input_schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map_or(vec![], |a| a.iter().map(|s| s.as_str().unwrap().to_owned()).collect());
+    v.sort();
+    v
+}
+
 #[test]
 fn lens_group_matches_the_spec() {
     use Safety::*;
@@ -104,10 +126,121 @@ fn lens_group_matches_the_spec() {
         ("restore_lens", Write),
         ("diff_lens_versions", Read),
     ];
+    assert_eq!(group_tools(&catalog(), Group::Lens), expected);
+}
+
+#[test]
+fn battle_group_matches_the_spec() {
+    use Safety::*;
+    let expected = [
+        ("list_battles", Read),
+        ("get_battle", Read),
+        ("get_battle_score", Read),
+        ("get_battle_history", Read),
+        ("create_battle", Write),
+        ("add_battle_contender", Write),
+        ("submit_battle_run", Write),
+        ("set_battle_status", Write),
+        ("cast_battle_vote", Write),
+        ("get_leaderboard", Read),
+    ];
+    assert_eq!(group_tools(&catalog(), Group::Battle), expected);
+    assert_eq!(Group::parse("Battle"), Ok(Group::Battle));
+}
+
+#[test]
+fn battle_spec_parameters_are_kept() {
     let catalog = catalog();
-    let lens: Vec<_> =
-        catalog.tools().iter().filter(|t| t.group == Group::Lens).map(|t| (t.name, t.safety)).collect();
-    assert_eq!(lens, expected);
+    let schema = |tool: &str| Value::Object((*catalog.get(tool).unwrap().input_schema).clone());
+    let keys = |tool: &str, at: &str| -> Vec<String> {
+        let s = schema(tool);
+        let mut v: Vec<String> = s[at].as_object().map_or(vec![], |o| o.keys().cloned().collect());
+        v.sort();
+        v
+    };
+    let required = |tool: &str| required_fields(&catalog, tool);
+    assert_eq!(
+        keys("list_battles", "properties"),
+        ["battle_type", "creator_lenser_id", "limit", "offset", "status"]
+    );
+    assert_eq!(keys("get_battle_history", "properties"), ["lenser_id", "limit", "offset", "status"]);
+    assert_eq!(
+        keys("create_battle", "properties"),
+        [
+            "ai_judge_model_key",
+            "auto_check",
+            "battle_type",
+            "judging_mode",
+            "max_contenders",
+            "rubric",
+            "task_prompt",
+            "title"
+        ]
+    );
+    assert_eq!(
+        keys("add_battle_contender", "properties"),
+        ["battle_id", "contender_ref_id", "contender_type", "display_name", "slot"]
+    );
+    assert_eq!(keys("submit_battle_run", "properties"), ["battle_id", "contender_id", "content_text"]);
+    assert_eq!(keys("set_battle_status", "properties"), ["battle_id", "confirm", "status"]);
+    assert_eq!(keys("cast_battle_vote", "properties"), ["battle_id", "contender_id", "rationale", "tie"]);
+    assert_eq!(keys("get_leaderboard", "properties"), ["battle_type", "limit", "min_battles", "offset"]);
+    assert_eq!(required("create_battle"), ["task_prompt", "title"]);
+    assert_eq!(
+        required("add_battle_contender"),
+        ["battle_id", "contender_ref_id", "contender_type", "display_name"]
+    );
+    assert_eq!(required("submit_battle_run"), ["battle_id", "contender_id", "content_text"]);
+    assert_eq!(required("set_battle_status"), ["battle_id", "status"]);
+    for tool in ["get_battle", "get_battle_score"] {
+        assert_eq!(required(tool), ["battle_id"]);
+    }
+    let prop = |tool: &str, name: &str| schema(tool)["properties"][name].clone();
+    let range = |v: &Value, lo: &str, hi: &str| (v[lo].as_i64(), v[hi].as_i64());
+    for tool in ["list_battles", "get_battle_history", "get_leaderboard"] {
+        let limit = prop(tool, "limit");
+        assert_eq!(range(&limit, "minimum", "maximum"), (Some(1), Some(100)), "{tool}");
+        assert_eq!(limit["default"], 20, "{tool}");
+    }
+    assert_eq!(range(&prop("create_battle", "title"), "minLength", "maxLength"), (Some(1), Some(200)));
+    assert_eq!(
+        range(&prop("create_battle", "task_prompt"), "minLength", "maxLength"),
+        (Some(1), Some(32000))
+    );
+    let max = prop("create_battle", "max_contenders");
+    assert_eq!((range(&max, "minimum", "maximum"), &max["default"]), ((Some(2), Some(26)), &json!(2)));
+    assert_eq!(prop("create_battle", "battle_type")["default"], "ai_vs_ai");
+    assert_eq!(prop("create_battle", "judging_mode")["default"], "ai_judge");
+    assert_eq!(
+        prop("create_battle", "battle_type")["enum"],
+        json!([
+            "ai_vs_ai",
+            "human_vs_human_ai_votes",
+            "human_vs_human_open_votes",
+            "human_vs_ai",
+            "workflow_battle",
+            "lenser_battle",
+            null
+        ])
+    );
+    assert_eq!(
+        prop("get_battle_history", "status")["enum"],
+        json!(["closed", "published", "archived", null])
+    );
+    assert_eq!(
+        prop("set_battle_status", "status")["enum"],
+        json!(["open", "executing", "voting", "scoring", "closed", "published", "archived"])
+    );
+    assert_eq!(prop("set_battle_status", "confirm")["const"], true);
+    assert_eq!(
+        range(&prop("submit_battle_run", "content_text"), "minLength", "maxLength"),
+        (Some(1), Some(100000))
+    );
+    assert_eq!(
+        range(&prop("add_battle_contender", "display_name"), "minLength", "maxLength"),
+        (Some(1), Some(100))
+    );
+    assert_eq!(prop("add_battle_contender", "slot")["pattern"], "^[A-Z]$");
 }
 
 #[test]
@@ -119,16 +252,7 @@ fn spec_parameters_are_kept() {
         v.sort();
         v
     };
-    let required = |tool: &str| -> Vec<String> {
-        let t = catalog.get(tool).unwrap();
-        let mut v: Vec<String> = t
-            .input_schema
-            .get("required")
-            .and_then(Value::as_array)
-            .map_or(vec![], |a| a.iter().map(|s| s.as_str().unwrap().to_owned()).collect());
-        v.sort();
-        v
-    };
+    let required = |tool: &str| required_fields(&catalog, tool);
     let has = |tool: &str, fields: &[&str]| {
         let p = props(tool);
         for f in fields {
@@ -164,34 +288,14 @@ fn one_snapshot_per_tool_schema() {
 
 // ---------------------------------------------------------------- calls
 
+fn services_over(lens: LensService) -> Services {
+    Services::new(lens, BattleService::new(Arc::new(MemoryBattleStore::new())))
+}
+
 fn server(principal: Principal) -> (LfServer, Arc<MemoryLensStore>) {
     let store = Arc::new(MemoryLensStore::new());
-    let services = Arc::new(Services { lens: LensService::new(store.clone()) });
+    let services = Arc::new(services_over(LensService::new(store.clone())));
     (LfServer::new(Arc::new(Catalog::new()), services, CatalogOptions::default(), principal), store)
-}
-
-fn args(v: Value) -> rmcp::model::JsonObject {
-    v.as_object().unwrap().clone()
-}
-
-async fn call(s: &LfServer, tool: &str, v: Value) -> (bool, Value) {
-    let r = s.call(tool, args(v)).await.expect("a known tool");
-    let structured = r.structured_content.clone().expect("structured content");
-    let text = r.content[0].as_text().expect("text").text.clone();
-    assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), structured, "text mirrors structuredContent");
-    (r.is_error == Some(true), structured)
-}
-
-async fn ok(s: &LfServer, tool: &str, v: Value) -> Value {
-    let (err, out) = call(s, tool, v).await;
-    assert!(!err, "{tool} failed: {out}");
-    out
-}
-
-async fn err(s: &LfServer, tool: &str, v: Value) -> Value {
-    let (err, out) = call(s, tool, v).await;
-    assert!(err, "{tool} should have failed: {out}");
-    out
 }
 
 const BODY: &str = "You are a senior [[Language]] engineer. Review the following code for bugs, security issues, and performance problems.\n\nCode:\n[[Code]]\n\nFocus area: [[FocusArea!]]";
@@ -236,7 +340,7 @@ async fn missing_lenser_and_read_only() {
     assert!(store.runs().is_empty());
 
     let store = Arc::new(MemoryLensStore::new());
-    let services = Arc::new(Services { lens: LensService::new(store) });
+    let services = Arc::new(services_over(LensService::new(store)));
     let ro = LfServer::new(
         Arc::new(Catalog::new()),
         services,
@@ -278,7 +382,7 @@ async fn bad_arguments_are_tool_errors_naming_the_field() {
 async fn visibility_between_lensers() {
     let (alice, bob) = (LenserId::new(), LenserId::new());
     let (s, store) = server(Principal::Lenser { id: alice, scopes: Scopes::READ_WRITE });
-    let services = Arc::new(Services { lens: LensService::new(store.clone()) });
+    let services = Arc::new(services_over(LensService::new(store.clone())));
     let b = LfServer::new(
         Arc::new(Catalog::new()),
         services,

@@ -123,7 +123,7 @@ impl Server {
 }
 
 pub fn client() -> reqwest::Client {
-    reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap()
+    lf_model::client_builder().redirect(reqwest::redirect::Policy::none()).build().unwrap()
 }
 
 pub fn rpc(method: &str, params: Value) -> Value {

@@ -79,10 +79,7 @@ impl PgAuthStore {
 
     /// Runs `f` in a transaction, committed when it returns `Ok`.
     async fn write<R>(&self, f: impl AsyncFnOnce(&mut PgConnection) -> LfResult<R>) -> LfResult<R> {
-        let mut tx = self.pool.begin().await.map_err(map_db_err)?;
-        let out = f(&mut tx).await?;
-        tx.commit().await.map_err(map_db_err)?;
-        Ok(out)
+        super::write(&self.pool, f).await
     }
 }
 

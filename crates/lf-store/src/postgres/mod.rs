@@ -16,6 +16,8 @@ use lf_core::{LfError, LfResult};
 use sqlx::Connection;
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
 
+use crate::error::map_db_err;
+
 pub(crate) use auth::PgAuthStore;
 pub(crate) use lenses::PgLensStore;
 
@@ -30,6 +32,38 @@ const PING_AFTER_IDLE: Duration = Duration::from_secs(30);
 /// How long the first connection may take before the server counts as not
 /// answering.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Runs `f` on a connection of the pool.
+pub(crate) async fn reading<R>(
+    pool: &PgPool,
+    f: impl AsyncFnOnce(&mut PgConnection) -> LfResult<R>,
+) -> LfResult<R> {
+    f(&mut *pool.acquire().await.map_err(map_db_err)?).await
+}
+
+/// Runs `f` in a read-only `REPEATABLE READ` transaction: every query of `f`
+/// sees one snapshot.
+pub(crate) async fn snapshot<R>(
+    pool: &PgPool,
+    f: impl AsyncFnOnce(&mut PgConnection) -> LfResult<R>,
+) -> LfResult<R> {
+    let mut tx =
+        pool.begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY").await.map_err(map_db_err)?;
+    let out = f(&mut tx).await?;
+    tx.commit().await.map_err(map_db_err)?;
+    Ok(out)
+}
+
+/// Runs `f` in a transaction, committed when it returns `Ok`.
+pub(crate) async fn write<R>(
+    pool: &PgPool,
+    f: impl AsyncFnOnce(&mut PgConnection) -> LfResult<R>,
+) -> LfResult<R> {
+    let mut tx = pool.begin().await.map_err(map_db_err)?;
+    let out = f(&mut tx).await?;
+    tx.commit().await.map_err(map_db_err)?;
+    Ok(out)
+}
 
 pub(crate) async fn open(url: &str) -> LfResult<PgPool> {
     let options = PgConnectOptions::from_str(url)

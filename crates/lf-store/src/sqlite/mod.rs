@@ -142,6 +142,27 @@ impl Handle {
         MutexGuard::try_map(guard, Option::as_mut).map_err(|_| closed())
     }
 
+    /// Runs `f` on a connection to read with (see [`Handle::read`]).
+    pub(crate) async fn reading<R>(
+        &self,
+        f: impl AsyncFnOnce(&mut SqliteConnection) -> LfResult<R>,
+    ) -> LfResult<R> {
+        f(&mut *self.read().await?).await
+    }
+
+    /// Runs `f` in a read transaction on a connection to read with: under
+    /// WAL, every query of `f` sees the database as one snapshot.
+    pub(crate) async fn snapshot<R>(
+        &self,
+        f: impl AsyncFnOnce(&mut SqliteConnection) -> LfResult<R>,
+    ) -> LfResult<R> {
+        let mut conn = self.read().await?;
+        let mut tx = conn.begin().await.map_err(map_db_err)?;
+        let out = f(&mut tx).await?;
+        tx.commit().await.map_err(map_db_err)?;
+        Ok(out)
+    }
+
     /// Runs `f` in a write transaction begun with `BEGIN IMMEDIATE` on the
     /// writer, and commits when it returns `Ok`. On `Err`, or if the future is
     /// dropped, the transaction rolls back before the next write begins.

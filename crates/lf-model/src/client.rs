@@ -1,0 +1,443 @@
+//! The OpenAI-compatible chat-completions client.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use lf_core::{ChatRequest, ChatResponse, Detail, ErrorCode, LfError, LfResult, ModelProvider};
+use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue, RETRY_AFTER};
+use reqwest::{StatusCode, Url};
+use serde_json::{Map, Value, json};
+
+use crate::config::{EndpointConfig, parse_model_name};
+
+/// The name this provider gives itself ([`ModelProvider::name`]).
+pub const PROVIDER_NAME: &str = "openai-compatible";
+
+/// The most of an error answer's body kept for the logs.
+const ERROR_EXCERPT_BYTES: usize = 2048;
+
+/// An OpenAI-compatible chat-completions client: POST
+/// `{base_url}/chat/completions` with one system and one user message,
+/// `stream: false`. Works with OpenAI, Ollama (`http://localhost:11434/v1`),
+/// vLLM and llama.cpp's server.
+///
+/// - The model is the request's [`ChatRequest::model`] when set (a battle's
+///   `ai_judge_model_key`), else the configured one; `max_tokens` and
+///   `temperature` are sent only when the request sets them.
+/// - Each attempt has [`EndpointConfig::timeout`]; an answer body over
+///   [`EndpointConfig::max_response_bytes`] is refused. Redirects are not followed.
+/// - At most one retry per call: after a 429 (waiting its `Retry-After` or
+///   `retry-after-ms`, 1 s when absent, unless that exceeds
+///   [`EndpointConfig::max_retry_wait`]), after a 5xx answer or a refused
+///   connection (waiting [`EndpointConfig::retry_backoff`]). A timeout is not retried.
+/// - Errors: 401/403 → PERMISSION_DENIED; 404 → INVALID_ARGUMENT (unknown
+///   model or wrong base URL); 429 twice or a long `Retry-After` → THROTTLED
+///   with `details.retry_after_seconds`; anything else (5xx twice, other
+///   statuses, timeouts, oversize or malformed answers, transport failures) →
+///   INTERNAL. Messages never contain the URL, the key or the server's body;
+///   every failure is logged (tracing, target `lf_model`) with its cause and
+///   without the key.
+pub struct OpenAiCompatible {
+    http: reqwest::Client,
+    endpoint: Url,
+    auth: Option<HeaderValue>,
+    key: Option<String>,
+    config: EndpointConfig,
+}
+
+impl fmt::Debug for OpenAiCompatible {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OpenAiCompatible")
+            .field("endpoint", &self.endpoint.as_str())
+            .field("config", &self.config)
+            .finish()
+    }
+}
+
+/// TLS for https: rustls with the ring provider and the system's CA
+/// certificates. A plain-http endpoint (a local Ollama in a slim container)
+/// does not need the certificates, so it works without them.
+fn tls_config(https: bool) -> Result<rustls::ClientConfig, String> {
+    rustls_config(https)
+}
+
+/// A reqwest client builder with this crate's TLS set up. reqwest is built
+/// here without a process-wide crypto provider (`rustls-no-provider`, to
+/// avoid aws-lc-rs), and cargo unifies that feature across the workspace:
+/// any other reqwest client in the same build (tests, tools) must start from
+/// this builder, or building it panics.
+pub fn client_builder() -> reqwest::ClientBuilder {
+    let builder = reqwest::Client::builder();
+    match rustls_config(false) {
+        Ok(tls) => builder.tls_backend_preconfigured(tls),
+        Err(_) => builder,
+    }
+}
+
+fn rustls_config(https: bool) -> Result<rustls::ClientConfig, String> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("TLS setup failed: {e}"))?;
+    match rustls_platform_verifier::Verifier::new(provider) {
+        Ok(verifier) => {
+            Ok(builder.dangerous().with_custom_certificate_verifier(Arc::new(verifier)).with_no_client_auth())
+        }
+        Err(e) if https => Err(format!(
+            "cannot verify https servers: {e} (install the system's CA certificates, e.g. the ca-certificates package)"
+        )),
+        Err(_) => Ok(builder.with_root_certificates(rustls::RootCertStore::empty()).with_no_client_auth()),
+    }
+}
+
+/// Why one attempt failed.
+enum Failure {
+    Status { status: StatusCode, retry_after: Option<Duration>, body: String },
+    Timeout,
+    Connect(reqwest::Error),
+    Transport(reqwest::Error),
+    TooLarge { limit: usize },
+}
+
+impl Failure {
+    fn retry_wait(&self, config: &EndpointConfig) -> Option<Duration> {
+        match self {
+            Failure::Status { status, retry_after, .. } if *status == StatusCode::TOO_MANY_REQUESTS => {
+                let wait = retry_after.unwrap_or(Duration::from_secs(1));
+                (wait <= config.max_retry_wait).then_some(wait)
+            }
+            Failure::Status { status, .. } if status.is_server_error() => Some(config.retry_backoff),
+            Failure::Connect(_) => Some(config.retry_backoff),
+            _ => None,
+        }
+    }
+
+    /// For the logs: never the key, never more than an excerpt of a body.
+    fn describe(&self) -> String {
+        match self {
+            Failure::Status { status, body, .. } if body.is_empty() => format!("HTTP {status}"),
+            Failure::Status { status, body, .. } => format!("HTTP {status}: {body}"),
+            Failure::Timeout => "timed out".into(),
+            Failure::Connect(e) => format!("could not connect: {e}"),
+            Failure::Transport(e) => format!("transport error: {e}"),
+            Failure::TooLarge { limit } => format!("answer body larger than {limit} bytes"),
+        }
+    }
+
+    fn into_error(self, model: &str, config: &EndpointConfig) -> LfError {
+        let cause = self.describe();
+        match self {
+            Failure::Status { status, .. } if matches!(status.as_u16(), 401 | 403) => LfError::new(
+                ErrorCode::PermissionDenied,
+                format!(
+                    "The model server refused this server's credentials (HTTP {}). The operator should check LENSERFIGHT_MODEL_API_KEY.",
+                    status.as_u16()
+                ),
+            ),
+            Failure::Status { status, .. } if status == StatusCode::NOT_FOUND => LfError::invalid_argument(format!(
+                "The model server answered 404 for model {}: the model is unknown there, or LENSERFIGHT_MODEL_BASE_URL is wrong. Check the model name (the battle's ai_judge_model_key or LENSERFIGHT_MODEL_NAME).",
+                LfError::excerpt(model)
+            ))
+            .with_field("model"),
+            Failure::Status { status, retry_after, .. } if status == StatusCode::TOO_MANY_REQUESTS => {
+                let secs = retry_after.map_or(1, |d| d.as_secs_f64().ceil() as i64).max(1);
+                LfError::new(
+                    ErrorCode::Throttled,
+                    format!("The model server is rate-limiting requests; try again in {secs} s."),
+                )
+                .with_detail("retry_after_seconds", Detail::Int(secs))
+            }
+            Failure::Status { status, .. } => LfError::new(
+                ErrorCode::Internal,
+                format!("The model server failed (HTTP {}); try again later.", status.as_u16()),
+            )
+            .with_source(cause),
+            Failure::Timeout => LfError::new(
+                ErrorCode::Internal,
+                format!("The model server did not answer within {} s; try again later.", config.timeout.as_secs_f64()),
+            )
+            .with_source(cause),
+            Failure::TooLarge { limit } => LfError::new(
+                ErrorCode::Internal,
+                format!("The model server's answer was larger than the {limit}-byte limit and was refused."),
+            )
+            .with_source(cause),
+            Failure::Connect(e) => {
+                LfError::new(ErrorCode::Internal, "Could not reach the model server; try again later.").with_source(e)
+            }
+            Failure::Transport(e) => {
+                LfError::new(ErrorCode::Internal, "The call to the model server failed; try again later.").with_source(e)
+            }
+        }
+    }
+}
+
+fn classify(e: reqwest::Error) -> Failure {
+    if e.is_timeout() {
+        Failure::Timeout
+    } else if e.is_connect() {
+        Failure::Connect(e)
+    } else {
+        Failure::Transport(e)
+    }
+}
+
+/// `retry-after-ms` (OpenAI) or `Retry-After` in seconds. An HTTP date is
+/// not understood and counts as absent.
+fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let number = |name: &str| {
+        headers.get(name)?.to_str().ok()?.trim().parse::<f64>().ok().filter(|n| n.is_finite() && *n >= 0.0)
+    };
+    number("retry-after-ms")
+        .map(|ms| Duration::from_secs_f64(ms / 1000.0))
+        .or_else(|| number(RETRY_AFTER.as_str()).map(Duration::from_secs_f64))
+}
+
+/// Reads at most `limit` bytes of the body; `Err(TooLarge)` past that.
+async fn read_limited(mut response: reqwest::Response, limit: usize) -> Result<Vec<u8>, Failure> {
+    if response.content_length().is_some_and(|n| n > limit as u64) {
+        return Err(Failure::TooLarge { limit });
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(classify)? {
+        if body.len() + chunk.len() > limit {
+            return Err(Failure::TooLarge { limit });
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+/// The start of an error body, for the logs; `key` replaced if echoed.
+async fn excerpt(response: reqwest::Response, key: Option<&str>) -> String {
+    let mut body = Vec::new();
+    let mut response = response;
+    while let Ok(Some(chunk)) = response.chunk().await {
+        body.extend_from_slice(&chunk);
+        if body.len() >= ERROR_EXCERPT_BYTES {
+            break;
+        }
+    }
+    body.truncate(ERROR_EXCERPT_BYTES);
+    let text = String::from_utf8_lossy(&body).into_owned();
+    redact(text, key)
+}
+
+fn redact(text: String, key: Option<&str>) -> String {
+    match key {
+        Some(k) if text.contains(k) => text.replace(k, "<redacted>"),
+        _ => text,
+    }
+}
+
+/// The text and model of a chat-completions answer, or what is wrong with it.
+fn parse_answer(body: &[u8]) -> Result<(String, Option<String>), String> {
+    let value: Value = serde_json::from_slice(body).map_err(|e| format!("not JSON: {e}"))?;
+    let Some(object) = value.as_object() else { return Err("the answer is not a JSON object".into()) };
+    if let Some(error) = object.get("error") {
+        return Err(format!("the answer is an error object: {error}"));
+    }
+    let choice = object
+        .get("choices")
+        .and_then(Value::as_array)
+        .and_then(|c| c.first())
+        .ok_or("the answer has no choices[0]")?;
+    let text = match choice.get("message").and_then(|m| m.get("content")) {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Null) | None => return Err("choices[0].message.content is missing or null".into()),
+        Some(other) => return Err(format!("choices[0].message.content is not a string: {other}")),
+    };
+    let model =
+        object.get("model").and_then(Value::as_str).filter(|m| !m.trim().is_empty()).map(str::to_owned);
+    Ok((text, model))
+}
+
+impl OpenAiCompatible {
+    /// A client for `config`. Fails (INVALID_ARGUMENT) only when an https
+    /// endpoint cannot be verified because the system has no CA certificates,
+    /// or when the key cannot be sent as a header.
+    pub fn new(config: EndpointConfig) -> LfResult<Self> {
+        let mut endpoint = config.base_url.clone();
+        let path = format!("{}/chat/completions", endpoint.path().trim_end_matches('/'));
+        endpoint.set_path(&path);
+        let tls = tls_config(endpoint.scheme() == "https").map_err(LfError::invalid_argument)?;
+        let http = reqwest::Client::builder()
+            .tls_backend_preconfigured(tls)
+            .timeout(config.timeout)
+            .connect_timeout(config.timeout.min(Duration::from_secs(10)))
+            .redirect(reqwest::redirect::Policy::none())
+            .user_agent(concat!("lenserfight/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| LfError::invalid_argument(format!("the HTTP client could not be built: {e}")))?;
+        let auth = match &config.api_key {
+            Some(key) => {
+                let mut value = HeaderValue::from_str(&format!("Bearer {}", key.expose()))
+                    .map_err(|_| LfError::invalid_argument("the API key cannot be sent as an HTTP header"))?;
+                value.set_sensitive(true);
+                Some(value)
+            }
+            None => None,
+        };
+        let key = config.api_key.as_ref().map(|k| k.expose().to_owned());
+        Ok(Self { http, endpoint, auth, key, config })
+    }
+
+    /// Where requests go: `{base_url}/chat/completions`.
+    pub fn endpoint(&self) -> &Url {
+        &self.endpoint
+    }
+
+    /// The model asked when a request names none.
+    pub fn default_model(&self) -> &str {
+        &self.config.model
+    }
+
+    fn body(&self, request: &ChatRequest) -> LfResult<(String, Vec<u8>)> {
+        let model = match request.model.as_deref().map(str::trim).filter(|m| !m.is_empty()) {
+            Some(m) => parse_model_name(m).map_err(|why| {
+                LfError::invalid_argument(format!("The model to ask is not valid: {why}."))
+                    .with_field("model")
+            })?,
+            None => self.config.model.clone(),
+        };
+        let mut body = Map::new();
+        body.insert("model".into(), json!(model));
+        body.insert(
+            "messages".into(),
+            json!([{"role": "system", "content": request.system}, {"role": "user", "content": request.user}]),
+        );
+        if let Some(n) = request.max_tokens {
+            body.insert("max_tokens".into(), json!(n));
+        }
+        if let Some(t) = request.temperature {
+            if !t.is_finite() {
+                return Err(LfError::invalid_argument("The temperature must be a finite number.")
+                    .with_field("temperature"));
+            }
+            // Through its shortest decimal form, so 0.7f32 goes out as 0.7.
+            let t: f64 = t.to_string().parse().unwrap_or(f64::from(t));
+            body.insert("temperature".into(), json!(t));
+        }
+        body.insert("stream".into(), json!(false));
+        let bytes = serde_json::to_vec(&Value::Object(body)).map_err(LfError::internal)?;
+        Ok((model, bytes))
+    }
+
+    async fn attempt(&self, body: &[u8]) -> Result<Vec<u8>, Failure> {
+        let mut request = self
+            .http
+            .post(self.endpoint.clone())
+            .header(CONTENT_TYPE, "application/json")
+            .header(ACCEPT, "application/json")
+            .body(body.to_vec());
+        if let Some(auth) = &self.auth {
+            request = request.header(AUTHORIZATION, auth.clone());
+        }
+        let response = request.send().await.map_err(classify)?;
+        let status = response.status();
+        if status.is_success() {
+            return read_limited(response, self.config.max_response_bytes).await;
+        }
+        let retry_after = retry_after(response.headers());
+        // A refusal of credentials may quote part of them: keep no body.
+        let body = if matches!(status.as_u16(), 401 | 403) {
+            String::new()
+        } else {
+            excerpt(response, self.key.as_deref()).await
+        };
+        Err(Failure::Status { status, retry_after, body })
+    }
+}
+
+#[async_trait]
+impl ModelProvider for OpenAiCompatible {
+    fn name(&self) -> &str {
+        PROVIDER_NAME
+    }
+
+    async fn chat(&self, request: ChatRequest) -> LfResult<ChatResponse> {
+        let (model, body) = self.body(&request)?;
+        let mut retried = false;
+        let answer = loop {
+            match self.attempt(&body).await {
+                Ok(answer) => break answer,
+                Err(failure) => {
+                    let wait = if retried { None } else { failure.retry_wait(&self.config) };
+                    let cause = redact(failure.describe(), self.key.as_deref());
+                    match wait {
+                        Some(wait) => {
+                            tracing::warn!(target: "lf_model", endpoint = %self.endpoint, %model, %cause, retry_in_ms = wait.as_millis() as u64, "model call failed; retrying once");
+                            tokio::time::sleep(wait).await;
+                            retried = true;
+                        }
+                        None => {
+                            let err = failure.into_error(&model, &self.config);
+                            tracing::warn!(target: "lf_model", endpoint = %self.endpoint, %model, %cause, code = %err.code(), "model call failed");
+                            return Err(err);
+                        }
+                    }
+                }
+            }
+        };
+        match parse_answer(&answer) {
+            Ok((text, answered_by)) => Ok(ChatResponse { text, model: answered_by.unwrap_or(model) }),
+            Err(why) => {
+                let head = redact(
+                    String::from_utf8_lossy(&answer[..answer.len().min(ERROR_EXCERPT_BYTES)]).into_owned(),
+                    self.key.as_deref(),
+                );
+                let cause = format!("malformed chat-completions answer: {why}; body starts: {head}");
+                tracing::warn!(target: "lf_model", endpoint = %self.endpoint, %model, %cause, "model call failed");
+                Err(LfError::new(
+                    ErrorCode::Internal,
+                    "The model server's answer was not a chat completion; try again later.",
+                )
+                .with_source(cause))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_are_read_strictly() {
+        let ok = br#"{"id":"x","model":"m-1","choices":[{"index":0,"message":{"role":"assistant","content":"hi"}}]}"#;
+        assert_eq!(parse_answer(ok).unwrap(), ("hi".to_owned(), Some("m-1".to_owned())));
+        let no_model = br#"{"choices":[{"message":{"content":""}}]}"#;
+        assert_eq!(parse_answer(no_model).unwrap(), (String::new(), None));
+        for bad in [
+            &b"not json"[..],
+            b"[]",
+            br#"{"choices":[]}"#,
+            br#"{"choices":[{"message":{"content":null}}]}"#,
+            br#"{"choices":[{"message":{"content":3}}]}"#,
+            br#"{"error":{"message":"overloaded"}}"#,
+        ] {
+            assert!(parse_answer(bad).is_err(), "{}", String::from_utf8_lossy(bad));
+        }
+    }
+
+    #[test]
+    fn retry_after_headers_are_read() {
+        let mut h = HeaderMap::new();
+        assert_eq!(retry_after(&h), None);
+        h.insert(RETRY_AFTER, HeaderValue::from_static("2"));
+        assert_eq!(retry_after(&h), Some(Duration::from_secs(2)));
+        h.insert("retry-after-ms", HeaderValue::from_static("250"));
+        assert_eq!(retry_after(&h), Some(Duration::from_millis(250)));
+        let mut date = HeaderMap::new();
+        date.insert(RETRY_AFTER, HeaderValue::from_static("Wed, 21 Oct 2015 07:28:00 GMT"));
+        assert_eq!(retry_after(&date), None);
+    }
+
+    #[test]
+    fn echoed_keys_are_redacted() {
+        assert_eq!(redact("bad key sk-123 given".into(), Some("sk-123")), "bad key <redacted> given");
+        assert_eq!(redact("nothing".into(), Some("sk-123")), "nothing");
+    }
+}

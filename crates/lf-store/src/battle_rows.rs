@@ -1,0 +1,362 @@
+//! Conversions between stored battle values and lf-battle's types, shared by
+//! both backends. Reading back is strict: a value lf-battle would refuse is a
+//! corrupt row (INTERNAL).
+//!
+//! Both backends store the same columns (see the `0003_battles.sql`
+//! migrations); ids, texts, numbers and booleans bind and read as sqlx does,
+//! times as each backend's [`Dialect`] spells them. Rubrics, automatic checks
+//! and verdict criteria are JSON text on both.
+
+use lf_battle::{
+    AutoCheck, Battle, BattleStatus, BattleTitle, BattleType, Contender, ContenderType, CriterionDescription,
+    CriterionTitle, DisplayName, JudgeError, JudgingMode, MaxContenders, ModelKey, Rubric, RubricCriterion,
+    Score, Slot, Standing, Submission, SubmissionText, TaskPrompt, Verdict, VerdictKind, Vote, VotePick,
+};
+use lf_core::{BattleId, ContenderId, ContenderRefId, LenserId, LfResult, SubmissionId};
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+use crate::auth_rows::{Bind, Columns, Dialect, Holds};
+use crate::error::corrupt;
+
+/// A backend's [`Dialect`] with what the battle tables need beyond it.
+pub(crate) trait BattleDialect:
+    Dialect + Holds<i64> + Holds<Option<i64>> + Holds<bool> + Holds<Option<bool>>
+{
+    /// The status of battle `$1`, locking its row until the transaction
+    /// ends where the backend locks rows (SQLite's `BEGIN IMMEDIATE` already
+    /// holds the database's write lock).
+    const LOCK_BATTLE: &'static str;
+}
+
+/// The columns of `battles` (as `b`), in the order [`bind_battle`] binds
+/// them and [`battle`] reads them.
+macro_rules! battle_columns {
+    () => {
+        "b.id, b.title, b.task_prompt, b.battle_type, b.judging_mode, b.max_contenders, b.ai_judge_model_key, \
+         b.rubric, b.auto_check, b.creator_id, b.status, b.winner_id, b.created_at, b.updated_at, b.closed_at"
+    };
+}
+pub(crate) use battle_columns;
+
+/// A value read back that lf-battle refuses: a corrupt row.
+fn valid<T, E: std::fmt::Display>(r: Result<T, E>, column: &str) -> LfResult<T> {
+    r.map_err(|e| corrupt(format!("{column}: {e}")))
+}
+
+fn number<T: TryFrom<i64>>(n: i64, column: &str) -> LfResult<T> {
+    T::try_from(n).map_err(|_| corrupt(format!("{column}: {n} is out of range")))
+}
+
+fn score(tenths: i64, column: &str) -> LfResult<Score> {
+    match u16::try_from(tenths) {
+        Ok(t) if t <= Score::MAX.tenths() => Ok(Score::from_tenths(t)),
+        _ => Err(corrupt(format!("{column}: score {tenths}"))),
+    }
+}
+
+pub(crate) fn status(s: &str) -> LfResult<BattleStatus> {
+    valid(BattleStatus::parse(s), "battles.status")
+}
+
+pub(crate) fn contender_type(s: &str) -> LfResult<ContenderType> {
+    valid(ContenderType::parse(s), "battle_contenders.contender_type")
+}
+
+/// The stored form of a rubric: `[[title, weight, description], …]`.
+pub(crate) fn rubric_json(rubric: &Rubric) -> String {
+    let items: Vec<(&str, u8, &str)> =
+        rubric.criteria().iter().map(|c| (c.title.as_str(), c.weight, c.description.as_str())).collect();
+    json!(items).to_string()
+}
+
+pub(crate) fn rubric(text: &str) -> LfResult<Rubric> {
+    let items: Vec<(String, i64, String)> = valid(serde_json::from_str(text), "battles.rubric")?;
+    let criteria = items
+        .into_iter()
+        .map(|(title, weight, description)| {
+            RubricCriterion::new(
+                CriterionTitle::parse(title)?,
+                weight,
+                CriterionDescription::parse(description)?,
+            )
+        })
+        .collect::<LfResult<Vec<_>>>();
+    valid(criteria.and_then(Rubric::parse), "battles.rubric")
+}
+
+/// The stored form of an automatic check: an object with its `kind` and
+/// the check's fields under their own names.
+pub(crate) fn auto_check_json(check: &AutoCheck) -> String {
+    let fields = match check {
+        AutoCheck::Exact { expected } => json!({ "expected": expected }),
+        AutoCheck::Contains { needle, case_insensitive } => {
+            json!({ "needle": needle, "case_insensitive": case_insensitive })
+        }
+        AutoCheck::Regex { pattern } => json!({ "pattern": pattern }),
+        AutoCheck::JsonSchema { schema } => json!({ "schema": schema }),
+        AutoCheck::LengthRange { min_chars, max_chars } => {
+            json!({ "min_chars": min_chars, "max_chars": max_chars })
+        }
+    };
+    let mut object = json!({ "kind": check.kind() });
+    if let (Value::Object(o), Value::Object(f)) = (&mut object, fields) {
+        o.extend(f);
+    }
+    object.to_string()
+}
+
+pub(crate) fn auto_check(text: &str) -> LfResult<AutoCheck> {
+    const COLUMN: &str = "battles.auto_check";
+    let v: Value = valid(serde_json::from_str(text), COLUMN)?;
+    let text_of = |key: &str| {
+        v.get(key)
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .ok_or_else(|| corrupt(format!("{COLUMN}: {key}")))
+    };
+    let int_of =
+        |key: &str| v.get(key).and_then(Value::as_i64).ok_or_else(|| corrupt(format!("{COLUMN}: {key}")));
+    let check = match v.get("kind").and_then(Value::as_str) {
+        Some("exact") => AutoCheck::exact(text_of("expected")?),
+        Some("contains") => {
+            let ci = v.get("case_insensitive").and_then(Value::as_bool);
+            AutoCheck::contains(text_of("needle")?, ci.ok_or_else(|| corrupt(format!("{COLUMN}: case")))?)
+        }
+        // Stored only after it compiled: not compiled again on every read.
+        Some("regex") => Ok(AutoCheck::Regex { pattern: text_of("pattern")? }),
+        Some("json_schema") => AutoCheck::json_schema(text_of("schema")?),
+        Some("length_range") => AutoCheck::length_range(int_of("min_chars")?, int_of("max_chars")?),
+        other => return Err(corrupt(format!("{COLUMN}: kind {other:?}"))),
+    };
+    valid(check, COLUMN)
+}
+
+/// The stored form of a verdict's criteria scores: a JSON array of tenths.
+pub(crate) fn criteria_json(criteria: &[Score]) -> String {
+    json!(criteria.iter().map(|s| s.tenths()).collect::<Vec<_>>()).to_string()
+}
+
+pub(crate) fn criteria(text: &str) -> LfResult<Vec<Score>> {
+    let tenths: Vec<i64> = valid(serde_json::from_str(text), "battle_verdicts.criteria")?;
+    tenths.into_iter().map(|t| score(t, "battle_verdicts.criteria")).collect()
+}
+
+/// A `battles` row.
+pub(crate) fn battle<R: Columns<Db: BattleDialect>>(row: &R) -> LfResult<Battle> {
+    Ok(Battle {
+        id: BattleId::from_uuid(row.value("id")?),
+        title: valid(BattleTitle::parse(row.value::<String>("title")?), "battles.title")?,
+        task_prompt: valid(TaskPrompt::parse(row.value::<String>("task_prompt")?), "battles.task_prompt")?,
+        battle_type: valid(BattleType::parse(&row.value::<String>("battle_type")?), "battles.battle_type")?,
+        judging_mode: valid(
+            JudgingMode::parse(&row.value::<String>("judging_mode")?),
+            "battles.judging_mode",
+        )?,
+        max_contenders: valid(MaxContenders::parse(row.value("max_contenders")?), "battles.max_contenders")?,
+        ai_judge_model_key: valid(
+            row.value::<Option<String>>("ai_judge_model_key")?.map(ModelKey::parse).transpose(),
+            "battles.ai_judge_model_key",
+        )?,
+        rubric: row.value::<Option<String>>("rubric")?.as_deref().map(rubric).transpose()?,
+        auto_check: row.value::<Option<String>>("auto_check")?.as_deref().map(auto_check).transpose()?,
+        creator: LenserId::from_uuid(row.value("creator_id")?),
+        status: status(&row.value::<String>("status")?)?,
+        winner: row.value::<Option<Uuid>>("winner_id")?.map(ContenderId::from_uuid),
+        created_at: row.time("created_at")?,
+        updated_at: row.time("updated_at")?,
+        closed_at: row.opt_time("closed_at")?,
+    })
+}
+
+/// A `battle_contenders` row.
+pub(crate) fn contender<R: Columns<Db: BattleDialect>>(row: &R) -> LfResult<Contender> {
+    let slot = number::<usize>(row.value("slot")?, "battle_contenders.slot")?;
+    Ok(Contender {
+        id: ContenderId::from_uuid(row.value("id")?),
+        battle_id: BattleId::from_uuid(row.value("battle_id")?),
+        slot: Slot::from_index(slot).ok_or_else(|| corrupt(format!("battle_contenders.slot: {slot}")))?,
+        display_name: valid(
+            DisplayName::parse(row.value::<String>("display_name")?),
+            "battle_contenders.display_name",
+        )?,
+        contender_type: contender_type(&row.value::<String>("contender_type")?)?,
+        reference: ContenderRefId::from_uuid(row.value("reference_id")?),
+        owner: row.value::<Option<Uuid>>("owner_id")?.map(LenserId::from_uuid),
+        joined_at: row.time("joined_at")?,
+    })
+}
+
+/// A `battle_submissions` row.
+pub(crate) fn submission<R: Columns<Db: BattleDialect>>(row: &R) -> LfResult<Submission> {
+    Ok(Submission {
+        id: SubmissionId::from_uuid(row.value("id")?),
+        battle_id: BattleId::from_uuid(row.value("battle_id")?),
+        contender_id: ContenderId::from_uuid(row.value("contender_id")?),
+        text: valid(SubmissionText::parse(row.value::<String>("text")?), "battle_submissions.text")?,
+        submitted_by: row.value::<Option<Uuid>>("submitted_by")?.map(LenserId::from_uuid),
+        created_at: row.time("created_at")?,
+        updated_at: row.time("updated_at")?,
+    })
+}
+
+/// A `battle_verdicts` row.
+pub(crate) fn verdict<R: Columns<Db: BattleDialect>>(row: &R) -> LfResult<Verdict> {
+    Ok(Verdict {
+        battle_id: BattleId::from_uuid(row.value("battle_id")?),
+        contender_id: ContenderId::from_uuid(row.value("contender_id")?),
+        verdict: valid(VerdictKind::parse(&row.value::<String>("verdict")?), "battle_verdicts.verdict")?,
+        score: score(row.value("score")?, "battle_verdicts.score")?,
+        criteria: criteria(&row.value::<String>("criteria")?)?,
+        reasoning: row.value("reasoning")?,
+        model: row.value("model")?,
+        position_consistent: row.value("position_consistent")?,
+        created_at: row.time("created_at")?,
+    })
+}
+
+/// A `battle_judge_errors` row.
+pub(crate) fn judge_error<R: Columns<Db: BattleDialect>>(row: &R) -> LfResult<JudgeError> {
+    Ok(JudgeError {
+        battle_id: BattleId::from_uuid(row.value("battle_id")?),
+        model: row.value("model")?,
+        message: row.value("message")?,
+        at: row.time("at")?,
+    })
+}
+
+/// A `battle_standings` row.
+pub(crate) fn standing<R: Columns<Db: BattleDialect>>(row: &R) -> LfResult<Standing> {
+    Ok(Standing {
+        contender_id: ContenderId::from_uuid(row.value("contender_id")?),
+        position: number(row.value("position")?, "battle_standings.position")?,
+        rank: number(row.value("rank")?, "battle_standings.rank")?,
+        score: row.value::<Option<i64>>("score")?.map(|s| score(s, "battle_standings.score")).transpose()?,
+        votes: number(row.value("votes")?, "battle_standings.votes")?,
+    })
+}
+
+/// Binds the columns of a `battles` row, in [`battle_columns`] order.
+pub(crate) fn bind_battle<Q: Bind<Db: BattleDialect>>(q: Q, b: &Battle) -> Q {
+    q.put(b.id.as_uuid())
+        .put(b.title.as_str().to_owned())
+        .put(b.task_prompt.as_str().to_owned())
+        .put(b.battle_type.as_str().to_owned())
+        .put(b.judging_mode.as_str().to_owned())
+        .put(b.max_contenders.get() as i64)
+        .put(b.ai_judge_model_key.as_ref().map(|k| k.as_str().to_owned()))
+        .put(b.rubric.as_ref().map(rubric_json))
+        .put(b.auto_check.as_ref().map(auto_check_json))
+        .put(b.creator.as_uuid())
+        .put(b.status.as_str().to_owned())
+        .put(b.winner.map(|w| w.as_uuid()))
+        .put_time(b.created_at)
+        .put_time(b.updated_at)
+        .put_opt_time(b.closed_at)
+}
+
+/// Binds the columns of a `battle_contenders` row, in table order.
+pub(crate) fn bind_contender<Q: Bind<Db: BattleDialect>>(q: Q, c: &Contender) -> Q {
+    q.put(c.id.as_uuid())
+        .put(c.battle_id.as_uuid())
+        .put(c.slot.index() as i64)
+        .put(c.display_name.as_str().to_owned())
+        .put(c.contender_type.as_str().to_owned())
+        .put(c.reference.as_uuid())
+        .put(c.owner.map(|o| o.as_uuid()))
+        .put_time(c.joined_at)
+}
+
+/// Binds the columns of a `battle_submissions` row, in table order.
+pub(crate) fn bind_submission<Q: Bind<Db: BattleDialect>>(q: Q, s: &Submission) -> Q {
+    q.put(s.id.as_uuid())
+        .put(s.battle_id.as_uuid())
+        .put(s.contender_id.as_uuid())
+        .put(s.text.as_str().to_owned())
+        .put(s.submitted_by.map(|l| l.as_uuid()))
+        .put_time(s.created_at)
+        .put_time(s.updated_at)
+}
+
+/// The contender a vote picks; `None` for a tie.
+pub(crate) fn pick_id(pick: VotePick) -> Option<Uuid> {
+    match pick {
+        VotePick::Contender(c) => Some(c.as_uuid()),
+        VotePick::Tie => None,
+    }
+}
+
+/// Binds the columns of a `battle_votes` row, in table order.
+pub(crate) fn bind_vote<Q: Bind<Db: BattleDialect>>(q: Q, v: &Vote) -> Q {
+    q.put(v.id.as_uuid())
+        .put(v.battle_id.as_uuid())
+        .put(v.voter.as_uuid())
+        .put(pick_id(v.pick))
+        .put(v.rationale.as_ref().map(|r| r.as_str().to_owned()))
+        .put_time(v.created_at)
+        .put_time(v.updated_at)
+}
+
+/// Binds the columns of a `battle_verdicts` row, in table order.
+pub(crate) fn bind_verdict<Q: Bind<Db: BattleDialect>>(q: Q, v: &Verdict) -> Q {
+    q.put(v.battle_id.as_uuid())
+        .put(v.contender_id.as_uuid())
+        .put(v.verdict.as_str().to_owned())
+        .put(i64::from(v.score.tenths()))
+        .put(criteria_json(&v.criteria))
+        .put(v.reasoning.clone())
+        .put(v.model.clone())
+        .put(v.position_consistent)
+        .put_time(v.created_at)
+}
+
+/// Binds the columns of a `battle_standings` row of battle `battle`.
+pub(crate) fn bind_standing<Q: Bind<Db: BattleDialect>>(q: Q, battle: BattleId, s: &Standing) -> Q {
+    q.put(battle.as_uuid())
+        .put(s.contender_id.as_uuid())
+        .put(i64::from(s.position))
+        .put(i64::from(s.rank))
+        .put(s.score.map(|x| i64::from(x.tenths())))
+        .put(i64::from(s.votes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_columns_round_trip_and_refuse_the_rest() {
+        for check in [
+            AutoCheck::exact("42").unwrap(),
+            AutoCheck::contains("Ünï \"q\"", true).unwrap(),
+            AutoCheck::regex(r"^\d+$").unwrap(),
+            AutoCheck::json_schema(r#"{"type":"object"}"#).unwrap(),
+            AutoCheck::length_range(3, 100_000).unwrap(),
+        ] {
+            assert_eq!(auto_check(&auto_check_json(&check)).unwrap(), check);
+        }
+        for bad in [
+            r#"{"kind":"vibes"}"#,
+            r#"{"kind":"exact"}"#,
+            r#"{"kind":"length_range","min_chars":9,"max_chars":1}"#,
+            "[]",
+            "x",
+        ] {
+            assert_eq!(auto_check(bad).unwrap_err().code(), lf_core::ErrorCode::Internal, "{bad}");
+        }
+        let c = |t: &str, w| {
+            RubricCriterion::new(
+                CriterionTitle::parse(t).unwrap(),
+                w,
+                CriterionDescription::parse("").unwrap(),
+            )
+            .unwrap()
+        };
+        let r = Rubric::parse(vec![c("Correct", 3), c("Clear 'é'", 1)]).unwrap();
+        assert_eq!(rubric(&rubric_json(&r)).unwrap(), r);
+        assert!(rubric("[]").is_err() && rubric(r#"[["x",0,""]]"#).is_err());
+        let scores = vec![Score::from_tenths(0), Score::from_tenths(1000)];
+        assert_eq!(criteria(&criteria_json(&scores)).unwrap(), scores);
+        assert!(criteria("[1001]").is_err() && criteria("[-1]").is_err());
+    }
+}

@@ -1,0 +1,582 @@
+//! The statements of [`lf_battle::BattleStore`] and the code that runs them,
+//! the same on both backends through their [`BattleDialect`]. A backend
+//! supplies the connection, the read transaction or the write transaction
+//! (see `battles.rs`).
+//!
+//! Every write begins by reading the battle's status with
+//! [`BattleDialect::LOCK_BATTLE`]: on PostgreSQL a `SELECT … FOR UPDATE`, so
+//! writes to one battle take turns and each sees what the one before it
+//! committed; on SQLite the `BEGIN IMMEDIATE` of the write transaction
+//! already serializes every write. The checks the contract asks for (the
+//! status, the contender count of a slot, the contenders a row names) then
+//! read a battle nobody else can change until the transaction ends. The
+//! unique constraints and composite foreign keys of the schema hold the same
+//! rules again should a caller bypass the store.
+
+use lf_battle::{
+    Battle, BattleFilter, BattleResult, BattleSheet, BattleStatus, BattleSummary, BattleType, Contender,
+    ContenderRef, ContenderVotes, HistoryFilter, JudgeError, ResultEntry, Standing, StoredSubmission,
+    StoredVote, Submission, Verdict, Vote, VotePick, VoteTally, battle_not_found, contender_not_found,
+    status_moved,
+};
+use lf_core::{
+    BattleId, ContenderId, ContenderRefId, LfError, LfResult, Page, PageRequest, Reach, SubmissionId,
+    Timestamp, VoteId,
+};
+use sqlx::{ColumnIndex, Connection, Database, Decode, Encode, QueryBuilder, Type};
+use uuid::Uuid;
+
+use crate::auth_rows::{Bind, Columns, Dialect, Query};
+use crate::battle_rows::{
+    BattleDialect, battle, battle_columns, bind_battle, bind_contender, bind_standing, bind_submission,
+    bind_verdict, bind_vote, contender, contender_type, judge_error, pick_id, standing, status, submission,
+    verdict,
+};
+use crate::error::{conflict_or, map_db_err};
+use crate::listing::{page_of, push_page};
+
+/// A connection of a [`BattleDialect`].
+pub(crate) trait BattleConn: Connection<Database: BattleDialect<Connection = Self>> {}
+
+impl<C: Connection<Database: BattleDialect<Connection = C>>> BattleConn for C {}
+
+/// Whether the caller may read battle `b`: `$2` is true for a principal
+/// that reads everything, `$3` the caller's lenser id otherwise. A draft is
+/// its creator's alone.
+macro_rules! reach_2_3 {
+    () => {
+        "($2 OR b.status <> 'draft' OR b.creator_id = $3)"
+    };
+}
+
+const INSERT_BATTLE: &str = concat!(
+    "INSERT INTO battles (",
+    // The columns without their `b.` prefix.
+    "id, title, task_prompt, battle_type, judging_mode, max_contenders, ai_judge_model_key, rubric, \
+     auto_check, creator_id, status, winner_id, created_at, updated_at, closed_at",
+    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"
+);
+const GET_BATTLE: &str =
+    concat!("SELECT ", battle_columns!(), " FROM battles b WHERE b.id = $1 AND ", reach_2_3!());
+const SET_STATUS: &str = "UPDATE battles SET status = $2, updated_at = $3 WHERE id = $1";
+const CLOSE: &str =
+    "UPDATE battles SET status = $2, winner_id = $3, closed_at = $4, updated_at = $4 WHERE id = $1";
+
+const CONTENDER_IDS: &str = "SELECT id FROM battle_contenders WHERE battle_id = $1";
+/// How many contenders battle `$1` has, and whether reference `$2` is one.
+const SLOT_CHECK: &str = "SELECT count(*) AS n, count(CASE WHEN reference_id = $2 THEN 1 END) AS same_ref \
+     FROM battle_contenders WHERE battle_id = $1";
+const INSERT_CONTENDER: &str = "INSERT INTO battle_contenders \
+     (id, battle_id, slot, display_name, contender_type, reference_id, owner_id, joined_at) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)";
+const CONTENDERS: &str = "SELECT id, battle_id, slot, display_name, contender_type, reference_id, owner_id, \
+     joined_at FROM battle_contenders WHERE battle_id = $1 ORDER BY slot";
+
+/// Contender `$2` of battle `$1` (no row: not one of its) and its
+/// submission's id and `created_at` (NULLs: none yet).
+const SUBMISSION_OF: &str = "SELECT s.id, s.created_at FROM battle_contenders c \
+     LEFT JOIN battle_submissions s ON s.battle_id = c.battle_id AND s.contender_id = c.id \
+     WHERE c.battle_id = $1 AND c.id = $2";
+const INSERT_SUBMISSION: &str = "INSERT INTO battle_submissions \
+     (id, battle_id, contender_id, text, submitted_by, created_at, updated_at) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7)";
+const REPLACE_SUBMISSION: &str = "UPDATE battle_submissions SET text = $3, submitted_by = $4, updated_at = $5 \
+     WHERE battle_id = $1 AND contender_id = $2";
+const WITHOUT_SUBMISSION: &str = "SELECT count(*) AS n FROM battle_contenders c WHERE c.battle_id = $1 \
+     AND NOT EXISTS (SELECT 1 FROM battle_submissions s WHERE s.battle_id = c.battle_id AND s.contender_id = c.id)";
+const SUBMISSIONS: &str = "SELECT s.id, s.battle_id, s.contender_id, s.text, s.submitted_by, s.created_at, \
+     s.updated_at FROM battle_submissions s JOIN battle_contenders c ON c.id = s.contender_id \
+     WHERE s.battle_id = $1 ORDER BY c.slot";
+
+const VOTE_OF: &str = "SELECT id, created_at FROM battle_votes WHERE battle_id = $1 AND voter_id = $2";
+const INSERT_VOTE: &str = "INSERT INTO battle_votes \
+     (id, battle_id, voter_id, pick_contender_id, rationale, created_at, updated_at) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7)";
+const REPLACE_VOTE: &str = "UPDATE battle_votes SET pick_contender_id = $3, rationale = $4, updated_at = $5 \
+     WHERE battle_id = $1 AND voter_id = $2";
+const TALLY: &str = "SELECT pick_contender_id, count(*) AS n FROM battle_votes WHERE battle_id = $1 GROUP BY pick_contender_id";
+
+const DELETE_VERDICTS: &str = "DELETE FROM battle_verdicts WHERE battle_id = $1";
+const INSERT_VERDICT: &str = "INSERT INTO battle_verdicts \
+     (battle_id, contender_id, verdict, score, criteria, reasoning, model, position_consistent, created_at) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)";
+const VERDICTS: &str = "SELECT v.battle_id, v.contender_id, v.verdict, v.score, v.criteria, v.reasoning, \
+     v.model, v.position_consistent, v.created_at FROM battle_verdicts v \
+     JOIN battle_contenders c ON c.id = v.contender_id WHERE v.battle_id = $1 ORDER BY c.slot";
+
+const INSERT_JUDGE_ERROR: &str =
+    "INSERT INTO battle_judge_errors (battle_id, model, message, at) VALUES ($1, $2, $3, $4)";
+const JUDGE_ERRORS: &str =
+    "SELECT battle_id, model, message, at FROM battle_judge_errors WHERE battle_id = $1 ORDER BY at, seq";
+
+const INSERT_STANDING: &str = "INSERT INTO battle_standings \
+     (battle_id, contender_id, position, rank, score, votes) VALUES ($1, $2, $3, $4, $5, $6)";
+const STANDINGS: &str = "SELECT contender_id, position, rank, score, votes FROM battle_standings \
+     WHERE battle_id = $1 ORDER BY position";
+
+/// Every closed or published battle (of type `$2` unless `$1`), a row per
+/// standing (one row of NULLs for a battle without standings), grouped by
+/// battle.
+const CLOSED_RESULTS: &str = "SELECT b.id, b.battle_type, b.closed_at, b.updated_at, c.reference_id, \
+     c.contender_type, c.display_name, s.rank FROM battles b \
+     LEFT JOIN battle_standings s ON s.battle_id = b.id \
+     LEFT JOIN battle_contenders c ON c.battle_id = s.battle_id AND c.id = s.contender_id \
+     WHERE b.status IN ('closed', 'published') AND ($1 OR b.battle_type = $2) ORDER BY b.id";
+
+fn query<DB: BattleDialect>(sql: &'static str) -> Query<DB> {
+    sqlx::query(sql)
+}
+
+/// `(reads everything, the caller's id)`, the parameters of [`reach_2_3`].
+fn reach_params(reach: Reach) -> (bool, Uuid) {
+    match reach {
+        Reach::Everything => (true, Uuid::nil()),
+        Reach::Lenser(me) => (false, me.as_uuid()),
+    }
+}
+
+/// The status of battle `id`, its row locked for the rest of the
+/// transaction; NOT_FOUND when there is no such battle.
+async fn lock_battle<C: BattleConn>(conn: &mut C, id: BattleId) -> LfResult<BattleStatus> {
+    let row = query::<C::Database>(<C::Database as BattleDialect>::LOCK_BATTLE)
+        .put(id.as_uuid())
+        .fetch_optional(C::Database::exec(conn))
+        .await
+        .map_err(map_db_err)?
+        .ok_or_else(|| battle_not_found(id))?;
+    status(&row.value::<String>("status")?)
+}
+
+/// CONFLICT unless `now` is one of the `accepted` statuses.
+fn expect(id: BattleId, now: BattleStatus, accepted: &[BattleStatus]) -> LfResult<()> {
+    if accepted.contains(&now) { Ok(()) } else { Err(status_moved(id, now)) }
+}
+
+/// The ids of battle `id`'s contenders.
+async fn contender_ids<C: BattleConn>(conn: &mut C, id: BattleId) -> LfResult<Vec<ContenderId>> {
+    let rows = query::<C::Database>(CONTENDER_IDS)
+        .put(id.as_uuid())
+        .fetch_all(C::Database::exec(conn))
+        .await
+        .map_err(map_db_err)?;
+    rows.iter().map(|r| r.value("id").map(ContenderId::from_uuid)).collect()
+}
+
+/// NOT_FOUND for the first of `named` that is not one of battle `id`'s
+/// contenders.
+async fn all_contenders_of<C: BattleConn>(
+    conn: &mut C,
+    id: BattleId,
+    named: impl IntoIterator<Item = ContenderId>,
+) -> LfResult<()> {
+    let ids = contender_ids(conn, id).await?;
+    match named.into_iter().find(|c| !ids.contains(c)) {
+        Some(stranger) => Err(contender_not_found(id, stranger)),
+        None => Ok(()),
+    }
+}
+
+async fn execute<C: BattleConn>(conn: &mut C, q: Query<C::Database>) -> LfResult<()> {
+    q.execute(C::Database::exec(conn)).await.map_err(map_db_err)?;
+    Ok(())
+}
+
+/// Runs the insert `q`; a unique violation is CONFLICT saying `taken`.
+async fn insert<C: BattleConn>(
+    conn: &mut C,
+    q: Query<C::Database>,
+    taken: impl FnOnce() -> String,
+) -> LfResult<()> {
+    q.execute(C::Database::exec(conn)).await.map_err(conflict_or(|| LfError::conflict(taken())))?;
+    Ok(())
+}
+
+pub(crate) async fn create_battle<C: BattleConn>(conn: &mut C, b: &Battle) -> LfResult<()> {
+    insert(conn, bind_battle(query::<C::Database>(INSERT_BATTLE), b), || {
+        format!("battle {} already exists", b.id)
+    })
+    .await
+}
+
+pub(crate) async fn get_battle<C: BattleConn>(conn: &mut C, reach: Reach, id: BattleId) -> LfResult<Battle> {
+    let (everything, me) = reach_params(reach);
+    let row = query::<C::Database>(GET_BATTLE)
+        .put(id.as_uuid())
+        .put(everything)
+        .put(me)
+        .fetch_optional(C::Database::exec(conn))
+        .await
+        .map_err(map_db_err)?;
+    row.as_ref().map(battle).transpose()?.ok_or_else(|| battle_not_found(id))
+}
+
+/// Runs `sql` with the one parameter `id` and reads every row with `from_row`.
+async fn all_of<C: BattleConn, T>(
+    conn: &mut C,
+    sql: &'static str,
+    id: BattleId,
+    from_row: fn(&<C::Database as Database>::Row) -> LfResult<T>,
+) -> LfResult<Vec<T>> {
+    let rows = query::<C::Database>(sql)
+        .put(id.as_uuid())
+        .fetch_all(C::Database::exec(conn))
+        .await
+        .map_err(map_db_err)?;
+    rows.iter().map(from_row).collect()
+}
+
+/// The sheet of battle `id`; run it in a read transaction, so that every
+/// query sees one snapshot.
+pub(crate) async fn get_sheet<C: BattleConn>(
+    conn: &mut C,
+    reach: Reach,
+    id: BattleId,
+) -> LfResult<BattleSheet> {
+    let battle = get_battle(conn, reach, id).await?;
+    let contenders = all_of(conn, CONTENDERS, id, contender).await?;
+    let submissions = all_of(conn, SUBMISSIONS, id, submission).await?;
+    let counts = all_of(conn, TALLY, id, |row| {
+        Ok((row.value::<Option<Uuid>>("pick_contender_id")?, row.value::<i64>("n")?))
+    })
+    .await?;
+    let verdicts = all_of(conn, VERDICTS, id, verdict).await?;
+    let judge_errors = all_of(conn, JUDGE_ERRORS, id, judge_error).await?;
+    let standings = all_of(conn, STANDINGS, id, standing).await?;
+    let votes = tally(&contenders, &counts);
+    Ok(BattleSheet { battle, contenders, submissions, votes, verdicts, judge_errors, standings })
+}
+
+/// The tally of `counts` (votes per picked contender, `None` for ties) for
+/// `contenders` in slot order.
+fn tally(contenders: &[Contender], counts: &[(Option<Uuid>, i64)]) -> VoteTally {
+    let count_of = |pick: Option<Uuid>| {
+        counts.iter().find(|(p, _)| *p == pick).map_or(0, |(_, n)| u32::try_from(*n).unwrap_or(u32::MAX))
+    };
+    VoteTally {
+        per_contender: contenders
+            .iter()
+            .map(|c| ContenderVotes { contender_id: c.id, votes: count_of(Some(c.id.as_uuid())) })
+            .collect(),
+        ties: count_of(None),
+        total: counts.iter().map(|(_, n)| u32::try_from(*n).unwrap_or(u32::MAX)).sum(),
+    }
+}
+
+pub(crate) async fn add_contender<C: BattleConn>(
+    conn: &mut C,
+    c: &Contender,
+    expected: BattleStatus,
+) -> LfResult<()> {
+    let now = lock_battle(conn, c.battle_id).await?;
+    expect(c.battle_id, now, &[expected])?;
+    let row = query::<C::Database>(SLOT_CHECK)
+        .put(c.battle_id.as_uuid())
+        .put(c.reference.as_uuid())
+        .fetch_one(C::Database::exec(conn))
+        .await
+        .map_err(map_db_err)?;
+    let (n, same_ref) = (row.value::<i64>("n")?, row.value::<i64>("same_ref")?);
+    if n != c.slot.index() as i64 || same_ref > 0 {
+        return Err(LfError::conflict(format!(
+            "slot {} or this contender reference was taken in battle {} meanwhile. Read the battle again and retry.",
+            c.slot, c.battle_id
+        )));
+    }
+    insert(conn, bind_contender(query::<C::Database>(INSERT_CONTENDER), c), || {
+        format!("contender {} already exists", c.id)
+    })
+    .await
+}
+
+pub(crate) async fn set_status<C: BattleConn>(
+    conn: &mut C,
+    id: BattleId,
+    from: BattleStatus,
+    to: BattleStatus,
+    at: Timestamp,
+) -> LfResult<()> {
+    let now = lock_battle(conn, id).await?;
+    expect(id, now, &[from])?;
+    execute(conn, query(SET_STATUS).put(id.as_uuid()).put(to.as_str().to_owned()).put_time(at)).await
+}
+
+pub(crate) async fn put_submission<C: BattleConn>(
+    conn: &mut C,
+    s: &Submission,
+    advance_to: Option<BattleStatus>,
+) -> LfResult<StoredSubmission> {
+    let id = s.battle_id;
+    let mut now = lock_battle(conn, id).await?;
+    let existing = query::<C::Database>(SUBMISSION_OF)
+        .put(id.as_uuid())
+        .put(s.contender_id.as_uuid())
+        .fetch_optional(C::Database::exec(conn))
+        .await
+        .map_err(map_db_err)?
+        .ok_or_else(|| contender_not_found(id, s.contender_id))?;
+    expect(id, now, &[BattleStatus::Open, BattleStatus::Executing])?;
+    let (stored, replaced) = match existing.value::<Option<Uuid>>("id")? {
+        Some(first) => {
+            let q = query(REPLACE_SUBMISSION)
+                .put(id.as_uuid())
+                .put(s.contender_id.as_uuid())
+                .put(s.text.as_str().to_owned())
+                .put(s.submitted_by.map(|l| l.as_uuid()))
+                .put_time(s.updated_at);
+            execute(conn, q).await?;
+            let created_at = existing.time("created_at")?;
+            (Submission { id: SubmissionId::from_uuid(first), created_at, ..s.clone() }, true)
+        }
+        None => {
+            insert(conn, bind_submission(query::<C::Database>(INSERT_SUBMISSION), s), || {
+                format!("submission {} already exists", s.id)
+            })
+            .await?;
+            (s.clone(), false)
+        }
+    };
+    if let Some(to) = advance_to
+        && now == BattleStatus::Executing
+    {
+        let missing: i64 = query::<C::Database>(WITHOUT_SUBMISSION)
+            .put(id.as_uuid())
+            .fetch_one(C::Database::exec(conn))
+            .await
+            .map_err(map_db_err)?
+            .value("n")?;
+        if missing == 0 {
+            let q = query(SET_STATUS).put(id.as_uuid()).put(to.as_str().to_owned()).put_time(s.updated_at);
+            execute(conn, q).await?;
+            now = to;
+        }
+    }
+    Ok(StoredSubmission { submission: stored, replaced, status: now })
+}
+
+pub(crate) async fn put_vote<C: BattleConn>(conn: &mut C, v: &Vote) -> LfResult<StoredVote> {
+    let id = v.battle_id;
+    let now = lock_battle(conn, id).await?;
+    if let VotePick::Contender(pick) = v.pick {
+        all_contenders_of(conn, id, [pick]).await?;
+    }
+    expect(id, now, &[BattleStatus::Voting])?;
+    let existing = query::<C::Database>(VOTE_OF)
+        .put(id.as_uuid())
+        .put(v.voter.as_uuid())
+        .fetch_optional(C::Database::exec(conn))
+        .await
+        .map_err(map_db_err)?;
+    match existing {
+        Some(first) => {
+            let q = query(REPLACE_VOTE)
+                .put(id.as_uuid())
+                .put(v.voter.as_uuid())
+                .put(pick_id(v.pick))
+                .put(v.rationale.as_ref().map(|r| r.as_str().to_owned()))
+                .put_time(v.updated_at);
+            execute(conn, q).await?;
+            let vote = Vote {
+                id: VoteId::from_uuid(first.value("id")?),
+                created_at: first.time("created_at")?,
+                ..v.clone()
+            };
+            Ok(StoredVote { vote, replaced: true })
+        }
+        None => {
+            insert(conn, bind_vote(query::<C::Database>(INSERT_VOTE), v), || {
+                format!("vote {} already exists", v.id)
+            })
+            .await?;
+            Ok(StoredVote { vote: v.clone(), replaced: false })
+        }
+    }
+}
+
+pub(crate) async fn put_verdicts<C: BattleConn>(
+    conn: &mut C,
+    id: BattleId,
+    verdicts: &[Verdict],
+) -> LfResult<()> {
+    let now = lock_battle(conn, id).await?;
+    if let Some(v) = verdicts.iter().find(|v| v.battle_id != id) {
+        return Err(contender_not_found(id, v.contender_id));
+    }
+    all_contenders_of(conn, id, verdicts.iter().map(|v| v.contender_id)).await?;
+    expect(id, now, &[BattleStatus::Scoring])?;
+    execute(conn, query(DELETE_VERDICTS).put(id.as_uuid())).await?;
+    for v in verdicts {
+        let q = bind_verdict(query(INSERT_VERDICT), v);
+        insert(conn, q, || format!("two verdicts for contender {} of battle {id}", v.contender_id)).await?;
+    }
+    Ok(())
+}
+
+pub(crate) async fn add_judge_error<C: BattleConn>(conn: &mut C, e: &JudgeError) -> LfResult<()> {
+    let now = lock_battle(conn, e.battle_id).await?;
+    expect(e.battle_id, now, &[BattleStatus::Scoring])?;
+    let q = query(INSERT_JUDGE_ERROR)
+        .put(e.battle_id.as_uuid())
+        .put(e.model.clone())
+        .put(e.message.clone())
+        .put_time(e.at);
+    execute(conn, q).await
+}
+
+pub(crate) async fn close_battle<C: BattleConn>(
+    conn: &mut C,
+    id: BattleId,
+    standings: &[Standing],
+    winner: Option<ContenderId>,
+    at: Timestamp,
+) -> LfResult<()> {
+    let now = lock_battle(conn, id).await?;
+    all_contenders_of(conn, id, standings.iter().map(|s| s.contender_id).chain(winner)).await?;
+    expect(id, now, &[BattleStatus::Scoring])?;
+    let q = query(CLOSE)
+        .put(id.as_uuid())
+        .put(BattleStatus::Closed.as_str().to_owned())
+        .put(winner.map(|w| w.as_uuid()))
+        .put_time(at);
+    execute(conn, q).await?;
+    for s in standings {
+        let q = bind_standing(query(INSERT_STANDING), id, s);
+        insert(conn, q, || {
+            format!(
+                "two standings for contender {} or position {} of battle {id}",
+                s.contender_id, s.position
+            )
+        })
+        .await?;
+    }
+    Ok(())
+}
+
+pub(crate) async fn closed_results<C: BattleConn>(
+    conn: &mut C,
+    battle_type: Option<BattleType>,
+) -> LfResult<Vec<BattleResult>> {
+    let rows = query::<C::Database>(CLOSED_RESULTS)
+        .put(battle_type.is_none())
+        .put(battle_type.map_or("", |t| t.as_str()).to_owned())
+        .fetch_all(C::Database::exec(conn))
+        .await
+        .map_err(map_db_err)?;
+    let mut out: Vec<BattleResult> = Vec::new();
+    for row in &rows {
+        let id = BattleId::from_uuid(row.value("id")?);
+        if out.last().is_none_or(|r| r.battle_id != id) {
+            let battle_type = BattleType::parse(&row.value::<String>("battle_type")?)
+                .map_err(|e| crate::error::corrupt(format!("battles.battle_type: {e}")))?;
+            let closed_at = match row.opt_time("closed_at")? {
+                Some(t) => t,
+                None => row.time("updated_at")?,
+            };
+            out.push(BattleResult { battle_id: id, battle_type, closed_at, entries: Vec::new() });
+        }
+        if let Some(reference) = row.value::<Option<Uuid>>("reference_id")? {
+            let kind = contender_type(&row.value::<String>("contender_type")?)?;
+            let rank = row.value::<i64>("rank")?;
+            let entry = ResultEntry {
+                reference: ContenderRef { kind, id: ContenderRefId::from_uuid(reference) },
+                display_name: row.value("display_name")?,
+                rank: u8::try_from(rank)
+                    .map_err(|_| crate::error::corrupt(format!("battle_standings.rank: {rank}")))?,
+            };
+            if let Some(last) = out.last_mut() {
+                last.entries.push(entry);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Which battles a listing covers: `list_battles`'s filter or
+/// `battle_history`'s.
+#[derive(Clone, Copy)]
+pub(crate) enum Listing<'a> {
+    List(&'a BattleFilter),
+    History(&'a HistoryFilter),
+}
+
+/// The `FROM … WHERE` of a listing. Its text depends only on which filters
+/// are set, so each backend's statement cache holds one statement per shape.
+fn push_from<DB>(qb: &mut QueryBuilder<DB>, reach: Reach, listing: Listing<'_>)
+where
+    DB: BattleDialect,
+    Uuid: for<'t> Encode<'t, DB> + Type<DB>,
+    String: for<'t> Encode<'t, DB> + Type<DB>,
+{
+    qb.push(" FROM battles b WHERE ");
+    let status = match listing {
+        Listing::List(f) => {
+            match f.status {
+                Some(_) => qb.push("TRUE"),
+                None => qb.push("b.status <> 'archived'"),
+            };
+            if let Some(t) = f.battle_type {
+                qb.push(" AND b.battle_type = ").push_bind(t.as_str().to_owned());
+            }
+            if let Some(c) = f.creator {
+                qb.push(" AND b.creator_id = ").push_bind(c.as_uuid());
+            }
+            f.status
+        }
+        Listing::History(f) => {
+            let me = f.lenser.as_uuid();
+            qb.push("(b.creator_id = ").push_bind(me);
+            qb.push(" OR EXISTS (SELECT 1 FROM battle_contenders c WHERE c.battle_id = b.id AND c.reference_id = ");
+            qb.push_bind(me).push("))");
+            f.status
+        }
+    };
+    if let Some(s) = status {
+        qb.push(" AND b.status = ").push_bind(s.as_str().to_owned());
+    }
+    if let Reach::Lenser(me) = reach {
+        qb.push(" AND (b.status <> 'draft' OR b.creator_id = ").push_bind(me.as_uuid()).push(")");
+    }
+}
+
+/// A page of battles with their contender and vote counts, newest first.
+pub(crate) async fn list<C: BattleConn>(
+    conn: &mut C,
+    reach: Reach,
+    listing: Listing<'_>,
+    page: PageRequest,
+) -> LfResult<Page<BattleSummary>>
+where
+    Uuid: for<'t> Encode<'t, C::Database> + Type<C::Database>,
+    String: for<'t> Encode<'t, C::Database> + Type<C::Database>,
+    i64: for<'t> Encode<'t, C::Database> + for<'r> Decode<'r, C::Database> + Type<C::Database>,
+    &'static str: ColumnIndex<<C::Database as Database>::Row>,
+{
+    // The total rides along as an uncorrelated subquery, evaluated once, so
+    // the page and its total come from one snapshot in one round trip.
+    let mut qb = QueryBuilder::<C::Database>::new(concat!(
+        "SELECT ",
+        battle_columns!(),
+        ", (SELECT count(*) FROM battle_contenders c WHERE c.battle_id = b.id) AS contenders, \
+         (SELECT count(*) FROM battle_votes v WHERE v.battle_id = b.id) AS votes, (SELECT count(*)"
+    ));
+    push_from(&mut qb, reach, listing);
+    qb.push(") AS total");
+    push_from(&mut qb, reach, listing);
+    qb.push(" ORDER BY b.created_at DESC, b.id DESC");
+    push_page(&mut qb, page);
+    let rows = qb.build().fetch_all(C::Database::exec(conn)).await.map_err(map_db_err)?;
+    page_of(rows, page, summary, async || {
+        let mut qb = QueryBuilder::<C::Database>::new("SELECT count(*) AS total");
+        push_from(&mut qb, reach, listing);
+        let row = qb.build().fetch_one(C::Database::exec(conn)).await.map_err(map_db_err)?;
+        row.value::<i64>("total")
+    })
+    .await
+}
+
+fn summary<R: Columns<Db: BattleDialect>>(row: &R) -> LfResult<BattleSummary> {
+    let count = |column: &str| {
+        let n = row.value::<i64>(column)?;
+        u32::try_from(n).map_err(|_| crate::error::corrupt(format!("{column}: {n}")))
+    };
+    Ok(BattleSummary { battle: battle(row)?, contenders: count("contenders")?, votes: count("votes")? })
+}

@@ -1,0 +1,140 @@
+//! [`BattleStore`] over SQLite and PostgreSQL: the tables of
+//! `0003_battles.sql`, through the statements of `battle_sql`, which are the
+//! same on both backends. One store type serves both; each method runs its
+//! statements on the backend's connection of the right kind:
+//!
+//! - writes in one write transaction (SQLite: on the writer, `BEGIN
+//!   IMMEDIATE`; PostgreSQL: a transaction that locks the battle's row first);
+//! - `get_sheet` in one read transaction (SQLite: a deferred transaction on
+//!   a reader, one WAL snapshot; PostgreSQL: `REPEATABLE READ, READ ONLY`);
+//! - other reads as one statement each on a reader / a pooled connection.
+
+use async_trait::async_trait;
+use lf_battle::{
+    Battle, BattleFilter, BattleResult, BattleSheet, BattleStatus, BattleStore, BattleSummary, BattleType,
+    Contender, HistoryFilter, JudgeError, Standing, StoredSubmission, StoredVote, Submission, Verdict, Vote,
+};
+use lf_core::{BattleId, ContenderId, LfResult, Page, PageRequest, Reach, Timestamp};
+use sqlx::{Postgres, Sqlite};
+
+use crate::battle_rows::BattleDialect;
+use crate::battle_sql::{self as sql, Listing};
+use crate::{postgres, sqlite};
+
+impl BattleDialect for Sqlite {
+    const LOCK_BATTLE: &'static str = "SELECT status FROM battles WHERE id = $1";
+}
+
+impl BattleDialect for Postgres {
+    const LOCK_BATTLE: &'static str = "SELECT status FROM battles WHERE id = $1 FOR UPDATE";
+}
+
+/// Where the store's connections come from.
+pub(crate) enum Conns {
+    Sqlite(sqlite::Handle),
+    Postgres(sqlx::PgPool),
+}
+
+/// [`BattleStore`] over either backend.
+pub(crate) struct SqlBattleStore {
+    conns: Conns,
+}
+
+impl SqlBattleStore {
+    pub(crate) fn new(conns: Conns) -> Self {
+        Self { conns }
+    }
+}
+
+/// Runs `$body` with `$conn` bound to a connection of the store's backend,
+/// as `$how` (`reading`, `snapshot` or `write`) provides it. The body is
+/// the same for both: a call of a generic `battle_sql` function.
+macro_rules! on {
+    ($self:ident, $how:ident, |$conn:ident| $body:expr) => {
+        match &$self.conns {
+            Conns::Sqlite(db) => db.$how(async |$conn| $body.await).await,
+            Conns::Postgres(pool) => postgres::$how(pool, async |$conn| $body.await).await,
+        }
+    };
+}
+
+#[async_trait]
+impl BattleStore for SqlBattleStore {
+    async fn create_battle(&self, battle: &Battle) -> LfResult<()> {
+        on!(self, write, |conn| sql::create_battle(conn, battle))
+    }
+
+    async fn get_battle(&self, reach: Reach, id: BattleId) -> LfResult<Battle> {
+        on!(self, reading, |conn| sql::get_battle(conn, reach, id))
+    }
+
+    async fn get_sheet(&self, reach: Reach, id: BattleId) -> LfResult<BattleSheet> {
+        on!(self, snapshot, |conn| sql::get_sheet(conn, reach, id))
+    }
+
+    async fn list_battles(
+        &self,
+        reach: Reach,
+        filter: &BattleFilter,
+        page: PageRequest,
+    ) -> LfResult<Page<BattleSummary>> {
+        on!(self, reading, |conn| sql::list(conn, reach, Listing::List(filter), page))
+    }
+
+    async fn battle_history(
+        &self,
+        reach: Reach,
+        filter: &HistoryFilter,
+        page: PageRequest,
+    ) -> LfResult<Page<BattleSummary>> {
+        on!(self, reading, |conn| sql::list(conn, reach, Listing::History(filter), page))
+    }
+
+    async fn add_contender(&self, contender: &Contender, expected_status: BattleStatus) -> LfResult<()> {
+        on!(self, write, |conn| sql::add_contender(conn, contender, expected_status))
+    }
+
+    async fn set_status(
+        &self,
+        id: BattleId,
+        from: BattleStatus,
+        to: BattleStatus,
+        at: Timestamp,
+    ) -> LfResult<()> {
+        on!(self, write, |conn| sql::set_status(conn, id, from, to, at))
+    }
+
+    async fn put_submission(
+        &self,
+        submission: &Submission,
+        advance_to: Option<BattleStatus>,
+    ) -> LfResult<StoredSubmission> {
+        on!(self, write, |conn| sql::put_submission(conn, submission, advance_to))
+    }
+
+    async fn put_vote(&self, vote: &Vote) -> LfResult<StoredVote> {
+        on!(self, write, |conn| sql::put_vote(conn, vote))
+    }
+
+    async fn put_verdicts(&self, battle_id: BattleId, verdicts: &[Verdict]) -> LfResult<()> {
+        on!(self, write, |conn| sql::put_verdicts(conn, battle_id, verdicts))
+    }
+
+    async fn add_judge_error(&self, error: &JudgeError) -> LfResult<()> {
+        on!(self, write, |conn| sql::add_judge_error(conn, error))
+    }
+
+    async fn close_battle(
+        &self,
+        id: BattleId,
+        standings: &[Standing],
+        winner: Option<ContenderId>,
+        at: Timestamp,
+    ) -> LfResult<()> {
+        on!(self, write, |conn| sql::close_battle(conn, id, standings, winner, at))
+    }
+
+    async fn closed_results(&self, battle_type: Option<BattleType>) -> LfResult<Vec<BattleResult>> {
+        on!(self, reading, |conn| sql::closed_results(conn, battle_type))
+    }
+}

@@ -1,0 +1,33 @@
+//! Calling tools through `LfServer::call` and reading their results: shared
+//! by the test files of this crate.
+
+use lf_tools::LfServer;
+use serde_json::Value;
+
+pub fn args(v: Value) -> rmcp::model::JsonObject {
+    v.as_object().unwrap().clone()
+}
+
+/// Calls `tool`: whether it answered an error, and its structured content
+/// (checked to be mirrored as JSON text).
+pub async fn call(s: &LfServer, tool: &str, v: Value) -> (bool, Value) {
+    let r = s.call(tool, args(v)).await.expect("a known tool");
+    let structured = r.structured_content.clone().expect("structured content");
+    let text = r.content[0].as_text().expect("text").text.clone();
+    assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), structured, "text mirrors structuredContent");
+    (r.is_error == Some(true), structured)
+}
+
+/// Calls `tool`, which must succeed.
+pub async fn ok(s: &LfServer, tool: &str, v: Value) -> Value {
+    let (err, out) = call(s, tool, v).await;
+    assert!(!err, "{tool} failed: {out}");
+    out
+}
+
+/// Calls `tool`, which must answer an error: its `{code, message, details}`.
+pub async fn err(s: &LfServer, tool: &str, v: Value) -> Value {
+    let (err, out) = call(s, tool, v).await;
+    assert!(err, "{tool} should have failed: {out}");
+    out
+}
