@@ -5,9 +5,12 @@
 //! - `bench-stdio [--lenses N] [--calls N] [--rounds N]`: stdio throughput.
 //! - `bench-search [--lenses N] [--runs N]`: search latency on SQLite.
 //! - `bench-http [--lenses N] [--requests N]`: HTTP load at 1, 8 and 64 connections.
+//! - `bench-leaderboard [--battles N] [--contenders N] [--runs N]`: get_leaderboard
+//!   over SQLite on one core, with its load and fit timed apart.
 
 mod bench;
 mod bench_http;
+mod bench_leaderboard;
 mod deps;
 mod docs;
 
@@ -49,8 +52,11 @@ fn main() -> ExitCode {
         Some("bench-stdio") => report(bench::stdio(&args[1..], &workspace_root())),
         Some("bench-search") => report(bench::search(&args[1..])),
         Some("bench-http") => report(bench_http::run(&args[1..], &workspace_root())),
+        Some("bench-leaderboard") => report(bench_leaderboard::run(&args[1..])),
         _ => {
-            eprintln!("usage: cargo xtask gen-docs | bench-stdio | bench-search | bench-http");
+            eprintln!(
+                "usage: cargo xtask gen-docs | bench-stdio | bench-search | bench-http | bench-leaderboard"
+            );
             ExitCode::from(2)
         }
     }
