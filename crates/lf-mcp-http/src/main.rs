@@ -80,17 +80,13 @@ fn main() -> ExitCode {
         eprintln!("lf-mcp-http: {e}");
         return ExitCode::from(2);
     }
-    // One worker per core this process may run on (taskset and cgroup
-    // limits included): more only adds context switches.
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let runtime =
-        match tokio::runtime::Builder::new_multi_thread().worker_threads(workers).enable_all().build() {
-            Ok(rt) => rt,
-            Err(e) => {
-                eprintln!("lf-mcp-http: cannot start the async runtime: {e}");
-                return ExitCode::FAILURE;
-            }
-        };
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("lf-mcp-http: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     let result = match command {
         Command::Serve(args) => runtime.block_on(serve(args)),
         Command::Admin(admin) => {
