@@ -15,27 +15,27 @@ use crate::config::MAX_BODY;
 use crate::inflight::hold_until_sent;
 use crate::responses::{json_error, rpc_error};
 
-/// `WWW-Authenticate` for a request that must sign in: it names where the
-/// client finds how (RFC 9728).
-fn challenge(state: &AppState, error: Option<(&str, &str)>) -> HeaderValue {
+/// `response` with `WWW-Authenticate: Bearer <params>resource_metadata="..."`,
+/// which names where the client finds how to sign in (RFC 9728); `params`
+/// carries the RFC 6750 error attributes, each followed by ", ".
+fn with_challenge(mut response: Response, state: &AppState, params: &str) -> Response {
     let metadata = format!("{}/.well-known/oauth-protected-resource/mcp", state.config.public_url);
-    let value = match error {
-        None => format!("Bearer resource_metadata=\"{metadata}\""),
-        Some((code, description)) => {
-            format!(
-                "Bearer error=\"{code}\", error_description=\"{description}\", resource_metadata=\"{metadata}\""
-            )
-        }
-    };
-    HeaderValue::from_str(&value).unwrap_or_else(|_| HeaderValue::from_static("Bearer"))
+    let value = format!("Bearer {params}resource_metadata=\"{metadata}\"");
+    let value = HeaderValue::from_str(&value).unwrap_or_else(|_| HeaderValue::from_static("Bearer"));
+    response.headers_mut().insert(header::WWW_AUTHENTICATE, value);
+    response
+}
+
+/// The error attributes of a challenge.
+fn error_params(code: &str, description: &str) -> String {
+    format!("error=\"{code}\", error_description=\"{description}\", ")
 }
 
 fn unauthorized(state: &AppState, error: Option<(&str, &str)>) -> Response {
     let (code, description) =
         error.unwrap_or(("unauthorized", "sign in: send Authorization: Bearer <token>"));
-    let mut response = json_error(StatusCode::UNAUTHORIZED, code, description);
-    response.headers_mut().insert(header::WWW_AUTHENTICATE, challenge(state, error));
-    response
+    let params = error.map(|(c, d)| error_params(c, d)).unwrap_or_default();
+    with_challenge(json_error(StatusCode::UNAUTHORIZED, code, description), state, &params)
 }
 
 /// The token of an `Authorization: Bearer <token>` value (scheme case-insensitive).
@@ -59,16 +59,12 @@ fn token_in_query(request: &Request) -> bool {
 /// Resolves the caller and attaches it to the request as a [`Principal`].
 pub async fn authenticate(State(state): State<AppState>, request: Request, next: Next) -> Response {
     if token_in_query(&request) {
-        let mut response = json_error(
+        let response = json_error(
             StatusCode::BAD_REQUEST,
             "invalid_request",
             "tokens are not accepted in the query string; send Authorization: Bearer <token>",
         );
-        response.headers_mut().insert(
-            header::WWW_AUTHENTICATE,
-            challenge(&state, Some(("invalid_request", "token in query string"))),
-        );
-        return response;
+        return with_challenge(response, &state, &error_params("invalid_request", "token in query string"));
     }
     let principal = match request.headers().get(header::AUTHORIZATION) {
         None => match state.dev_lenser {
@@ -183,13 +179,8 @@ fn tool_called(message: &Value) -> Option<&str> {
 /// 403 for a token without the scope a tool needs (RFC 6750 §3.1).
 fn insufficient_scope(state: &AppState, tool: &str) -> Response {
     let description = format!("{tool} needs the write scope; sign in again granting it");
-    let mut response = json_error(StatusCode::FORBIDDEN, "insufficient_scope", &description);
-    let metadata = format!("{}/.well-known/oauth-protected-resource/mcp", state.config.public_url);
-    let value = format!(
-        "Bearer error=\"insufficient_scope\", scope=\"read write\", error_description=\"{description}\", resource_metadata=\"{metadata}\""
-    );
-    if let Ok(v) = HeaderValue::from_str(&value) {
-        response.headers_mut().insert(header::WWW_AUTHENTICATE, v);
-    }
-    response
+    let response = json_error(StatusCode::FORBIDDEN, "insufficient_scope", &description);
+    let params =
+        format!("error=\"insufficient_scope\", scope=\"read write\", error_description=\"{description}\", ");
+    with_challenge(response, state, &params)
 }

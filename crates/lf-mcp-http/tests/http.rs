@@ -204,12 +204,13 @@ async fn sessions_answer_concurrent_requests_that_share_an_id() {
     let r = send(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" })).await.unwrap();
     assert_eq!(r.status(), StatusCode::ACCEPTED);
     for round in 0..5 {
-        let calls = (0..4).map(|i| {
+        let mut calls = tokio::task::JoinSet::new();
+        for i in 0..4 {
             let args = json!({ "limit": 1 + i });
-            send(json!({ "jsonrpc": "2.0", "id": 7, "method": "tools/call",
-                "params": { "name": "list_lenses", "arguments": args } }))
-        });
-        let answers = tokio::time::timeout(Duration::from_secs(10), futures_join(calls.collect()))
+            calls.spawn(send(json!({ "jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                "params": { "name": "list_lenses", "arguments": args } })));
+        }
+        let answers = tokio::time::timeout(Duration::from_secs(10), calls.join_all())
             .await
             .unwrap_or_else(|_| panic!("round {round}: a request with a reused id was left unanswered"));
         let mut answered = 0;
@@ -239,23 +240,4 @@ async fn sessions_answer_concurrent_requests_that_share_an_id() {
         assert_eq!(message_of(r, "sequential").await["id"], 8);
     }
     s.stop().await;
-}
-
-/// Polls every future to completion together.
-async fn futures_join<F: std::future::Future + Unpin>(mut futures: Vec<F>) -> Vec<F::Output> {
-    let mut out: Vec<Option<F::Output>> = futures.iter().map(|_| None).collect();
-    std::future::poll_fn(|cx| {
-        let mut pending = false;
-        for (f, slot) in futures.iter_mut().zip(out.iter_mut()) {
-            if slot.is_none() {
-                match std::pin::Pin::new(f).poll(cx) {
-                    std::task::Poll::Ready(v) => *slot = Some(v),
-                    std::task::Poll::Pending => pending = true,
-                }
-            }
-        }
-        if pending { std::task::Poll::Pending } else { std::task::Poll::Ready(()) }
-    })
-    .await;
-    out.into_iter().map(|o| o.expect("every future finished")).collect()
 }
