@@ -13,7 +13,7 @@ mod common;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use common::{Options, PASSWORD, Server, call_tool, client};
+use common::{Options, PASSWORD, Server, call_tool, client, redeem_at};
 use fantoccini::{ClientBuilder, Locator};
 use lf_auth::pkce::s256_challenge;
 use reqwest::StatusCode;
@@ -152,14 +152,7 @@ async fn oauth_sign_in_and_consent_in_chromium() {
     assert_eq!(param("state").as_deref(), Some("browser-state"));
     let code = param("code").expect("a code");
 
-    let form = [
-        ("grant_type", "authorization_code"),
-        ("client_id", client_id.as_str()),
-        ("code", code.as_str()),
-        ("redirect_uri", redirect_uri.as_str()),
-        ("code_verifier", VERIFIER),
-    ];
-    let r = client().post(s.url("/oauth/token")).form(&form).send().await.unwrap();
+    let r = redeem_at(s.url("/oauth/token"), &client_id, &code, &redirect_uri, Some(VERIFIER)).await;
     assert_eq!(r.status(), StatusCode::OK);
     let grant: Value = r.json().await.unwrap();
     let token = grant["access_token"].as_str().unwrap();

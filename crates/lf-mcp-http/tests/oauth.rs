@@ -6,7 +6,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{Options, PASSWORD, Server, call_tool, client, post_mcp_as, rpc};
+use common::{Options, PASSWORD, Server, call_tool, client, post_mcp_as, redeem_at, rpc};
 use lf_auth::pkce::s256_challenge;
 use lf_core::Scopes;
 use reqwest::StatusCode;
@@ -94,20 +94,7 @@ async fn code_for(s: &Server, client_id: &str) -> String {
 }
 
 async fn redeem(s: &Server, client_id: &str, code: &str, verifier: Option<&str>) -> reqwest::Response {
-    redeem_at(s.url("/oauth/token"), client_id, code, verifier).await
-}
-
-async fn redeem_at(url: String, client_id: &str, code: &str, verifier: Option<&str>) -> reqwest::Response {
-    let mut form = vec![
-        ("grant_type", "authorization_code".to_owned()),
-        ("client_id", client_id.to_owned()),
-        ("code", code.to_owned()),
-        ("redirect_uri", REDIRECT.to_owned()),
-    ];
-    if let Some(v) = verifier {
-        form.push(("code_verifier", v.to_owned()));
-    }
-    client().post(url).form(&form).send().await.unwrap()
+    redeem_at(s.url("/oauth/token"), client_id, code, REDIRECT, verifier).await
 }
 
 async fn error_of(r: reqwest::Response) -> (StatusCode, String) {
@@ -239,7 +226,9 @@ async fn codes_are_single_use_even_concurrently_and_expire() {
         let mut attempts = tokio::task::JoinSet::new();
         for _ in 0..8 {
             let (url, client_id, code) = (s.url("/oauth/token"), client_id.clone(), code.clone());
-            attempts.spawn(async move { redeem_at(url, &client_id, &code, Some(VERIFIER)).await.status() });
+            attempts.spawn(async move {
+                redeem_at(url, &client_id, &code, REDIRECT, Some(VERIFIER)).await.status()
+            });
         }
         let wins = attempts.join_all().await.into_iter().filter(|st| *st == StatusCode::OK).count();
         assert_eq!(wins, 1, "exactly one concurrent redeem wins");

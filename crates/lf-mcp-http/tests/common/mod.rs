@@ -151,3 +151,24 @@ pub async fn call_tool(server: &Server, token: Option<&str>, name: &str, argumen
     let body: Value = response.json().await.unwrap();
     body["result"].clone()
 }
+
+/// Redeems an authorization code at the token endpoint `url` (PKCE verifier
+/// left out when `None`).
+pub async fn redeem_at(
+    url: String,
+    client_id: &str,
+    code: &str,
+    redirect_uri: &str,
+    verifier: Option<&str>,
+) -> reqwest::Response {
+    let mut form = vec![
+        ("grant_type", "authorization_code".to_owned()),
+        ("client_id", client_id.to_owned()),
+        ("code", code.to_owned()),
+        ("redirect_uri", redirect_uri.to_owned()),
+    ];
+    if let Some(v) = verifier {
+        form.push(("code_verifier", v.to_owned()));
+    }
+    client().post(url).form(&form).send().await.unwrap()
+}
