@@ -7,7 +7,8 @@
 //! each one an fsync): exactly the `battles`, `battle_contenders` and
 //! `battle_standings` rows the store writes for a closed `ai_vs_ai` battle
 //! judged by `ai_judge` (no submissions or verdicts: closed_results reads
-//! neither). Before timing, the store reads one seeded battle back with
+//! neither), then the `battle_results` rows as the migration that made that
+//! table fills it. Before timing, the store reads one seeded battle back with
 //! get_sheet, which must equal what was generated, and closed_results must
 //! return every battle.
 //!
@@ -224,6 +225,18 @@ async fn write(pool: &sqlx::SqlitePool, seed: &Seed) -> Result<(), String> {
         },
     )
     .await?;
+    // get_leaderboard's table, filled as the migration that created it
+    // fills it for battles closed before it (the same rows the store
+    // writes when a battle closes; lf-store's tests hold the two equal).
+    let migration = include_str!("../../crates/lf-store/migrations/sqlite/0004_battle_results.sql");
+    let backfill = migration
+        .find("INSERT INTO battle_results")
+        .map(|at| &migration[at..])
+        .ok_or("0004_battle_results.sql has no INSERT INTO battle_results")?;
+    sqlx::raw_sql(sqlx::AssertSqlSafe(backfill))
+        .execute(&mut *tx)
+        .await
+        .map_err(|e| format!("filling battle_results: {e}"))?;
     tx.commit().await.map_err(|e| format!("committing the seed: {e}"))
 }
 
@@ -318,6 +331,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let battles = arg_usize(args, "--battles", 100_000);
     let contenders = arg_usize(args, "--contenders", 500);
     let runs = arg_usize(args, "--runs", 5).max(1);
+    let keep = args.iter().any(|a| a == "--keep");
     if contenders < 4 || battles == 0 {
         return Err("--contenders must be at least 4 and --battles at least 1".into());
     }
@@ -380,7 +394,11 @@ pub fn run(args: &[String]) -> Result<(), String> {
         println!("  rest of the call (fastest total - fastest load - fastest fit): {rest:.1} ms");
         drop(server);
         db.close().await;
-        let _ = std::fs::remove_dir_all(&dir);
+        if keep {
+            eprintln!("kept {}", dir.display());
+        } else {
+            let _ = std::fs::remove_dir_all(&dir);
+        }
         Ok(())
     })
 }

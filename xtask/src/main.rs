@@ -5,8 +5,9 @@
 //! - `bench-stdio [--lenses N] [--calls N] [--rounds N]`: stdio throughput.
 //! - `bench-search [--lenses N] [--runs N]`: search latency on SQLite.
 //! - `bench-http [--lenses N] [--requests N]`: HTTP load at 1, 8 and 64 connections.
-//! - `bench-leaderboard [--battles N] [--contenders N] [--runs N]`: get_leaderboard
-//!   over SQLite on one core, with its load and fit timed apart.
+//! - `bench-leaderboard [--battles N] [--contenders N] [--runs N] [--keep]`:
+//!   get_leaderboard over SQLite on one core, with its load and fit timed apart
+//!   (`--keep` leaves the database in place).
 
 mod bench;
 mod bench_http;

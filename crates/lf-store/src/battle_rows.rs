@@ -2,17 +2,19 @@
 //! both backends. Reading back is strict: a value lf-battle would refuse is a
 //! corrupt row (INTERNAL).
 //!
-//! Both backends store the same columns (see the `0003_battles.sql`
-//! migrations); ids, texts, numbers and booleans bind and read as sqlx does,
-//! times as each backend's [`Dialect`] spells them. Rubrics, automatic checks
-//! and verdict criteria are JSON text on both.
+//! Both backends store the same columns (see the `0003_battles.sql` and
+//! `0004_battle_results.sql` migrations); ids, texts, numbers and booleans
+//! bind and read as sqlx does, times as each backend's [`Dialect`] spells
+//! them. Rubrics, automatic checks, verdict criteria and result entries are
+//! JSON text on both.
 
 use lf_battle::{
-    AutoCheck, Battle, BattleStatus, BattleTitle, BattleType, Contender, ContenderType, CriterionDescription,
-    CriterionTitle, DisplayName, JudgeError, JudgingMode, MaxContenders, ModelKey, Rubric, RubricCriterion,
-    Score, Slot, Standing, Submission, SubmissionText, TaskPrompt, Verdict, VerdictKind, Vote, VotePick,
+    AutoCheck, Battle, BattleResult, BattleStatus, BattleTitle, BattleType, Contender, ContenderRef,
+    ContenderType, CriterionDescription, CriterionTitle, DisplayName, JudgeError, JudgingMode, MaxContenders,
+    ModelKey, ResultEntry, Rubric, RubricCriterion, Score, Slot, Standing, Submission, SubmissionText,
+    TaskPrompt, Verdict, VerdictKind, Vote, VotePick,
 };
-use lf_core::{BattleId, ContenderId, ContenderRefId, LenserId, LfResult, SubmissionId};
+use lf_core::{BattleId, ContenderId, ContenderRefId, LenserId, LfResult, SubmissionId, Timestamp};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
@@ -27,6 +29,29 @@ pub(crate) trait BattleDialect:
     /// ends where the backend locks rows (SQLite's `BEGIN IMMEDIATE` already
     /// holds the database's write lock).
     const LOCK_BATTLE: &'static str;
+    /// Writes the `battle_results` row of battle `$1` from its standings
+    /// and contenders (`entries` as the `0004_battle_results.sql` migration
+    /// describes).
+    const INSERT_RESULT: &'static str;
+    /// A row of `battle_results` (`battle_id, battle_type, closed_at,
+    /// entries`, in that order), read by position with its texts borrowed:
+    /// get_leaderboard reads 100,000 of them.
+    fn battle_result(row: &Self::Row) -> LfResult<BattleResult>;
+}
+
+/// A `battle_results` row from its columns.
+pub(crate) fn battle_result(
+    id: Uuid,
+    battle_type: &str,
+    closed_at: Timestamp,
+    entries: &str,
+) -> LfResult<BattleResult> {
+    Ok(BattleResult {
+        battle_id: BattleId::from_uuid(id),
+        battle_type: valid(BattleType::parse(battle_type), "battle_results.battle_type")?,
+        closed_at,
+        entries: result_entries(entries)?,
+    })
 }
 
 /// The columns of `battles` (as `b`), in the order [`bind_battle`] binds
@@ -61,6 +86,25 @@ pub(crate) fn status(s: &str) -> LfResult<BattleStatus> {
 
 pub(crate) fn contender_type(s: &str) -> LfResult<ContenderType> {
     valid(ContenderType::parse(s), "battle_contenders.contender_type")
+}
+
+/// The entries of a `battle_results` row: `[[contender_type, reference_id,
+/// rank, display_name], …]`.
+pub(crate) fn result_entries(text: &str) -> LfResult<Vec<ResultEntry>> {
+    const COLUMN: &str = "battle_results.entries";
+    let items: Vec<(&str, &str, i64, String)> = valid(serde_json::from_str(text), COLUMN)?;
+    items
+        .into_iter()
+        .map(|(kind, reference, rank, display_name)| {
+            let kind = valid(ContenderType::parse(kind), COLUMN)?;
+            let id = ContenderRefId::from_uuid(valid(Uuid::parse_str(reference), COLUMN)?);
+            Ok(ResultEntry {
+                reference: ContenderRef { kind, id },
+                display_name,
+                rank: number(rank, COLUMN)?,
+            })
+        })
+        .collect()
 }
 
 /// The stored form of a rubric: `[[title, weight, description], …]`.

@@ -15,13 +15,11 @@
 
 use lf_battle::{
     Battle, BattleFilter, BattleResult, BattleSheet, BattleStatus, BattleSummary, BattleType, Contender,
-    ContenderRef, ContenderVotes, HistoryFilter, JudgeError, ResultEntry, Standing, StoredSubmission,
-    StoredVote, Submission, Verdict, Vote, VotePick, VoteTally, battle_not_found, contender_not_found,
-    status_moved,
+    ContenderVotes, HistoryFilter, JudgeError, Standing, StoredSubmission, StoredVote, Submission, Verdict,
+    Vote, VotePick, VoteTally, battle_not_found, contender_not_found, status_moved,
 };
 use lf_core::{
-    BattleId, ContenderId, ContenderRefId, LfError, LfResult, Page, PageRequest, Reach, SubmissionId,
-    Timestamp, VoteId,
+    BattleId, ContenderId, LfError, LfResult, Page, PageRequest, Reach, SubmissionId, Timestamp, VoteId,
 };
 use sqlx::{ColumnIndex, Connection, Database, Decode, Encode, QueryBuilder, Type};
 use uuid::Uuid;
@@ -29,8 +27,7 @@ use uuid::Uuid;
 use crate::auth_rows::{Bind, Columns, Dialect, Query};
 use crate::battle_rows::{
     BattleDialect, battle, battle_columns, bind_battle, bind_contender, bind_standing, bind_submission,
-    bind_verdict, bind_vote, contender, contender_type, judge_error, pick_id, standing, status, submission,
-    verdict,
+    bind_verdict, bind_vote, contender, judge_error, pick_id, standing, status, submission, verdict,
 };
 use crate::error::{conflict_or, map_db_err};
 use crate::listing::{page_of, push_page};
@@ -114,14 +111,12 @@ const INSERT_STANDING: &str = "INSERT INTO battle_standings \
 const STANDINGS: &str = "SELECT contender_id, position, rank, score, votes FROM battle_standings \
      WHERE battle_id = $1 ORDER BY position";
 
-/// Every closed or published battle (of type `$2` unless `$1`), a row per
-/// standing (one row of NULLs for a battle without standings), grouped by
-/// battle.
-const CLOSED_RESULTS: &str = "SELECT b.id, b.battle_type, b.closed_at, b.updated_at, c.reference_id, \
-     c.contender_type, c.display_name, s.rank FROM battles b \
-     LEFT JOIN battle_standings s ON s.battle_id = b.id \
-     LEFT JOIN battle_contenders c ON c.battle_id = s.battle_id AND c.id = s.contender_id \
-     WHERE b.status IN ('closed', 'published') AND ($1 OR b.battle_type = $2) ORDER BY b.id";
+/// Every closed or published battle (of type `$2` unless `$1`), its
+/// standings in one JSON text (see the `0004_battle_results.sql`
+/// migrations).
+const CLOSED_RESULTS: &str =
+    "SELECT battle_id, battle_type, closed_at, entries FROM battle_results WHERE ($1 OR battle_type = $2)";
+const DELETE_RESULT: &str = "DELETE FROM battle_results WHERE battle_id = $1";
 
 fn query<DB: BattleDialect>(sql: &'static str) -> Query<DB> {
     sqlx::query(sql)
@@ -195,7 +190,12 @@ pub(crate) async fn create_battle<C: BattleConn>(conn: &mut C, b: &Battle) -> Lf
     insert(conn, bind_battle(query::<C::Database>(INSERT_BATTLE), b), || {
         format!("battle {} already exists", b.id)
     })
-    .await
+    .await?;
+    if has_results(b.status) {
+        // Created closed (imports, fixtures): results without standings.
+        execute(conn, query(<C::Database as BattleDialect>::INSERT_RESULT).put(b.id.as_uuid())).await?;
+    }
+    Ok(())
 }
 
 pub(crate) async fn get_battle<C: BattleConn>(conn: &mut C, reach: Reach, id: BattleId) -> LfResult<Battle> {
@@ -297,7 +297,16 @@ pub(crate) async fn set_status<C: BattleConn>(
 ) -> LfResult<()> {
     let now = lock_battle(conn, id).await?;
     expect(id, now, &[from])?;
-    execute(conn, query(SET_STATUS).put(id.as_uuid()).put(to.as_str().to_owned()).put_time(at)).await
+    execute(conn, query(SET_STATUS).put(id.as_uuid()).put(to.as_str().to_owned()).put_time(at)).await?;
+    if has_results(from) && !has_results(to) {
+        execute(conn, query(DELETE_RESULT).put(id.as_uuid())).await?;
+    }
+    Ok(())
+}
+
+/// Whether a battle in `status` has a `battle_results` row.
+fn has_results(status: BattleStatus) -> bool {
+    matches!(status, BattleStatus::Closed | BattleStatus::Published)
 }
 
 pub(crate) async fn put_submission<C: BattleConn>(
@@ -448,7 +457,7 @@ pub(crate) async fn close_battle<C: BattleConn>(
         })
         .await?;
     }
-    Ok(())
+    execute(conn, query(<C::Database as BattleDialect>::INSERT_RESULT).put(id.as_uuid())).await
 }
 
 pub(crate) async fn closed_results<C: BattleConn>(
@@ -461,33 +470,7 @@ pub(crate) async fn closed_results<C: BattleConn>(
         .fetch_all(C::Database::exec(conn))
         .await
         .map_err(map_db_err)?;
-    let mut out: Vec<BattleResult> = Vec::new();
-    for row in &rows {
-        let id = BattleId::from_uuid(row.value("id")?);
-        if out.last().is_none_or(|r| r.battle_id != id) {
-            let battle_type = BattleType::parse(&row.value::<String>("battle_type")?)
-                .map_err(|e| crate::error::corrupt(format!("battles.battle_type: {e}")))?;
-            let closed_at = match row.opt_time("closed_at")? {
-                Some(t) => t,
-                None => row.time("updated_at")?,
-            };
-            out.push(BattleResult { battle_id: id, battle_type, closed_at, entries: Vec::new() });
-        }
-        if let Some(reference) = row.value::<Option<Uuid>>("reference_id")? {
-            let kind = contender_type(&row.value::<String>("contender_type")?)?;
-            let rank = row.value::<i64>("rank")?;
-            let entry = ResultEntry {
-                reference: ContenderRef { kind, id: ContenderRefId::from_uuid(reference) },
-                display_name: row.value("display_name")?,
-                rank: u8::try_from(rank)
-                    .map_err(|_| crate::error::corrupt(format!("battle_standings.rank: {rank}")))?,
-            };
-            if let Some(last) = out.last_mut() {
-                last.entries.push(entry);
-            }
-        }
-    }
-    Ok(out)
+    rows.iter().map(<C::Database as BattleDialect>::battle_result).collect()
 }
 
 /// Which battles a listing covers: `list_battles`'s filter or

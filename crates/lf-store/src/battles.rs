@@ -1,7 +1,8 @@
 //! [`BattleStore`] over SQLite and PostgreSQL: the tables of
-//! `0003_battles.sql`, through the statements of `battle_sql`, which are the
-//! same on both backends. One store type serves both; each method runs its
-//! statements on the backend's connection of the right kind:
+//! `0003_battles.sql` and `0004_battle_results.sql`, through the statements
+//! of `battle_sql`, which are the same on both backends. One store type
+//! serves both; each method runs its statements on the backend's connection
+//! of the right kind:
 //!
 //! - writes in one write transaction (SQLite: on the writer, `BEGIN
 //!   IMMEDIATE`; PostgreSQL: a transaction that locks the battle's row first);
@@ -15,18 +16,49 @@ use lf_battle::{
     Contender, HistoryFilter, JudgeError, Standing, StoredSubmission, StoredVote, Submission, Verdict, Vote,
 };
 use lf_core::{BattleId, ContenderId, LfResult, Page, PageRequest, Reach, Timestamp};
-use sqlx::{Postgres, Sqlite};
+use sqlx::postgres::PgRow;
+use sqlx::sqlite::SqliteRow;
+use sqlx::{Postgres, Row, Sqlite};
 
-use crate::battle_rows::BattleDialect;
+use crate::battle_rows::{self, BattleDialect};
 use crate::battle_sql::{self as sql, Listing};
+use crate::error::map_db_err;
 use crate::{postgres, sqlite};
 
 impl BattleDialect for Sqlite {
     const LOCK_BATTLE: &'static str = "SELECT status FROM battles WHERE id = $1";
+    // Also in migrations/sqlite/0004_battle_results.sql, for the battles
+    // closed before it.
+    const INSERT_RESULT: &'static str = "INSERT INTO battle_results (battle_id, battle_type, closed_at, entries) \
+         SELECT b.id, b.battle_type, coalesce(b.closed_at, b.updated_at), \
+         (SELECT json_group_array(json_array(c.contender_type, lower(hex(c.reference_id)), s.rank, c.display_name)) \
+         FROM battle_standings s JOIN battle_contenders c ON c.battle_id = s.battle_id AND c.id = s.contender_id \
+         WHERE s.battle_id = b.id) FROM battles b WHERE b.id = $1";
+
+    fn battle_result(row: &SqliteRow) -> LfResult<BattleResult> {
+        let closed_at = Timestamp::from_micros(row.try_get(2).map_err(map_db_err)?);
+        let (id, battle_type, entries) =
+            (row.try_get(0).map_err(map_db_err)?, row.try_get(1).map_err(map_db_err)?, row.try_get(3));
+        battle_rows::battle_result(id, battle_type, closed_at, entries.map_err(map_db_err)?)
+    }
 }
 
 impl BattleDialect for Postgres {
     const LOCK_BATTLE: &'static str = "SELECT status FROM battles WHERE id = $1 FOR UPDATE";
+    // Also in migrations/postgres/0004_battle_results.sql, for the battles
+    // closed before it.
+    const INSERT_RESULT: &'static str = "INSERT INTO battle_results (battle_id, battle_type, closed_at, entries) \
+         SELECT b.id, b.battle_type, coalesce(b.closed_at, b.updated_at), \
+         coalesce((SELECT json_agg(json_build_array(c.contender_type, c.reference_id, s.rank, c.display_name)) \
+         FROM battle_standings s JOIN battle_contenders c ON c.battle_id = s.battle_id AND c.id = s.contender_id \
+         WHERE s.battle_id = b.id)::text, '[]') FROM battles b WHERE b.id = $1";
+
+    fn battle_result(row: &PgRow) -> LfResult<BattleResult> {
+        let closed_at = Timestamp::from_datetime(row.try_get(2).map_err(map_db_err)?);
+        let (id, battle_type, entries) =
+            (row.try_get(0).map_err(map_db_err)?, row.try_get(1).map_err(map_db_err)?, row.try_get(3));
+        battle_rows::battle_result(id, battle_type, closed_at, entries.map_err(map_db_err)?)
+    }
 }
 
 /// Where the store's connections come from.

@@ -15,6 +15,7 @@ async fn battle_contract_suite_on_a_file() {
     battle_common::racing_last_slot(&[db.battle_store()]).await;
     battle_common::racing_submissions(&[db.battle_store()]).await;
     battle_common::whole_battles(db.battle_store()).await;
+    battle_common::results_migration_matches_the_store(&db).await;
     db.close().await;
 }
 

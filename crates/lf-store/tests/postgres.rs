@@ -68,6 +68,28 @@ async fn auth_races() {
     auth_common::racing_redeems_on_two(a.auth_store(), b.auth_store()).await;
 }
 
+/// The results migration, in a schema of its own: it drops and refills a
+/// table that the other tests, running at the same time, write to.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn battle_results_migration() {
+    let admin = connect().await;
+    let schema = format!("lf_results_{}", uuid::Uuid::new_v4().simple());
+    let pool = admin.postgres_pool().unwrap();
+    // The schema name is ours: letters, digits and underscores.
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE SCHEMA {schema}"))).execute(pool).await.unwrap();
+    let base = url();
+    let separator = if base.contains('?') { '&' } else { '?' };
+    let db = Database::connect(&format!("{base}{separator}options[search_path]={schema}")).await.unwrap();
+    let current: String =
+        sqlx::query_scalar("SELECT current_schema()").fetch_one(db.postgres_pool().unwrap()).await.unwrap();
+    assert_eq!(current, schema, "the store works in the new schema");
+    lf_battle::contract::suite(db.battle_store()).await;
+    battle_common::results_migration_matches_the_store(&db).await;
+    db.close().await;
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("DROP SCHEMA {schema} CASCADE"))).execute(pool).await.unwrap();
+    admin.close().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn battle_contract_suite_twice() {
     let db = connect().await;

@@ -260,3 +260,33 @@ async fn run_battles(store: Arc<dyn BattleStore>) -> Vec<Outcome> {
     }
     outcomes
 }
+
+/// The `0004_battle_results.sql` migration fills `battle_results` for the
+/// battles closed before it exactly as the store fills it when one closes:
+/// on a database where battles have closed (and one was archived), the
+/// table is dropped and the migration run again, and closed_results reads
+/// back the same results.
+pub async fn results_migration_matches_the_store(db: &lf_store::Database) {
+    let store = db.battle_store();
+    let sorted = |mut results: Vec<lf_battle::BattleResult>| {
+        results.sort_by_key(|r| r.battle_id);
+        for r in &mut results {
+            r.entries.sort_by_key(|e| (e.reference, e.rank));
+        }
+        results
+    };
+    let before = sorted(store.closed_results(None).await.unwrap());
+    assert!(before.iter().filter(|r| r.entries.len() >= 2).count() >= 2, "closed battles to compare");
+    if let Some(pool) = db.sqlite_pool() {
+        let migration = include_str!("../../migrations/sqlite/0004_battle_results.sql");
+        sqlx::raw_sql("DROP TABLE battle_results").execute(pool).await.unwrap();
+        sqlx::raw_sql(migration).execute(pool).await.unwrap();
+    } else if let Some(pool) = db.postgres_pool() {
+        let migration = include_str!("../../migrations/postgres/0004_battle_results.sql");
+        sqlx::raw_sql("DROP TABLE battle_results").execute(pool).await.unwrap();
+        sqlx::raw_sql(migration).execute(pool).await.unwrap();
+    } else {
+        panic!("neither SQLite nor PostgreSQL");
+    }
+    assert_eq!(sorted(store.closed_results(None).await.unwrap()), before);
+}
