@@ -281,7 +281,9 @@ pub(crate) fn build_release(root: &Path, package: &str) -> Result<PathBuf, Strin
     if !status.success() {
         return Err(format!("cargo build --release -p {package} failed"));
     }
-    Ok(root.join("target/release").join(package))
+    // Where cargo put it: CARGO_TARGET_DIR when set (relative to the root).
+    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), |d| root.join(d));
+    Ok(target.join("release").join(package))
 }
 
 pub fn stdio(args: &[String], root: &Path) -> Result<(), String> {

@@ -472,7 +472,10 @@ async fn closing_and_results(s: &dyn BattleStore) {
     let standings =
         vec![st(&cs[1], 1, 1), Standing { score: None, votes: 0, ..st(&cs[2], 2, 1) }, st(&cs[0], 3, 3)];
     let at = f.tick();
+    let before = s.results_version().await.unwrap();
     s.close_battle(b.id, &standings, Some(cs[1].id), at).await.expect("close_battle");
+    let closed = s.results_version().await.unwrap();
+    assert_ne!(closed, before, "closing a battle changes the results version");
     let sheet = s.get_sheet(Reach::Everything, b.id).await.unwrap();
     assert_eq!(sheet.battle.status, Closed);
     assert_eq!(
@@ -498,7 +501,10 @@ async fn closing_and_results(s: &dyn BattleStore) {
     s.set_status(other.0.id, Closed, Published, f.tick()).await.unwrap();
     let (archived, acs) = f.with_contenders(s, me, 2, Scoring).await;
     s.close_battle(archived.id, &[st(&acs[0], 1, 1), st(&acs[1], 2, 2)], None, f.tick()).await.unwrap();
+    let unarchived = s.results_version().await.unwrap();
     s.set_status(archived.id, Closed, Archived, f.tick()).await.unwrap();
+    let version = s.results_version().await.unwrap();
+    assert_ne!(version, unarchived, "archiving a closed battle changes the results version");
 
     let all = s.closed_results(None).await.unwrap();
     let mine = all.iter().find(|r| r.battle_id == b.id).expect("a closed battle has results");
@@ -520,6 +526,7 @@ async fn closing_and_results(s: &dyn BattleStore) {
     assert!(!all.iter().any(|r| r.battle_id == voting.id), "open ones neither");
     let typed = s.closed_results(Some(BattleType::WorkflowBattle)).await.unwrap();
     assert!(!typed.iter().any(|r| r.battle_id == b.id), "the type filter applies");
+    assert_eq!(s.results_version().await.unwrap(), version, "reading changes nothing");
 }
 
 async fn listing(s: &dyn BattleStore) {

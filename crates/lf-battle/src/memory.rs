@@ -55,12 +55,18 @@ impl Row {
 #[derive(Default)]
 pub struct MemoryBattleStore {
     inner: RwLock<HashMap<BattleId, Row>>,
+    /// [`BattleStore::results_version`], changed under the write lock.
+    version: std::sync::atomic::AtomicI64,
 }
 
 impl MemoryBattleStore {
     /// An empty store.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    fn bump(&self) {
+        self.version.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
 
     fn read(&self) -> RwLockReadGuard<'_, HashMap<BattleId, Row>> {
@@ -104,6 +110,9 @@ impl BattleStore for MemoryBattleStore {
         let mut all = self.write();
         if all.contains_key(&battle.id) {
             return Err(LfError::conflict(format!("battle {} already exists", battle.id)));
+        }
+        if battle.status.has_results() {
+            self.bump();
         }
         all.insert(
             battle.id,
@@ -219,6 +228,9 @@ impl BattleStore for MemoryBattleStore {
         row.expect(&[from])?;
         row.battle.status = to;
         row.battle.updated_at = at;
+        if from.has_results() != to.has_results() {
+            self.bump();
+        }
         Ok(())
     }
 
@@ -322,6 +334,7 @@ impl BattleStore for MemoryBattleStore {
             return Err(contender_not_found(id, s.contender_id));
         }
         row.expect(&[BattleStatus::Scoring])?;
+        self.bump();
         row.battle.status = BattleStatus::Closed;
         row.battle.winner = winner;
         row.battle.closed_at = Some(at);
@@ -330,11 +343,15 @@ impl BattleStore for MemoryBattleStore {
         Ok(())
     }
 
+    async fn results_version(&self) -> LfResult<i64> {
+        Ok(self.version.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
     async fn closed_results(&self, battle_type: Option<BattleType>) -> LfResult<Vec<BattleResult>> {
         let all = self.read();
         Ok(all
             .values()
-            .filter(|r| matches!(r.battle.status, BattleStatus::Closed | BattleStatus::Published))
+            .filter(|r| r.battle.status.has_results())
             .filter(|r| battle_type.is_none_or(|t| r.battle.battle_type == t))
             .map(|r| BattleResult {
                 battle_id: r.battle.id,

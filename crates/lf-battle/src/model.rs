@@ -71,6 +71,14 @@ string_enum!(
     }
 );
 
+impl BattleStatus {
+    /// Whether a battle in this status has results: it counts in
+    /// [`crate::BattleStore::closed_results`] and on the leaderboard.
+    pub const fn has_results(self) -> bool {
+        matches!(self, Self::Closed | Self::Published)
+    }
+}
+
 string_enum!(
     /// The format of a battle: which kinds of contender it takes.
     BattleType, "battle_type", {

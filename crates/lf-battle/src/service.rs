@@ -10,7 +10,7 @@
 //! included; a failed judging leaves the battle in scoring, and `score` can
 //! run again.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use lf_core::{
     BattleId, Clock, ContenderId, ContenderRefId, ErrorCode, LenserId, LfError, LfResult, ModelProvider,
@@ -19,10 +19,10 @@ use lf_core::{
 
 use crate::judge::{self, JudgeFailure};
 use crate::model::{
-    AutoCheck, Battle, BattleFilter, BattleSheet, BattleStatus, BattleSummary, BattleTitle, BattleType,
-    Contender, ContenderType, DisplayName, HistoryFilter, JudgeError, JudgingMode, MaxContenders, ModelKey,
-    Rationale, Rubric, Slot, Standing, Submission, SubmissionText, TaskPrompt, Verdict, Vote, VotePick,
-    VoteTally,
+    AutoCheck, Battle, BattleFilter, BattleResult, BattleSheet, BattleStatus, BattleSummary, BattleTitle,
+    BattleType, Contender, ContenderType, DisplayName, HistoryFilter, JudgeError, JudgingMode, MaxContenders,
+    ModelKey, Rationale, Rubric, Slot, Standing, Submission, SubmissionText, TaskPrompt, Verdict, Vote,
+    VotePick, VoteTally,
 };
 use crate::offline::OfflineProvider;
 use crate::rating::{Leaderboard, LeaderboardOptions, leaderboard};
@@ -148,13 +148,31 @@ pub struct BattleService {
     clock: Arc<dyn Clock>,
     provider: Arc<dyn ModelProvider>,
     json_schema: Option<Arc<dyn JsonSchemaValidator>>,
+    boards: Mutex<Boards>,
 }
+
+/// Leaderboards computed from the results of one
+/// [`BattleStore::results_version`], by what they were asked for.
+#[derive(Default)]
+struct Boards {
+    version: Option<i64>,
+    kept: Vec<(Option<BattleType>, LeaderboardOptions, Arc<Leaderboard>)>,
+}
+
+/// Most leaderboards kept (one per battle type and option set asked for).
+const KEPT_BOARDS: usize = 16;
 
 impl BattleService {
     /// A service on `store` with the system clock, the
     /// [`OfflineProvider`] as judge, and no JSON Schema validator.
     pub fn new(store: Arc<dyn BattleStore>) -> Self {
-        Self { store, clock: Arc::new(SystemClock), provider: Arc::new(OfflineProvider), json_schema: None }
+        Self {
+            store,
+            clock: Arc::new(SystemClock),
+            provider: Arc::new(OfflineProvider),
+            json_schema: None,
+            boards: Mutex::default(),
+        }
     }
 
     /// Uses `clock` for every timestamp.
@@ -538,12 +556,59 @@ impl BattleService {
     /// type when given); see [`crate::rating`].
     pub async fn leaderboard(
         &self,
+        p: &Principal,
+        battle_type: Option<BattleType>,
+        options: LeaderboardOptions,
+    ) -> LfResult<Arc<Leaderboard>> {
+        self.leaderboard_with(p, battle_type, options, async |results, options| {
+            Ok(leaderboard(&results, options))
+        })
+        .await
+    }
+
+    /// [`leaderboard`](Self::leaderboard), computed by `rate` when no
+    /// leaderboard is kept for the current results: rating 100,000 battles
+    /// takes most of a second of CPU, which a server runs off its async
+    /// threads. A leaderboard is kept until a battle closes, is created
+    /// closed, or is archived ([`BattleStore::results_version`] changes), so
+    /// asking again costs one small read.
+    pub async fn leaderboard_with(
+        &self,
         _p: &Principal,
         battle_type: Option<BattleType>,
         options: LeaderboardOptions,
-    ) -> LfResult<Leaderboard> {
+        rate: impl AsyncFnOnce(Vec<BattleResult>, LeaderboardOptions) -> LfResult<Leaderboard>,
+    ) -> LfResult<Arc<Leaderboard>> {
+        let version = self.store.results_version().await?;
+        if let Some(board) = self.kept_board(version, battle_type, options) {
+            return Ok(board);
+        }
         let results = self.store.closed_results(battle_type).await?;
-        Ok(leaderboard(&results, options))
+        let board = Arc::new(rate(results, options).await?);
+        // Kept under the version read before the results: if a battle closed
+        // in between, the next call sees a newer version and rates again.
+        let mut boards = self.boards.lock().unwrap_or_else(|e| e.into_inner());
+        if boards.version != Some(version) {
+            *boards = Boards { version: Some(version), kept: Vec::new() };
+        }
+        if boards.kept.len() == KEPT_BOARDS {
+            boards.kept.remove(0);
+        }
+        boards.kept.push((battle_type, options, board.clone()));
+        Ok(board)
+    }
+
+    fn kept_board(
+        &self,
+        version: i64,
+        battle_type: Option<BattleType>,
+        options: LeaderboardOptions,
+    ) -> Option<Arc<Leaderboard>> {
+        let boards = self.boards.lock().unwrap_or_else(|e| e.into_inner());
+        if boards.version != Some(version) {
+            return None;
+        }
+        boards.kept.iter().find(|(t, o, _)| *t == battle_type && *o == options).map(|(_, _, b)| b.clone())
     }
 }
 

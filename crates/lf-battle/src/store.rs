@@ -162,4 +162,10 @@ pub trait BattleStore: Send + Sync {
     /// shared rank, in any order. Takes no reach: a battle with results was
     /// opened, so everyone can read it.
     async fn closed_results(&self, battle_type: Option<BattleType>) -> LfResult<Vec<BattleResult>>;
+
+    /// A number that changes whenever [`closed_results`](Self::closed_results)
+    /// may answer differently: a battle closed, was created closed or
+    /// published, or was archived. While it stays the same, so do the
+    /// results (and so a leaderboard computed from them).
+    async fn results_version(&self) -> LfResult<i64>;
 }

@@ -814,8 +814,10 @@ fn history_and_leaderboard() {
     let w = World::new();
     let strong = ContenderRefId::new();
     let weak = ContenderRefId::new();
+    let mut closed = Vec::new();
     for _ in 0..6 {
         let b = w.create(|n| n).unwrap();
+        closed.push(b.id);
         let s = w.add_ref(b.id, ContenderType::AiModel, strong, None).unwrap();
         let k = w.add_ref(b.id, ContenderType::AiModel, weak, None).unwrap();
         w.status(b.id, Open).unwrap();
@@ -841,8 +843,27 @@ fn history_and_leaderboard() {
             .unwrap();
     assert!(typed.ratings.is_empty());
 
+    // Kept until the results change: asking again rates nothing.
+    let rated = std::cell::Cell::new(0);
+    let rate = async |results: Vec<lf_battle::BattleResult>, options| {
+        rated.set(rated.get() + 1);
+        Ok(lf_battle::rating::leaderboard(&results, options))
+    };
+    let again = run(w.service.leaderboard_with(&w.me, None, LeaderboardOptions::default(), rate)).unwrap();
+    assert!(std::sync::Arc::ptr_eq(&again, &board) && rated.get() == 0, "the kept leaderboard");
+    let other = LeaderboardOptions { min_battles: 1, ..LeaderboardOptions::default() };
+    let rate = async |results: Vec<lf_battle::BattleResult>, options| {
+        rated.set(rated.get() + 1);
+        Ok(lf_battle::rating::leaderboard(&results, options))
+    };
+    run(w.service.leaderboard_with(&w.me, None, other, rate)).unwrap();
+    assert_eq!(rated.get(), 1, "other options: rated once");
+    w.status(closed[0], Archived).unwrap();
+    let fewer = run(w.service.leaderboard(&w.me, None, LeaderboardOptions::default())).unwrap();
+    assert_eq!(fewer.battles, 5, "archiving a battle changes the leaderboard");
+
     let mine = run(w.service.history(&w.me, None, Some(Closed), PageRequest::default())).unwrap();
-    assert_eq!(mine.total, 6);
+    assert_eq!(mine.total, 5, "six closed, one archived since");
     let nobody = Principal::Service { acting_as: None };
     assert_eq!(
         code(run(w.service.history(&nobody, None, None, PageRequest::default()))),

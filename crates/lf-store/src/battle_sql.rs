@@ -117,6 +117,7 @@ const STANDINGS: &str = "SELECT contender_id, position, rank, score, votes FROM 
 const CLOSED_RESULTS: &str =
     "SELECT battle_id, battle_type, closed_at, entries FROM battle_results WHERE ($1 OR battle_type = $2)";
 const DELETE_RESULT: &str = "DELETE FROM battle_results WHERE battle_id = $1";
+const RESULTS_VERSION: &str = "SELECT version FROM battle_results_version WHERE id = 1";
 
 fn query<DB: BattleDialect>(sql: &'static str) -> Query<DB> {
     sqlx::query(sql)
@@ -191,7 +192,7 @@ pub(crate) async fn create_battle<C: BattleConn>(conn: &mut C, b: &Battle) -> Lf
         format!("battle {} already exists", b.id)
     })
     .await?;
-    if has_results(b.status) {
+    if b.status.has_results() {
         // Created closed (imports, fixtures): results without standings.
         execute(conn, query(<C::Database as BattleDialect>::INSERT_RESULT).put(b.id.as_uuid())).await?;
     }
@@ -298,15 +299,10 @@ pub(crate) async fn set_status<C: BattleConn>(
     let now = lock_battle(conn, id).await?;
     expect(id, now, &[from])?;
     execute(conn, query(SET_STATUS).put(id.as_uuid()).put(to.as_str().to_owned()).put_time(at)).await?;
-    if has_results(from) && !has_results(to) {
+    if from.has_results() && !to.has_results() {
         execute(conn, query(DELETE_RESULT).put(id.as_uuid())).await?;
     }
     Ok(())
-}
-
-/// Whether a battle in `status` has a `battle_results` row.
-fn has_results(status: BattleStatus) -> bool {
-    matches!(status, BattleStatus::Closed | BattleStatus::Published)
 }
 
 pub(crate) async fn put_submission<C: BattleConn>(
@@ -471,6 +467,12 @@ pub(crate) async fn closed_results<C: BattleConn>(
         .await
         .map_err(map_db_err)?;
     rows.iter().map(<C::Database as BattleDialect>::battle_result).collect()
+}
+
+pub(crate) async fn results_version<C: BattleConn>(conn: &mut C) -> LfResult<i64> {
+    let row =
+        query::<C::Database>(RESULTS_VERSION).fetch_one(C::Database::exec(conn)).await.map_err(map_db_err)?;
+    row.value("version")
 }
 
 /// Which battles a listing covers: `list_battles`'s filter or

@@ -169,4 +169,8 @@ impl BattleStore for SqlBattleStore {
     async fn closed_results(&self, battle_type: Option<BattleType>) -> LfResult<Vec<BattleResult>> {
         on!(self, reading, |conn| sql::closed_results(conn, battle_type))
     }
+
+    async fn results_version(&self) -> LfResult<i64> {
+        on!(self, reading, |conn| sql::results_version(conn))
+    }
 }

@@ -674,8 +674,9 @@ async fn leaderboard_rates_closed_battles() {
     let (x, y) = (new_ref(), new_ref());
     let empty = ok(&bob, "get_leaderboard", json!({})).await;
     assert_eq!((&empty["total"], &empty["items"]), (&json!(0), &json!([])));
+    let mut duels = Vec::new();
     for _ in 0..5 {
-        duel_won_by(&alice, &x, &y).await;
+        duels.push(duel_won_by(&alice, &x, &y).await);
     }
     let board = ok(&bob, "get_leaderboard", json!({})).await;
     assert_eq!(
@@ -704,6 +705,12 @@ async fn leaderboard_rates_closed_battles() {
     for a in [json!({"min_battles": 0}), json!({"limit": 101}), json!({"battle_type": "chess"})] {
         assert_eq!(code(&err(&bob, "get_leaderboard", a.clone()).await), "INVALID_ARGUMENT", "{a}");
     }
+    // The leaderboard is kept between calls, and rated again once a battle
+    // leaves: the archived duel no longer counts.
+    assert_eq!(ok(&bob, "get_leaderboard", json!({})).await, board);
+    set(&alice, &duels[0], "archived").await;
+    let after = ok(&bob, "get_leaderboard", json!({})).await;
+    assert_eq!((&after["battles_counted"], &after["unrated"]), (&json!(4), &json!(2)), "{after}");
 }
 
 #[tokio::test]

@@ -26,3 +26,21 @@ SELECT b.id, b.battle_type, coalesce(b.closed_at, b.updated_at),
                   WHERE s.battle_id = b.id)::text, '[]')
   FROM battles b
  WHERE b.status IN ('closed', 'published');
+
+-- A number that changes whenever a row comes or goes, so that a server can
+-- keep a leaderboard until a battle closes or is archived (created after the
+-- backfill, which needs no counting). Bumping it locks its row until the
+-- transaction ends: closing battles take turns there, which they can afford.
+CREATE TABLE battle_results_version (
+    id      smallint PRIMARY KEY CHECK (id = 1),
+    version bigint   NOT NULL
+);
+INSERT INTO battle_results_version (id, version) VALUES (1, 0);
+CREATE FUNCTION battle_results_bump() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE battle_results_version SET version = version + 1 WHERE id = 1;
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER battle_results_bump AFTER INSERT OR DELETE ON battle_results
+    FOR EACH STATEMENT EXECUTE FUNCTION battle_results_bump();

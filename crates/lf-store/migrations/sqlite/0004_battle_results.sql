@@ -26,3 +26,20 @@ SELECT b.id, b.battle_type, coalesce(b.closed_at, b.updated_at),
          WHERE s.battle_id = b.id)
   FROM battles b
  WHERE b.status IN ('closed', 'published');
+
+-- A number that changes whenever a row comes or goes, so that a server can
+-- keep a leaderboard until a battle closes or is archived (created after the
+-- backfill, which needs no counting).
+CREATE TABLE battle_results_version (
+    id      INTEGER PRIMARY KEY CHECK (id = 1),
+    version INTEGER NOT NULL
+);
+INSERT INTO battle_results_version (id, version) VALUES (1, 0);
+CREATE TRIGGER battle_results_added AFTER INSERT ON battle_results
+BEGIN
+    UPDATE battle_results_version SET version = version + 1 WHERE id = 1;
+END;
+CREATE TRIGGER battle_results_removed AFTER DELETE ON battle_results
+BEGIN
+    UPDATE battle_results_version SET version = version + 1 WHERE id = 1;
+END;

@@ -279,11 +279,15 @@ pub async fn results_migration_matches_the_store(db: &lf_store::Database) {
     assert!(before.iter().filter(|r| r.entries.len() >= 2).count() >= 2, "closed battles to compare");
     if let Some(pool) = db.sqlite_pool() {
         let migration = include_str!("../../migrations/sqlite/0004_battle_results.sql");
-        sqlx::raw_sql("DROP TABLE battle_results").execute(pool).await.unwrap();
+        sqlx::raw_sql("DROP TABLE battle_results; DROP TABLE battle_results_version")
+            .execute(pool)
+            .await
+            .unwrap();
         sqlx::raw_sql(migration).execute(pool).await.unwrap();
     } else if let Some(pool) = db.postgres_pool() {
         let migration = include_str!("../../migrations/postgres/0004_battle_results.sql");
-        sqlx::raw_sql("DROP TABLE battle_results").execute(pool).await.unwrap();
+        let drop = "DROP TABLE battle_results; DROP TABLE battle_results_version; DROP FUNCTION battle_results_bump()";
+        sqlx::raw_sql(drop).execute(pool).await.unwrap();
         sqlx::raw_sql(migration).execute(pool).await.unwrap();
     } else {
         panic!("neither SQLite nor PostgreSQL");

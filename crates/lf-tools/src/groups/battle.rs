@@ -14,11 +14,13 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use lf_battle::rating::leaderboard;
 use lf_battle::{
-    AutoCheck, Battle, BattleFilter, BattleSheet, BattleStatus, BattleSummary, BattleTitle, BattleType,
-    Contender, ContenderType, CriterionDescription, CriterionTitle, DisplayName, JudgeError, JudgingMode,
-    LeaderboardOptions, MaxContenders, ModelKey, NewBattle, NewContender, Rationale, Rubric, RubricCriterion,
-    ScoreOutcome, Slot, Standing, Submission, SubmissionText, TaskPrompt, Verdict, VotePick, VoteTally,
+    AutoCheck, Battle, BattleFilter, BattleResult, BattleSheet, BattleStatus, BattleSummary, BattleTitle,
+    BattleType, Contender, ContenderType, CriterionDescription, CriterionTitle, DisplayName, JudgeError,
+    JudgingMode, LeaderboardOptions, MaxContenders, ModelKey, NewBattle, NewContender, Rationale, Rubric,
+    RubricCriterion, ScoreOutcome, Slot, Standing, Submission, SubmissionText, TaskPrompt, Verdict, VotePick,
+    VoteTally,
 };
 use lf_core::{
     BattleId, ContenderId, ContenderRefId, ErrorCode, LenserId, LfError, LfResult, PageRequest, Principal,
@@ -1173,14 +1175,25 @@ async fn cast_battle_vote(ctx: Ctx, i: CastVoteIn) -> LfResult<VoteOut> {
 async fn get_leaderboard(ctx: Ctx, i: LeaderboardIn) -> LfResult<LeaderboardOut> {
     let page = page(i.limit, i.offset)?;
     let options = LeaderboardOptions::new(i.min_battles, None)?;
-    let board =
-        ctx.services.battle.leaderboard(&ctx.principal, i.battle_type.map(Into::into), options).await?;
+    // Rating runs on tokio's blocking threads: on 100,000 battles it takes
+    // most of a second of CPU, which would stall every other request on this
+    // async thread.
+    let rate = async |results: Vec<BattleResult>, options| {
+        tokio::task::spawn_blocking(move || leaderboard(&results, options))
+            .await
+            .map_err(|e| LfError::internal(format!("rating the battles failed: {e}")))
+    };
+    let board = ctx
+        .services
+        .battle
+        .leaderboard_with(&ctx.principal, i.battle_type.map(Into::into), options, rate)
+        .await?;
     let total = board.ratings.len() as u64;
     let offset = page.offset();
     let round = |x: f64| (x * 10.0).round() / 10.0;
     let items: Vec<RatingOut> = board
         .ratings
-        .into_iter()
+        .iter()
         .enumerate()
         .skip(usize::try_from(offset).unwrap_or(usize::MAX))
         .take(page.limit() as usize)
@@ -1188,7 +1201,7 @@ async fn get_leaderboard(ctx: Ctx, i: LeaderboardIn) -> LfResult<LeaderboardOut>
             rank: n as u64 + 1,
             contender_type: r.reference.kind.as_str(),
             contender_ref_id: r.reference.id.to_string(),
-            display_name: r.display_name,
+            display_name: r.display_name.clone(),
             rating: round(r.rating),
             lower: round(r.lower),
             upper: round(r.upper),
