@@ -9,6 +9,11 @@
 //!   get_leaderboard over SQLite on one core, with its load and fit timed apart
 //!   (`--keep` leaves the database in place).
 
+// As in lf-mcp-stdio and lf-mcp-http: bench-search and bench-leaderboard
+// measure the stores and the catalog in this process.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod bench;
 mod bench_http;
 mod bench_leaderboard;

@@ -13,6 +13,7 @@
 //! unique constraints and composite foreign keys of the schema hold the same
 //! rules again should a caller bypass the store.
 
+use futures_util::TryStreamExt;
 use lf_battle::{
     Battle, BattleFilter, BattleResult, BattleSheet, BattleStatus, BattleSummary, BattleType, Contender,
     ContenderVotes, HistoryFilter, JudgeError, Standing, StoredSubmission, StoredVote, Submission, Verdict,
@@ -460,13 +461,16 @@ pub(crate) async fn closed_results<C: BattleConn>(
     conn: &mut C,
     battle_type: Option<BattleType>,
 ) -> LfResult<Vec<BattleResult>> {
-    let rows = query::<C::Database>(CLOSED_RESULTS)
+    // Each row decoded as it arrives: 100,000 rows are never held at once.
+    let mut rows = query::<C::Database>(CLOSED_RESULTS)
         .put(battle_type.is_none())
         .put(battle_type.map_or("", |t| t.as_str()).to_owned())
-        .fetch_all(C::Database::exec(conn))
-        .await
-        .map_err(map_db_err)?;
-    rows.iter().map(<C::Database as BattleDialect>::battle_result).collect()
+        .fetch(C::Database::exec(conn));
+    let mut results = Vec::new();
+    while let Some(row) = rows.try_next().await.map_err(map_db_err)? {
+        results.push(<C::Database as BattleDialect>::battle_result(&row)?);
+    }
+    Ok(results)
 }
 
 pub(crate) async fn results_version<C: BattleConn>(conn: &mut C) -> LfResult<i64> {
