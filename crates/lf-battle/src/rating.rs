@@ -363,9 +363,14 @@ fn fit(pairs: &Pairs, theta: &mut [f64], ws: &mut Workspace) {
         for _ in 0..MAX_CG_STEPS {
             ws.q.clear();
             ws.q.extend(ws.d.iter().zip(&ws.diag).map(|(d, g)| d * g));
-            for (k, a, b) in pairs.each() {
-                ws.q[a] -= ws.h[k] * ws.d[b];
-                ws.q[b] -= ws.h[k] * ws.d[a];
+            for a in 0..m {
+                let (da, mut qa) = (ws.d[a], 0.0);
+                for k in pairs.rows[a] as usize..pairs.rows[a + 1] as usize {
+                    let (b, h) = (pairs.b[k] as usize, ws.h[k]);
+                    qa += h * ws.d[b];
+                    ws.q[b] -= h * da;
+                }
+                ws.q[a] -= qa;
             }
             let dq: f64 = ws.d.iter().zip(&ws.q).map(|(d, q)| d * q).sum();
             if dq <= 0.0 {
@@ -433,14 +438,16 @@ struct Dense {
 }
 
 impl Dense {
-    /// Whether the factor pays for itself: factoring costs about `m³/3`
-    /// multiply-adds and a chord step `m²/2` plus a pass over the pairs,
-    /// where a Newton refit costs a few dozen passes over the pairs. Above
-    /// 2,000 contenders the matrix (32 MB while factoring) is not worth
-    /// holding either.
+    /// Whether the factor pays for itself. Measured on 100,000 battles
+    /// among 500 contenders, a Newton refit costs about 60 passes over the
+    /// pairs and a chord refit about 8 passes and 8 solves; a solve (`m²`
+    /// single-precision multiply-adds, eight to a vector) costs about as much
+    /// as a pass over `m²/4` pairs, and factoring (`m³/3` in double
+    /// precision, four to a vector) about `m³/12`. Above 2,000 contenders
+    /// the matrix (32 MB while factoring) is not worth holding either.
     fn worth_it(m: usize, pairs: usize, rounds: usize) -> bool {
         let (m, pairs, rounds) = (m as f64, pairs as f64, rounds as f64);
-        m <= 2_000.0 && m * m * m / 3.0 + rounds * 8.0 * (m * m + pairs) < rounds * 30.0 * pairs
+        m <= 2_000.0 && m * m * m / 12.0 + rounds * 8.0 * (m * m / 4.0 + pairs) < rounds * 60.0 * pairs
     }
 
     /// Factors the negative Hessian whose diagonal is in `ws.diag` and pair
