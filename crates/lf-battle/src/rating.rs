@@ -806,6 +806,12 @@ mod tests {
             ..duel(r(), r(), 1, 2)
         };
         assert_eq!(leaderboard(&[lonely], LeaderboardOptions::default()).battles, 0);
+        // One reference twice in a battle: a seat, no comparison.
+        let x = r();
+        let twice = duel(x, x, 1, 2);
+        let board = leaderboard(&[twice], LeaderboardOptions { min_battles: 1, ..Default::default() });
+        assert_eq!((board.contenders, board.ratings.len()), (1, 1));
+        assert_eq!((board.ratings[0].rating, board.ratings[0].wins), (1000.0, 0));
     }
 
     #[test]
@@ -831,25 +837,46 @@ mod tests {
     }
 
     #[test]
+    fn a_chord_refit_that_cannot_converge_hands_over_to_newton() {
+        // The factor of one comparison, then data with a thousand: chord
+        // steps overshoot and grow, and the refit says so.
+        let one = Pairs { rows: vec![0, 1, 1], b: vec![1], n: vec![1.0], wins: vec![1.0, 0.0] };
+        let mut ws = Workspace::default();
+        gradient::<true>(&one, &[0.0, 0.0], &mut ws);
+        let dense = Dense::factor(&one, &ws).expect("positive definite");
+        let many = Pairs { n: vec![1_000.0], wins: vec![750.0, 250.0], ..one };
+        let mut theta = [0.0, 0.0];
+        assert!(!dense.refit(&many, &mut theta, &mut ws), "no convergence");
+        fit(&many, &mut theta, &mut ws);
+        gradient::<false>(&many, &theta, &mut ws);
+        assert!(ws.grad.iter().all(|g| g.abs() < 1e-6), "Newton finished the fit: {:?}", ws.grad);
+        // 3:1 odds, pulled a little towards even by the prior.
+        let odds = (theta[0] - theta[1]).exp();
+        assert!(odds > 2.9 && odds < 3.0, "{odds}");
+    }
+
+    #[test]
     fn chord_refits_agree_with_newton_refits() {
         let contenders: Vec<ContenderRef> = (0..20).map(|_| r()).collect();
         let mut g = SplitMix64::new(5);
-        let results: Vec<BattleResult> = (0..3_000)
-            .map(|_| {
-                let a = g.below(20);
-                let b = (a + 1 + g.below(19)) % 20;
-                let (ra, rb) = match g.below(5) {
-                    0 => (1, 1),
-                    k if k <= 1 + (a > b) as usize * 2 => (1, 2),
-                    _ => (2, 1),
-                };
-                duel(contenders[a], contenders[b], ra, rb)
-            })
-            .collect();
+        // Plus a newcomer with a single battle, which a resample often drops:
+        // the refits where chord steps converge slowest.
+        let newcomer = r();
+        let mut results: Vec<BattleResult> = vec![duel(newcomer, contenders[0], 1, 2)];
+        results.extend((0..3_000).map(|_| {
+            let a = g.below(20);
+            let b = (a + 1 + g.below(19)) % 20;
+            let (ra, rb) = match g.below(5) {
+                0 => (1, 1),
+                k if k <= 1 + (a > b) as usize * 2 => (1, 2),
+                _ => (2, 1),
+            };
+            duel(contenders[a], contenders[b], ra, rb)
+        }));
         let options = LeaderboardOptions { rounds: 50, min_battles: 1, ..Default::default() };
-        assert!(Dense::worth_it(20, 190, 50), "this case takes chord steps");
+        assert!(Dense::worth_it(21, 191, 50), "this case takes chord steps");
         let (chord, newton) = (rate(&results, options, true), rate(&results, options, false));
-        assert_eq!(chord.ratings.len(), 20);
+        assert_eq!(chord.ratings.len(), 21);
         for (c, n) in chord.ratings.iter().zip(&newton.ratings) {
             assert_eq!(c.reference, n.reference);
             assert_eq!(c.rating, n.rating, "the point fit is the same");
