@@ -713,6 +713,17 @@ async fn leaderboard_rates_closed_battles() {
     assert_eq!((&after["battles_counted"], &after["unrated"]), (&json!(4), &json!(2)), "{after}");
 }
 
+/// On a multi-threaded runtime (as lf-mcp-http runs) the rating runs in
+/// place with block_in_place; the tests above run on a single-threaded one
+/// (as lf-mcp-stdio does), where it runs on a blocking thread.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn leaderboard_on_a_multi_threaded_runtime() {
+    let (alice, bob) = alice_and_bob().await;
+    duel_won_by(&alice, &new_ref(), &new_ref()).await;
+    let board = ok(&bob, "get_leaderboard", json!({"min_battles": 1})).await;
+    assert_eq!((&board["total"], &board["battles_counted"]), (&json!(2), &json!(1)), "{board}");
+}
+
 #[tokio::test]
 async fn history_covers_created_and_joined_battles() {
     let (alice_id, alice) = first_lenser().await;

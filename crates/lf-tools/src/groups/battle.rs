@@ -1175,10 +1175,16 @@ async fn cast_battle_vote(ctx: Ctx, i: CastVoteIn) -> LfResult<VoteOut> {
 async fn get_leaderboard(ctx: Ctx, i: LeaderboardIn) -> LfResult<LeaderboardOut> {
     let page = page(i.limit, i.offset)?;
     let options = LeaderboardOptions::new(i.min_battles, None)?;
-    // Rating runs on tokio's blocking threads: on 100,000 battles it takes
-    // most of a second of CPU, which would stall every other request on this
-    // async thread.
+    // Rating 100,000 battles takes most of a second of CPU, which would
+    // stall every other task on this async thread. On a multi-threaded
+    // runtime (lf-mcp-http) the other tasks move to another worker while
+    // this one rates in place, next to the results it just read; on a
+    // single-threaded one (lf-mcp-stdio) it rates on a blocking thread.
     let rate = async |results: Vec<BattleResult>, options| {
+        use tokio::runtime::{Handle, RuntimeFlavor};
+        if Handle::current().runtime_flavor() == RuntimeFlavor::MultiThread {
+            return Ok(tokio::task::block_in_place(|| leaderboard(&results, options)));
+        }
         tokio::task::spawn_blocking(move || leaderboard(&results, options))
             .await
             .map_err(|e| LfError::internal(format!("rating the battles failed: {e}")))
