@@ -852,10 +852,6 @@ fn history_and_leaderboard() {
     let again = run(w.service.leaderboard_with(&w.me, None, LeaderboardOptions::default(), rate)).unwrap();
     assert!(std::sync::Arc::ptr_eq(&again, &board) && rated.get() == 0, "the kept leaderboard");
     let other = LeaderboardOptions { min_battles: 1, ..LeaderboardOptions::default() };
-    let rate = async |results: Vec<lf_battle::BattleResult>, options| {
-        rated.set(rated.get() + 1);
-        Ok(lf_battle::rating::leaderboard(&results, options))
-    };
     run(w.service.leaderboard_with(&w.me, None, other, rate)).unwrap();
     assert_eq!(rated.get(), 1, "other options: rated once");
     w.status(closed[0], Archived).unwrap();
