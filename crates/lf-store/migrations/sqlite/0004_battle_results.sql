@@ -17,7 +17,7 @@ CREATE TABLE battle_results (
 ) WITHOUT ROWID;
 
 -- The battles closed before this migration. The same SELECT as the store's
--- (battles.rs, `RESULT_OF`), for every closed or published battle.
+-- (battles.rs, `INSERT_RESULT`), for every closed or published battle.
 INSERT INTO battle_results (battle_id, battle_type, closed_at, entries)
 SELECT b.id, b.battle_type, coalesce(b.closed_at, b.updated_at),
        (SELECT json_group_array(json_array(c.contender_type, lower(hex(c.reference_id)), s.rank, c.display_name))
