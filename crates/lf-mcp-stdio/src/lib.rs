@@ -177,6 +177,38 @@ pub fn server(config: &Config, db: &Database) -> LfServer {
     build_server(db, config.options.clone(), config.model.clone(), config.principal.clone())
 }
 
+/// Standard input and output as async streams. When they are pipes, as MCP
+/// clients start servers, they are read and written as the runtime's own
+/// non-blocking streams; otherwise (a terminal, a file) through tokio's
+/// stdin and stdout, which hand every read and every write to another
+/// thread: two thread switches per call, most of a sequential call's time
+/// on one core.
+pub fn std_streams() -> (Box<dyn AsyncRead + Send + Unpin>, Box<dyn AsyncWrite + Send + Unpin>) {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsFd;
+        use tokio::net::unix::pipe;
+        let reader = std::io::stdin()
+            .as_fd()
+            .try_clone_to_owned()
+            .and_then(pipe::Receiver::from_owned_fd)
+            .map(|r| Box::new(r) as Box<dyn AsyncRead + Send + Unpin>);
+        let writer = std::io::stdout()
+            .as_fd()
+            .try_clone_to_owned()
+            .and_then(pipe::Sender::from_owned_fd)
+            .map(|w| Box::new(w) as Box<dyn AsyncWrite + Send + Unpin>);
+        (
+            reader.unwrap_or_else(|_| Box::new(tokio::io::stdin())),
+            writer.unwrap_or_else(|_| Box::new(tokio::io::stdout())),
+        )
+    }
+    #[cfg(not(unix))]
+    {
+        (Box::new(tokio::io::stdin()), Box::new(tokio::io::stdout()))
+    }
+}
+
 /// Serves one MCP session on `reader`/`writer` until the client closes it.
 pub async fn serve<R, W>(server: LfServer, reader: R, writer: W) -> Result<(), String>
 where

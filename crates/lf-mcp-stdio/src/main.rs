@@ -21,7 +21,8 @@ async fn run(config: Config) -> Result<(), (u8, String)> {
         );
     }
     let server = lf_mcp_stdio::server(&config, &db);
-    let result = lf_mcp_stdio::serve(server, tokio::io::stdin(), tokio::io::stdout()).await;
+    let (stdin, stdout) = lf_mcp_stdio::std_streams();
+    let result = lf_mcp_stdio::serve(server, stdin, stdout).await;
     db.close().await;
     result.map_err(|e| (1, e))
 }

@@ -16,7 +16,9 @@ use std::borrow::Cow;
 use std::future::Future;
 
 use rmcp::RoleServer;
-use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::model::{
+    CallToolRequest, ClientJsonRpcMessage, ClientRequest, JsonRpcRequest, ServerJsonRpcMessage,
+};
 use rmcp::transport::Transport;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
@@ -144,7 +146,7 @@ async fn read_loop<R: AsyncRead + Unpin>(
         if text.is_empty() {
             continue;
         }
-        match serde_json::from_slice::<ClientJsonRpcMessage>(text) {
+        match parse_message(text) {
             Ok(msg) => {
                 if incoming.send(msg).await.is_err() {
                     return;
@@ -160,6 +162,20 @@ async fn read_loop<R: AsyncRead + Unpin>(
             }
         }
     }
+}
+
+/// A line as a message. rmcp reads a request by trying every kind in turn
+/// until one takes the method, and a tool call comes late in that list: on a
+/// stream of tool calls that took a quarter of the server's time. A tool
+/// call is read directly first, exactly as that try reads it;
+/// anything else (or a broken call, so that its error is the usual one) is
+/// then read as before.
+fn parse_message(line: &[u8]) -> Result<ClientJsonRpcMessage, serde_json::Error> {
+    if let Ok(call) = serde_json::from_slice::<JsonRpcRequest<CallToolRequest>>(line) {
+        let request = JsonRpcRequest::new(call.id, ClientRequest::CallToolRequest(call.request));
+        return Ok(ClientJsonRpcMessage::Request(request));
+    }
+    serde_json::from_slice(line)
 }
 
 fn trim_line(line: &[u8]) -> &[u8] {
@@ -258,6 +274,30 @@ mod tests {
     fn answer(line: &str) -> Option<Value> {
         let err = serde_json::from_str::<ClientJsonRpcMessage>(line).unwrap_err();
         reject(line.as_bytes(), &err)
+    }
+
+    /// A tool call read directly is the message rmcp reads, and so is
+    /// every other line.
+    #[test]
+    fn tool_calls_read_as_rmcp_reads_them() {
+        let lines = [
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get_lens","arguments":{"lens_id":"x"}}}"#,
+            r#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"n","_meta":{"progressToken":1}}}"#,
+            r#"{"jsonrpc":"2.0","id":4,"method":"tools/list"}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            r#"{"jsonrpc":"2.0","id":5,"result":{}}"#,
+            // Broken calls, which rmcp reads as custom requests.
+            r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"arguments":{}}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call"}"#,
+        ];
+        for line in lines {
+            let generic = serde_json::to_value(serde_json::from_str::<ClientJsonRpcMessage>(line).unwrap());
+            let direct = serde_json::to_value(parse_message(line.as_bytes()).unwrap());
+            assert_eq!(direct.unwrap(), generic.unwrap(), "{line}");
+        }
+        let direct = parse_message(lines[1].as_bytes()).unwrap();
+        let ClientJsonRpcMessage::Request(r) = direct else { panic!("not a request") };
+        assert!(matches!(r.request, ClientRequest::CallToolRequest(_)));
     }
 
     #[test]

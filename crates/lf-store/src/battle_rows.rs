@@ -33,10 +33,6 @@ pub(crate) trait BattleDialect:
     /// and contenders (`entries` as the `0004_battle_results.sql` migration
     /// describes).
     const INSERT_RESULT: &'static str;
-    /// A row of `battle_results` (`battle_id, battle_type, closed_at,
-    /// entries`, in that order), read by position with its texts borrowed:
-    /// get_leaderboard reads 100,000 of them.
-    fn battle_result(row: &Self::Row) -> LfResult<BattleResult>;
 }
 
 /// A `battle_results` row from its columns.

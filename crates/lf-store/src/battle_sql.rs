@@ -13,11 +13,10 @@
 //! unique constraints and composite foreign keys of the schema hold the same
 //! rules again should a caller bypass the store.
 
-use futures_util::TryStreamExt;
 use lf_battle::{
-    Battle, BattleFilter, BattleResult, BattleSheet, BattleStatus, BattleSummary, BattleType, Contender,
-    ContenderVotes, HistoryFilter, JudgeError, Standing, StoredSubmission, StoredVote, Submission, Verdict,
-    Vote, VotePick, VoteTally, battle_not_found, contender_not_found, status_moved,
+    Battle, BattleFilter, BattleSheet, BattleStatus, BattleSummary, Contender, ContenderVotes, HistoryFilter,
+    JudgeError, Standing, StoredSubmission, StoredVote, Submission, Verdict, Vote, VotePick, VoteTally,
+    battle_not_found, contender_not_found, status_moved,
 };
 use lf_core::{
     BattleId, ContenderId, LfError, LfResult, Page, PageRequest, Reach, SubmissionId, Timestamp, VoteId,
@@ -115,7 +114,7 @@ const STANDINGS: &str = "SELECT contender_id, position, rank, score, votes FROM 
 /// Every closed or published battle (of type `$2` unless `$1`), its
 /// standings in one JSON text (see the `0004_battle_results.sql`
 /// migrations).
-const CLOSED_RESULTS: &str =
+pub(crate) const CLOSED_RESULTS: &str =
     "SELECT battle_id, battle_type, closed_at, entries FROM battle_results WHERE ($1 OR battle_type = $2)";
 const DELETE_RESULT: &str = "DELETE FROM battle_results WHERE battle_id = $1";
 const RESULTS_VERSION: &str = "SELECT version FROM battle_results_version WHERE id = 1";
@@ -455,22 +454,6 @@ pub(crate) async fn close_battle<C: BattleConn>(
         .await?;
     }
     execute(conn, query(<C::Database as BattleDialect>::INSERT_RESULT).put(id.as_uuid())).await
-}
-
-pub(crate) async fn closed_results<C: BattleConn>(
-    conn: &mut C,
-    battle_type: Option<BattleType>,
-) -> LfResult<Vec<BattleResult>> {
-    // Each row decoded as it arrives: 100,000 rows are never held at once.
-    let mut rows = query::<C::Database>(CLOSED_RESULTS)
-        .put(battle_type.is_none())
-        .put(battle_type.map_or("", |t| t.as_str()).to_owned())
-        .fetch(C::Database::exec(conn));
-    let mut results = Vec::new();
-    while let Some(row) = rows.try_next().await.map_err(map_db_err)? {
-        results.push(<C::Database as BattleDialect>::battle_result(&row)?);
-    }
-    Ok(results)
 }
 
 pub(crate) async fn results_version<C: BattleConn>(conn: &mut C) -> LfResult<i64> {

@@ -11,18 +11,18 @@
 //! - other reads as one statement each on a reader / a pooled connection.
 
 use async_trait::async_trait;
+use futures_util::TryStreamExt;
 use lf_battle::{
     Battle, BattleFilter, BattleResult, BattleSheet, BattleStatus, BattleStore, BattleSummary, BattleType,
     Contender, HistoryFilter, JudgeError, Standing, StoredSubmission, StoredVote, Submission, Verdict, Vote,
 };
 use lf_core::{BattleId, ContenderId, LfResult, Page, PageRequest, Reach, Timestamp};
-use sqlx::postgres::PgRow;
-use sqlx::sqlite::SqliteRow;
 use sqlx::{Postgres, Row, Sqlite};
 
 use crate::battle_rows::{self, BattleDialect};
 use crate::battle_sql::{self as sql, Listing};
 use crate::error::map_db_err;
+use crate::sqlite::map_direct_err;
 use crate::{postgres, sqlite};
 
 impl BattleDialect for Sqlite {
@@ -34,13 +34,6 @@ impl BattleDialect for Sqlite {
          (SELECT json_group_array(json_array(c.contender_type, lower(hex(c.reference_id)), s.rank, c.display_name)) \
          FROM battle_standings s JOIN battle_contenders c ON c.battle_id = s.battle_id AND c.id = s.contender_id \
          WHERE s.battle_id = b.id) FROM battles b WHERE b.id = $1";
-
-    fn battle_result(row: &SqliteRow) -> LfResult<BattleResult> {
-        let closed_at = Timestamp::from_micros(row.try_get(2).map_err(map_db_err)?);
-        let (id, battle_type, entries) =
-            (row.try_get(0).map_err(map_db_err)?, row.try_get(1).map_err(map_db_err)?, row.try_get(3));
-        battle_rows::battle_result(id, battle_type, closed_at, entries.map_err(map_db_err)?)
-    }
 }
 
 impl BattleDialect for Postgres {
@@ -52,13 +45,46 @@ impl BattleDialect for Postgres {
          coalesce((SELECT json_agg(json_build_array(c.contender_type, c.reference_id, s.rank, c.display_name)) \
          FROM battle_standings s JOIN battle_contenders c ON c.battle_id = s.battle_id AND c.id = s.contender_id \
          WHERE s.battle_id = b.id)::text, '[]') FROM battles b WHERE b.id = $1";
+}
 
-    fn battle_result(row: &PgRow) -> LfResult<BattleResult> {
+/// `battle_results` as `sql::CLOSED_RESULTS` selects it on SQLite, each row
+/// decoded by position with its texts borrowed.
+fn sqlite_closed_results(
+    conn: &rusqlite::Connection,
+    battle_type: Option<BattleType>,
+) -> LfResult<Vec<BattleResult>> {
+    let mut stmt = conn.prepare_cached(sql::CLOSED_RESULTS).map_err(map_direct_err)?;
+    let (all, only) = (battle_type.is_none(), battle_type.map_or("", |t| t.as_str()));
+    let mut rows =
+        stmt.query(&[("$1", &all as &dyn rusqlite::ToSql), ("$2", &only)]).map_err(map_direct_err)?;
+    let mut results = Vec::new();
+    while let Some(row) = rows.next().map_err(map_direct_err)? {
+        let text = |i| row.get_ref(i).and_then(|v| Ok(v.as_str()?)).map_err(map_direct_err);
+        let closed_at = Timestamp::from_micros(row.get(2).map_err(map_direct_err)?);
+        let id = row.get(0).map_err(map_direct_err)?;
+        results.push(battle_rows::battle_result(id, text(1)?, closed_at, text(3)?)?);
+    }
+    Ok(results)
+}
+
+/// The same on PostgreSQL, each row decoded as it arrives: 100,000 rows are
+/// never held at once.
+async fn pg_closed_results(
+    conn: &mut sqlx::PgConnection,
+    battle_type: Option<BattleType>,
+) -> LfResult<Vec<BattleResult>> {
+    let mut rows = sqlx::query(sql::CLOSED_RESULTS)
+        .bind(battle_type.is_none())
+        .bind(battle_type.map_or("", |t| t.as_str()))
+        .fetch(conn);
+    let mut results = Vec::new();
+    while let Some(row) = rows.try_next().await.map_err(map_db_err)? {
         let closed_at = Timestamp::from_datetime(row.try_get(2).map_err(map_db_err)?);
         let (id, battle_type, entries) =
             (row.try_get(0).map_err(map_db_err)?, row.try_get(1).map_err(map_db_err)?, row.try_get(3));
-        battle_rows::battle_result(id, battle_type, closed_at, entries.map_err(map_db_err)?)
+        results.push(battle_rows::battle_result(id, battle_type, closed_at, entries.map_err(map_db_err)?)?);
     }
+    Ok(results)
 }
 
 /// Where the store's connections come from.
@@ -167,7 +193,16 @@ impl BattleStore for SqlBattleStore {
     }
 
     async fn closed_results(&self, battle_type: Option<BattleType>) -> LfResult<Vec<BattleResult>> {
-        on!(self, reading, |conn| sql::closed_results(conn, battle_type))
+        match &self.conns {
+            // Read where it runs, on a blocking thread (see `sqlite::direct`):
+            // through sqlx, every one of 100,000 rows would cross threads.
+            Conns::Sqlite(db) => {
+                db.direct_blocking(move |conn| sqlite_closed_results(conn, battle_type)).await
+            }
+            Conns::Postgres(pool) => {
+                postgres::reading(pool, async |conn| pg_closed_results(conn, battle_type).await).await
+            }
+        }
     }
 
     async fn results_version(&self) -> LfResult<i64> {

@@ -12,11 +12,13 @@ use sqlx::{Connection, QueryBuilder, Row, Sqlite};
 use uuid::Uuid;
 
 use super::Handle;
+use super::direct::{Cols, map_direct_err};
 use crate::error::{conflict_or, map_db_err};
 use crate::listing::{page_of, push_list_from, push_page};
 use crate::rows::{LensRecord, fts5_match, json_strings, params_from_json, semver, semver_parts};
 
-/// The columns every lens read selects, decoded by [`lens_from_row`].
+/// The columns every lens read selects first, in this order: decoded by
+/// position by [`lens_from_row`].
 macro_rules! lens_columns {
     () => {
         "l.id, l.owner_id, l.title, l.description, l.visibility, l.status, l.parent_lens_id, \
@@ -221,27 +223,20 @@ fn bind_patch<'q>(q: Query<'q>, p: &LensPatch) -> Query<'q> {
         .bind(micros(p.updated_at))
 }
 
-fn lens_from_row(row: &SqliteRow) -> LfResult<Lens> {
+fn lens_from_row(row: &impl Cols) -> LfResult<Lens> {
     let record = LensRecord {
-        id: row.try_get("id").map_err(map_db_err)?,
-        owner: row.try_get("owner_id").map_err(map_db_err)?,
-        title: row.try_get("title").map_err(map_db_err)?,
-        description: row.try_get("description").map_err(map_db_err)?,
-        visibility: row.try_get("visibility").map_err(map_db_err)?,
-        status: row.try_get("status").map_err(map_db_err)?,
-        parent: row.try_get("parent_lens_id").map_err(map_db_err)?,
-        head: row.try_get("head_version_id").map_err(map_db_err)?,
-        head_semver: (
-            row.try_get("head_major").map_err(map_db_err)?,
-            row.try_get("head_minor").map_err(map_db_err)?,
-            row.try_get("head_patch").map_err(map_db_err)?,
-        ),
-        created_at: Timestamp::from_micros(row.try_get("created_at").map_err(map_db_err)?),
-        updated_at: Timestamp::from_micros(row.try_get("updated_at").map_err(map_db_err)?),
-        archived_at: row
-            .try_get::<Option<i64>, _>("archived_at")
-            .map_err(map_db_err)?
-            .map(Timestamp::from_micros),
+        id: row.col(0)?,
+        owner: row.col(1)?,
+        title: row.col(2)?,
+        description: row.col(3)?,
+        visibility: row.col(4)?,
+        status: row.col(5)?,
+        parent: row.col(6)?,
+        head: row.col(7)?,
+        head_semver: (row.col(8)?, row.col(9)?, row.col(10)?),
+        created_at: Timestamp::from_micros(row.col(11)?),
+        updated_at: Timestamp::from_micros(row.col(12)?),
+        archived_at: row.col::<Option<i64>>(13)?.map(Timestamp::from_micros),
     };
     record.into_lens()
 }
@@ -258,6 +253,49 @@ fn summary_from_row(row: &SqliteRow, id: Uuid) -> LfResult<VersionSummary> {
         created_at: Timestamp::from_micros(row.try_get("created_at").map_err(map_db_err)?),
         params: params_from_json(row.try_get("params").map_err(map_db_err)?)?,
     })
+}
+
+/// A lens and one of its versions (see [`lens_and_version_query`]): the
+/// lens's columns, then the version's from position 14.
+fn lens_and_version(
+    conn: &rusqlite::Connection,
+    reach: Reach,
+    id: LensId,
+    which: VersionSelector,
+) -> LfResult<(Lens, LensVersion)> {
+    let (lens_id, owner) = (id.as_uuid(), reach_owner(reach));
+    let (sql, version_id, (major, minor, patch)) = match which {
+        VersionSelector::Head => (LENS_AND_HEAD, None, (0, 0, 0)),
+        VersionSelector::Id(v) => (LENS_AND_VERSION_BY_ID, Some(v.as_uuid()), (0, 0, 0)),
+        VersionSelector::Semver(s) => (LENS_AND_VERSION_BY_SEMVER, None, semver_parts(s)),
+    };
+    let mut stmt = conn.prepare_cached(sql).map_err(map_direct_err)?;
+    let mut params: Vec<(&str, &dyn rusqlite::ToSql)> = vec![("$1", &lens_id), ("$2", &owner)];
+    match which {
+        VersionSelector::Head => {}
+        VersionSelector::Id(_) => params.push(("$3", &version_id)),
+        VersionSelector::Semver(_) => {
+            params.extend([("$3", &major as _), ("$4", &minor as _), ("$5", &patch as _)])
+        }
+    }
+    let mut rows = stmt.query(params.as_slice()).map_err(map_direct_err)?;
+    let Some(row) = rows.next().map_err(map_direct_err)? else {
+        return Err(LfError::not_found("Lens", id));
+    };
+    let lens = lens_from_row(row)?;
+    let Some(version_id) = row.col::<Option<Uuid>>(14)? else {
+        return Err(version_not_found(id, which));
+    };
+    let version = LensVersion {
+        id: VersionId::from_uuid(version_id),
+        lens_id: id,
+        semver: semver((row.col(15)?, row.col(16)?, row.col(17)?))?,
+        body: TemplateBody::from_trusted(row.col(18)?),
+        params: params_from_json(&row.col::<String>(21)?)?,
+        changelog: row.col(19)?,
+        created_at: Timestamp::from_micros(row.col(20)?),
+    };
+    Ok((lens, version))
 }
 
 /// [`LensStore`] over SQLite.
@@ -370,44 +408,8 @@ impl LensStore for SqliteLensStore {
         id: LensId,
         which: VersionSelector,
     ) -> LfResult<(Lens, LensVersion)> {
-        let q = match which {
-            VersionSelector::Head => sqlx::query(LENS_AND_HEAD).bind(id.as_uuid()).bind(reach_owner(reach)),
-            VersionSelector::Id(v) => sqlx::query(LENS_AND_VERSION_BY_ID)
-                .bind(id.as_uuid())
-                .bind(reach_owner(reach))
-                .bind(v.as_uuid()),
-            VersionSelector::Semver(s) => {
-                let (major, minor, patch) = semver_parts(s);
-                sqlx::query(LENS_AND_VERSION_BY_SEMVER)
-                    .bind(id.as_uuid())
-                    .bind(reach_owner(reach))
-                    .bind(major)
-                    .bind(minor)
-                    .bind(patch)
-            }
-        };
-        let mut conn = self.db.read().await?;
-        let row = q.fetch_optional(&mut *conn).await.map_err(map_db_err)?;
-        drop(conn);
-        let Some(row) = row else { return Err(LfError::not_found("Lens", id)) };
-        let lens = lens_from_row(&row)?;
-        let Some(version_id) = row.try_get::<Option<Uuid>, _>("v_id").map_err(map_db_err)? else {
-            return Err(version_not_found(id, which));
-        };
-        let version = LensVersion {
-            id: VersionId::from_uuid(version_id),
-            lens_id: id,
-            semver: semver((
-                row.try_get("major").map_err(map_db_err)?,
-                row.try_get("minor").map_err(map_db_err)?,
-                row.try_get("patch").map_err(map_db_err)?,
-            ))?,
-            body: TemplateBody::from_trusted(row.try_get("body").map_err(map_db_err)?),
-            params: params_from_json(row.try_get("params").map_err(map_db_err)?)?,
-            changelog: row.try_get("changelog").map_err(map_db_err)?,
-            created_at: Timestamp::from_micros(row.try_get("v_created_at").map_err(map_db_err)?),
-        };
-        Ok((lens, version))
+        // Every get_lens and run_lens comes here: read on this thread.
+        self.db.direct(|conn| lens_and_version(conn, reach, id, which)).await
     }
 
     async fn get_version(

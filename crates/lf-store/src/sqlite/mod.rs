@@ -15,6 +15,7 @@
 //! with SQLITE_BUSY as soon as another writer committed.
 
 mod auth;
+mod direct;
 mod lenses;
 
 use std::path::Path;
@@ -30,6 +31,9 @@ use sqlx::sqlite::{
 };
 use sqlx::{ConnectOptions, Connection};
 use tokio::sync::{MappedMutexGuard, Mutex, MutexGuard};
+
+use self::direct::DirectReaders;
+pub(crate) use self::direct::map_direct_err;
 
 pub(crate) use auth::SqliteAuthStore;
 pub(crate) use lenses::SqliteLensStore;
@@ -60,6 +64,9 @@ struct Connections {
     readers: Box<[Mutex<Option<SqliteConnection>>]>,
     /// Where the next read starts looking for a free reader.
     next_reader: AtomicUsize,
+    /// Connections that read on the calling thread (see [`direct`]); `None`
+    /// for an in-memory database.
+    direct: Option<Arc<DirectReaders>>,
     /// Separate connections for diagnostics and tests, opened on first use.
     diagnostics: SqlitePool,
 }
@@ -107,7 +114,9 @@ impl Handle {
         let diagnostics = SqlitePoolOptions::new().max_connections(1).connect_lazy_with(options.clone());
         MIGRATOR.run(&diagnostics).await.map_err(|e| open_failed(Backend::Sqlite, "migrate", e))?;
         let mut readers = Vec::new();
+        let mut direct = None;
         if !in_memory {
+            direct = Some(Arc::new(DirectReaders::open(options.get_filename().to_owned())?));
             // Readers run side by side under WAL; more of them than cores
             // would only wait for a core.
             let n = std::thread::available_parallelism().map_or(4, |n| n.get()).clamp(2, 8);
@@ -120,6 +129,7 @@ impl Handle {
                 writer: Mutex::new(Some(writer)),
                 readers: readers.into_boxed_slice(),
                 next_reader: AtomicUsize::new(0),
+                direct,
                 diagnostics,
             }),
         })
@@ -148,6 +158,35 @@ impl Handle {
         f: impl AsyncFnOnce(&mut SqliteConnection) -> LfResult<R>,
     ) -> LfResult<R> {
         f(&mut *self.read().await?).await
+    }
+
+    /// Runs `f` on a connection that reads on the calling thread (see
+    /// [`direct`]): for point reads, which take microseconds.
+    pub(crate) async fn direct<R>(
+        &self,
+        f: impl FnOnce(&rusqlite::Connection) -> LfResult<R>,
+    ) -> LfResult<R> {
+        match &self.inner.direct {
+            Some(readers) => readers.run(f),
+            None => direct::borrowing(&mut *self.read().await?, f).await,
+        }
+    }
+
+    /// Like [`Handle::direct`], on a blocking thread: for a scan that takes
+    /// long enough to hold up the other tasks of an async thread.
+    pub(crate) async fn direct_blocking<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&rusqlite::Connection) -> LfResult<R> + Send + 'static,
+    ) -> LfResult<R> {
+        match &self.inner.direct {
+            Some(readers) => {
+                let readers = readers.clone();
+                tokio::task::spawn_blocking(move || readers.run(f))
+                    .await
+                    .map_err(|e| LfError::internal(format!("a read on a blocking thread failed: {e}")))?
+            }
+            None => direct::borrowing(&mut *self.read().await?, f).await,
+        }
     }
 
     /// Runs `f` in a read transaction on a connection to read with: under
@@ -190,6 +229,9 @@ impl Handle {
             if let Some(conn) = slot.lock().await.take() {
                 let _ = conn.close().await;
             }
+        }
+        if let Some(direct) = &inner.direct {
+            direct.close();
         }
         inner.diagnostics.close().await;
     }
@@ -239,7 +281,42 @@ mod tests {
                 assert_eq!(got, expected, "{pragma} (synchronous 2 is FULL)");
             }
         }
+        // The direct readers: the same busy timeout, and they cannot write.
+        let (busy, query_only) = db
+            .direct(|c| {
+                let pragma = |name| c.pragma_query_value(None, name, |r| r.get::<_, i64>(0));
+                Ok((pragma("busy_timeout").unwrap(), pragma("query_only").unwrap()))
+            })
+            .await
+            .unwrap();
+        assert_eq!((busy, query_only), (5000, 1));
+        let write = db.direct(|c| Ok(c.execute("CREATE TABLE t (x)", []).is_err())).await.unwrap();
+        assert!(write, "a direct reader refuses to write");
         db.close().await;
         assert_eq!(db.read().await.err().map(|e| e.code()), Some(lf_core::ErrorCode::Internal));
+        let closed = db.direct(|_| Ok(())).await.err().map(|e| e.code());
+        assert_eq!(closed, Some(lf_core::ErrorCode::Internal));
+    }
+
+    /// An in-memory database reads directly through the writer's connection
+    /// and sees what was written on it.
+    #[tokio::test]
+    async fn in_memory_direct_reads_see_the_writers_data() {
+        let db = Handle::open("sqlite::memory:").await.unwrap();
+        db.write(async |c| {
+            sqlx::query("CREATE TABLE t (x)").execute(&mut *c).await.map_err(map_db_err)?;
+            sqlx::query("INSERT INTO t VALUES (42)").execute(&mut *c).await.map_err(map_db_err)?;
+            Ok(())
+        })
+        .await
+        .unwrap();
+        let x: i64 =
+            db.direct(|c| Ok(c.query_row("SELECT x FROM t", [], |r| r.get(0)).unwrap())).await.unwrap();
+        assert_eq!(x, 42);
+        let scanned = db.direct_blocking(|c| {
+            Ok(c.query_row("SELECT count(*) FROM t", [], |r| r.get::<_, i64>(0)).unwrap())
+        });
+        assert_eq!(scanned.await.unwrap(), 1);
+        db.close().await;
     }
 }
