@@ -102,9 +102,12 @@ impl<DB: Dialect> Bind for Query<DB> {
 /// [`Dialect`]'s reads as methods of a row, by column name.
 pub(crate) trait Columns {
     type Db: Dialect;
+    /// (Every value type is also one rusqlite reads: SQLite's direct readers
+    /// map rows with the same functions, see `sqlite::direct`.)
     fn value<T>(&self, column: &str) -> LfResult<T>
     where
-        Self::Db: Holds<T>;
+        Self::Db: Holds<T>,
+        T: rusqlite::types::FromSql;
     fn time(&self, column: &str) -> LfResult<Timestamp>;
     fn opt_time(&self, column: &str) -> LfResult<Option<Timestamp>>;
     fn strings(&self, column: &str) -> LfResult<Vec<String>>;
@@ -116,6 +119,7 @@ impl<R: Row<Database: Dialect>> Columns for R {
     fn value<T>(&self, column: &str) -> LfResult<T>
     where
         R::Database: Holds<T>,
+        T: rusqlite::types::FromSql,
     {
         <R::Database as Holds<T>>::read(self, column)
     }

@@ -36,7 +36,8 @@ const INSERT_TOKEN: &str = concat!(
     token_columns!(),
     ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
 );
-const TOKEN_BY_HASH: &str = concat!("SELECT ", token_columns!(), " FROM access_tokens WHERE token_hash = $1");
+pub(crate) const TOKEN_BY_HASH: &str =
+    concat!("SELECT ", token_columns!(), " FROM access_tokens WHERE token_hash = $1");
 const TOUCH_TOKEN: &str = "UPDATE access_tokens SET last_used_at = $2 \
      WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < $2)";
 const REVOKE_TOKEN: &str =

@@ -17,7 +17,8 @@ use sqlx::sqlite::{SqliteConnection, SqliteQueryResult, SqliteRow};
 use sqlx::{Executor, Row, Sqlite};
 
 use super::Handle as Db;
-use crate::auth_rows::{Dialect, Query};
+use super::map_direct_err;
+use crate::auth_rows::{Columns, Dialect, Holds, Query, hash_bytes, token_record};
 use crate::auth_sql::{self as sql, token_columns};
 use crate::error::{corrupt, map_db_err};
 use crate::rows::json_strings;
@@ -55,8 +56,7 @@ impl Dialect for Sqlite {
     }
 
     fn strings(row: &SqliteRow, column: &str) -> LfResult<Vec<String>> {
-        let json: String = row.try_get(column).map_err(map_db_err)?;
-        serde_json::from_str(&json).map_err(|e| corrupt(format!("{column}: {e}")))
+        strings(column, &row.try_get::<String, _>(column).map_err(map_db_err)?)
     }
 
     fn rows_affected(result: SqliteQueryResult) -> u64 {
@@ -65,6 +65,38 @@ impl Dialect for Sqlite {
 
     fn exec(conn: &mut SqliteConnection) -> impl Executor<'_, Database = Sqlite> {
         conn
+    }
+}
+
+fn strings(column: &str, json: &str) -> LfResult<Vec<String>> {
+    serde_json::from_str(json).map_err(|e| corrupt(format!("{column}: {e}")))
+}
+
+/// A row of a direct reader, read as the SQLite dialect reads sqlx's rows,
+/// by the same record mappers.
+struct DirectRow<'a, 'r>(&'a rusqlite::Row<'r>);
+
+impl Columns for DirectRow<'_, '_> {
+    type Db = Sqlite;
+
+    fn value<T>(&self, column: &str) -> LfResult<T>
+    where
+        Sqlite: Holds<T>,
+        T: rusqlite::types::FromSql,
+    {
+        self.0.get(column).map_err(map_direct_err)
+    }
+
+    fn time(&self, column: &str) -> LfResult<Timestamp> {
+        self.value(column).map(Timestamp::from_micros)
+    }
+
+    fn opt_time(&self, column: &str) -> LfResult<Option<Timestamp>> {
+        Ok(self.value::<Option<i64>>(column)?.map(Timestamp::from_micros))
+    }
+
+    fn strings(&self, column: &str) -> LfResult<Vec<String>> {
+        strings(column, &self.value::<String>(column)?)
     }
 }
 
@@ -98,7 +130,14 @@ impl AuthStore for SqliteAuthStore {
     }
 
     async fn token_by_hash(&self, hash: &SecretHash) -> LfResult<Option<TokenRecord>> {
-        sql::token_by_hash(&mut *self.db.read().await?, hash).await
+        // Every authenticated HTTP request starts here: read on this thread.
+        self.db
+            .direct(|conn| {
+                let mut stmt = conn.prepare_cached(sql::TOKEN_BY_HASH).map_err(map_direct_err)?;
+                let mut rows = stmt.query([hash_bytes(hash)]).map_err(map_direct_err)?;
+                rows.next().map_err(map_direct_err)?.map(|row| token_record(&DirectRow(row))).transpose()
+            })
+            .await
     }
 
     async fn touch_token(&self, id: TokenId, at: Timestamp) -> LfResult<()> {

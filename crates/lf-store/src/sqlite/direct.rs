@@ -29,6 +29,9 @@ use super::BUSY_TIMEOUT;
 /// and closed after.
 const KEPT: usize = 8;
 
+/// How much of the file each connection maps into memory.
+const MMAP_BYTES: i64 = 256 << 20;
+
 /// Statements each connection keeps prepared.
 const STATEMENTS: usize = 32;
 
@@ -59,6 +62,9 @@ impl DirectReaders {
         let conn = Connection::open_with_flags(&self.path, flags).map_err(map_direct_err)?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(map_direct_err)?;
         conn.pragma_update(None, "query_only", true).map_err(map_direct_err)?;
+        // Pages straight from the OS's cache instead of a copy into each
+        // connection's own (2 MB by default, a few thousand lenses' worth).
+        conn.pragma_update(None, "mmap_size", MMAP_BYTES).map_err(map_direct_err)?;
         conn.set_prepared_statement_cache_capacity(STATEMENTS);
         Ok(conn)
     }
