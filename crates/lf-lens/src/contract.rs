@@ -131,6 +131,13 @@ async fn round_trip(s: &dyn LensStore) {
         .await
         .expect("by semver");
     assert_eq!(got, version);
+    for which in
+        [VersionSelector::Head, VersionSelector::Id(version.id), VersionSelector::Semver(Semver::INITIAL)]
+    {
+        let both =
+            s.get_lens_and_version(Reach::Lenser(owner), lens.id, which).await.expect("lens and version");
+        assert_eq!(both, (lens.clone(), version.clone()), "get_lens_and_version by {which:?}");
+    }
 
     // A body is stored byte for byte, whitespace and odd characters included.
     let (mut l2, mut v2) = f.lens(owner, "Verbatim", "x", Visibility::Public);

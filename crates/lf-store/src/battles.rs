@@ -53,18 +53,14 @@ fn sqlite_closed_results(
     conn: &rusqlite::Connection,
     battle_type: Option<BattleType>,
 ) -> LfResult<Vec<BattleResult>> {
-    let mut stmt = conn.prepare_cached(sql::CLOSED_RESULTS).map_err(map_direct_err)?;
     let (all, only) = (battle_type.is_none(), battle_type.map_or("", |t| t.as_str()));
-    let mut rows =
-        stmt.query(&[("$1", &all as &dyn rusqlite::ToSql), ("$2", &only)]).map_err(map_direct_err)?;
-    let mut results = Vec::new();
-    while let Some(row) = rows.next().map_err(map_direct_err)? {
+    let params: &[(&str, &dyn rusqlite::ToSql)] = &[("$1", &all), ("$2", &only)];
+    sqlite::rows(conn, sql::CLOSED_RESULTS, params, |row| {
         let text = |i| row.get_ref(i).and_then(|v| Ok(v.as_str()?)).map_err(map_direct_err);
         let closed_at = Timestamp::from_micros(row.get(2).map_err(map_direct_err)?);
         let id = row.get(0).map_err(map_direct_err)?;
-        results.push(battle_rows::battle_result(id, text(1)?, closed_at, text(3)?)?);
-    }
-    Ok(results)
+        battle_rows::battle_result(id, text(1)?, closed_at, text(3)?)
+    })
 }
 
 /// The same on PostgreSQL, each row decoded as it arrives: 100,000 rows are

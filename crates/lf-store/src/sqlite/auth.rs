@@ -17,6 +17,7 @@ use sqlx::sqlite::{SqliteConnection, SqliteQueryResult, SqliteRow};
 use sqlx::{Executor, Row, Sqlite};
 
 use super::Handle as Db;
+use super::direct::first_row;
 use super::map_direct_err;
 use crate::auth_rows::{Columns, Dialect, Holds, Query, hash_bytes, token_record};
 use crate::auth_sql::{self as sql, token_columns};
@@ -133,9 +134,7 @@ impl AuthStore for SqliteAuthStore {
         // Every authenticated HTTP request starts here: read on this thread.
         self.db
             .direct(|conn| {
-                let mut stmt = conn.prepare_cached(sql::TOKEN_BY_HASH).map_err(map_direct_err)?;
-                let mut rows = stmt.query([hash_bytes(hash)]).map_err(map_direct_err)?;
-                rows.next().map_err(map_direct_err)?.map(|row| token_record(&DirectRow(row))).transpose()
+                first_row(conn, sql::TOKEN_BY_HASH, [hash_bytes(hash)], |row| token_record(&DirectRow(row)))
             })
             .await
     }

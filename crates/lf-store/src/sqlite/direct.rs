@@ -1,5 +1,5 @@
-//! Reads on the calling thread, for the calls every client makes over and
-//! over (a lens and its version) and for the one large scan (the results of
+//! Reads on the calling thread, for the reads every call repeats (a lens and
+//! its version, a bearer token) and for the one large scan (the results of
 //! every closed battle).
 //!
 //! sqlx runs each SQLite connection on a thread of its own and hands every
@@ -115,6 +115,34 @@ pub(crate) async fn borrowing<R>(
     out
 }
 
+/// Each row `sql` answers with `params`, mapped by `f`.
+pub(crate) fn rows<T>(
+    conn: &Connection,
+    sql: &str,
+    params: impl rusqlite::Params,
+    mut f: impl FnMut(&rusqlite::Row<'_>) -> LfResult<T>,
+) -> LfResult<Vec<T>> {
+    let mut stmt = conn.prepare_cached(sql).map_err(map_direct_err)?;
+    let mut rows = stmt.query(params).map_err(map_direct_err)?;
+    let mut out = Vec::new();
+    while let Some(row) = rows.next().map_err(map_direct_err)? {
+        out.push(f(row)?);
+    }
+    Ok(out)
+}
+
+/// The first row `sql` answers with `params`, mapped by `f`, if any.
+pub(crate) fn first_row<T>(
+    conn: &Connection,
+    sql: &str,
+    params: impl rusqlite::Params,
+    f: impl FnOnce(&rusqlite::Row<'_>) -> LfResult<T>,
+) -> LfResult<Option<T>> {
+    let mut stmt = conn.prepare_cached(sql).map_err(map_direct_err)?;
+    let mut rows = stmt.query(params).map_err(map_direct_err)?;
+    rows.next().map_err(map_direct_err)?.map(f).transpose()
+}
+
 /// A rusqlite error as the domain's: INTERNAL, with the error kept as its
 /// cause (like [`crate::map_db_err`] does for sqlx).
 pub(crate) fn map_direct_err(e: rusqlite::Error) -> LfError {
@@ -123,7 +151,9 @@ pub(crate) fn map_direct_err(e: rusqlite::Error) -> LfError {
 
 /// A result row read by column position, from sqlx or from a direct reader,
 /// so that each row shape is decoded by one function. By position, not name:
-/// rusqlite finds a name by comparing it with every column's.
+/// rusqlite finds a name by comparing it with every column's, which on a
+/// lens row (22 columns) cost more than the read. (`auth_rows::Columns`
+/// reads the few-column auth rows by name, for both backends.)
 pub(crate) trait Cols {
     fn col<T>(&self, i: usize) -> LfResult<T>
     where

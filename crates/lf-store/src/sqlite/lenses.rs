@@ -12,7 +12,7 @@ use sqlx::{Connection, QueryBuilder, Row, Sqlite};
 use uuid::Uuid;
 
 use super::Handle;
-use super::direct::{Cols, map_direct_err};
+use super::direct::{Cols, first_row};
 use crate::error::{conflict_or, map_db_err};
 use crate::listing::{page_of, push_list_from, push_page};
 use crate::rows::{LensRecord, fts5_match, json_strings, params_from_json, semver, semver_parts};
@@ -264,38 +264,38 @@ fn lens_and_version(
     which: VersionSelector,
 ) -> LfResult<(Lens, LensVersion)> {
     let (lens_id, owner) = (id.as_uuid(), reach_owner(reach));
-    let (sql, version_id, (major, minor, patch)) = match which {
-        VersionSelector::Head => (LENS_AND_HEAD, None, (0, 0, 0)),
-        VersionSelector::Id(v) => (LENS_AND_VERSION_BY_ID, Some(v.as_uuid()), (0, 0, 0)),
-        VersionSelector::Semver(s) => (LENS_AND_VERSION_BY_SEMVER, None, semver_parts(s)),
-    };
-    let mut stmt = conn.prepare_cached(sql).map_err(map_direct_err)?;
+    let (asked_id, major, minor, patch);
     let mut params: Vec<(&str, &dyn rusqlite::ToSql)> = vec![("$1", &lens_id), ("$2", &owner)];
-    match which {
-        VersionSelector::Head => {}
-        VersionSelector::Id(_) => params.push(("$3", &version_id)),
-        VersionSelector::Semver(_) => {
-            params.extend([("$3", &major as _), ("$4", &minor as _), ("$5", &patch as _)])
+    let sql = match which {
+        VersionSelector::Head => LENS_AND_HEAD,
+        VersionSelector::Id(v) => {
+            asked_id = v.as_uuid();
+            params.push(("$3", &asked_id));
+            LENS_AND_VERSION_BY_ID
         }
-    }
-    let mut rows = stmt.query(params.as_slice()).map_err(map_direct_err)?;
-    let Some(row) = rows.next().map_err(map_direct_err)? else {
-        return Err(LfError::not_found("Lens", id));
+        VersionSelector::Semver(s) => {
+            (major, minor, patch) = semver_parts(s);
+            params.extend([("$3", &major as _), ("$4", &minor as _), ("$5", &patch as _)]);
+            LENS_AND_VERSION_BY_SEMVER
+        }
     };
-    let lens = lens_from_row(row)?;
-    let Some(version_id) = row.col::<Option<Uuid>>(14)? else {
-        return Err(version_not_found(id, which));
-    };
-    let version = LensVersion {
-        id: VersionId::from_uuid(version_id),
-        lens_id: id,
-        semver: semver((row.col(15)?, row.col(16)?, row.col(17)?))?,
-        body: TemplateBody::from_trusted(row.col(18)?),
-        params: params_from_json(&row.col::<String>(21)?)?,
-        changelog: row.col(19)?,
-        created_at: Timestamp::from_micros(row.col(20)?),
-    };
-    Ok((lens, version))
+    let found = first_row(conn, sql, params.as_slice(), |row| {
+        let lens = lens_from_row(row)?;
+        let Some(version_id) = row.col::<Option<Uuid>>(14)? else {
+            return Err(version_not_found(id, which));
+        };
+        let version = LensVersion {
+            id: VersionId::from_uuid(version_id),
+            lens_id: id,
+            semver: semver((row.col(15)?, row.col(16)?, row.col(17)?))?,
+            body: TemplateBody::from_trusted(row.col(18)?),
+            params: params_from_json(&row.col::<String>(21)?)?,
+            changelog: row.col(19)?,
+            created_at: Timestamp::from_micros(row.col(20)?),
+        };
+        Ok((lens, version))
+    })?;
+    found.ok_or_else(|| LfError::not_found("Lens", id))
 }
 
 /// [`LensStore`] over SQLite.

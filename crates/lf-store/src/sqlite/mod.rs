@@ -33,7 +33,7 @@ use sqlx::{ConnectOptions, Connection};
 use tokio::sync::{MappedMutexGuard, Mutex, MutexGuard};
 
 use self::direct::DirectReaders;
-pub(crate) use self::direct::map_direct_err;
+pub(crate) use self::direct::{map_direct_err, rows};
 
 pub(crate) use auth::SqliteAuthStore;
 pub(crate) use lenses::SqliteLensStore;
