@@ -271,8 +271,17 @@ pub(crate) fn pin_this_process(core: usize) {
     }
 }
 
+/// The server binary to measure: `--bin PATH` when given (to compare two
+/// builds), else `package` built in release mode.
+pub(crate) fn server_binary(args: &[String], root: &Path, package: &str) -> Result<PathBuf, String> {
+    match args.windows(2).find(|w| w[0] == "--bin") {
+        Some(w) => Ok(PathBuf::from(&w[1])),
+        None => build_release(root, package),
+    }
+}
+
 /// Builds `package` in release mode; the path of its binary.
-pub(crate) fn build_release(root: &Path, package: &str) -> Result<PathBuf, String> {
+fn build_release(root: &Path, package: &str) -> Result<PathBuf, String> {
     let status = std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
         .args(["build", "--release", "-p", package])
         .current_dir(root)
@@ -290,7 +299,9 @@ pub fn stdio(args: &[String], root: &Path) -> Result<(), String> {
     let n = arg_usize(args, "--lenses", 10_000);
     let calls = arg_usize(args, "--calls", 20_000) as u64;
     let rounds = arg_usize(args, "--rounds", 3);
-    let bin = build_release(root, "lf-mcp-stdio")?;
+    let bin = server_binary(args, root, "lf-mcp-stdio")?;
+    // The server runs on core 0; the client stays on the other.
+    pin_this_process(1);
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| e.to_string())?;
     rt.block_on(async {
         let dir = workdir("bench-stdio");

@@ -16,7 +16,7 @@ use hyper_util::rt::TokioIo;
 use lf_core::LensId;
 use serde_json::{Value, json};
 
-use crate::bench::{arg_usize, build_release, percentile, pin_this_process, seed, server_command, workdir};
+use crate::bench::{arg_usize, percentile, pin_this_process, seed, server_binary, server_command, workdir};
 
 fn body(id: u64, lens: &LensId) -> Bytes {
     let call = if id.is_multiple_of(2) {
@@ -115,7 +115,7 @@ async fn level(
 pub fn run(args: &[String], root: &Path) -> Result<(), String> {
     let n = arg_usize(args, "--lenses", 10_000);
     let total = arg_usize(args, "--requests", 20_000) as u64;
-    let bin = build_release(root, "lf-mcp-http")?;
+    let bin = server_binary(args, root, "lf-mcp-http")?;
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| e.to_string())?;
     rt.block_on(async {
         let dir = workdir("bench-http");

@@ -215,7 +215,7 @@ where
     R: AsyncRead + Send + Unpin + 'static,
     W: AsyncWrite + Send + Unpin + 'static,
 {
-    let (transport, pump) = transport::lines(reader, writer);
+    let (transport, pump) = transport::lines(reader, writer, server.clone());
     let session = match server.serve(transport).await {
         Ok(running) => running
             .waiting()

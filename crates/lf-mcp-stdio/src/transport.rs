@@ -10,20 +10,38 @@
 //!   message answers `-32600`/`-32602` (with its id when it has one), a line
 //!   longer than [`MAX_LINE`] answers `-32600`; the session goes on;
 //! - answers are written through a buffer flushed whenever no other answer is
-//!   ready, so pipelined calls share writes.
+//!   ready, so pipelined calls share writes;
+//! - once the server has answered `initialize`, a plain `tools/call` (no
+//!   protocol version in its `_meta`) is answered by the transport itself
+//!   through [`LfServer::call`], the call rmcp's handler would make: rmcp's
+//!   per-request machinery (a cancellation token, a context, a spawned task
+//!   and three channel hops per call) cost more than the call itself. A call
+//!   is run on the reader's task; one that does not finish at once goes on in
+//!   a task of its own (at most [`QUEUE`] of them), and
+//!   `notifications/cancelled` stops it without an answer. Everything else
+//!   (the handshake, lists, prompts, inline-era requests, broken calls) is
+//!   rmcp's.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::future::Future;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::task::Poll;
 
+use lf_tools::LfServer;
 use rmcp::RoleServer;
 use rmcp::model::{
-    CallToolRequest, ClientJsonRpcMessage, ClientRequest, JsonRpcRequest, ServerJsonRpcMessage,
+    CallToolRequest, CallToolRequestMethod, CallToolResponse, ClientJsonRpcMessage, ClientNotification,
+    ClientRequest, InputResponses, JsonObject, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest,
+    JsonRpcResponse, JsonRpcVersion2_0, ProtocolVersion, RequestId, RequestMetaObject, ServerJsonRpcMessage,
+    ServerResult,
 };
 use rmcp::transport::Transport;
+use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
-use tokio::sync::mpsc;
-use tokio::task::JoinHandle;
+use tokio::sync::{Semaphore, mpsc};
+use tokio::task::{AbortHandle, JoinHandle};
 
 /// Parsed messages waiting for the server.
 pub const QUEUE: usize = 256;
@@ -41,6 +59,127 @@ enum Out {
 pub struct LineTransport {
     incoming: mpsc::Receiver<ClientJsonRpcMessage>,
     outgoing: mpsc::Sender<Out>,
+    /// Set when the server answers `initialize` (see [`Direct`]).
+    initialized: Negotiated,
+}
+
+/// The protocol version the server's answer to `initialize` names, once it
+/// has answered.
+type Negotiated = Arc<OnceLock<ProtocolVersion>>;
+
+/// The tool calls the transport answers itself (see the module's docs).
+struct Direct {
+    server: LfServer,
+    /// Whether the server has answered `initialize`, and with which version.
+    initialized: Negotiated,
+    /// Calls still running in tasks of their own, to cancel them.
+    running: Arc<Mutex<HashMap<RequestId, AbortHandle>>>,
+    /// Bounds how many of those there are.
+    slots: Arc<Semaphore>,
+}
+
+/// A `tools/call` line, read for the transport's own answer. rmcp reads the
+/// same line through two layers of buffered (flattened) fields; this reads
+/// the same fields, with the same types, straight from the text. A line
+/// this does not read goes to rmcp's reader.
+#[derive(Deserialize)]
+struct ToolCall {
+    #[serde(rename = "jsonrpc")]
+    _jsonrpc: JsonRpcVersion2_0,
+    id: RequestId,
+    #[serde(rename = "method")]
+    _method: CallToolRequestMethod,
+    params: ToolCallParams,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ToolCallParams {
+    #[serde(rename = "_meta")]
+    meta: Option<RequestMetaObject>,
+    name: String,
+    arguments: Option<JsonObject>,
+    // Read so that a call rmcp would refuse for them is refused alike;
+    // the catalog's handler does not use them.
+    #[serde(rename = "inputResponses")]
+    _input_responses: Option<InputResponses>,
+    #[serde(rename = "requestState")]
+    _request_state: Option<String>,
+}
+
+impl Direct {
+    /// Whether this call is the transport's to answer: only in a session
+    /// opened by `initialize`, and only when the call names no protocol
+    /// version of its own (rmcp checks such a call against the versions it
+    /// supports and the inline era's required metadata).
+    fn takes(&self, call: &ToolCall) -> bool {
+        self.initialized.get().is_some()
+            && call.params.meta.as_ref().is_none_or(|meta| meta.protocol_version().is_none())
+    }
+
+    /// Runs `call` and queues its answer. A call that does not finish on its
+    /// first poll continues in a task of its own, so reading goes on.
+    async fn answer(&self, call: ToolCall, out: &mpsc::Sender<Out>) -> Result<(), Closed> {
+        let id = call.id.clone();
+        let Some(version) = self.initialized.get().cloned() else { return Err(Closed) };
+        let mut reply = Box::pin(respond(self.server.clone(), call, version));
+        if let Poll::Ready(message) = std::future::poll_fn(|cx| Poll::Ready(reply.as_mut().poll(cx))).await {
+            return out.send(Out::Message(Box::new(message))).await.map_err(|_| Closed);
+        }
+        let Ok(slot) = self.slots.clone().acquire_owned().await else { return Err(Closed) };
+        let (running, out) = (self.running.clone(), out.clone());
+        let key = id.clone();
+        // Registered under the lock the task takes to unregister, so that a
+        // task finishing at once on another thread cannot leave its entry.
+        let mut calls = self.running.lock().unwrap_or_else(|e| e.into_inner());
+        let task = tokio::spawn(async move {
+            let message = reply.await;
+            running.lock().unwrap_or_else(|e| e.into_inner()).remove(&key);
+            drop(slot);
+            let _ = out.send(Out::Message(Box::new(message))).await;
+        });
+        calls.insert(id, task.abort_handle());
+        Ok(())
+    }
+
+    /// Stops a running call the client cancelled; it gets no answer.
+    fn cancel(&self, message: &ClientJsonRpcMessage) {
+        if let JsonRpcMessage::Notification(JsonRpcNotification {
+            notification: ClientNotification::CancelledNotification(cancelled),
+            ..
+        }) = message
+            && let Some(id) = &cancelled.params.request_id
+            && let Some(task) = self.running.lock().unwrap_or_else(|e| e.into_inner()).remove(id)
+        {
+            task.abort();
+        }
+    }
+}
+
+/// The answer rmcp's handler gives a tool call in a session of protocol
+/// `version`: the result in that version's shape (rmcp's `handle_request`
+/// does the same to every result).
+async fn respond(server: LfServer, call: ToolCall, version: ProtocolVersion) -> ServerJsonRpcMessage {
+    let ToolCall { id, params, .. } = call;
+    let inline_era = version.as_str() >= ProtocolVersion::V_2026_07_28.as_str();
+    match server.call(&params.name, params.arguments.unwrap_or_default()).await {
+        Ok(result) => {
+            let mut result = ServerResult::from(CallToolResponse::from(result));
+            if inline_era {
+                result.fill_missing_cache_hints();
+            } else {
+                result.strip_result_type_for_legacy_peer();
+                result.strip_non_object_output_for_legacy_peer();
+            }
+            ServerJsonRpcMessage::response(result, id)
+        }
+        Err(mut error) => {
+            if inline_era && error.code == rmcp::model::ErrorCode::RESOURCE_NOT_FOUND {
+                error.code = rmcp::model::ErrorCode::INVALID_PARAMS;
+            }
+            ServerJsonRpcMessage::error(error, Some(id))
+        }
+    }
 }
 
 /// The tasks behind a [`LineTransport`]: wait for them after the session so
@@ -92,6 +231,7 @@ async fn read_loop<R: AsyncRead + Unpin>(
     reader: R,
     incoming: mpsc::Sender<ClientJsonRpcMessage>,
     outgoing: mpsc::Sender<Out>,
+    direct: Direct,
 ) {
     let mut reader = BufReader::with_capacity(64 * 1024, reader);
     let mut line = Vec::with_capacity(4096);
@@ -146,8 +286,17 @@ async fn read_loop<R: AsyncRead + Unpin>(
         if text.is_empty() {
             continue;
         }
+        if let Ok(call) = serde_json::from_slice::<ToolCall>(text)
+            && direct.takes(&call)
+        {
+            if direct.answer(call, &outgoing).await.is_err() {
+                return;
+            }
+            continue;
+        }
         match parse_message(text) {
             Ok(msg) => {
+                direct.cancel(&msg);
                 if incoming.send(msg).await.is_err() {
                     return;
                 }
@@ -217,17 +366,26 @@ async fn write_loop<W: AsyncWrite + Unpin>(
     out.flush().await
 }
 
-/// A transport over `reader`/`writer` and the tasks that feed it.
-pub fn lines<R, W>(reader: R, writer: W) -> (LineTransport, Pump)
+/// A transport over `reader`/`writer` and the tasks that feed it. It answers
+/// plain tool calls itself once the session is initialized (see the
+/// module's docs): `server` must be the one rmcp serves on it.
+pub fn lines<R, W>(reader: R, writer: W, server: LfServer) -> (LineTransport, Pump)
 where
     R: AsyncRead + Send + Unpin + 'static,
     W: AsyncWrite + Send + Unpin + 'static,
 {
     let (in_tx, in_rx) = mpsc::channel(QUEUE);
     let (out_tx, out_rx) = mpsc::channel(QUEUE);
-    let reader = tokio::spawn(read_loop(reader, in_tx, out_tx.clone()));
+    let initialized = Negotiated::default();
+    let direct = Direct {
+        server,
+        initialized: initialized.clone(),
+        running: Arc::default(),
+        slots: Arc::new(Semaphore::new(QUEUE)),
+    };
+    let reader = tokio::spawn(read_loop(reader, in_tx, out_tx.clone(), direct));
     let writer = tokio::spawn(write_loop(writer, out_rx));
-    (LineTransport { incoming: in_rx, outgoing: out_tx }, Pump { reader, writer })
+    (LineTransport { incoming: in_rx, outgoing: out_tx, initialized }, Pump { reader, writer })
 }
 
 /// The output side has closed: the client went away.
@@ -253,6 +411,13 @@ impl Transport<RoleServer> for LineTransport {
         &mut self,
         item: ServerJsonRpcMessage,
     ) -> impl Future<Output = Result<(), Closed>> + Send + 'static {
+        if let JsonRpcMessage::Response(JsonRpcResponse {
+            result: ServerResult::InitializeResult(init),
+            ..
+        }) = &item
+        {
+            let _ = self.initialized.set(init.protocol_version.clone());
+        }
         let tx = self.outgoing.clone();
         async move { tx.send(Out::Message(Box::new(item))).await.map_err(|_| Closed) }
     }
@@ -298,6 +463,58 @@ mod tests {
         let direct = parse_message(lines[1].as_bytes()).unwrap();
         let ClientJsonRpcMessage::Request(r) = direct else { panic!("not a request") };
         assert!(matches!(r.request, ClientRequest::CallToolRequest(_)));
+    }
+
+    /// The transport's own reading of a tool call takes exactly the calls
+    /// rmcp reads as tool calls, with the same id, name, arguments and
+    /// `_meta`.
+    #[test]
+    fn tool_calls_read_for_direct_answers_as_rmcp_reads_them() {
+        use rmcp::model::GetExtensions;
+        let lines = [
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get_lens","arguments":{"lens_id":"x","n":1.5}}}"#,
+            r#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"n","_meta":{"progressToken":1}},"extra":true}"#,
+            r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"n","_meta":null,"arguments":null}}"#,
+            r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"n","requestState":"s","inputResponses":{"k":{}}}}"#,
+            r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"n","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#,
+            // Not tool calls, or broken ones.
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"n","_meta":"x"}}"#,
+            r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"n","requestState":3}}"#,
+            r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"n","inputResponses":[]}}"#,
+            r#"{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"n","arguments":[1]}}"#,
+            r#"{"jsonrpc":"1.0","id":11,"method":"tools/call","params":{"name":"n"}}"#,
+            r#"{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"n"}}"#,
+            r#"{"jsonrpc":"2.0","id":12,"method":"tools/list","params":{"name":"n"}}"#,
+            r#"{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"arguments":{}}}"#,
+            r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"n"}}"#,
+        ];
+        let mut direct = 0;
+        for line in lines {
+            let ours = serde_json::from_slice::<ToolCall>(line.as_bytes()).ok();
+            let rmcps = match serde_json::from_str::<ClientJsonRpcMessage>(line) {
+                Ok(ClientJsonRpcMessage::Request(JsonRpcRequest {
+                    id,
+                    request: ClientRequest::CallToolRequest(call),
+                    ..
+                })) => Some((id, call)),
+                _ => None,
+            };
+            match (ours, rmcps) {
+                (None, None) => {}
+                (Some(ours), Some((id, call))) => {
+                    direct += 1;
+                    assert_eq!(ours.id, id, "{line}");
+                    assert_eq!(ours.params.name, call.params.name, "{line}");
+                    assert_eq!(ours.params.arguments, call.params.arguments, "{line}");
+                    let meta = call.extensions().get::<RequestMetaObject>().cloned().unwrap_or_default();
+                    assert_eq!(ours.params.meta.unwrap_or_default(), meta, "{line}");
+                }
+                (ours, rmcps) => {
+                    panic!("{line}: read directly {}, by rmcp {}", ours.is_some(), rmcps.is_some())
+                }
+            }
+        }
+        assert_eq!(direct, 5);
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! Measures a lens store on a generated catalog: a point read as get_lens
-//! and run_lens make it (the lens, then its head version with parameters),
+//! and run_lens make it (the lens and its head version with parameters),
 //! and search latency for selective and broad queries, as the service (stdio)
 //! and as a signed-in lenser (HTTP) would search.
 //!
@@ -159,12 +159,12 @@ async fn main() {
     for i in 0..20_000 {
         let id = ids[(i * 7919) % ids.len()];
         let t = Instant::now();
-        let lens = store.get_lens(Reach::Everything, id).await.unwrap();
-        let version = store.get_version(Reach::Everything, id, VersionSelector::Head).await.unwrap();
+        let (lens, version) =
+            store.get_lens_and_version(Reach::Everything, id, VersionSelector::Head).await.unwrap();
         samples.push(t.elapsed());
         assert_eq!(lens.head_version_id, version.id);
     }
-    report("get_lens + head version", samples);
+    report("get_lens_and_version (head)", samples);
 
     let me = LenserId::new();
     // A word from the long tail, and one from the middle with a common one.

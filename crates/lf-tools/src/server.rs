@@ -141,7 +141,7 @@ impl LfServer {
             Ok(mut value) => {
                 sanitize_value(&mut value);
                 let reasons = injection_reasons(&value);
-                let mut result = CallToolResult::structured(value);
+                let mut result = structured(value);
                 if !reasons.is_empty() {
                     tracing::warn!(tool = name, reasons = ?reasons, "result flagged as possible prompt injection");
                     result.content.push(ContentBlock::text(injection_note(&reasons)));
@@ -151,6 +151,16 @@ impl LfServer {
             Err(err) => error_result(name, &err),
         })
     }
+}
+
+/// [`CallToolResult::structured`], with the JSON text written by
+/// `serde_json::to_string`: the `Display` that method uses writes through
+/// `fmt`, a call per fragment, which showed in the stdio profile.
+fn structured(value: serde_json::Value) -> CallToolResult {
+    let text = serde_json::to_string(&value).unwrap_or_else(|_| value.to_string());
+    let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+    result.structured_content = Some(value);
+    result
 }
 
 fn prompt_error(err: LfError) -> McpError {
@@ -293,5 +303,16 @@ impl ServerHandler for LfServer {
             CompletionInfo::with_pagination(shown, Some(total as u32), total > CompletionInfo::MAX_VALUES)
                 .map_err(|e| McpError::internal_error(e, None))?;
         Ok(CompleteResult::new(info))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn structured_results_are_rmcps() {
+        let value = serde_json::json!({"a": "x\"y\n\u{1F980}", "b": [1, 2.5, null, true], "c": {}});
+        assert_eq!(structured(value.clone()), CallToolResult::structured(value));
     }
 }
