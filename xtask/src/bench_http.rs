@@ -66,6 +66,8 @@ async fn connection(
             .header("authorization", &auth)
             .header("content-type", "application/json")
             .header("accept", "application/json, text/event-stream")
+            // As a client sends it after initializing.
+            .header("mcp-protocol-version", "2025-11-25")
             .body(Full::new(body(id, lens)))
             .map_err(|e| e.to_string())?;
         let started = Instant::now();

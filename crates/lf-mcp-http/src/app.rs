@@ -24,9 +24,34 @@ use crate::inflight::InFlight;
 use crate::oauth::{self, Limits};
 use crate::responses::json_error;
 
-/// What every request handler can reach.
+/// What every request handler can reach. Every layer clones it for each
+/// request, so it is one shared reference.
 #[derive(Clone)]
-pub struct AppState {
+pub struct AppState(Arc<Shared>);
+
+impl AppState {
+    pub fn new(shared: Shared) -> Self {
+        Self(Arc::new(shared))
+    }
+
+    /// The same state with another account service (tests give theirs a
+    /// fixed clock).
+    pub fn with_auth(&self, auth: Arc<AuthService>) -> Self {
+        Self::new(Shared { auth, ..(*self.0).clone() })
+    }
+}
+
+impl std::ops::Deref for AppState {
+    type Target = Shared;
+
+    fn deref(&self) -> &Shared {
+        &self.0
+    }
+}
+
+/// The contents of [`AppState`].
+#[derive(Clone)]
+pub struct Shared {
     pub config: Arc<HttpConfig>,
     pub gate: Arc<Gate>,
     /// The lenser unauthenticated requests act as, in development mode.

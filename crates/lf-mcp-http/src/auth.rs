@@ -1,13 +1,20 @@
 //! Who is calling `/mcp`: the bearer token, resolved to a Lenser with its
 //! scopes, or the development lenser. Everything else is answered here with
 //! 400, 401 or 403 before rmcp sees the request.
+//!
+//! Without sessions, a plain tool call that rmcp's checks would pass is
+//! answered here too (see [`direct_version`] and [`lf_tools::direct`]):
+//! rmcp serves each stateless request with a one-shot service of its own,
+//! which cost more than the call.
 
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use http::{HeaderValue, Method, StatusCode, header};
 use lf_core::{Principal, Scopes, clip};
+use lf_tools::direct::{ToolCall, is_inline_era};
+use rmcp::model::ProtocolVersion;
 use serde_json::Value;
 
 use crate::app::AppState;
@@ -117,6 +124,17 @@ pub async fn authenticate(State(state): State<AppState>, request: Request, next:
     };
     let mut claim = None;
     if parts.method == Method::POST {
+        if !state.config.sessions
+            && let Some(version) = direct_version(&parts.headers)
+            && let Some(call) = ToolCall::parse(&bytes)
+            && !call.names_protocol_version()
+        {
+            if let Some(refusal) = scope_refusal(&state, &principal, call.tool()) {
+                return refusal;
+            }
+            let message = state.server.answer(principal, call, &version).await;
+            return json_message(&message);
+        }
         let message: Value = match serde_json::from_slice(&bytes) {
             Ok(v) => v,
             Err(e) => {
@@ -134,12 +152,10 @@ pub async fn authenticate(State(state): State<AppState>, request: Request, next:
                 "Invalid Request: JSON-RPC batches are not supported; send one message per request",
             );
         }
-        if let Principal::Lenser { scopes, .. } = &principal
-            && let Some(tool) = tool_called(&message)
-            && let Some(needed) = state.server.required_scope(tool)
-            && !scopes.allows(needed)
+        if let Some(tool) = tool_called(&message)
+            && let Some(refusal) = scope_refusal(&state, &principal, tool)
         {
-            return insufficient_scope(&state, tool);
+            return refusal;
         }
         if let (Some(inflight), Some((session, id))) = (&state.inflight, session_request(&parts, &message)) {
             match inflight.claim(session, id) {
@@ -174,6 +190,64 @@ fn session_request<'a>(parts: &'a http::request::Parts, message: &'a Value) -> O
 fn tool_called(message: &Value) -> Option<&str> {
     (message.get("method")?.as_str()? == "tools/call").then_some(())?;
     message.get("params")?.get("name")?.as_str()
+}
+
+/// The protocol version of a stateless request whose headers pass rmcp's
+/// checks as they stand, for a direct answer: it accepts JSON and event
+/// streams (listed plainly; a list with parameters or quotes is left to
+/// rmcp's reading), sends JSON, and names one known version before the
+/// inline era (none means 2025-03-26, as rmcp takes it). From 2026-07-28 on,
+/// rmcp checks the standard headers and per-request metadata: those
+/// requests stay rmcp's.
+fn direct_version(headers: &http::HeaderMap) -> Option<ProtocolVersion> {
+    let (mut json, mut sse) = (false, false);
+    for value in headers.get_all(header::ACCEPT) {
+        for entry in value.to_str().ok()?.split(',') {
+            let entry = entry.trim();
+            if entry.contains([';', '"']) {
+                return None;
+            }
+            json |= entry.eq_ignore_ascii_case("application/json");
+            sse |= entry.eq_ignore_ascii_case("text/event-stream");
+        }
+    }
+    let content_type = headers.get(header::CONTENT_TYPE)?.to_str().ok()?;
+    let essence = content_type.split_once(';').map_or(content_type, |(essence, _)| essence);
+    if !(json && sse && essence.trim().eq_ignore_ascii_case("application/json")) {
+        return None;
+    }
+    let mut versions = headers.get_all("mcp-protocol-version").iter();
+    let version = match (versions.next(), versions.next()) {
+        (None, _) => ProtocolVersion::V_2025_03_26,
+        (Some(v), None) => {
+            let v = v.to_str().ok()?;
+            ProtocolVersion::KNOWN_VERSIONS.iter().find(|known| known.as_str() == v)?.clone()
+        }
+        (Some(_), Some(_)) => return None,
+    };
+    (!is_inline_era(&version)).then_some(version)
+}
+
+/// A JSON-RPC message as rmcp answers a stateless request in JSON.
+fn json_message(message: &rmcp::model::ServerJsonRpcMessage) -> Response {
+    match serde_json::to_vec(message) {
+        Ok(body) => Response::builder()
+            .status(StatusCode::OK)
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from(body))
+            .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response()),
+        Err(e) => {
+            tracing::error!(error = %e, "an answer could not be serialized");
+            StatusCode::INTERNAL_SERVER_ERROR.into_response()
+        }
+    }
+}
+
+/// 403 when `principal` is a Lenser whose token lacks the scope `tool` needs.
+fn scope_refusal(state: &AppState, principal: &Principal, tool: &str) -> Option<Response> {
+    let Principal::Lenser { scopes, .. } = principal else { return None };
+    let needed = state.server.required_scope(tool)?;
+    (!scopes.allows(needed)).then(|| insufficient_scope(state, tool))
 }
 
 /// 403 for a token without the scope a tool needs (RFC 6750 §3.1).

@@ -83,7 +83,7 @@ pub async fn prepare(mut config: HttpConfig) -> Result<Prepared, String> {
         config.model.clone(),
         Principal::Service { acting_as: None },
     );
-    let state = AppState {
+    let state = AppState::new(app::Shared {
         resource: config.resource().into(),
         config: Arc::new(config),
         gate: Arc::new(gate),
@@ -92,7 +92,7 @@ pub async fn prepare(mut config: HttpConfig) -> Result<Prepared, String> {
         auth: Arc::new(auth),
         limits: Arc::new(oauth::Limits::new()),
         inflight: sessions.then(|| Arc::new(inflight::InFlight::default())),
-    };
+    });
     Ok(Prepared { listener, state, db })
 }
 

@@ -13,9 +13,10 @@
 //!   ready, so pipelined calls share writes;
 //! - once the server has answered `initialize`, a plain `tools/call` (no
 //!   protocol version in its `_meta`) is answered by the transport itself
-//!   through [`LfServer::call`], the call rmcp's handler would make: rmcp's
-//!   per-request machinery (a cancellation token, a context, a spawned task
-//!   and three channel hops per call) cost more than the call itself. A call
+//!   (see [`lf_tools::direct`]) with the answer rmcp would give for the
+//!   negotiated version: rmcp's per-request machinery (a cancellation token,
+//!   a context, a spawned task and three channel hops per call) cost more
+//!   than the call itself. A call
 //!   is run on the reader's task; one that does not finish at once goes on in
 //!   a task of its own (at most [`QUEUE`] of them), and
 //!   `notifications/cancelled` stops it without an answer. Everything else
@@ -29,15 +30,14 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::task::Poll;
 
 use lf_tools::LfServer;
+use lf_tools::direct::ToolCall;
 use rmcp::RoleServer;
 use rmcp::model::{
-    CallToolRequest, CallToolRequestMethod, CallToolResponse, ClientJsonRpcMessage, ClientNotification,
-    ClientRequest, InputResponses, JsonObject, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest,
-    JsonRpcResponse, JsonRpcVersion2_0, ProtocolVersion, RequestId, RequestMetaObject, ServerJsonRpcMessage,
+    CallToolRequest, ClientJsonRpcMessage, ClientNotification, ClientRequest, JsonRpcMessage,
+    JsonRpcNotification, JsonRpcRequest, JsonRpcResponse, ProtocolVersion, RequestId, ServerJsonRpcMessage,
     ServerResult,
 };
 use rmcp::transport::Transport;
-use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
 use tokio::sync::{Semaphore, mpsc};
@@ -78,51 +78,23 @@ struct Direct {
     slots: Arc<Semaphore>,
 }
 
-/// A `tools/call` line, read for the transport's own answer. rmcp reads the
-/// same line through two layers of buffered (flattened) fields; this reads
-/// the same fields, with the same types, straight from the text. A line
-/// this does not read goes to rmcp's reader.
-#[derive(Deserialize)]
-struct ToolCall {
-    #[serde(rename = "jsonrpc")]
-    _jsonrpc: JsonRpcVersion2_0,
-    id: RequestId,
-    #[serde(rename = "method")]
-    _method: CallToolRequestMethod,
-    params: ToolCallParams,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ToolCallParams {
-    #[serde(rename = "_meta")]
-    meta: Option<RequestMetaObject>,
-    name: String,
-    arguments: Option<JsonObject>,
-    // Read so that a call rmcp would refuse for them is refused alike;
-    // the catalog's handler does not use them.
-    #[serde(rename = "inputResponses")]
-    _input_responses: Option<InputResponses>,
-    #[serde(rename = "requestState")]
-    _request_state: Option<String>,
-}
-
 impl Direct {
     /// Whether this call is the transport's to answer: only in a session
     /// opened by `initialize`, and only when the call names no protocol
     /// version of its own (rmcp checks such a call against the versions it
     /// supports and the inline era's required metadata).
     fn takes(&self, call: &ToolCall) -> bool {
-        self.initialized.get().is_some()
-            && call.params.meta.as_ref().is_none_or(|meta| meta.protocol_version().is_none())
+        self.initialized.get().is_some() && !call.names_protocol_version()
     }
 
     /// Runs `call` and queues its answer. A call that does not finish on its
     /// first poll continues in a task of its own, so reading goes on.
     async fn answer(&self, call: ToolCall, out: &mpsc::Sender<Out>) -> Result<(), Closed> {
-        let id = call.id.clone();
+        let id = call.id().clone();
         let Some(version) = self.initialized.get().cloned() else { return Err(Closed) };
-        let mut reply = Box::pin(respond(self.server.clone(), call, version));
+        let server = self.server.clone();
+        let mut reply =
+            Box::pin(async move { server.answer(server.principal().clone(), call, &version).await });
         if let Poll::Ready(message) = std::future::poll_fn(|cx| Poll::Ready(reply.as_mut().poll(cx))).await {
             return out.send(Out::Message(Box::new(message))).await.map_err(|_| Closed);
         }
@@ -152,32 +124,6 @@ impl Direct {
             && let Some(task) = self.running.lock().unwrap_or_else(|e| e.into_inner()).remove(id)
         {
             task.abort();
-        }
-    }
-}
-
-/// The answer rmcp's handler gives a tool call in a session of protocol
-/// `version`: the result in that version's shape (rmcp's `handle_request`
-/// does the same to every result).
-async fn respond(server: LfServer, call: ToolCall, version: ProtocolVersion) -> ServerJsonRpcMessage {
-    let ToolCall { id, params, .. } = call;
-    let inline_era = version.as_str() >= ProtocolVersion::V_2026_07_28.as_str();
-    match server.call(&params.name, params.arguments.unwrap_or_default()).await {
-        Ok(result) => {
-            let mut result = ServerResult::from(CallToolResponse::from(result));
-            if inline_era {
-                result.fill_missing_cache_hints();
-            } else {
-                result.strip_result_type_for_legacy_peer();
-                result.strip_non_object_output_for_legacy_peer();
-            }
-            ServerJsonRpcMessage::response(result, id)
-        }
-        Err(mut error) => {
-            if inline_era && error.code == rmcp::model::ErrorCode::RESOURCE_NOT_FOUND {
-                error.code = rmcp::model::ErrorCode::INVALID_PARAMS;
-            }
-            ServerJsonRpcMessage::error(error, Some(id))
         }
     }
 }
@@ -286,7 +232,7 @@ async fn read_loop<R: AsyncRead + Unpin>(
         if text.is_empty() {
             continue;
         }
-        if let Ok(call) = serde_json::from_slice::<ToolCall>(text)
+        if let Some(call) = ToolCall::parse(text)
             && direct.takes(&call)
         {
             if direct.answer(call, &outgoing).await.is_err() {
@@ -463,58 +409,6 @@ mod tests {
         let direct = parse_message(lines[1].as_bytes()).unwrap();
         let ClientJsonRpcMessage::Request(r) = direct else { panic!("not a request") };
         assert!(matches!(r.request, ClientRequest::CallToolRequest(_)));
-    }
-
-    /// The transport's own reading of a tool call takes exactly the calls
-    /// rmcp reads as tool calls, with the same id, name, arguments and
-    /// `_meta`.
-    #[test]
-    fn tool_calls_read_for_direct_answers_as_rmcp_reads_them() {
-        use rmcp::model::GetExtensions;
-        let lines = [
-            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get_lens","arguments":{"lens_id":"x","n":1.5}}}"#,
-            r#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"n","_meta":{"progressToken":1}},"extra":true}"#,
-            r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"n","_meta":null,"arguments":null}}"#,
-            r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"n","requestState":"s","inputResponses":{"k":{}}}}"#,
-            r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"n","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#,
-            // Not tool calls, or broken ones.
-            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"n","_meta":"x"}}"#,
-            r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"n","requestState":3}}"#,
-            r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"n","inputResponses":[]}}"#,
-            r#"{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"n","arguments":[1]}}"#,
-            r#"{"jsonrpc":"1.0","id":11,"method":"tools/call","params":{"name":"n"}}"#,
-            r#"{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"n"}}"#,
-            r#"{"jsonrpc":"2.0","id":12,"method":"tools/list","params":{"name":"n"}}"#,
-            r#"{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"arguments":{}}}"#,
-            r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"n"}}"#,
-        ];
-        let mut direct = 0;
-        for line in lines {
-            let ours = serde_json::from_slice::<ToolCall>(line.as_bytes()).ok();
-            let rmcps = match serde_json::from_str::<ClientJsonRpcMessage>(line) {
-                Ok(ClientJsonRpcMessage::Request(JsonRpcRequest {
-                    id,
-                    request: ClientRequest::CallToolRequest(call),
-                    ..
-                })) => Some((id, call)),
-                _ => None,
-            };
-            match (ours, rmcps) {
-                (None, None) => {}
-                (Some(ours), Some((id, call))) => {
-                    direct += 1;
-                    assert_eq!(ours.id, id, "{line}");
-                    assert_eq!(ours.params.name, call.params.name, "{line}");
-                    assert_eq!(ours.params.arguments, call.params.arguments, "{line}");
-                    let meta = call.extensions().get::<RequestMetaObject>().cloned().unwrap_or_default();
-                    assert_eq!(ours.params.meta.unwrap_or_default(), meta, "{line}");
-                }
-                (ours, rmcps) => {
-                    panic!("{line}: read directly {}, by rmcp {}", ours.is_some(), rmcps.is_some())
-                }
-            }
-        }
-        assert_eq!(direct, 5);
     }
 
     #[test]

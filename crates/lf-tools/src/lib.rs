@@ -16,6 +16,7 @@
 
 mod catalog;
 mod convert;
+pub mod direct;
 pub mod groups;
 mod hygiene;
 mod json_schema;

@@ -78,8 +78,8 @@ impl Server {
             ));
             let auth_config =
                 AuthConfig { resources: vec![prepared.state.resource.to_string()], ..AuthConfig::default() };
-            prepared.state.auth =
-                Arc::new(AuthService::new(prepared.db.auth_store(), c.clone(), auth_config));
+            let auth = Arc::new(AuthService::new(prepared.db.auth_store(), c.clone(), auth_config));
+            prepared.state = prepared.state.with_auth(auth);
             clock = Some(c);
         }
         let auth = prepared.state.auth.clone();
