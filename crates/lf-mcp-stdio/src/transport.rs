@@ -79,19 +79,25 @@ struct Direct {
 }
 
 impl Direct {
-    /// Whether this call is the transport's to answer: only in a session
-    /// opened by `initialize`, and only when the call names no protocol
-    /// version of its own (rmcp checks such a call against the versions it
-    /// supports and the inline era's required metadata).
-    fn takes(&self, call: &ToolCall) -> bool {
-        self.initialized.get().is_some() && !call.names_protocol_version()
+    /// The session's protocol version when this call is the transport's to
+    /// answer: only in a session opened by `initialize`, and only when the
+    /// call names no protocol version of its own (rmcp checks such a call
+    /// against the versions it supports and the inline era's required
+    /// metadata).
+    fn takes(&self, call: &ToolCall) -> Option<ProtocolVersion> {
+        let version = self.initialized.get()?;
+        (!call.names_protocol_version()).then(|| version.clone())
     }
 
     /// Runs `call` and queues its answer. A call that does not finish on its
     /// first poll continues in a task of its own, so reading goes on.
-    async fn answer(&self, call: ToolCall, out: &mpsc::Sender<Out>) -> Result<(), Closed> {
+    async fn answer(
+        &self,
+        call: ToolCall,
+        version: ProtocolVersion,
+        out: &mpsc::Sender<Out>,
+    ) -> Result<(), Closed> {
         let id = call.id().clone();
-        let Some(version) = self.initialized.get().cloned() else { return Err(Closed) };
         let server = self.server.clone();
         let mut reply =
             Box::pin(async move { server.answer(server.principal().clone(), call, &version).await });
@@ -233,9 +239,9 @@ async fn read_loop<R: AsyncRead + Unpin>(
             continue;
         }
         if let Some(call) = ToolCall::parse(text)
-            && direct.takes(&call)
+            && let Some(version) = direct.takes(&call)
         {
-            if direct.answer(call, &outgoing).await.is_err() {
+            if direct.answer(call, version, &outgoing).await.is_err() {
                 return;
             }
             continue;
