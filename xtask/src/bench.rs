@@ -15,8 +15,13 @@ use lf_lens::{LensService, LensStore, NewLens, SearchQuery, TemplateBody, Title,
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
+/// The value after `name` in `args`, if given.
+fn arg<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
+    args.windows(2).find(|w| w[0] == name).map(|w| w[1].as_str())
+}
+
 pub(crate) fn arg_usize(args: &[String], name: &str, default: usize) -> usize {
-    args.windows(2).find(|w| w[0] == name).and_then(|w| w[1].parse().ok()).unwrap_or(default)
+    arg(args, name).and_then(|v| v.parse().ok()).unwrap_or(default)
 }
 
 const WORDS: &[&str] = &[
@@ -274,8 +279,8 @@ pub(crate) fn pin_this_process(core: usize) {
 /// The server binary to measure: `--bin PATH` when given (to compare two
 /// builds), else `package` built in release mode.
 pub(crate) fn server_binary(args: &[String], root: &Path, package: &str) -> Result<PathBuf, String> {
-    match args.windows(2).find(|w| w[0] == "--bin") {
-        Some(w) => Ok(PathBuf::from(&w[1])),
+    match arg(args, "--bin") {
+        Some(path) => Ok(PathBuf::from(path)),
         None => build_release(root, package),
     }
 }

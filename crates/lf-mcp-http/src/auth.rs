@@ -7,6 +7,7 @@
 //! rmcp serves each stateless request with a one-shot service of its own,
 //! which cost more than the call.
 
+use axum::Json;
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
@@ -132,8 +133,8 @@ pub async fn authenticate(State(state): State<AppState>, request: Request, next:
             if let Some(refusal) = scope_refusal(&state, &principal, call.tool()) {
                 return refusal;
             }
-            let message = state.server.answer(principal, call, &version).await;
-            return json_message(&message);
+            // As rmcp answers a stateless request in JSON: 200, application/json.
+            return Json(state.server.answer(principal, call, &version).await).into_response();
         }
         let message: Value = match serde_json::from_slice(&bytes) {
             Ok(v) => v,
@@ -226,21 +227,6 @@ fn direct_version(headers: &http::HeaderMap) -> Option<ProtocolVersion> {
         (Some(_), Some(_)) => return None,
     };
     (!is_inline_era(&version)).then_some(version)
-}
-
-/// A JSON-RPC message as rmcp answers a stateless request in JSON.
-fn json_message(message: &rmcp::model::ServerJsonRpcMessage) -> Response {
-    match serde_json::to_vec(message) {
-        Ok(body) => Response::builder()
-            .status(StatusCode::OK)
-            .header(header::CONTENT_TYPE, "application/json")
-            .body(Body::from(body))
-            .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response()),
-        Err(e) => {
-            tracing::error!(error = %e, "an answer could not be serialized");
-            StatusCode::INTERNAL_SERVER_ERROR.into_response()
-        }
-    }
 }
 
 /// 403 when `principal` is a Lenser whose token lacks the scope `tool` needs.

@@ -136,11 +136,11 @@ fn control_token_len(rest: &str) -> Option<usize> {
 /// Breaks control tokens and drops invisible steering characters.
 pub fn sanitize_text(s: &str) -> Option<String> {
     // Most text (a template's `[[Parameter]]` tokens included) needs no
-    // change: find the first one before copying anything.
+    // change: find the first one before copying anything. From there on
+    // the result differs from `s`.
     let mut i = first_change(s)?;
     let mut out = String::with_capacity(s.len() + 8);
     out.push_str(&s[..i]);
-    let mut changed = false;
     while i < s.len() {
         let rest = &s[i..];
         let c = rest.chars().next().unwrap_or('\0');
@@ -153,17 +153,14 @@ pub fn sanitize_text(s: &str) -> Option<String> {
             out.push(' ');
             out.extend(rest[open..len].chars().filter(|c| !is_removed(*c)));
             i += len;
-            changed = true;
             continue;
         }
-        if is_removed(c) {
-            changed = true;
-        } else {
+        if !is_removed(c) {
             out.push(c);
         }
         i += c.len_utf8();
     }
-    changed.then_some(out)
+    Some(out)
 }
 
 /// Sanitizes every string in `value` in place.
