@@ -339,7 +339,7 @@ impl From<&LensVersion> for VersionSummary {
 }
 
 /// Which version of a lens to read.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum VersionSelector {
     Head,
     Id(VersionId),

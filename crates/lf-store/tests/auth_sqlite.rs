@@ -64,3 +64,33 @@ async fn secrets_are_stored_only_as_hashes() {
     }
     assert!(dump.contains("$argon2id$"), "the password hash is there");
 }
+
+/// A token revoked through another handle on the file (as another server
+/// process would) fails the very next request on this one, though this one
+/// has just authenticated it (and keeps what it read while nothing changes).
+#[tokio::test]
+async fn a_token_revoked_by_another_process_fails_at_once() {
+    use lf_auth::{AuthConfig, AuthFailure, AuthService, NewToken};
+    use lf_core::{Scopes, SystemClock};
+    use std::sync::Arc;
+
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("lf.db").display());
+    let (a, b) = (Database::connect(&url).await.unwrap(), Database::connect(&url).await.unwrap());
+    let service =
+        |db: &Database| AuthService::new(db.auth_store(), Arc::new(SystemClock), AuthConfig::default());
+    let (here, there) = (service(&a), service(&b));
+    let lenser = here.create_lenser("revoked_elsewhere", "a long enough password").await.unwrap();
+    let new = NewToken { lenser: lenser.id, scopes: Scopes::READ, resource: None, ttl: None, label: None };
+    let token = here.issue_token(new).await.unwrap();
+    let resource = "http://127.0.0.1:8080/mcp";
+    for _ in 0..3 {
+        let ok = here.authenticate(&token.secret, resource).await.unwrap();
+        assert_eq!(ok.map(|a| a.token_id), Ok(token.info.id));
+    }
+    there.revoke_token(token.info.id).await.unwrap();
+    let refused = here.authenticate(&token.secret, resource).await.unwrap().err();
+    assert_eq!(refused, Some(AuthFailure::Revoked));
+    a.close().await;
+    b.close().await;
+}

@@ -7,7 +7,7 @@ mod common;
 use std::path::Path;
 
 use lf_core::{ErrorCode, LenserId, PageRequest, Reach};
-use lf_lens::{LensFilter, LensPatch, Title};
+use lf_lens::{Lens, LensFilter, LensPatch, LensVersion, Title, VersionSelector, Visibility};
 use lf_store::{Backend, Database};
 
 fn url(path: &Path) -> String {
@@ -160,6 +160,46 @@ async fn two_handles_on_one_file_see_each_others_writes() {
     let mine = LensFilter { owner: Some(owner), ..Default::default() };
     assert_eq!(sa.list_lenses(Reach::Everything, &mine, PageRequest::default()).await.unwrap().total, 20);
     assert_eq!(sb.list_lenses(Reach::Everything, &mine, PageRequest::default()).await.unwrap().total, 20);
+}
+
+/// get_lens_and_version keeps what it read while the database is unchanged;
+/// whatever another handle on the file (another process) commits shows on
+/// the very next read: a visibility change, a new head, a deletion.
+#[tokio::test]
+async fn kept_reads_follow_the_other_handles_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("lf.db");
+    let (a, b) = (open(&path).await, open(&path).await);
+    let (sa, sb) = (a.lens_store(), b.lens_store());
+    let (owner, stranger) = (LenserId::new(), Reach::Lenser(LenserId::new()));
+    let (lens, v1) = common::new_lens(owner, "Kept", "Read again and again");
+    sa.create_lens(&lens, &v1).await.unwrap();
+    let head = async |reach| sa.get_lens_and_version(reach, lens.id, VersionSelector::Head).await;
+    let code = |r: lf_core::LfResult<(Lens, LensVersion)>| r.err().map(|e| e.code());
+
+    let public = LensPatch { visibility: Some(Visibility::Public), ..Default::default() };
+    sb.update_lens(lens.id, &public).await.unwrap();
+    for _ in 0..3 {
+        assert_eq!(head(stranger).await.unwrap().1, v1);
+    }
+    let private = LensPatch { visibility: Some(Visibility::Private), ..Default::default() };
+    sb.update_lens(lens.id, &private).await.unwrap();
+    assert_eq!(code(head(stranger).await), Some(ErrorCode::NotFound));
+    assert_eq!(head(Reach::Lenser(owner)).await.unwrap().1, v1);
+
+    let v2 = common::next_version(&lens, 1);
+    sb.append_version(lens.id, v1.id, &v2, &LensPatch::default()).await.unwrap();
+    let (now, version) = head(Reach::Lenser(owner)).await.unwrap();
+    assert_eq!((now.head_version_id, version), (v2.id, v2.clone()));
+    let by_id = sa.get_lens_and_version(Reach::Lenser(owner), lens.id, VersionSelector::Id(v1.id));
+    assert_eq!(by_id.await.unwrap().1, v1, "the old version is still there by id");
+
+    let deleted = LensPatch { deleted_at: Some(v2.created_at), ..Default::default() };
+    sb.update_lens(lens.id, &deleted).await.unwrap();
+    assert_eq!(code(head(Reach::Lenser(owner)).await), Some(ErrorCode::NotFound));
+    assert_eq!(code(head(Reach::Everything).await), Some(ErrorCode::NotFound));
+    a.close().await;
+    b.close().await;
 }
 
 #[tokio::test]

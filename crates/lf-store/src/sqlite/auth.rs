@@ -16,9 +16,9 @@ use lf_core::{LenserId, LfResult, Timestamp};
 use sqlx::sqlite::{SqliteConnection, SqliteQueryResult, SqliteRow};
 use sqlx::{Executor, Row, Sqlite};
 
-use super::Handle as Db;
 use super::direct::first_row;
 use super::map_direct_err;
+use super::{Handle as Db, ReadCache};
 use crate::auth_rows::{Columns, Dialect, Holds, Query, hash_bytes, token_record};
 use crate::auth_sql::{self as sql, token_columns};
 use crate::error::{corrupt, map_db_err};
@@ -101,14 +101,27 @@ impl Columns for DirectRow<'_, '_> {
     }
 }
 
+/// The access tokens a process keeps, at most (a few thousand).
+const CACHE_BYTES: usize = 1 << 20;
+
+/// About how many bytes of strings an access token holds.
+fn token_weight(token: &TokenRecord) -> usize {
+    let info = &token.info;
+    [&info.resource, &info.label].iter().map(|s| s.as_ref().map_or(0, String::len)).sum::<usize>()
+        + info.client_id.as_ref().map_or(0, |c| c.as_str().len())
+}
+
 /// [`AuthStore`] over SQLite.
 pub(crate) struct SqliteAuthStore {
     db: Db,
+    /// The answers of `token_by_hash` for known tokens, by hash, while the
+    /// database is unchanged.
+    read_cache: ReadCache<Vec<u8>, TokenRecord>,
 }
 
 impl SqliteAuthStore {
     pub(crate) fn new(db: Db) -> Self {
-        Self { db }
+        Self { db, read_cache: ReadCache::new(CACHE_BYTES, token_weight) }
     }
 }
 
@@ -131,12 +144,13 @@ impl AuthStore for SqliteAuthStore {
     }
 
     async fn token_by_hash(&self, hash: &SecretHash) -> LfResult<Option<TokenRecord>> {
-        // Every authenticated HTTP request starts here: read on this thread.
-        self.db
-            .direct(|conn| {
-                first_row(conn, sql::TOKEN_BY_HASH, [hash_bytes(hash)], |row| token_record(&DirectRow(row)))
-            })
-            .await
+        // Every authenticated HTTP request starts here: read on this thread,
+        // or kept from the last time while nothing has changed (a revocation
+        // or a touch is a change). An unknown hash is not kept.
+        let key = hash_bytes(hash);
+        let read =
+            |conn: &_| first_row(conn, sql::TOKEN_BY_HASH, [&key], |row| token_record(&DirectRow(row)));
+        self.db.direct_cached(&self.read_cache, key.clone(), read).await
     }
 
     async fn touch_token(&self, id: TokenId, at: Timestamp) -> LfResult<()> {

@@ -15,10 +15,17 @@
 //! database has no second connection to the same data (see
 //! [`super::Handle::read`]); its reads borrow the sqlx writer's connection
 //! through sqlx's raw handle while holding it.
+//!
+//! The two reads every call repeats also keep their answers in a
+//! [`ReadCache`], for as long as the database has not changed: see
+//! [`DirectReaders::run_cached`].
 
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::hash::Hash;
 use std::path::PathBuf;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use lf_core::{LfError, LfResult};
 use rusqlite::{Connection, OpenFlags};
@@ -38,8 +45,20 @@ const STATEMENTS: usize = 32;
 /// The direct readers of one database file.
 pub(crate) struct DirectReaders {
     path: PathBuf,
-    idle: Mutex<Vec<Connection>>,
+    idle: Mutex<Vec<Reader>>,
     closed: AtomicBool,
+    /// The database's generation as this process knows it: bumped by every
+    /// reader that finds the database changed since it last looked (see
+    /// [`DirectReaders::generations`]).
+    generation: AtomicU64,
+}
+
+/// A direct reader connection, with the `data_version` it last saw.
+struct Reader {
+    conn: Connection,
+    /// `PRAGMA data_version` when this connection last looked; `None` before
+    /// it first did.
+    seen: Cell<Option<i64>>,
 }
 
 impl DirectReaders {
@@ -47,17 +66,22 @@ impl DirectReaders {
     /// turned WAL on). Opens one now, so that a file that cannot be read
     /// fails at start rather than on the first call.
     pub(crate) fn open(path: PathBuf) -> LfResult<Self> {
-        let readers = Self { path, idle: Mutex::new(Vec::new()), closed: AtomicBool::new(false) };
+        let readers = Self {
+            path,
+            idle: Mutex::new(Vec::new()),
+            closed: AtomicBool::new(false),
+            generation: AtomicU64::new(0),
+        };
         let first = readers.connect()?;
         readers.idle().push(first);
         Ok(readers)
     }
 
-    fn idle(&self) -> std::sync::MutexGuard<'_, Vec<Connection>> {
+    fn idle(&self) -> std::sync::MutexGuard<'_, Vec<Reader>> {
         self.idle.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn connect(&self) -> LfResult<Connection> {
+    fn connect(&self) -> LfResult<Reader> {
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(&self.path, flags).map_err(map_direct_err)?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(map_direct_err)?;
@@ -66,25 +90,87 @@ impl DirectReaders {
         // connection's own (2 MB by default, a few thousand lenses' worth).
         conn.pragma_update(None, "mmap_size", MMAP_BYTES).map_err(map_direct_err)?;
         conn.set_prepared_statement_cache_capacity(STATEMENTS);
-        Ok(conn)
+        Ok(Reader { conn, seen: Cell::new(None) })
     }
 
     /// Runs `f` on an idle connection (opening one if none is idle).
     pub(crate) fn run<R>(&self, f: impl FnOnce(&Connection) -> LfResult<R>) -> LfResult<R> {
+        self.with_reader(|reader| f(&reader.conn))
+    }
+
+    fn with_reader<R>(&self, f: impl FnOnce(&Reader) -> LfResult<R>) -> LfResult<R> {
         if self.closed.load(Ordering::Acquire) {
             return Err(super::closed());
         }
         let taken = self.idle().pop();
-        let conn = match taken {
-            Some(conn) => conn,
+        let reader = match taken {
+            Some(reader) => reader,
             None => self.connect()?,
         };
-        let out = f(&conn);
+        let out = f(&reader);
         let mut idle = self.idle();
         if idle.len() < KEPT && !self.closed.load(Ordering::Acquire) {
-            idle.push(conn);
+            idle.push(reader);
         }
         out
+    }
+
+    /// Like [`DirectReaders::run`] for a read whose answer `cache` keeps
+    /// under `key`: the kept answer when the database has not changed since
+    /// it was read, else `f`'s, kept when it is `Some`.
+    ///
+    /// Checking costs one `PRAGMA data_version`, a statement that reads no
+    /// row; a read of what is not kept runs in the same transaction.
+    pub(crate) fn run_cached<K: Hash + Eq, V: Clone>(
+        &self,
+        cache: &ReadCache<K, V>,
+        key: K,
+        f: impl FnOnce(&Connection) -> LfResult<Option<V>>,
+    ) -> LfResult<Option<V>> {
+        self.with_reader(|reader| {
+            in_read_transaction(&reader.conn, || {
+                let (read_in, current) = self.generations(reader)?;
+                if let Some(kept) = cache.get(current, &key) {
+                    return Ok(Some(kept));
+                }
+                let read = f(&reader.conn)?;
+                if let Some(value) = &read {
+                    cache.put(read_in, key, value.clone());
+                }
+                Ok(read)
+            })
+        })
+    }
+
+    /// Looks for changes with `reader`, which begins its read transaction
+    /// doing so: the generation that answers read in that transaction are
+    /// kept under, and the generation kept answers must have to be used.
+    ///
+    /// SQLite's `data_version` changes, for one connection, whenever another
+    /// connection (of this process or any other) has committed since that
+    /// connection last asked. The readers never write, so a reader that finds
+    /// its `data_version` changed bumps the shared generation, and answers
+    /// kept under an older one are not used again.
+    ///
+    /// Why a kept answer is never stale: it is kept under the generation `g`
+    /// taken before the transaction it was read in began, or under the one
+    /// its reader bumped to on beginning it if no other bump came between.
+    /// Say a commit came after the transaction began. A reader that later
+    /// looks for changes does so after the commit; the first time it did so
+    /// after the commit, it found a change (or it had never looked) and
+    /// bumped the generation, after the commit, so after `g` was taken (and
+    /// after the bump to `g`, which was the only one in between). So the
+    /// generation it then uses, taken after looking, is past `g`.
+    fn generations(&self, reader: &Reader) -> LfResult<(u64, u64)> {
+        let before = self.generation.load(Ordering::SeqCst);
+        let mut stmt = reader.conn.prepare_cached("PRAGMA data_version").map_err(map_direct_err)?;
+        let now: i64 = stmt.query_row([], |row| row.get(0)).map_err(map_direct_err)?;
+        if reader.seen.replace(Some(now)) != Some(now) {
+            let bumped = self.generation.fetch_add(1, Ordering::SeqCst) + 1;
+            let read_in = if bumped == before + 1 { bumped } else { before };
+            return Ok((read_in, bumped));
+        }
+        Ok((before, self.generation.load(Ordering::SeqCst)))
     }
 
     /// Closes the idle connections; reads fail from then on (a read under
@@ -93,6 +179,93 @@ impl DirectReaders {
         self.closed.store(true, Ordering::Release);
         self.idle().clear();
     }
+}
+
+/// Answers of one kind of point read, kept for as long as the database does
+/// not change (see [`DirectReaders::run_cached`]), up to a budget of bytes.
+///
+/// Any commit to the database starts a new generation and forgets every
+/// answer: no answer is told apart from the rows it came from, so none is
+/// kept past a change to any of them. A full cache is emptied and fills
+/// again with what is read next.
+pub(crate) struct ReadCache<K, V> {
+    state: Mutex<CacheState<K, V>>,
+    /// The most the kept answers may weigh, in bytes.
+    budget: usize,
+    /// About how many bytes an answer holds (its strings), besides its key
+    /// and its own size, which every entry is counted with.
+    weigh: fn(&V) -> usize,
+}
+
+struct CacheState<K, V> {
+    /// The generation every entry was read in.
+    generation: u64,
+    entries: HashMap<K, V>,
+    /// What the entries weigh together.
+    weight: usize,
+}
+
+impl<K: Hash + Eq, V: Clone> ReadCache<K, V> {
+    pub(crate) fn new(budget: usize, weigh: fn(&V) -> usize) -> Self {
+        let state = CacheState { generation: 0, entries: HashMap::new(), weight: 0 };
+        Self { state: Mutex::new(state), budget, weigh }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, CacheState<K, V>> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn weight_of(&self, value: &V) -> usize {
+        std::mem::size_of::<(K, V)>() + (self.weigh)(value)
+    }
+
+    /// The answer kept for `key` in `generation`, if any.
+    fn get(&self, generation: u64, key: &K) -> Option<V> {
+        let state = self.state();
+        if state.generation != generation {
+            return None;
+        }
+        state.entries.get(key).cloned()
+    }
+
+    /// Keeps `value`, read in `generation`, unless a newer generation has
+    /// begun since or it alone weighs more than the budget.
+    fn put(&self, generation: u64, key: K, value: V) {
+        let weight = self.weight_of(&value);
+        if weight > self.budget {
+            return;
+        }
+        let mut state = self.state();
+        if generation < state.generation {
+            return;
+        }
+        if generation > state.generation || state.weight + weight > self.budget {
+            state.entries.clear();
+            state.weight = 0;
+            state.generation = generation;
+        }
+        state.weight += weight;
+        if let Some(old) = state.entries.insert(key, value) {
+            state.weight -= self.weight_of(&old);
+        }
+    }
+}
+
+/// Runs `f` in one read transaction on `conn`: every statement of `f` sees
+/// the database as it was when the first began. Ends the transaction however
+/// `f` ends (a panic drops the connection).
+fn in_read_transaction<R>(conn: &Connection, f: impl FnOnce() -> LfResult<R>) -> LfResult<R> {
+    let run = |sql| conn.prepare_cached(sql).and_then(|mut stmt| stmt.execute([])).map_err(map_direct_err);
+    run("BEGIN")?;
+    let out = f();
+    // A transaction that only read commits as it rolls back.
+    let end = run("COMMIT");
+    if end.is_err() {
+        let _ = run("ROLLBACK");
+    }
+    let out = out?;
+    end?;
+    Ok(out)
 }
 
 /// Runs `f` on the connection behind sqlx's `conn`, which the caller holds
@@ -175,5 +348,40 @@ impl Cols for rusqlite::Row<'_> {
         T: for<'r> sqlx::Decode<'r, sqlx::Sqlite> + sqlx::Type<sqlx::Sqlite> + rusqlite::types::FromSql,
     {
         self.get(i).map_err(map_direct_err)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ReadCache;
+
+    /// Entries weigh their key and value plus their strings; what would pass
+    /// the budget empties the cache first, what alone passes it is not kept,
+    /// and an answer read in an older generation is not kept either.
+    #[test]
+    fn the_cache_keeps_to_its_budget_and_its_generation() {
+        let entry = std::mem::size_of::<(u32, String)>();
+        let cache = ReadCache::new(3 * entry + 30, String::len);
+        let kept = |keys: &[u32]| keys.iter().map(|k| cache.get(1, k).is_some()).collect::<Vec<_>>();
+        for k in 0..3 {
+            cache.put(1, k, "0123456789".to_owned());
+        }
+        assert_eq!(kept(&[0, 1, 2]), [true; 3]);
+        assert_eq!(cache.get(1, &0).as_deref(), Some("0123456789"));
+        cache.put(1, 3, "x".to_owned());
+        assert_eq!(kept(&[0, 1, 2, 3]), [false, false, false, true], "emptied to make room");
+        cache.put(1, 4, "y".repeat(3 * entry + 30));
+        assert_eq!(kept(&[3, 4]), [true, false], "too heavy alone");
+        cache.put(0, 5, "old".to_owned());
+        assert_eq!(kept(&[3, 5]), [true, false], "read in an older generation");
+        assert_eq!(cache.get(2, &3), None, "not in a newer generation");
+        cache.put(2, 6, "new".to_owned());
+        assert_eq!((cache.get(1, &3), cache.get(2, &6).as_deref()), (None, Some("new")));
+        // Replacing an entry counts its weight once.
+        for _ in 0..10 {
+            cache.put(2, 6, "0123456789".to_owned());
+        }
+        cache.put(2, 7, "0123456789".to_owned());
+        assert_eq!((cache.get(2, &6).is_some(), cache.get(2, &7).is_some()), (true, true));
     }
 }

@@ -1,6 +1,8 @@
 //! [`LensStore`] over SQLite: lenses, versions and parameters in plain tables,
 //! search in the FTS5 table `lens_fts` (see the migration for its layout).
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use lf_core::{LensId, LfError, LfResult, Page, PageRequest, Reach, Timestamp, VersionId};
 use lf_lens::{
@@ -11,8 +13,8 @@ use sqlx::sqlite::{SqliteArguments, SqliteConnection, SqliteRow};
 use sqlx::{Connection, QueryBuilder, Row, Sqlite};
 use uuid::Uuid;
 
-use super::Handle;
 use super::direct::{Cols, first_row};
+use super::{Handle, ReadCache};
 use crate::error::{conflict_or, map_db_err};
 use crate::listing::{page_of, push_list_from, push_page};
 use crate::rows::{LensRecord, fts5_match, json_strings, params_from_json, semver, semver_parts};
@@ -257,12 +259,14 @@ fn summary_from_row(row: &SqliteRow, id: Uuid) -> LfResult<VersionSummary> {
 
 /// A lens and one of its versions (see [`lens_and_version_query`]): the
 /// lens's columns, then the version's from position 14.
+/// Lens `id` of reach `reach` and its version `which`; `None` when there is
+/// no such lens, a VERSION_NOT_FOUND error when the lens has no such version.
 fn lens_and_version(
     conn: &rusqlite::Connection,
     reach: Reach,
     id: LensId,
     which: VersionSelector,
-) -> LfResult<(Lens, LensVersion)> {
+) -> LfResult<Option<(Lens, LensVersion)>> {
     let (lens_id, owner) = (id.as_uuid(), reach_owner(reach));
     let (asked_id, major, minor, patch);
     let mut params: Vec<(&str, &dyn rusqlite::ToSql)> = vec![("$1", &lens_id), ("$2", &owner)];
@@ -279,7 +283,7 @@ fn lens_and_version(
             LENS_AND_VERSION_BY_SEMVER
         }
     };
-    let found = first_row(conn, sql, params.as_slice(), |row| {
+    first_row(conn, sql, params.as_slice(), |row| {
         let lens = lens_from_row(row)?;
         let Some(version_id) = row.col::<Option<Uuid>>(14)? else {
             return Err(version_not_found(id, which));
@@ -294,13 +298,44 @@ fn lens_and_version(
             created_at: Timestamp::from_micros(row.col(20)?),
         };
         Ok((lens, version))
-    })?;
-    found.ok_or_else(|| LfError::not_found("Lens", id))
+    })
+}
+
+/// What a cached lens and version is kept under: the caller's lenser id (or
+/// `None` for a principal that reads everything), the lens, the version.
+type LensKey = (Option<Uuid>, LensId, VersionSelector);
+
+/// The lenses and versions a process keeps, at most: a few thousand of the
+/// usual few hundred bytes, fewer when their bodies are long.
+const CACHE_BYTES: usize = 16 << 20;
+
+/// About how many bytes of strings a lens and its version hold.
+fn lens_weight(both: &Arc<(Lens, LensVersion)>) -> usize {
+    let (lens, version) = &**both;
+    let params: usize = version
+        .params
+        .iter()
+        .map(|p| {
+            std::mem::size_of_val(p)
+                + p.label.len()
+                + p.description.as_ref().map_or(0, String::len)
+                + p.default.as_ref().map_or(0, String::len)
+                + p.options.iter().map(|o| o.len() + std::mem::size_of::<String>()).sum::<usize>()
+        })
+        .sum();
+    std::mem::size_of::<(Lens, LensVersion)>()
+        + lens.title.as_str().len()
+        + lens.description.as_ref().map_or(0, |d| d.as_str().len())
+        + version.body.as_str().len()
+        + version.changelog.len()
+        + params
 }
 
 /// [`LensStore`] over SQLite.
 pub(crate) struct SqliteLensStore {
     db: Handle,
+    /// The answers of `get_lens_and_version`, while the database is unchanged.
+    read_cache: ReadCache<LensKey, Arc<(Lens, LensVersion)>>,
     /// [`RANK_WINDOW`], smaller in tests so that every search path runs on
     /// a few lenses.
     rank_window: u32,
@@ -308,7 +343,11 @@ pub(crate) struct SqliteLensStore {
 
 impl SqliteLensStore {
     pub(crate) fn new(db: Handle) -> Self {
-        Self { db, rank_window: RANK_WINDOW }
+        Self::with_rank_window(db, RANK_WINDOW)
+    }
+
+    fn with_rank_window(db: Handle, rank_window: u32) -> Self {
+        Self { db, read_cache: ReadCache::new(CACHE_BYTES, lens_weight), rank_window }
     }
 }
 
@@ -408,8 +447,14 @@ impl LensStore for SqliteLensStore {
         id: LensId,
         which: VersionSelector,
     ) -> LfResult<(Lens, LensVersion)> {
-        // Every get_lens and run_lens comes here: read on this thread.
-        self.db.direct(|conn| lens_and_version(conn, reach, id, which)).await
+        // Every get_lens and run_lens comes here: read on this thread, or
+        // kept from the last time while nothing has changed.
+        let key = (reach_owner(reach), id, which);
+        let read = |conn: &_| Ok(lens_and_version(conn, reach, id, which)?.map(Arc::new));
+        match self.db.direct_cached(&self.read_cache, key, read).await? {
+            Some(both) => Ok(Arc::unwrap_or_clone(both)),
+            None => Err(LfError::not_found("Lens", id)),
+        }
     }
 
     async fn get_version(
@@ -617,7 +662,7 @@ mod tests {
     #[tokio::test]
     async fn past_the_rank_window_older_matches_follow_newest_first() {
         let db = Handle::open("sqlite::memory:").await.unwrap();
-        let store = SqliteLensStore { db, rank_window: 3 };
+        let store = SqliteLensStore::with_rank_window(db, 3);
         let mut ids = Vec::new();
         for (n, title) in
             ["Zebra one", "Alpha one", "Bravo one", "Delta one", "Zebra two", "Echo one"].iter().enumerate()
@@ -687,7 +732,7 @@ mod tests {
                 expected.sort();
                 let mut exact_order = None;
                 for rank_window in tunings {
-                    let store = SqliteLensStore { db: db.clone(), rank_window };
+                    let store = SqliteLensStore::with_rank_window(db.clone(), rank_window);
                     let mut found = Vec::new();
                     for offset in (0..30).step_by(5) {
                         let page = PageRequest::new(Some(5), Some(offset)).unwrap();

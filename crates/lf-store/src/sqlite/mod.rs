@@ -18,6 +18,7 @@ mod auth;
 mod direct;
 mod lenses;
 
+use std::hash::Hash;
 use std::path::Path;
 use std::str::FromStr;
 use std::sync::Arc;
@@ -33,7 +34,7 @@ use sqlx::{ConnectOptions, Connection};
 use tokio::sync::{MappedMutexGuard, Mutex, MutexGuard};
 
 use self::direct::DirectReaders;
-pub(crate) use self::direct::{map_direct_err, rows};
+pub(crate) use self::direct::{ReadCache, map_direct_err, rows};
 
 pub(crate) use auth::SqliteAuthStore;
 pub(crate) use lenses::SqliteLensStore;
@@ -161,19 +162,25 @@ impl Handle {
     }
 
     /// Runs `f` on a connection that reads on the calling thread (see
-    /// [`direct`]): for point reads, which take microseconds.
-    pub(crate) async fn direct<R>(
+    /// [`direct`]), for a point read whose answers `cache` keeps while the
+    /// database does not change (see [`DirectReaders::run_cached`]). An
+    /// in-memory database is read every time: its only connection is the
+    /// writer, whose own commits SQLite's `data_version` does not count.
+    pub(crate) async fn direct_cached<K: Hash + Eq, V: Clone>(
         &self,
-        f: impl FnOnce(&rusqlite::Connection) -> LfResult<R>,
-    ) -> LfResult<R> {
+        cache: &ReadCache<K, V>,
+        key: K,
+        f: impl FnOnce(&rusqlite::Connection) -> LfResult<Option<V>>,
+    ) -> LfResult<Option<V>> {
         match &self.inner.direct {
-            Some(readers) => readers.run(f),
+            Some(readers) => readers.run_cached(cache, key, f),
             None => direct::borrowing(&mut *self.read().await?, f).await,
         }
     }
 
-    /// Like [`Handle::direct`], on a blocking thread: for a scan that takes
-    /// long enough to hold up the other tasks of an async thread.
+    /// Runs `f` on a connection that reads directly (see [`direct`]), on a
+    /// blocking thread: for a scan that takes long enough to hold up the
+    /// other tasks of an async thread.
     pub(crate) async fn direct_blocking<R: Send + 'static>(
         &self,
         f: impl FnOnce(&rusqlite::Connection) -> LfResult<R> + Send + 'static,
@@ -283,19 +290,127 @@ mod tests {
         }
         // The direct readers: the same busy timeout, and they cannot write.
         let (busy, query_only) = db
-            .direct(|c| {
+            .direct_blocking(|c| {
                 let pragma = |name| c.pragma_query_value(None, name, |r| r.get::<_, i64>(0));
                 Ok((pragma("busy_timeout").unwrap(), pragma("query_only").unwrap()))
             })
             .await
             .unwrap();
         assert_eq!((busy, query_only), (5000, 1));
-        let write = db.direct(|c| Ok(c.execute("CREATE TABLE t (x)", []).is_err())).await.unwrap();
+        let write = db.direct_blocking(|c| Ok(c.execute("CREATE TABLE t (x)", []).is_err())).await.unwrap();
         assert!(write, "a direct reader refuses to write");
         db.close().await;
         assert_eq!(db.read().await.err().map(|e| e.code()), Some(lf_core::ErrorCode::Internal));
-        let closed = db.direct(|_| Ok(())).await.err().map(|e| e.code());
+        let closed = db.direct_blocking(|_| Ok(())).await.err().map(|e| e.code());
         assert_eq!(closed, Some(lf_core::ErrorCode::Internal));
+    }
+
+    /// Runs `sql` in a write transaction of `db`.
+    async fn exec(db: &Handle, sql: &'static str) {
+        db.write(async |c| {
+            sqlx::query(sql).execute(&mut *c).await.map_err(map_db_err)?;
+            Ok(())
+        })
+        .await
+        .unwrap()
+    }
+
+    /// Two handles on a new file in `dir` (as two processes would have),
+    /// which holds table `t (k, v)` with the row `insert` inserts.
+    async fn two_handles(dir: &Path, insert: &'static str) -> (Handle, Handle) {
+        let url = format!("sqlite://{}", dir.join("lf.db").display());
+        let (db, other) = (Handle::open(&url).await.unwrap(), Handle::open(&url).await.unwrap());
+        exec(&db, "CREATE TABLE t (k INTEGER PRIMARY KEY, v)").await;
+        exec(&db, insert).await;
+        (db, other)
+    }
+
+    /// A cached read is answered from the cache while nothing is committed,
+    /// and read again after any commit: of this handle's writer, or of
+    /// another handle on the same file (as another process would).
+    #[tokio::test]
+    async fn cached_reads_follow_every_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        let (db, other) = two_handles(dir.path(), "INSERT INTO t VALUES (1, 'one')").await;
+        let cache = ReadCache::new(1 << 10, String::len);
+        let reads = std::cell::Cell::new(0);
+        let get = async |k: i64| {
+            db.direct_cached(&cache, k, |c| {
+                reads.set(reads.get() + 1);
+                let sql = "SELECT v FROM t WHERE k = ?1";
+                Ok(c.query_row(sql, [k], |r| r.get::<_, String>(0)).ok())
+            })
+            .await
+            .unwrap()
+        };
+        let expect = async |k: i64, value: Option<&str>, total_reads: usize| {
+            assert_eq!(get(k).await.as_deref(), value);
+            assert_eq!(reads.get(), total_reads, "reads of the database after reading {k} as {value:?}");
+        };
+        expect(1, Some("one"), 1).await;
+        expect(1, Some("one"), 1).await;
+        // What is not there is read again every time.
+        expect(2, None, 2).await;
+        expect(2, None, 3).await;
+        // Another handle's commit, then this handle's.
+        exec(&other, "UPDATE t SET v = 'uno' WHERE k = 1").await;
+        expect(1, Some("uno"), 4).await;
+        expect(1, Some("uno"), 4).await;
+        exec(&db, "INSERT INTO t VALUES (2, 'two')").await;
+        expect(1, Some("uno"), 5).await;
+        expect(2, Some("two"), 6).await;
+        expect(2, Some("two"), 6).await;
+        // A row deleted elsewhere is gone, and every other answer is read
+        // again too.
+        exec(&other, "DELETE FROM t WHERE k = 1").await;
+        expect(1, None, 7).await;
+        expect(2, Some("two"), 8).await;
+        expect(2, Some("two"), 8).await;
+        other.close().await;
+        db.close().await;
+    }
+
+    /// Readers on several threads and a writer on another handle, at once:
+    /// no read answers older than what was committed before it began.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn cached_reads_under_concurrent_commits_are_never_stale() {
+        use std::sync::atomic::AtomicI64;
+
+        let dir = tempfile::tempdir().unwrap();
+        let (db, other) = two_handles(dir.path(), "INSERT INTO t VALUES (1, 0)").await;
+        let readers = db.inner.direct.clone().unwrap();
+        let cache = Arc::new(ReadCache::new(1 << 10, |_: &i64| 0));
+        let committed = Arc::new(AtomicI64::new(0));
+        let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let threads: Vec<_> = (0..3)
+            .map(|_| {
+                let (readers, cache, committed, done) =
+                    (readers.clone(), cache.clone(), committed.clone(), done.clone());
+                std::thread::spawn(move || {
+                    let mut reads = 0;
+                    while !done.load(Ordering::SeqCst) {
+                        let floor = committed.load(Ordering::SeqCst);
+                        let read = |c: &rusqlite::Connection| {
+                            Ok(Some(c.query_row("SELECT v FROM t WHERE k = 1", [], |r| r.get(0)).unwrap()))
+                        };
+                        let v = readers.run_cached(&cache, 1, read).unwrap().unwrap();
+                        assert!(v >= floor, "read {v} after {floor} was committed");
+                        reads += 1;
+                    }
+                    reads
+                })
+            })
+            .collect();
+        for n in 1..=300 {
+            exec(&other, "UPDATE t SET v = v + 1 WHERE k = 1").await;
+            committed.store(n, Ordering::SeqCst);
+        }
+        done.store(true, Ordering::SeqCst);
+        for thread in threads {
+            assert!(thread.join().unwrap() > 0);
+        }
+        other.close().await;
+        db.close().await;
     }
 
     /// An in-memory database reads directly through the writer's connection
@@ -303,16 +418,24 @@ mod tests {
     #[tokio::test]
     async fn in_memory_direct_reads_see_the_writers_data() {
         let db = Handle::open("sqlite::memory:").await.unwrap();
-        db.write(async |c| {
-            sqlx::query("CREATE TABLE t (x)").execute(&mut *c).await.map_err(map_db_err)?;
-            sqlx::query("INSERT INTO t VALUES (42)").execute(&mut *c).await.map_err(map_db_err)?;
-            Ok(())
-        })
-        .await
-        .unwrap();
-        let x: i64 =
-            db.direct(|c| Ok(c.query_row("SELECT x FROM t", [], |r| r.get(0)).unwrap())).await.unwrap();
-        assert_eq!(x, 42);
+        exec(&db, "CREATE TABLE t (x)").await;
+        exec(&db, "INSERT INTO t VALUES (42)").await;
+        // Read every time: the writer's own commits leave no trace in its
+        // data_version.
+        let cache = ReadCache::new(1 << 10, |_: &i64| 0);
+        let reads = std::cell::Cell::new(0);
+        for expected in [42, 43] {
+            let x = db
+                .direct_cached(&cache, (), |c| {
+                    reads.set(reads.get() + 1);
+                    Ok(Some(c.query_row("SELECT x FROM t", [], |r| r.get::<_, i64>(0)).unwrap()))
+                })
+                .await
+                .unwrap();
+            assert_eq!(x, Some(expected));
+            exec(&db, "UPDATE t SET x = x + 1").await;
+        }
+        assert_eq!(reads.get(), 2);
         let scanned = db.direct_blocking(|c| {
             Ok(c.query_row("SELECT count(*) FROM t", [], |r| r.get::<_, i64>(0)).unwrap())
         });

@@ -17,7 +17,7 @@ pub fn new_lens(owner: LenserId, title: &str, body: &str) -> (Lens, LensVersion)
     LensDraft::new(owner, Title::parse(title).unwrap(), body, params).build(now)
 }
 
-fn next_version(lens: &Lens, patch: u32) -> LensVersion {
+pub fn next_version(lens: &Lens, patch: u32) -> LensVersion {
     let body =
         TemplateBody::parse(format!("Version {patch} of this lens about [[Topic]], long enough to store"))
             .unwrap();
