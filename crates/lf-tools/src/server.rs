@@ -15,7 +15,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
 use crate::catalog::{Catalog, CatalogOptions, Ctx, Services};
-use crate::hygiene::{injection_note, injection_reasons, sanitize_text, sanitize_value};
+use crate::hygiene::{clean_value, injection_note, sanitize_text};
 use crate::mcp_error::error_result;
 
 /// The name the server gives itself to clients and in `/health`.
@@ -139,8 +139,7 @@ impl LfServer {
         let ctx = Ctx { principal, services: self.services.clone() };
         Ok(match tool.call(ctx, args).await {
             Ok(mut value) => {
-                sanitize_value(&mut value);
-                let reasons = injection_reasons(&value);
+                let reasons = clean_value(&mut value);
                 let mut result = structured(value);
                 if !reasons.is_empty() {
                     tracing::warn!(tool = name, reasons = ?reasons, "result flagged as possible prompt injection");
