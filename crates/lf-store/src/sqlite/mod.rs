@@ -413,6 +413,26 @@ mod tests {
         db.close().await;
     }
 
+    /// A direct reader left in a transaction is not used again: it would
+    /// answer from its old snapshot.
+    #[tokio::test]
+    async fn a_reader_left_in_a_transaction_is_closed() {
+        let dir = tempfile::tempdir().unwrap();
+        let (db, other) = two_handles(dir.path(), "INSERT INTO t VALUES (1, 'one')").await;
+        let readers = db.inner.direct.clone().unwrap();
+        let value = |c: &rusqlite::Connection| c.query_row("SELECT v FROM t", [], |r| r.get::<_, String>(0));
+        let stuck = readers.run(|c| {
+            c.execute_batch("BEGIN").unwrap();
+            Ok(value(c).unwrap())
+        });
+        assert_eq!(stuck.unwrap(), "one");
+        exec(&other, "UPDATE t SET v = 'uno'").await;
+        let next = readers.run(|c| Ok((c.is_autocommit(), value(c).unwrap()))).unwrap();
+        assert_eq!(next, (true, "uno".to_owned()));
+        other.close().await;
+        db.close().await;
+    }
+
     /// An in-memory database reads directly through the writer's connection
     /// and sees what was written on it.
     #[tokio::test]
