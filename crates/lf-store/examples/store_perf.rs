@@ -155,16 +155,21 @@ async fn main() {
         ids = page.items.iter().map(|l| l.id).collect();
     }
 
-    let mut samples = Vec::new();
-    for i in 0..20_000 {
-        let id = ids[(i * 7919) % ids.len()];
-        let t = Instant::now();
-        let (lens, version) =
-            store.get_lens_and_version(Reach::Everything, id, VersionSelector::Head).await.unwrap();
-        samples.push(t.elapsed());
-        assert_eq!(lens.head_version_id, version.id);
+    // Each lens read twice: on SQLite, the second read of each is answered
+    // from what the first kept (nothing is written in between).
+    let reads = ids.len().min(20_000);
+    for pass in ["first read", "read again"] {
+        let mut samples = Vec::new();
+        for i in 0..reads {
+            let id = ids[(i * 7919) % ids.len()];
+            let t = Instant::now();
+            let (lens, version) =
+                store.get_lens_and_version(Reach::Everything, id, VersionSelector::Head).await.unwrap();
+            samples.push(t.elapsed());
+            assert_eq!(lens.head_version_id, version.id);
+        }
+        report(&format!("get_lens_and_version (head, {pass})"), samples);
     }
-    report("get_lens_and_version (head)", samples);
 
     let me = LenserId::new();
     // A word from the long tail, and one from the middle with a common one.
