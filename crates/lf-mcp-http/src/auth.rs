@@ -14,7 +14,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use http::{HeaderValue, Method, StatusCode, header};
 use lf_core::{Principal, Scopes, clip};
-use lf_tools::direct::{ToolCall, is_inline_era};
+use lf_tools::direct::{ToolCall, is_inline_era, known_version};
 use rmcp::model::ProtocolVersion;
 use serde_json::Value;
 
@@ -220,10 +220,7 @@ fn direct_version(headers: &http::HeaderMap) -> Option<ProtocolVersion> {
     let mut versions = headers.get_all("mcp-protocol-version").iter();
     let version = match (versions.next(), versions.next()) {
         (None, _) => ProtocolVersion::V_2025_03_26,
-        (Some(v), None) => {
-            let v = v.to_str().ok()?;
-            ProtocolVersion::KNOWN_VERSIONS.iter().find(|known| known.as_str() == v)?.clone()
-        }
+        (Some(v), None) => known_version(v.to_str().ok()?)?,
         (Some(_), Some(_)) => return None,
     };
     (!is_inline_era(&version)).then_some(version)

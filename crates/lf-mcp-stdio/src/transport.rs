@@ -30,7 +30,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::task::Poll;
 
 use lf_tools::LfServer;
-use lf_tools::direct::ToolCall;
+use lf_tools::direct::{ToolCall, known_version};
 use rmcp::RoleServer;
 use rmcp::model::{
     CallToolRequest, ClientJsonRpcMessage, ClientNotification, ClientRequest, JsonRpcMessage,
@@ -368,7 +368,10 @@ impl Transport<RoleServer> for LineTransport {
             ..
         }) = &item
         {
-            let _ = self.initialized.set(init.protocol_version.clone());
+            // rmcp's static value for it, so that each direct call's copy
+            // copies no string (the negotiated one is the client's text).
+            let version = &init.protocol_version;
+            let _ = self.initialized.set(known_version(version.as_str()).unwrap_or_else(|| version.clone()));
         }
         let tx = self.outgoing.clone();
         async move { tx.send(Out::Message(Box::new(item))).await.map_err(|_| Closed) }

@@ -73,10 +73,15 @@ impl ToolCall {
     }
 }
 
-/// Whether `version` is of the inline era (2026-07-28 and later), compared
-/// as rmcp compares versions.
+/// Whether `version` is of the inline era (2026-07-28 and later).
 pub fn is_inline_era(version: &ProtocolVersion) -> bool {
-    version.as_str() >= ProtocolVersion::V_2026_07_28.as_str()
+    *version >= ProtocolVersion::V_2026_07_28
+}
+
+/// The protocol version rmcp knows by `name`, if any: its own static value,
+/// which clones without copying the name.
+pub fn known_version(name: &str) -> Option<ProtocolVersion> {
+    ProtocolVersion::KNOWN_VERSIONS.iter().find(|known| known.as_str() == name).cloned()
 }
 
 impl LfServer {

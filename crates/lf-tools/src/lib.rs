@@ -24,7 +24,7 @@ mod mcp_error;
 mod server;
 
 pub use catalog::{Catalog, CatalogOptions, Ctx, Group, Safety, Services, ToolSpec};
-pub use hygiene::{clean_value, injection_note, injection_reasons, sanitize_text, sanitize_value};
+pub use hygiene::{clean_value, injection_note, sanitize_text};
 pub use json_schema::JsonSchemaCheck;
 pub use mcp_error::{error_result, error_value};
 pub use server::{LfServer, PrincipalSource, SERVER_NAME};

@@ -19,7 +19,7 @@ use sqlx::{Executor, Row, Sqlite};
 use super::direct::first_row;
 use super::map_direct_err;
 use super::{Handle as Db, ReadCache};
-use crate::auth_rows::{Columns, Dialect, Holds, Query, hash_bytes, token_record};
+use crate::auth_rows::{Columns, Dialect, Holds, Query, token_record};
 use crate::auth_sql::{self as sql, token_columns};
 use crate::error::{corrupt, map_db_err};
 use crate::rows::json_strings;
@@ -116,7 +116,7 @@ pub(crate) struct SqliteAuthStore {
     db: Db,
     /// The answers of `token_by_hash` for known tokens, by hash, while the
     /// database is unchanged.
-    read_cache: ReadCache<Vec<u8>, TokenRecord>,
+    read_cache: ReadCache<[u8; 32], TokenRecord>,
 }
 
 impl SqliteAuthStore {
@@ -147,10 +147,10 @@ impl AuthStore for SqliteAuthStore {
         // Every authenticated HTTP request starts here: read on this thread,
         // or kept from the last time while nothing has changed (a revocation
         // or a touch is a change). An unknown hash is not kept.
-        let key = hash_bytes(hash);
+        let key = *hash.as_bytes();
         let read =
             |conn: &_| first_row(conn, sql::TOKEN_BY_HASH, [&key], |row| token_record(&DirectRow(row)));
-        self.db.direct_cached(&self.read_cache, key.clone(), read).await
+        self.db.direct_cached(&self.read_cache, key, read).await
     }
 
     async fn touch_token(&self, id: TokenId, at: Timestamp) -> LfResult<()> {

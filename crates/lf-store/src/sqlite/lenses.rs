@@ -257,10 +257,10 @@ fn summary_from_row(row: &SqliteRow, id: Uuid) -> LfResult<VersionSummary> {
     })
 }
 
-/// A lens and one of its versions (see [`lens_and_version_query`]): the
-/// lens's columns, then the version's from position 14.
-/// Lens `id` of reach `reach` and its version `which`; `None` when there is
-/// no such lens, a VERSION_NOT_FOUND error when the lens has no such version.
+/// Lens `id` of reach `reach` and its version `which`, in one query (see
+/// [`lens_and_version_query`]: the lens's columns, then the version's from
+/// position 14); `None` when there is no such lens, a VERSION_NOT_FOUND
+/// error when the lens has no such version.
 fn lens_and_version(
     conn: &rusqlite::Connection,
     reach: Reach,
