@@ -2,6 +2,8 @@
 //! - `bench-stdio`: 20,000 `tools/call` requests of get_lens and run_lens piped
 //!   into the release stdio binary (pinned to one core) over a SQLite database
 //!   of 10,000 lenses, one at a time and pipelined; every answer is checked.
+//!   With `--baseline`, rounds of a bare rmcp echo server (the yardstick the
+//!   aims are set against) alternate with the server's, and both are printed.
 //! - `bench-search`: search_lenses over 100,000 lenses on SQLite: p50/p99 of a
 //!   selective query (under 100 hits) and a broad one (over 10,000 hits).
 
@@ -169,41 +171,75 @@ pub fn search(args: &[String]) -> Result<(), String> {
     })
 }
 
-fn request(id: u64, lens: &LensId) -> String {
-    let call = if id.is_multiple_of(2) {
-        json!({"name": "get_lens", "arguments": {"lens_id": lens.to_string()}})
-    } else {
-        json!({"name": "run_lens", "arguments": {"lens_id": lens.to_string(), "param_values": {"Topic": "tides", "Audience": "kids"}}})
-    };
-    let mut line = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": call}).to_string();
-    line.push('\n');
-    line
+/// What a benchmark calls: the LenserFight tools, or the yardstick's `echo`
+/// (a bare rmcp server, the `echo` example of lf-mcp-http).
+#[derive(Clone, Copy, PartialEq)]
+pub(crate) enum Calls {
+    /// get_lens and run_lens alternating, over the seeded lenses.
+    Lenses,
+    /// `echo` with a short message.
+    Echo,
 }
 
-fn check(line: &str) -> Result<u64, String> {
-    let v: Value = serde_json::from_str(line).map_err(|e| format!("not JSON: {e}: {line}"))?;
-    if v["result"]["isError"] != false || !v["result"]["structuredContent"].is_object() {
-        return Err(format!("a call failed: {line}"));
+impl Calls {
+    /// The JSON-RPC `tools/call` request with id `id`.
+    pub(crate) fn request(self, id: u64, lenses: &[LensId]) -> String {
+        let call = match self {
+            Calls::Echo => json!({"name": "echo", "arguments": {"message": "tides for kids"}}),
+            Calls::Lenses => {
+                let lens = lenses[(id as usize * 7919) % lenses.len()].to_string();
+                if id.is_multiple_of(2) {
+                    json!({"name": "get_lens", "arguments": {"lens_id": lens}})
+                } else {
+                    json!({"name": "run_lens", "arguments": {"lens_id": lens, "param_values": {"Topic": "tides", "Audience": "kids"}}})
+                }
+            }
+        };
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": call}).to_string()
     }
-    v["id"].as_u64().ok_or_else(|| format!("no id: {line}"))
+
+    /// The id of `answer` when it is a successful answer to such a call.
+    pub(crate) fn check(self, answer: &[u8]) -> Result<u64, String> {
+        let text = String::from_utf8_lossy(answer);
+        let v: Value = serde_json::from_slice(answer).map_err(|e| format!("not JSON: {e}: {text}"))?;
+        let result = &v["result"];
+        let answered = result["isError"] == false
+            && match self {
+                Calls::Lenses => result["structuredContent"].is_object(),
+                Calls::Echo => result["content"][0]["text"] == "tides for kids",
+            };
+        if !answered {
+            return Err(format!("a call failed: {text}"));
+        }
+        v["id"].as_u64().ok_or_else(|| format!("no id: {text}"))
+    }
 }
 
+/// The yardstick's binary: `--echo-bin PATH` when given, else the `echo`
+/// example of lf-mcp-http built in release mode.
+pub(crate) fn echo_binary(args: &[String], root: &Path) -> Result<PathBuf, String> {
+    if let Some(path) = arg(args, "--echo-bin") {
+        return Ok(PathBuf::from(path));
+    }
+    cargo_release(root, &["-p", "lf-mcp-http", "--example", "echo"])?;
+    Ok(release_dir(root).join("examples").join("echo"))
+}
+
+/// One run of `calls` requests through a fresh server process; calls/s.
 async fn stdio_round(
-    bin: &Path,
-    url: &str,
-    ids: &[LensId],
+    mut server: tokio::process::Command,
+    kind: Calls,
+    lenses: &[LensId],
     calls: u64,
     pipelined: bool,
 ) -> Result<f64, String> {
-    let mut child = server_command(bin)
-        .env("LENSERFIGHT_DATABASE_URL", url)
-        .env("LENSERFIGHT_LOG", "warn")
+    let mut child = server
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .kill_on_drop(true)
         .spawn()
-        .map_err(|e| format!("starting {}: {e}", bin.display()))?;
+        .map_err(|e| format!("starting the server: {e}"))?;
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
     let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}});
@@ -213,7 +249,7 @@ async fn stdio_round(
         .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")
         .await
         .map_err(|e| e.to_string())?;
-    let lines: Vec<String> = (1..=calls).map(|i| request(i, &ids[(i as usize * 7919) % ids.len()])).collect();
+    let lines: Vec<String> = (1..=calls).map(|i| kind.request(i, lenses) + "\n").collect();
     let started = Instant::now();
     if pipelined {
         let writer = tokio::spawn(async move {
@@ -227,7 +263,7 @@ async fn stdio_round(
         for _ in 0..calls {
             let line =
                 stdout.next_line().await.map_err(|e| e.to_string())?.ok_or("the server stopped answering")?;
-            let id = check(&line)?;
+            let id = kind.check(line.as_bytes())?;
             seen[id as usize] = true;
         }
         let elapsed = started.elapsed();
@@ -242,7 +278,7 @@ async fn stdio_round(
             stdin.write_all(l.as_bytes()).await.map_err(|e| e.to_string())?;
             let line =
                 stdout.next_line().await.map_err(|e| e.to_string())?.ok_or("the server stopped answering")?;
-            if check(&line)? != i as u64 + 1 {
+            if kind.check(line.as_bytes())? != i as u64 + 1 {
                 return Err("answers out of order".into());
             }
         }
@@ -287,17 +323,36 @@ pub(crate) fn server_binary(args: &[String], root: &Path, package: &str) -> Resu
 
 /// Builds `package` in release mode; the path of its binary.
 fn build_release(root: &Path, package: &str) -> Result<PathBuf, String> {
+    cargo_release(root, &["-p", package])?;
+    Ok(release_dir(root).join(package))
+}
+
+/// `cargo build --release` with `what`.
+fn cargo_release(root: &Path, what: &[&str]) -> Result<(), String> {
     let status = std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .args(["build", "--release", "-p", package])
+        .args(["build", "--release"])
+        .args(what)
         .current_dir(root)
         .status()
         .map_err(|e| e.to_string())?;
     if !status.success() {
-        return Err(format!("cargo build --release -p {package} failed"));
+        return Err(format!("cargo build --release {} failed", what.join(" ")));
     }
-    // Where cargo put it: CARGO_TARGET_DIR when set (relative to the root).
+    Ok(())
+}
+
+/// Where cargo puts release builds: under CARGO_TARGET_DIR when set
+/// (relative to the root).
+fn release_dir(root: &Path) -> PathBuf {
     let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), |d| root.join(d));
-    Ok(target.join("release").join(package))
+    target.join("release")
+}
+
+/// The median of `rates` and all of them, as printed.
+pub(crate) fn median_of(mut rates: Vec<f64>) -> (f64, String) {
+    rates.sort_by(f64::total_cmp);
+    let runs = rates.iter().map(|r| format!("{r:.0}")).collect::<Vec<_>>().join(", ");
+    (rates[rates.len() / 2], runs)
 }
 
 pub fn stdio(args: &[String], root: &Path) -> Result<(), String> {
@@ -305,6 +360,7 @@ pub fn stdio(args: &[String], root: &Path) -> Result<(), String> {
     let calls = arg_usize(args, "--calls", 20_000) as u64;
     let rounds = arg_usize(args, "--rounds", 3);
     let bin = server_binary(args, root, "lf-mcp-stdio")?;
+    let echo = if args.iter().any(|a| a == "--baseline") { Some(echo_binary(args, root)?) } else { None };
     // The server runs on core 0; the client stays on the other.
     pin_this_process(1);
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| e.to_string())?;
@@ -315,19 +371,32 @@ pub fn stdio(args: &[String], root: &Path) -> Result<(), String> {
         eprintln!("seeding {n} lenses into {url}");
         let ids = seed(db.lens_store(), n).await;
         db.close().await;
+        let lenserfight = || {
+            let mut c = server_command(&bin);
+            c.env("LENSERFIGHT_DATABASE_URL", &url).env("LENSERFIGHT_LOG", "warn");
+            c
+        };
         println!("stdio: {calls} tools/call (get_lens and run_lens alternating) over {n} lenses on SQLite, server on one core:");
         for pipelined in [false, true] {
-            let mut rates = Vec::new();
+            let mode = if pipelined { "pipelined" } else { "sequential" };
+            // With the yardstick, its rounds alternate with the server's, so
+            // that both meet the machine in the same state.
+            let (mut ours, mut theirs) = (Vec::new(), Vec::new());
             for _ in 0..rounds {
-                rates.push(stdio_round(&bin, &url, &ids, calls, pipelined).await?);
+                ours.push(stdio_round(lenserfight(), Calls::Lenses, &ids, calls, pipelined).await?);
+                if let Some(echo) = &echo {
+                    theirs.push(stdio_round(server_command(echo), Calls::Echo, &[], calls, pipelined).await?);
+                }
             }
-            rates.sort_by(f64::total_cmp);
-            println!(
-                "  {:<10} median {:>8.0} calls/s  (runs: {})",
-                if pipelined { "pipelined" } else { "sequential" },
-                rates[rates.len() / 2],
-                rates.iter().map(|r| format!("{r:.0}")).collect::<Vec<_>>().join(", ")
-            );
+            let (median, runs) = median_of(ours);
+            println!("  {mode:<10} median {median:>8.0} calls/s  (runs: {runs})");
+            if !theirs.is_empty() {
+                let (echo_median, runs) = median_of(theirs);
+                println!(
+                    "  {:<10} median {echo_median:>8.0} calls/s  (runs: {runs}) rmcp bare echo; LenserFight/echo {:.2}",
+                    "", median / echo_median
+                );
+            }
         }
         let _ = std::fs::remove_dir_all(&dir);
         Ok(())

@@ -2,7 +2,9 @@
 //! HTTP against the release lf-mcp-http on SQLite (10,000 lenses), the
 //! server pinned to core 0 and this load generator to core 1; requests/s
 //! and p50/p99 latency at 1, 8 and 64 connections (keep-alive HTTP/1.1, one
-//! request at a time per connection). Every response is checked.
+//! request at a time per connection). Every response is checked. With
+//! `--baseline`, each level is also run against a bare rmcp echo server on
+//! the same core (the yardstick the aims are set against), right after.
 
 use std::path::Path;
 use std::process::Stdio;
@@ -14,27 +16,18 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;
 use lf_core::LensId;
-use serde_json::{Value, json};
 
-use crate::bench::{arg_usize, percentile, pin_this_process, seed, server_binary, server_command, workdir};
+use crate::bench::{
+    Calls, arg_usize, echo_binary, percentile, pin_this_process, seed, server_binary, server_command, workdir,
+};
 
-fn body(id: u64, lens: &LensId) -> Bytes {
-    let call = if id.is_multiple_of(2) {
-        json!({"name": "get_lens", "arguments": {"lens_id": lens.to_string()}})
-    } else {
-        json!({"name": "run_lens", "arguments": {"lens_id": lens.to_string(), "param_values": {"Topic": "tides", "Audience": "kids"}}})
-    };
-    Bytes::from(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": call}).to_string())
-}
-
-fn check(status: hyper::StatusCode, bytes: &[u8], id: u64) -> Result<(), String> {
-    let v: Value = serde_json::from_slice(bytes).map_err(|e| format!("HTTP {status}, not JSON: {e}"))?;
-    if status != hyper::StatusCode::OK
-        || v["id"] != id
-        || v["result"]["isError"] != false
-        || !v["result"]["structuredContent"].is_object()
-    {
-        return Err(format!("a call failed: HTTP {status}: {v}"));
+/// The request's id when the answer is HTTP 200 with a successful answer to it.
+fn check(kind: Calls, status: hyper::StatusCode, bytes: &[u8], id: u64) -> Result<(), String> {
+    if status != hyper::StatusCode::OK {
+        return Err(format!("a call failed: HTTP {status}: {}", String::from_utf8_lossy(bytes)));
+    }
+    if kind.check(bytes)? != id {
+        return Err(format!("the answer to another request: {}", String::from_utf8_lossy(bytes)));
     }
     Ok(())
 }
@@ -42,6 +35,7 @@ fn check(status: hyper::StatusCode, bytes: &[u8], id: u64) -> Result<(), String>
 /// One keep-alive connection sending requests one after another until
 /// `next` passes `total`; the latency of each.
 async fn connection(
+    kind: Calls,
     addr: String,
     token: Arc<str>,
     ids: Arc<Vec<LensId>>,
@@ -60,7 +54,6 @@ async fn connection(
         if id > total {
             return Ok(times);
         }
-        let lens = &ids[(id as usize * 7919) % ids.len()];
         let request = hyper::Request::post("/mcp")
             .header("host", &addr)
             .header("authorization", &auth)
@@ -68,14 +61,14 @@ async fn connection(
             .header("accept", "application/json, text/event-stream")
             // As a client sends it after initializing.
             .header("mcp-protocol-version", "2025-11-25")
-            .body(Full::new(body(id, lens)))
+            .body(Full::new(Bytes::from(kind.request(id, &ids))))
             .map_err(|e| e.to_string())?;
         let started = Instant::now();
         let response = sender.send_request(request).await.map_err(|e| e.to_string())?;
         let status = response.status();
         let bytes = response.into_body().collect().await.map_err(|e| e.to_string())?.to_bytes();
         times.push(started.elapsed());
-        check(status, &bytes, id)?;
+        check(kind, status, &bytes, id)?;
     }
 }
 
@@ -91,6 +84,7 @@ fn cpu_time(pid: u32) -> Option<Duration> {
 
 /// Runs `total` requests over `connections` connections; (requests/s, sorted latencies).
 async fn level(
+    kind: Calls,
     addr: &str,
     token: &Arc<str>,
     ids: &Arc<Vec<LensId>>,
@@ -100,7 +94,9 @@ async fn level(
     let next = Arc::new(AtomicU64::new(1));
     let started = Instant::now();
     let tasks: Vec<_> = (0..connections)
-        .map(|_| tokio::spawn(connection(addr.to_owned(), token.clone(), ids.clone(), next.clone(), total)))
+        .map(|_| {
+            tokio::spawn(connection(kind, addr.to_owned(), token.clone(), ids.clone(), next.clone(), total))
+        })
         .collect();
     let mut times = Vec::with_capacity(total as usize);
     for t in tasks {
@@ -118,6 +114,7 @@ pub fn run(args: &[String], root: &Path) -> Result<(), String> {
     let n = arg_usize(args, "--lenses", 10_000);
     let total = arg_usize(args, "--requests", 20_000) as u64;
     let bin = server_binary(args, root, "lf-mcp-http")?;
+    let echo = if args.iter().any(|a| a == "--baseline") { Some(echo_binary(args, root)?) } else { None };
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| e.to_string())?;
     rt.block_on(async {
         let dir = workdir("bench-http");
@@ -145,8 +142,7 @@ pub fn run(args: &[String], root: &Path) -> Result<(), String> {
         };
         admin(&["admin", "create-lenser", "--handle", "bench"], "bench password 1234\n")?;
         let token: Arc<str> = admin(&["admin", "issue-token", "--handle", "bench"], "")?.into();
-        let port = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map_err(|e| e.to_string())?.port();
-        let addr = format!("127.0.0.1:{port}");
+        let addr = free_address()?;
         let mut server = server_command(&bin)
             .args(["serve", "--bind", &addr])
             .env("LENSERFIGHT_DATABASE_URL", &url)
@@ -154,35 +150,92 @@ pub fn run(args: &[String], root: &Path) -> Result<(), String> {
             .kill_on_drop(true)
             .spawn()
             .map_err(|e| format!("starting {}: {e}", bin.display()))?;
-        for _ in 0..100 {
-            if tokio::net::TcpStream::connect(&addr).await.is_ok() {
-                break;
+        let mut yardstick = match &echo {
+            None => None,
+            Some(echo) => {
+                let addr = free_address()?;
+                let child = server_command(echo)
+                    .args(["--bind", &addr])
+                    .kill_on_drop(true)
+                    .spawn()
+                    .map_err(|e| format!("starting {}: {e}", echo.display()))?;
+                Some((child, addr))
             }
-            tokio::time::sleep(Duration::from_millis(100)).await;
+        };
+        wait_for(&addr).await;
+        if let Some((_, addr)) = &yardstick {
+            wait_for(addr).await;
         }
         pin_this_process(1);
         // Warm the caches and the connection pool paths.
-        level(&addr, &token, &ids, 8, 2_000).await?;
+        level(Calls::Lenses, &addr, &token, &ids, 8, 2_000).await?;
+        if let Some((_, addr)) = &yardstick {
+            level(Calls::Echo, addr, &token, &ids, 8, 2_000).await?;
+        }
         println!(
             "http: {total} authenticated tools/call (get_lens and run_lens alternating) per level over {n} lenses on SQLite, server on one core:"
         );
-        let pid = server.id().ok_or("the server exited")?;
         for connections in [1, 8, 64] {
-            let cpu_before = cpu_time(pid);
-            let (rate, times) = level(&addr, &token, &ids, connections, total).await?;
-            let cpu = match (cpu_before, cpu_time(pid)) {
-                (Some(a), Some(b)) => format!("  server CPU {:>5.1} µs/request", (b - a).as_secs_f64() * 1e6 / total as f64),
-                _ => String::new(),
-            };
-            println!(
-                "  {connections:>2} connections: {rate:>8.0} requests/s  p50 {:>7.3} ms  p99 {:>7.3} ms{cpu}",
-                percentile(&times, 0.50).as_secs_f64() * 1e3,
-                percentile(&times, 0.99).as_secs_f64() * 1e3,
-            );
+            let line = measure(Calls::Lenses, &server, &addr, &token, &ids, connections, total).await?;
+            println!("  {connections:>2} connections: {line}");
+            if let Some((echo, addr)) = &yardstick {
+                let line = measure(Calls::Echo, echo, addr, &token, &ids, connections, total).await?;
+                println!("  {:>2}   rmcp bare echo: {line}", "");
+            }
         }
         let _ = server.start_kill();
         let _ = server.wait().await;
+        if let Some((echo, _)) = &mut yardstick {
+            let _ = echo.start_kill();
+            let _ = echo.wait().await;
+        }
         let _ = std::fs::remove_dir_all(&dir);
         Ok(())
     })
+}
+
+/// A loopback address with a port free right now.
+fn free_address() -> Result<String, String> {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map_err(|e| e.to_string())?
+        .port();
+    Ok(format!("127.0.0.1:{port}"))
+}
+
+/// Waits (up to 10 s) until `addr` accepts connections.
+async fn wait_for(addr: &str) {
+    for _ in 0..100 {
+        if tokio::net::TcpStream::connect(addr).await.is_ok() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// One level against `server`, as the line printed: requests/s, p50, p99
+/// and the server's CPU time per request.
+async fn measure(
+    kind: Calls,
+    server: &tokio::process::Child,
+    addr: &str,
+    token: &Arc<str>,
+    ids: &Arc<Vec<LensId>>,
+    connections: usize,
+    total: u64,
+) -> Result<String, String> {
+    let pid = server.id().ok_or("the server exited")?;
+    let cpu_before = cpu_time(pid);
+    let (rate, times) = level(kind, addr, token, ids, connections, total).await?;
+    let cpu = match (cpu_before, cpu_time(pid)) {
+        (Some(a), Some(b)) => {
+            format!("  server CPU {:>5.1} µs/request", (b - a).as_secs_f64() * 1e6 / total as f64)
+        }
+        _ => String::new(),
+    };
+    Ok(format!(
+        "{rate:>8.0} requests/s  p50 {:>7.3} ms  p99 {:>7.3} ms{cpu}",
+        percentile(&times, 0.50).as_secs_f64() * 1e3,
+        percentile(&times, 0.99).as_secs_f64() * 1e3,
+    ))
 }

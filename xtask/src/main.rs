@@ -2,9 +2,11 @@
 //!
 //! - `gen-docs`: renders docs/tools.md and the README's tool table from the
 //!   live catalog. `cargo test -p xtask` fails when either is stale.
-//! - `bench-stdio [--lenses N] [--calls N] [--rounds N] [--bin PATH]`: stdio throughput.
+//! - `bench-stdio [--lenses N] [--calls N] [--rounds N] [--bin PATH] [--baseline [--echo-bin PATH]]`:
+//!   stdio throughput (with `--baseline`, next to a bare rmcp echo server).
 //! - `bench-search [--lenses N] [--runs N]`: search latency on SQLite.
-//! - `bench-http [--lenses N] [--requests N] [--bin PATH]`: HTTP load at 1, 8 and 64 connections.
+//! - `bench-http [--lenses N] [--requests N] [--bin PATH] [--baseline [--echo-bin PATH]]`: HTTP load
+//!   at 1, 8 and 64 connections (with `--baseline`, next to a bare rmcp echo server).
 //! - `bench-leaderboard [--battles N] [--contenders N] [--runs N] [--keep]`:
 //!   get_leaderboard over SQLite on one core, with its load and fit timed apart
 //!   (`--keep` leaves the database in place).

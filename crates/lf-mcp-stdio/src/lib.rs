@@ -6,6 +6,7 @@
 //! This crate holds no domain logic: it parses configuration, opens the
 //! database, builds the catalog's [`LfServer`] and hands it to rmcp.
 
+pub mod linger;
 pub mod transport;
 
 use std::sync::Arc;
@@ -98,7 +99,7 @@ impl CommonArgs {
 }
 
 /// The LenserFight MCP server over stdio.
-#[derive(Parser, Debug, Clone, Default)]
+#[derive(Parser, Debug, Clone)]
 #[command(name = "lf-mcp-stdio", version, about, long_about = None)]
 pub struct Args {
     #[command(flatten)]
@@ -107,6 +108,17 @@ pub struct Args {
     /// The lenser (UUID) who owns what this server creates.
     #[arg(long, env = "LENSERFIGHT_LENSER_ID")]
     pub lenser_id: Option<String>,
+
+    /// Microseconds to keep watching stdin after answering, before sleeping (0: sleep at once).
+    #[arg(long, env = "LENSERFIGHT_LINGER_US", default_value_t = linger::DEFAULT_LINGER_US)]
+    pub linger_us: u64,
+}
+
+/// The command line's defaults.
+impl Default for Args {
+    fn default() -> Self {
+        Self { common: CommonArgs::default(), lenser_id: None, linger_us: linger::DEFAULT_LINGER_US }
+    }
 }
 
 /// Validated configuration.
@@ -117,6 +129,8 @@ pub struct Config {
     pub options: CatalogOptions,
     /// The model provider (offline unless a model is configured).
     pub model: Arc<dyn ModelProvider>,
+    /// How long to watch stdin before sleeping (see [`linger`]).
+    pub linger: std::time::Duration,
 }
 
 impl std::fmt::Debug for Config {
@@ -126,6 +140,7 @@ impl std::fmt::Debug for Config {
             .field("principal", &self.principal)
             .field("options", &self.options)
             .field("model", &self.model.name())
+            .field("linger", &self.linger)
             .finish()
     }
 }
@@ -143,7 +158,14 @@ impl Config {
         };
         let database_url = args.common.database_url()?;
         let model = args.common.model_provider()?;
-        Ok(Self { database_url, principal: Principal::Service { acting_as }, options, model })
+        if args.linger_us > linger::MAX_LINGER_US {
+            return Err(bad_config(
+                "LENSERFIGHT_LINGER_US (--linger-us)",
+                format!("at most {} microseconds, got {}", linger::MAX_LINGER_US, args.linger_us),
+            ));
+        }
+        let linger = std::time::Duration::from_micros(args.linger_us);
+        Ok(Self { database_url, principal: Principal::Service { acting_as }, options, model, linger })
     }
 }
 

@@ -41,7 +41,7 @@ fn main() -> ExitCode {
         }
     };
     // One thread for the protocol: the database driver has its own threads.
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+    let runtime = match lf_mcp_stdio::linger::runtime(config.linger) {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("lf-mcp-stdio: cannot start the async runtime: {e}");

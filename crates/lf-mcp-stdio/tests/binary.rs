@@ -101,6 +101,7 @@ fn bad_configuration_stops_start_up_naming_the_key() {
         (vec![("LENSERFIGHT_TOOLSETS", "lens,nope")], vec![], "LENSERFIGHT_TOOLSETS"),
         (vec![("LENSERFIGHT_LOG", "info,[[[")], vec![], "LENSERFIGHT_LOG"),
         (vec![], vec!["--toolsets", "battles"], "LENSERFIGHT_TOOLSETS"),
+        (vec![("LENSERFIGHT_LINGER_US", "20000")], vec![], "LENSERFIGHT_LINGER_US"),
     ] {
         let out = run(&env, &args, &[]);
         assert_eq!(out.status.code(), Some(2), "{key}");
@@ -124,8 +125,13 @@ fn read_only_and_toolsets() {
     let tools = lines(&out)[1]["result"]["tools"].as_array().unwrap().clone();
     assert_eq!(tools.len(), 8, "only Read tools");
     assert!(tools.iter().all(|t| t["annotations"]["readOnlyHint"] == true));
+    // (And a server that never lingers answers the same.)
     let out = run(
-        &[("LENSERFIGHT_DATABASE_URL", &url), ("LENSERFIGHT_READ_ONLY", "true")],
+        &[
+            ("LENSERFIGHT_DATABASE_URL", &url),
+            ("LENSERFIGHT_READ_ONLY", "true"),
+            ("LENSERFIGHT_LINGER_US", "0"),
+        ],
         &[],
         &[init(), initialized, list],
     );

@@ -17,7 +17,7 @@ impl Client {
             database_url: Some(format!("sqlite:{}", dir.path().join("t.db").display())),
             ..CommonArgs::default()
         };
-        let args = Args { common, lenser_id: lenser.map(str::to_owned) };
+        let args = Args { common, lenser_id: lenser.map(str::to_owned), ..Args::default() };
         let config = Config::from_args(&args).unwrap();
         let db = lf_mcp_stdio::open(&config).await.unwrap();
         let server = lf_mcp_stdio::server(&config, &db);
