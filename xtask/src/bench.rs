@@ -7,6 +7,7 @@
 //! - `bench-search`: search_lenses over 100,000 lenses on SQLite: p50/p99 of a
 //!   selective query (under 100 hits) and a broad one (over 10,000 hits).
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::Arc;
@@ -14,7 +15,9 @@ use std::time::{Duration, Instant};
 
 use lf_core::{LensId, LenserId, PageRequest, Principal, Reach};
 use lf_lens::{LensService, LensStore, NewLens, SearchQuery, TemplateBody, Title, Visibility};
-use serde_json::{Value, json};
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+use serde_json::json;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 /// The value after `name` in `args`, if given.
@@ -199,19 +202,68 @@ impl Calls {
     }
 
     /// The id of `answer` when it is a successful answer to such a call.
+    /// Only the fields checked are read, nothing else is built, so that
+    /// reading answers does not hold the benchmark back.
     pub(crate) fn check(self, answer: &[u8]) -> Result<u64, String> {
-        let text = String::from_utf8_lossy(answer);
-        let v: Value = serde_json::from_slice(answer).map_err(|e| format!("not JSON: {e}: {text}"))?;
-        let result = &v["result"];
-        let answered = result["isError"] == false
+        let failed = |why: &str| format!("{why}: {}", String::from_utf8_lossy(answer));
+        let reply: Reply =
+            serde_json::from_slice(answer).map_err(|e| failed(&format!("not an answer ({e})")))?;
+        let result = reply.result.ok_or_else(|| failed("not a result"))?;
+        let answered = result.is_error == Some(false)
             && match self {
-                Calls::Lenses => result["structuredContent"].is_object(),
-                Calls::Echo => result["content"][0]["text"] == "tides for kids",
+                Calls::Lenses => result.structured.is_some(),
+                Calls::Echo => {
+                    result.content.first().and_then(|b| b.text.as_deref()) == Some("tides for kids")
+                }
             };
         if !answered {
-            return Err(format!("a call failed: {text}"));
+            return Err(failed("a call failed"));
         }
-        v["id"].as_u64().ok_or_else(|| format!("no id: {text}"))
+        reply.id.ok_or_else(|| failed("no id"))
+    }
+}
+
+/// What [`Calls::check`] reads of an answer.
+#[derive(Deserialize)]
+struct Reply<'a> {
+    id: Option<u64>,
+    #[serde(borrow)]
+    result: Option<ReplyResult<'a>>,
+}
+
+#[derive(Deserialize)]
+struct ReplyResult<'a> {
+    #[serde(rename = "isError")]
+    is_error: Option<bool>,
+    #[serde(rename = "structuredContent")]
+    structured: Option<AnObject>,
+    #[serde(borrow, default)]
+    content: Vec<Block<'a>>,
+}
+
+#[derive(Deserialize)]
+struct Block<'a> {
+    #[serde(borrow)]
+    text: Option<Cow<'a, str>>,
+}
+
+/// A JSON object, its entries read past.
+struct AnObject;
+
+impl<'de> Deserialize<'de> for AnObject {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Entries;
+        impl<'de> serde::de::Visitor<'de> for Entries {
+            type Value = AnObject;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<AnObject, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(AnObject)
+            }
+        }
+        d.deserialize_map(Entries)
     }
 }
 
@@ -401,4 +453,30 @@ pub fn stdio(args: &[String], root: &Path) -> Result<(), String> {
         let _ = std::fs::remove_dir_all(&dir);
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Calls;
+
+    #[test]
+    fn answers_are_checked() {
+        let good = br#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"{}"}],"structuredContent":{"a":[1,{"b":null}]},"isError":false}}"#;
+        assert_eq!(Calls::Lenses.check(good), Ok(7));
+        let echo = br#"{"jsonrpc":"2.0","id":8,"result":{"content":[{"type":"text","text":"tides for kids"}],"isError":false}}"#;
+        assert_eq!(Calls::Echo.check(echo), Ok(8));
+        for bad in [
+            &br#"{"jsonrpc":"2.0","id":7,"result":{"content":[],"structuredContent":{},"isError":true}}"#[..],
+            br#"{"jsonrpc":"2.0","id":7,"result":{"content":[],"structuredContent":[1],"isError":false}}"#,
+            br#"{"jsonrpc":"2.0","id":7,"result":{"content":[],"isError":false}}"#,
+            br#"{"jsonrpc":"2.0","id":7,"result":{"structuredContent":{}}}"#,
+            br#"{"jsonrpc":"2.0","result":{"structuredContent":{},"isError":false}}"#,
+            br#"{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"no"}}"#,
+            br#"{"jsonrpc":"2.0","id":7,"result":{"structuredContent":{},"isError":false}"#,
+        ] {
+            assert!(Calls::Lenses.check(bad).is_err(), "{}", String::from_utf8_lossy(bad));
+        }
+        assert!(Calls::Echo.check(good).is_err());
+        assert!(Calls::Lenses.check(echo).is_err());
+    }
 }

@@ -7,7 +7,6 @@
 //! rmcp serves each stateless request with a one-shot service of its own,
 //! which cost more than the call.
 
-use axum::Json;
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
@@ -134,7 +133,19 @@ pub async fn authenticate(State(state): State<AppState>, request: Request, next:
                 return refusal;
             }
             // As rmcp answers a stateless request in JSON: 200, application/json.
-            return Json(state.server.answer(principal, call, &version).await).into_response();
+            let answer = state.server.answer(principal, call, &version).await;
+            let mut body = Vec::with_capacity(4096);
+            return match answer.write(&mut body) {
+                Ok(()) => ([(header::CONTENT_TYPE, "application/json")], body).into_response(),
+                Err(e) => {
+                    tracing::error!(error = %e, "an answer could not be serialized");
+                    rpc_error(
+                        StatusCode::INTERNAL_SERVER_ERROR,
+                        -32603,
+                        "Internal error: the answer could not be written",
+                    )
+                }
+            };
         }
         let message: Value = match serde_json::from_slice(&bytes) {
             Ok(v) => v,

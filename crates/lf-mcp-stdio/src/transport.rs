@@ -30,7 +30,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::task::Poll;
 
 use lf_tools::LfServer;
-use lf_tools::direct::{ToolCall, known_version};
+use lf_tools::direct::{Answer, ToolCall, known_version};
 use rmcp::RoleServer;
 use rmcp::model::{
     CallToolRequest, ClientJsonRpcMessage, ClientNotification, ClientRequest, JsonRpcMessage,
@@ -51,6 +51,8 @@ pub const MAX_LINE: usize = 16 * 1024 * 1024;
 /// What the writer task writes.
 enum Out {
     Message(Box<ServerJsonRpcMessage>),
+    /// The answer to a call the transport ran itself.
+    Answer(Box<Answer>),
     /// A protocol error the transport answers by itself.
     Raw(Value),
 }
@@ -102,7 +104,7 @@ impl Direct {
         let mut reply =
             Box::pin(async move { server.answer(server.principal().clone(), call, &version).await });
         if let Poll::Ready(message) = std::future::poll_fn(|cx| Poll::Ready(reply.as_mut().poll(cx))).await {
-            return out.send(Out::Message(Box::new(message))).await.map_err(|_| Closed);
+            return out.send(Out::Answer(Box::new(message))).await.map_err(|_| Closed);
         }
         let Ok(slot) = self.slots.clone().acquire_owned().await else { return Err(Closed) };
         let (running, out) = (self.running.clone(), out.clone());
@@ -114,7 +116,7 @@ impl Direct {
             let message = reply.await;
             running.lock().unwrap_or_else(|e| e.into_inner()).remove(&key);
             drop(slot);
-            let _ = out.send(Out::Message(Box::new(message))).await;
+            let _ = out.send(Out::Answer(Box::new(message))).await;
         });
         calls.insert(id, task.abort_handle());
         Ok(())
@@ -297,9 +299,10 @@ async fn write_loop<W: AsyncWrite + Unpin>(
         // Write everything already queued, then flush once.
         loop {
             buf.clear();
-            let written = match &item {
-                Out::Message(m) => serde_json::to_writer(&mut buf, m),
-                Out::Raw(v) => serde_json::to_writer(&mut buf, v),
+            let written = match item {
+                Out::Message(m) => serde_json::to_writer(&mut buf, &m),
+                Out::Answer(a) => a.write(&mut buf),
+                Out::Raw(v) => serde_json::to_writer(&mut buf, &v),
             };
             match written {
                 Ok(()) => {

@@ -12,11 +12,15 @@
 //! shaped for the session's version as rmcp shapes it; the transports' tests
 //! check the two paths answer alike.
 
+use std::sync::LazyLock;
+
 use rmcp::model::{
-    CallToolRequestMethod, CallToolResponse, ErrorCode, InputResponses, JsonObject, JsonRpcVersion2_0,
-    ProtocolVersion, RequestId, RequestMetaObject, ServerJsonRpcMessage, ServerResult,
+    CallToolRequestMethod, CallToolResponse, CallToolResult, ContentBlock, ErrorCode, InputResponses,
+    JsonObject, JsonRpcMessage, JsonRpcResponse, JsonRpcVersion2_0, ProtocolVersion, RequestId,
+    RequestMetaObject, ServerJsonRpcMessage, ServerResult,
 };
 use serde::Deserialize;
+use serde_json::Value;
 
 use lf_core::Principal;
 
@@ -88,12 +92,7 @@ impl LfServer {
     /// The answer rmcp's handler gives `call` from `principal` in a session of
     /// protocol `version`: the catalog's result, shaped for that version as
     /// rmcp's `handle_request` shapes every result.
-    pub async fn answer(
-        &self,
-        principal: Principal,
-        call: ToolCall,
-        version: &ProtocolVersion,
-    ) -> ServerJsonRpcMessage {
+    pub async fn answer(&self, principal: Principal, call: ToolCall, version: &ProtocolVersion) -> Answer {
         let ToolCall { id, params, .. } = call;
         let inline_era = is_inline_era(version);
         match self.call_as(principal, &params.name, params.arguments.unwrap_or_default()).await {
@@ -105,15 +104,129 @@ impl LfServer {
                     result.strip_result_type_for_legacy_peer();
                     result.strip_non_object_output_for_legacy_peer();
                 }
-                ServerJsonRpcMessage::response(result, id)
+                Answer(ServerJsonRpcMessage::response(result, id))
             }
             Err(mut error) => {
                 if inline_era && error.code == ErrorCode::RESOURCE_NOT_FOUND {
                     error.code = ErrorCode::INVALID_PARAMS;
                 }
-                ServerJsonRpcMessage::error(error, Some(id))
+                Answer(ServerJsonRpcMessage::error(error, Some(id)))
             }
         }
+    }
+}
+
+/// A field's value while the answer is written (see [`Answer::write`]),
+/// and how serde_json writes the field with it. No JSON string can hold
+/// that text unescaped, so only the field itself matches.
+struct StandIn {
+    value: &'static str,
+    finder: LazyLock<memchr::memmem::Finder<'static>>,
+    /// The length of `"field":`, before the value.
+    key_len: usize,
+}
+
+impl StandIn {
+    /// Where the field's value is in `json`, after `from`.
+    fn find(&self, json: &[u8], from: usize) -> Option<std::ops::Range<usize>> {
+        let at = from + self.finder.find(&json[from..])?;
+        Some(at + self.key_len..at + self.finder.needle().len())
+    }
+}
+
+static TEXT: StandIn = StandIn {
+    value: "\u{0}text\u{0}",
+    finder: LazyLock::new(|| memchr::memmem::Finder::new(br#""text":"\u0000text\u0000""#)),
+    key_len: r#""text":"#.len(),
+};
+static STRUCTURED: StandIn = StandIn {
+    value: "\u{0}structured\u{0}",
+    finder: LazyLock::new(|| memchr::memmem::Finder::new(br#""structuredContent":"\u0000structured\u0000""#)),
+    key_len: r#""structuredContent":"#.len(),
+};
+
+/// The answer to a [`ToolCall`], as [`LfServer::answer`] gives it.
+#[derive(Debug)]
+pub struct Answer(ServerJsonRpcMessage);
+
+impl Answer {
+    /// The JSON-RPC message.
+    pub fn into_message(self) -> ServerJsonRpcMessage {
+        self.0
+    }
+
+    /// Appends the answer to `out` as JSON, byte for byte what serde_json
+    /// writes for its message, with a tool result's JSON written once: its
+    /// first text block is the structured content as JSON text (every result
+    /// of the catalog has it there, as MCP asks: [`LfServer::call_as`], and
+    /// only `answer` makes an `Answer`), so `structuredContent` is a copy of
+    /// that text, and the text is escaped as a string in one pass that
+    /// copies everything between its quotes and backslashes.
+    pub fn write(self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        let mut message = self.0;
+        let Some(result) = tool_result(&mut message) else {
+            return serde_json::to_writer(out, &message);
+        };
+        let (Some(ContentBlock::Text(block)), Some(value)) =
+            (result.content.first_mut(), result.structured_content.as_mut())
+        else {
+            return serde_json::to_writer(out, &message);
+        };
+        debug_assert_eq!(block.text, value.to_string(), "the first text block is the structured content");
+        let text = std::mem::replace(&mut block.text, TEXT.value.to_owned());
+        let value = std::mem::replace(value, Value::String(STRUCTURED.value.to_owned()));
+        let start = out.len();
+        serde_json::to_writer(&mut *out, &message)?;
+        let skeleton = out.split_off(start);
+        let text_at = TEXT.find(&skeleton, 0);
+        let structured_at = text_at.as_ref().and_then(|t| STRUCTURED.find(&skeleton, t.end));
+        let (Some(text_at), Some(structured_at)) = (text_at, structured_at) else {
+            // Not written as expected: written again the usual way.
+            if let Some(result) = tool_result(&mut message) {
+                if let Some(ContentBlock::Text(block)) = result.content.first_mut() {
+                    block.text = text;
+                }
+                result.structured_content = Some(value);
+            }
+            return serde_json::to_writer(out, &message);
+        };
+        out.reserve(skeleton.len() + 2 * text.len() + text.len() / 4);
+        out.extend_from_slice(&skeleton[..text_at.start]);
+        write_json_string(out, &text)?;
+        out.extend_from_slice(&skeleton[text_at.end..structured_at.start]);
+        out.extend_from_slice(text.as_bytes());
+        out.extend_from_slice(&skeleton[structured_at.end..]);
+        Ok(())
+    }
+}
+
+/// Appends `text` to `out` as a JSON string, as serde_json writes it.
+fn write_json_string(out: &mut Vec<u8>, text: &str) -> serde_json::Result<()> {
+    let bytes = text.as_bytes();
+    // Control characters have escapes of their own: serde_json writes those.
+    if bytes.iter().fold(false, |control, b| control | (*b < 0x20)) {
+        return serde_json::to_writer(out, text);
+    }
+    out.push(b'"');
+    let mut from = 0;
+    for at in memchr::memchr2_iter(b'"', b'\\', bytes) {
+        out.extend_from_slice(&bytes[from..at]);
+        out.push(b'\\');
+        // The quote or backslash itself starts the next run.
+        from = at;
+    }
+    out.extend_from_slice(&bytes[from..]);
+    out.push(b'"');
+    Ok(())
+}
+
+/// The tool result `message` answers with, if it is one.
+fn tool_result(message: &mut ServerJsonRpcMessage) -> Option<&mut CallToolResult> {
+    match message {
+        JsonRpcMessage::Response(JsonRpcResponse {
+            result: ServerResult::CallToolResult(result), ..
+        }) => Some(result),
+        _ => None,
     }
 }
 
@@ -176,5 +289,90 @@ mod tests {
         let inline = ToolCall::parse(lines[4].as_bytes()).unwrap();
         assert!(inline.names_protocol_version());
         assert!(!ToolCall::parse(lines[1].as_bytes()).unwrap().names_protocol_version());
+    }
+
+    /// An answer written with its structured content copied from its text
+    /// is byte for byte the answer serde_json writes.
+    #[test]
+    fn answers_are_written_as_serde_json_writes_them() {
+        let tricky = serde_json::json!({
+            "structuredContent": STRUCTURED.value,
+            "text": TEXT.value,
+            "control": "line\nbreak\ttab\u{1}",
+            "quote": "a \"b\" \\ c \u{1F600}",
+            "nested": {"list": [1, 2.5, null, true, "é"]},
+        });
+        let results = [
+            crate::server::structured(serde_json::json!({"lens": {"id": "x", "title": "T"}})),
+            crate::server::structured(tricky.clone()),
+            crate::server::structured(serde_json::json!({"path": "C:\\dir\\\"x\"", "empty": ""})),
+            crate::server::structured(serde_json::json!({})),
+            CallToolResult::structured_error(serde_json::json!({"error": {"code": "NOT_FOUND"}})),
+            CallToolResult::success(vec![ContentBlock::text("plain text")]),
+            // No text block: written the usual way.
+            {
+                let mut r = crate::server::structured(tricky);
+                r.content.clear();
+                r
+            },
+        ];
+        let with_note = |mut r: CallToolResult| {
+            if !r.content.is_empty() {
+                r.content.push(ContentBlock::text("a note"));
+            }
+            r
+        };
+        let mut messages: Vec<ServerJsonRpcMessage> = results
+            .into_iter()
+            .enumerate()
+            .flat_map(|(i, r)| {
+                let note = with_note(r.clone());
+                [
+                    ServerJsonRpcMessage::response(
+                        ServerResult::CallToolResult(r),
+                        RequestId::Number(i as i64),
+                    ),
+                    ServerJsonRpcMessage::response(
+                        ServerResult::CallToolResult(note),
+                        RequestId::String("s".into()),
+                    ),
+                ]
+            })
+            .collect();
+        messages.push(ServerJsonRpcMessage::error(
+            rmcp::model::ErrorData::invalid_params("no such tool", None),
+            Some(RequestId::Number(9)),
+        ));
+        for message in messages {
+            let expected = serde_json::to_vec(&message).unwrap();
+            let mut out = b"before\n".to_vec();
+            Answer(message).write(&mut out).unwrap();
+            assert_eq!(
+                String::from_utf8_lossy(&out[7..]),
+                String::from_utf8_lossy(&expected),
+                "written after what the buffer held"
+            );
+            assert_eq!(&out[..7], b"before\n");
+        }
+    }
+
+    #[test]
+    fn strings_are_written_as_serde_json_writes_them() {
+        for text in [
+            "",
+            "plain",
+            "\"",
+            "\\",
+            "a\"b\\c\"",
+            "\"\"\\\\",
+            "line\nbreak",
+            "\u{1}\u{1f}",
+            "é 😀 \u{7f} /",
+            "end\\",
+        ] {
+            let mut out = Vec::new();
+            write_json_string(&mut out, text).unwrap();
+            assert_eq!(String::from_utf8(out).unwrap(), serde_json::to_string(text).unwrap(), "{text:?}");
+        }
     }
 }

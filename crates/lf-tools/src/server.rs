@@ -115,6 +115,8 @@ impl LfServer {
 
     /// Calls a tool as `principal`. Unknown or disabled tools are protocol
     /// errors; a Lenser whose token lacks the tool's scope gets PERMISSION_DENIED.
+    /// A result's first content block is its structured content as JSON text
+    /// (a note may follow it); [`crate::direct::Answer::write`] relies on it.
     pub async fn call_as(
         &self,
         principal: Principal,
@@ -155,7 +157,7 @@ impl LfServer {
 /// [`CallToolResult::structured`], with the JSON text written by
 /// `serde_json::to_string`: the `Display` that method uses writes through
 /// `fmt`, a call per fragment, which showed in the stdio profile.
-fn structured(value: serde_json::Value) -> CallToolResult {
+pub(crate) fn structured(value: serde_json::Value) -> CallToolResult {
     let text = serde_json::to_string(&value).unwrap_or_else(|_| value.to_string());
     let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
     result.structured_content = Some(value);
