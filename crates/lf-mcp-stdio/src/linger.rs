@@ -12,7 +12,7 @@
 //! the client needs to send the request; and it costs at most the linger
 //! time after each burst of work, never while the server is idle.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The default linger time, in microseconds.
 pub const DEFAULT_LINGER_US: u64 = 50;
@@ -78,7 +78,7 @@ fn watch_stdin(_linger: Duration, _woken: impl Fn() -> bool) -> Woke {
 #[cfg(unix)]
 pub fn watch(input: std::os::fd::BorrowedFd<'_>, linger: Duration, woken: impl Fn() -> bool) -> Woke {
     use std::os::fd::AsRawFd;
-    let deadline = Instant::now() + linger;
+    let deadline = std::time::Instant::now() + linger;
     let mut poll = libc::pollfd { fd: input.as_raw_fd(), events: libc::POLLIN, revents: 0 };
     loop {
         // SAFETY: one valid pollfd, and a timeout of 0: poll returns at once.
@@ -89,7 +89,7 @@ pub fn watch(input: std::os::fd::BorrowedFd<'_>, linger: Duration, woken: impl F
         if woken() {
             return Woke::Task;
         }
-        if Instant::now() >= deadline {
+        if std::time::Instant::now() >= deadline {
             return Woke::Timeout;
         }
         std::hint::spin_loop();
@@ -130,7 +130,7 @@ mod tests {
     #[test]
     fn a_quiet_input_is_watched_for_the_linger_time_only() {
         let (reader, _writer) = pipe();
-        let started = Instant::now();
+        let started = std::time::Instant::now();
         assert_eq!(watch(reader.as_fd(), Duration::from_millis(2), || false), Woke::Timeout);
         assert!(started.elapsed() >= Duration::from_millis(2));
     }
