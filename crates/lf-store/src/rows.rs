@@ -108,15 +108,27 @@ pub(crate) fn json_strings(items: &[String]) -> String {
 /// Quoting makes every term a plain string to FTS5: no user text is ever read
 /// as an operator, column filter or NEAR group, and the column filter keeps
 /// terms from matching scope tokens.
-pub(crate) fn fts5_match(q: &SearchQuery, reach: Reach, visibility: Option<Visibility>) -> String {
+///
+/// `words[i]`, when given, is the one word of the index term `i` completes
+/// to: that word is matched as it is, which finds the same lenses.
+pub(crate) fn fts5_match(
+    q: &SearchQuery,
+    words: &[Option<String>],
+    reach: Reach,
+    visibility: Option<Visibility>,
+) -> String {
     let mut out = String::from("{title description body} : (");
     for (i, term) in q.terms().iter().enumerate() {
         if i > 0 {
             out.push_str(" AND ");
         }
+        let (text, prefix) = match words.get(i) {
+            Some(Some(word)) => (word, false),
+            _ => (term, true),
+        };
         out.push('"');
-        out.push_str(&term.replace('"', "\"\""));
-        out.push_str("\"*");
+        out.push_str(&text.replace('"', "\"\""));
+        out.push_str(if prefix { "\"*" } else { "\"" });
     }
     out.push(')');
     if let Reach::Lenser(me) = reach {
@@ -158,12 +170,17 @@ mod tests {
     fn search_terms_are_quoted_prefixes() {
         let q = SearchQuery::parse("Code-Review  \"x\" a OR b").unwrap();
         assert_eq!(
-            fts5_match(&q, Reach::Everything, None),
+            fts5_match(&q, &[], Reach::Everything, None),
             r#"{title description body} : ("code"* AND "review"* AND "x"* AND "a"* AND "or"* AND "b"*)"#
         );
         let me = LenserId::from_uuid(Uuid::parse_str("0190f5a2-7c1e-7d3a-9b2c-5e8f1a2b3c4d").unwrap());
         assert_eq!(
-            fts5_match(&SearchQuery::parse("x").unwrap(), Reach::Lenser(me), Some(Visibility::Community)),
+            fts5_match(
+                &SearchQuery::parse("x").unwrap(),
+                &[],
+                Reach::Lenser(me),
+                Some(Visibility::Community)
+            ),
             r#"{title description body} : ("x"*) NOT ({scope} : vprivate NOT {scope} : o0190f5a27c1e7d3a9b2c5e8f1a2b3c4d) AND {scope} : vcommunity"#
         );
         assert_eq!(tsquery(&q), "'code':* & 'review':* & 'x':* & 'a':* & 'or':* & 'b':*");

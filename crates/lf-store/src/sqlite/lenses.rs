@@ -353,6 +353,33 @@ impl SqliteLensStore {
 
 /// Brings lens `seq`'s row of the full-text index up to date with the lens:
 /// rewritten when `searchable`, removed otherwise.
+/// For each term of `q`, the one word of the index it completes to, when
+/// it is longer than the prefix indexes (4 characters) and completes to one
+/// word only (see migration 0005). Terms are lowercase ASCII letters and
+/// digits, which the tokenizer keeps as they are, so the word list's order
+/// is theirs.
+async fn only_words(conn: &mut SqliteConnection, q: &SearchQuery) -> LfResult<Vec<Option<String>>> {
+    let mut words = Vec::with_capacity(q.terms().len());
+    for term in q.terms() {
+        if term.len() <= 4 || !term.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()) {
+            words.push(None);
+            continue;
+        }
+        let found: Vec<String> =
+            sqlx::query_scalar("SELECT term FROM lens_fts_vocab WHERE term >= $1 AND term < $2 LIMIT 2")
+                .bind(term)
+                .bind(format!("{term}\u{10FFFF}"))
+                .fetch_all(&mut *conn)
+                .await
+                .map_err(map_db_err)?;
+        words.push(match <[String; 1]>::try_from(found) {
+            Ok([word]) => Some(word),
+            Err(_) => None,
+        });
+    }
+    Ok(words)
+}
+
 async fn sync_fts(conn: &mut SqliteConnection, seq: i64, searchable: bool) -> LfResult<()> {
     let sql = if searchable { FTS_PUT } else { FTS_DELETE };
     sqlx::query(sql).bind(seq).execute(conn).await.map_err(map_db_err)?;
@@ -515,13 +542,14 @@ impl LensStore for SqliteLensStore {
         visibility: Option<Visibility>,
         page: PageRequest,
     ) -> LfResult<Page<Lens>> {
-        let full = fts5_match(query, reach, visibility);
-        let reached = reach != Reach::Everything || visibility.is_some();
-        let text = if reached { fts5_match(query, Reach::Everything, None) } else { full.clone() };
         let window = i64::from(self.rank_window);
         let mut conn = self.db.read().await?;
         // One read transaction: the total and the page see one snapshot.
         let mut conn = conn.begin().await.map_err(map_db_err)?;
+        let words = only_words(&mut conn, query).await?;
+        let full = fts5_match(query, &words, reach, visibility);
+        let reached = reach != Reach::Everything || visibility.is_some();
+        let text = if reached { fts5_match(query, &words, Reach::Everything, None) } else { full.clone() };
         let (total, floor, text_floor): (i64, Option<i64>, Option<i64>) =
             sqlx::query_as(if reached { SEARCH_TOTAL } else { SEARCH_TOTAL_UNREACHED })
                 .bind(full.clone())
@@ -749,6 +777,47 @@ mod tests {
                     assert_eq!(found, expected, "{reach:?} {vis:?} {rank_window}: every readable match once");
                 }
             }
+        }
+    }
+
+    /// A term longer than the prefix indexes that completes to one word is
+    /// searched as that word, and finds what the prefix finds: the lenses
+    /// with a word that starts with it.
+    #[tokio::test]
+    async fn a_long_prefix_finds_the_lenses_whose_words_start_with_it() {
+        let db = Handle::open("sqlite::memory:").await.unwrap();
+        let store = SqliteLensStore::new(db.clone());
+        let titles = ["Expert advice", "Expertise matters", "Exporter tool", "Plain title 2024"];
+        let mut made = Vec::new();
+        for (n, title) in titles.iter().enumerate() {
+            let (lens, version) = lens(title, n as i64);
+            store.create_lens(&lens, &version).await.unwrap();
+            made.push(lens);
+        }
+        let cases: [(&str, Option<&str>, &[usize]); 9] = [
+            ("expert", None, &[0, 1]),
+            ("experti", Some("expertise"), &[1]),
+            ("exporte", Some("exporter"), &[2]),
+            ("expor", Some("exporter"), &[2]),
+            ("exp", None, &[0, 1, 2]),
+            ("zebra", Some("zebra"), &[0, 1, 2, 3]),
+            ("zzzzzz", None, &[]),
+            ("expert advic", None, &[0]),
+            ("2024", None, &[3]),
+        ];
+        for (text, word, expected) in cases {
+            let q = SearchQuery::parse(text).unwrap();
+            let mut conn = db.read().await.unwrap();
+            let words = only_words(&mut conn, &q).await.unwrap();
+            drop(conn);
+            assert_eq!(words[0].as_deref(), word, "{text}");
+            let found =
+                store.search_lenses(Reach::Everything, &q, None, PageRequest::default()).await.unwrap();
+            let mut found: Vec<LensId> = found.items.iter().map(|l| l.id).collect();
+            found.sort();
+            let mut expected: Vec<LensId> = expected.iter().map(|i| made[*i].id).collect();
+            expected.sort();
+            assert_eq!(found, expected, "{text}");
         }
     }
 }
