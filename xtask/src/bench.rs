@@ -267,14 +267,17 @@ impl<'de> Deserialize<'de> for AnObject {
     }
 }
 
-/// The yardstick's binary: `--echo-bin PATH` when given, else the `echo`
-/// example of lf-mcp-http built in release mode.
-pub(crate) fn echo_binary(args: &[String], root: &Path) -> Result<PathBuf, String> {
+/// The yardstick's binary when `--baseline` is given: `--echo-bin PATH`
+/// when given, else the `echo` example of lf-mcp-http built in release mode.
+pub(crate) fn echo_binary(args: &[String], root: &Path) -> Result<Option<PathBuf>, String> {
+    if !args.iter().any(|a| a == "--baseline") {
+        return Ok(None);
+    }
     if let Some(path) = arg(args, "--echo-bin") {
-        return Ok(PathBuf::from(path));
+        return Ok(Some(PathBuf::from(path)));
     }
     cargo_release(root, &["-p", "lf-mcp-http", "--example", "echo"])?;
-    Ok(release_dir(root).join("examples").join("echo"))
+    Ok(Some(release_dir(root).join("examples").join("echo")))
 }
 
 /// One run of `calls` requests through a fresh server process; calls/s.
@@ -401,7 +404,7 @@ fn release_dir(root: &Path) -> PathBuf {
 }
 
 /// The median of `rates` and all of them, as printed.
-pub(crate) fn median_of(mut rates: Vec<f64>) -> (f64, String) {
+fn median_of(mut rates: Vec<f64>) -> (f64, String) {
     rates.sort_by(f64::total_cmp);
     let runs = rates.iter().map(|r| format!("{r:.0}")).collect::<Vec<_>>().join(", ");
     (rates[rates.len() / 2], runs)
@@ -412,7 +415,7 @@ pub fn stdio(args: &[String], root: &Path) -> Result<(), String> {
     let calls = arg_usize(args, "--calls", 20_000) as u64;
     let rounds = arg_usize(args, "--rounds", 3);
     let bin = server_binary(args, root, "lf-mcp-stdio")?;
-    let echo = if args.iter().any(|a| a == "--baseline") { Some(echo_binary(args, root)?) } else { None };
+    let echo = echo_binary(args, root)?;
     // The server runs on core 0; the client stays on the other.
     pin_this_process(1);
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| e.to_string())?;

@@ -21,7 +21,7 @@ use crate::bench::{
     Calls, arg_usize, echo_binary, percentile, pin_this_process, seed, server_binary, server_command, workdir,
 };
 
-/// The request's id when the answer is HTTP 200 with a successful answer to it.
+/// Whether the answer is HTTP 200 with a successful answer to request `id`.
 fn check(kind: Calls, status: hyper::StatusCode, bytes: &[u8], id: u64) -> Result<(), String> {
     if status != hyper::StatusCode::OK {
         return Err(format!("a call failed: HTTP {status}: {}", String::from_utf8_lossy(bytes)));
@@ -114,7 +114,7 @@ pub fn run(args: &[String], root: &Path) -> Result<(), String> {
     let n = arg_usize(args, "--lenses", 10_000);
     let total = arg_usize(args, "--requests", 20_000) as u64;
     let bin = server_binary(args, root, "lf-mcp-http")?;
-    let echo = if args.iter().any(|a| a == "--baseline") { Some(echo_binary(args, root)?) } else { None };
+    let echo = echo_binary(args, root)?;
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| e.to_string())?;
     rt.block_on(async {
         let dir = workdir("bench-http");

@@ -22,7 +22,7 @@ pub const MAX_LINGER_US: u64 = 10_000;
 
 /// Why a linger ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Woke {
+enum Woke {
     /// The input has something to read (or has closed).
     Input,
     /// A task was woken from another thread (the database's, say).
@@ -76,7 +76,7 @@ fn watch_stdin(_linger: Duration, _woken: impl Fn() -> bool) -> Woke {
 /// Waits, without sleeping, until `input` can be read, `woken()` says a
 /// task was woken, or `linger` has passed.
 #[cfg(unix)]
-pub fn watch(input: std::os::fd::BorrowedFd<'_>, linger: Duration, woken: impl Fn() -> bool) -> Woke {
+fn watch(input: std::os::fd::BorrowedFd<'_>, linger: Duration, woken: impl Fn() -> bool) -> Woke {
     use std::os::fd::AsRawFd;
     let deadline = std::time::Instant::now() + linger;
     let mut poll = libc::pollfd { fd: input.as_raw_fd(), events: libc::POLLIN, revents: 0 };

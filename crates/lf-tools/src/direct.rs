@@ -117,32 +117,36 @@ impl LfServer {
 }
 
 /// A field's value while the answer is written (see [`Answer::write`]),
-/// and how serde_json writes the field with it. No JSON string can hold
-/// that text unescaped, so only the field itself matches.
+/// found again as serde_json writes the field with it. No JSON string can
+/// hold that text unescaped, so only the field itself matches.
 struct StandIn {
+    field: &'static str,
     value: &'static str,
-    finder: LazyLock<memchr::memmem::Finder<'static>>,
-    /// The length of `"field":`, before the value.
-    key_len: usize,
+    /// Finds `"field":"value"` as serde_json writes it.
+    written: LazyLock<memchr::memmem::Finder<'static>>,
 }
 
 impl StandIn {
+    fn finder(&self) -> memchr::memmem::Finder<'static> {
+        let written = serde_json::json!({ self.field: self.value }).to_string();
+        // Without the braces of the object.
+        memchr::memmem::Finder::new(&written[1..written.len() - 1]).into_owned()
+    }
+
     /// Where the field's value is in `json`, after `from`.
     fn find(&self, json: &[u8], from: usize) -> Option<std::ops::Range<usize>> {
-        let at = from + self.finder.find(&json[from..])?;
-        Some(at + self.key_len..at + self.finder.needle().len())
+        let at = from + self.written.find(&json[from..])?;
+        // Past `"field":`.
+        Some(at + self.field.len() + 3..at + self.written.needle().len())
     }
 }
 
-static TEXT: StandIn = StandIn {
-    value: "\u{0}text\u{0}",
-    finder: LazyLock::new(|| memchr::memmem::Finder::new(br#""text":"\u0000text\u0000""#)),
-    key_len: r#""text":"#.len(),
-};
+static TEXT: StandIn =
+    StandIn { field: "text", value: "\u{0}text\u{0}", written: LazyLock::new(|| TEXT.finder()) };
 static STRUCTURED: StandIn = StandIn {
+    field: "structuredContent",
     value: "\u{0}structured\u{0}",
-    finder: LazyLock::new(|| memchr::memmem::Finder::new(br#""structuredContent":"\u0000structured\u0000""#)),
-    key_len: r#""structuredContent":"#.len(),
+    written: LazyLock::new(|| STRUCTURED.finder()),
 };
 
 /// The answer to a [`ToolCall`], as [`LfServer::answer`] gives it.
@@ -150,11 +154,6 @@ static STRUCTURED: StandIn = StandIn {
 pub struct Answer(ServerJsonRpcMessage);
 
 impl Answer {
-    /// The JSON-RPC message.
-    pub fn into_message(self) -> ServerJsonRpcMessage {
-        self.0
-    }
-
     /// Appends the answer to `out` as JSON, byte for byte what serde_json
     /// writes for its message, with a tool result's JSON written once: its
     /// first text block is the structured content as JSON text (every result

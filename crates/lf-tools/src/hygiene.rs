@@ -213,22 +213,23 @@ static PHRASES: LazyLock<AhoCorasick> = LazyLock::new(|| {
 
 /// Adds the injection phrases in `s` that `found` does not hold yet.
 fn reasons_in(s: &str, found: &mut Vec<&'static str>) {
-    // Every phrase has a space in it, and normalizing only puts one where
-    // `s` has whitespace: no whitespace (ids, times, names), no phrase.
-    // Unicode whitespace is outside ASCII.
-    if !s.bytes().any(|b| b <= b' ' || b >= 0x80) {
-        return;
-    }
-    // Printable ASCII with no two spaces in a row reads the same normalized
-    // (but for a space at either end): the phrases are found in `s` as it
-    // is, in one pass, nothing copied.
-    if s.bytes().all(|b| (b' '..0x80).contains(&b)) && !s.contains("  ") {
-        let mut seen = [false; INJECTION_PHRASES.len()];
-        for m in PHRASES.find_overlapping_iter(s) {
-            seen[m.pattern().as_usize()] = true;
+    if s.bytes().all(|b| (b' '..0x80).contains(&b)) {
+        // Every phrase has a space in it: no space (ids, times, names), no
+        // phrase.
+        if !s.contains(' ') {
+            return;
         }
-        add_in_order(&seen, found);
-        return;
+        // Printable ASCII with no two spaces in a row reads the same
+        // normalized (but for a space at either end): the phrases are found
+        // in `s` as it is, in one pass, nothing copied.
+        if !s.contains("  ") {
+            let mut seen = [false; INJECTION_PHRASES.len()];
+            for m in PHRASES.find_overlapping_iter(s) {
+                seen[m.pattern().as_usize()] = true;
+            }
+            add_in_order(&seen, found);
+            return;
+        }
     }
     reasons_normalized(s, found);
 }

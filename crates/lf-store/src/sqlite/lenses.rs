@@ -351,8 +351,6 @@ impl SqliteLensStore {
     }
 }
 
-/// Brings lens `seq`'s row of the full-text index up to date with the lens:
-/// rewritten when `searchable`, removed otherwise.
 /// For each term of `q`, the one word of the index it completes to, when
 /// it is longer than the prefix indexes (4 characters) and completes to one
 /// word only (see migration 0005). Terms are lowercase ASCII letters and
@@ -380,6 +378,8 @@ async fn only_words(conn: &mut SqliteConnection, q: &SearchQuery) -> LfResult<Ve
     Ok(words)
 }
 
+/// Brings lens `seq`'s row of the full-text index up to date with the lens:
+/// rewritten when `searchable`, removed otherwise.
 async fn sync_fts(conn: &mut SqliteConnection, seq: i64, searchable: bool) -> LfResult<()> {
     let sql = if searchable { FTS_PUT } else { FTS_DELETE };
     sqlx::query(sql).bind(seq).execute(conn).await.map_err(map_db_err)?;
