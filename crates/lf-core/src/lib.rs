@@ -1,13 +1,15 @@
 //! The shared vocabulary of every LenserFight crate: id newtypes, the
 //! [`Principal`] every domain call takes, the one error type [`LfError`] with
-//! its stable [`ErrorCode`]s, a [`Clock`] abstraction, paging, and the
-//! [`ModelProvider`] trait through which every model call goes.
+//! its stable [`ErrorCode`]s, a [`Clock`] abstraction, paging, the
+//! [`ModelProvider`] trait through which every model call goes, and the
+//! [`Spawner`] through which background work starts.
 //!
 //! lf-core knows nothing about SQL, MCP, HTTP or JSON. Its invariants:
 //! - an id value is always a valid UUID (ids are parsed, never stringly typed);
 //! - a [`PageRequest`] always has `1 <= limit <= 100`;
 //! - an [`ErrorCode`]'s string form never changes once released: clients match on it.
 
+mod background;
 mod clock;
 mod error;
 mod id;
@@ -16,6 +18,7 @@ mod page;
 mod principal;
 mod text;
 
+pub use background::{Spawner, Task};
 pub use clock::{Clock, FixedClock, SystemClock, Timestamp};
 pub use error::{Detail, DetailValue, ErrorCode, ErrorDetails, LfError, LfResult, clip};
 pub use id::{
