@@ -176,8 +176,12 @@ impl TestStore {
             Backing::Memory(_) => Arc::new(MemoryBattleStore::new()),
             Backing::Sqlite { db, .. } => db.battle_store(),
         };
-        let services =
-            Arc::new(Services::new(LensService::new(store.clone()), BattleService::new(battles.clone())));
+        let services = Arc::new(
+            Services::builder()
+                .lens(LensService::new(store.clone()))
+                .battle(BattleService::new(battles.clone()))
+                .build(),
+        );
         TestStore { store, battles, backing, catalog: Arc::new(Catalog::new()), services }
     }
 

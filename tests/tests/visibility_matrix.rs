@@ -17,7 +17,6 @@ use std::time::Instant;
 use lf_core::{LensId, LenserId, Principal, Reach};
 use lf_lens::{Lens, LensStatus, VersionSelector};
 use lf_tests::{Caller, Reply, StoreKind, TestStore, all_lenses, all_versions, call, item_ids, lenser};
-use lf_tools::Group;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use serde_json::{Value, json};
@@ -336,7 +335,7 @@ async fn matrix(kind: StoreKind) {
     // Over HTTP every caller signs in as a lenser: there is no Service.
     let callers = if kind == StoreKind::Http { 2 } else { 3 };
     // Visibility tiers are a lens matter: the matrix covers every Lens tool.
-    let lens_tools: Vec<_> = store.catalog().tools().iter().filter(|t| t.group == Group::Lens).collect();
+    let lens_tools: Vec<_> = store.catalog().tools().iter().filter(|t| t.group.id == "lens").collect();
     for tool in &lens_tools {
         let Some((_, row)) = MATRIX.iter().find(|(name, _)| *name == tool.name) else {
             mismatches.push(format!("{}: no row in MATRIX", tool.name));

@@ -362,7 +362,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
         // after a battle closes is the one that rates.
         let fresh_server = || {
             let services =
-                Services::new(LensService::new(db.lens_store()), BattleService::new(store.clone()));
+                Services::builder()
+                    .lens(LensService::new(db.lens_store()))
+                    .battle(BattleService::new(store.clone()))
+                    .build();
             LfServer::new(
                 Arc::new(Catalog::new()),
                 Arc::new(services),

@@ -63,11 +63,13 @@
 //!   order.
 
 pub mod contract;
+pub mod guide;
 mod json;
 pub mod judge;
 mod memory;
 mod model;
 mod offline;
+mod pipeline;
 pub mod rating;
 pub mod rules;
 pub mod scoring;
@@ -75,6 +77,7 @@ mod service;
 pub mod state;
 mod store;
 
+pub use guide::JudgingState;
 pub use memory::{MemoryBattleStore, battle_not_found, contender_not_found, status_moved};
 pub use model::{
     AutoCheck, Battle, BattleFilter, BattleResult, BattleSheet, BattleStatus, BattleSummary, BattleTitle,
@@ -84,6 +87,7 @@ pub use model::{
     VerdictKind, Vote, VotePick, VoteTally,
 };
 pub use offline::{OFFLINE_MODEL_NAME, OfflineProvider};
+pub use pipeline::{BattleView, ScoreState, StatusChange, Submitted};
 pub use rating::{Leaderboard, LeaderboardOptions, Rating};
 pub use scoring::JsonSchemaValidator;
 pub use service::{

@@ -3,18 +3,19 @@
 //! [`crate::rules`] and [`crate::state`] on what was read, then write with the
 //! status (and slot) they expect, so a concurrent change is a CONFLICT.
 //!
-//! Scoring is explicit: when a battle reaches scoring with a judged mode (by
-//! itself after the last submission, or by `set_status`), the caller runs
-//! [`BattleService::score`], typically in the background. Until verdicts
-//! land, [`BattleService::score_view`] shows what there is, judge errors
-//! included; a failed judging leaves the battle in scoring, and `score` can
-//! run again.
+//! Scoring is explicit here: when a battle reaches scoring with a judged
+//! mode (by itself after the last submission, or by `set_status`), the
+//! caller runs [`BattleService::score`]; the use cases of
+//! [`crate::pipeline`] do it by themselves, in the background. Until
+//! verdicts land, [`BattleService::score_view`] shows what there is, judge
+//! errors included; a failed judging leaves the battle in scoring, and
+//! `score` can run again.
 
 use std::sync::{Arc, Mutex};
 
 use lf_core::{
     BattleId, Clock, ContenderId, ContenderRefId, ErrorCode, LenserId, LfError, LfResult, ModelProvider,
-    Page, PageRequest, Principal, SubmissionId, SystemClock, Timestamp, VoteId,
+    Page, PageRequest, Principal, Spawner, SubmissionId, SystemClock, Timestamp, VoteId,
 };
 
 use crate::judge::{self, JudgeFailure};
@@ -25,6 +26,7 @@ use crate::model::{
     VotePick, VoteTally,
 };
 use crate::offline::OfflineProvider;
+use crate::pipeline::InFlight;
 use crate::rating::{Leaderboard, LeaderboardOptions, leaderboard};
 use crate::rules::{self, advance_target};
 use crate::scoring::{self, JsonSchemaValidator};
@@ -149,6 +151,9 @@ pub struct BattleService {
     provider: Arc<dyn ModelProvider>,
     json_schema: Option<Arc<dyn JsonSchemaValidator>>,
     boards: Mutex<Boards>,
+    /// Where judging runs in the background (see [`crate::pipeline`]).
+    spawner: Option<Arc<dyn Spawner>>,
+    in_flight: InFlight,
 }
 
 /// Leaderboards computed from the results of one
@@ -172,6 +177,8 @@ impl BattleService {
             provider: Arc::new(OfflineProvider),
             json_schema: None,
             boards: Mutex::default(),
+            spawner: None,
+            in_flight: InFlight::default(),
         }
     }
 
@@ -193,9 +200,25 @@ impl BattleService {
         self
     }
 
+    /// Judges in the background on `spawner` (see [`crate::pipeline`]);
+    /// without one, the use cases that judge by themselves judge before
+    /// they return.
+    pub fn with_spawner(mut self, spawner: Arc<dyn Spawner>) -> Self {
+        self.spawner = Some(spawner);
+        self
+    }
+
     /// The model provider judging battles.
     pub fn provider(&self) -> &Arc<dyn ModelProvider> {
         &self.provider
+    }
+
+    pub(crate) fn spawner(&self) -> Option<&Arc<dyn Spawner>> {
+        self.spawner.as_ref()
+    }
+
+    pub(crate) fn in_flight(&self) -> &InFlight {
+        &self.in_flight
     }
 
     fn now(&self) -> Timestamp {

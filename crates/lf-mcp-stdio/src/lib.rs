@@ -190,7 +190,8 @@ pub fn build_server(
     principal: Principal,
 ) -> LfServer {
     let battles = lf_battle::BattleService::new(db.battle_store());
-    let services = Services::new(LensService::new(db.lens_store()), battles).with_model_provider(model);
+    let services =
+        Services::builder().lens(LensService::new(db.lens_store())).battle(battles).model(model).build();
     LfServer::new(Arc::new(Catalog::new()), Arc::new(services), options, principal)
 }
 

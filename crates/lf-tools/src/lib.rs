@@ -9,22 +9,29 @@
 //! carry messages; it receives its stores as trait objects.
 //!
 //! Invariants:
-//! - a tool's annotations follow from its safety class and nothing else;
+//! - a tool's annotations follow from its safety class and what it reaches
+//!   ([`Reaches`]) and nothing else;
 //! - every result is `structuredContent` plus the same JSON as text;
 //! - a mistake the caller can fix is a tool result with `isError: true` and
 //!   `{code, message, details}`; no panic, SQL or cause text reaches a client.
 
 mod catalog;
-mod convert;
 pub mod direct;
+mod group;
 pub mod groups;
 mod hygiene;
 mod json_schema;
 mod mcp_error;
+mod paging;
 mod server;
+mod services;
+mod tool;
 
-pub use catalog::{Catalog, CatalogOptions, Ctx, Group, Safety, Services, ToolSpec};
+pub use catalog::{Catalog, CatalogOptions};
+pub use group::Group;
 pub use hygiene::{clean_value, injection_note, sanitize_text};
 pub use json_schema::JsonSchemaCheck;
 pub use mcp_error::{error_result, error_value};
 pub use server::{LfServer, PrincipalSource, SERVER_NAME};
+pub use services::{Ctx, Services, ServicesBuilder};
+pub use tool::{Reaches, Safety, Tool, ToolSpec};

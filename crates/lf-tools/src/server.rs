@@ -14,9 +14,10 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
-use crate::catalog::{Catalog, CatalogOptions, Ctx, Services};
+use crate::catalog::{Catalog, CatalogOptions};
 use crate::hygiene::{clean_value, injection_note, sanitize_text};
 use crate::mcp_error::error_result;
+use crate::services::{Ctx, Services};
 
 /// The name the server gives itself to clients and in `/health`.
 pub const SERVER_NAME: &str = "lenserfight-mcp";

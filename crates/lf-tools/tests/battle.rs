@@ -28,10 +28,12 @@ async fn battle_store() -> Arc<dyn BattleStore> {
 }
 
 async fn services() -> Arc<Services> {
-    Arc::new(Services::new(
-        LensService::new(Arc::new(MemoryLensStore::new())),
-        BattleService::new(battle_store().await),
-    ))
+    Arc::new(
+        Services::builder()
+            .lens(LensService::new(Arc::new(MemoryLensStore::new())))
+            .battle(BattleService::new(battle_store().await))
+            .build(),
+    )
 }
 
 fn lenser() -> (LenserId, Principal) {
@@ -535,11 +537,11 @@ impl ModelProvider for Flaky {
 async fn a_judge_error_stays_visible_and_scoring_again_recovers() {
     let flaky = Arc::new(Flaky { failures: AtomicUsize::new(2) });
     let services = Arc::new(
-        Services::new(
-            LensService::new(Arc::new(MemoryLensStore::new())),
-            BattleService::new(battle_store().await),
-        )
-        .with_model_provider(flaky.clone()),
+        Services::builder()
+            .lens(LensService::new(Arc::new(MemoryLensStore::new())))
+            .battle(BattleService::new(battle_store().await))
+            .model(flaky.clone())
+            .build(),
     );
     assert_eq!(services.model().name(), "flaky");
     let alice = server(services, lenser().1);
@@ -925,7 +927,7 @@ async fn toolsets_and_read_only_select_battle_tools() {
     let battle_only = LfServer::new(
         Arc::new(Catalog::new()),
         services().await,
-        CatalogOptions { toolsets: Some(vec![Group::Battle]), read_only: false },
+        CatalogOptions { toolsets: Some(vec![Group::parse("battle").unwrap()]), read_only: false },
         lenser().1,
     );
     assert!(battle_only.required_scope("create_battle").is_some());
@@ -933,7 +935,7 @@ async fn toolsets_and_read_only_select_battle_tools() {
     let read_only = LfServer::new(
         Arc::new(Catalog::new()),
         services().await,
-        CatalogOptions { toolsets: Some(vec![Group::Battle]), read_only: true },
+        CatalogOptions { toolsets: Some(vec![Group::parse("battle").unwrap()]), read_only: true },
         lenser().1,
     );
     for (tool, listed) in [

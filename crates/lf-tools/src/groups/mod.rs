@@ -1,4 +1,15 @@
-//! One file per tool group: its input types, output types and declarations.
+//! The tool groups, one folder each: its `mod.rs` holds the group's id,
+//! title, description and tool list; each tool is one file (input type,
+//! output type, handler and declaration together); what several tools of
+//! a group share sits in its `shapes.rs`.
+//!
+//! [`ALL`] is the registry the catalog, `--toolsets`, the docs and the
+//! snapshot tests read: adding a group is a folder and one line here.
 
 pub mod battle;
 pub mod lens;
+
+use crate::group::Group;
+
+/// Every group, in catalog order.
+pub static ALL: &[&Group] = &[&lens::GROUP, &battle::GROUP];

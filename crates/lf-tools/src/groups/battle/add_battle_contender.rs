@@ -1,0 +1,71 @@
+use lf_battle::{DisplayName, NewContender, Slot};
+use lf_core::{ContenderRefId, LfResult};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::shapes::{ContenderTypeIn, battle_id};
+use crate::services::Ctx;
+use crate::tool::{Safety, Tool};
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AddContenderIn {
+    /// The battle (UUID); it must be in draft or open.
+    #[schemars(extend("format" = "uuid"))]
+    pub battle_id: String,
+    /// The contender's label, 1 to 100 characters.
+    #[schemars(length(min = 1, max = 100))]
+    pub display_name: String,
+    /// human, ai_model, ai_agent or workflow; the battle_type decides which are allowed.
+    pub contender_type: ContenderTypeIn,
+    /// What the contender stands for (UUID): the lenser for human, the AI lenser or model profile for ai_model / ai_agent, the workflow for workflow. Ratings are kept per reference.
+    #[schemars(extend("format" = "uuid"))]
+    pub contender_ref_id: String,
+    /// The slot letter; slots are given in order A, B, C…, so only the next free one is accepted. Leave it out to get it.
+    #[schemars(length(min = 1, max = 1), extend("pattern" = "^[A-Z]$"))]
+    pub slot: Option<String>,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct AddedContenderOut {
+    pub contender_id: String,
+    /// The slot letter the contender got.
+    pub slot_label: String,
+    pub battle_id: String,
+    pub display_name: String,
+    pub contender_type: &'static str,
+    pub contender_ref_id: String,
+}
+
+pub struct AddBattleContender;
+
+impl Tool for AddBattleContender {
+    const NAME: &'static str = "add_battle_contender";
+    const TITLE: &'static str = "Add a battle contender";
+    const SAFETY: Safety = Safety::Write;
+    const DESCRIPTION: &'static str = "Add a contender (human, ai_model, ai_agent or workflow, as the battle_type allows) to your battle in draft or open; it gets the next free slot, A to Z. SLOTS_FULL when max_contenders are already there.";
+    type Input = AddContenderIn;
+    type Output = AddedContenderOut;
+
+    async fn call(ctx: Ctx, i: AddContenderIn) -> LfResult<AddedContenderOut> {
+        let new = NewContender {
+            battle_id: battle_id(&i.battle_id)?,
+            display_name: DisplayName::parse(i.display_name)?,
+            contender_type: i.contender_type.into(),
+            reference: ContenderRefId::parse("contender_ref_id", &i.contender_ref_id)?,
+            slot: i.slot.as_deref().map(Slot::parse).transpose()?,
+            // Agents' and workflows' owners are not known to the catalog yet:
+            // only the battle's creator (or the agent itself) submits for them.
+            owner: None,
+        };
+        let c = ctx.services.battle.add_contender(&ctx.principal, new).await?;
+        Ok(AddedContenderOut {
+            contender_id: c.id.to_string(),
+            slot_label: c.slot.to_string(),
+            battle_id: c.battle_id.to_string(),
+            display_name: c.display_name.to_string(),
+            contender_type: c.contender_type.as_str(),
+            contender_ref_id: c.reference.to_string(),
+        })
+    }
+}

@@ -1,0 +1,34 @@
+use lf_core::{LenserId, LfResult};
+
+use super::shapes::{BattleSummaryOut, FinalStatusIn};
+use crate::paging::{PageOut, Paged, paged_input};
+use crate::services::Ctx;
+use crate::tool::{Safety, Tool};
+
+paged_input! {
+    pub struct HistoryIn {
+        /// The lenser whose history to list (UUID); default: the lenser you act as (LENSERFIGHT_LENSER_ID over stdio).
+        #[schemars(extend("format" = "uuid"))]
+        pub lenser_id: Option<String>,
+        /// Only battles in this final status.
+        pub status: Option<FinalStatusIn>,
+    }
+}
+
+pub struct GetBattleHistory;
+
+impl Tool for GetBattleHistory {
+    const NAME: &'static str = "get_battle_history";
+    const TITLE: &'static str = "Get battle history";
+    const SAFETY: Safety = Safety::Read;
+    const DESCRIPTION: &'static str = "List battles a lenser created or took part in as a contender (default: the lenser you act as), newest first, optionally only closed, published or archived ones.";
+    type Input = HistoryIn;
+    type Output = PageOut<BattleSummaryOut>;
+
+    async fn call(ctx: Ctx, i: HistoryIn) -> LfResult<PageOut<BattleSummaryOut>> {
+        let lenser = i.lenser_id.as_deref().map(|s| LenserId::parse("lenser_id", s)).transpose()?;
+        let page = i.page()?;
+        let p = ctx.services.battle.history(&ctx.principal, lenser, i.status.map(Into::into), page).await?;
+        Ok(PageOut::from_page(p, BattleSummaryOut::from))
+    }
+}

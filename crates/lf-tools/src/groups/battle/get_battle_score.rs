@@ -1,0 +1,52 @@
+use lf_core::LfResult;
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use super::shapes::{BattleIdIn, ScoreFieldsOut, battle_id, score_fields};
+use crate::services::Ctx;
+use crate::tool::{Safety, Tool};
+
+#[derive(Serialize, JsonSchema)]
+pub struct ScoreOut {
+    pub battle_id: String,
+    pub status: &'static str,
+    pub judging_mode: &'static str,
+    pub winner_contender_id: Option<String>,
+    #[serde(flatten)]
+    pub score: ScoreFieldsOut,
+    /// What can happen next.
+    pub next_step: String,
+}
+
+pub struct GetBattleScore;
+
+impl Tool for GetBattleScore {
+    const NAME: &'static str = "get_battle_score";
+    const TITLE: &'static str = "Get a battle's score";
+    const SAFETY: Safety = Safety::Read;
+    const DESCRIPTION: &'static str = "Read a battle's vote aggregates and judge verdicts as they land (judging runs in the background), any judge errors, and the standings once closed. Use it to follow judging after the last submission or after moving a battle to scoring.";
+    type Input = BattleIdIn;
+    type Output = ScoreOut;
+
+    async fn call(ctx: Ctx, i: BattleIdIn) -> LfResult<ScoreOut> {
+        let s = ctx.services.battle.score_state(&ctx.principal, battle_id(&i.battle_id)?).await?;
+        let v = &s.view;
+        let b = &v.battle;
+        Ok(ScoreOut {
+            battle_id: b.id.to_string(),
+            status: b.status.as_str(),
+            judging_mode: b.judging_mode.as_str(),
+            winner_contender_id: b.winner.map(|w| w.to_string()),
+            score: score_fields(
+                b,
+                &v.contenders,
+                &v.votes,
+                &v.verdicts,
+                &v.judge_errors,
+                &v.standings,
+                s.judging,
+            ),
+            next_step: s.next_step,
+        })
+    }
+}

@@ -1,0 +1,123 @@
+use lf_battle::rating::leaderboard;
+use lf_battle::{BattleResult, LeaderboardOptions};
+use lf_core::{LfError, LfResult};
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use super::shapes::BattleTypeIn;
+use crate::paging::{PageOut, Paged, paged_input};
+use crate::services::Ctx;
+use crate::tool::{Safety, Tool};
+
+paged_input! {
+    pub struct LeaderboardIn {
+        /// Only battles of this format.
+        pub battle_type: Option<BattleTypeIn>,
+        /// Fewest closed battles a contender needs before its rating is shown, 1 to 10,000.
+        #[schemars(range(min = 1, max = 10000), extend("default" = 5))]
+        pub min_battles: Option<i64>,
+    }
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct RatingOut {
+    /// Place on the board, 1 first.
+    pub rank: u64,
+    pub contender_type: &'static str,
+    pub contender_ref_id: String,
+    /// Its label in its most recent closed battle.
+    pub display_name: String,
+    /// Bradley–Terry rating on the Elo scale (the mean of all contenders is 1000).
+    pub rating: f64,
+    /// Lower end of the 95% bootstrap interval (the board's order).
+    pub lower: f64,
+    /// Upper end of the 95% bootstrap interval.
+    pub upper: f64,
+    /// Closed battles it took part in.
+    pub battles: u32,
+    /// Pairwise comparisons won, lost and tied (every pair ranked in a battle is one).
+    pub wins: u32,
+    pub losses: u32,
+    pub ties: u32,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct LeaderboardOut {
+    #[serde(flatten)]
+    pub page: PageOut<RatingOut>,
+    /// Closed battles counted (those with at least two contenders).
+    pub battles_counted: u32,
+    /// Contenders fitted, shown or not.
+    pub contenders_fitted: u32,
+    /// Contenders left out for having fewer than min_battles battles.
+    pub unrated: u32,
+    pub min_battles: u32,
+    pub bootstrap_rounds: u32,
+}
+
+pub struct GetLeaderboard;
+
+impl Tool for GetLeaderboard {
+    const NAME: &'static str = "get_leaderboard";
+    const TITLE: &'static str = "Get the leaderboard";
+    const SAFETY: Safety = Safety::Read;
+    const DESCRIPTION: &'static str = "Ratings across closed battles: Bradley–Terry on the Elo scale with 95% bootstrap intervals, per contender reference, best lower bound first; only contenders with at least min_battles battles are shown. Use it to see which models, agents or people are strongest.";
+    type Input = LeaderboardIn;
+    type Output = LeaderboardOut;
+
+    async fn call(ctx: Ctx, i: LeaderboardIn) -> LfResult<LeaderboardOut> {
+        let page = i.page()?;
+        let options = LeaderboardOptions::new(i.min_battles, None)?;
+        // Rating 100,000 battles takes most of a second of CPU, which would
+        // stall every other task on this async thread. On a multi-threaded
+        // runtime (lf-mcp-http) the other tasks move to another worker while
+        // this one rates in place, next to the results it just read; on a
+        // single-threaded one (lf-mcp-stdio) it rates on a blocking thread.
+        let rate = async |results: Vec<BattleResult>, options| {
+            use tokio::runtime::{Handle, RuntimeFlavor};
+            if Handle::current().runtime_flavor() == RuntimeFlavor::MultiThread {
+                return Ok(tokio::task::block_in_place(|| leaderboard(&results, options)));
+            }
+            tokio::task::spawn_blocking(move || leaderboard(&results, options))
+                .await
+                .map_err(|e| LfError::internal(format!("rating the battles failed: {e}")))
+        };
+        let board = ctx
+            .services
+            .battle
+            .leaderboard_with(&ctx.principal, i.battle_type.map(Into::into), options, rate)
+            .await?;
+        let total = board.ratings.len() as u64;
+        let offset = page.offset();
+        let round = |x: f64| (x * 10.0).round() / 10.0;
+        let items: Vec<RatingOut> = board
+            .ratings
+            .iter()
+            .enumerate()
+            .skip(usize::try_from(offset).unwrap_or(usize::MAX))
+            .take(page.limit() as usize)
+            .map(|(n, r)| RatingOut {
+                rank: n as u64 + 1,
+                contender_type: r.reference.kind.as_str(),
+                contender_ref_id: r.reference.id.to_string(),
+                display_name: r.display_name.clone(),
+                rating: round(r.rating),
+                lower: round(r.lower),
+                upper: round(r.upper),
+                battles: r.battles,
+                wins: r.wins,
+                losses: r.losses,
+                ties: r.ties,
+            })
+            .collect();
+        let page = lf_core::Page::new(items, total, page);
+        Ok(LeaderboardOut {
+            page: PageOut::from_page(page, |r| r),
+            battles_counted: board.battles,
+            contenders_fitted: board.contenders,
+            unrated: board.unrated,
+            min_battles: board.options.min_battles,
+            bootstrap_rounds: board.options.rounds,
+        })
+    }
+}

@@ -1,0 +1,69 @@
+use lf_battle::SubmissionText;
+use lf_core::{ContenderId, LfResult};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::shapes::battle_id;
+use crate::services::Ctx;
+use crate::tool::{Reaches, Safety, Tool};
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SubmitRunIn {
+    /// The battle (UUID); it must be open or executing.
+    #[schemars(extend("format" = "uuid"))]
+    pub battle_id: String,
+    /// The contender answering (UUID).
+    #[schemars(extend("format" = "uuid"))]
+    pub contender_id: String,
+    /// The contender's answer to the task prompt, 1 to 100,000 characters. A second submission replaces the first.
+    #[schemars(length(min = 1, max = 100000))]
+    pub content_text: String,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct SubmittedOut {
+    pub submitted: bool,
+    /// The submission id (kept when resubmitted).
+    pub id: String,
+    pub battle_id: String,
+    pub contender_id: String,
+    /// Whether it replaced the contender's earlier submission.
+    pub replaced: bool,
+    /// The battle's status afterwards.
+    pub status: &'static str,
+    /// Whether this was the last submission and moved the battle on (to voting or scoring).
+    pub advanced: bool,
+    /// Whether judging started in the background (read the verdicts with get_battle_score).
+    pub scoring_started: bool,
+}
+
+pub struct SubmitBattleRun;
+
+impl Tool for SubmitBattleRun {
+    const NAME: &'static str = "submit_battle_run";
+    const TITLE: &'static str = "Submit a battle run";
+    const SAFETY: Safety = Safety::Write;
+    const REACHES: Reaches = Reaches::Model;
+    const DESCRIPTION: &'static str = "Submit a contender's answer to the task prompt while the battle is open or executing (the battle's creator, or whoever answers for the contender). Resubmitting replaces the answer. The last answer of an executing battle moves it on by itself: to voting, or to scoring with judging started in the background.";
+    type Input = SubmitRunIn;
+    type Output = SubmittedOut;
+
+    async fn call(ctx: Ctx, i: SubmitRunIn) -> LfResult<SubmittedOut> {
+        let id = battle_id(&i.battle_id)?;
+        let contender = ContenderId::parse("contender_id", &i.contender_id)?;
+        let text = SubmissionText::parse(i.content_text)?;
+        let s = ctx.services.battle.submit_and_judge(&ctx.principal, id, contender, text).await?;
+        let o = s.outcome;
+        Ok(SubmittedOut {
+            submitted: true,
+            id: o.submission.id.to_string(),
+            battle_id: id.to_string(),
+            contender_id: contender.to_string(),
+            replaced: o.replaced,
+            status: o.status.as_str(),
+            advanced: o.advanced,
+            scoring_started: s.judging_started,
+        })
+    }
+}

@@ -1,0 +1,52 @@
+use lf_core::LfResult;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::shapes::{ParamOut, lens_id, params_out, version_selector};
+use crate::services::Ctx;
+use crate::tool::{Safety, Tool};
+
+pub struct ExtractLensParams;
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExtractLensParamsIn {
+    /// The lens (UUID).
+    #[schemars(extend("format" = "uuid"))]
+    pub lens_id: String,
+    /// A specific version (UUID); the head version when left out.
+    #[schemars(extend("format" = "uuid"))]
+    pub version_id: Option<String>,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct ExtractOut {
+    pub lens_id: String,
+    pub version_id: String,
+    pub semver: String,
+    /// In order of first appearance.
+    pub params: Vec<ParamOut>,
+    /// Each distinct token as first written, brackets included.
+    pub raw_tokens_in_template: Vec<String>,
+}
+
+impl Tool for ExtractLensParams {
+    const NAME: &'static str = "extract_lens_params";
+    const TITLE: &'static str = "Extract lens parameters";
+    const SAFETY: Safety = Safety::Read;
+    const DESCRIPTION: &'static str = "List the parameters of a lens version (label, optional, type, description, default, options) and the tokens as written in its template.";
+    type Input = ExtractLensParamsIn;
+    type Output = ExtractOut;
+
+    async fn call(ctx: Ctx, i: ExtractLensParamsIn) -> LfResult<ExtractOut> {
+        let which = version_selector(i.version_id.as_deref())?;
+        let e = ctx.services.lens.extract_params(&ctx.principal, lens_id(&i.lens_id)?, which).await?;
+        Ok(ExtractOut {
+            lens_id: e.lens.id.to_string(),
+            version_id: e.version.id.to_string(),
+            semver: e.version.semver.to_string(),
+            params: params_out(&e.version.params),
+            raw_tokens_in_template: e.raw_tokens,
+        })
+    }
+}

@@ -1,0 +1,57 @@
+use lf_core::{LfError, LfResult, VersionId};
+use lf_lens::{Semver, VersionSelector};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::shapes::{VersionOut, lens_id};
+use crate::services::Ctx;
+use crate::tool::{Safety, Tool};
+
+pub struct GetLensVersion;
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GetLensVersionIn {
+    /// The lens (UUID).
+    #[schemars(extend("format" = "uuid"))]
+    pub lens_id: String,
+    /// The version (UUID). Give this or semver.
+    #[schemars(extend("format" = "uuid"))]
+    pub version_id: Option<String>,
+    /// The version's semver, e.g. "1.2.0". Give this or version_id.
+    pub semver: Option<String>,
+}
+
+impl Tool for GetLensVersion {
+    const NAME: &'static str = "get_lens_version";
+    const TITLE: &'static str = "Get a lens version";
+    const SAFETY: Safety = Safety::Read;
+    const DESCRIPTION: &'static str =
+        "Get one version of a lens, by version_id or by semver, with its template body and parameters.";
+    type Input = GetLensVersionIn;
+    type Output = VersionOut;
+
+    async fn call(ctx: Ctx, i: GetLensVersionIn) -> LfResult<VersionOut> {
+        let id = lens_id(&i.lens_id)?;
+        let which = match (i.version_id.as_deref(), i.semver.as_deref()) {
+            (Some(v), _) => VersionSelector::Id(VersionId::parse("version_id", v)?),
+            (None, Some(s)) => VersionSelector::Semver(Semver::parse(s)?),
+            (None, None) => {
+                return Err(LfError::bad_input(
+                    "Provide version_id or semver to choose a version; list_lens_versions shows them.",
+                ));
+            }
+        };
+        let view = ctx.services.lens.view(&ctx.principal, id, which).await?;
+        if let (Some(_), Some(s)) = (i.version_id.as_deref(), i.semver.as_deref())
+            && view.version.semver.to_string() != s
+        {
+            return Err(LfError::bad_input(format!(
+                "version_id names version {} but semver says {}; give one of them",
+                view.version.semver,
+                LfError::excerpt(s)
+            )));
+        }
+        Ok(VersionOut::from(&view.version))
+    }
+}

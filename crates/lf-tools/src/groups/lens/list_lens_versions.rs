@@ -1,0 +1,36 @@
+use lf_core::LfResult;
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use super::shapes::{LensIdIn, VersionSummaryOut, lens_id};
+use crate::services::Ctx;
+use crate::tool::{Safety, Tool};
+
+pub struct ListLensVersions;
+
+#[derive(Serialize, JsonSchema)]
+pub struct VersionListOut {
+    pub lens_id: String,
+    /// Newest first.
+    pub versions: Vec<VersionSummaryOut>,
+    pub count: usize,
+}
+
+impl Tool for ListLensVersions {
+    const NAME: &'static str = "list_lens_versions";
+    const TITLE: &'static str = "List lens versions";
+    const SAFETY: Safety = Safety::Read;
+    const DESCRIPTION: &'static str = "List every version of a lens, newest first, with semver, changelog and parameters (no template bodies).";
+    type Input = LensIdIn;
+    type Output = VersionListOut;
+
+    async fn call(ctx: Ctx, i: LensIdIn) -> LfResult<VersionListOut> {
+        let id = lens_id(&i.lens_id)?;
+        let versions = ctx.services.lens.versions(&ctx.principal, id).await?;
+        Ok(VersionListOut {
+            lens_id: id.to_string(),
+            count: versions.len(),
+            versions: versions.iter().map(VersionSummaryOut::from).collect(),
+        })
+    }
+}

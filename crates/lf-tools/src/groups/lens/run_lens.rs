@@ -1,0 +1,81 @@
+use std::collections::BTreeMap;
+
+use lf_core::{LfResult, WorkflowId};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::shapes::{RUN_NEXT_STEP, in_field, lens_id, values, version_selector};
+use crate::services::Ctx;
+use crate::tool::{Safety, Tool};
+
+pub struct RunLens;
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunLensIn {
+    /// The lens to run (UUID).
+    #[schemars(extend("format" = "uuid"))]
+    pub lens_id: String,
+    /// Pin a version (UUID); the head version when left out.
+    #[schemars(extend("format" = "uuid"))]
+    pub version_id: Option<String>,
+    /// Parameter values by label (labels match case-insensitively; unknown labels are ignored).
+    pub param_values: Option<BTreeMap<String, String>>,
+    /// Record this run against a workflow (UUID) for tracking.
+    #[schemars(extend("format" = "uuid"))]
+    pub workflow_id: Option<String>,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct RunOut {
+    /// The prompt to execute, with every parameter filled in.
+    pub resolved_prompt: String,
+    pub lens_title: String,
+    pub lens_description: Option<String>,
+    pub lens_id: String,
+    pub version_id: String,
+    pub semver: String,
+    /// The recorded run when workflow_id was given, else null.
+    pub run_id: Option<String>,
+    /// The labels that got a value.
+    pub params_used: Vec<String>,
+    /// ceil(characters / 4): an estimate, not a tokenizer count.
+    pub estimated_input_tokens: u64,
+    /// Whether a run was recorded.
+    pub persisted: bool,
+    pub next_step: &'static str,
+}
+
+impl Tool for RunLens {
+    const NAME: &'static str = "run_lens";
+    const TITLE: &'static str = "Run a lens";
+    const SAFETY: Safety = Safety::Execute;
+    const DESCRIPTION: &'static str = "Resolve a lens template with parameter values into a ready prompt. Calls no model: execute the returned resolved_prompt yourself. A missing required value answers MISSING_PARAMS naming the labels to ask the user for.";
+    type Input = RunLensIn;
+    type Output = RunOut;
+
+    async fn call(ctx: Ctx, i: RunLensIn) -> LfResult<RunOut> {
+        let which = version_selector(i.version_id.as_deref())?;
+        let values = values("param_values", i.param_values)?;
+        let workflow = i.workflow_id.as_deref().map(|w| WorkflowId::parse("workflow_id", w)).transpose()?;
+        let r = ctx
+            .services
+            .lens
+            .run(&ctx.principal, lens_id(&i.lens_id)?, which, &values, workflow)
+            .await
+            .map_err(in_field("param_values"))?;
+        Ok(RunOut {
+            resolved_prompt: r.prompt,
+            lens_title: r.lens.title.to_string(),
+            lens_description: r.lens.description.as_ref().map(|d| d.to_string()),
+            lens_id: r.lens.id.to_string(),
+            version_id: r.version.id.to_string(),
+            semver: r.version.semver.to_string(),
+            persisted: r.run_id.is_some(),
+            run_id: r.run_id.map(|id| id.to_string()),
+            params_used: r.params_used,
+            estimated_input_tokens: r.estimated_input_tokens,
+            next_step: RUN_NEXT_STEP,
+        })
+    }
+}

@@ -1,0 +1,286 @@
+//! What several Lens tools share: input enums and fields, the parsing of
+//! ids and values, and the lens, version and parameter shapes they answer.
+
+use std::collections::BTreeMap;
+
+use lf_core::{LensId, LfError, LfResult, VersionId};
+use lf_lens::{
+    Description, Lens, LensStatus, LensVersion, Param, ParamDeclaration, ParamValues, VersionSelector,
+    VersionSummary, Visibility,
+};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+// ---------------------------------------------------------------- inputs
+
+/// A visibility tier: public (everyone), community (signed-in lensers) or private (the owner).
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum VisibilityIn {
+    Public,
+    Community,
+    Private,
+}
+
+impl From<VisibilityIn> for Visibility {
+    fn from(v: VisibilityIn) -> Self {
+        match v {
+            VisibilityIn::Public => Visibility::Public,
+            VisibilityIn::Community => Visibility::Community,
+            VisibilityIn::Private => Visibility::Private,
+        }
+    }
+}
+
+/// A publication status.
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum StatusIn {
+    Draft,
+    Published,
+    Archived,
+}
+
+impl From<StatusIn> for LensStatus {
+    fn from(s: StatusIn) -> Self {
+        match s {
+            StatusIn::Draft => LensStatus::Draft,
+            StatusIn::Published => LensStatus::Published,
+            StatusIn::Archived => LensStatus::Archived,
+        }
+    }
+}
+
+/// An author's declaration of a parameter that appears in the template.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ParamIn {
+    /// The label of a [[Label]] token in the template (matched case-insensitively).
+    #[schemars(length(min = 1, max = 100))]
+    pub label: String,
+    /// Whether the parameter may be left out. Overrides the token's `!` marker when given.
+    pub optional: Option<bool>,
+    /// What the value should be, shown to whoever fills it in.
+    #[schemars(length(max = 500))]
+    pub description: Option<String>,
+    /// The value used when an optional parameter gets none.
+    #[schemars(length(max = 10000))]
+    pub default: Option<String>,
+    /// The only values allowed (for select and multiselect parameters), each 1 to 10,000 characters.
+    #[schemars(length(max = 100), inner(length(min = 1, max = 10000)))]
+    pub options: Option<Vec<String>>,
+}
+
+impl From<ParamIn> for ParamDeclaration {
+    fn from(p: ParamIn) -> Self {
+        ParamDeclaration {
+            label: p.label,
+            optional: p.optional,
+            description: p.description,
+            default: p.default,
+            options: p.options,
+        }
+    }
+}
+
+/// A lens by id.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LensIdIn {
+    /// The lens (UUID).
+    #[schemars(extend("format" = "uuid"))]
+    pub lens_id: String,
+}
+
+pub fn lens_id(s: &str) -> LfResult<LensId> {
+    LensId::parse("lens_id", s)
+}
+
+/// A version by its id, or the head.
+pub fn version_selector(version_id: Option<&str>) -> LfResult<VersionSelector> {
+    Ok(match version_id {
+        Some(v) => VersionSelector::Id(VersionId::parse("version_id", v)?),
+        None => VersionSelector::Head,
+    })
+}
+
+pub fn values(field: &str, map: Option<BTreeMap<String, String>>) -> LfResult<ParamValues> {
+    ParamValues::parse(field, map.unwrap_or_default())
+}
+
+pub fn optional_description(d: Option<String>) -> LfResult<Option<Description>> {
+    d.map(Description::parse).transpose()
+}
+
+/// Names `field` on an INVALID_ARGUMENT that names none (a value outside a
+/// parameter's options is about one entry of that argument).
+pub fn in_field(field: &'static str) -> impl Fn(LfError) -> LfError {
+    move |e| {
+        if e.code() == lf_core::ErrorCode::InvalidArgument && !e.details().iter().any(|(k, _)| k == "field") {
+            e.with_field(field)
+        } else {
+            e
+        }
+    }
+}
+
+/// What a model does with a resolved prompt.
+pub const RUN_NEXT_STEP: &str = "Execute the resolved_prompt above and return the output to the user.";
+
+// ---------------------------------------------------------------- outputs
+
+/// A lens without its template.
+#[derive(Serialize, JsonSchema)]
+pub struct LensOut {
+    /// The lens id.
+    pub id: String,
+    /// The owning lenser.
+    pub lenser_id: String,
+    pub title: String,
+    pub description: Option<String>,
+    /// public, community or private.
+    pub visibility: &'static str,
+    /// draft, published or archived.
+    pub status: &'static str,
+    /// The lens this one was forked from, if any.
+    pub parent_lens_id: Option<String>,
+    /// The newest version.
+    pub head_version_id: String,
+    /// The newest version's semver.
+    pub head_semver: String,
+    /// RFC 3339, UTC.
+    pub created_at: String,
+    pub updated_at: String,
+    pub archived_at: Option<String>,
+}
+
+impl From<&Lens> for LensOut {
+    fn from(l: &Lens) -> Self {
+        Self {
+            id: l.id.to_string(),
+            lenser_id: l.owner.to_string(),
+            title: l.title.to_string(),
+            description: l.description.as_ref().map(|d| d.to_string()),
+            visibility: l.visibility.as_str(),
+            status: l.status.as_str(),
+            parent_lens_id: l.parent_lens_id.map(|p| p.to_string()),
+            head_version_id: l.head_version_id.to_string(),
+            head_semver: l.head_semver.to_string(),
+            created_at: l.created_at.to_rfc3339(),
+            updated_at: l.updated_at.to_rfc3339(),
+            archived_at: l.archived_at.map(|t| t.to_rfc3339()),
+        }
+    }
+}
+
+/// One parameter of a version.
+#[derive(Serialize, JsonSchema)]
+pub struct ParamOut {
+    pub id: String,
+    /// The label as first written in the template.
+    pub label: String,
+    /// Optional parameters may be left out of param_values.
+    pub optional: bool,
+    /// The token's type hint ([[Label:type]]), if any.
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    pub type_hint: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Used when an optional parameter gets no value.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub default: Option<String>,
+    /// The allowed values, when restricted.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub options: Vec<String>,
+}
+
+impl From<&Param> for ParamOut {
+    fn from(p: &Param) -> Self {
+        Self {
+            id: p.id.to_string(),
+            label: p.label.clone(),
+            optional: p.optional,
+            type_hint: p.type_hint.map(|t| t.as_str()),
+            description: p.description.clone(),
+            default: p.default.clone(),
+            options: p.options.clone(),
+        }
+    }
+}
+
+pub fn params_out(params: &[Param]) -> Vec<ParamOut> {
+    params.iter().map(ParamOut::from).collect()
+}
+
+/// One immutable version of a lens, with its template.
+#[derive(Serialize, JsonSchema)]
+pub struct VersionOut {
+    pub id: String,
+    pub lens_id: String,
+    pub semver: String,
+    /// The template as written, with its [[Parameter]] tokens.
+    pub template_body: String,
+    pub changelog: String,
+    pub created_at: String,
+    /// In order of first appearance in the template.
+    pub version_parameters: Vec<ParamOut>,
+}
+
+impl From<&LensVersion> for VersionOut {
+    fn from(v: &LensVersion) -> Self {
+        Self {
+            id: v.id.to_string(),
+            lens_id: v.lens_id.to_string(),
+            semver: v.semver.to_string(),
+            template_body: v.body.as_str().to_owned(),
+            changelog: v.changelog.clone(),
+            created_at: v.created_at.to_rfc3339(),
+            version_parameters: params_out(&v.params),
+        }
+    }
+}
+
+/// A version without its template.
+#[derive(Serialize, JsonSchema)]
+pub struct VersionSummaryOut {
+    pub id: String,
+    pub semver: String,
+    pub changelog: String,
+    pub created_at: String,
+    pub parameters: Vec<ParamOut>,
+}
+
+impl From<&VersionSummary> for VersionSummaryOut {
+    fn from(v: &VersionSummary) -> Self {
+        Self {
+            id: v.id.to_string(),
+            semver: v.semver.to_string(),
+            changelog: v.changelog.clone(),
+            created_at: v.created_at.to_rfc3339(),
+            parameters: params_out(&v.params),
+        }
+    }
+}
+
+/// A lens with its head version.
+#[derive(Serialize, JsonSchema)]
+pub struct LensWithVersionOut {
+    #[serde(flatten)]
+    pub lens: LensOut,
+    /// The head version (or the version asked for), with its template and parameters.
+    pub head_version: VersionOut,
+}
+
+impl LensWithVersionOut {
+    pub fn of(view: &lf_lens::LensView) -> Self {
+        Self { lens: LensOut::from(&view.lens), head_version: VersionOut::from(&view.version) }
+    }
+}
+
+/// A lens's status after archiving or restoring it.
+#[derive(Serialize, JsonSchema)]
+pub struct StatusOut {
+    pub lens_id: String,
+    pub status: &'static str,
+    pub archived_at: Option<String>,
+}

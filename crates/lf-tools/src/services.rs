@@ -1,0 +1,87 @@
+//! The domain services the tools call, built once by the composition root.
+
+use std::sync::Arc;
+
+use lf_battle::BattleService;
+use lf_core::{ModelProvider, Principal, Spawner};
+use lf_lens::LensService;
+
+/// The domain services the tools call, and the model provider behind them.
+/// Build it with [`Services::builder`].
+pub struct Services {
+    pub lens: LensService,
+    pub battle: Arc<BattleService>,
+}
+
+impl Services {
+    /// A builder: give it every service, and optionally the model provider
+    /// and where background work runs.
+    pub fn builder() -> ServicesBuilder {
+        ServicesBuilder::default()
+    }
+
+    /// The model provider every model call goes through.
+    pub fn model(&self) -> &Arc<dyn ModelProvider> {
+        self.battle.provider()
+    }
+}
+
+/// Builds [`Services`]. Every service is required; [`build`](Self::build)
+/// names the first one missing.
+#[derive(Default)]
+#[must_use]
+pub struct ServicesBuilder {
+    lens: Option<LensService>,
+    battle: Option<BattleService>,
+    model: Option<Arc<dyn ModelProvider>>,
+    spawner: Option<Arc<dyn Spawner>>,
+}
+
+impl ServicesBuilder {
+    pub fn lens(self, lens: LensService) -> Self {
+        Self { lens: Some(lens), ..self }
+    }
+
+    pub fn battle(self, battle: BattleService) -> Self {
+        Self { battle: Some(battle), ..self }
+    }
+
+    /// Every model call (the AI judge's included) goes through `model`;
+    /// without it, each service keeps its own provider.
+    pub fn model(self, model: Arc<dyn ModelProvider>) -> Self {
+        Self { model: Some(model), ..self }
+    }
+
+    /// Background work (judging battles) runs on `spawner`; without it, a
+    /// call that starts background work waits for it (embedding, tests).
+    pub fn spawner(self, spawner: Arc<dyn Spawner>) -> Self {
+        Self { spawner: Some(spawner), ..self }
+    }
+
+    /// The services, each given the catalog's JSON Schema validator (for
+    /// `auto_score` `json_schema` checks), the model provider and the
+    /// spawner.
+    ///
+    /// # Panics
+    /// When a service was not given: a wiring mistake, found at start-up.
+    pub fn build(self) -> Services {
+        let mut battle = self
+            .battle
+            .expect("Services::builder() needs .battle(...)")
+            .with_json_schema_validator(Arc::new(crate::json_schema::JsonSchemaCheck));
+        if let Some(model) = self.model {
+            battle = battle.with_provider(model);
+        }
+        if let Some(spawner) = self.spawner {
+            battle = battle.with_spawner(spawner);
+        }
+        Services { lens: self.lens.expect("Services::builder() needs .lens(...)"), battle: Arc::new(battle) }
+    }
+}
+
+/// What a handler gets: the caller and the services.
+#[derive(Clone)]
+pub struct Ctx {
+    pub principal: Principal,
+    pub services: Arc<Services>,
+}

@@ -1,0 +1,203 @@
+//! What a tool is: the [`Tool`] trait a tool implements in one place (its
+//! name, class, description, input type, output type and handler), and
+//! [`ToolSpec`], the declaration the catalog, the transports, the docs and
+//! the snapshots read.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use lf_core::{LfError, LfResult, Scope, clip};
+use rmcp::model::{JsonObject, Tool as McpTool, ToolAnnotations};
+use schemars::JsonSchema;
+use schemars::generate::SchemaSettings;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::group::Group;
+use crate::services::Ctx;
+
+/// What calling a tool may do, for a host deciding what to approve.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Safety {
+    /// No state change.
+    Read,
+    /// Creates or changes state.
+    Write,
+    /// Has side effects (resolves or starts something).
+    Execute,
+    /// Removes or hides existing data.
+    Destructive,
+}
+
+impl Safety {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Safety::Read => "Read",
+            Safety::Write => "Write",
+            Safety::Execute => "Execute",
+            Safety::Destructive => "Destructive",
+        }
+    }
+}
+
+/// What a call may reach beyond this server and its database.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Reaches {
+    /// Nothing: the server and its database answer it.
+    ServerOnly,
+    /// The configured model provider (an outside API unless the offline
+    /// provider is in use), for example by starting the AI judge.
+    Model,
+}
+
+/// One tool, written in one place: `impl Tool for MyTool` holds its
+/// declaration, its input and output types and its handler.
+pub trait Tool {
+    /// `verb_noun`, as clients call it.
+    const NAME: &'static str;
+    /// A short title for people.
+    const TITLE: &'static str;
+    const SAFETY: Safety;
+    /// What a call may reach beyond the server: it decides `openWorldHint`.
+    const REACHES: Reaches = Reaches::ServerOnly;
+    /// When to use it, in a sentence or two: a model reads it to choose.
+    const DESCRIPTION: &'static str;
+    /// The arguments; its JSON Schema is the tool's input schema.
+    type Input: DeserializeOwned + JsonSchema + Send + 'static;
+    /// The result; its JSON Schema is the tool's output schema.
+    type Output: Serialize + JsonSchema + 'static;
+
+    /// Runs the tool for `ctx`'s caller.
+    fn call(ctx: Ctx, input: Self::Input) -> impl Future<Output = LfResult<Self::Output>> + Send;
+}
+
+type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+type Handler = Box<dyn Fn(Ctx, JsonObject) -> BoxFuture<LfResult<Value>> + Send + Sync>;
+
+/// One tool: everything clients, docs and tests see of it, and its handler.
+pub struct ToolSpec {
+    pub name: &'static str,
+    pub group: &'static Group,
+    pub safety: Safety,
+    /// What calling it may reach beyond this server.
+    pub reaches: Reaches,
+    pub title: &'static str,
+    pub description: &'static str,
+    pub input_schema: Arc<JsonObject>,
+    pub output_schema: Arc<JsonObject>,
+    handler: Handler,
+}
+
+fn schema_object<T: JsonSchema>(settings: SchemaSettings) -> Arc<JsonObject> {
+    let mut settings = settings;
+    settings.inline_subschemas = true;
+    let schema = settings.into_generator().into_root_schema_for::<T>();
+    let Value::Object(mut object) = serde_json::to_value(schema).unwrap_or_default() else {
+        unreachable!("a derived schema is an object")
+    };
+    // The wrapper type's name and doc are noise to a model.
+    object.remove("title");
+    object.remove("description");
+    object.remove("$schema");
+    Arc::new(object)
+}
+
+/// The name between the first pair of backticks of a serde message, as in
+/// "missing field `lens_id`" or "unknown field `extra`, expected ...".
+fn backticked<'a>(message: &'a str, prefix: &str) -> Option<&'a str> {
+    message.strip_prefix(prefix)?.strip_prefix('`')?.split('`').next()
+}
+
+/// Turns a serde error at a path into an INVALID_ARGUMENT naming the field.
+fn argument_error(err: serde_path_to_error::Error<serde_json::Error>) -> LfError {
+    let path = err.path().to_string();
+    let path = if path == "." { String::new() } else { clip(&path, 100).into_owned() };
+    let inner = err.into_inner().to_string();
+    let named = backticked(&inner, "missing field ").or_else(|| backticked(&inner, "unknown field "));
+    // serde_path_to_error puts an unknown field's own name at the end of the
+    // path already; a missing one is not there yet.
+    let named = named
+        .map(|name| clip(name, 100))
+        .filter(|name| !(path == **name || path.ends_with(&format!(".{name}"))));
+    let field = match (named, path.is_empty()) {
+        (Some(name), true) => name.into_owned(),
+        (Some(name), false) => format!("{path}.{name}"),
+        (None, true) => "arguments".to_owned(),
+        (None, false) => path.clone(),
+    };
+    let inner = clip(&inner, 300);
+    let message = if path.is_empty() { inner.into_owned() } else { format!("{path}: {inner}") };
+    LfError::invalid_argument(format!(
+        "{message}. Check the tool's input schema for the expected names and types."
+    ))
+    .with_field(&field)
+}
+
+/// Parses tool arguments into `I`, every failure an INVALID_ARGUMENT.
+fn parse_args<I: DeserializeOwned>(args: JsonObject) -> LfResult<I> {
+    serde_path_to_error::deserialize(Value::Object(args)).map_err(argument_error)
+}
+
+/// The declaration of tool `T` of `group`.
+pub(crate) fn declare<T: Tool>(group: &'static Group) -> ToolSpec {
+    let handler: Handler = Box::new(|ctx, args| {
+        Box::pin(async move {
+            let input: T::Input = parse_args(args)?;
+            let out = T::call(ctx, input).await?;
+            serde_json::to_value(out).map_err(LfError::internal)
+        })
+    });
+    ToolSpec {
+        name: T::NAME,
+        group,
+        safety: T::SAFETY,
+        reaches: T::REACHES,
+        title: T::TITLE,
+        description: T::DESCRIPTION,
+        input_schema: schema_object::<T::Input>(SchemaSettings::draft2020_12()),
+        output_schema: schema_object::<T::Output>(SchemaSettings::draft2020_12().for_serialize()),
+        handler,
+    }
+}
+
+impl ToolSpec {
+    /// Whether calling it may reach outside this server (`openWorldHint`).
+    pub fn open_world(&self) -> bool {
+        self.reaches != Reaches::ServerOnly
+    }
+
+    /// MCP annotations, derived from the safety class and what the tool
+    /// reaches alone.
+    pub fn annotations(&self) -> ToolAnnotations {
+        let a = ToolAnnotations::with_title(self.title).open_world(self.open_world());
+        match self.safety {
+            Safety::Read => a.read_only(true).destructive(false),
+            Safety::Write | Safety::Execute => a.read_only(false).destructive(false),
+            Safety::Destructive => a.read_only(false).destructive(true),
+        }
+    }
+
+    /// The tool as `tools/list` shows it.
+    pub fn to_mcp(&self) -> McpTool {
+        McpTool::new(self.name, self.description, self.input_schema.clone())
+            .with_title(self.title)
+            .with_raw_output_schema(self.output_schema.clone())
+            .with_annotations(self.annotations())
+    }
+
+    /// The token scope a Lenser needs to call it: `read` for Read tools,
+    /// `write` for everything that changes or starts something.
+    pub fn required_scope(&self) -> Scope {
+        match self.safety {
+            Safety::Read => Scope::Read,
+            Safety::Write | Safety::Execute | Safety::Destructive => Scope::Write,
+        }
+    }
+
+    /// Calls the handler with raw arguments.
+    pub async fn call(&self, ctx: Ctx, args: JsonObject) -> LfResult<Value> {
+        (self.handler)(ctx, args).await
+    }
+}
