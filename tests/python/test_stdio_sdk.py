@@ -68,6 +68,12 @@ async def test_list_create_run_and_missing_params(binary, mode):
             labels = [(p["label"], p["optional"]) for p in lens["head_version"]["version_parameters"]]
             assert labels == [("Language", False), ("Code", False), ("FocusArea", True)]
 
+            # get_lens in the spec's shape: versions.template_body and a top-level version_parameters.
+            got = await client.call_tool("get_lens", {"lens_id": lens["id"]})
+            assert not got.is_error, got
+            assert got.structured_content["versions"]["template_body"] == BODY
+            assert [(p["label"], p["optional"]) for p in got.structured_content["version_parameters"]] == labels
+
             ran = await client.call_tool(
                 "run_lens",
                 {"lens_id": lens["id"], "param_values": {"language": "Rust", "Code": "fn main() {}"}},

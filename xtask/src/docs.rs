@@ -150,6 +150,19 @@ A mistake you can fix comes back as a tool result with `isError: true` and `{{co
 lists page as `{{items, total, limit, offset, has_more}}`.\n",
         catalog.tools().len()
     );
+    let differing: Vec<String> = catalog
+        .tools()
+        .iter()
+        .filter(|t| !t.differs_from_spec.is_empty())
+        .map(|t| format!("[`{}`](#{})", t.name, t.name))
+        .collect();
+    if !differing.is_empty() {
+        let _ = writeln!(
+            out,
+            "Names, parameters, ranges, defaults and result shapes follow the hosted original's reference documents; results may carry more fields than those show. Where a result differs on purpose, its section says why: {}.\n",
+            differing.join(", ")
+        );
+    }
     for g in Group::all() {
         let tools: Vec<&ToolSpec> = catalog.tools().iter().filter(|t| t.group == *g).collect();
         let _ = writeln!(out, "## {} ({})\n", g.title, tools.len());
@@ -162,6 +175,9 @@ lists page as `{{items, total, limit, offset, has_more}}`.\n",
             let _ = writeln!(out, "### {}\n", t.name);
             let _ = writeln!(out, "**{}** · {} · {}\n", t.title, t.safety.as_str(), annotations(t));
             let _ = writeln!(out, "{}\n", t.description);
+            if !t.differs_from_spec.is_empty() {
+                let _ = writeln!(out, "Differs from the spec: {}\n", t.differs_from_spec);
+            }
             params_table(&mut out, &t.input_schema);
             let _ = writeln!(out, "Result fields: {}\n", result_fields(&t.output_schema));
         }

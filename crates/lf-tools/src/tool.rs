@@ -64,6 +64,9 @@ pub trait Tool {
     const REACHES: Reaches = Reaches::ServerOnly;
     /// When to use it, in a sentence or two: a model reads it to choose.
     const DESCRIPTION: &'static str;
+    /// Where its result deliberately differs from the hosted original's
+    /// reference documents, for docs/tools.md; empty when it does not.
+    const DIFFERS_FROM_SPEC: &'static str = "";
     /// The arguments; its JSON Schema is the tool's input schema.
     type Input: DeserializeOwned + JsonSchema + Send + 'static;
     /// The result; its JSON Schema is the tool's output schema.
@@ -85,6 +88,8 @@ pub struct ToolSpec {
     pub reaches: Reaches,
     pub title: &'static str,
     pub description: &'static str,
+    /// See [`Tool::DIFFERS_FROM_SPEC`].
+    pub differs_from_spec: &'static str,
     pub input_schema: Arc<JsonObject>,
     pub output_schema: Arc<JsonObject>,
     handler: Handler,
@@ -156,6 +161,7 @@ pub(crate) fn declare<T: Tool>(group: &'static Group) -> ToolSpec {
         reaches: T::REACHES,
         title: T::TITLE,
         description: T::DESCRIPTION,
+        differs_from_spec: T::DIFFERS_FROM_SPEC,
         input_schema: schema_object::<T::Input>(SchemaSettings::draft2020_12()),
         output_schema: schema_object::<T::Output>(SchemaSettings::draft2020_12().for_serialize()),
         handler,

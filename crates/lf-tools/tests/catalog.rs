@@ -318,6 +318,16 @@ async fn create_run_and_missing_params() {
     assert_eq!(params, [("Language".into(), false), ("Code".into(), false), ("FocusArea".into(), true)]);
     let id = lens["id"].as_str().unwrap();
 
+    // get_lens answers in the spec's shape: the head version as `versions`
+    // (versions.template_body) and its parameters at the top.
+    let got = ok(&s, "get_lens", json!({"lens_id": id})).await;
+    assert_eq!(got["id"], lens["id"]);
+    assert_eq!(got["versions"]["template_body"], BODY);
+    assert_eq!(got["versions"]["id"], lens["head_version_id"]);
+    assert_eq!(got["versions"]["semver"], "1.0.0");
+    assert_eq!(got["version_parameters"], lens["head_version"]["version_parameters"]);
+    assert!(got.get("head_version").is_none() && got["versions"].get("version_parameters").is_none());
+
     let run =
         ok(&s, "run_lens", json!({"lens_id": id, "param_values": {"language": "TypeScript", "CODE": "x()"}}))
             .await;
