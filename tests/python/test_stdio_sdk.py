@@ -57,7 +57,8 @@ async def test_list_create_run_and_missing_params(binary, mode):
             assert len(names) == 27, "17 Lens tools and 10 Battle tools"
             run_tool = next(t for t in tools.tools if t.name == "run_lens")
             assert run_tool.output_schema is not None
-            assert run_tool.annotations.read_only_hint is False
+            # MCP's default for a missing readOnlyHint is false, and the server leaves defaults out.
+            assert not run_tool.annotations.read_only_hint and run_tool.annotations.open_world_hint is False
 
             created = await client.call_tool(
                 "create_lens", {"title": "Code Reviewer", "template_body": BODY, "visibility": "private"}

@@ -147,7 +147,11 @@ pub fn tools_md(catalog: &Catalog) -> String {
         out,
         "{} tools. Every result is JSON in `structuredContent` and the same JSON as text in `content[0].text`. \
 A mistake you can fix comes back as a tool result with `isError: true` and `{{code, message, details}}`; \
-lists page as `{{items, total, limit, offset, has_more}}`.\n",
+lists page as `{{items, total, limit, offset, has_more}}`. \
+Output schemas, as `tools/list` sends them, give names and types only: a result has every field its schema names \
+(null when empty) unless the schema lists which are `required`; ids are UUIDs, times RFC 3339 in UTC. \
+`tools/list` also leaves out a field description an earlier tool of the listing already gave; this page shows them all. \
+`cargo xtask catalog-size` prints what the listing costs.\n",
         catalog.tools().len()
     );
     let differing: Vec<String> = catalog

@@ -2,6 +2,9 @@
 //!
 //! - `gen-docs`: renders docs/tools.md and the README's tool table from the
 //!   live catalog. `cargo test -p xtask` fails when either is stale.
+//! - `catalog-size [--toolsets lens,battle] [--read-only]`: what `tools/list`
+//!   costs an assistant's context, per tool and in all, against the budget
+//!   the catalog's lint test holds it to.
 //! - `bench-stdio [--lenses N] [--calls N] [--rounds N] [--bin PATH] [--baseline [--echo-bin PATH]]`:
 //!   stdio throughput (with `--baseline`, next to a bare rmcp echo server).
 //! - `bench-search [--lenses N] [--runs N]`: search latency on SQLite.
@@ -39,6 +42,29 @@ fn report(result: Result<(), String>) -> ExitCode {
     }
 }
 
+/// Prints the listing's size for the toolsets and mode asked for.
+fn catalog_size(args: &[String]) -> Result<(), String> {
+    let mut options = lf_tools::CatalogOptions::default();
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--read-only" => options.read_only = true,
+            "--toolsets" => {
+                let sets = args.next().ok_or("--toolsets needs a value, e.g. lens,battle")?;
+                let groups = sets.split(',').map(lf_tools::Group::parse).collect::<Result<Vec<_>, _>>()?;
+                options.toolsets = Some(groups);
+            }
+            other => {
+                return Err(format!(
+                    "unknown argument {other}; catalog-size takes --toolsets and --read-only"
+                ));
+            }
+        }
+    }
+    print!("{}", lf_tools::listing_size(&lf_tools::Catalog::new(), &options));
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
@@ -57,13 +83,14 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
+        Some("catalog-size") => report(catalog_size(&args[1..])),
         Some("bench-stdio") => report(bench::stdio(&args[1..], &workspace_root())),
         Some("bench-search") => report(bench::search(&args[1..])),
         Some("bench-http") => report(bench_http::run(&args[1..], &workspace_root())),
         Some("bench-leaderboard") => report(bench_leaderboard::run(&args[1..])),
         _ => {
             eprintln!(
-                "usage: cargo xtask gen-docs | bench-stdio | bench-search | bench-http | bench-leaderboard"
+                "usage: cargo xtask gen-docs | catalog-size | bench-stdio | bench-search | bench-http | bench-leaderboard"
             );
             ExitCode::from(2)
         }

@@ -1,6 +1,8 @@
 //! The catalog: every tool of every group in [`crate::groups::ALL`], and
 //! which of them a server exposes.
 
+use rmcp::model::Tool as McpTool;
+
 use crate::group::Group;
 use crate::tool::{Safety, ToolSpec};
 
@@ -37,6 +39,16 @@ impl Catalog {
 
     pub fn get(&self, name: &str) -> Option<&ToolSpec> {
         self.tools.iter().find(|t| t.name == name)
+    }
+
+    /// The tools `options` enables, as `tools/list` lists them: a field
+    /// description already given by an earlier tool of the listing is not
+    /// given again (see [`crate::schema::drop_repeated_descriptions`]).
+    pub fn listing(&self, options: &CatalogOptions) -> Vec<McpTool> {
+        let mut tools: Vec<McpTool> =
+            self.tools.iter().filter(|t| options.enables(t)).map(ToolSpec::to_mcp).collect();
+        crate::schema::drop_repeated_descriptions(&mut tools);
+        tools
     }
 }
 

@@ -23,8 +23,10 @@ mod hygiene;
 mod json_schema;
 mod mcp_error;
 mod paging;
+mod schema;
 mod server;
 mod services;
+mod size;
 mod tool;
 
 pub use catalog::{Catalog, CatalogOptions};
@@ -34,4 +36,5 @@ pub use json_schema::JsonSchemaCheck;
 pub use mcp_error::{error_result, error_value};
 pub use server::{LfServer, PrincipalSource, SERVER_NAME};
 pub use services::{Ctx, Services, ServicesBuilder};
+pub use size::{LISTING_BUDGET, ListingSize, ToolSize, listing_size};
 pub use tool::{Reaches, Safety, Tool, ToolSpec};

@@ -22,10 +22,10 @@ macro_rules! paged_input {
         #[serde(deny_unknown_fields)]
         pub struct $name {
             $($(#[$fmeta])* pub $field: $ty,)*
-            /// Results per page, 1 to 100.
+            /// Results per page.
             #[schemars(range(min = 1, max = 100), extend("default" = 20))]
             pub limit: Option<i64>,
-            /// How many results to skip.
+            /// Results to skip.
             #[schemars(range(min = 0, max = 1000000), extend("default" = 0))]
             pub offset: Option<i64>,
         }

@@ -54,7 +54,7 @@ impl LfServer {
         options: CatalogOptions,
         principal: Principal,
     ) -> Self {
-        let listed = catalog.tools().iter().filter(|t| options.enables(t)).map(|t| t.to_mcp()).collect();
+        let listed = catalog.listing(&options);
         let info = ServerConfig::new(
             ServerCapabilities::builder().enable_tools().enable_prompts().enable_completions().build(),
         )

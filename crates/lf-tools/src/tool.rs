@@ -10,7 +10,6 @@ use std::sync::Arc;
 use lf_core::{LfError, LfResult, Scope, clip};
 use rmcp::model::{JsonObject, Tool as McpTool, ToolAnnotations};
 use schemars::JsonSchema;
-use schemars::generate::SchemaSettings;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -95,20 +94,6 @@ pub struct ToolSpec {
     handler: Handler,
 }
 
-fn schema_object<T: JsonSchema>(settings: SchemaSettings) -> Arc<JsonObject> {
-    let mut settings = settings;
-    settings.inline_subschemas = true;
-    let schema = settings.into_generator().into_root_schema_for::<T>();
-    let Value::Object(mut object) = serde_json::to_value(schema).unwrap_or_default() else {
-        unreachable!("a derived schema is an object")
-    };
-    // The wrapper type's name and doc are noise to a model.
-    object.remove("title");
-    object.remove("description");
-    object.remove("$schema");
-    Arc::new(object)
-}
-
 /// The name between the first pair of backticks of a serde message, as in
 /// "missing field `lens_id`" or "unknown field `extra`, expected ...".
 fn backticked<'a>(message: &'a str, prefix: &str) -> Option<&'a str> {
@@ -162,8 +147,8 @@ pub(crate) fn declare<T: Tool>(group: &'static Group) -> ToolSpec {
         title: T::TITLE,
         description: T::DESCRIPTION,
         differs_from_spec: T::DIFFERS_FROM_SPEC,
-        input_schema: schema_object::<T::Input>(SchemaSettings::draft2020_12()),
-        output_schema: schema_object::<T::Output>(SchemaSettings::draft2020_12().for_serialize()),
+        input_schema: crate::schema::input::<T::Input>(),
+        output_schema: crate::schema::output::<T::Output>(),
         handler,
     }
 }
@@ -175,20 +160,24 @@ impl ToolSpec {
     }
 
     /// MCP annotations, derived from the safety class and what the tool
-    /// reaches alone.
+    /// reaches alone. A hint at MCP's default is left out (`readOnlyHint`
+    /// false, `destructiveHint` true), and a read-only tool says nothing of
+    /// destruction, which MCP reads only when `readOnlyHint` is false.
+    /// `openWorldHint` is always said: its default is true.
     pub fn annotations(&self) -> ToolAnnotations {
         let a = ToolAnnotations::with_title(self.title).open_world(self.open_world());
         match self.safety {
-            Safety::Read => a.read_only(true).destructive(false),
-            Safety::Write | Safety::Execute => a.read_only(false).destructive(false),
-            Safety::Destructive => a.read_only(false).destructive(true),
+            Safety::Read => a.read_only(true),
+            Safety::Write | Safety::Execute => a.destructive(false),
+            Safety::Destructive => a,
         }
     }
 
-    /// The tool as `tools/list` shows it.
+    /// The tool as `tools/list` shows it. Its title is in its annotations
+    /// only: clients of every protocol version read it there (later ones
+    /// after a top-level `title`, which would say it twice).
     pub fn to_mcp(&self) -> McpTool {
         McpTool::new(self.name, self.description, self.input_schema.clone())
-            .with_title(self.title)
             .with_raw_output_schema(self.output_schema.clone())
             .with_annotations(self.annotations())
     }

@@ -950,3 +950,92 @@ async fn toolsets_and_read_only_select_battle_tools() {
         read_only.call("create_battle", common::args(json!({"title": "T", "task_prompt": "P"}))).await;
     assert!(refused.unwrap_err().message.contains("not enabled"));
 }
+
+// ---------------------------------------------------------------- what tools reach
+
+/// Counts the model calls made through it, answering as the offline provider.
+struct Counting(AtomicUsize);
+
+impl ModelProvider for Counting {
+    fn name(&self) -> &str {
+        "counting"
+    }
+
+    fn chat<'a, 'b>(
+        &'a self,
+        request: ChatRequest,
+    ) -> Pin<Box<dyn Future<Output = LfResult<ChatResponse>> + Send + 'b>>
+    where
+        'a: 'b,
+        Self: 'b,
+    {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        Box::pin(OfflineProvider.chat(request))
+    }
+}
+
+/// openWorldHint is declared by what a tool reaches: every tool whose call
+/// reached the model in a full battle's life (judging runs before the call
+/// returns when no spawner is given) is declared `Reaches::Model`, and every
+/// tool so declared did reach it.
+#[tokio::test]
+async fn the_tools_that_reach_the_model_say_so() {
+    let counting = Arc::new(Counting(AtomicUsize::new(0)));
+    let services = Arc::new(
+        Services::builder()
+            .lens(LensService::new(Arc::new(MemoryLensStore::new())))
+            .battle(BattleService::new(battle_store().await))
+            .model(counting.clone())
+            .build(),
+    );
+    let alice = server(services, lenser().1);
+    let bob = alice.for_principal(lenser().1);
+    let reached = std::sync::Mutex::new(std::collections::BTreeMap::<&str, bool>::new());
+    let call = async |s: &LfServer, tool: &'static str, args: Value| -> Value {
+        let before = counting.0.load(Ordering::SeqCst);
+        let (_, out) = common::call(s, tool, args).await;
+        let after = counting.0.load(Ordering::SeqCst);
+        *reached.lock().unwrap().entry(tool).or_default() |= after > before;
+        out
+    };
+    let b = id(&call(&alice, "create_battle", json!({"title": "Explain ownership", "task_prompt": "Explain Rust ownership and borrowing to a Python programmer."})).await);
+    let mut contenders = Vec::new();
+    for name in ["Model one", "Model two"] {
+        let args = json!({"battle_id": b, "display_name": name, "contender_type": "ai_model", "contender_ref_id": new_ref()});
+        contenders.push(id(&call(&alice, "add_battle_contender", args).await));
+    }
+    for status in ["open", "executing"] {
+        call(&alice, "set_battle_status", json!({"battle_id": b, "status": status})).await;
+    }
+    for (c, text) in contenders.iter().zip([GOOD, WEAK]) {
+        call(&alice, "submit_battle_run", json!({"battle_id": b, "contender_id": c, "content_text": text}))
+            .await;
+    }
+    call(&alice, "set_battle_status", json!({"battle_id": b, "status": "scoring"})).await;
+    call(&bob, "get_battle", json!({"battle_id": b})).await;
+    call(&bob, "get_battle_score", json!({"battle_id": b})).await;
+    call(&alice, "set_battle_status", json!({"battle_id": b, "status": "closed", "confirm": true})).await;
+    call(&bob, "list_battles", json!({})).await;
+    call(&bob, "get_battle_history", json!({"lenser_id": lenser().0.to_string()})).await;
+    call(&bob, "get_leaderboard", json!({"min_battles": 1})).await;
+    let (v, first, second) = executing_duel(&alice, json!({"judging_mode": "community_vote"})).await;
+    submit(&alice, &v, &first, GOOD).await;
+    submit(&alice, &v, &second, WEAK).await;
+    call(&bob, "cast_battle_vote", json!({"battle_id": v, "contender_id": first})).await;
+
+    let reached = reached.into_inner().unwrap();
+    let catalog = Catalog::new();
+    let battle_tools: Vec<_> = catalog.tools().iter().filter(|t| t.group.id == "battle").collect();
+    assert_eq!(reached.len(), battle_tools.len(), "every battle tool was called: {reached:?}");
+    for tool in battle_tools {
+        assert_eq!(
+            tool.open_world(),
+            reached[tool.name],
+            "{}: declared {:?} but {} the model",
+            tool.name,
+            tool.reaches,
+            if reached[tool.name] { "reached" } else { "never reached" }
+        );
+    }
+    assert!(catalog.tools().iter().filter(|t| t.open_world()).all(|t| t.group.id == "battle"));
+}

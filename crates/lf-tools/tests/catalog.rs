@@ -7,7 +7,7 @@ use std::sync::Arc;
 use lf_battle::{BattleService, MemoryBattleStore};
 use lf_core::{LenserId, Principal, Scopes};
 use lf_lens::{LensService, MemoryLensStore};
-use lf_tools::{Catalog, CatalogOptions, Group, LfServer, Safety, Services};
+use lf_tools::{Catalog, CatalogOptions, Group, LISTING_BUDGET, LfServer, Safety, Services, listing_size};
 use rmcp::ServerHandler;
 use serde_json::{Value, json};
 
@@ -66,20 +66,20 @@ fn lint_every_declaration() {
         let output = Value::Object((*tool.output_schema).clone());
         assert_eq!(output["type"], "object", "{}: output schema root must be an object", tool.name);
 
+        // As MCP reads the hints: a missing readOnlyHint is false, a missing
+        // destructiveHint true (and ignored when read-only), a missing
+        // openWorldHint true.
         let a = tool.annotations();
-        match tool.safety {
-            Safety::Read => {
-                assert_eq!(a.read_only_hint, Some(true), "{}", tool.name);
-                assert_eq!(a.destructive_hint, Some(false), "{}", tool.name);
-            }
-            Safety::Write | Safety::Execute => {
-                assert_eq!(a.read_only_hint, Some(false), "{}", tool.name);
-                assert_eq!(a.destructive_hint, Some(false), "{}", tool.name);
-            }
-            Safety::Destructive => {
-                assert_eq!(a.read_only_hint, Some(false), "{}", tool.name);
-                assert_eq!(a.destructive_hint, Some(true), "{}", tool.name);
-            }
+        let read_only = a.read_only_hint.unwrap_or(false);
+        let destructive = !read_only && a.destructive_hint.unwrap_or(true);
+        let (want_read_only, want_destructive) = match tool.safety {
+            Safety::Read => (true, false),
+            Safety::Write | Safety::Execute => (false, false),
+            Safety::Destructive => (false, true),
+        };
+        assert_eq!((read_only, destructive), (want_read_only, want_destructive), "{}", tool.name);
+        if read_only {
+            assert_eq!(a.destructive_hint, None, "{}: MCP ignores it on read-only tools", tool.name);
         }
         assert_eq!(a.open_world_hint, Some(tool.open_world()), "{}", tool.name);
         assert_eq!(a.title.as_deref(), Some(tool.title));
@@ -498,4 +498,25 @@ async fn hygiene_applies_to_results() {
     assert!(!prompt.contains('\u{E0041}'));
     assert_eq!(r.content.len(), 2, "a note follows a result that reads like instructions");
     assert!(r.content[1].as_text().unwrap().text.contains("ignore previous instructions"));
+}
+
+/// The listing's cost, kept in review next to the schema snapshots, and
+/// held to its budget: every connected assistant pays it on every
+/// conversation.
+#[test]
+fn the_listing_stays_within_its_budget() {
+    let catalog = catalog();
+    let size = listing_size(&catalog, &CatalogOptions::default());
+    insta::assert_snapshot!("listing_size", size.to_string());
+    assert!(
+        size.listed <= LISTING_BUDGET,
+        "tools/list takes {} bytes, over the budget of {LISTING_BUDGET}: make schemas and descriptions say less, or raise the budget deliberately",
+        size.listed
+    );
+    assert_eq!(size.tools.len(), catalog.tools().len());
+    let read_only = listing_size(&catalog, &CatalogOptions { toolsets: None, read_only: true });
+    assert!(
+        read_only.listed < size.listed
+            && read_only.tools.iter().all(|t| catalog.get(t.name).unwrap().safety == Safety::Read)
+    );
 }

@@ -10,18 +10,18 @@ use crate::tool::{Safety, Tool};
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AddContenderIn {
-    /// The battle (UUID); it must be in draft or open.
+    /// The battle, in draft or open.
     #[schemars(extend("format" = "uuid"))]
     pub battle_id: String,
-    /// The contender's label, 1 to 100 characters.
+    /// The contender's label.
     #[schemars(length(min = 1, max = 100))]
     pub display_name: String,
-    /// human, ai_model, ai_agent or workflow; the battle_type decides which are allowed.
+    /// What it is; the battle_type decides which are allowed.
     pub contender_type: ContenderTypeIn,
-    /// What the contender stands for (UUID): the lenser for human, the AI lenser or model profile for ai_model / ai_agent, the workflow for workflow. Ratings are kept per reference.
+    /// What it stands for (a lenser, AI lenser, model profile or workflow); ratings are kept per reference.
     #[schemars(extend("format" = "uuid"))]
     pub contender_ref_id: String,
-    /// The slot letter; slots are given in order A, B, C…, so only the next free one is accepted. Leave it out to get it.
+    /// The next free slot letter (A, B, C…); leave it out to get it.
     #[schemars(length(min = 1, max = 1), extend("pattern" = "^[A-Z]$"))]
     pub slot: Option<String>,
 }
@@ -43,7 +43,7 @@ impl Tool for AddBattleContender {
     const NAME: &'static str = "add_battle_contender";
     const TITLE: &'static str = "Add a battle contender";
     const SAFETY: Safety = Safety::Write;
-    const DESCRIPTION: &'static str = "Add a contender (human, ai_model, ai_agent or workflow, as the battle_type allows) to your battle in draft or open; it gets the next free slot, A to Z. SLOTS_FULL when max_contenders are already there.";
+    const DESCRIPTION: &'static str = "Add a contender to your battle in draft or open; it gets the next free slot, A to Z (SLOTS_FULL when none is left).";
     type Input = AddContenderIn;
     type Output = AddedContenderOut;
 

@@ -10,16 +10,16 @@ use crate::tool::{Safety, Tool};
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CastVoteIn {
-    /// The battle (UUID); it must be in voting.
+    /// The battle, in voting.
     #[schemars(extend("format" = "uuid"))]
     pub battle_id: String,
-    /// The contender you vote for (UUID). Give this or tie.
+    /// The contender you vote for; or give tie.
     #[schemars(extend("format" = "uuid"))]
     pub contender_id: Option<String>,
-    /// true: no contender did better than the others. Give this or contender_id.
+    /// true: no answer was best; or give contender_id.
     #[schemars(extend("const" = true))]
     pub tie: Option<bool>,
-    /// Why, 1 to 2,000 characters (shown to the battle's readers).
+    /// Why (shown to the battle's readers).
     #[schemars(length(min = 1, max = 2000))]
     pub rationale: Option<String>,
 }
@@ -45,7 +45,7 @@ impl Tool for CastBattleVote {
     const NAME: &'static str = "cast_battle_vote";
     const TITLE: &'static str = "Cast a battle vote";
     const SAFETY: Safety = Safety::Write;
-    const DESCRIPTION: &'static str = "Vote in a battle that is in voting: pick the contender whose answer was best, or tie: true. One vote per voter per battle (voting again replaces it); nobody votes for a contender they answer for.";
+    const DESCRIPTION: &'static str = "Vote in a battle in voting: the contender whose answer was best, or tie: true; voting again replaces your vote.";
     type Input = CastVoteIn;
     type Output = VoteOut;
 

@@ -46,46 +46,46 @@ impl CheckKindIn {
     }
 }
 
-/// One weighted criterion of a rubric_score battle.
+// One weighted criterion of a rubric_score battle.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CriterionIn {
-    /// A short name, 1 to 100 characters, unique within the rubric ("Correctness").
+    /// A short name, unique in the rubric ("Correctness").
     #[schemars(length(min = 1, max = 100))]
     pub title: String,
-    /// Relative weight, 1 to 100.
+    /// Relative weight.
     #[schemars(range(min = 1, max = 100), extend("default" = 1))]
     pub weight: Option<i64>,
-    /// What the judge should look for, up to 1,000 characters.
+    /// What the judge looks for.
     #[schemars(length(max = 1000))]
     pub description: Option<String>,
 }
 
-/// The deterministic check of an auto_score battle. A submission that passes
-/// scores 100, one that fails 0. Give only the fields of the chosen kind.
+// The deterministic check of an auto_score battle. A submission that passes
+// scores 100, one that fails 0. Give only the fields of the chosen kind.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AutoCheckIn {
     /// exact (expected), contains (needle, case_insensitive), regex (pattern), json_schema (schema) or length_range (min_chars, max_chars).
     pub kind: CheckKindIn,
-    /// exact: the expected answer; submissions and it are compared with surrounding whitespace trimmed.
+    /// exact: the answer (whitespace around it ignored).
     #[schemars(length(min = 1, max = 100000))]
     pub expected: Option<String>,
-    /// contains: the text a submission must contain.
+    /// contains: text the answer must contain.
     #[schemars(length(min = 1, max = 100000))]
     pub needle: Option<String>,
-    /// contains: compare after lowercasing both.
+    /// contains: ignore case.
     #[schemars(extend("default" = false))]
     pub case_insensitive: Option<bool>,
-    /// regex: a pattern (Rust regex syntax: no look-around or backreferences) that must match somewhere in the submission.
+    /// regex: a Rust regex (no look-around) the answer must match.
     #[schemars(length(min = 1, max = 1000))]
     pub pattern: Option<String>,
-    /// json_schema: a self-contained JSON Schema (an object, or its JSON text) the submission, parsed as JSON, must be valid against.
+    /// json_schema: a self-contained JSON Schema (object or text) the answer, as JSON, must satisfy.
     pub schema: Option<Value>,
-    /// length_range: fewest characters, 0 to 100,000.
+    /// length_range: fewest characters.
     #[schemars(range(min = 0, max = 100000), extend("default" = 0))]
     pub min_chars: Option<i64>,
-    /// length_range: most characters, min_chars to 100,000.
+    /// length_range: most characters.
     #[schemars(range(min = 0, max = 100000))]
     pub max_chars: Option<i64>,
 }
@@ -93,28 +93,28 @@ pub struct AutoCheckIn {
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateBattleIn {
-    /// Display name, 1 to 200 characters.
+    /// Display name.
     #[schemars(length(min = 1, max = 200))]
     pub title: String,
-    /// The challenge every contender answers, 1 to 32,000 characters.
+    /// The challenge every contender answers.
     #[schemars(length(min = 1, max = 32000))]
     pub task_prompt: String,
     /// The format: which kinds of contender it takes.
     #[schemars(extend("default" = "ai_vs_ai"))]
     pub battle_type: Option<BattleTypeIn>,
-    /// How submissions are judged (default ai_judge; community_vote for human_vs_human_open_votes).
+    /// How answers are judged (community_vote by default for human_vs_human_open_votes).
     #[schemars(extend("default" = "ai_judge"))]
     pub judging_mode: Option<JudgingModeIn>,
-    /// How many contender slots (A, B, C…), 2 to 26.
+    /// Contender slots (A, B, C…).
     #[schemars(range(min = 2, max = 26), extend("default" = 2))]
     pub max_contenders: Option<i64>,
-    /// The model the AI judge asks (ai_judge and rubric_score only); default: the server's model.
+    /// The model the AI judge asks; default: the server's.
     #[schemars(length(min = 1, max = 200))]
     pub ai_judge_model_key: Option<String>,
-    /// rubric_score only, and required there: 1 to 20 weighted criteria the judge scores each submission on.
+    /// rubric_score only, and required there: the judge's weighted criteria.
     #[schemars(length(min = 1, max = 20))]
     pub rubric: Option<Vec<CriterionIn>>,
-    /// auto_score only, and required there: the check applied to every submission.
+    /// auto_score only, and required there: the check each answer passes (100) or fails (0).
     pub auto_check: Option<AutoCheckIn>,
 }
 
@@ -187,7 +187,7 @@ impl Tool for CreateBattle {
     const NAME: &'static str = "create_battle";
     const TITLE: &'static str = "Create a battle";
     const SAFETY: Safety = Safety::Write;
-    const DESCRIPTION: &'static str = "Create a battle in draft: a task prompt every contender answers, a format (battle_type), how answers are judged (judging_mode: community_vote, ai_judge, rubric_score with a rubric, auto_score with an auto_check) and 2 to 26 contender slots. Then add contenders and open it.";
+    const DESCRIPTION: &'static str = "Create a battle in draft: a task prompt, a format, how answers are judged and 2 to 26 slots; then add contenders and open it.";
     type Input = CreateBattleIn;
     type Output = CreatedBattleOut;
 

@@ -7,7 +7,7 @@ use crate::tool::{Safety, Tool};
 
 paged_input! {
     pub struct HistoryIn {
-        /// The lenser whose history to list (UUID); default: the lenser you act as (LENSERFIGHT_LENSER_ID over stdio).
+        /// Whose history (default: the lenser you act as).
         #[schemars(extend("format" = "uuid"))]
         pub lenser_id: Option<String>,
         /// Only battles in this final status.
@@ -21,7 +21,8 @@ impl Tool for GetBattleHistory {
     const NAME: &'static str = "get_battle_history";
     const TITLE: &'static str = "Get battle history";
     const SAFETY: Safety = Safety::Read;
-    const DESCRIPTION: &'static str = "List battles a lenser created or took part in as a contender (default: the lenser you act as), newest first, optionally only closed, published or archived ones.";
+    const DESCRIPTION: &'static str =
+        "List battles a lenser created or took part in (default: you), newest first.";
     type Input = HistoryIn;
     type Output = PageOut<BattleSummaryOut>;
 

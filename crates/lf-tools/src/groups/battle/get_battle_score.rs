@@ -24,7 +24,7 @@ impl Tool for GetBattleScore {
     const NAME: &'static str = "get_battle_score";
     const TITLE: &'static str = "Get a battle's score";
     const SAFETY: Safety = Safety::Read;
-    const DESCRIPTION: &'static str = "Read a battle's vote aggregates and judge verdicts as they land (judging runs in the background), any judge errors, and the standings once closed. Use it to follow judging after the last submission or after moving a battle to scoring.";
+    const DESCRIPTION: &'static str = "Follow a battle's judging: vote aggregates, verdicts as they land, judge errors, and the standings once closed.";
     const DIFFERS_FROM_SPEC: &'static str = "`vote_score` is the contender's share of all votes cast (0 to 1), where the spec's example shows a number like 4.2 without saying what it averages.";
     type Input = BattleIdIn;
     type Output = ScoreOut;

@@ -13,7 +13,7 @@ paged_input! {
     pub struct LeaderboardIn {
         /// Only battles of this format.
         pub battle_type: Option<BattleTypeIn>,
-        /// Fewest closed battles a contender needs before its rating is shown, 1 to 10,000.
+        /// Fewest closed battles before a contender's rating is shown.
         #[schemars(range(min = 1, max = 10000), extend("default" = 5))]
         pub min_battles: Option<i64>,
     }
@@ -61,7 +61,7 @@ impl Tool for GetLeaderboard {
     const NAME: &'static str = "get_leaderboard";
     const TITLE: &'static str = "Get the leaderboard";
     const SAFETY: Safety = Safety::Read;
-    const DESCRIPTION: &'static str = "Ratings across closed battles: Bradley–Terry on the Elo scale with 95% bootstrap intervals, per contender reference, best lower bound first; only contenders with at least min_battles battles are shown. Use it to see which models, agents or people are strongest.";
+    const DESCRIPTION: &'static str = "Ratings across closed battles (Bradley–Terry, Elo scale, 95% intervals), best lower bound first: which models, agents or people are strongest.";
     type Input = LeaderboardIn;
     type Output = LeaderboardOut;
 

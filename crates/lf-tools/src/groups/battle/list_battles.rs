@@ -8,11 +8,11 @@ use crate::tool::{Safety, Tool};
 
 paged_input! {
     pub struct ListBattlesIn {
-        /// Only battles in this status (archived battles are listed only with status archived).
+        /// Only battles in this status (archived ones only so).
         pub status: Option<StatusIn>,
         /// Only battles of this format.
         pub battle_type: Option<BattleTypeIn>,
-        /// Only battles created by this lenser (UUID).
+        /// Only battles created by this lenser.
         #[schemars(extend("format" = "uuid"))]
         pub creator_lenser_id: Option<String>,
     }
@@ -24,7 +24,8 @@ impl Tool for ListBattles {
     const NAME: &'static str = "list_battles";
     const TITLE: &'static str = "List battles";
     const SAFETY: Safety = Safety::Read;
-    const DESCRIPTION: &'static str = "List battles you can see (drafts only your own), newest first, filtered by status, battle_type or creator, with pagination. Archived battles are listed only when status is archived.";
+    const DESCRIPTION: &'static str =
+        "List battles you can see (drafts only your own), newest first, by status, battle_type or creator.";
     type Input = ListBattlesIn;
     type Output = PageOut<BattleSummaryOut>;
 

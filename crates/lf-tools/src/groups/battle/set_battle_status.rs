@@ -9,12 +9,12 @@ use crate::tool::{Reaches, Safety, Tool};
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SetStatusIn {
-    /// The battle (UUID).
+    /// The battle.
     #[schemars(extend("format" = "uuid"))]
     pub battle_id: String,
-    /// The status to move to. scoring on a judged battle already in scoring judges it again.
+    /// The status to move to; scoring again on a judged battle in scoring judges it again.
     pub status: TargetStatusIn,
-    /// Must be true to move to closed or archived, once the user has agreed.
+    /// true to move to closed or archived, once the user has agreed.
     #[schemars(extend("const" = true))]
     pub confirm: Option<bool>,
 }
@@ -37,7 +37,7 @@ impl Tool for SetBattleStatus {
     const TITLE: &'static str = "Set battle status";
     const SAFETY: Safety = Safety::Write;
     const REACHES: Reaches = Reaches::Model;
-    const DESCRIPTION: &'static str = "Move your battle along its lifecycle: draft → open → executing → voting → scoring → closed → published, any → archived. closed and archived need confirm: true; closing records the winner and every rank. Moving a judged battle to scoring starts judging; asking for scoring again while it is in scoring judges it again (after a judge error).";
+    const DESCRIPTION: &'static str = "Move your battle along draft → open → executing → voting → scoring → closed → published, or to archived; closed and archived need confirm: true. Moving to scoring starts judging.";
     type Input = SetStatusIn;
     type Output = StatusOut;
 

@@ -75,7 +75,7 @@ wire_enum!(
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BattleIdIn {
-    /// The battle (UUID).
+    /// The battle.
     #[schemars(extend("format" = "uuid"))]
     pub battle_id: String,
 }

@@ -10,13 +10,13 @@ use crate::tool::{Reaches, Safety, Tool};
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SubmitRunIn {
-    /// The battle (UUID); it must be open or executing.
+    /// The battle, open or executing.
     #[schemars(extend("format" = "uuid"))]
     pub battle_id: String,
-    /// The contender answering (UUID).
+    /// The contender answering.
     #[schemars(extend("format" = "uuid"))]
     pub contender_id: String,
-    /// The contender's answer to the task prompt, 1 to 100,000 characters. A second submission replaces the first.
+    /// The answer; a second submission replaces the first.
     #[schemars(length(min = 1, max = 100000))]
     pub content_text: String,
 }
@@ -45,7 +45,7 @@ impl Tool for SubmitBattleRun {
     const TITLE: &'static str = "Submit a battle run";
     const SAFETY: Safety = Safety::Write;
     const REACHES: Reaches = Reaches::Model;
-    const DESCRIPTION: &'static str = "Submit a contender's answer to the task prompt while the battle is open or executing (the battle's creator, or whoever answers for the contender). Resubmitting replaces the answer. The last answer of an executing battle moves it on by itself: to voting, or to scoring with judging started in the background.";
+    const DESCRIPTION: &'static str = "Submit (or replace) a contender's answer while the battle is open or executing; the last answer moves an executing battle to voting, or to scoring and starts judging.";
     type Input = SubmitRunIn;
     type Output = SubmittedOut;
 

@@ -10,7 +10,8 @@ impl Tool for ArchiveLens {
     const NAME: &'static str = "archive_lens";
     const TITLE: &'static str = "Archive a lens";
     const SAFETY: Safety = Safety::Destructive;
-    const DESCRIPTION: &'static str = "Hide your lens from listings and search without deleting it; it stays readable by id and restore_lens brings it back.";
+    const DESCRIPTION: &'static str =
+        "Hide your lens from listings and search without deleting it; restore_lens brings it back.";
     type Input = LensIdIn;
     type Output = StatusOut;
 

@@ -12,19 +12,19 @@ pub struct CreateLens;
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateLensIn {
-    /// Display name, 1 to 200 characters.
+    /// Display name.
     #[schemars(length(min = 1, max = 200))]
     pub title: String,
-    /// The prompt template, at least 50 characters. [[Name]] is a required parameter, [[Name!]] an optional one, [[Name:type]] a typed one; \[[ is a literal [[.
+    /// The prompt template: [[Name]] is a required parameter, [[Name!]] an optional one, [[Name:type]] a typed one; \[[ is a literal [[.
     #[schemars(length(min = 50, max = 100000))]
     pub template_body: String,
-    /// What the lens is for, up to 2,000 characters.
+    /// What the lens is for.
     #[schemars(length(max = 2000))]
     pub description: Option<String>,
-    /// Who may see it: public, community or private.
+    /// Who may see it.
     #[schemars(extend("default" = "public"))]
     pub visibility: Option<VisibilityIn>,
-    /// Refinements of parameters inferred from the template (description, default, options, optional).
+    /// Refinements of the parameters inferred from the template.
     #[schemars(length(max = 500))]
     pub params: Option<Vec<ParamIn>>,
 }
@@ -33,7 +33,7 @@ impl Tool for CreateLens {
     const NAME: &'static str = "create_lens";
     const TITLE: &'static str = "Create a lens";
     const SAFETY: Safety = Safety::Write;
-    const DESCRIPTION: &'static str = "Create a lens from a prompt template. Parameters are inferred from its tokens: [[Name]] required, [[Name!]] optional, [[Name:type]] typed; params may add descriptions, defaults and allowed options. The first version is 1.0.0.";
+    const DESCRIPTION: &'static str = "Create a lens from a prompt template whose [[Name]], [[Name!]] (optional) and [[Name:type]] tokens are its parameters. The first version is 1.0.0.";
     type Input = CreateLensIn;
     type Output = LensWithVersionOut;
 

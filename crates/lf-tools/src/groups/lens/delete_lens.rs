@@ -11,10 +11,10 @@ pub struct DeleteLens;
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DeleteLensIn {
-    /// The lens to delete (UUID).
+    /// The lens to delete.
     #[schemars(extend("format" = "uuid"))]
     pub lens_id: String,
-    /// Must be exactly true, after the user agreed to the deletion.
+    /// true, once the user has agreed to the deletion.
     #[schemars(required, extend("const" = true))]
     pub confirm: Option<bool>,
 }

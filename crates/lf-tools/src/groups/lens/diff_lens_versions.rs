@@ -12,12 +12,12 @@ pub struct DiffLensVersions;
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DiffVersionsIn {
-    /// The lens (UUID).
+    /// The lens.
     #[schemars(extend("format" = "uuid"))]
     pub lens_id: String,
-    /// The older version: a semver like "1.0.0" or a version UUID.
+    /// The older version: a semver like "1.0.0" or a version id.
     pub from: String,
-    /// The newer version: a semver or a version UUID (default: the head).
+    /// The newer version (default: the head).
     pub to: Option<String>,
 }
 
@@ -66,7 +66,7 @@ impl Tool for DiffLensVersions {
     const NAME: &'static str = "diff_lens_versions";
     const TITLE: &'static str = "Diff lens versions";
     const SAFETY: Safety = Safety::Read;
-    const DESCRIPTION: &'static str = "Compare two versions of a lens: parameter changes, the semver bump they call for, and a unified diff of the templates.";
+    const DESCRIPTION: &'static str = "Compare two versions of a lens: parameter changes, the semver bump they call for, and a diff of the templates.";
     type Input = DiffVersionsIn;
     type Output = DiffOut;
 

@@ -11,10 +11,10 @@ pub struct ExtractLensParams;
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExtractLensParamsIn {
-    /// The lens (UUID).
+    /// The lens.
     #[schemars(extend("format" = "uuid"))]
     pub lens_id: String,
-    /// A specific version (UUID); the head version when left out.
+    /// A version; the head when left out.
     #[schemars(extend("format" = "uuid"))]
     pub version_id: Option<String>,
 }
@@ -34,7 +34,7 @@ impl Tool for ExtractLensParams {
     const NAME: &'static str = "extract_lens_params";
     const TITLE: &'static str = "Extract lens parameters";
     const SAFETY: Safety = Safety::Read;
-    const DESCRIPTION: &'static str = "List the parameters of a lens version (label, optional, type, description, default, options) and the tokens as written in its template.";
+    const DESCRIPTION: &'static str = "List a lens version's parameters and its tokens as written.";
     type Input = ExtractLensParamsIn;
     type Output = ExtractOut;
 

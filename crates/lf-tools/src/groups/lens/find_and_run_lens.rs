@@ -19,7 +19,7 @@ pub struct FindAndRunIn {
     pub query: String,
     /// Parameter values by label, used if a lens is found.
     pub param_values: Option<BTreeMap<String, String>>,
-    /// Only consider lenses of this visibility tier.
+    /// Only lenses of this visibility tier.
     pub visibility: Option<VisibilityIn>,
 }
 
@@ -65,7 +65,7 @@ impl Tool for FindAndRunLens {
     const NAME: &'static str = "find_and_run_lens";
     const TITLE: &'static str = "Find and run a lens";
     const SAFETY: Safety = Safety::Execute;
-    const DESCRIPTION: &'static str = "Search for a lens by topic and resolve the best match in one call. Answers status ready (with the prompt), needs_params (with the labels to ask for) or no_match, and names other candidates.";
+    const DESCRIPTION: &'static str = "Find a lens by topic and resolve the best match in one call: status ready (with the prompt), needs_params (with the labels to ask for) or no_match.";
     type Input = FindAndRunIn;
     type Output = FindAndRunOut;
 

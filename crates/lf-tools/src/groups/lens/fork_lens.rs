@@ -12,16 +12,16 @@ pub struct ForkLens;
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ForkLensIn {
-    /// The lens to fork (UUID): any lens you can read.
+    /// The lens to fork: any lens you can read.
     #[schemars(extend("format" = "uuid"))]
     pub source_lens_id: String,
-    /// Title of the fork, 1 to 200 characters (default "Fork of <source title>").
+    /// Title of the fork (default "Fork of <source title>").
     #[schemars(length(min = 1, max = 200))]
     pub title: Option<String>,
-    /// A template to use instead of the source's, at least 50 characters.
+    /// A template to use instead of the source's.
     #[schemars(length(min = 50, max = 100000))]
     pub template_body: Option<String>,
-    /// Who may see the fork: public, community or private.
+    /// Who may see the fork.
     #[schemars(extend("default" = "public"))]
     pub visibility: Option<VisibilityIn>,
 }
@@ -38,7 +38,7 @@ impl Tool for ForkLens {
     const NAME: &'static str = "fork_lens";
     const TITLE: &'static str = "Fork a lens";
     const SAFETY: Safety = Safety::Write;
-    const DESCRIPTION: &'static str = "Copy a lens you can read (its head template and parameters, or a template you give) into a new lens you own, recording where it came from.";
+    const DESCRIPTION: &'static str = "Copy a lens you can read (or its template with your changes) into a new lens you own, recording where it came from.";
     type Input = ForkLensIn;
     type Output = ForkOut;
 

@@ -36,7 +36,8 @@ impl Tool for GetLens {
     const NAME: &'static str = "get_lens";
     const TITLE: &'static str = "Get a lens";
     const SAFETY: Safety = Safety::Read;
-    const DESCRIPTION: &'static str = "Get one lens with its head version: the template body and its parameters. Use it to see what a lens asks for before running it.";
+    const DESCRIPTION: &'static str =
+        "Get a lens with its head version's template and parameters: what it asks for before you run it.";
     type Input = LensIdIn;
     type Output = GetLensOut;
 

@@ -12,13 +12,13 @@ pub struct GetLensVersion;
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GetLensVersionIn {
-    /// The lens (UUID).
+    /// The lens.
     #[schemars(extend("format" = "uuid"))]
     pub lens_id: String,
-    /// The version (UUID). Give this or semver.
+    /// The version; give this or semver.
     #[schemars(extend("format" = "uuid"))]
     pub version_id: Option<String>,
-    /// The version's semver, e.g. "1.2.0". Give this or version_id.
+    /// The version's semver, e.g. "1.2.0"; give this or version_id.
     pub semver: Option<String>,
 }
 

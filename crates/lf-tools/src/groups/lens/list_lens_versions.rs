@@ -20,7 +20,8 @@ impl Tool for ListLensVersions {
     const NAME: &'static str = "list_lens_versions";
     const TITLE: &'static str = "List lens versions";
     const SAFETY: Safety = Safety::Read;
-    const DESCRIPTION: &'static str = "List every version of a lens, newest first, with semver, changelog and parameters (no template bodies).";
+    const DESCRIPTION: &'static str =
+        "List a lens's versions, newest first, with semver, changelog and parameters.";
     const DIFFERS_FROM_SPEC: &'static str = "The spec answers a bare array of versions; MCP's structured content is one object, so the array is `versions`, beside `lens_id` and `count`.";
     type Input = LensIdIn;
     type Output = VersionListOut;

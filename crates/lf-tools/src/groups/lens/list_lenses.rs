@@ -14,7 +14,7 @@ paged_input! {
         pub visibility: Option<VisibilityIn>,
         /// Only lenses of this status.
         pub status: Option<StatusIn>,
-        /// Only lenses owned by this lenser (UUID).
+        /// Only lenses owned by this lenser.
         #[schemars(extend("format" = "uuid"))]
         pub lenser_id: Option<String>,
         /// Include archived lenses.
@@ -27,7 +27,7 @@ impl Tool for ListLenses {
     const NAME: &'static str = "list_lenses";
     const TITLE: &'static str = "List lenses";
     const SAFETY: Safety = Safety::Read;
-    const DESCRIPTION: &'static str = "List lenses you can see (your own, plus public and community ones), newest first, with filters and pagination. Use it to browse; use search_lenses to find lenses by topic.";
+    const DESCRIPTION: &'static str = "Browse the lenses you can see (yours, public and community ones), newest first; search_lenses finds them by topic.";
     type Input = ListLensesIn;
     type Output = PageOut<LensOut>;
 

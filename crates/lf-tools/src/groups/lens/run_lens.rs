@@ -13,15 +13,15 @@ pub struct RunLens;
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RunLensIn {
-    /// The lens to run (UUID).
+    /// The lens to run.
     #[schemars(extend("format" = "uuid"))]
     pub lens_id: String,
-    /// Pin a version (UUID); the head version when left out.
+    /// Pin a version; the head when left out.
     #[schemars(extend("format" = "uuid"))]
     pub version_id: Option<String>,
-    /// Parameter values by label (labels match case-insensitively; unknown labels are ignored).
+    /// Parameter values by label (case-insensitive; unknown labels are ignored).
     pub param_values: Option<BTreeMap<String, String>>,
-    /// Record this run against a workflow (UUID) for tracking.
+    /// Record the run against this workflow.
     #[schemars(extend("format" = "uuid"))]
     pub workflow_id: Option<String>,
 }
@@ -50,7 +50,7 @@ impl Tool for RunLens {
     const NAME: &'static str = "run_lens";
     const TITLE: &'static str = "Run a lens";
     const SAFETY: Safety = Safety::Execute;
-    const DESCRIPTION: &'static str = "Resolve a lens template with parameter values into a ready prompt. Calls no model: execute the returned resolved_prompt yourself. A missing required value answers MISSING_PARAMS naming the labels to ask the user for.";
+    const DESCRIPTION: &'static str = "Resolve a lens with parameter values into a ready prompt; it calls no model, so execute resolved_prompt yourself. MISSING_PARAMS names the labels to ask for.";
     type Input = RunLensIn;
     type Output = RunOut;
 

@@ -10,7 +10,7 @@ pub struct SearchLenses;
 
 paged_input! {
     pub struct SearchLensesIn {
-        /// Search words (at most 16); every word must match the start of a word in the title, description or template.
+        /// Search words (at most 16), each matching the start of a word.
         #[schemars(length(min = 1, max = 500))]
         pub query: String,
         /// Only lenses of this visibility tier.
@@ -22,7 +22,8 @@ impl Tool for SearchLenses {
     const NAME: &'static str = "search_lenses";
     const TITLE: &'static str = "Search lenses";
     const SAFETY: Safety = Safety::Read;
-    const DESCRIPTION: &'static str = "Full-text search over lens titles, descriptions and templates; best matches first. Every word must match the start of a word. Use it to find a lens by topic before get_lens or run_lens.";
+    const DESCRIPTION: &'static str =
+        "Find lenses by topic: full-text search over titles, descriptions and templates, best first.";
     type Input = SearchLensesIn;
     type Output = PageOut<LensOut>;
 

@@ -11,7 +11,7 @@ pub struct SetLensVisibility;
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SetVisibilityIn {
-    /// The lens (UUID).
+    /// The lens.
     #[schemars(extend("format" = "uuid"))]
     pub lens_id: String,
     /// The new visibility tier.
@@ -28,7 +28,8 @@ impl Tool for SetLensVisibility {
     const NAME: &'static str = "set_lens_visibility";
     const TITLE: &'static str = "Set lens visibility";
     const SAFETY: Safety = Safety::Write;
-    const DESCRIPTION: &'static str = "Change who can see your lens: public (everyone), community (signed-in lensers) or private (only you).";
+    const DESCRIPTION: &'static str =
+        "Change who can see your lens: public (everyone), community (signed-in lensers) or private (you).";
     type Input = SetVisibilityIn;
     type Output = VisibilityOut;
 

@@ -51,22 +51,22 @@ impl From<StatusIn> for LensStatus {
     }
 }
 
-/// An author's declaration of a parameter that appears in the template.
+// An author's declaration of a parameter that appears in the template.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ParamIn {
-    /// The label of a [[Label]] token in the template (matched case-insensitively).
+    /// The label of a [[Label]] token of the template.
     #[schemars(length(min = 1, max = 100))]
     pub label: String,
-    /// Whether the parameter may be left out. Overrides the token's `!` marker when given.
+    /// Whether it may be left out (overrides the token's `!`).
     pub optional: Option<bool>,
-    /// What the value should be, shown to whoever fills it in.
+    /// What the value should be.
     #[schemars(length(max = 500))]
     pub description: Option<String>,
-    /// The value used when an optional parameter gets none.
+    /// What an optional parameter gets when given no value.
     #[schemars(length(max = 10000))]
     pub default: Option<String>,
-    /// The only values allowed (for select and multiselect parameters), each 1 to 10,000 characters.
+    /// The only values allowed (select and multiselect parameters).
     #[schemars(length(max = 100), inner(length(min = 1, max = 10000)))]
     pub options: Option<Vec<String>>,
 }
@@ -87,7 +87,7 @@ impl From<ParamIn> for ParamDeclaration {
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LensIdIn {
-    /// The lens (UUID).
+    /// The lens.
     #[schemars(extend("format" = "uuid"))]
     pub lens_id: String,
 }

@@ -12,24 +12,24 @@ pub struct UpdateLens;
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateLensIn {
-    /// The lens to update (UUID).
+    /// The lens to update.
     #[schemars(extend("format" = "uuid"))]
     pub lens_id: String,
-    /// A new template (omit to keep the current one). At least 50 characters.
+    /// A new template; the current one when left out.
     #[schemars(length(min = 50, max = 100000))]
     pub template_body: Option<String>,
     /// A new visibility tier.
     pub visibility: Option<VisibilityIn>,
-    /// Parameter refinements for the new version; refinements of unchanged parameters carry over.
+    /// Parameter refinements; those of unchanged parameters carry over.
     #[schemars(length(max = 500))]
     pub params: Option<Vec<ParamIn>>,
-    /// A new title, 1 to 200 characters.
+    /// A new title.
     #[schemars(length(min = 1, max = 200))]
     pub title: Option<String>,
-    /// A new description, up to 2,000 characters.
+    /// A new description.
     #[schemars(length(max = 2000))]
     pub description: Option<String>,
-    /// What changed, stored with the new version (generated when left out).
+    /// What changed (generated when left out).
     #[schemars(length(min = 1, max = 2000))]
     pub changelog: Option<String>,
 }
@@ -52,7 +52,7 @@ impl Tool for UpdateLens {
     const NAME: &'static str = "update_lens";
     const TITLE: &'static str = "Update a lens";
     const SAFETY: Safety = Safety::Write;
-    const DESCRIPTION: &'static str = "Make a new immutable version of your lens (and change its title, description or visibility). The semver bump follows the parameter change: removed or newly required parameters are major, new optional ones minor, template-only changes patch.";
+    const DESCRIPTION: &'static str = "Make a new immutable version of your lens (and change its title, description or visibility); the semver bump follows the parameter change.";
     type Input = UpdateLensIn;
     type Output = UpdateOut;
 

@@ -13,13 +13,13 @@ pub struct ValidateLensParams;
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ValidateLensParamsIn {
-    /// The lens (UUID).
+    /// The lens.
     #[schemars(extend("format" = "uuid"))]
     pub lens_id: String,
-    /// A specific version (UUID); the head version when left out.
+    /// A version; the head when left out.
     #[schemars(extend("format" = "uuid"))]
     pub version_id: Option<String>,
-    /// Parameter values by label (labels match case-insensitively).
+    /// Parameter values by label (case-insensitive).
     pub values: BTreeMap<String, String>,
 }
 
@@ -48,7 +48,7 @@ impl Tool for ValidateLensParams {
     const NAME: &'static str = "validate_lens_params";
     const TITLE: &'static str = "Validate lens parameter values";
     const SAFETY: Safety = Safety::Read;
-    const DESCRIPTION: &'static str = "Check values against a lens version's parameters before running it: which required labels are missing, which given labels are unknown, and which values are outside a parameter's options.";
+    const DESCRIPTION: &'static str = "Check values against a lens's parameters before running it: missing and unknown labels, values outside the options.";
     type Input = ValidateLensParamsIn;
     type Output = ValidateOut;
 
