@@ -94,7 +94,7 @@ impl CommonArgs {
                     .collect::<Result<Vec<_>, _>>()?,
             ),
         };
-        Ok(CatalogOptions { toolsets, read_only: self.read_only })
+        Ok(CatalogOptions { toolsets, read_only: self.read_only, dynamic: false })
     }
 }
 

@@ -13,6 +13,10 @@ pub struct CatalogOptions {
     pub toolsets: Option<Vec<&'static Group>>,
     /// Only Read tools are listed and callable.
     pub read_only: bool,
+    /// Dynamic toolsets (see `toolsets`): a session lists `list_toolsets`,
+    /// `enable_toolset` and the groups it enabled; `toolsets` are the ones
+    /// enabled when it starts.
+    pub dynamic: bool,
 }
 
 impl CatalogOptions {
@@ -45,8 +49,12 @@ impl Catalog {
     /// description already given by an earlier tool of the listing is not
     /// given again (see [`crate::schema::drop_repeated_descriptions`]).
     pub fn listing(&self, options: &CatalogOptions) -> Vec<McpTool> {
-        let mut tools: Vec<McpTool> =
-            self.tools.iter().filter(|t| options.enables(t)).map(ToolSpec::to_mcp).collect();
+        self.listing_of(|t| options.enables(t))
+    }
+
+    /// The tools `keep` keeps, as [`Catalog::listing`] lists them.
+    pub(crate) fn listing_of(&self, keep: impl Fn(&ToolSpec) -> bool) -> Vec<McpTool> {
+        let mut tools: Vec<McpTool> = self.tools.iter().filter(|t| keep(t)).map(ToolSpec::to_mcp).collect();
         crate::schema::drop_repeated_descriptions(&mut tools);
         tools
     }

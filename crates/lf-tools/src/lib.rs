@@ -28,13 +28,14 @@ mod server;
 mod services;
 mod size;
 mod tool;
+mod toolsets;
 
 pub use catalog::{Catalog, CatalogOptions};
 pub use group::Group;
 pub use hygiene::{clean_value, injection_note, sanitize_text};
 pub use json_schema::JsonSchemaCheck;
 pub use mcp_error::{error_result, error_value};
-pub use server::{LfServer, PrincipalSource, SERVER_NAME};
+pub use server::{LfServer, PrincipalSource, SERVER_NAME, ToolsetSource};
 pub use services::{Ctx, Services, ServicesBuilder};
 pub use size::{LISTING_BUDGET, ListingSize, ToolSize, listing_size};
 pub use tool::{Reaches, Safety, Tool, ToolSpec};

@@ -15,9 +15,12 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
 use crate::catalog::{Catalog, CatalogOptions};
+use crate::group::Group;
 use crate::hygiene::{clean_value, injection_note, sanitize_text};
 use crate::mcp_error::error_result;
 use crate::services::{Ctx, Services};
+use crate::tool::{Safety, ToolSpec};
+use crate::toolsets::{self, Enabled};
 
 /// The name the server gives itself to clients and in `/health`.
 pub const SERVER_NAME: &str = "lenserfight-mcp";
@@ -35,6 +38,10 @@ const PROMPT_PAGE: u32 = 100;
 /// (HTTP: the authenticated principal in the request's parts).
 pub type PrincipalSource = Arc<dyn Fn(&Extensions) -> Option<Principal> + Send + Sync>;
 
+/// Finds the toolsets one request names for itself (HTTP: the
+/// `X-MCP-Toolsets` header of a stateless caller), with dynamic toolsets.
+pub type ToolsetSource = Arc<dyn Fn(&Extensions) -> Vec<&'static Group> + Send + Sync>;
+
 /// One server: the catalog, the services, which tools are on, and the caller.
 #[derive(Clone)]
 pub struct LfServer {
@@ -45,6 +52,9 @@ pub struct LfServer {
     info: Arc<ServerConfig>,
     principal: Principal,
     source: Option<PrincipalSource>,
+    /// With dynamic toolsets, the groups this session enabled.
+    session: Option<Arc<Enabled>>,
+    toolset_source: Option<ToolsetSource>,
 }
 
 impl LfServer {
@@ -55,13 +65,19 @@ impl LfServer {
         principal: Principal,
     ) -> Self {
         let listed = catalog.listing(&options);
-        let info = ServerConfig::new(
-            ServerCapabilities::builder().enable_tools().enable_prompts().enable_completions().build(),
-        )
-        .with_server_info(
-            Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION")).with_title("LenserFight"),
-        )
-        .with_instructions(INSTRUCTIONS);
+        let capabilities = ServerCapabilities::builder().enable_tools().enable_prompts().enable_completions();
+        let capabilities = if options.dynamic {
+            capabilities.enable_tool_list_changed().build()
+        } else {
+            capabilities.build()
+        };
+        let info = ServerConfig::new(capabilities)
+            .with_server_info(
+                Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION")).with_title("LenserFight"),
+            )
+            .with_instructions(INSTRUCTIONS);
+        let session =
+            options.dynamic.then(|| Arc::new(Enabled::new(options.toolsets.as_deref().unwrap_or(&[]))));
         Self {
             catalog,
             services,
@@ -70,6 +86,58 @@ impl LfServer {
             info: Arc::new(info),
             principal,
             source: None,
+            session,
+            toolset_source: None,
+        }
+    }
+
+    /// The same server for a new session: with dynamic toolsets, only the
+    /// groups `--toolsets` named are enabled in it. (A clone shares its
+    /// session.)
+    pub fn new_session(&self) -> Self {
+        let fresh = || Arc::new(Enabled::new(self.options.toolsets.as_deref().unwrap_or(&[])));
+        Self { session: self.session.as_ref().map(|_| fresh()), ..self.clone() }
+    }
+
+    /// The same server, also enabling the toolsets each request names for
+    /// itself through `source` (dynamic toolsets only).
+    pub fn with_toolset_source(self, source: ToolsetSource) -> Self {
+        Self { toolset_source: Some(source), ..self }
+    }
+
+    /// Whether this server lists its tools by dynamic toolsets.
+    pub fn dynamic_toolsets(&self) -> bool {
+        self.session.is_some()
+    }
+
+    /// The groups the request in `context` names for itself.
+    fn named_toolsets(&self, context: &RequestContext<RoleServer>) -> Vec<&'static Group> {
+        match (&self.session, &self.toolset_source) {
+            (Some(_), Some(source)) => source(&context.extensions),
+            _ => Vec::new(),
+        }
+    }
+
+    /// What `tools/list` answers, with `also` enabled besides this session's
+    /// groups (dynamic toolsets).
+    pub fn listing(&self, also: &[&'static Group]) -> Vec<Tool> {
+        if self.session.is_none() {
+            return (*self.listed).clone();
+        }
+        let mut tools = toolsets::listed();
+        tools.extend(self.catalog.listing_of(|t| self.offers(t, also)));
+        tools
+    }
+
+    /// Whether `tool` is listed and callable, with `also` enabled besides
+    /// this session's groups.
+    fn offers(&self, tool: &ToolSpec, also: &[&'static Group]) -> bool {
+        match &self.session {
+            None => self.options.enables(tool),
+            Some(session) => {
+                (!self.options.read_only || tool.safety == Safety::Read)
+                    && (also.contains(&tool.group) || session.groups().contains(&tool.group))
+            }
         }
     }
 
@@ -101,7 +169,14 @@ impl LfServer {
     /// The scope a Lenser's token needs for the tool `name`, when this server
     /// offers it.
     pub fn required_scope(&self, name: &str) -> Option<lf_core::Scope> {
-        self.catalog.get(name).filter(|t| self.options.enables(t)).map(|t| t.required_scope())
+        if self.session.is_some() && toolsets::is_meta(name) {
+            return Some(lf_core::Scope::Read);
+        }
+        let on = |t: &&ToolSpec| match &self.session {
+            None => self.options.enables(t),
+            Some(_) => !self.options.read_only || t.safety == Safety::Read,
+        };
+        self.catalog.get(name).filter(on).map(|t| t.required_scope())
     }
 
     fn lens(&self) -> &LensService {
@@ -124,8 +199,35 @@ impl LfServer {
         name: &str,
         args: rmcp::model::JsonObject,
     ) -> Result<CallToolResult, McpError> {
-        let tool = self.catalog.get(name).filter(|t| self.options.enables(t)).ok_or_else(|| {
-            let why = if self.catalog.get(name).is_some() { " (not enabled on this server)" } else { "" };
+        Ok(self.call_with(principal, name, args, &[]).await?.0)
+    }
+
+    /// [`LfServer::call_as`] with the groups `also` enabled besides this
+    /// session's; also says whether the call changed the session's tools.
+    async fn call_with(
+        &self,
+        principal: Principal,
+        name: &str,
+        args: rmcp::model::JsonObject,
+        also: &[&'static Group],
+    ) -> Result<(CallToolResult, bool), McpError> {
+        if let Some(session) = &self.session
+            && toolsets::is_meta(name)
+        {
+            return Ok(match toolsets::call(&self.catalog, session, also, name, args) {
+                Ok((value, changed)) => (structured(value), changed),
+                Err(err) => (error_result(name, &err), false),
+            });
+        }
+        let tool = self.catalog.get(name).filter(|t| self.offers(t, also)).ok_or_else(|| {
+            let why = match self.catalog.get(name) {
+                Some(t) if self.session.is_some() && self.offers(t, &[t.group]) => format!(
+                    " (its toolset {} is not enabled: call enable_toolset with toolset {})",
+                    t.group.id, t.group.id
+                ),
+                Some(_) => " (not enabled on this server)".to_owned(),
+                None => String::new(),
+            };
             McpError::invalid_params(
                 format!("Unknown tool: {name}{why}. Call tools/list for the available tools."),
                 None,
@@ -137,10 +239,10 @@ impl LfServer {
             let err = LfError::permission_denied(format!(
                 "{name} changes data and this token has the read scope only: sign in again granting the write scope"
             ));
-            return Ok(error_result(name, &err));
+            return Ok((error_result(name, &err), false));
         }
         let ctx = Ctx { principal, services: self.services.clone() };
-        Ok(match tool.call(ctx, args).await {
+        let result = match tool.call(ctx, args).await {
             Ok(mut value) => {
                 let reasons = clean_value(&mut value);
                 let mut result = structured(value);
@@ -151,7 +253,8 @@ impl LfServer {
                 result
             }
             Err(err) => error_result(name, &err),
-        })
+        };
+        Ok((result, false))
     }
 }
 
@@ -183,13 +286,21 @@ impl ServerHandler for LfServer {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items((*self.listed).clone()))
+        Ok(ListToolsResult::with_all_items(self.listing(&self.named_toolsets(&context))))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.listed.iter().find(|t| t.name == name).cloned()
+        if self.session.is_none() {
+            return self.listed.iter().find(|t| t.name == name).cloned();
+        }
+        if toolsets::is_meta(name) {
+            return toolsets::listed().into_iter().find(|t| t.name == name);
+        }
+        // The request's own toolsets are not known here: any tool that
+        // some request could call.
+        self.catalog.get(name).filter(|t| self.offers(t, &[t.group])).map(ToolSpec::to_mcp)
     }
 
     async fn call_tool(
@@ -198,7 +309,13 @@ impl ServerHandler for LfServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let principal = self.caller(&context)?;
-        self.call_as(principal, &request.name, request.arguments.unwrap_or_default()).await.map(Into::into)
+        let also = self.named_toolsets(&context);
+        let (result, changed) =
+            self.call_with(principal, &request.name, request.arguments.unwrap_or_default(), &also).await?;
+        if changed && let Err(e) = context.peer.notify_tool_list_changed().await {
+            tracing::debug!(error = %e, "this session cannot be told its tool list changed");
+        }
+        Ok(result.into())
     }
 
     async fn list_prompts(

@@ -126,7 +126,7 @@ fn argument_error(err: serde_path_to_error::Error<serde_json::Error>) -> LfError
 }
 
 /// Parses tool arguments into `I`, every failure an INVALID_ARGUMENT.
-fn parse_args<I: DeserializeOwned>(args: JsonObject) -> LfResult<I> {
+pub(crate) fn parse_args<I: DeserializeOwned>(args: JsonObject) -> LfResult<I> {
     serde_path_to_error::deserialize(Value::Object(args)).map_err(argument_error)
 }
 

@@ -927,7 +927,7 @@ async fn toolsets_and_read_only_select_battle_tools() {
     let battle_only = LfServer::new(
         Arc::new(Catalog::new()),
         services().await,
-        CatalogOptions { toolsets: Some(vec![Group::parse("battle").unwrap()]), read_only: false },
+        CatalogOptions { toolsets: Some(vec![Group::parse("battle").unwrap()]), ..Default::default() },
         lenser().1,
     );
     assert!(battle_only.required_scope("create_battle").is_some());
@@ -935,7 +935,11 @@ async fn toolsets_and_read_only_select_battle_tools() {
     let read_only = LfServer::new(
         Arc::new(Catalog::new()),
         services().await,
-        CatalogOptions { toolsets: Some(vec![Group::parse("battle").unwrap()]), read_only: true },
+        CatalogOptions {
+            toolsets: Some(vec![Group::parse("battle").unwrap()]),
+            read_only: true,
+            dynamic: false,
+        },
         lenser().1,
     );
     for (tool, listed) in [

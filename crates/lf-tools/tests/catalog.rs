@@ -355,7 +355,7 @@ async fn missing_lenser_and_read_only() {
     let ro = LfServer::new(
         Arc::new(Catalog::new()),
         services,
-        CatalogOptions { read_only: true, toolsets: None },
+        CatalogOptions { read_only: true, ..Default::default() },
         Principal::Service { acting_as: Some(LenserId::new()) },
     );
     let listed = ro.get_tool("create_lens");
@@ -514,9 +514,74 @@ fn the_listing_stays_within_its_budget() {
         size.listed
     );
     assert_eq!(size.tools.len(), catalog.tools().len());
-    let read_only = listing_size(&catalog, &CatalogOptions { toolsets: None, read_only: true });
+    let read_only = listing_size(&catalog, &CatalogOptions { read_only: true, ..Default::default() });
     assert!(
         read_only.listed < size.listed
             && read_only.tools.iter().all(|t| catalog.get(t.name).unwrap().safety == Safety::Read)
     );
+}
+
+/// With dynamic toolsets a session lists list_toolsets and enable_toolset
+/// and the groups it enabled; enabling one lists its tools from then on,
+/// in this session only.
+#[tokio::test]
+async fn dynamic_toolsets_list_what_a_session_enabled() {
+    let me = Principal::Service { acting_as: Some(LenserId::new()) };
+    let dynamic = CatalogOptions { dynamic: true, ..Default::default() };
+    let s = LfServer::new(
+        Arc::new(catalog()),
+        Arc::new(services_over(LensService::new(Arc::new(MemoryLensStore::new())))),
+        dynamic,
+        me,
+    );
+    let names = |s: &LfServer| s.listing(&[]).iter().map(|t| t.name.to_string()).collect::<Vec<_>>();
+    assert_eq!(names(&s), ["list_toolsets", "enable_toolset"]);
+    assert!(s.get_info().capabilities.tools.unwrap().list_changed == Some(true));
+
+    let listed = ok(&s, "list_toolsets", json!({})).await;
+    let ids: Vec<_> = listed["toolsets"].as_array().unwrap().iter().map(|g| g["id"].clone()).collect();
+    assert_eq!(ids, [json!("lens"), json!("battle")]);
+    assert!(listed["toolsets"].as_array().unwrap().iter().all(|g| g["enabled"] == false));
+    assert_eq!(listed["toolsets"][0]["tools"].as_array().unwrap().len(), 17);
+
+    let refused =
+        s.call("get_lens", args(json!({"lens_id": LenserId::new().to_string()}))).await.unwrap_err();
+    assert!(refused.message.contains("call enable_toolset with toolset lens"), "{}", refused.message);
+    let bad = err(&s, "enable_toolset", json!({"toolset": "nope"})).await;
+    assert_eq!(
+        (bad["code"].as_str(), bad["details"]["field"].as_str()),
+        (Some("INVALID_ARGUMENT"), Some("toolset"))
+    );
+
+    let enabled = ok(&s, "enable_toolset", json!({"toolset": "lens"})).await;
+    assert_eq!((&enabled["toolset"], &enabled["newly_enabled"]), (&json!("lens"), &json!(true)));
+    let lens_names: Vec<String> =
+        catalog().tools().iter().filter(|t| t.group.id == "lens").map(|t| t.name.to_owned()).collect();
+    assert_eq!(names(&s)[2..], lens_names[..]);
+    assert_eq!(ok(&s, "enable_toolset", json!({"toolset": "lens"})).await["newly_enabled"], false);
+    ok(&s, "list_lenses", json!({})).await;
+    assert!(
+        s.listing(&[Group::parse("battle").unwrap()]).iter().any(|t| t.name == "get_battle"),
+        "a request may name more"
+    );
+
+    // Another session starts over; a clone shares the session.
+    assert_eq!(names(&s.new_session()).len(), 2);
+    assert_eq!(names(&s.clone()).len(), 2 + 17);
+
+    // --toolsets names the groups a session starts with; --read-only still holds.
+    let start = CatalogOptions {
+        toolsets: Some(vec![Group::parse("battle").unwrap()]),
+        read_only: true,
+        dynamic: true,
+    };
+    let s = LfServer::new(
+        Arc::new(catalog()),
+        Arc::new(services_over(LensService::new(Arc::new(MemoryLensStore::new())))),
+        start,
+        Principal::Service { acting_as: None },
+    );
+    let listed = names(&s);
+    assert!(listed.contains(&"get_battle".to_owned()) && !listed.contains(&"create_battle".to_owned()));
+    assert!(!listed.iter().any(|n| n.contains("lens")));
 }
