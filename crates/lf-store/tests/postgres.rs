@@ -2,7 +2,7 @@
 //! (`test = false` in Cargo.toml); run it with
 //!
 //! ```text
-//! eval "$(ci/postgres.sh)"
+//! eval "$(.ci/postgres.sh)"
 //! cargo test -p lf-store --test postgres
 //! ```
 //!
@@ -24,7 +24,7 @@ fn url() -> String {
         Ok(url) if !url.is_empty() => url,
         _ => panic!(
             "{URL_VAR} is not set: these tests need a PostgreSQL server. Start one with \
-             `eval \"$(ci/postgres.sh)\"` (it prints the variable) and run them again."
+             `eval \"$(.ci/postgres.sh)\"` (it prints the variable) and run them again."
         ),
     }
 }
@@ -33,7 +33,7 @@ async fn connect() -> Database {
     let db = Database::connect(&url()).await.unwrap_or_else(|e| {
         panic!(
             "opening PostgreSQL at {URL_VAR} failed: {e} (cause: {:?}). If no server is running, \
-             `eval \"$(ci/postgres.sh)\"` starts one.",
+             `eval \"$(.ci/postgres.sh)\"` starts one.",
             e.cause()
         )
     });

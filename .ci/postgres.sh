@@ -3,9 +3,9 @@
 #
 # Usage (run it, don't source it):
 #
-#   eval "$(ci/postgres.sh)"                       # sets LENSERFIGHT_TEST_POSTGRES_URL
+#   eval "$(.ci/postgres.sh)"                      # sets LENSERFIGHT_TEST_POSTGRES_URL
 #   cargo test -p lf-store --test postgres
-#   ci/postgres.sh stop                            # when done (optional)
+#   .ci/postgres.sh stop                           # when done (optional)
 #
 # The LAST line on stdout is always
 #   export LENSERFIGHT_TEST_POSTGRES_URL=postgres://postgres@127.0.0.1:54329/lenserfight_test
@@ -31,7 +31,7 @@ DIR="${LF_PG_DIR:-${TMPDIR:-/tmp}/lenserfight-pg-$PORT}"
 DB="${LF_PG_DB:-lenserfight_test}"
 URL="postgres://postgres@127.0.0.1:$PORT/$DB"
 
-log() { echo "ci/postgres.sh: $*" >&2; }
+log() { echo ".ci/postgres.sh: $*" >&2; }
 die() { log "error: $*"; exit 1; }
 
 find_bin() {
