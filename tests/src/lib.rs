@@ -62,7 +62,7 @@ struct HttpServer {
 impl HttpServer {
     async fn start(database_url: &str) -> HttpServer {
         let args = lf_mcp_http::ServeArgs {
-            common: lf_mcp_stdio::CommonArgs {
+            common: lf_server::CommonArgs {
                 database_url: Some(database_url.to_owned()),
                 ..Default::default()
             },

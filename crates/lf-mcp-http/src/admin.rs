@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use lf_auth::{AuthConfig, AuthService, NewToken, TokenId};
 use lf_core::{LfError, Scopes, SystemClock};
-use lf_mcp_stdio::CommonArgs;
+use lf_server::{CommonArgs, ConfigError};
 
 /// Account and token administration.
 #[derive(clap::Subcommand, Debug)]
@@ -67,7 +67,36 @@ impl AdminCommand {
             | Self::ListTokens { common, .. } => common,
         }
     }
+
+    pub fn common_mut(&mut self) -> &mut CommonArgs {
+        match self {
+            Self::CreateLenser { common, .. }
+            | Self::IssueToken { common, .. }
+            | Self::RevokeToken { common, .. }
+            | Self::ListTokens { common, .. } => common,
+        }
+    }
 }
+
+/// Why an admin command failed.
+#[derive(Debug)]
+pub enum AdminError {
+    /// The database setting, or the database.
+    Config(ConfigError),
+    /// The command itself: what it says is for the operator.
+    Failed(String),
+}
+
+impl std::fmt::Display for AdminError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AdminError::Config(e) => e.fmt(f),
+            AdminError::Failed(message) => f.write_str(message),
+        }
+    }
+}
+
+impl std::error::Error for AdminError {}
 
 fn failed(e: LfError) -> String {
     e.message().to_owned()
@@ -83,14 +112,17 @@ async fn lenser_id(auth: &AuthService, handle: &str) -> Result<lf_core::LenserId
 
 /// Runs one admin command; what it prints goes to `out`, the password comes
 /// from `input`.
-pub async fn run(command: AdminCommand, input: &mut dyn BufRead, out: &mut dyn Write) -> Result<(), String> {
-    let url = command.common().database_url()?;
-    let db = lf_mcp_stdio::open_database(&url).await?;
+pub async fn run(
+    command: AdminCommand,
+    input: &mut dyn BufRead,
+    out: &mut dyn Write,
+) -> Result<(), AdminError> {
+    let db = command.common().open_database().await.map_err(AdminError::Config)?;
     // Admin tokens are valid for any resource of this server.
     let auth = AuthService::new(db.auth_store(), std::sync::Arc::new(SystemClock), AuthConfig::default());
     let result = run_on(&auth, command, input, out).await;
     db.close().await;
-    result
+    result.map_err(AdminError::Failed)
 }
 
 async fn run_on(

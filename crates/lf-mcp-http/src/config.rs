@@ -2,12 +2,9 @@
 //! checks. A bad value stops start-up with a message naming the key.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::time::Duration;
 
-use lf_core::ModelProvider;
-use lf_mcp_stdio::{CommonArgs, bad_config};
-use lf_tools::CatalogOptions;
+use lf_server::{CommonArgs, ConfigError, Setting};
 use url::Url;
 
 /// `lf-mcp-http serve`: the MCP server over Streamable HTTP.
@@ -49,12 +46,10 @@ pub struct ServeArgs {
 }
 
 /// Validated settings of `serve`.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct HttpConfig {
-    pub database_url: String,
-    pub options: CatalogOptions,
-    /// The model provider (offline unless a model is configured).
-    pub model: Arc<dyn ModelProvider>,
+    /// The settings both servers share.
+    pub common: lf_server::Config,
     pub bind: SocketAddr,
     /// Scheme, host and port clients use, without a trailing slash.
     pub public_url: String,
@@ -67,41 +62,23 @@ pub struct HttpConfig {
     pub dev_lenser: Option<String>,
 }
 
-impl std::fmt::Debug for HttpConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HttpConfig")
-            .field("database_url", &lf_store::redact_url(&self.database_url))
-            .field("options", &self.options)
-            .field("model", &self.model.name())
-            .field("bind", &self.bind)
-            .field("public_url", &self.public_url)
-            .field("extra_origins", &self.extra_origins)
-            .field("request_timeout", &self.request_timeout)
-            .field("sessions", &self.sessions)
-            .field("dev_lenser", &self.dev_lenser)
-            .finish()
-    }
-}
-
 /// The largest request body accepted, in bytes.
 pub const MAX_BODY: usize = 1 << 20;
 
 impl HttpConfig {
     /// Checks every setting; an error names the key.
-    pub fn from_args(args: &ServeArgs) -> Result<Self, String> {
-        let options = args.common.options()?;
-        let database_url = args.common.database_url()?;
-        let model = args.common.model_provider()?;
-        let bind: SocketAddr = args.bind.trim().parse().map_err(|e| {
-            bad_config("LENSERFIGHT_BIND (--bind)", format!("{e}; expected an address like 127.0.0.1:8080"))
-        })?;
+    pub fn from_args(args: &ServeArgs) -> Result<Self, ConfigError> {
+        let common = lf_server::Config::from_args(&args.common)?;
+        let bad = |setting, message| args.common.bad(setting, message);
+        let bind: SocketAddr = args
+            .bind
+            .trim()
+            .parse()
+            .map_err(|e| bad(Setting::Bind, format!("{e}; expected an address like 127.0.0.1:8080")))?;
         let (public_url, public_url_set) =
             match args.public_url.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
                 None => (format!("http://{bind}"), false),
-                Some(raw) => (
-                    origin_of(raw).map_err(|e| bad_config("LENSERFIGHT_PUBLIC_URL (--public-url)", e))?,
-                    true,
-                ),
+                Some(raw) => (origin_of(raw).map_err(|e| bad(Setting::PublicUrl, e))?, true),
             };
         let extra_origins = args
             .allowed_origins
@@ -109,30 +86,23 @@ impl HttpConfig {
             .flatten()
             .map(|s| s.trim())
             .filter(|s| !s.is_empty())
-            .map(|s| {
-                origin_of(s).map_err(|e| bad_config("LENSERFIGHT_ALLOWED_ORIGINS (--allowed-origins)", e))
-            })
+            .map(|s| origin_of(s).map_err(|e| bad(Setting::AllowedOrigins, e)))
             .collect::<Result<Vec<_>, _>>()?;
         if !(1..=3600).contains(&args.request_timeout) {
-            return Err(bad_config(
-                "LENSERFIGHT_REQUEST_TIMEOUT (--request-timeout)",
-                "must be between 1 and 3600 seconds",
-            ));
+            return Err(bad(Setting::RequestTimeout, "must be between 1 and 3600 seconds".into()));
         }
         let dev_lenser =
             args.dev_lenser.as_deref().map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned);
         if dev_lenser.is_some() && !bind.ip().is_loopback() {
-            return Err(bad_config(
-                "LENSERFIGHT_DEV_LENSER (--dev-lenser)",
+            return Err(bad(
+                Setting::DevLenser,
                 format!(
                     "development mode lets anyone who can connect act as that lenser, so it only runs on a loopback address; {bind} is not one"
                 ),
             ));
         }
         Ok(Self {
-            database_url,
-            options,
-            model,
+            common,
             bind,
             public_url,
             public_url_set,
@@ -197,18 +167,21 @@ mod tests {
             .unwrap();
         assert_eq!(c.public_url, "https://mcp.example.com");
         for bad in ["ftp://x.example", "https://x.example/mcp", "https://u:p@x.example", "nonsense"] {
-            let e = HttpConfig::from_args(&args(|a| a.public_url = Some(bad.into()))).unwrap_err();
+            let e =
+                HttpConfig::from_args(&args(|a| a.public_url = Some(bad.into()))).unwrap_err().to_string();
             assert!(e.contains("LENSERFIGHT_PUBLIC_URL"), "{bad}: {e}");
         }
     }
 
     #[test]
     fn bad_values_name_their_key() {
-        let e = HttpConfig::from_args(&args(|a| a.bind = "localhost".into())).unwrap_err();
+        let e = HttpConfig::from_args(&args(|a| a.bind = "localhost".into())).unwrap_err().to_string();
         assert!(e.contains("LENSERFIGHT_BIND"), "{e}");
-        let e = HttpConfig::from_args(&args(|a| a.request_timeout = 0)).unwrap_err();
+        let e = HttpConfig::from_args(&args(|a| a.request_timeout = 0)).unwrap_err().to_string();
         assert!(e.contains("LENSERFIGHT_REQUEST_TIMEOUT"), "{e}");
-        let e = HttpConfig::from_args(&args(|a| a.allowed_origins = Some(vec!["null".into()]))).unwrap_err();
+        let e = HttpConfig::from_args(&args(|a| a.allowed_origins = Some(vec!["null".into()])))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("LENSERFIGHT_ALLOWED_ORIGINS"), "{e}");
     }
 
@@ -220,7 +193,8 @@ mod tests {
             a.dev_lenser = Some("dev_user".into());
             a.bind = "0.0.0.0:8080".into();
         }))
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("LENSERFIGHT_DEV_LENSER") && e.contains("loopback"), "{e}");
     }
 }

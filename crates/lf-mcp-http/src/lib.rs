@@ -6,7 +6,8 @@
 //! attached to the request for the tools to read. `GET /health` answers
 //! liveness. [`guard`] keeps other hosts and browser origins out.
 //!
-//! This crate holds no domain logic and is the only one that knows HTTP.
+//! This crate holds no domain logic and is the only one that knows HTTP; its
+//! configuration, database and wiring come from lf-server.
 
 pub mod admin;
 pub mod app;
@@ -23,7 +24,7 @@ use std::sync::Arc;
 
 use lf_auth::{AuthConfig, AuthService};
 use lf_core::{Principal, SystemClock};
-use lf_store::Database;
+use lf_server::{Background, ConfigError, Database, SHUTDOWN_GRACE, Setting};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
@@ -35,6 +36,8 @@ pub struct Prepared {
     pub listener: TcpListener,
     pub state: AppState,
     pub db: Database,
+    /// Background work the tools start; shut down after the server stops.
+    pub background: Arc<Background>,
 }
 
 /// The accounts and OAuth service over `db`, issuing tokens for this
@@ -45,28 +48,26 @@ pub fn auth_service(db: &Database, config: &HttpConfig) -> AuthService {
 }
 
 /// Opens the database, binds the socket, and finds the development lenser.
-pub async fn prepare(mut config: HttpConfig) -> Result<Prepared, String> {
-    let db = lf_mcp_stdio::open_database(&config.database_url).await?;
+pub async fn prepare(mut config: HttpConfig) -> Result<Prepared, ConfigError> {
+    let db = lf_server::open_database(&config.common).await?;
     let bind = config.bind;
-    let cannot = move |e: std::io::Error| {
-        lf_mcp_stdio::bad_config("LENSERFIGHT_BIND (--bind)", format!("cannot listen on {bind}: {e}"))
-    };
-    let listener = TcpListener::bind(config.bind).await.map_err(cannot)?;
+    let from_file = config.common.from_file.clone();
+    let cannot =
+        move |e: std::io::Error| from_file.bad(Setting::Bind, format!("cannot listen on {bind}: {e}"));
+    let listener = TcpListener::bind(config.bind).await.map_err(&cannot)?;
     if !config.public_url_set {
         // Port 0 binds some free port: the public URL names the real one.
-        config.bind = listener.local_addr().map_err(cannot)?;
+        config.bind = listener.local_addr().map_err(&cannot)?;
         config.public_url = format!("http://{}", config.bind);
     }
     let auth = auth_service(&db, &config);
     let dev_lenser = match &config.dev_lenser {
         None => None,
         Some(handle) => {
-            let key = "LENSERFIGHT_DEV_LENSER (--dev-lenser)";
-            let found =
-                auth.find_lenser(handle).await.map_err(|e| lf_mcp_stdio::bad_config(key, e.message()))?;
+            let bad = |message: String| config.common.bad(Setting::DevLenser, message);
+            let found = auth.find_lenser(handle).await.map_err(|e| bad(e.message().to_owned()))?;
             let lenser = found.ok_or_else(|| {
-                lf_mcp_stdio::bad_config(
-                    key,
+                bad(
                     format!("no lenser has the handle {handle}; create one with `lf-mcp-http admin create-lenser --handle {handle}`"),
                 )
             })?;
@@ -76,11 +77,13 @@ pub async fn prepare(mut config: HttpConfig) -> Result<Prepared, String> {
     };
     let gate = guard::Gate::new(&config.public_url, &config.extra_origins);
     let sessions = config.sessions;
+    let background = Background::current();
     // The caller of each request comes from the request (see `router`).
-    let server = lf_mcp_stdio::build_server(
+    let server = lf_server::build_server(
         &db,
-        config.options.clone(),
-        config.model.clone(),
+        config.common.model.clone(),
+        background.clone(),
+        config.common.options.clone(),
         Principal::Service { acting_as: None },
     );
     let state = AppState::new(app::Shared {
@@ -93,15 +96,28 @@ pub async fn prepare(mut config: HttpConfig) -> Result<Prepared, String> {
         limits: Arc::new(oauth::Limits::new()),
         inflight: sessions.then(|| Arc::new(inflight::InFlight::default())),
     });
-    Ok(Prepared { listener, state, db })
+    Ok(Prepared { listener, state, db, background })
 }
 
-/// Serves until `stop` resolves, then finishes the requests in flight.
+/// The HTTP server failed while serving.
+#[derive(Debug)]
+pub struct ServeError(std::io::Error);
+
+impl std::fmt::Display for ServeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the HTTP server failed: {}", self.0)
+    }
+}
+
+impl std::error::Error for ServeError {}
+
+/// Serves until `stop` resolves, then finishes the requests in flight, then
+/// the background work (up to [`SHUTDOWN_GRACE`]).
 pub async fn serve(
     prepared: Prepared,
     stop: impl Future<Output = ()> + Send + 'static,
-) -> Result<(), String> {
-    let Prepared { listener, state, db } = prepared;
+) -> Result<(), ServeError> {
+    let Prepared { listener, state, db, background } = prepared;
     let streams = CancellationToken::new();
     oauth::spawn_sweeper(state.clone(), streams.clone());
     let app = router(state, streams.clone()).into_make_service_with_connect_info::<SocketAddr>();
@@ -113,6 +129,7 @@ pub async fn serve(
     });
     let result = axum::serve(listener, app).with_graceful_shutdown(stop).await;
     streams.cancel();
+    background.shutdown(SHUTDOWN_GRACE).await;
     db.close().await;
-    result.map_err(|e| format!("the HTTP server failed: {e}"))
+    result.map_err(ServeError)
 }

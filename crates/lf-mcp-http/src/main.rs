@@ -6,8 +6,9 @@ use std::process::ExitCode;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use clap::{Parser, Subcommand};
-use lf_mcp_http::admin::AdminCommand;
-use lf_mcp_http::{HttpConfig, ServeArgs};
+use lf_mcp_http::admin::{AdminCommand, AdminError};
+use lf_mcp_http::{HttpConfig, ServeArgs, ServeError};
+use lf_server::{CommonArgs, ConfigError};
 
 /// The LenserFight MCP server over Streamable HTTP.
 #[derive(Parser, Debug)]
@@ -27,6 +28,36 @@ enum Command {
     /// Manage accounts and tokens.
     #[command(subcommand)]
     Admin(AdminCommand),
+}
+
+impl lf_server::Arguments for Cli {
+    fn common_mut(&mut self) -> &mut CommonArgs {
+        match &mut self.command {
+            None => &mut self.serve.common,
+            Some(Command::Serve(args)) => &mut args.common,
+            Some(Command::Admin(admin)) => admin.common_mut(),
+        }
+    }
+}
+
+/// Why the server stopped badly: start-up failures (configuration) exit 2,
+/// serving and admin failures 1.
+enum Failure {
+    Config(ConfigError),
+    Serve(ServeError),
+    Admin(AdminError),
+}
+
+impl Failure {
+    fn exit(self) -> ExitCode {
+        let (code, message) = match self {
+            Failure::Config(e) => (2, e.to_string()),
+            Failure::Serve(e) => (1, e.to_string()),
+            Failure::Admin(e) => (1, e.to_string()),
+        };
+        eprintln!("lf-mcp-http: {message}");
+        ExitCode::from(code)
+    }
 }
 
 /// Resolves on SIGINT or SIGTERM.
@@ -52,11 +83,10 @@ async fn stop_signal() {
     tracing::info!("stopping: finishing the requests in flight");
 }
 
-/// Start-up failures (configuration) exit 2, serving failures 1.
-async fn serve(args: ServeArgs) -> Result<(), (u8, String)> {
-    let config = HttpConfig::from_args(&args).map_err(|e| (2, e))?;
-    let database = lf_store::redact_url(&config.database_url);
-    let prepared = lf_mcp_http::prepare(config).await.map_err(|e| (2, e))?;
+async fn serve(args: ServeArgs) -> Result<(), Failure> {
+    let config = HttpConfig::from_args(&args).map_err(Failure::Config)?;
+    let database = config.common.redacted_database_url();
+    let prepared = lf_mcp_http::prepare(config).await.map_err(Failure::Config)?;
     let config = &prepared.state.config;
     tracing::info!(
         %database,
@@ -66,19 +96,21 @@ async fn serve(args: ServeArgs) -> Result<(), (u8, String)> {
         "lenserfight HTTP server ready: MCP at {}/mcp",
         config.public_url
     );
-    lf_mcp_http::serve(prepared, stop_signal()).await.map_err(|e| (1, e))
+    lf_mcp_http::serve(prepared, stop_signal()).await.map_err(Failure::Serve)
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli: Cli = match lf_server::parse() {
+        Ok(cli) => cli,
+        Err(e) => return Failure::Config(e).exit(),
+    };
     let command = cli.command.unwrap_or(Command::Serve(cli.serve));
     let common = match &command {
         Command::Serve(args) => &args.common,
         Command::Admin(admin) => admin.common(),
     };
     if let Err(e) = common.init_logs() {
-        eprintln!("lf-mcp-http: {e}");
-        return ExitCode::from(2);
+        return Failure::Config(e).exit();
     }
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
@@ -92,14 +124,11 @@ fn main() -> ExitCode {
         Command::Admin(admin) => {
             let mut input = std::io::stdin().lock();
             let mut out = std::io::stdout().lock();
-            runtime.block_on(lf_mcp_http::admin::run(admin, &mut input, &mut out)).map_err(|e| (1, e))
+            runtime.block_on(lf_mcp_http::admin::run(admin, &mut input, &mut out)).map_err(Failure::Admin)
         }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err((code, e)) => {
-            eprintln!("lf-mcp-http: {e}");
-            ExitCode::from(code)
-        }
+        Err(failure) => failure.exit(),
     }
 }

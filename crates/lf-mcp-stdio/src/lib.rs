@@ -1,102 +1,25 @@
 //! The LenserFight MCP server over stdio: newline-delimited JSON-RPC on a
 //! reader and a writer (stdin and stdout in the binary, an in-process pipe in
 //! tests). Nothing but JSON-RPC is ever written to the writer; logs go to
-//! stderr. Calls run as the Service principal acting as `LENSERFIGHT_LENSER_ID`.
+//! stderr. Calls run as the Service principal acting as
+//! `LENSERFIGHT_LENSER_ID`, or, when it is unset, as the database's local
+//! lenser, created on first start.
 //!
-//! This crate holds no domain logic: it parses configuration, opens the
-//! database, builds the catalog's [`LfServer`] and hands it to rmcp.
+//! This crate holds no domain logic and no wiring: lf-server parses the
+//! configuration, opens the database and builds the catalog's [`LfServer`];
+//! this crate adds the stdio settings and hands the server to rmcp over its
+//! own line transport.
 
 pub mod linger;
 pub mod transport;
 
-use std::sync::Arc;
-
 use clap::Parser;
-use lf_core::{LenserId, ModelProvider, Principal};
-use lf_lens::LensService;
-use lf_store::Database;
-use lf_tools::{Catalog, CatalogOptions, Group, LfServer, Services};
+use lf_core::{LenserId, Principal, Spawner};
+use lf_server::{CommonArgs, ConfigError, Database, Setting};
+use lf_tools::LfServer;
 use rmcp::ServiceExt;
+use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncWrite};
-
-/// The settings both transports share: the database, which tools, and logs.
-/// `lf-mcp-http` flattens these into its own arguments.
-#[derive(clap::Args, Debug, Clone, Default)]
-pub struct CommonArgs {
-    /// Database URL: sqlite:PATH or postgres://... [default: lenserfight.db in the user's data directory]
-    #[arg(long, env = "LENSERFIGHT_DATABASE_URL")]
-    pub database_url: Option<String>,
-
-    /// Only these tool groups, comma-separated (lens, battle).
-    #[arg(long, env = "LENSERFIGHT_TOOLSETS", value_delimiter = ',')]
-    pub toolsets: Option<Vec<String>>,
-
-    /// Only list and allow Read tools.
-    #[arg(long, env = "LENSERFIGHT_READ_ONLY")]
-    pub read_only: bool,
-
-    /// Log filter (tracing syntax), e.g. info or lf_store=debug. Logs go to stderr.
-    #[arg(long, env = "LENSERFIGHT_LOG", default_value = "info,rmcp=warn")]
-    pub log: String,
-
-    /// Write logs as JSON lines.
-    #[arg(long, env = "LENSERFIGHT_LOG_JSON")]
-    pub log_json: bool,
-
-    /// The model the AI judge asks (OpenAI-compatible; offline when unset).
-    #[command(flatten)]
-    pub model: lf_model::ModelArgs,
-}
-
-/// A configuration mistake: which key, and what is wrong with it.
-pub fn bad_config(key: &str, message: impl std::fmt::Display) -> String {
-    format!("configuration error: {key}: {message}")
-}
-
-impl CommonArgs {
-    /// Sends logs to stderr, filtered as `--log` says.
-    pub fn init_logs(&self) -> Result<(), String> {
-        let filter = tracing_subscriber::EnvFilter::try_new(&self.log)
-            .map_err(|e| bad_config("LENSERFIGHT_LOG (--log)", e))?;
-        let builder =
-            tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(false);
-        if self.log_json {
-            builder.json().init();
-        } else {
-            builder.init();
-        }
-        Ok(())
-    }
-
-    /// The database URL, or the default file in the user's data directory.
-    pub fn database_url(&self) -> Result<String, String> {
-        match self.database_url.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
-            Some(url) => Ok(url.to_owned()),
-            None => lf_store::default_database_url()
-                .map_err(|e| bad_config("LENSERFIGHT_DATABASE_URL (--database-url)", e.message())),
-        }
-    }
-
-    /// The model provider the settings name: the OpenAI-compatible client,
-    /// or the deterministic offline provider when no model is configured.
-    pub fn model_provider(&self) -> Result<Arc<dyn ModelProvider>, String> {
-        self.model.provider().map_err(|e| e.to_string())
-    }
-
-    /// Which tools are on.
-    pub fn options(&self) -> Result<CatalogOptions, String> {
-        let toolsets = match &self.toolsets {
-            None => None,
-            Some(sets) => Some(
-                sets.iter()
-                    .filter(|s| !s.trim().is_empty())
-                    .map(|s| Group::parse(s).map_err(|e| bad_config("LENSERFIGHT_TOOLSETS (--toolsets)", e)))
-                    .collect::<Result<Vec<_>, _>>()?,
-            ),
-        };
-        Ok(CatalogOptions { toolsets, read_only: self.read_only, dynamic: false })
-    }
-}
 
 /// The LenserFight MCP server over stdio.
 #[derive(Parser, Debug, Clone)]
@@ -105,7 +28,7 @@ pub struct Args {
     #[command(flatten)]
     pub common: CommonArgs,
 
-    /// The lenser (UUID) who owns what this server creates.
+    /// The lenser (UUID) who owns what this server creates [default: the database's local lenser, created on first start].
     #[arg(long, env = "LENSERFIGHT_LENSER_ID")]
     pub lenser_id: Option<String>,
 
@@ -121,84 +44,92 @@ impl Default for Args {
     }
 }
 
-/// Validated configuration.
-#[derive(Clone)]
-pub struct Config {
-    pub database_url: String,
-    pub principal: Principal,
-    pub options: CatalogOptions,
-    /// The model provider (offline unless a model is configured).
-    pub model: Arc<dyn ModelProvider>,
+impl lf_server::Arguments for Args {
+    fn common_mut(&mut self) -> &mut CommonArgs {
+        &mut self.common
+    }
+}
+
+/// Validated configuration of the stdio server.
+#[derive(Clone, Debug)]
+pub struct StdioConfig {
+    /// The settings both servers share.
+    pub common: lf_server::Config,
+    /// The lenser the server acts as; `None`: as nobody (see
+    /// [`StdioConfig::act_as_local_lenser`]).
+    pub lenser_id: Option<LenserId>,
     /// How long to watch stdin before sleeping (see [`linger`]).
     pub linger: std::time::Duration,
 }
 
-impl std::fmt::Debug for Config {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Config")
-            .field("database_url", &lf_store::redact_url(&self.database_url))
-            .field("principal", &self.principal)
-            .field("options", &self.options)
-            .field("model", &self.model.name())
-            .field("linger", &self.linger)
-            .finish()
-    }
-}
-
-impl Config {
+impl StdioConfig {
     /// Checks every setting; an error names the key.
-    pub fn from_args(args: &Args) -> Result<Self, String> {
-        let options = args.common.options()?;
-        let acting_as = match args.lenser_id.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
+    pub fn from_args(args: &Args) -> Result<Self, ConfigError> {
+        // The order in which mistakes are reported: tools, lenser, the rest.
+        args.common.options()?;
+        let lenser_id = match args.lenser_id.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
             None => None,
             Some(s) => Some(
                 LenserId::parse("LENSERFIGHT_LENSER_ID", s)
-                    .map_err(|e| bad_config("LENSERFIGHT_LENSER_ID (--lenser-id)", e.message()))?,
+                    .map_err(|e| args.common.bad(Setting::LenserId, e.message()))?,
             ),
         };
-        let database_url = args.common.database_url()?;
-        let model = args.common.model_provider()?;
+        let common = lf_server::Config::from_args(&args.common)?;
         if args.linger_us > linger::MAX_LINGER_US {
-            return Err(bad_config(
-                "LENSERFIGHT_LINGER_US (--linger-us)",
+            return Err(args.common.bad(
+                Setting::LingerUs,
                 format!("at most {} microseconds, got {}", linger::MAX_LINGER_US, args.linger_us),
             ));
         }
         let linger = std::time::Duration::from_micros(args.linger_us);
-        Ok(Self { database_url, principal: Principal::Service { acting_as }, options, model, linger })
+        Ok(Self { common, lenser_id, linger })
+    }
+
+    /// The principal calls run as.
+    pub fn principal(&self) -> Principal {
+        Principal::Service { acting_as: self.lenser_id }
     }
 }
 
-/// Opens the database at `url`, applying migrations.
-pub async fn open_database(url: &str) -> Result<Database, String> {
-    Database::connect(url)
-        .await
-        .map_err(|e| bad_config("LENSERFIGHT_DATABASE_URL (--database-url)", e.message()))
-}
-
 /// Opens the database named by the configuration.
-pub async fn open(config: &Config) -> Result<Database, String> {
-    open_database(&config.database_url).await
+pub async fn open(config: &StdioConfig) -> Result<Database, ConfigError> {
+    lf_server::open_database(&config.common).await
 }
 
-/// The catalog's server over `db`, with these tools on, asking `model` for
-/// model calls, calling as `principal`.
-pub fn build_server(
-    db: &Database,
-    options: CatalogOptions,
-    model: Arc<dyn ModelProvider>,
-    principal: Principal,
-) -> LfServer {
-    let battles = lf_battle::BattleService::new(db.battle_store());
-    let services =
-        Services::builder().lens(LensService::new(db.lens_store())).battle(battles).model(model).build();
-    LfServer::new(Arc::new(Catalog::new()), Arc::new(services), options, principal)
+/// The catalog's server over `db`, as the configuration says, starting
+/// background work on `spawner`.
+pub fn server(config: &StdioConfig, db: &Database, spawner: Arc<dyn Spawner>) -> LfServer {
+    lf_server::build_server(
+        db,
+        config.common.model.clone(),
+        spawner,
+        config.common.options.clone(),
+        config.principal(),
+    )
 }
 
-/// The catalog's server over `db`, as the configuration says.
-pub fn server(config: &Config, db: &Database) -> LfServer {
-    build_server(db, config.options.clone(), config.model.clone(), config.principal.clone())
+/// Why a session ended badly.
+#[derive(Debug)]
+pub enum SessionError {
+    /// rmcp could not start the session.
+    Start(Box<rmcp::service::ServerInitializeError>),
+    /// The session's task failed.
+    Ended(tokio::task::JoinError),
+    /// An answer could not be written.
+    Write(std::io::Error),
 }
+
+impl std::fmt::Display for SessionError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SessionError::Start(e) => write!(f, "MCP session failed to start: {e}"),
+            SessionError::Ended(e) => write!(f, "MCP session ended with an error: {e}"),
+            SessionError::Write(e) => write!(f, "writing to stdout failed: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for SessionError {}
 
 /// Standard input and output as async streams. When they are pipes, as MCP
 /// clients start servers, they are read and written as the runtime's own
@@ -233,7 +164,7 @@ pub fn std_streams() -> (Box<dyn AsyncRead + Send + Unpin>, Box<dyn AsyncWrite +
 }
 
 /// Serves one MCP session on `reader`/`writer` until the client closes it.
-pub async fn serve<R, W>(server: LfServer, reader: R, writer: W) -> Result<(), String>
+pub async fn serve<R, W>(server: LfServer, reader: R, writer: W) -> Result<(), SessionError>
 where
     R: AsyncRead + Send + Unpin + 'static,
     W: AsyncWrite + Send + Unpin + 'static,
@@ -244,11 +175,11 @@ where
             .waiting()
             .await
             .map(|reason| tracing::info!(?reason, "stdio session ended"))
-            .map_err(|e| format!("MCP session ended with an error: {e}")),
+            .map_err(SessionError::Ended),
         // A client that closes its input before initializing is not an error.
         Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => Ok(()),
-        Err(e) => Err(format!("MCP session failed to start: {e}")),
+        Err(e) => Err(SessionError::Start(Box::new(e))),
     };
-    pump.finish().await.map_err(|e| format!("writing to stdout failed: {e}"))?;
+    pump.finish().await.map_err(SessionError::Write)?;
     session
 }

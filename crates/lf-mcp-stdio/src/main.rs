@@ -7,38 +7,56 @@ use std::process::ExitCode;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use clap::Parser;
-use lf_core::Principal;
-use lf_mcp_stdio::{Args, Config};
+use lf_mcp_stdio::{Args, SessionError, StdioConfig};
+use lf_server::{Background, ConfigError, SHUTDOWN_GRACE};
 
-/// Start-up failures (configuration) exit 2, session failures 1.
-async fn run(config: Config) -> Result<(), (u8, String)> {
-    let db = lf_mcp_stdio::open(&config).await.map_err(|e| (2, e))?;
-    tracing::info!(database = %lf_store::redact_url(&config.database_url), "lenserfight stdio server ready");
-    if let Principal::Service { acting_as: None } = config.principal {
+/// Why the server stopped badly: start-up failures (configuration) exit 2,
+/// session failures 1.
+enum Failure {
+    Config(ConfigError),
+    Session(SessionError),
+}
+
+impl Failure {
+    fn exit(self) -> ExitCode {
+        let (code, message) = match self {
+            Failure::Config(e) => (2, e.to_string()),
+            Failure::Session(e) => (1, e.to_string()),
+        };
+        eprintln!("lf-mcp-stdio: {message}");
+        ExitCode::from(code)
+    }
+}
+
+async fn run(config: StdioConfig) -> Result<(), Failure> {
+    let db = lf_mcp_stdio::open(&config).await.map_err(Failure::Config)?;
+    tracing::info!(database = %config.common.redacted_database_url(), "lenserfight stdio server ready");
+    if config.lenser_id.is_none() {
         tracing::warn!(
             "LENSERFIGHT_LENSER_ID is not set: tools that create lenses will answer MISSING_LENSER"
         );
     }
-    let server = lf_mcp_stdio::server(&config, &db);
+    let background = Background::current();
+    let server = lf_mcp_stdio::server(&config, &db, background.clone());
     let (stdin, stdout) = lf_mcp_stdio::std_streams();
     let result = lf_mcp_stdio::serve(server, stdin, stdout).await;
+    // The client closed stdin: let background work finish, then the database.
+    background.shutdown(SHUTDOWN_GRACE).await;
     db.close().await;
-    result.map_err(|e| (1, e))
+    result.map_err(Failure::Session)
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    let args: Args = match lf_server::parse() {
+        Ok(args) => args,
+        Err(e) => return Failure::Config(e).exit(),
+    };
     if let Err(e) = args.common.init_logs() {
-        eprintln!("lf-mcp-stdio: {e}");
-        return ExitCode::from(2);
+        return Failure::Config(e).exit();
     }
-    let config = match Config::from_args(&args) {
+    let config = match StdioConfig::from_args(&args) {
         Ok(c) => c,
-        Err(e) => {
-            eprintln!("lf-mcp-stdio: {e}");
-            return ExitCode::from(2);
-        }
+        Err(e) => return Failure::Config(e).exit(),
     };
     // One thread for the protocol: the database driver has its own threads.
     let runtime = match lf_mcp_stdio::linger::runtime(config.linger) {
@@ -50,9 +68,6 @@ fn main() -> ExitCode {
     };
     match runtime.block_on(run(config)) {
         Ok(()) => ExitCode::SUCCESS,
-        Err((code, e)) => {
-            eprintln!("lf-mcp-stdio: {e}");
-            ExitCode::from(code)
-        }
+        Err(failure) => failure.exit(),
     }
 }

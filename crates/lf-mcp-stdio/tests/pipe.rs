@@ -1,6 +1,7 @@
 //! The stdio server over an in-process pipe, in both protocol eras.
 
-use lf_mcp_stdio::{Args, CommonArgs, Config};
+use lf_mcp_stdio::{Args, StdioConfig};
+use lf_server::{Background, CommonArgs};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
 
@@ -18,9 +19,9 @@ impl Client {
             ..CommonArgs::default()
         };
         let args = Args { common, lenser_id: lenser.map(str::to_owned), ..Args::default() };
-        let config = Config::from_args(&args).unwrap();
+        let config = StdioConfig::from_args(&args).unwrap();
         let db = lf_mcp_stdio::open(&config).await.unwrap();
-        let server = lf_mcp_stdio::server(&config, &db);
+        let server = lf_mcp_stdio::server(&config, &db, Background::current());
         let (client_end, server_end) = tokio::io::duplex(1 << 20);
         let (sr, sw) = tokio::io::split(server_end);
         tokio::spawn(async move {

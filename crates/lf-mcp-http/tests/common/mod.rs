@@ -9,7 +9,7 @@ use std::time::Duration;
 use lf_auth::{AuthConfig, AuthService, NewToken};
 use lf_core::{Clock, FixedClock, LenserId, Scopes, Timestamp};
 use lf_mcp_http::{HttpConfig, ServeArgs};
-use lf_mcp_stdio::CommonArgs;
+use lf_server::CommonArgs;
 use serde_json::{Value, json};
 
 pub struct Server {
@@ -19,7 +19,7 @@ pub struct Server {
     pub clock: Option<Arc<FixedClock>>,
     pub database_url: String,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
-    task: tokio::task::JoinHandle<Result<(), String>>,
+    task: tokio::task::JoinHandle<Result<(), lf_mcp_http::ServeError>>,
     _dir: tempfile::TempDir,
 }
 

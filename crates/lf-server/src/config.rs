@@ -1,0 +1,152 @@
+//! The settings both binaries share ([`CommonArgs`]: the database, which
+//! tools, logs, the model, the configuration file) and their checked form,
+//! [`Config`]. Each binary flattens [`CommonArgs`] into its own arguments.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use lf_core::ModelProvider;
+use lf_tools::{CatalogOptions, Group};
+
+use crate::file::FromFile;
+use crate::settings::{ConfigError, Setting};
+
+/// The settings both transports share: the database, which tools, logs and
+/// the model, and where the configuration file is.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct CommonArgs {
+    /// Configuration file (TOML), with the settings' keys: each variable's name without LENSERFIGHT_, lowercased [default: $XDG_CONFIG_HOME/lenserfight/config.toml, else ~/.config/lenserfight/config.toml]
+    #[arg(long, env = "LENSERFIGHT_CONFIG", value_name = "PATH")]
+    pub config: Option<PathBuf>,
+
+    /// Database URL: sqlite:PATH or postgres://... [default: lenserfight.db in the user's data directory]
+    #[arg(long, env = "LENSERFIGHT_DATABASE_URL")]
+    pub database_url: Option<String>,
+
+    /// Only these tool groups, comma-separated (lens, battle).
+    #[arg(long, env = "LENSERFIGHT_TOOLSETS", value_delimiter = ',')]
+    pub toolsets: Option<Vec<String>>,
+
+    /// Only list and allow Read tools.
+    #[arg(long, env = "LENSERFIGHT_READ_ONLY")]
+    pub read_only: bool,
+
+    /// Log filter (tracing syntax), e.g. info or lf_store=debug. Logs go to stderr.
+    #[arg(long, env = "LENSERFIGHT_LOG", default_value = "info,rmcp=warn")]
+    pub log: String,
+
+    /// Write logs as JSON lines.
+    #[arg(long, env = "LENSERFIGHT_LOG_JSON")]
+    pub log_json: bool,
+
+    /// The model the AI judge asks (OpenAI-compatible; offline when unset).
+    #[command(flatten)]
+    pub model: lf_model::ModelArgs,
+
+    /// Which of these values came from the configuration file (set by
+    /// [`crate::parse`]), so that an error names the key where it was set.
+    #[arg(skip)]
+    pub from_file: FromFile,
+}
+
+impl CommonArgs {
+    /// A bad value of `setting`, named where it was set.
+    pub fn bad(&self, setting: Setting, message: impl std::fmt::Display) -> ConfigError {
+        self.from_file.bad(setting, message)
+    }
+
+    /// Sends logs to stderr, filtered as `--log` says.
+    pub fn init_logs(&self) -> Result<(), ConfigError> {
+        let filter =
+            tracing_subscriber::EnvFilter::try_new(&self.log).map_err(|e| self.bad(Setting::Log, e))?;
+        let builder =
+            tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(false);
+        if self.log_json {
+            builder.json().init();
+        } else {
+            builder.init();
+        }
+        if let Some(path) = &self.from_file.path {
+            tracing::info!(file = %path.display(), "configuration file read");
+        }
+        Ok(())
+    }
+
+    /// The database URL, or the default file in the user's data directory.
+    pub fn database_url(&self) -> Result<String, ConfigError> {
+        match self.database_url.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
+            Some(url) => Ok(url.to_owned()),
+            None => lf_store::default_database_url().map_err(|e| self.bad(Setting::DatabaseUrl, e.message())),
+        }
+    }
+
+    /// Opens the database these settings name (see [`crate::open_database`]).
+    pub async fn open_database(&self) -> Result<lf_store::Database, ConfigError> {
+        crate::wiring::connect(&self.database_url()?, &self.from_file).await
+    }
+
+    /// The model provider the settings name: the OpenAI-compatible client,
+    /// or the deterministic offline provider when no model is configured.
+    pub fn model_provider(&self) -> Result<Arc<dyn ModelProvider>, ConfigError> {
+        self.model
+            .provider()
+            .map_err(|e| self.bad(Setting::from_env(e.key()).unwrap_or(Setting::ModelBaseUrl), e.message()))
+    }
+
+    /// Which tools are on.
+    pub fn options(&self) -> Result<CatalogOptions, ConfigError> {
+        let toolsets = match &self.toolsets {
+            None => None,
+            Some(sets) => Some(
+                sets.iter()
+                    .filter(|s| !s.trim().is_empty())
+                    .map(|s| Group::parse(s).map_err(|e| self.bad(Setting::Toolsets, e)))
+                    .collect::<Result<Vec<_>, _>>()?,
+            ),
+        };
+        Ok(CatalogOptions { toolsets, read_only: self.read_only, dynamic: false })
+    }
+}
+
+/// The shared settings, checked.
+#[derive(Clone)]
+pub struct Config {
+    pub database_url: String,
+    pub options: CatalogOptions,
+    /// The model provider (offline unless a model is configured).
+    pub model: Arc<dyn ModelProvider>,
+    /// Which settings came from the configuration file.
+    pub from_file: FromFile,
+}
+
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Config")
+            .field("database_url", &lf_store::redact_url(&self.database_url))
+            .field("options", &self.options)
+            .field("model", &self.model.name())
+            .field("from_file", &self.from_file)
+            .finish()
+    }
+}
+
+impl Config {
+    /// Checks the shared settings; an error names the key. (The order of
+    /// the checks is the order in which errors are reported.)
+    pub fn from_args(args: &CommonArgs) -> Result<Self, ConfigError> {
+        let options = args.options()?;
+        let database_url = args.database_url()?;
+        let model = args.model_provider()?;
+        Ok(Self { database_url, options, model, from_file: args.from_file.clone() })
+    }
+
+    /// A bad value of `setting`, named where it was set.
+    pub fn bad(&self, setting: Setting, message: impl std::fmt::Display) -> ConfigError {
+        self.from_file.bad(setting, message)
+    }
+
+    /// The database URL with any password masked, for logs.
+    pub fn redacted_database_url(&self) -> String {
+        lf_store::redact_url(&self.database_url)
+    }
+}

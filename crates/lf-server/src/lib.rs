@@ -1,0 +1,36 @@
+//! The composition root of the LenserFight servers: everything
+//! `lf-mcp-stdio` and `lf-mcp-http` do before and after they serve.
+//!
+//! - Configuration: [`CommonArgs`], the clap arguments both binaries
+//!   flatten, checked into a [`Config`]; every setting's three names
+//!   ([`Setting`]: file key, `LENSERFIGHT_*` variable, flag); the optional
+//!   TOML configuration file ([`file`]), read by [`parse`] so that flags win,
+//!   then the environment, then the file; and [`ConfigError`], the one
+//!   start-up error, whose text names the key where it was set.
+//! - Wiring: [`open_database`] (lf-store), [`services`] (stores into the
+//!   domain services, the model provider behind them) and [`build_server`]
+//!   (the catalog's `LfServer`).
+//! - Background work: [`Background`], lf-core's [`lf_core::Spawner`] on
+//!   tokio with a shutdown deadline.
+//!
+//! lf-server knows no transport: no MCP framing, no HTTP, no rmcp. It holds
+//! no domain rule either; it only picks implementations and hands them to
+//! each other. Invariants: only the binaries, xtask and tests depend on it;
+//! a setting has exactly one key, one variable and one flag, derived by one
+//! rule; a configuration mistake stops start-up with a [`ConfigError`] before
+//! anything is served.
+
+mod background;
+mod config;
+pub mod file;
+mod settings;
+mod wiring;
+
+pub use background::{Background, SHUTDOWN_GRACE, Shutdown};
+pub use config::{CommonArgs, Config};
+pub use file::{Arguments, FromFile, ParseError, default_config_path, parse, try_parse_from};
+pub use settings::{CONFIG_ENV, CONFIG_FLAG, ConfigError, Kind, Reader, Setting};
+pub use wiring::{build_server, open_database, services};
+
+// The binaries reach the database through the composition root, not lf-store.
+pub use lf_store::{Database, redact_url};

@@ -1,0 +1,279 @@
+//! Every setting of the two servers, under its three names, and the one
+//! error type of configuration.
+//!
+//! A setting has one name per source, derived by one rule: the file key is
+//! the environment variable without `LENSERFIGHT_`, lowercased, and the flag
+//! is the file key with `-` for `_` (`database_url`,
+//! `LENSERFIGHT_DATABASE_URL`, `--database-url`). The file key is also the
+//! clap argument's id, which is how the configuration file reaches the
+//! parsed arguments (see [`crate::file`]).
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// The environment variable and flag naming the configuration file itself
+/// (not a key of the file).
+pub const CONFIG_ENV: &str = "LENSERFIGHT_CONFIG";
+/// See [`CONFIG_ENV`].
+pub const CONFIG_FLAG: &str = "--config";
+
+/// The type of value a setting takes in the configuration file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A string.
+    Text,
+    /// `true` or `false`.
+    Switch,
+    /// A whole number, 0 or more.
+    Count,
+    /// A list of strings, or one string of comma-separated items.
+    List,
+}
+
+/// Which binary reads a setting.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reader {
+    /// Both `lf-mcp-stdio` and `lf-mcp-http`.
+    Both,
+    /// `lf-mcp-stdio` only.
+    Stdio,
+    /// `lf-mcp-http serve` only.
+    Http,
+}
+
+/// A setting of `lf-mcp-stdio` or `lf-mcp-http`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Setting {
+    DatabaseUrl,
+    LenserId,
+    Toolsets,
+    ReadOnly,
+    Log,
+    LogJson,
+    LingerUs,
+    ModelBaseUrl,
+    ModelApiKey,
+    ModelName,
+    Bind,
+    PublicUrl,
+    AllowedOrigins,
+    RequestTimeout,
+    Sessions,
+    DevLenser,
+}
+
+/// `(setting, file key, environment variable, flag, kind, reader)`.
+const TABLE: [(Setting, &str, &str, &str, Kind, Reader); 16] = [
+    (
+        Setting::DatabaseUrl,
+        "database_url",
+        "LENSERFIGHT_DATABASE_URL",
+        "--database-url",
+        Kind::Text,
+        Reader::Both,
+    ),
+    (Setting::LenserId, "lenser_id", "LENSERFIGHT_LENSER_ID", "--lenser-id", Kind::Text, Reader::Stdio),
+    (Setting::Toolsets, "toolsets", "LENSERFIGHT_TOOLSETS", "--toolsets", Kind::List, Reader::Both),
+    (Setting::ReadOnly, "read_only", "LENSERFIGHT_READ_ONLY", "--read-only", Kind::Switch, Reader::Both),
+    (Setting::Log, "log", "LENSERFIGHT_LOG", "--log", Kind::Text, Reader::Both),
+    (Setting::LogJson, "log_json", "LENSERFIGHT_LOG_JSON", "--log-json", Kind::Switch, Reader::Both),
+    (Setting::LingerUs, "linger_us", "LENSERFIGHT_LINGER_US", "--linger-us", Kind::Count, Reader::Stdio),
+    (
+        Setting::ModelBaseUrl,
+        "model_base_url",
+        lf_model::BASE_URL_KEY,
+        "--model-base-url",
+        Kind::Text,
+        Reader::Both,
+    ),
+    (
+        Setting::ModelApiKey,
+        "model_api_key",
+        lf_model::API_KEY_KEY,
+        "--model-api-key",
+        Kind::Text,
+        Reader::Both,
+    ),
+    (Setting::ModelName, "model_name", lf_model::MODEL_NAME_KEY, "--model-name", Kind::Text, Reader::Both),
+    (Setting::Bind, "bind", "LENSERFIGHT_BIND", "--bind", Kind::Text, Reader::Http),
+    (Setting::PublicUrl, "public_url", "LENSERFIGHT_PUBLIC_URL", "--public-url", Kind::Text, Reader::Http),
+    (
+        Setting::AllowedOrigins,
+        "allowed_origins",
+        "LENSERFIGHT_ALLOWED_ORIGINS",
+        "--allowed-origins",
+        Kind::List,
+        Reader::Http,
+    ),
+    (
+        Setting::RequestTimeout,
+        "request_timeout",
+        "LENSERFIGHT_REQUEST_TIMEOUT",
+        "--request-timeout",
+        Kind::Count,
+        Reader::Http,
+    ),
+    (Setting::Sessions, "sessions", "LENSERFIGHT_SESSIONS", "--sessions", Kind::Switch, Reader::Http),
+    (Setting::DevLenser, "dev_lenser", "LENSERFIGHT_DEV_LENSER", "--dev-lenser", Kind::Text, Reader::Http),
+];
+
+impl Setting {
+    /// Every setting, in the order of the README's tables.
+    pub const ALL: [Setting; 16] = {
+        let mut all = [Setting::DatabaseUrl; 16];
+        let mut i = 0;
+        while i < TABLE.len() {
+            all[i] = TABLE[i].0;
+            i += 1;
+        }
+        all
+    };
+
+    fn row(self) -> &'static (Setting, &'static str, &'static str, &'static str, Kind, Reader) {
+        &TABLE[self as usize]
+    }
+
+    /// Its key in the configuration file, and its clap argument's id.
+    pub fn key(self) -> &'static str {
+        self.row().1
+    }
+
+    /// Its environment variable.
+    pub fn env(self) -> &'static str {
+        self.row().2
+    }
+
+    /// Its command-line flag.
+    pub fn flag(self) -> &'static str {
+        self.row().3
+    }
+
+    /// The type of its value in the configuration file.
+    pub fn kind(self) -> Kind {
+        self.row().4
+    }
+
+    /// Which binary reads it.
+    pub fn reader(self) -> Reader {
+        self.row().5
+    }
+
+    /// The setting with this file key.
+    pub fn from_key(key: &str) -> Option<Setting> {
+        TABLE.iter().find(|r| r.1 == key).map(|r| r.0)
+    }
+
+    /// The setting with this environment variable.
+    pub fn from_env(env: &str) -> Option<Setting> {
+        TABLE.iter().find(|r| r.2 == env).map(|r| r.0)
+    }
+}
+
+/// `LENSERFIGHT_DATABASE_URL (--database-url)`: how configuration errors
+/// have always named a setting.
+impl fmt::Display for Setting {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.env(), self.flag())
+    }
+}
+
+/// A configuration mistake, stopping start-up: its text names the setting
+/// (or the file) at fault, and says what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConfigError {
+    /// A setting has a value that cannot be used. `file` is the
+    /// configuration file the value came from, when it came from one.
+    Value { setting: Setting, file: Option<PathBuf>, message: String },
+    /// The configuration file has a key that is no setting.
+    UnknownKey { file: PathBuf, key: String },
+    /// The configuration file cannot be read, or is not TOML. `named` says
+    /// whether `--config` (or `LENSERFIGHT_CONFIG`) named it.
+    File { file: PathBuf, named: bool, message: String },
+}
+
+impl ConfigError {
+    /// A bad value of `setting` given by a flag or the environment.
+    pub fn value(setting: Setting, message: impl fmt::Display) -> Self {
+        ConfigError::Value { setting, file: None, message: message.to_string() }
+    }
+
+    /// A bad value of `setting` found in the configuration file `file`.
+    pub fn in_file(setting: Setting, file: &Path, message: impl fmt::Display) -> Self {
+        ConfigError::Value { setting, file: Some(file.to_owned()), message: message.to_string() }
+    }
+
+    /// The setting at fault, if the error is about one.
+    pub fn setting(&self) -> Option<Setting> {
+        match self {
+            ConfigError::Value { setting, .. } => Some(*setting),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConfigError::Value { setting, file: None, message } => {
+                write!(f, "configuration error: {setting}: {message}")
+            }
+            ConfigError::Value { setting, file: Some(file), message } => {
+                write!(f, "configuration error: {} in {}: {message}", setting.key(), file.display())
+            }
+            ConfigError::UnknownKey { file, key } => {
+                let known: Vec<&str> = Setting::ALL.iter().map(|s| s.key()).collect();
+                write!(
+                    f,
+                    "configuration error: {}: unknown key {key:?}; the keys are {}",
+                    file.display(),
+                    known.join(", ")
+                )
+            }
+            ConfigError::File { file, named: true, message } => {
+                write!(f, "configuration error: {CONFIG_ENV} ({CONFIG_FLAG}): {}: {message}", file.display())
+            }
+            ConfigError::File { file, named: false, message } => {
+                write!(f, "configuration error: {}: {message}", file.display())
+            }
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// lf-model checks the model settings itself; its error names the variable.
+impl From<lf_model::ConfigError> for ConfigError {
+    fn from(e: lf_model::ConfigError) -> Self {
+        ConfigError::value(Setting::from_env(e.key()).unwrap_or(Setting::ModelBaseUrl), e.message())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_three_names_follow_one_rule() {
+        for (i, s) in Setting::ALL.iter().enumerate() {
+            assert_eq!(*s as usize, i, "TABLE is in the enum's order");
+            assert_eq!(s.env(), format!("LENSERFIGHT_{}", s.key().to_uppercase()));
+            assert_eq!(s.flag(), format!("--{}", s.key().replace('_', "-")));
+            assert_eq!(Setting::from_key(s.key()), Some(*s));
+            assert_eq!(Setting::from_env(s.env()), Some(*s));
+        }
+    }
+
+    #[test]
+    fn messages_name_the_key_where_it_was_set() {
+        let e = ConfigError::value(Setting::Bind, "not an address");
+        assert_eq!(e.to_string(), "configuration error: LENSERFIGHT_BIND (--bind): not an address");
+        let e = ConfigError::in_file(Setting::Bind, Path::new("/etc/lf.toml"), "not an address");
+        assert_eq!(e.to_string(), "configuration error: bind in /etc/lf.toml: not an address");
+        let model = lf_model::ModelConfig::from_values(Some("ftp://x"), None, Some("m")).unwrap_err();
+        assert_eq!(
+            ConfigError::from(model.clone()).to_string(),
+            model.to_string(),
+            "the same text as lf-model's"
+        );
+    }
+}

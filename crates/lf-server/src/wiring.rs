@@ -1,0 +1,50 @@
+//! Opening the database and wiring its stores into the domain services and
+//! the catalog's server.
+
+use std::sync::Arc;
+
+use lf_battle::BattleService;
+use lf_core::{ModelProvider, Principal, Spawner};
+use lf_lens::LensService;
+use lf_store::Database;
+use lf_tools::{Catalog, CatalogOptions, LfServer, Services};
+
+use crate::config::Config;
+use crate::file::FromFile;
+use crate::settings::{ConfigError, Setting};
+
+/// Opens the database the configuration names, applying migrations. A
+/// database that cannot be opened is an error naming
+/// `LENSERFIGHT_DATABASE_URL`.
+pub async fn open_database(config: &Config) -> Result<Database, ConfigError> {
+    connect(&config.database_url, &config.from_file).await
+}
+
+pub(crate) async fn connect(url: &str, from_file: &FromFile) -> Result<Database, ConfigError> {
+    Database::connect(url).await.map_err(|e| from_file.bad(Setting::DatabaseUrl, e.message()))
+}
+
+/// The domain services over `db`'s stores, with `model` behind every model
+/// call and background work (judging battles) on `spawner`: the one place
+/// where stores meet services, and where the spawner is handed to them.
+pub fn services(db: &Database, model: Arc<dyn ModelProvider>, spawner: Arc<dyn Spawner>) -> Services {
+    Services::builder()
+        .lens(LensService::new(db.lens_store()))
+        .battle(BattleService::new(db.battle_store()))
+        .model(model)
+        .spawner(spawner)
+        .build()
+}
+
+/// The catalog's server over `db`: [`services`] with the configuration's
+/// model, its tools on as `options` says, calling as `principal`.
+pub fn build_server(
+    db: &Database,
+    model: Arc<dyn ModelProvider>,
+    spawner: Arc<dyn Spawner>,
+    options: CatalogOptions,
+    principal: Principal,
+) -> LfServer {
+    let services = services(db, model, spawner);
+    LfServer::new(Arc::new(Catalog::new()), Arc::new(services), options, principal)
+}
