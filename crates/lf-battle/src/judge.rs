@@ -26,16 +26,19 @@
 //! The prompt gives each text with its length in characters and reads back
 //! by length (see [`parse_prompt`]), so a submission cannot forge the
 //! boundary of another; the system message tells the model that submissions
-//! are data, never instructions.
+//! are data, never instructions. Each request also carries the judge's
+//! deterministic stand-in answer (see [`crate::stand_in`]), which an offline
+//! provider answers with when no model is configured.
 
 use lf_core::{ChatRequest, ModelProvider, Timestamp};
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
-use crate::json::{self, Value};
 use crate::model::{Battle, Contender, JudgingMode, Rubric, Score, Slot, Submission, Verdict};
 use crate::scoring::verdict_kinds;
+use crate::stand_in;
 
-/// The first line of every judge system message: how the offline provider
-/// recognises a judge request, and the version of the answer format.
+/// The first line of every judge system message: the version of the
+/// answer format.
 pub const JUDGE_MARKER: &str = "LenserFight battle judge, answer format v1.";
 
 /// Most characters of a verdict's reasoning kept from one order.
@@ -126,12 +129,15 @@ Answer with one JSON object and nothing else, in exactly this shape:\n",
         user.push_str(&format!("\n=== End of contender {slot} ===\n\n"));
     }
     let n = shown.len() as u32;
+    // The stand-in judges what the model reads: the prompt, read back.
+    let stand_in = parse_prompt(&user).map(|prompt| stand_in::answer(&prompt));
     ChatRequest {
         model: battle.ai_judge_model_key.as_ref().map(|k| k.as_str().to_owned()),
         system,
         user,
         max_tokens: Some((256 + 256 * n).min(8_192)),
         temperature: Some(0.0),
+        stand_in,
     }
 }
 
@@ -146,9 +152,9 @@ fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// Reads a judge request's user message back (the offline provider judges
-/// from it). `None` when `user` is not in the format [`build_request`]
-/// writes. Texts are read by their stated length, so text inside a
+/// Reads a judge request's user message back (the stand-in answer judges
+/// from it, and so may a test double). `None` when `user` is not in the
+/// format [`build_request`] writes. Texts are read by their stated length, so text inside a
 /// submission cannot pass for a boundary.
 pub fn parse_prompt(user: &str) -> Option<JudgePrompt> {
     let mut rest = user;
@@ -202,7 +208,7 @@ fn take_counted(rest: &mut &str, open: &str, close: &str) -> Option<String> {
 /// `rubric`) every criterion exactly once. `Err` says what is wrong.
 pub fn parse_answer(text: &str, shown: &[Slot], rubric: Option<&Rubric>) -> Result<Vec<PassScore>, String> {
     let body = strip_fence(text.trim());
-    let v = json::parse(body).map_err(|e| format!("the answer is not one JSON object ({e})"))?;
+    let v = read_json(body).map_err(|e| format!("the answer is not one JSON object ({e})"))?;
     let items = v.get("verdicts").and_then(Value::as_array).ok_or("the answer has no \"verdicts\" array")?;
     let mut out: Vec<PassScore> = Vec::with_capacity(shown.len());
     for item in items {
@@ -275,6 +281,127 @@ fn strip_fence(s: &str) -> &str {
     let Some(inner) = inner.strip_suffix("```") else { return s };
     // Drop the info string ("json") on the opening line.
     inner.split_once('\n').map_or(inner, |(_, body)| body).trim()
+}
+
+/// A judge answer's JSON as the judge reads it, parsed by serde_json: every
+/// number as an `f64`, an object's members in order with repeated keys kept
+/// (the first one counts), at most [`MAX_DEPTH`] levels of nesting.
+#[derive(Clone, Debug, PartialEq)]
+enum Value {
+    Null,
+    Bool(bool),
+    Number(f64),
+    String(String),
+    Array(Vec<Value>),
+    Object(Vec<(String, Value)>),
+}
+
+/// The deepest nesting of arrays and objects read in an answer.
+const MAX_DEPTH: usize = 32;
+
+impl Value {
+    fn get(&self, key: &str) -> Option<&Value> {
+        match self {
+            Value::Object(members) => members.iter().find(|(k, _)| k == key).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::String(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    fn as_f64(&self) -> Option<f64> {
+        match self {
+            Value::Number(n) => Some(*n),
+            _ => None,
+        }
+    }
+
+    fn as_array(&self) -> Option<&[Value]> {
+        match self {
+            Value::Array(items) => Some(items),
+            _ => None,
+        }
+    }
+}
+
+/// Parses exactly one JSON value, surrounded by optional whitespace.
+fn read_json(text: &str) -> Result<Value, serde_json::Error> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let value = Depth(0).deserialize(&mut de)?;
+    de.end()?;
+    Ok(value)
+}
+
+/// Reads a [`Value`] at this depth of nesting.
+#[derive(Clone, Copy)]
+struct Depth(usize);
+
+impl<'de> DeserializeSeed<'de> for Depth {
+    type Value = Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        if self.0 > MAX_DEPTH {
+            return Err(de::Error::custom("nested too deeply"));
+        }
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Depth {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_bool<E>(self, b: bool) -> Result<Value, E> {
+        Ok(Value::Bool(b))
+    }
+
+    fn visit_i64<E>(self, n: i64) -> Result<Value, E> {
+        Ok(Value::Number(n as f64))
+    }
+
+    fn visit_u64<E>(self, n: u64) -> Result<Value, E> {
+        Ok(Value::Number(n as f64))
+    }
+
+    fn visit_f64<E>(self, n: f64) -> Result<Value, E> {
+        Ok(Value::Number(n))
+    }
+
+    fn visit_str<E>(self, s: &str) -> Result<Value, E> {
+        Ok(Value::String(s.to_owned()))
+    }
+
+    fn visit_string<E>(self, s: String) -> Result<Value, E> {
+        Ok(Value::String(s))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element_seed(Depth(self.0 + 1))? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut members = Vec::new();
+        while let Some(key) = map.next_key::<String>()? {
+            members.push((key, map.next_value_seed(Depth(self.0 + 1))?));
+        }
+        Ok(Value::Object(members))
+    }
 }
 
 /// Competition ranks (1, 1, 3) of `scores`, higher first.
@@ -420,6 +547,47 @@ mod tests {
         assert!(parse_answer(missing, &a, Some(&r)).is_err());
         let out_of_range = r#"{"verdicts":[{"contender":"A","criteria":[{"criterion":1,"score":1},{"criterion":3,"score":1}],"reasoning":"r"}]}"#;
         assert!(parse_answer(out_of_range, &a, Some(&r)).is_err());
+    }
+
+    #[test]
+    fn answers_are_read_as_json_allows() {
+        let v = read_json(r#" {"a": [1, -2.5e3, true, null, "x\"\u00e9\ud83e\udd80"], "b": {}, "a": 2} "#)
+            .unwrap();
+        let a = v.get("a").unwrap().as_array().unwrap();
+        assert_eq!(a[1].as_f64(), Some(-2500.0));
+        assert_eq!(a[4].as_str(), Some("x\"é🦀"));
+        assert_eq!(v.get("b"), Some(&Value::Object(vec![])));
+        for bad in [
+            "",
+            "{",
+            "{'a':1}",
+            "{\"a\":1,}",
+            "[1,]",
+            "01",
+            "1.",
+            "-",
+            ".5",
+            "+1",
+            "NaN",
+            "{\"a\":1} x",
+            "\"\\ud800\"",
+            "\"a\nb\"",
+            "tru",
+            "[1 2]",
+            "{\"a\" 1}",
+            "\"\\x\"",
+        ] {
+            assert!(read_json(bad).is_err(), "{bad:?}");
+        }
+        let deep = |n: usize| "[".repeat(n) + &"]".repeat(n);
+        assert!(read_json(&deep(33)).is_ok() && read_json(&deep(34)).is_err(), "nesting stops at 32 levels");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn reading_never_panics(s in r#"[\[\]{}",:0-9eE.+\-a-z\\ ]{0,120}"#) {
+            let _ = read_json(&s);
+        }
     }
 
     #[test]

@@ -4,19 +4,25 @@
 //! weighted rubric, or a deterministic check) and Bradley–Terry ratings
 //! across battles.
 //!
-//! lf-battle knows nothing about SQL, MCP, HTTP or JSON libraries, and needs
-//! no async runtime of its own: an app can run the whole [`BattleService`] on
-//! the [`MemoryBattleStore`] with any executor. Model calls go through
-//! [`lf_core::ModelProvider`]; without one configured, the deterministic
-//! [`OfflineProvider`] judges, and says so in every verdict.
+//! lf-battle knows nothing about SQL, MCP or HTTP (it reads the judge's
+//! JSON answers with serde_json), and needs no async runtime of its own: an
+//! app can run the whole [`BattleService`] on the [`MemoryBattleStore`] with
+//! any executor. Model calls go through [`lf_core::ModelProvider`], and
+//! lf-battle ships none: a service given no provider judges with the judge's
+//! own deterministic stand-in answers (a transparent heuristic, see
+//! `stand_in.rs`) and records [`lf_core::OFFLINE_MODEL_NAME`] in every
+//! verdict, so nobody mistakes them for a model's; give it a provider
+//! (lf-model's OpenAI-compatible client, or your own) with
+//! [`BattleService::with_provider`].
 //!
 //! ```
 //! use std::sync::Arc;
 //! use lf_core::{ContenderRefId, LenserId, Principal};
 //! use lf_battle::{
 //!     BattleService, BattleStatus, BattleTitle, ContenderType, DisplayName, MemoryBattleStore, NewBattle,
-//!     NewContender, ScoreOutcome, SubmissionText, TaskPrompt, OFFLINE_MODEL_NAME,
+//!     NewContender, ScoreOutcome, SubmissionText, TaskPrompt,
 //! };
+//! use lf_core::OFFLINE_MODEL_NAME;
 //!
 //! let service = BattleService::new(Arc::new(MemoryBattleStore::new()));
 //! let me = Principal::Service { acting_as: Some(LenserId::new()) };
@@ -64,16 +70,15 @@
 
 pub mod contract;
 pub mod guide;
-mod json;
 pub mod judge;
 mod memory;
 mod model;
-mod offline;
 mod pipeline;
 pub mod rating;
 pub mod rules;
 pub mod scoring;
 mod service;
+mod stand_in;
 pub mod state;
 mod store;
 
@@ -86,7 +91,6 @@ pub use model::{
     Rubric, RubricCriterion, Score, Slot, Standing, Submission, SubmissionText, TaskPrompt, Verdict,
     VerdictKind, Vote, VotePick, VoteTally,
 };
-pub use offline::{OFFLINE_MODEL_NAME, OfflineProvider};
 pub use pipeline::{BattleView, ScoreState, StatusChange, Submitted};
 pub use rating::{Leaderboard, LeaderboardOptions, Rating};
 pub use scoring::JsonSchemaValidator;

@@ -25,11 +25,11 @@ use crate::model::{
     ModelKey, Rationale, Rubric, Slot, Standing, Submission, SubmissionText, TaskPrompt, Verdict, Vote,
     VotePick, VoteTally,
 };
-use crate::offline::OfflineProvider;
 use crate::pipeline::InFlight;
 use crate::rating::{Leaderboard, LeaderboardOptions, leaderboard};
 use crate::rules::{self, advance_target};
 use crate::scoring::{self, JsonSchemaValidator};
+use crate::stand_in::StandInJudge;
 use crate::state::{self, Event, Facts, Lifecycle, wrong_status};
 use crate::store::BattleStore;
 
@@ -168,13 +168,15 @@ struct Boards {
 const KEPT_BOARDS: usize = 16;
 
 impl BattleService {
-    /// A service on `store` with the system clock, the
-    /// [`OfflineProvider`] as judge, and no JSON Schema validator.
+    /// A service on `store` with the system clock, no JSON Schema
+    /// validator, and no model: it judges with the judge's deterministic
+    /// stand-in answers, recorded under [`lf_core::OFFLINE_MODEL_NAME`],
+    /// until [`BattleService::with_provider`] gives it one.
     pub fn new(store: Arc<dyn BattleStore>) -> Self {
         Self {
             store,
             clock: Arc::new(SystemClock),
-            provider: Arc::new(OfflineProvider),
+            provider: Arc::new(StandInJudge),
             json_schema: None,
             boards: Mutex::default(),
             spawner: None,
@@ -208,7 +210,8 @@ impl BattleService {
         self
     }
 
-    /// The model provider judging battles.
+    /// The model provider judging battles (one answering stand-ins under
+    /// [`lf_core::OFFLINE_MODEL_NAME`] unless it was given another).
     pub fn provider(&self) -> &Arc<dyn ModelProvider> {
         &self.provider
     }

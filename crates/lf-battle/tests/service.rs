@@ -9,12 +9,12 @@ use lf_battle::judge::parse_prompt;
 use lf_battle::{
     AutoCheck, BattleFilter, BattleService, BattleStatus, BattleTitle, BattleType, ContenderType,
     CriterionDescription, CriterionTitle, DisplayName, JsonSchemaValidator, JudgingMode, LeaderboardOptions,
-    MaxContenders, MemoryBattleStore, ModelKey, NewBattle, NewContender, OFFLINE_MODEL_NAME, Rationale,
-    Rubric, RubricCriterion, ScoreOutcome, Slot, SubmissionText, TaskPrompt, VerdictKind, VotePick,
+    MaxContenders, MemoryBattleStore, ModelKey, NewBattle, NewContender, Rationale, Rubric, RubricCriterion,
+    ScoreOutcome, Slot, SubmissionText, TaskPrompt, VerdictKind, VotePick,
 };
 use lf_core::{
     BattleId, ChatRequest, ChatResponse, ContenderId, ContenderRefId, ErrorCode, FixedClock, LenserId,
-    LfError, LfResult, ModelProvider, PageRequest, Principal, Scopes, Timestamp,
+    LfError, LfResult, ModelProvider, OFFLINE_MODEL_NAME, PageRequest, Principal, Scopes, Timestamp,
 };
 use pollster::block_on as run;
 

@@ -25,7 +25,7 @@ pub use id::{
     BattleId, ContenderId, ContenderRefId, LensId, LenserId, ParamId, RunId, SubmissionId, VersionId, VoteId,
     WorkflowId, parse_uuid,
 };
-pub use model::{ChatRequest, ChatResponse, ModelProvider};
+pub use model::{ChatRequest, ChatResponse, ModelProvider, OFFLINE_MODEL_NAME};
 pub use page::{Page, PageRequest};
 pub use principal::{Principal, Reach, Scope, Scopes};
 pub use text::{check_length, check_text, no_nul};

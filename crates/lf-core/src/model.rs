@@ -57,14 +57,34 @@ pub struct ChatRequest {
     pub max_tokens: Option<u32>,
     /// Sampling temperature; `None`: the provider's default. Judges ask for 0.
     pub temperature: Option<f32>,
+    /// The caller's deterministic stand-in for a model's answer, in the
+    /// shape it asks for: what an offline provider answers (under
+    /// [`OFFLINE_MODEL_NAME`]) when no model is configured. A model never
+    /// sees it. `None`: the caller has none, and an offline provider answers
+    /// a placeholder text.
+    pub stand_in: Option<String>,
 }
 
 impl ChatRequest {
-    /// A request with the provider's default model, length and temperature.
+    /// A request with the provider's default model, length and temperature,
+    /// and no stand-in answer.
     pub fn new(system: impl Into<String>, user: impl Into<String>) -> Self {
-        Self { model: None, system: system.into(), user: user.into(), max_tokens: None, temperature: None }
+        Self {
+            model: None,
+            system: system.into(),
+            user: user.into(),
+            max_tokens: None,
+            temperature: None,
+            stand_in: None,
+        }
     }
 }
+
+/// The name under which stand-in answers (see [`ChatRequest::stand_in`])
+/// are given and recorded, by an offline provider or by a service that has
+/// no model: every result built from one says so, and nobody mistakes it
+/// for a model's.
+pub const OFFLINE_MODEL_NAME: &str = "offline-deterministic";
 
 /// A model's answer.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -6,11 +6,11 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use lf_battle::OfflineProvider;
 use lf_core::ModelProvider;
 use reqwest::Url;
 
 use crate::client::OpenAiCompatible;
+use crate::offline::OfflineProvider;
 
 /// The environment variable of the API base URL.
 pub const BASE_URL_KEY: &str = "LENSERFIGHT_MODEL_BASE_URL";
@@ -430,7 +430,7 @@ mod tests {
     #[test]
     fn providers_follow_the_configuration() {
         let offline = provider_from_config(&ModelConfig::Offline).unwrap();
-        assert_eq!(offline.name(), lf_battle::OFFLINE_MODEL_NAME);
+        assert_eq!(offline.name(), lf_core::OFFLINE_MODEL_NAME);
         let remote =
             ModelConfig::from_values(Some("https://api.openai.com/v1"), Some("sk-x"), Some("gpt-4o-mini"))
                 .unwrap();

@@ -177,6 +177,8 @@ async fn a_normal_answer_sends_the_key_model_and_messages() {
     let mut req = request();
     req.max_tokens = Some(64);
     req.temperature = Some(0.7);
+    // The stand-in is for offline providers: a model never sees it.
+    req.stand_in = Some("a stand-in answer".into());
     let answer = server.client().chat(req).await.unwrap();
     assert_eq!(answer.text, "Hi.");
     assert_eq!(answer.model, "test-model-2024-01-01", "the model as the server names it");

@@ -9,12 +9,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use lf_battle::{BattleService, BattleStore, OFFLINE_MODEL_NAME, OfflineProvider};
+use lf_battle::{BattleService, BattleStore};
 use lf_core::{
-    BattleId, ChatRequest, ChatResponse, ContenderId, LenserId, LfError, LfResult, ModelProvider, Principal,
-    Scopes,
+    BattleId, ChatRequest, ChatResponse, ContenderId, LenserId, LfError, LfResult, ModelProvider,
+    OFFLINE_MODEL_NAME, Principal, Scopes,
 };
 use lf_lens::{LensService, MemoryLensStore};
+use lf_model::OfflineProvider;
 use lf_tools::{Catalog, CatalogOptions, Group, LfServer, Services};
 use serde_json::{Value, json};
 
