@@ -1,11 +1,23 @@
-//! The dependency rules of the architecture, checked over `cargo metadata`:
-//! domain crates stay pure, the catalog and the stores don't know each other,
-//! and only the HTTP transport knows HTTP.
-//! lf-model, the OpenAI-compatible model client, is the one exception: it may
-//! reach hyper (as a client, through reqwest) but never axum, and so may the
-//! crates that depend on it; no domain crate (lf-core, lf-lens, lf-battle,
-//! lf-auth, ...) may depend on it, as they see models only through
-//! `lf_core::ModelProvider`.
+//! The dependency rules of the architecture, checked over `cargo metadata`
+//! (normal dependencies; a test may cross a boundary through a
+//! dev-dependency). Every workspace crate has a place:
+//!
+//! - **core** (lf-core) and **domain** crates (lf-lens, lf-auth, lf-battle,
+//!   lf-workflow, lf-agent): pure. Domain crates may use serde and
+//!   serde_json, never an async runtime, SQL, MCP or HTTP crate, nor any
+//!   crate of the layers below; lf-core depends on nothing of ours and no JSON.
+//! - **adapters** (lf-store, lf-model, lf-runner): implement what the domain
+//!   defines. None depends on another adapter, the catalog, the composition
+//!   root or a transport. lf-model depends on no domain crate (it sees models
+//!   through `lf_core::ModelProvider` only); lf-store and lf-runner on domain
+//!   crates only for the traits they implement.
+//! - **catalog** (lf-tools): the domain crates, never an adapter.
+//! - **composition root** (lf-server): may depend on adapters, the catalog and
+//!   the domain; only the binaries, xtask and the tests depend on it.
+//! - **transports** (lf-mcp-stdio, lf-mcp-http): never on each other.
+//!
+//! Only lf-mcp-http knows axum; hyper only as lf-model's HTTP client (through
+//! reqwest), except in lf-mcp-http, xtask and the tests.
 
 #[cfg(test)]
 mod tests {
@@ -95,6 +107,33 @@ mod tests {
         }
     }
 
+    const CORE: &[&str] = &["lf-core"];
+    const DOMAIN: &[&str] = &["lf-lens", "lf-auth", "lf-battle", "lf-workflow", "lf-agent"];
+    const ADAPTERS: &[&str] = &["lf-store", "lf-model", "lf-runner"];
+    const CATALOG: &[&str] = &["lf-tools"];
+    const ROOT: &[&str] = &["lf-server"];
+    const TRANSPORTS: &[&str] = &["lf-mcp-stdio", "lf-mcp-http"];
+    const TOOLING: &[&str] = &["xtask", "lf-tests"];
+
+    /// Async runtimes, SQL, MCP, HTTP and schema crates: never in a pure crate.
+    const IMPURE: &[&str] = &[
+        "tokio",
+        "async-std",
+        "smol",
+        "sqlx",
+        "rusqlite",
+        "libsqlite3-sys",
+        "postgres",
+        "tokio-postgres",
+        "rmcp",
+        "hyper",
+        "http",
+        "axum",
+        "tower",
+        "reqwest",
+        "schemars",
+    ];
+
     fn forbid(g: &Graph, krate: &str, forbidden: &[&str], problems: &mut Vec<String>) {
         let reach = g.reachable(krate);
         for f in forbidden {
@@ -104,45 +143,80 @@ mod tests {
         }
     }
 
+    /// The crates of these layers.
+    fn ours(layers: &[&[&'static str]]) -> Vec<&'static str> {
+        layers.iter().flat_map(|l| l.iter().copied()).collect()
+    }
+
+    fn present<'a>(members: &[String], names: &[&'a str]) -> Vec<&'a str> {
+        names.iter().copied().filter(|n| members.iter().any(|m| m == n)).collect()
+    }
+
     #[test]
     fn dependency_rules_hold() {
         let g = Graph::load();
         let members = g.member_names();
         let mut problems = Vec::new();
-        let domain: Vec<&str> = ["lf-lens", "lf-auth", "lf-battle", "lf-workflow", "lf-agent"]
-            .into_iter()
-            .filter(|d| members.iter().any(|m| m == d))
-            .collect();
-        assert!(domain.contains(&"lf-lens"));
         // The graph is read right: known edges are there.
         assert!(g.reachable("lf-tools").contains("rmcp") && g.reachable("lf-lens").contains("lf-core"));
-        let impure = [
-            "sqlx",
-            "rmcp",
-            "hyper",
-            "axum",
-            "reqwest",
-            "schemars",
-            "tokio",
-            "serde_json",
-            "lf-store",
-            "lf-tools",
-            "lf-model",
-        ];
-        forbid(&g, "lf-core", &impure, &mut problems);
-        forbid(&g, "lf-core", &["lf-lens"], &mut problems);
-        for d in &domain {
-            forbid(&g, d, &impure, &mut problems);
-        }
-        forbid(&g, "lf-store", &["lf-tools", "rmcp", "hyper", "axum", "schemars"], &mut problems);
-        forbid(&g, "lf-tools", &["lf-store", "sqlx", "hyper", "axum"], &mut problems);
-        if members.iter().any(|m| m == "lf-model") {
-            // Known edge: the client does reach hyper, so the exception below is needed.
-            assert!(g.reachable("lf-model").contains("hyper"));
-            forbid(&g, "lf-model", &["axum", "sqlx", "rmcp", "lf-store", "lf-tools"], &mut problems);
-        }
+        assert!(g.reachable("lf-model").contains("hyper"), "the exception below is needed");
+        let all: Vec<&[&str]> = vec![CORE, DOMAIN, ADAPTERS, CATALOG, ROOT, TRANSPORTS, TOOLING];
         for m in &members {
-            if m == "lf-mcp-http" || m == "lf-tests" || m == "xtask" || m == "lf-model" {
+            if !all.iter().any(|layer| layer.contains(&m.as_str())) {
+                problems.push(format!("{m} has no place in the architecture: add it to xtask/src/deps.rs"));
+            }
+        }
+        let domain = present(&members, DOMAIN);
+        assert!(domain.contains(&"lf-lens"));
+
+        let mut core_forbidden = IMPURE.to_vec();
+        core_forbidden.push("serde_json");
+        core_forbidden.extend(ours(&[DOMAIN, ADAPTERS, CATALOG, ROOT, TRANSPORTS]));
+        forbid(&g, "lf-core", &core_forbidden, &mut problems);
+
+        let mut domain_forbidden = IMPURE.to_vec();
+        domain_forbidden.extend(ours(&[ADAPTERS, CATALOG, ROOT, TRANSPORTS]));
+        for d in &domain {
+            forbid(&g, d, &domain_forbidden, &mut problems);
+        }
+
+        for a in present(&members, ADAPTERS) {
+            let mut forbidden: Vec<&str> = ADAPTERS.iter().copied().filter(|o| *o != a).collect();
+            forbidden.extend(ours(&[CATALOG, ROOT, TRANSPORTS]));
+            forbidden.extend(["rmcp", "axum", "schemars"]);
+            if a == "lf-model" {
+                // An adapter of lf-core's ModelProvider: no domain crate at all.
+                forbidden.extend(DOMAIN);
+                forbidden.push("sqlx");
+            } else {
+                forbidden.extend(["hyper", "reqwest"]);
+            }
+            forbid(&g, a, &forbidden, &mut problems);
+        }
+
+        let mut catalog_forbidden = ours(&[ADAPTERS, ROOT, TRANSPORTS]);
+        catalog_forbidden.extend(["sqlx", "rusqlite", "hyper", "axum", "reqwest"]);
+        forbid(&g, "lf-tools", &catalog_forbidden, &mut problems);
+
+        let mut root_forbidden = TRANSPORTS.to_vec();
+        root_forbidden.push("axum");
+        forbid(&g, "lf-server", &root_forbidden, &mut problems);
+        for m in &members {
+            let depends = g.direct[g.id(m)].iter().any(|d| g.names[d] == "lf-server");
+            let allowed = TRANSPORTS.contains(&m.as_str()) || TOOLING.contains(&m.as_str());
+            if depends && !allowed {
+                problems
+                    .push(format!("{m} must not depend on lf-server: only the binaries, xtask and tests do"));
+            }
+        }
+
+        for t in present(&members, TRANSPORTS) {
+            let others: Vec<&str> = TRANSPORTS.iter().copied().filter(|o| *o != t).collect();
+            forbid(&g, t, &others, &mut problems);
+        }
+
+        for m in &members {
+            if m == "lf-mcp-http" || TOOLING.contains(&m.as_str()) || m == "lf-model" {
                 continue;
             }
             forbid(&g, m, &["axum"], &mut problems);
