@@ -22,8 +22,8 @@ use lf_core::{Clock, ErrorCode, FixedClock, LenserId, LfResult, Scopes, Timestam
 
 use crate::error::{AuthFailure, OAuthError, OAuthErrorKind};
 use crate::model::{
-    ClientId, CodeRecord, FamilyId, GrantTokens, Handle, Lenser, LenserRecord, OAuthClient, RefreshRecord,
-    TokenId, TokenInfo, TokenRecord,
+    ClientId, CodeRecord, FamilyId, GrantTokens, Handle, Lenser, LenserRecord, NO_PASSWORD, OAuthClient,
+    RefreshRecord, TokenId, TokenInfo, TokenRecord,
 };
 use crate::pkce;
 use crate::secret::{ACCESS_TOKEN_PREFIX, CODE_PREFIX, REFRESH_TOKEN_PREFIX, SecretHash, new_secret};
@@ -36,6 +36,7 @@ use crate::store::AuthStore;
 pub async fn suite(store: Arc<dyn AuthStore>) {
     let s = store.as_ref();
     lensers(s).await;
+    local_lenser(s).await;
     tokens(s).await;
     token_listing(s).await;
     clients(s).await;
@@ -188,6 +189,53 @@ fn code_record(client: &OAuthClient, lenser: LenserId, at: Timestamp) -> CodeRec
         created_at: at,
         expires_at: at.plus_micros(5 * MINUTE),
         used_at: None,
+    }
+}
+
+/// The local lenser: recorded once, then the same whatever the candidate;
+/// nothing written for a candidate that is refused. The store may already
+/// have one from an earlier run.
+async fn local_lenser(s: &dyn AuthStore) {
+    let candidate = |handle: Handle| LenserRecord {
+        lenser: Lenser { id: LenserId::new(), handle, created_at: base_time() },
+        password_hash: NO_PASSWORD.into(),
+    };
+    let taken = new_lenser(s, base_time()).await;
+    let refused = candidate(taken.handle.clone());
+    let first = match s.local_lenser(&refused).await {
+        // None recorded yet: the taken handle is refused, and nothing is recorded.
+        Err(e) => {
+            assert_eq!(e.code(), ErrorCode::Conflict, "local_lenser with a taken handle: {e}");
+            assert_eq!(s.lenser_by_id(refused.lenser.id).await.expect("lenser_by_id"), None);
+            let fresh = candidate(unique_handle());
+            let first = s.local_lenser(&fresh).await.expect("local_lenser");
+            assert!(first.created, "the first local lenser is created");
+            assert_eq!(first.lenser, fresh.lenser, "and is the candidate");
+            first
+        }
+        // One recorded by an earlier run: the candidate is ignored.
+        Ok(found) => {
+            assert!(!found.created && found.lenser.id != refused.lenser.id, "{found:?}");
+            found
+        }
+    };
+    let other = candidate(unique_handle());
+    let again = s.local_lenser(&other).await.expect("local_lenser again");
+    assert_eq!((again.lenser.clone(), again.created), (first.lenser.clone(), false), "it never changes");
+    assert_eq!(s.lenser_by_handle(&other.lenser.handle).await.expect("lenser_by_handle"), None);
+    assert_eq!(s.lenser_by_id(first.lenser.id).await.expect("lenser_by_id"), Some(first.lenser.clone()));
+    let racing = join_all(
+        (0..4)
+            .map(|_| {
+                let c = candidate(unique_handle());
+                Box::pin(async move { s.local_lenser(&c).await })
+                    as Pin<Box<dyn Future<Output = LfResult<crate::LocalLenser>> + Send + '_>>
+            })
+            .collect(),
+    )
+    .await;
+    for r in racing {
+        assert_eq!(r.expect("local_lenser concurrently").lenser, first.lenser, "every call agrees");
     }
 }
 

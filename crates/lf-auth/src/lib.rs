@@ -62,7 +62,8 @@
 //! - a refresh token is single use; presenting a used one revokes its
 //!   whole family;
 //! - passwords are kept as argon2id PHC strings; a sign-in fails the same
-//!   way, and as slowly, for an unknown handle as for a wrong password;
+//!   way, and as slowly, for an unknown handle as for a wrong password, and
+//!   for an account without a password (the local lenser) whatever is typed;
 //! - expiry is always checked, against the injected [`lf_core::Clock`].
 
 pub mod contract;
@@ -79,8 +80,8 @@ mod store;
 pub use error::{AuthFailure, OAuthError, OAuthErrorKind};
 pub use memory::MemoryAuthStore;
 pub use model::{
-    ClientId, CodeRecord, FamilyId, GrantTokens, Handle, Lenser, LenserRecord, OAuthClient, Password,
-    RefreshRecord, TokenId, TokenInfo, TokenRecord,
+    ClientId, CodeRecord, FamilyId, GrantTokens, Handle, Lenser, LenserRecord, LocalLenser, NO_PASSWORD,
+    OAuthClient, Password, RefreshRecord, TokenId, TokenInfo, TokenRecord,
 };
 pub use redirect::{
     MAX_REDIRECT_URI_LEN, MAX_REDIRECT_URIS, append_query, redirect_matches, validate_redirect_uri,

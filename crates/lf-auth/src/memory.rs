@@ -9,8 +9,8 @@ use async_trait::async_trait;
 use lf_core::{LenserId, LfError, LfResult, Timestamp};
 
 use crate::model::{
-    ClientId, CodeRecord, FamilyId, GrantTokens, Handle, Lenser, LenserRecord, OAuthClient, RefreshRecord,
-    TokenId, TokenInfo, TokenRecord,
+    ClientId, CodeRecord, FamilyId, GrantTokens, Handle, Lenser, LenserRecord, LocalLenser, OAuthClient,
+    RefreshRecord, TokenId, TokenInfo, TokenRecord,
 };
 use crate::secret::SecretHash;
 use crate::store::AuthStore;
@@ -25,6 +25,7 @@ struct Inner {
     codes: HashMap<SecretHash, CodeRecord>,
     refresh: HashMap<TokenId, RefreshRecord>,
     refresh_hashes: HashMap<SecretHash, TokenId>,
+    local: Option<LenserId>,
 }
 
 fn taken(what: &str) -> LfError {
@@ -39,6 +40,18 @@ fn dangling(what: &str) -> LfError {
 }
 
 impl Inner {
+    fn put_lenser(&mut self, record: &LenserRecord) -> LfResult<()> {
+        if self.handles.contains_key(&record.lenser.handle) {
+            return Err(taken("handle"));
+        }
+        if self.lensers.contains_key(&record.lenser.id) {
+            return Err(taken("lenser id"));
+        }
+        self.handles.insert(record.lenser.handle.clone(), record.lenser.id);
+        self.lensers.insert(record.lenser.id, record.clone());
+        Ok(())
+    }
+
     fn check_owner(&self, lenser: LenserId, client: Option<&ClientId>) -> LfResult<()> {
         if !self.lensers.contains_key(&lenser) {
             return Err(dangling("lenser"));
@@ -114,16 +127,7 @@ impl MemoryAuthStore {
 #[async_trait]
 impl AuthStore for MemoryAuthStore {
     async fn create_lenser(&self, record: &LenserRecord) -> LfResult<()> {
-        let mut s = self.lock();
-        if s.handles.contains_key(&record.lenser.handle) {
-            return Err(taken("handle"));
-        }
-        if s.lensers.contains_key(&record.lenser.id) {
-            return Err(taken("lenser id"));
-        }
-        s.handles.insert(record.lenser.handle.clone(), record.lenser.id);
-        s.lensers.insert(record.lenser.id, record.clone());
-        Ok(())
+        self.lock().put_lenser(record)
     }
 
     async fn lenser_by_handle(&self, handle: &Handle) -> LfResult<Option<LenserRecord>> {
@@ -133,6 +137,16 @@ impl AuthStore for MemoryAuthStore {
 
     async fn lenser_by_id(&self, id: LenserId) -> LfResult<Option<Lenser>> {
         Ok(self.lock().lensers.get(&id).map(|r| r.lenser.clone()))
+    }
+
+    async fn local_lenser(&self, candidate: &LenserRecord) -> LfResult<LocalLenser> {
+        let mut s = self.lock();
+        if let Some(record) = s.local.and_then(|id| s.lensers.get(&id)) {
+            return Ok(LocalLenser { lenser: record.lenser.clone(), created: false });
+        }
+        s.put_lenser(candidate)?;
+        s.local = Some(candidate.lenser.id);
+        Ok(LocalLenser { lenser: candidate.lenser.clone(), created: true })
     }
 
     async fn insert_token(&self, token: &TokenRecord) -> LfResult<()> {

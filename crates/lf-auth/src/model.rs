@@ -53,6 +53,35 @@ impl Handle {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// The handle a login name (`$USER`) makes: ASCII letters lowercased,
+    /// digits and `_` kept, every run of anything else one `_`, none at
+    /// either end, at most [`Handle::MAX_LEN`] characters;
+    /// [`Handle::FALLBACK`] when fewer than [`Handle::MIN_LEN`] are left.
+    pub fn from_login(login: &str) -> Handle {
+        let mut out = String::with_capacity(login.len());
+        for c in login.chars() {
+            let c = c.to_ascii_lowercase();
+            if c.is_ascii_lowercase() || c.is_ascii_digit() {
+                out.push(c);
+            } else if !out.is_empty() && !out.ends_with('_') {
+                out.push('_');
+            }
+        }
+        out.truncate(Self::MAX_LEN);
+        let out = out.trim_end_matches('_');
+        if out.len() < Self::MIN_LEN { Handle(Self::FALLBACK.to_owned()) } else { Handle(out.to_owned()) }
+    }
+
+    /// The handle of a login name that gives none.
+    pub const FALLBACK: &str = "local_lenser";
+
+    /// This handle with `_suffix` appended, shortened to fit
+    /// [`Handle::MAX_LEN`]. `suffix` is lowercase letters and digits.
+    pub fn with_suffix(&self, suffix: &str) -> Handle {
+        let keep = Self::MAX_LEN.saturating_sub(suffix.len() + 1).min(self.0.len());
+        Handle(format!("{}_{suffix}", self.0[..keep].trim_end_matches('_')))
+    }
 }
 
 impl fmt::Display for Handle {
@@ -147,6 +176,22 @@ pub struct Lenser {
     /// When the account was created.
     pub created_at: Timestamp,
 }
+
+/// The account a stdio server acts as when no lenser is configured: one per
+/// database, created on first start and kept (see
+/// [`crate::AuthStore::local_lenser`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LocalLenser {
+    /// The account.
+    pub lenser: Lenser,
+    /// Whether this call created it.
+    pub created: bool,
+}
+
+/// The `password_hash` of an account that has no password, such as the
+/// local lenser: no PHC string, so no password ever matches it, and signing
+/// in as it fails as for an unknown handle.
+pub const NO_PASSWORD: &str = "!no password";
 
 /// An account as stored: the lenser and its argon2id hash, a PHC string
 /// (`$argon2id$v=19$m=...`). `Debug` never prints the hash.

@@ -9,8 +9,8 @@ use lf_core::{Clock, ErrorCode, LenserId, LfError, LfResult, Principal, Scopes, 
 
 use crate::error::{AuthFailure, OAuthError, OAuthErrorKind};
 use crate::model::{
-    ClientId, CodeRecord, FamilyId, GrantTokens, Handle, Lenser, LenserRecord, OAuthClient, Password,
-    RefreshRecord, TokenId, TokenInfo, TokenRecord,
+    ClientId, CodeRecord, FamilyId, GrantTokens, Handle, Lenser, LenserRecord, LocalLenser, NO_PASSWORD,
+    OAuthClient, Password, RefreshRecord, TokenId, TokenInfo, TokenRecord,
 };
 use crate::pkce;
 use crate::redirect::{append_query, redirect_matches, validate_redirect_uris};
@@ -42,6 +42,9 @@ pub const TOKEN_ENDPOINT_AUTH_METHOD: &str = "none";
 /// handle costs what a wrong password does.
 pub(crate) const DUMMY_HASH: &str =
     "$argon2id$v=19$m=19456,t=2,p=1$OEG/JL/Ej6HzMsW6kT8Nxw$cEQ0F9Yflj0L/39fBr3WCqFmqpbuVbyOnyENqzFYkT4";
+
+/// Handles tried for the local lenser before giving up.
+const LOCAL_HANDLE_ATTEMPTS: usize = 12;
 
 /// Lifetimes and bindings of what [`AuthService`] issues.
 #[derive(Clone, Debug)]
@@ -412,6 +415,30 @@ impl AuthService {
         self.store.lenser_by_id(id).await
     }
 
+    /// The local lenser (see [`LocalLenser`]): the one this database
+    /// recorded, or a new account without a password, recorded as it, whose
+    /// handle is made from `login` ([`Handle::from_login`]) with a suffix
+    /// when that is taken (`alice_2` ... `alice_9`, then random). It can never
+    /// sign in with a password. CONFLICT when every handle tried was taken.
+    pub async fn local_lenser(&self, login: &str) -> LfResult<LocalLenser> {
+        let base = Handle::from_login(login);
+        let mut last = None;
+        for attempt in 0..LOCAL_HANDLE_ATTEMPTS {
+            let handle = match attempt {
+                0 => base.clone(),
+                1..=8 => base.with_suffix(&(attempt + 1).to_string()),
+                _ => base.with_suffix(&LenserId::new().as_uuid().simple().to_string()[24..]),
+            };
+            let lenser = Lenser { id: LenserId::new(), handle, created_at: self.clock.now() };
+            let candidate = LenserRecord { lenser, password_hash: NO_PASSWORD.to_owned() };
+            match self.store.local_lenser(&candidate).await {
+                Err(e) if e.code() == ErrorCode::Conflict => last = Some(e),
+                answer => return answer,
+            }
+        }
+        Err(last.unwrap_or_else(|| LfError::conflict("no free handle for the local lenser")))
+    }
+
     /// The first step of a sign-in: looks the handle up. Never fails for an
     /// unknown or malformed handle (the check then fails in
     /// [`PasswordCheck::verify`], just as slowly); INTERNAL if the store
@@ -422,8 +449,11 @@ impl AuthService {
             Err(_) => None,
         };
         Ok(match record {
-            Some(r) => PasswordCheck { lenser: Some(r.lenser.id), hash: r.password_hash },
-            None => PasswordCheck { lenser: None, hash: DUMMY_HASH.to_owned() },
+            // An account without a password signs in as an unknown handle does.
+            Some(r) if r.password_hash != NO_PASSWORD => {
+                PasswordCheck { lenser: Some(r.lenser.id), hash: r.password_hash }
+            }
+            _ => PasswordCheck { lenser: None, hash: DUMMY_HASH.to_owned() },
         })
     }
 

@@ -6,8 +6,8 @@ use async_trait::async_trait;
 use lf_core::{LenserId, LfResult, Timestamp};
 
 use crate::model::{
-    ClientId, CodeRecord, FamilyId, GrantTokens, Handle, Lenser, LenserRecord, OAuthClient, RefreshRecord,
-    TokenId, TokenInfo, TokenRecord,
+    ClientId, CodeRecord, FamilyId, GrantTokens, Handle, Lenser, LenserRecord, LocalLenser, OAuthClient,
+    RefreshRecord, TokenId, TokenInfo, TokenRecord,
 };
 use crate::secret::SecretHash;
 
@@ -23,6 +23,9 @@ use crate::secret::SecretHash;
 /// Errors every implementation MUST return (other failures are INTERNAL):
 /// - CONFLICT from [`AuthStore::create_lenser`] when the handle or the id is
 ///   taken, and from every insert when an id or a hash is taken;
+/// - CONFLICT from [`AuthStore::local_lenser`] when it would create the
+///   local lenser and the candidate's handle or id is taken, or another call
+///   recorded one at the same time;
 /// - NOT_FOUND from [`AuthStore::revoke_token`] when no access token has
 ///   that id.
 ///
@@ -36,7 +39,10 @@ use crate::secret::SecretHash;
 /// - [`AuthStore::rotate_refresh`] likewise for a refresh token (unused,
 ///   unrevoked, unexpired);
 /// - [`AuthStore::revoke_family`] revokes every access and refresh token of
-///   the family in one transaction.
+///   the family in one transaction;
+/// - [`AuthStore::local_lenser`] reads the recorded local lenser, or stores
+///   the candidate and records it, in one transaction: there is at most one
+///   local lenser, and once recorded it never changes.
 #[async_trait]
 pub trait AuthStore: Send + Sync {
     /// Stores a new account. CONFLICT if the handle (or the id) is taken.
@@ -47,6 +53,14 @@ pub trait AuthStore: Send + Sync {
 
     /// The account with this id.
     async fn lenser_by_id(&self, id: LenserId) -> LfResult<Option<Lenser>>;
+
+    /// The local lenser (see [`LocalLenser`]): the recorded one, with
+    /// `created: false`, if there is one (`candidate` is then ignored);
+    /// otherwise `candidate` stored as an account and recorded as the local
+    /// lenser, with `created: true`. CONFLICT, and nothing written, when the
+    /// candidate's handle or id is taken or another call recorded a local
+    /// lenser meanwhile (calling again answers that one).
+    async fn local_lenser(&self, candidate: &LenserRecord) -> LfResult<LocalLenser>;
 
     /// Stores a new access token. CONFLICT if its id or hash is taken.
     async fn insert_token(&self, token: &TokenRecord) -> LfResult<()>;

@@ -776,3 +776,50 @@ fn purging_keeps_what_still_works() {
     block_on(e.auth.refresh(client.id.as_str(), &grant.refresh_token, None, None))
         .expect("refresh tokens are kept until they expire");
 }
+
+#[test]
+fn a_login_name_makes_a_valid_handle() {
+    for (login, handle) in [
+        ("alice", "alice"),
+        ("Alice.Smith", "alice_smith"),
+        ("  j--doe  ", "j_doe"),
+        ("José", "jos"),
+        ("_x_y_", "x_y"),
+        ("me", Handle::FALLBACK),
+        ("", Handle::FALLBACK),
+        ("éé", Handle::FALLBACK),
+        ("a_very_long_login_name_that_goes_on_and_on", "a_very_long_login_name_that_goes"),
+    ] {
+        let made = Handle::from_login(login);
+        assert_eq!(made.as_str(), handle, "{login:?}");
+        assert_eq!(Handle::parse(made.as_str()).unwrap(), made, "{login:?} makes a valid handle");
+    }
+    let long = Handle::from_login("a_very_long_login_name_that_goes_on");
+    assert_eq!(long.with_suffix("12").as_str(), "a_very_long_login_name_that_g_12");
+    assert_eq!(Handle::from_login("alice").with_suffix("2").as_str(), "alice_2");
+    assert!(
+        Handle::parse(Handle::from_login("x_y_z_0123456789_0123456789_abc").with_suffix("9").as_str())
+            .is_ok()
+    );
+}
+
+#[test]
+fn the_local_lenser_is_created_once_and_never_signs_in() {
+    let e = env();
+    let alice = block_on(e.auth.create_lenser("alice", "correct horse battery")).unwrap();
+    let local = block_on(e.auth.local_lenser("Alice")).unwrap();
+    assert!(local.created);
+    assert_eq!(local.lenser.handle.as_str(), "alice_2", "alice is taken: a suffix");
+    assert_ne!(local.lenser.id, alice.id);
+    // Later starts, whatever the login name now is.
+    let again = block_on(e.auth.local_lenser("bob")).unwrap();
+    assert_eq!((again.lenser, again.created), (local.lenser.clone(), false));
+    assert_eq!(block_on(e.auth.find_lenser("bob")).unwrap(), None, "no second account");
+    // No password signs in as it, not even the marker itself.
+    for password in ["", "correct horse battery", NO_PASSWORD, "!no password"] {
+        let e = block_on(e.auth.verify_password("alice_2", password)).unwrap_err();
+        assert_eq!(e.code(), ErrorCode::PermissionDenied, "{password:?}");
+        assert_eq!(e.message(), sign_in_failed().message(), "the same failure as an unknown handle");
+    }
+    assert_eq!(block_on(e.auth.verify_password("alice", "correct horse battery")).unwrap(), alice.id);
+}

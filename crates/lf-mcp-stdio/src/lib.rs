@@ -55,8 +55,8 @@ impl lf_server::Arguments for Args {
 pub struct StdioConfig {
     /// The settings both servers share.
     pub common: lf_server::Config,
-    /// The lenser the server acts as; `None`: as nobody (see
-    /// [`StdioConfig::act_as_local_lenser`]).
+    /// The lenser the server acts as; `None` until
+    /// [`StdioConfig::act_as_local_lenser`] (the binary calls it), as nobody.
     pub lenser_id: Option<LenserId>,
     /// How long to watch stdin before sleeping (see [`linger`]).
     pub linger: std::time::Duration,
@@ -88,6 +88,24 @@ impl StdioConfig {
     /// The principal calls run as.
     pub fn principal(&self) -> Principal {
         Principal::Service { acting_as: self.lenser_id }
+    }
+
+    /// When no lenser is configured, acts as the database's local lenser
+    /// from now on (created on first start, see [`lf_server::local_lenser`])
+    /// and names it on stderr.
+    pub async fn act_as_local_lenser(&mut self, db: &Database) -> Result<(), ConfigError> {
+        if self.lenser_id.is_some() {
+            return Ok(());
+        }
+        let local = lf_server::local_lenser(db).await?;
+        let (id, handle) = (local.lenser.id, local.lenser.handle.as_str());
+        if local.created {
+            tracing::info!(lenser_id = %id, handle, "created the local lenser {handle} ({id}): what this server creates is theirs; set LENSERFIGHT_LENSER_ID to act as another lenser");
+        } else {
+            tracing::info!(lenser_id = %id, handle, "acting as the local lenser {handle} ({id}); set LENSERFIGHT_LENSER_ID to act as another lenser");
+        }
+        self.lenser_id = Some(id);
+        Ok(())
     }
 }
 

@@ -28,13 +28,12 @@ impl Failure {
     }
 }
 
-async fn run(config: StdioConfig) -> Result<(), Failure> {
+async fn run(mut config: StdioConfig) -> Result<(), Failure> {
     let db = lf_mcp_stdio::open(&config).await.map_err(Failure::Config)?;
     tracing::info!(database = %config.common.redacted_database_url(), "lenserfight stdio server ready");
-    if config.lenser_id.is_none() {
-        tracing::warn!(
-            "LENSERFIGHT_LENSER_ID is not set: tools that create lenses will answer MISSING_LENSER"
-        );
+    if let Err(e) = config.act_as_local_lenser(&db).await {
+        db.close().await;
+        return Err(Failure::Config(e));
     }
     let background = Background::current();
     let server = lf_mcp_stdio::server(&config, &db, background.clone());

@@ -12,10 +12,17 @@ fn init() -> Value {
 }
 
 /// Runs the binary with `env`, feeds it `messages`, closes its input and
-/// waits for it to exit.
+/// waits for it to exit. No configuration file is read unless `env` names
+/// one (or an `XDG_CONFIG_HOME` that has one).
 fn run(env: &[(&str, &str)], args: &[&str], messages: &[Value]) -> Output {
+    let no_config = tempfile::tempdir().unwrap();
     let mut cmd = Command::new(BIN);
-    cmd.args(args).env_remove("LENSERFIGHT_DATABASE_URL").env_remove("LENSERFIGHT_LENSER_ID");
+    cmd.args(args)
+        .env_remove("LENSERFIGHT_DATABASE_URL")
+        .env_remove("LENSERFIGHT_LENSER_ID")
+        .env_remove("LENSERFIGHT_CONFIG")
+        .env_remove("LENSERFIGHT_TOOLSETS")
+        .env("XDG_CONFIG_HOME", no_config.path());
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -47,6 +54,8 @@ fn creates_its_database_in_the_data_directory_and_names_it() {
     let cwd = tempfile::tempdir().unwrap();
     let out = Command::new(BIN)
         .env_remove("LENSERFIGHT_DATABASE_URL")
+        .env_remove("LENSERFIGHT_CONFIG")
+        .env("XDG_CONFIG_HOME", home.path().join("config"))
         .env("XDG_DATA_HOME", &data)
         .current_dir(cwd.path())
         .stdin(Stdio::null())
@@ -137,4 +146,119 @@ fn read_only_and_toolsets() {
     );
     // Every group: the 8 Read tools of lenses and the 5 of battles.
     assert_eq!(lines(&out)[1]["result"]["tools"].as_array().unwrap().len(), 13);
+}
+
+fn initialized() -> Value {
+    json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
+}
+
+fn create_lens() -> Value {
+    let body = "Summarize [[Text]] in [[Words]] words for a busy reader, keeping the key facts.";
+    json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "create_lens", "arguments": {"title": "Summary", "template_body": body}}})
+}
+
+/// The owner of the lens a session's `create_lens` made, and the session's stderr.
+fn create_as(env: &[(&str, &str)]) -> (String, String) {
+    let out = run(env, &[], &[init(), initialized(), create_lens()]);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stderr}");
+    let answers = lines(&out);
+    let created = answers.iter().find(|a| a["id"] == 2).expect("create_lens is answered");
+    assert_eq!(created["result"]["isError"], false, "create_lens succeeds out of the box: {created}");
+    let owner = created["result"]["structuredContent"]["lenser_id"].as_str().expect("an owner").to_owned();
+    (owner, stderr)
+}
+
+#[test]
+fn without_a_lenser_id_a_local_lenser_is_created_once_and_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite:{}", dir.path().join("x.db").display());
+    let env = |user: &'static str| [("LENSERFIGHT_DATABASE_URL", url.clone()), ("USER", user.to_owned())];
+    let first_env = env("Test.User");
+    let first_env: Vec<(&str, &str)> = first_env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let (owner, stderr) = create_as(&first_env);
+    assert!(
+        stderr.contains("created the local lenser test_user") && stderr.contains(&owner),
+        "the first start creates the local lenser and names it: {stderr}"
+    );
+    // Later starts act as the same lenser, even under another login name.
+    let again_env = env("someone_else");
+    let again_env: Vec<(&str, &str)> = again_env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let (again, stderr) = create_as(&again_env);
+    assert_eq!(again, owner, "the same lenser on every start");
+    assert!(stderr.contains("acting as the local lenser test_user"), "{stderr}");
+    assert!(!stderr.contains("created the local lenser"), "{stderr}");
+    // The variable still wins.
+    let chosen = "0190f5a2-7c1e-7d3a-9b2c-5e8f1a2b3c4d";
+    let (owner, stderr) = create_as(&[("LENSERFIGHT_DATABASE_URL", &url), ("LENSERFIGHT_LENSER_ID", chosen)]);
+    assert_eq!(owner, chosen);
+    assert!(!stderr.contains("local lenser"), "{stderr}");
+}
+
+/// How many tools a session lists.
+fn tool_count(out: &Output) -> usize {
+    let answers = lines(out);
+    let listed = answers.iter().find(|a| a["id"] == 2).expect("tools/list is answered");
+    listed["result"]["tools"].as_array().expect("a tool list").len()
+}
+
+#[test]
+fn the_configuration_file_gives_way_to_the_environment_and_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("lenserfight").join("config.toml");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    let db = dir.path().join("from-file.db");
+    std::fs::write(
+        &config,
+        format!("database_url = \"sqlite:{}\"\ntoolsets = [\"lens\"]\nlinger_us = 0\n", db.display()),
+    )
+    .unwrap();
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}});
+    let session = [init(), initialized(), list];
+    // The default file, found through XDG_CONFIG_HOME.
+    let xdg = dir.path().to_str().unwrap();
+    let out = run(&[("XDG_CONFIG_HOME", xdg)], &[], &session);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(tool_count(&out), 17, "the file's toolsets: the Lens tools");
+    assert!(db.exists(), "the file's database");
+    let out = run(&[("XDG_CONFIG_HOME", xdg), ("LENSERFIGHT_TOOLSETS", "battle")], &[], &session);
+    assert_eq!(tool_count(&out), 10, "the environment wins over the file");
+    let out = run(
+        &[("XDG_CONFIG_HOME", xdg), ("LENSERFIGHT_TOOLSETS", "battle")],
+        &["--toolsets", "lens,battle"],
+        &session,
+    );
+    assert_eq!(tool_count(&out), 27, "the flag wins over both");
+    // A file named with --config.
+    let out = run(&[], &["--config", config.to_str().unwrap()], &session);
+    assert_eq!(tool_count(&out), 17);
+}
+
+#[test]
+fn a_bad_configuration_file_stops_start_up_naming_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("lf.toml");
+    let path = file.to_str().unwrap();
+    for (text, names) in [
+        ("databse_url = \"sqlite::memory:\"\n", "unknown key \"databse_url\""),
+        ("linger_us = 20000\n", "linger_us in "),
+        ("read_only = \"yes\"\n", "read_only in "),
+        ("lenser_id = \"not-a-uuid\"\n", "lenser_id in "),
+        ("toolsets = \"lens,nope\"\n", "toolsets in "),
+    ] {
+        std::fs::write(&file, text).unwrap();
+        let out = run(&[("LENSERFIGHT_CONFIG", path)], &[], &[]);
+        assert_eq!(out.status.code(), Some(2), "{text}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains(names) && stderr.contains(path),
+            "{text}: the message names {names:?}: {stderr}"
+        );
+        assert!(out.stdout.is_empty());
+    }
+    let missing = dir.path().join("missing.toml");
+    let out = run(&[], &["--config", missing.to_str().unwrap()], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("LENSERFIGHT_CONFIG (--config)") && stderr.contains("missing.toml"), "{stderr}");
 }

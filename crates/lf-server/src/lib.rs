@@ -12,6 +12,8 @@
 //!   (the catalog's `LfServer`).
 //! - Background work: [`Background`], lf-core's [`lf_core::Spawner`] on
 //!   tokio with a shutdown deadline.
+//! - The stdio server's identity when none is configured: [`local_lenser`],
+//!   created on first start and kept in the database.
 //!
 //! lf-server knows no transport: no MCP framing, no HTTP, no rmcp. It holds
 //! no domain rule either; it only picks implementations and hands them to
@@ -23,12 +25,14 @@
 mod background;
 mod config;
 pub mod file;
+mod identity;
 mod settings;
 mod wiring;
 
 pub use background::{Background, SHUTDOWN_GRACE, Shutdown};
 pub use config::{CommonArgs, Config};
 pub use file::{Arguments, FromFile, ParseError, default_config_path, parse, try_parse_from};
+pub use identity::{LocalLenser, local_lenser};
 pub use settings::{CONFIG_ENV, CONFIG_FLAG, ConfigError, Kind, Reader, Setting};
 pub use wiring::{build_server, open_database, services};
 

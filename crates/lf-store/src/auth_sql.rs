@@ -5,8 +5,8 @@
 //! conditional writes race-free.
 
 use lf_auth::{
-    ClientId, CodeRecord, FamilyId, GrantTokens, Handle, Lenser, LenserRecord, OAuthClient, RefreshRecord,
-    SecretHash, TokenId, TokenInfo, TokenRecord,
+    ClientId, CodeRecord, FamilyId, GrantTokens, Handle, Lenser, LenserRecord, LocalLenser, OAuthClient,
+    RefreshRecord, SecretHash, TokenId, TokenInfo, TokenRecord,
 };
 use lf_core::{LenserId, LfError, LfResult, Timestamp};
 use sqlx::{Connection, Executor};
@@ -21,6 +21,9 @@ const INSERT_LENSER: &str =
     "INSERT INTO lensers (id, handle, password_hash, created_at) VALUES ($1, $2, $3, $4)";
 const LENSER_BY_HANDLE: &str = "SELECT id, handle, password_hash, created_at FROM lensers WHERE handle = $1";
 const LENSER_BY_ID: &str = "SELECT id, handle, password_hash, created_at FROM lensers WHERE id = $1";
+const LOCAL_LENSER: &str = "SELECT l.id, l.handle, l.password_hash, l.created_at \
+     FROM local_lenser AS o JOIN lensers AS l ON l.id = o.lenser_id";
+const RECORD_LOCAL_LENSER: &str = "INSERT INTO local_lenser (only_row, lenser_id) VALUES (1, $1)";
 
 /// The columns of `access_tokens`, in the order [`bind_token`] binds them.
 macro_rules! token_columns {
@@ -141,6 +144,26 @@ pub(crate) async fn lenser_by_id<'c, DB: Dialect>(
     id: LenserId,
 ) -> LfResult<Option<Lenser>> {
     Ok(fetch_one_by(conn, LENSER_BY_ID, id.as_uuid(), lenser_record).await?.map(|r| r.lenser))
+}
+
+/// The recorded local lenser, or `candidate` stored and recorded as it
+/// (migration `local_lenser`). Runs in the caller's write transaction, which
+/// a CONFLICT rolls back.
+pub(crate) async fn local_lenser<C: Conn>(conn: &mut C, candidate: &LenserRecord) -> LfResult<LocalLenser> {
+    let recorded = query::<C::Database>(LOCAL_LENSER)
+        .fetch_optional(C::Database::exec(conn))
+        .await
+        .map_err(map_db_err)?;
+    if let Some(row) = recorded {
+        return Ok(LocalLenser { lenser: lenser_record(&row)?.lenser, created: false });
+    }
+    insert_lenser(C::Database::exec(conn), candidate).await?;
+    query::<C::Database>(RECORD_LOCAL_LENSER)
+        .put(candidate.lenser.id.as_uuid())
+        .execute(C::Database::exec(conn))
+        .await
+        .map_err(conflict_or(|| LfError::conflict("Another server recorded the local lenser meanwhile.")))?;
+    Ok(LocalLenser { lenser: candidate.lenser.clone(), created: true })
 }
 
 pub(crate) async fn insert_token<'c, DB: Dialect>(

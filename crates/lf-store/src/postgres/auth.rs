@@ -11,8 +11,8 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use lf_auth::{
-    AuthStore, ClientId, CodeRecord, FamilyId, GrantTokens, Handle, Lenser, LenserRecord, OAuthClient,
-    RefreshRecord, SecretHash, TokenId, TokenInfo, TokenRecord,
+    AuthStore, ClientId, CodeRecord, FamilyId, GrantTokens, Handle, Lenser, LenserRecord, LocalLenser,
+    OAuthClient, RefreshRecord, SecretHash, TokenId, TokenInfo, TokenRecord,
 };
 use lf_core::{LenserId, LfResult, Timestamp};
 use sqlx::postgres::{PgConnection, PgPool, PgQueryResult, PgRow};
@@ -95,6 +95,10 @@ impl AuthStore for PgAuthStore {
 
     async fn lenser_by_id(&self, id: LenserId) -> LfResult<Option<Lenser>> {
         sql::lenser_by_id(&self.pool, id).await
+    }
+
+    async fn local_lenser(&self, candidate: &LenserRecord) -> LfResult<LocalLenser> {
+        self.write(async |conn| sql::local_lenser(conn, candidate).await).await
     }
 
     async fn insert_token(&self, token: &TokenRecord) -> LfResult<()> {

@@ -9,8 +9,8 @@
 
 use async_trait::async_trait;
 use lf_auth::{
-    AuthStore, ClientId, CodeRecord, FamilyId, GrantTokens, Handle, Lenser, LenserRecord, OAuthClient,
-    RefreshRecord, SecretHash, TokenId, TokenInfo, TokenRecord,
+    AuthStore, ClientId, CodeRecord, FamilyId, GrantTokens, Handle, Lenser, LenserRecord, LocalLenser,
+    OAuthClient, RefreshRecord, SecretHash, TokenId, TokenInfo, TokenRecord,
 };
 use lf_core::{LenserId, LfResult, Timestamp};
 use sqlx::sqlite::{SqliteConnection, SqliteQueryResult, SqliteRow};
@@ -137,6 +137,10 @@ impl AuthStore for SqliteAuthStore {
 
     async fn lenser_by_id(&self, id: LenserId) -> LfResult<Option<Lenser>> {
         sql::lenser_by_id(&mut *self.db.read().await?, id).await
+    }
+
+    async fn local_lenser(&self, candidate: &LenserRecord) -> LfResult<LocalLenser> {
+        self.db.write(async |conn| sql::local_lenser(conn, candidate).await).await
     }
 
     async fn insert_token(&self, token: &TokenRecord) -> LfResult<()> {
