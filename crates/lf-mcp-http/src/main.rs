@@ -132,3 +132,65 @@ fn main() -> ExitCode {
         Err(failure) => failure.exit(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use clap::CommandFactory;
+    use lf_server::{Reader, Setting};
+
+    use super::*;
+
+    /// Every argument of `serve` is a setting of this binary under its one
+    /// name (the configuration file's key is the argument's id), and every
+    /// setting of this binary is an argument.
+    #[test]
+    fn the_arguments_are_the_http_settings() {
+        let command = Cli::command();
+        let serve = command.find_subcommand("serve").unwrap();
+        let ids: BTreeSet<String> = serve
+            .get_arguments()
+            .map(|a| a.get_id().to_string())
+            .filter(|id| !matches!(id.as_str(), "config" | "help"))
+            .collect();
+        let settings: BTreeSet<String> = Setting::ALL
+            .iter()
+            .filter(|s| matches!(s.reader(), Reader::Both | Reader::Http))
+            .map(|s| s.key().to_owned())
+            .collect();
+        assert_eq!(ids, settings);
+        for arg in serve.get_arguments().filter(|a| ids.contains(a.get_id().as_str())) {
+            let setting = Setting::from_key(arg.get_id().as_str()).unwrap();
+            assert_eq!(arg.get_long().map(|l| format!("--{l}")).as_deref(), Some(setting.flag()));
+            assert_eq!(arg.get_env().and_then(|e| e.to_str()), Some(setting.env()));
+        }
+    }
+
+    /// The configuration file reaches `serve` (given or not) and the admin
+    /// commands, which must open the same database.
+    #[test]
+    fn every_command_reads_the_configuration_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("lf.toml");
+        std::fs::write(&file, "database_url = \"sqlite:/srv/lf.db\"\nbind = \"127.0.0.1:9999\"\n").unwrap();
+        let config = file.to_str().unwrap();
+        let parse = |args: &[&str]| lf_server::try_parse_from::<Cli>(args.iter().copied()).unwrap();
+        for args in [&["lf-mcp-http", "--config", config][..], &["lf-mcp-http", "serve", "--config", config]]
+        {
+            let mut cli = parse(args);
+            let common = lf_server::Arguments::common_mut(&mut cli).clone();
+            assert_eq!(common.database_url.as_deref(), Some("sqlite:/srv/lf.db"), "{args:?}");
+            assert!(common.from_file.file_of(Setting::Bind).is_some(), "{args:?}");
+            let serve = match cli.command {
+                Some(Command::Serve(serve)) => serve,
+                _ => cli.serve,
+            };
+            assert_eq!(serve.bind, "127.0.0.1:9999", "{args:?}");
+        }
+        let mut cli = parse(&["lf-mcp-http", "admin", "list-tokens", "--config", config]);
+        let common = lf_server::Arguments::common_mut(&mut cli);
+        assert_eq!(common.database_url.as_deref(), Some("sqlite:/srv/lf.db"));
+        assert_eq!(common.from_file.file_of(Setting::DatabaseUrl), Some(file.as_path()));
+    }
+}
