@@ -23,8 +23,8 @@ pub struct CommonArgs {
     #[arg(long, env = "LENSERFIGHT_DATABASE_URL")]
     pub database_url: Option<String>,
 
-    /// Only these tool groups, comma-separated (lens, battle).
-    #[arg(long, env = "LENSERFIGHT_TOOLSETS", value_delimiter = ',')]
+    // Its help names the groups of the catalog's registry.
+    #[arg(long, env = "LENSERFIGHT_TOOLSETS", value_delimiter = ',', help = toolsets_help())]
     pub toolsets: Option<Vec<String>>,
 
     /// Only list and allow Read tools.
@@ -47,6 +47,11 @@ pub struct CommonArgs {
     /// [`crate::parse`]), so that an error names the key where it was set.
     #[arg(skip)]
     pub from_file: FromFile,
+}
+
+/// `--toolsets`'s help, naming the groups of the catalog's registry.
+fn toolsets_help() -> String {
+    format!("Only these tool groups, comma-separated ({})", Group::ids().join(", "))
 }
 
 impl CommonArgs {
