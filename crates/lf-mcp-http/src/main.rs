@@ -135,10 +135,8 @@ fn main() -> ExitCode {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeSet;
-
     use clap::CommandFactory;
-    use lf_server::{Reader, Setting};
+    use lf_server::Setting;
 
     use super::*;
 
@@ -149,22 +147,7 @@ mod tests {
     fn the_arguments_are_the_http_settings() {
         let command = Cli::command();
         let serve = command.find_subcommand("serve").unwrap();
-        let ids: BTreeSet<String> = serve
-            .get_arguments()
-            .map(|a| a.get_id().to_string())
-            .filter(|id| !matches!(id.as_str(), "config" | "help"))
-            .collect();
-        let settings: BTreeSet<String> = Setting::ALL
-            .iter()
-            .filter(|s| matches!(s.reader(), Reader::Both | Reader::Http))
-            .map(|s| s.key().to_owned())
-            .collect();
-        assert_eq!(ids, settings);
-        for arg in serve.get_arguments().filter(|a| ids.contains(a.get_id().as_str())) {
-            let setting = Setting::from_key(arg.get_id().as_str()).unwrap();
-            assert_eq!(arg.get_long().map(|l| format!("--{l}")).as_deref(), Some(setting.flag()));
-            assert_eq!(arg.get_env().and_then(|e| e.to_str()), Some(setting.env()));
-        }
+        lf_server::check_arguments(serve, lf_server::Reader::Http).unwrap();
     }
 
     /// The configuration file reaches `serve` (given or not) and the admin

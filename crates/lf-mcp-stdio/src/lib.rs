@@ -204,10 +204,7 @@ where
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeSet;
-
     use clap::CommandFactory;
-    use lf_server::{Reader, Setting};
 
     use super::*;
 
@@ -216,22 +213,6 @@ mod tests {
     /// this binary is an argument.
     #[test]
     fn the_arguments_are_the_stdio_settings() {
-        let command = Args::command();
-        let ids: BTreeSet<String> = command
-            .get_arguments()
-            .map(|a| a.get_id().to_string())
-            .filter(|id| !matches!(id.as_str(), "config" | "help" | "version"))
-            .collect();
-        let settings: BTreeSet<String> = Setting::ALL
-            .iter()
-            .filter(|s| matches!(s.reader(), Reader::Both | Reader::Stdio))
-            .map(|s| s.key().to_owned())
-            .collect();
-        assert_eq!(ids, settings);
-        for arg in command.get_arguments().filter(|a| ids.contains(a.get_id().as_str())) {
-            let setting = Setting::from_key(arg.get_id().as_str()).unwrap();
-            assert_eq!(arg.get_long().map(|l| format!("--{l}")).as_deref(), Some(setting.flag()));
-            assert_eq!(arg.get_env().and_then(|e| e.to_str()), Some(setting.env()));
-        }
+        lf_server::check_arguments(&Args::command(), lf_server::Reader::Stdio).unwrap();
     }
 }

@@ -33,7 +33,7 @@ pub use background::{Background, SHUTDOWN_GRACE, Shutdown};
 pub use config::{CommonArgs, Config};
 pub use file::{Arguments, FromFile, ParseError, default_config_path, parse, try_parse_from};
 pub use identity::{LocalLenser, local_lenser};
-pub use settings::{CONFIG_ENV, CONFIG_FLAG, ConfigError, Kind, Reader, Setting};
+pub use settings::{CONFIG_ENV, CONFIG_FLAG, ConfigError, Kind, Reader, Setting, check_arguments};
 pub use wiring::{build_server, open_database, services};
 
 // The binaries reach the database through the composition root, not lf-store.

@@ -169,6 +169,40 @@ impl Setting {
     }
 }
 
+/// Checks that `command`'s arguments (besides `--config`, `--help` and
+/// `--version`) are exactly the settings `reader` reads, each under its one
+/// flag, variable and id (the configuration file's key): what a binary's
+/// test asks of its command line. `Err` says what differs.
+pub fn check_arguments(command: &clap::Command, reader: Reader) -> Result<(), String> {
+    let args: Vec<&clap::Arg> = command
+        .get_arguments()
+        .filter(|a| !matches!(a.get_id().as_str(), "config" | "help" | "version"))
+        .collect();
+    let mut problems = Vec::new();
+    for arg in &args {
+        let id = arg.get_id().as_str();
+        let Some(setting) = Setting::from_key(id) else {
+            problems.push(format!("{id} is no setting"));
+            continue;
+        };
+        if setting.reader() != Reader::Both && setting.reader() != reader {
+            problems.push(format!("{id} is not read by this binary ({:?})", setting.reader()));
+        }
+        if arg.get_long().map(|l| format!("--{l}")).as_deref() != Some(setting.flag()) {
+            problems.push(format!("{id}'s flag is not {}", setting.flag()));
+        }
+        if arg.get_env().and_then(|e| e.to_str()) != Some(setting.env()) {
+            problems.push(format!("{id}'s variable is not {}", setting.env()));
+        }
+    }
+    for setting in Setting::ALL.iter().filter(|s| s.reader() == Reader::Both || s.reader() == reader) {
+        if !args.iter().any(|a| a.get_id().as_str() == setting.key()) {
+            problems.push(format!("{} has no argument", setting.key()));
+        }
+    }
+    if problems.is_empty() { Ok(()) } else { Err(problems.join("; ")) }
+}
+
 /// `LENSERFIGHT_DATABASE_URL (--database-url)`: how configuration errors
 /// have always named a setting.
 impl fmt::Display for Setting {
@@ -261,6 +295,33 @@ mod tests {
             assert_eq!(Setting::from_key(s.key()), Some(*s));
             assert_eq!(Setting::from_env(s.env()), Some(*s));
         }
+    }
+
+    #[test]
+    fn a_command_is_checked_against_the_settings() {
+        use clap::CommandFactory;
+        #[derive(clap::Parser)]
+        struct Shared {
+            #[command(flatten)]
+            common: crate::CommonArgs,
+        }
+        let e = check_arguments(&Shared::command(), Reader::Stdio).unwrap_err();
+        assert_eq!(e, "lenser_id has no argument; linger_us has no argument");
+        #[derive(clap::Parser)]
+        struct Odd {
+            #[command(flatten)]
+            common: crate::CommonArgs,
+            #[arg(long, env = "LENSERFIGHT_LENSER")]
+            lenser_id: Option<String>,
+            #[arg(long)]
+            bind: Option<String>,
+            #[arg(long, env = "LENSERFIGHT_LINGER_US")]
+            linger: Option<u64>,
+        }
+        let e = check_arguments(&Odd::command(), Reader::Stdio).unwrap_err();
+        assert!(e.contains("lenser_id's variable is not LENSERFIGHT_LENSER_ID"), "{e}");
+        assert!(e.contains("bind is not read by this binary"), "{e}");
+        assert!(e.contains("linger is no setting"), "{e}");
     }
 
     #[test]
