@@ -27,6 +27,10 @@ pub struct CommonArgs {
     #[arg(long, env = "LENSERFIGHT_TOOLSETS", value_delimiter = ',', help = toolsets_help())]
     pub toolsets: Option<Vec<String>>,
 
+    /// List only list_toolsets, enable_toolset and the toolsets enabled so far (--toolsets names those a session starts with)
+    #[arg(long, env = "LENSERFIGHT_DYNAMIC_TOOLSETS")]
+    pub dynamic_toolsets: bool,
+
     /// Only list and allow Read tools.
     #[arg(long, env = "LENSERFIGHT_READ_ONLY")]
     pub read_only: bool,
@@ -109,7 +113,7 @@ impl CommonArgs {
                     .collect::<Result<Vec<_>, _>>()?,
             ),
         };
-        Ok(CatalogOptions { toolsets, read_only: self.read_only, dynamic: false })
+        Ok(CatalogOptions { toolsets, read_only: self.read_only, dynamic: self.dynamic_toolsets })
     }
 }
 

@@ -47,6 +47,7 @@ pub enum Setting {
     DatabaseUrl,
     LenserId,
     Toolsets,
+    DynamicToolsets,
     ReadOnly,
     Log,
     LogJson,
@@ -63,7 +64,7 @@ pub enum Setting {
 }
 
 /// `(setting, file key, environment variable, flag, kind, reader)`.
-const TABLE: [(Setting, &str, &str, &str, Kind, Reader); 16] = [
+const TABLE: [(Setting, &str, &str, &str, Kind, Reader); 17] = [
     (
         Setting::DatabaseUrl,
         "database_url",
@@ -74,6 +75,14 @@ const TABLE: [(Setting, &str, &str, &str, Kind, Reader); 16] = [
     ),
     (Setting::LenserId, "lenser_id", "LENSERFIGHT_LENSER_ID", "--lenser-id", Kind::Text, Reader::Stdio),
     (Setting::Toolsets, "toolsets", "LENSERFIGHT_TOOLSETS", "--toolsets", Kind::List, Reader::Both),
+    (
+        Setting::DynamicToolsets,
+        "dynamic_toolsets",
+        "LENSERFIGHT_DYNAMIC_TOOLSETS",
+        "--dynamic-toolsets",
+        Kind::Switch,
+        Reader::Both,
+    ),
     (Setting::ReadOnly, "read_only", "LENSERFIGHT_READ_ONLY", "--read-only", Kind::Switch, Reader::Both),
     (Setting::Log, "log", "LENSERFIGHT_LOG", "--log", Kind::Text, Reader::Both),
     (Setting::LogJson, "log_json", "LENSERFIGHT_LOG_JSON", "--log-json", Kind::Switch, Reader::Both),
@@ -119,8 +128,8 @@ const TABLE: [(Setting, &str, &str, &str, Kind, Reader); 16] = [
 
 impl Setting {
     /// Every setting, in the order of the README's tables.
-    pub const ALL: [Setting; 16] = {
-        let mut all = [Setting::DatabaseUrl; 16];
+    pub const ALL: [Setting; 17] = {
+        let mut all = [Setting::DatabaseUrl; 17];
         let mut i = 0;
         while i < TABLE.len() {
             all[i] = TABLE[i].0;
