@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{Options, Server, call_tool, client, post_mcp, rpc};
+use common::{Options, Server, client, post_mcp, rpc};
 use std::time::Duration;
 
 use reqwest::StatusCode;
@@ -239,72 +239,5 @@ async fn sessions_answer_concurrent_requests_that_share_an_id() {
         assert_eq!(r.status(), StatusCode::OK);
         assert_eq!(message_of(r, "sequential").await["id"], 8);
     }
-    s.stop().await;
-}
-
-/// Without sessions a plain tool call is answered before rmcp; a call rmcp
-/// must check (a protocol version in `_meta`, an Accept list with
-/// parameters, the inline era's header) is rmcp's. Both give the same
-/// answers.
-#[tokio::test]
-async fn stateless_tool_calls_answer_alike_on_both_paths() {
-    let s = Server::start(true).await;
-    let created = call_tool(
-        &s,
-        None,
-        "create_lens",
-        json!({"title": "Greeter", "template_body": "Say hello to [[Name]] and ask how their day is going."}),
-    )
-    .await;
-    let id = created["structuredContent"]["id"].as_str().unwrap().to_owned();
-    let run = json!({"name": "run_lens", "arguments": {"lens_id": id, "param_values": {"Name": "Ada"}}});
-    let post = |headers: &[(&str, &str)], params: &Value| {
-        let mut request = client()
-            .post(s.url("/mcp"))
-            .header("content-type", "application/json")
-            .body(rpc("tools/call", params.clone()).to_string());
-        for (name, value) in headers {
-            request = request.header(*name, *value);
-        }
-        request.send()
-    };
-    let plain = [("accept", "application/json, text/event-stream")];
-    let versioned = [plain[0], ("mcp-protocol-version", "2025-11-25")];
-    let weighted = [("accept", "application/json;q=1, text/event-stream;q=0.5")];
-    let mut with_meta = run.clone();
-    with_meta["_meta"] = json!({"io.modelcontextprotocol/protocolVersion": "2025-11-25"});
-
-    let mut answers = Vec::new();
-    for (headers, params) in
-        [(&plain[..], &run), (&versioned, &run), (&versioned, &with_meta), (&weighted, &run)]
-    {
-        let r = post(headers, params).await.unwrap();
-        assert_eq!(r.status(), StatusCode::OK);
-        assert_eq!(r.headers()["content-type"], "application/json");
-        answers.push(r.json::<Value>().await.unwrap());
-    }
-    assert_eq!(answers[0]["result"]["isError"], false, "{}", answers[0]);
-    assert!(answers[0]["result"].get("resultType").is_none(), "{}", answers[0]);
-    for other in &answers[1..] {
-        assert_eq!(other, &answers[0]);
-    }
-
-    // Unknown tools are the same JSON-RPC error on both paths.
-    let unknown = json!({"name": "no_such_tool", "arguments": {}});
-    let mut unknown_meta = unknown.clone();
-    unknown_meta["_meta"] = with_meta["_meta"].clone();
-    let direct: Value = post(&versioned, &unknown).await.unwrap().json().await.unwrap();
-    let by_rmcp: Value = post(&versioned, &unknown_meta).await.unwrap().json().await.unwrap();
-    assert_eq!(direct["error"]["code"], -32602, "{direct}");
-    assert_eq!(direct, by_rmcp);
-
-    // rmcp's own refusals stand.
-    let inline_era = [plain[0], ("mcp-protocol-version", "2026-07-28")];
-    let refused: Value = post(&inline_era, &run).await.unwrap().json().await.unwrap();
-    assert!(refused["error"]["code"].is_i64() && refused.get("result").is_none(), "{refused}");
-    let json_only = [("accept", "application/json")];
-    assert_eq!(post(&json_only, &run).await.unwrap().status(), StatusCode::NOT_ACCEPTABLE);
-    let unknown_version = [plain[0], ("mcp-protocol-version", "1999-01-01")];
-    assert_eq!(post(&unknown_version, &run).await.unwrap().status(), StatusCode::BAD_REQUEST);
     s.stop().await;
 }

@@ -402,7 +402,7 @@ mod tests {
     /// A tool call read directly is the message rmcp reads, and so is
     /// every other line.
     #[test]
-    fn tool_calls_read_as_rmcp_reads_them() {
+    fn parity_tool_calls_read_as_rmcp_reads_them() {
         let lines = [
             r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get_lens","arguments":{"lens_id":"x"}}}"#,
             r#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"n","_meta":{"progressToken":1}}}"#,

@@ -239,7 +239,7 @@ mod tests {
     /// arguments and `_meta`; a line rmcp does not read as a tool call is
     /// not read here either.
     #[test]
-    fn tool_calls_read_as_rmcp_reads_them() {
+    fn parity_tool_calls_read_as_rmcp_reads_them() {
         let lines = [
             r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get_lens","arguments":{"lens_id":"x","n":1.5}}}"#,
             r#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"n","_meta":{"progressToken":1}},"extra":true}"#,
@@ -293,7 +293,7 @@ mod tests {
     /// An answer written with its structured content copied from its text
     /// is byte for byte the answer serde_json writes.
     #[test]
-    fn answers_are_written_as_serde_json_writes_them() {
+    fn parity_answers_are_written_as_serde_json_writes_them() {
         let tricky = serde_json::json!({
             "structuredContent": STRUCTURED.value,
             "text": TEXT.value,

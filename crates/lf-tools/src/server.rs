@@ -430,7 +430,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn structured_results_are_rmcps() {
+    fn parity_structured_results_are_rmcps() {
         let value = serde_json::json!({"a": "x\"y\n\u{1F980}", "b": [1, 2.5, null, true], "c": {}});
         assert_eq!(structured(value.clone()), CallToolResult::structured(value));
     }
