@@ -13,7 +13,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use http::{HeaderValue, Method, StatusCode, header};
 use lf_core::{Principal, Scopes, clip};
-use lf_tools::direct::{ToolCall, is_inline_era, known_version};
+use lf_tools::direct::{is_inline_era, known_version};
 use rmcp::model::ProtocolVersion;
 use serde_json::Value;
 
@@ -126,14 +126,13 @@ pub async fn authenticate(State(state): State<AppState>, request: Request, next:
     if parts.method == Method::POST {
         if !state.config.sessions
             && let Some(version) = direct_version(&parts.headers)
-            && let Some(call) = ToolCall::parse(&bytes)
-            && !call.names_protocol_version()
+            && let Some(call) = state.server.direct_call(&bytes, &version)
         {
             if let Some(refusal) = scope_refusal(&state, &principal, call.tool()) {
                 return refusal;
             }
             // As rmcp answers a stateless request in JSON: 200, application/json.
-            let answer = state.server.answer(principal, call, &version).await;
+            let answer = state.server.answer(principal, call).await;
             let mut body = Vec::with_capacity(4096);
             return match answer.write(&mut body) {
                 Ok(()) => ([(header::CONTENT_TYPE, "application/json")], body).into_response(),

@@ -30,7 +30,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::task::Poll;
 
 use lf_tools::LfServer;
-use lf_tools::direct::{Answer, ToolCall, known_version};
+use lf_tools::direct::{Answer, DirectCall, known_version};
 use rmcp::RoleServer;
 use rmcp::model::{
     CallToolRequest, ClientJsonRpcMessage, ClientNotification, ClientRequest, JsonRpcMessage,
@@ -81,28 +81,18 @@ struct Direct {
 }
 
 impl Direct {
-    /// The session's protocol version when this call is the transport's to
-    /// answer: only in a session opened by `initialize`, and only when the
-    /// call names no protocol version of its own (rmcp checks such a call
-    /// against the versions it supports and the inline era's required
-    /// metadata).
-    fn takes(&self, call: &ToolCall) -> Option<ProtocolVersion> {
-        let version = self.initialized.get()?;
-        (!call.names_protocol_version()).then(|| version.clone())
+    /// The call `text` is, when it is the transport's to answer: only in a
+    /// session opened by `initialize`, in the version negotiated there.
+    fn takes(&self, text: &[u8]) -> Option<DirectCall> {
+        self.server.direct_call(text, self.initialized.get()?)
     }
 
     /// Runs `call` and queues its answer. A call that does not finish on its
     /// first poll continues in a task of its own, so reading goes on.
-    async fn answer(
-        &self,
-        call: ToolCall,
-        version: ProtocolVersion,
-        out: &mpsc::Sender<Out>,
-    ) -> Result<(), Closed> {
+    async fn answer(&self, call: DirectCall, out: &mpsc::Sender<Out>) -> Result<(), Closed> {
         let id = call.id().clone();
         let server = self.server.clone();
-        let mut reply =
-            Box::pin(async move { server.answer(server.principal().clone(), call, &version).await });
+        let mut reply = Box::pin(async move { server.answer(server.principal().clone(), call).await });
         if let Poll::Ready(message) = std::future::poll_fn(|cx| Poll::Ready(reply.as_mut().poll(cx))).await {
             return out.send(Out::Answer(Box::new(message))).await.map_err(|_| Closed);
         }
@@ -240,10 +230,8 @@ async fn read_loop<R: AsyncRead + Unpin>(
         if text.is_empty() {
             continue;
         }
-        if let Some(call) = ToolCall::parse(text)
-            && let Some(version) = direct.takes(&call)
-        {
-            if direct.answer(call, version, &outgoing).await.is_err() {
+        if let Some(call) = direct.takes(text) {
+            if direct.answer(call, &outgoing).await.is_err() {
                 return;
             }
             continue;

@@ -4,20 +4,22 @@
 //! request context, a spawned task and channel hops on stdio; on stateless
 //! HTTP a whole one-shot service per request. For a tool call that work cost
 //! more than the call. Both transports therefore answer the one message
-//! kind that is most of their traffic themselves, in the cases where rmcp's
-//! answer is known: a [`ToolCall`] whose `_meta` names no protocol version,
-//! in a session whose version the transport knows (stdio: the one rmcp
-//! negotiated; HTTP: the `MCP-Protocol-Version` header). Everything else
-//! stays rmcp's. [`LfServer::answer`] gives the answer rmcp's handler gives,
-//! shaped for the session's version as rmcp shapes it; the transports' tests
-//! check the two paths answer alike.
+//! kind that is most of their traffic themselves, where rmcp's answer is
+//! known: [`LfServer::direct_call`] decides, from the request's text and the
+//! session's negotiated protocol version, whether a message is such a call,
+//! and [`LfServer::answer`] gives the answer rmcp's handler gives, shaped for
+//! that version as rmcp shapes it. Everything else stays rmcp's.
+//!
+//! This module, the transports' direct paths and their parity tests (the
+//! direct answer equals rmcp's) are the whole bypass: an rmcp upgrade is
+//! checked by running those tests.
 
 use std::sync::LazyLock;
 
 use rmcp::model::{
-    CallToolRequestMethod, CallToolResponse, CallToolResult, ContentBlock, ErrorCode, InputResponses,
-    JsonObject, JsonRpcMessage, JsonRpcResponse, JsonRpcVersion2_0, ProtocolVersion, RequestId,
-    RequestMetaObject, ServerJsonRpcMessage, ServerResult,
+    CallToolRequestMethod, CallToolResponse, CallToolResult, ContentBlock, ErrorCode, ErrorData,
+    InputResponses, JsonObject, JsonRpcMessage, JsonRpcResponse, JsonRpcVersion2_0, ProtocolVersion,
+    RequestId, RequestMetaObject, ServerJsonRpcMessage, ServerResult,
 };
 use serde::Deserialize;
 use serde_json::Value;
@@ -25,13 +27,14 @@ use serde_json::Value;
 use lf_core::Principal;
 
 use crate::LfServer;
+use crate::output::{ToolOutput, call_tool_result};
 
 /// A `tools/call` request read straight from its text. rmcp reads the same
 /// line through two layers of buffered (flattened) fields; this reads the
 /// same fields with the same types, so a message this reads rmcp reads as
 /// the same call, and one it does not read is left to rmcp.
 #[derive(Debug, Deserialize)]
-pub struct ToolCall {
+struct ToolCall {
     #[serde(rename = "jsonrpc")]
     _jsonrpc: JsonRpcVersion2_0,
     id: RequestId,
@@ -55,25 +58,36 @@ struct ToolCallParams {
 }
 
 impl ToolCall {
-    /// Reads `text` as a tool call, if it is one.
-    pub fn parse(text: &[u8]) -> Option<Self> {
+    fn parse(text: &[u8]) -> Option<Self> {
         serde_json::from_slice(text).ok()
     }
 
+    /// Whether its `_meta` names a protocol version. rmcp checks such a call
+    /// against the versions it supports and the inline era's required
+    /// metadata: it is not one to answer directly.
+    fn names_protocol_version(&self) -> bool {
+        self.params.meta.as_ref().is_some_and(|meta| meta.protocol_version().is_some())
+    }
+}
+
+/// A tool call to answer directly, with the protocol version to answer it
+/// in: made by [`LfServer::direct_call`], answered by [`LfServer::answer`].
+#[derive(Debug)]
+pub struct DirectCall {
+    id: RequestId,
+    name: String,
+    arguments: Option<JsonObject>,
+    version: ProtocolVersion,
+}
+
+impl DirectCall {
     pub fn id(&self) -> &RequestId {
         &self.id
     }
 
     /// The tool it names.
     pub fn tool(&self) -> &str {
-        &self.params.name
-    }
-
-    /// Whether its `_meta` names a protocol version. rmcp checks such a call
-    /// against the versions it supports and the inline era's required
-    /// metadata: it is not one to answer directly.
-    pub fn names_protocol_version(&self) -> bool {
-        self.params.meta.as_ref().is_some_and(|meta| meta.protocol_version().is_some())
+        &self.name
     }
 }
 
@@ -89,48 +103,74 @@ pub fn known_version(name: &str) -> Option<ProtocolVersion> {
 }
 
 impl LfServer {
-    /// The answer rmcp's handler gives `call` from `principal` in a session of
-    /// protocol `version`: the catalog's result, shaped for that version as
-    /// rmcp's `handle_request` shapes every result.
-    pub async fn answer(&self, principal: Principal, call: ToolCall, version: &ProtocolVersion) -> Answer {
+    /// The one place that decides what is answered directly: `request` (a
+    /// message's text) when it is a plain tool call, read as rmcp reads it,
+    /// whose `_meta` names no protocol version, to be answered as rmcp
+    /// answers it in a session of protocol `version`. `None` leaves the
+    /// message to rmcp.
+    ///
+    /// The transport passes the version it knows the session to have (stdio:
+    /// the one rmcp negotiated; HTTP: the `MCP-Protocol-Version` header of a
+    /// stateless request whose headers rmcp would pass).
+    pub fn direct_call(&self, request: &[u8], version: &ProtocolVersion) -> Option<DirectCall> {
+        let call = ToolCall::parse(request).filter(|call| !call.names_protocol_version())?;
         let ToolCall { id, params, .. } = call;
-        let inline_era = is_inline_era(version);
-        match self.call_as(principal, &params.name, params.arguments.unwrap_or_default()).await {
-            Ok(result) => {
-                let mut result = ServerResult::from(CallToolResponse::from(result));
-                if inline_era {
-                    result.fill_missing_cache_hints();
-                } else {
-                    result.strip_result_type_for_legacy_peer();
-                    result.strip_non_object_output_for_legacy_peer();
-                }
-                Answer(ServerJsonRpcMessage::response(result, id))
-            }
+        Some(DirectCall { id, name: params.name, arguments: params.arguments, version: version.clone() })
+    }
+
+    /// The answer rmcp's handler gives `call` from `principal`: the catalog's
+    /// result, shaped for the call's protocol version as rmcp's
+    /// `handle_request` shapes every result.
+    pub async fn answer(&self, principal: Principal, call: DirectCall) -> Answer {
+        let DirectCall { id, name, arguments, version } = call;
+        let inline_era = is_inline_era(&version);
+        let body = match self.call_as(principal, &name, arguments.unwrap_or_default()).await {
+            Ok(output) => Body::Tool { output, inline_era },
             Err(mut error) => {
                 if inline_era && error.code == ErrorCode::RESOURCE_NOT_FOUND {
                     error.code = ErrorCode::INVALID_PARAMS;
                 }
-                Answer(ServerJsonRpcMessage::error(error, Some(id)))
+                Body::Error(error)
             }
-        }
+        };
+        Answer { id, body }
     }
 }
 
-/// A field's value while the answer is written (see [`Answer::write`]),
-/// found again as serde_json writes the field with it. No JSON string can
-/// hold that text unescaped, so only the field itself matches.
+/// `result` shaped for a peer of the inline era or not, as rmcp's
+/// `handle_request` shapes every result.
+fn shaped(result: CallToolResult, inline_era: bool) -> ServerResult {
+    let mut result = ServerResult::from(CallToolResponse::from(result));
+    if inline_era {
+        result.fill_missing_cache_hints();
+    } else {
+        result.strip_result_type_for_legacy_peer();
+        result.strip_non_object_output_for_legacy_peer();
+    }
+    result
+}
+
+/// A field's value while an answer is written (see [`Answer::write`]),
+/// found again as serde_json writes the field with it. A JSON string holds
+/// a quote only escaped, so `"field":` matches only the field itself.
 struct StandIn {
     field: &'static str,
-    value: &'static str,
-    /// Finds `"field":"value"` as serde_json writes it.
-    written: LazyLock<memchr::memmem::Finder<'static>>,
+    value: Value,
+    /// Finds `"field":value` as serde_json writes it.
+    written: memchr::memmem::Finder<'static>,
 }
 
 impl StandIn {
-    fn finder(&self) -> memchr::memmem::Finder<'static> {
-        let written = serde_json::json!({ self.field: self.value }).to_string();
+    fn new(field: &'static str, value: Value) -> Self {
+        let written = serde_json::json!({ field: value }).to_string();
         // Without the braces of the object.
-        memchr::memmem::Finder::new(&written[1..written.len() - 1]).into_owned()
+        let written = memchr::memmem::Finder::new(&written[1..written.len() - 1]).into_owned();
+        Self { field, value, written }
+    }
+
+    /// The stand-in of a text block.
+    fn text(&self) -> String {
+        self.value.as_str().unwrap_or_default().to_owned()
     }
 
     /// Where the field's value is in `json`, after `from`.
@@ -141,39 +181,60 @@ impl StandIn {
     }
 }
 
-static TEXT: StandIn =
-    StandIn { field: "text", value: "\u{0}text\u{0}", written: LazyLock::new(|| TEXT.finder()) };
-static STRUCTURED: StandIn = StandIn {
-    field: "structuredContent",
-    value: "\u{0}structured\u{0}",
-    written: LazyLock::new(|| STRUCTURED.finder()),
-};
+/// The text block's stand-in: a text no string of an answer holds.
+static TEXT: LazyLock<StandIn> = LazyLock::new(|| StandIn::new("text", Value::from("\u{0}text\u{0}")));
+/// The structured content's: an object, as the content it stands for is, so
+/// that rmcp's shaping keeps it; an empty one, which allocates nothing.
+static STRUCTURED: LazyLock<StandIn> =
+    LazyLock::new(|| StandIn::new("structuredContent", Value::Object(Default::default())));
 
-/// The answer to a [`ToolCall`], as [`LfServer::answer`] gives it.
+/// The answer to a [`DirectCall`], as [`LfServer::answer`] gives it.
 #[derive(Debug)]
-pub struct Answer(ServerJsonRpcMessage);
+pub struct Answer {
+    id: RequestId,
+    body: Body,
+}
+
+#[derive(Debug, Clone)]
+enum Body {
+    Tool { output: ToolOutput, inline_era: bool },
+    Error(ErrorData),
+}
 
 impl Answer {
+    /// The id of the call it answers.
+    pub fn id(&self) -> &RequestId {
+        &self.id
+    }
+
+    /// The message rmcp would send, as rmcp's handler shapes it.
+    fn into_message(self) -> ServerJsonRpcMessage {
+        match self.body {
+            Body::Tool { output, inline_era } => {
+                ServerJsonRpcMessage::response(shaped(output.into(), inline_era), self.id)
+            }
+            Body::Error(error) => ServerJsonRpcMessage::error(error, Some(self.id)),
+        }
+    }
+
     /// Appends the answer to `out` as JSON, byte for byte what serde_json
-    /// writes for its message, with a tool result's JSON written once: its
-    /// first text block is the structured content as JSON text (every result
-    /// of the catalog has it there, as MCP asks: [`LfServer::call_as`], and
-    /// only `answer` makes an `Answer`), so `structuredContent` is a copy of
-    /// that text, and the text is escaped as a string in one pass that
-    /// copies everything between its quotes and backslashes.
+    /// writes for rmcp's message, with a tool result's JSON written once:
+    /// a [`ToolOutput`]'s text is its structured content's JSON, so the
+    /// message is written with stand-ins for both, and the text is put in
+    /// for the one (escaped as a string in one pass that copies everything
+    /// between its quotes and backslashes) and copied for the other.
     pub fn write(self, out: &mut Vec<u8>) -> serde_json::Result<()> {
-        let mut message = self.0;
-        let Some(result) = tool_result(&mut message) else {
-            return serde_json::to_writer(out, &message);
+        let (output, inline_era) = match self.body {
+            // Shaping for a legacy peer drops structured content that is not
+            // an object; the stand-in is one: written the usual way.
+            Body::Tool { output, inline_era } if inline_era || output.value().is_object() => {
+                (output, inline_era)
+            }
+            _ => return serde_json::to_writer(out, &self.into_message()),
         };
-        let (Some(ContentBlock::Text(block)), Some(value)) =
-            (result.content.first_mut(), result.structured_content.as_mut())
-        else {
-            return serde_json::to_writer(out, &message);
-        };
-        debug_assert_eq!(block.text, value.to_string(), "the first text block is the structured content");
-        let text = std::mem::replace(&mut block.text, TEXT.value.to_owned());
-        let value = std::mem::replace(value, Value::String(STRUCTURED.value.to_owned()));
+        let (text, note, is_error) = output.into_text();
+        let stand_ins = call_tool_result(TEXT.text(), STRUCTURED.value.clone(), note, is_error);
+        let mut message = ServerJsonRpcMessage::response(shaped(stand_ins, inline_era), self.id);
         let start = out.len();
         serde_json::to_writer(&mut *out, &message)?;
         let skeleton = out.split_off(start);
@@ -182,10 +243,10 @@ impl Answer {
         let (Some(text_at), Some(structured_at)) = (text_at, structured_at) else {
             // Not written as expected: written again the usual way.
             if let Some(result) = tool_result(&mut message) {
+                result.structured_content = Some(serde_json::from_str(&text)?);
                 if let Some(ContentBlock::Text(block)) = result.content.first_mut() {
                     block.text = text;
                 }
-                result.structured_content = Some(value);
             }
             return serde_json::to_writer(out, &message);
         };
@@ -196,6 +257,16 @@ impl Answer {
         out.extend_from_slice(text.as_bytes());
         out.extend_from_slice(&skeleton[structured_at.end..]);
         Ok(())
+    }
+}
+
+/// The tool result `message` answers with, if it is one.
+fn tool_result(message: &mut ServerJsonRpcMessage) -> Option<&mut CallToolResult> {
+    match message {
+        JsonRpcMessage::Response(JsonRpcResponse {
+            result: ServerResult::CallToolResult(result), ..
+        }) => Some(result),
+        _ => None,
     }
 }
 
@@ -217,16 +288,6 @@ fn write_json_string(out: &mut Vec<u8>, text: &str) -> serde_json::Result<()> {
     out.extend_from_slice(&bytes[from..]);
     out.push(b'"');
     Ok(())
-}
-
-/// The tool result `message` answers with, if it is one.
-fn tool_result(message: &mut ServerJsonRpcMessage) -> Option<&mut CallToolResult> {
-    match message {
-        JsonRpcMessage::Response(JsonRpcResponse {
-            result: ServerResult::CallToolResult(result), ..
-        }) => Some(result),
-        _ => None,
-    }
 }
 
 #[cfg(test)]
@@ -291,61 +352,52 @@ mod tests {
     }
 
     /// An answer written with its structured content copied from its text
-    /// is byte for byte the answer serde_json writes.
+    /// is byte for byte the message rmcp's handler sends, in both eras:
+    /// results with and without a note, errors, tricky text, and results
+    /// whose structured content is not an object (which a legacy peer gets
+    /// without it).
     #[test]
     fn parity_answers_are_written_as_serde_json_writes_them() {
         let tricky = serde_json::json!({
-            "structuredContent": STRUCTURED.value,
-            "text": TEXT.value,
+            "structuredContent": {},
+            "text": "\u{0}text\u{0}",
             "control": "line\nbreak\ttab\u{1}",
             "quote": "a \"b\" \\ c \u{1F600}",
             "nested": {"list": [1, 2.5, null, true, "é"]},
         });
-        let results = [
-            crate::server::structured(serde_json::json!({"lens": {"id": "x", "title": "T"}})),
-            crate::server::structured(tricky.clone()),
-            crate::server::structured(serde_json::json!({"path": "C:\\dir\\\"x\"", "empty": ""})),
-            crate::server::structured(serde_json::json!({})),
-            CallToolResult::structured_error(serde_json::json!({"error": {"code": "NOT_FOUND"}})),
-            CallToolResult::success(vec![ContentBlock::text("plain text")]),
-            // No text block: written the usual way.
-            {
-                let mut r = crate::server::structured(tricky);
-                r.content.clear();
-                r
-            },
+        let values = [
+            serde_json::json!({"lens": {"id": "x", "title": "T"}}),
+            tricky,
+            serde_json::json!({"path": "C:\\dir\\\"x\"", "empty": ""}),
+            serde_json::json!({}),
+            serde_json::json!(["not", "an", "object"]),
+            serde_json::json!("text"),
         ];
-        let with_note = |mut r: CallToolResult| {
-            if !r.content.is_empty() {
-                r.content.push(ContentBlock::text("a note"));
+        let mut answers = Vec::new();
+        for (i, value) in values.into_iter().enumerate() {
+            for output in [
+                ToolOutput::success(value.clone()),
+                ToolOutput::error(value.clone()),
+                ToolOutput::success(value.clone()).with_note("a \"note\"".into()),
+            ] {
+                for inline_era in [false, true] {
+                    for id in [RequestId::Number(i as i64), RequestId::String("s\"".into())] {
+                        answers.push(Answer { id, body: Body::Tool { output: output.clone(), inline_era } });
+                    }
+                }
             }
-            r
-        };
-        let mut messages: Vec<ServerJsonRpcMessage> = results
-            .into_iter()
-            .enumerate()
-            .flat_map(|(i, r)| {
-                let note = with_note(r.clone());
-                [
-                    ServerJsonRpcMessage::response(
-                        ServerResult::CallToolResult(r),
-                        RequestId::Number(i as i64),
-                    ),
-                    ServerJsonRpcMessage::response(
-                        ServerResult::CallToolResult(note),
-                        RequestId::String("s".into()),
-                    ),
-                ]
-            })
-            .collect();
-        messages.push(ServerJsonRpcMessage::error(
-            rmcp::model::ErrorData::invalid_params("no such tool", None),
-            Some(RequestId::Number(9)),
-        ));
-        for message in messages {
-            let expected = serde_json::to_vec(&message).unwrap();
+        }
+        answers.push(Answer {
+            id: RequestId::Number(9),
+            body: Body::Error(ErrorData::invalid_params("no such tool", None)),
+        });
+        for answer in answers {
+            let expected = serde_json::to_vec(
+                &Answer { id: answer.id.clone(), body: answer.body.clone() }.into_message(),
+            )
+            .unwrap();
             let mut out = b"before\n".to_vec();
-            Answer(message).write(&mut out).unwrap();
+            answer.write(&mut out).unwrap();
             assert_eq!(
                 String::from_utf8_lossy(&out[7..]),
                 String::from_utf8_lossy(&expected),
@@ -353,6 +405,30 @@ mod tests {
             );
             assert_eq!(&out[..7], b"before\n");
         }
+    }
+
+    /// The message is rmcp's: a legacy peer gets no `resultType`, and no
+    /// structured content that is not an object (the text still has it).
+    #[test]
+    fn parity_answers_are_shaped_for_the_era() {
+        let answer = |value: Value, inline_era| {
+            let answer = Answer {
+                id: RequestId::Number(1),
+                body: Body::Tool { output: ToolOutput::success(value), inline_era },
+            };
+            let mut out = Vec::new();
+            answer.write(&mut out).unwrap();
+            serde_json::from_slice::<Value>(&out).unwrap()
+        };
+        let legacy = answer(serde_json::json!({"a": 1}), false);
+        assert_eq!(
+            legacy["result"],
+            serde_json::json!({"content": [{"type": "text", "text": "{\"a\":1}"}], "structuredContent": {"a": 1}, "isError": false})
+        );
+        assert_eq!(answer(serde_json::json!({"a": 1}), true)["result"]["resultType"], "complete");
+        let list = answer(serde_json::json!([1]), false);
+        assert!(list["result"].get("structuredContent").is_none(), "{list}");
+        assert_eq!(list["result"]["content"][0]["text"], "[1]");
     }
 
     #[test]

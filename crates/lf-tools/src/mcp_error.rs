@@ -4,6 +4,8 @@ use lf_core::{DetailValue, ErrorCode, LfError};
 use rmcp::model::CallToolResult;
 use serde_json::{Map, Value, json};
 
+use crate::output::ToolOutput;
+
 fn detail(v: &DetailValue) -> Value {
     match v {
         DetailValue::Str(s) => Value::String(s.clone()),
@@ -29,7 +31,7 @@ pub fn error_value(tool: &str, err: &LfError) -> Value {
 /// A tool result with `isError: true` and the error as structured content
 /// and as JSON text.
 pub fn error_result(tool: &str, err: &LfError) -> CallToolResult {
-    CallToolResult::structured_error(error_value(tool, err))
+    ToolOutput::error(error_value(tool, err)).into()
 }
 
 #[cfg(test)]

@@ -7,9 +7,9 @@ use lf_core::{ErrorCode, LensId, LfError, PageRequest, Principal};
 use lf_lens::{LensFilter, LensService, ParamValues, VersionSelector};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
-    CompletionInfo, ContentBlock, Extensions, GetPromptRequestParams, GetPromptResponse, GetPromptResult,
-    Implementation, ListPromptsResult, ListToolsResult, PaginatedRequestParams, Prompt, PromptArgument,
-    PromptMessage, Reference, Role, ServerCapabilities, ServerConfig, Tool,
+    CompletionInfo, Extensions, GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation,
+    ListPromptsResult, ListToolsResult, PaginatedRequestParams, Prompt, PromptArgument, PromptMessage,
+    Reference, Role, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -17,7 +17,8 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use crate::catalog::{Catalog, CatalogOptions};
 use crate::group::Group;
 use crate::hygiene::{clean_value, injection_note, sanitize_text};
-use crate::mcp_error::error_result;
+use crate::mcp_error::error_value;
+use crate::output::ToolOutput;
 use crate::services::{Ctx, Services};
 use crate::tool::{Safety, ToolSpec};
 use crate::toolsets::{self, Enabled};
@@ -186,19 +187,17 @@ impl LfServer {
     /// Calls a tool by name with raw arguments as this server's principal:
     /// the whole `tools/call` path short of the transport.
     pub async fn call(&self, name: &str, args: rmcp::model::JsonObject) -> Result<CallToolResult, McpError> {
-        self.call_as(self.principal.clone(), name, args).await
+        self.call_as(self.principal.clone(), name, args).await.map(Into::into)
     }
 
     /// Calls a tool as `principal`. Unknown or disabled tools are protocol
     /// errors; a Lenser whose token lacks the tool's scope gets PERMISSION_DENIED.
-    /// A result's first content block is its structured content as JSON text
-    /// (a note may follow it); [`crate::direct::Answer::write`] relies on it.
     pub async fn call_as(
         &self,
         principal: Principal,
         name: &str,
         args: rmcp::model::JsonObject,
-    ) -> Result<CallToolResult, McpError> {
+    ) -> Result<ToolOutput, McpError> {
         Ok(self.call_with(principal, name, args, &[]).await?.0)
     }
 
@@ -210,13 +209,13 @@ impl LfServer {
         name: &str,
         args: rmcp::model::JsonObject,
         also: &[&'static Group],
-    ) -> Result<(CallToolResult, bool), McpError> {
+    ) -> Result<(ToolOutput, bool), McpError> {
         if let Some(session) = &self.session
             && toolsets::is_meta(name)
         {
             return Ok(match toolsets::call(&self.catalog, session, also, name, args) {
-                Ok((value, changed)) => (structured(value), changed),
-                Err(err) => (error_result(name, &err), false),
+                Ok((value, changed)) => (ToolOutput::success(value), changed),
+                Err(err) => (ToolOutput::error(error_value(name, &err)), false),
             });
         }
         let tool = self.catalog.get(name).filter(|t| self.offers(t, also)).ok_or_else(|| {
@@ -239,33 +238,24 @@ impl LfServer {
             let err = LfError::permission_denied(format!(
                 "{name} changes data and this token has the read scope only: sign in again granting the write scope"
             ));
-            return Ok((error_result(name, &err), false));
+            return Ok((ToolOutput::error(error_value(name, &err)), false));
         }
         let ctx = Ctx { principal, services: self.services.clone() };
-        let result = match tool.call(ctx, args).await {
+        let output = match tool.call(ctx, args).await {
             Ok(mut value) => {
                 let reasons = clean_value(&mut value);
-                let mut result = structured(value);
-                if !reasons.is_empty() {
+                let output = ToolOutput::success(value);
+                if reasons.is_empty() {
+                    output
+                } else {
                     tracing::warn!(tool = name, reasons = ?reasons, "result flagged as possible prompt injection");
-                    result.content.push(ContentBlock::text(injection_note(&reasons)));
+                    output.with_note(injection_note(&reasons))
                 }
-                result
             }
-            Err(err) => error_result(name, &err),
+            Err(err) => ToolOutput::error(error_value(name, &err)),
         };
-        Ok((result, false))
+        Ok((output, false))
     }
-}
-
-/// [`CallToolResult::structured`], with the JSON text written by
-/// `serde_json::to_string`: the `Display` that method uses writes through
-/// `fmt`, a call per fragment, which showed in the stdio profile.
-pub(crate) fn structured(value: serde_json::Value) -> CallToolResult {
-    let text = serde_json::to_string(&value).unwrap_or_else(|_| value.to_string());
-    let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
-    result.structured_content = Some(value);
-    result
 }
 
 fn prompt_error(err: LfError) -> McpError {
@@ -310,12 +300,12 @@ impl ServerHandler for LfServer {
     ) -> Result<CallToolResponse, McpError> {
         let principal = self.caller(&context)?;
         let also = self.named_toolsets(&context);
-        let (result, changed) =
+        let (output, changed) =
             self.call_with(principal, &request.name, request.arguments.unwrap_or_default(), &also).await?;
         if changed && let Err(e) = context.peer.notify_tool_list_changed().await {
             tracing::debug!(error = %e, "this session cannot be told its tool list changed");
         }
-        Ok(result.into())
+        Ok(CallToolResult::from(output).into())
     }
 
     async fn list_prompts(
@@ -422,16 +412,5 @@ impl ServerHandler for LfServer {
             CompletionInfo::with_pagination(shown, Some(total as u32), total > CompletionInfo::MAX_VALUES)
                 .map_err(|e| McpError::internal_error(e, None))?;
         Ok(CompleteResult::new(info))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn parity_structured_results_are_rmcps() {
-        let value = serde_json::json!({"a": "x\"y\n\u{1F980}", "b": [1, 2.5, null, true], "c": {}});
-        assert_eq!(structured(value.clone()), CallToolResult::structured(value));
     }
 }

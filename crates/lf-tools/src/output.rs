@@ -1,0 +1,121 @@
+//! [`ToolOutput`]: what a tool call answers, before a transport writes it.
+
+use rmcp::model::{CallToolResult, ContentBlock};
+use serde_json::Value;
+
+/// A tool's result: its structured content, the same JSON as text (MCP asks
+/// a tool that returns structured content to return it as text too), an
+/// optional note for the reader after it, and whether it is an error.
+///
+/// Only lf-tools makes one, and only from the value, so the text is always
+/// the value's JSON: the direct path writes that text for both and never
+/// serializes the value ([`crate::direct::Answer::write`]); rmcp's path gets
+/// the same result as a [`CallToolResult`] (`From`), whose first content
+/// block is the text and whose note, if any, is the second.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolOutput {
+    value: Value,
+    text: String,
+    note: Option<String>,
+    is_error: bool,
+}
+
+impl ToolOutput {
+    /// A result that is not an error.
+    pub(crate) fn success(value: Value) -> Self {
+        Self::new(value, false)
+    }
+
+    /// A result with `isError: true`.
+    pub(crate) fn error(value: Value) -> Self {
+        Self::new(value, true)
+    }
+
+    fn new(value: Value, is_error: bool) -> Self {
+        // Not `Value`'s `Display` (what `CallToolResult::structured` uses):
+        // the same text, but written through `fmt`, a call per fragment,
+        // which showed in the stdio profile.
+        let text = serde_json::to_string(&value).unwrap_or_else(|_| value.to_string());
+        Self { value, text, note: None, is_error }
+    }
+
+    /// The same result with `note` after its JSON.
+    pub(crate) fn with_note(self, note: String) -> Self {
+        Self { note: Some(note), ..self }
+    }
+
+    /// The structured content.
+    pub fn value(&self) -> &Value {
+        &self.value
+    }
+
+    /// The structured content as JSON text.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The note that follows the JSON, if any.
+    pub fn note(&self) -> Option<&str> {
+        self.note.as_deref()
+    }
+
+    pub fn is_error(&self) -> bool {
+        self.is_error
+    }
+
+    /// The text, the note and whether it is an error, without the value:
+    /// what a writer that writes the text for both needs.
+    pub(crate) fn into_text(self) -> (String, Option<String>, bool) {
+        (self.text, self.note, self.is_error)
+    }
+}
+
+/// A result's content blocks: the JSON text, then the note.
+pub(crate) fn call_tool_result(
+    text: String,
+    structured: Value,
+    note: Option<String>,
+    is_error: bool,
+) -> CallToolResult {
+    let mut content = Vec::with_capacity(1 + usize::from(note.is_some()));
+    content.push(ContentBlock::text(text));
+    content.extend(note.map(ContentBlock::text));
+    let mut result = if is_error { CallToolResult::error(content) } else { CallToolResult::success(content) };
+    result.structured_content = Some(structured);
+    result
+}
+
+impl From<ToolOutput> for CallToolResult {
+    fn from(output: ToolOutput) -> Self {
+        call_tool_result(output.text, output.value, output.note, output.is_error)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Without a note, a result is rmcp's structured result, error or not.
+    #[test]
+    fn parity_results_are_rmcps() {
+        let value = serde_json::json!({"a": "x\"y\n\u{1F980}", "b": [1, 2.5, null, true], "c": {}});
+        assert_eq!(
+            CallToolResult::from(ToolOutput::success(value.clone())),
+            CallToolResult::structured(value.clone())
+        );
+        assert_eq!(
+            CallToolResult::from(ToolOutput::error(value.clone())),
+            CallToolResult::structured_error(value)
+        );
+    }
+
+    #[test]
+    fn a_note_follows_the_json() {
+        let output = ToolOutput::success(serde_json::json!({"a": 1})).with_note("careful".into());
+        assert_eq!((output.text(), output.note(), output.is_error()), (r#"{"a":1}"#, Some("careful"), false));
+        let result = CallToolResult::from(output);
+        let texts: Vec<_> = result.content.iter().map(|c| c.as_text().unwrap().text.as_str()).collect();
+        assert_eq!(texts, [r#"{"a":1}"#, "careful"]);
+        assert_eq!(result.structured_content, Some(serde_json::json!({"a": 1})));
+    }
+}
