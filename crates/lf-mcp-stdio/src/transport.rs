@@ -11,23 +11,16 @@
 //!   longer than [`MAX_LINE`] answers `-32600`; the session goes on;
 //! - answers are written through a buffer flushed whenever no other answer is
 //!   ready, so pipelined calls share writes;
-//! - once the server has answered `initialize`, a plain `tools/call` (no
-//!   protocol version in its `_meta`) is answered by the transport itself
-//!   (see [`lf_tools::direct`]) with the answer rmcp would give for the
-//!   negotiated version: rmcp's per-request machinery (a cancellation token,
-//!   a context, a spawned task and three channel hops per call) cost more
-//!   than the call itself. A call
-//!   is run on the reader's task; one that does not finish at once goes on in
-//!   a task of its own (at most [`QUEUE`] of them), and
-//!   `notifications/cancelled` stops it without an answer. Everything else
-//!   (the handshake, lists, prompts, inline-era requests, broken calls) is
-//!   rmcp's.
+//! - once the server has answered `initialize`, a plain `tools/call` is
+//!   answered by the transport itself ([`direct`], with
+//!   [`lf_tools::direct`]): everything else (the handshake, lists, prompts,
+//!   inline-era requests, broken calls) is rmcp's.
+
+mod direct;
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::future::Future;
-use std::sync::{Arc, Mutex, OnceLock};
-use std::task::Poll;
+use std::sync::{Arc, OnceLock};
 
 use lf_tools::LfServer;
 use lf_tools::direct::{Answer, DirectCall, known_version};
@@ -40,8 +33,10 @@ use rmcp::model::{
 use rmcp::transport::Transport;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
-use tokio::sync::{Semaphore, mpsc};
-use tokio::task::{AbortHandle, JoinHandle};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use self::direct::Direct;
 
 /// Parsed messages waiting for the server.
 pub const QUEUE: usize = 256;
@@ -61,70 +56,13 @@ enum Out {
 pub struct LineTransport {
     incoming: mpsc::Receiver<ClientJsonRpcMessage>,
     outgoing: mpsc::Sender<Out>,
-    /// Set when the server answers `initialize` (see [`Direct`]).
-    initialized: Negotiated,
+    /// Set when the server answers `initialize`.
+    negotiated: Negotiated,
 }
 
 /// The protocol version the server's answer to `initialize` names, once it
 /// has answered.
 type Negotiated = Arc<OnceLock<ProtocolVersion>>;
-
-/// The tool calls the transport answers itself (see the module's docs).
-struct Direct {
-    server: LfServer,
-    /// Whether the server has answered `initialize`, and with which version.
-    initialized: Negotiated,
-    /// Calls still running in tasks of their own, to cancel them.
-    running: Arc<Mutex<HashMap<RequestId, AbortHandle>>>,
-    /// Bounds how many of those there are.
-    slots: Arc<Semaphore>,
-}
-
-impl Direct {
-    /// The call `text` is, when it is the transport's to answer: only in a
-    /// session opened by `initialize`, in the version negotiated there.
-    fn takes(&self, text: &[u8]) -> Option<DirectCall> {
-        self.server.direct_call(text, self.initialized.get()?)
-    }
-
-    /// Runs `call` and queues its answer. A call that does not finish on its
-    /// first poll continues in a task of its own, so reading goes on.
-    async fn answer(&self, call: DirectCall, out: &mpsc::Sender<Out>) -> Result<(), Closed> {
-        let id = call.id().clone();
-        let server = self.server.clone();
-        let mut reply = Box::pin(async move { server.answer(server.principal().clone(), call).await });
-        if let Poll::Ready(message) = std::future::poll_fn(|cx| Poll::Ready(reply.as_mut().poll(cx))).await {
-            return out.send(Out::Answer(Box::new(message))).await.map_err(|_| Closed);
-        }
-        let Ok(slot) = self.slots.clone().acquire_owned().await else { return Err(Closed) };
-        let (running, out) = (self.running.clone(), out.clone());
-        let key = id.clone();
-        // Registered under the lock the task takes to unregister, so that a
-        // task finishing at once on another thread cannot leave its entry.
-        let mut calls = self.running.lock().unwrap_or_else(|e| e.into_inner());
-        let task = tokio::spawn(async move {
-            let message = reply.await;
-            running.lock().unwrap_or_else(|e| e.into_inner()).remove(&key);
-            drop(slot);
-            let _ = out.send(Out::Answer(Box::new(message))).await;
-        });
-        calls.insert(id, task.abort_handle());
-        Ok(())
-    }
-
-    /// Stops a running call the client cancelled; it gets no answer.
-    fn cancel(&self, message: &ClientJsonRpcMessage) {
-        if let JsonRpcMessage::Notification(JsonRpcNotification {
-            notification: ClientNotification::CancelledNotification(cancelled),
-            ..
-        }) = message
-            && let Some(id) = &cancelled.params.request_id
-            && let Some(task) = self.running.lock().unwrap_or_else(|e| e.into_inner()).remove(id)
-        {
-            task.abort();
-        }
-    }
-}
 
 /// The tasks behind a [`LineTransport`]: wait for them after the session so
 /// that every answer is written before the process exits.
@@ -139,6 +77,75 @@ impl Pump {
         self.reader.abort();
         let _ = self.reader.await;
         self.writer.await.unwrap_or_else(|e| Err(std::io::Error::other(e)))
+    }
+}
+
+/// What the reader does with each message it reads.
+struct Reader {
+    incoming: mpsc::Sender<ClientJsonRpcMessage>,
+    outgoing: mpsc::Sender<Out>,
+    direct: Direct,
+}
+
+/// A message as read: what the reader does with it.
+// A `Read` lives for one message (or a batch's at most 20): boxing the large
+// variant would give every message for rmcp an allocation more.
+#[allow(clippy::large_enum_variant)]
+enum Read {
+    /// A call the transport answers.
+    Direct(DirectCall),
+    /// A message for rmcp.
+    Message(ClientJsonRpcMessage),
+    /// Not a message rmcp reads: its answer, if it gets one.
+    Rejected(Option<Value>),
+}
+
+impl Reader {
+    async fn send(&self, out: Out) -> Result<(), Closed> {
+        self.outgoing.send(out).await.map_err(|_| Closed)
+    }
+
+    /// Reads one line's message and dispatches it.
+    async fn line(&self, text: &[u8]) -> Result<(), Closed> {
+        match self.read(text) {
+            Read::Direct(call) => self.direct.answer(call, &self.outgoing).await,
+            Read::Message(message) => self.forward(message).await,
+            Read::Rejected(Some(answer)) => self.send(Out::Raw(answer)).await,
+            Read::Rejected(None) => Ok(()),
+        }
+    }
+
+    fn read(&self, text: &[u8]) -> Read {
+        if let Some(call) = self.direct.takes(text) {
+            return Read::Direct(call);
+        }
+        match parse_message(text) {
+            Ok(message) => Read::Message(message),
+            Err(err) => {
+                tracing::debug!(error = %err, "unreadable message");
+                Read::Rejected(reject(text, &err))
+            }
+        }
+    }
+
+    /// Hands `message` to rmcp; a cancellation also stops the call it names
+    /// if the transport runs it.
+    async fn forward(&self, message: ClientJsonRpcMessage) -> Result<(), Closed> {
+        if let Some(id) = cancelled(&message) {
+            self.direct.cancel(id);
+        }
+        self.incoming.send(message).await.map_err(|_| Closed)
+    }
+}
+
+/// The request a `notifications/cancelled` names.
+fn cancelled(message: &ClientJsonRpcMessage) -> Option<&RequestId> {
+    match message {
+        JsonRpcMessage::Notification(JsonRpcNotification {
+            notification: ClientNotification::CancelledNotification(cancelled),
+            ..
+        }) => cancelled.params.request_id.as_ref(),
+        _ => None,
     }
 }
 
@@ -171,12 +178,7 @@ fn reject(line: &[u8], err: &serde_json::Error) -> Option<Value> {
     }
 }
 
-async fn read_loop<R: AsyncRead + Unpin>(
-    reader: R,
-    incoming: mpsc::Sender<ClientJsonRpcMessage>,
-    outgoing: mpsc::Sender<Out>,
-    direct: Direct,
-) {
+async fn read_loop<R: AsyncRead + Unpin>(reader: R, dispatch: Reader) {
     let mut reader = BufReader::with_capacity(64 * 1024, reader);
     let mut line = Vec::with_capacity(4096);
     loop {
@@ -221,7 +223,7 @@ async fn read_loop<R: AsyncRead + Unpin>(
                 -32600,
                 format!("Invalid Request: a message may be at most {MAX_LINE} bytes"),
             );
-            if outgoing.send(Out::Raw(answer)).await.is_err() {
+            if dispatch.send(Out::Raw(answer)).await.is_err() {
                 return;
             }
             continue;
@@ -230,27 +232,8 @@ async fn read_loop<R: AsyncRead + Unpin>(
         if text.is_empty() {
             continue;
         }
-        if let Some(call) = direct.takes(text) {
-            if direct.answer(call, &outgoing).await.is_err() {
-                return;
-            }
-            continue;
-        }
-        match parse_message(text) {
-            Ok(msg) => {
-                direct.cancel(&msg);
-                if incoming.send(msg).await.is_err() {
-                    return;
-                }
-            }
-            Err(err) => {
-                tracing::debug!(error = %err, "unreadable message");
-                if let Some(answer) = reject(text, &err)
-                    && outgoing.send(Out::Raw(answer)).await.is_err()
-                {
-                    return;
-                }
-            }
+        if dispatch.line(text).await.is_err() {
+            return;
         }
     }
 }
@@ -319,16 +302,12 @@ where
 {
     let (in_tx, in_rx) = mpsc::channel(QUEUE);
     let (out_tx, out_rx) = mpsc::channel(QUEUE);
-    let initialized = Negotiated::default();
-    let direct = Direct {
-        server,
-        initialized: initialized.clone(),
-        running: Arc::default(),
-        slots: Arc::new(Semaphore::new(QUEUE)),
-    };
-    let reader = tokio::spawn(read_loop(reader, in_tx, out_tx.clone(), direct));
+    let negotiated = Negotiated::default();
+    let session =
+        Reader { incoming: in_tx, outgoing: out_tx.clone(), direct: Direct::new(server, negotiated.clone()) };
+    let reader = tokio::spawn(read_loop(reader, session));
     let writer = tokio::spawn(write_loop(writer, out_rx));
-    (LineTransport { incoming: in_rx, outgoing: out_tx, initialized }, Pump { reader, writer })
+    (LineTransport { incoming: in_rx, outgoing: out_tx, negotiated }, Pump { reader, writer })
 }
 
 /// The output side has closed: the client went away.
@@ -362,7 +341,7 @@ impl Transport<RoleServer> for LineTransport {
             // rmcp's static value for it, so that each direct call's copy
             // copies no string (the negotiated one is the client's text).
             let version = &init.protocol_version;
-            let _ = self.initialized.set(known_version(version.as_str()).unwrap_or_else(|| version.clone()));
+            let _ = self.negotiated.set(known_version(version.as_str()).unwrap_or_else(|| version.clone()));
         }
         let tx = self.outgoing.clone();
         async move { tx.send(Out::Message(Box::new(item))).await.map_err(|_| Closed) }
