@@ -9,16 +9,13 @@ use axum::routing::{get, post};
 use axum::{Json, Router, middleware};
 use http::StatusCode;
 use lf_auth::AuthService;
-use lf_core::{LenserId, Principal};
+use lf_core::LenserId;
 use lf_tools::{LfServer, SERVER_NAME};
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
-use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use tower_http::timeout::TimeoutLayer;
 
-use crate::config::{HttpConfig, MAX_BODY};
+use crate::config::HttpConfig;
 use crate::guard::{Gate, gate};
 use crate::inflight::InFlight;
 use crate::oauth::{self, Limits};
@@ -71,41 +68,10 @@ pub struct Shared {
 /// The largest body of an OAuth request (forms and registrations are small).
 const OAUTH_MAX_BODY: usize = 64 * 1024;
 
-/// The rmcp service's settings: JSON answers, hosts and origins checked by
-/// [`gate`] instead (with the public URL), and the body limit.
-fn mcp_config(config: &HttpConfig, shutdown: CancellationToken) -> StreamableHttpServerConfig {
-    StreamableHttpServerConfig::default()
-        .with_legacy_session_mode(config.sessions)
-        .with_json_response(true)
-        .disable_allowed_hosts()
-        .disable_allowed_origins()
-        .with_max_request_body_bytes(MAX_BODY)
-        .with_cancellation_token(shutdown)
-}
-
-/// The caller the auth layer attached to the HTTP request behind an MCP request.
-fn principal_of(extensions: &rmcp::model::Extensions) -> Option<Principal> {
-    extensions.get::<http::request::Parts>()?.extensions.get::<Principal>().cloned()
-}
-
 /// The whole application. `shutdown` stops rmcp's streams once the server
 /// has finished the requests in flight.
 pub fn router(state: AppState, shutdown: CancellationToken) -> Router {
-    let server = state.server.clone().with_principal_source(Arc::new(principal_of));
-    let config = mcp_config(&state.config, shutdown);
-    let factory = move || Ok(server.clone());
-    let mcp = if state.config.sessions {
-        Router::new().route_service(
-            "/mcp",
-            StreamableHttpService::new(factory, Arc::new(LocalSessionManager::default()), config),
-        )
-    } else {
-        Router::new().route_service(
-            "/mcp",
-            StreamableHttpService::new(factory, Arc::new(NeverSessionManager::default()), config),
-        )
-    };
-    let mcp = mcp.layer(middleware::from_fn_with_state(state.clone(), crate::auth::authenticate));
+    let mcp = crate::mcp::routes(&state, shutdown);
     let oauth = Router::new()
         .route("/.well-known/oauth-authorization-server", get(oauth::authorization_server_metadata))
         .route("/.well-known/oauth-protected-resource", get(oauth::protected_resource_metadata))

@@ -1,26 +1,16 @@
 //! Who is calling `/mcp`: the bearer token, resolved to a Lenser with its
-//! scopes, or the development lenser. Everything else is answered here with
-//! 400, 401 or 403 before rmcp sees the request.
-//!
-//! Without sessions, a plain tool call that rmcp's checks would pass is
-//! answered here too (see [`direct_version`] and [`lf_tools::direct`]):
-//! rmcp serves each stateless request with a one-shot service of its own,
-//! which cost more than the call.
+//! scopes, or the development lenser; and which tools a token's scopes let
+//! it call. A request refused here is answered 400, 401 or 403 before its
+//! body is read.
 
-use axum::body::Body;
-use axum::extract::{Request, State};
-use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
-use http::{HeaderValue, Method, StatusCode, header};
-use lf_core::{Principal, Scopes, clip};
-use lf_tools::direct::{is_inline_era, known_version};
-use rmcp::model::ProtocolVersion;
+use axum::response::Response;
+use http::request::Parts;
+use http::{HeaderValue, StatusCode, header};
+use lf_core::{Principal, Scopes};
 use serde_json::Value;
 
 use crate::app::AppState;
-use crate::config::MAX_BODY;
-use crate::inflight::hold_until_sent;
-use crate::responses::{json_error, rpc_error};
+use crate::responses::json_error;
 
 /// `response` with `WWW-Authenticate: Bearer <params>resource_metadata="..."`,
 /// which names where the client finds how to sign in (RFC 9728); `params`
@@ -54,8 +44,8 @@ fn bearer_token(value: &str) -> Option<&str> {
 
 /// Whether the query string carries a token, which is refused: query strings
 /// end up in logs and browser history.
-fn token_in_query(request: &Request) -> bool {
-    request.uri().query().is_some_and(|q| {
+fn token_in_query(request: &Parts) -> bool {
+    request.uri.query().is_some_and(|q| {
         q.split('&').any(|pair| {
             let key = pair.split('=').next().unwrap_or("");
             key.eq_ignore_ascii_case("access_token") || key.eq_ignore_ascii_case("token")
@@ -63,27 +53,31 @@ fn token_in_query(request: &Request) -> bool {
     })
 }
 
-/// Resolves the caller and attaches it to the request as a [`Principal`].
-pub async fn authenticate(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    if token_in_query(&request) {
+/// The caller of a request to `/mcp`, or the answer that refuses it.
+pub(crate) async fn caller(state: &AppState, request: &Parts) -> Result<Principal, Response> {
+    if token_in_query(request) {
         let response = json_error(
             StatusCode::BAD_REQUEST,
             "invalid_request",
             "tokens are not accepted in the query string; send Authorization: Bearer <token>",
         );
-        return with_challenge(response, &state, &error_params("invalid_request", "token in query string"));
+        return Err(with_challenge(
+            response,
+            state,
+            &error_params("invalid_request", "token in query string"),
+        ));
     }
-    let principal = match request.headers().get(header::AUTHORIZATION) {
+    let principal = match request.headers.get(header::AUTHORIZATION) {
         None => match state.dev_lenser {
             Some(id) => Principal::Lenser { id, scopes: Scopes::READ_WRITE },
-            None => return unauthorized(&state, None),
+            None => return Err(unauthorized(state, None)),
         },
         Some(value) => {
             let Some(token) = value.to_str().ok().and_then(bearer_token) else {
-                return unauthorized(
-                    &state,
+                return Err(unauthorized(
+                    state,
                     Some(("invalid_request", "send the token as Authorization: Bearer <token>")),
-                );
+                ));
             };
             match state.auth.authenticate(token, &state.resource).await {
                 Ok(Ok(who)) => {
@@ -92,152 +86,36 @@ pub async fn authenticate(State(state): State<AppState>, request: Request, next:
                 }
                 Ok(Err(why)) => {
                     tracing::info!(reason = %why, "bearer token refused");
-                    return unauthorized(
-                        &state,
+                    return Err(unauthorized(
+                        state,
                         Some((
                             "invalid_token",
                             "the token is unknown, revoked, expired or for another server",
                         )),
-                    );
+                    ));
                 }
                 Err(e) => {
                     tracing::error!(error = ?e, "authenticating a token failed");
-                    return json_error(
+                    return Err(json_error(
                         StatusCode::SERVICE_UNAVAILABLE,
                         "temporarily_unavailable",
                         "try again shortly",
-                    );
+                    ));
                 }
             }
         }
     };
-    let (mut parts, body) = request.into_parts();
-    let bytes = match axum::body::to_bytes(body, MAX_BODY).await {
-        Ok(b) => b,
-        Err(_) => {
-            return json_error(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "request_too_large",
-                "a request may be 1 MiB at most",
-            );
-        }
-    };
-    let mut claim = None;
-    if parts.method == Method::POST {
-        if !state.config.sessions
-            && let Some(version) = direct_version(&parts.headers)
-            && let Some(call) = state.server.direct_call(&bytes, &version)
-        {
-            if let Some(refusal) = scope_refusal(&state, &principal, call.tool()) {
-                return refusal;
-            }
-            // As rmcp answers a stateless request in JSON: 200, application/json.
-            let answer = state.server.answer(principal, call).await;
-            let mut body = Vec::with_capacity(4096);
-            return match answer.write(&mut body) {
-                Ok(()) => ([(header::CONTENT_TYPE, "application/json")], body).into_response(),
-                Err(e) => {
-                    tracing::error!(error = %e, "an answer could not be serialized");
-                    rpc_error(
-                        StatusCode::INTERNAL_SERVER_ERROR,
-                        -32603,
-                        "Internal error: the answer could not be written",
-                    )
-                }
-            };
-        }
-        let message: Value = match serde_json::from_slice(&bytes) {
-            Ok(v) => v,
-            Err(e) => {
-                return rpc_error(
-                    StatusCode::BAD_REQUEST,
-                    -32700,
-                    &format!("Parse error: {}", clip(&e.to_string(), 200)),
-                );
-            }
-        };
-        if message.is_array() {
-            return rpc_error(
-                StatusCode::BAD_REQUEST,
-                -32600,
-                "Invalid Request: JSON-RPC batches are not supported; send one message per request",
-            );
-        }
-        if let Some(tool) = tool_called(&message)
-            && let Some(refusal) = scope_refusal(&state, &principal, tool)
-        {
-            return refusal;
-        }
-        if let (Some(inflight), Some((session, id))) = (&state.inflight, session_request(&parts, &message)) {
-            match inflight.claim(session, id) {
-                Some(c) => claim = Some(c),
-                None => {
-                    return rpc_error(
-                        StatusCode::BAD_REQUEST,
-                        -32600,
-                        "Invalid Request: this request id is already in use in this session; use a new id for each request",
-                    );
-                }
-            }
-        }
-    }
-    parts.extensions.insert(principal);
-    let response = next.run(Request::from_parts(parts, Body::from(bytes))).await;
-    match claim {
-        Some(claim) => hold_until_sent(response, claim),
-        None => response,
-    }
-}
-
-/// The session and JSON-RPC id of a request (not a notification) that
-/// belongs to a session.
-fn session_request<'a>(parts: &'a http::request::Parts, message: &'a Value) -> Option<(&'a str, &'a Value)> {
-    let session = parts.headers.get("mcp-session-id")?.to_str().ok()?;
-    message.get("method")?;
-    Some((session, message.get("id")?))
+    Ok(principal)
 }
 
 /// The tool a `tools/call` message names.
-fn tool_called(message: &Value) -> Option<&str> {
+pub(crate) fn tool_called(message: &Value) -> Option<&str> {
     (message.get("method")?.as_str()? == "tools/call").then_some(())?;
     message.get("params")?.get("name")?.as_str()
 }
 
-/// The protocol version of a stateless request whose headers pass rmcp's
-/// checks as they stand, for a direct answer: it accepts JSON and event
-/// streams (listed plainly; a list with parameters or quotes is left to
-/// rmcp's reading), sends JSON, and names one known version before the
-/// inline era (none means 2025-03-26, as rmcp takes it). From 2026-07-28 on,
-/// rmcp checks the standard headers and per-request metadata: those
-/// requests stay rmcp's.
-fn direct_version(headers: &http::HeaderMap) -> Option<ProtocolVersion> {
-    let (mut json, mut sse) = (false, false);
-    for value in headers.get_all(header::ACCEPT) {
-        for entry in value.to_str().ok()?.split(',') {
-            let entry = entry.trim();
-            if entry.contains([';', '"']) {
-                return None;
-            }
-            json |= entry.eq_ignore_ascii_case("application/json");
-            sse |= entry.eq_ignore_ascii_case("text/event-stream");
-        }
-    }
-    let content_type = headers.get(header::CONTENT_TYPE)?.to_str().ok()?;
-    let essence = content_type.split_once(';').map_or(content_type, |(essence, _)| essence);
-    if !(json && sse && essence.trim().eq_ignore_ascii_case("application/json")) {
-        return None;
-    }
-    let mut versions = headers.get_all("mcp-protocol-version").iter();
-    let version = match (versions.next(), versions.next()) {
-        (None, _) => ProtocolVersion::V_2025_03_26,
-        (Some(v), None) => known_version(v.to_str().ok()?)?,
-        (Some(_), Some(_)) => return None,
-    };
-    (!is_inline_era(&version)).then_some(version)
-}
-
 /// 403 when `principal` is a Lenser whose token lacks the scope `tool` needs.
-fn scope_refusal(state: &AppState, principal: &Principal, tool: &str) -> Option<Response> {
+pub(crate) fn scope_refusal(state: &AppState, principal: &Principal, tool: &str) -> Option<Response> {
     let Principal::Lenser { scopes, .. } = principal else { return None };
     let needed = state.server.required_scope(tool)?;
     (!scopes.allows(needed)).then(|| insufficient_scope(state, tool))

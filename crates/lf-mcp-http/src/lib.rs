@@ -15,6 +15,7 @@ pub mod auth;
 pub mod config;
 pub mod guard;
 mod inflight;
+mod mcp;
 pub mod oauth;
 mod responses;
 

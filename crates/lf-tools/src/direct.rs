@@ -10,9 +10,10 @@
 //! and [`LfServer::answer`] gives the answer rmcp's handler gives, shaped for
 //! that version as rmcp shapes it. Everything else stays rmcp's.
 //!
-//! This module, the transports' direct paths and their parity tests (the
-//! direct answer equals rmcp's) are the whole bypass: an rmcp upgrade is
-//! checked by running those tests.
+//! This module, the transports' `direct` modules (lf-mcp-stdio's
+//! `transport/direct.rs`, lf-mcp-http's `mcp/direct.rs`) and their parity
+//! tests (the direct answer equals rmcp's) are the whole bypass: an rmcp
+//! upgrade is checked by running those tests.
 
 use std::sync::LazyLock;
 

@@ -1,0 +1,180 @@
+//! `/mcp`: each request's caller found ([`crate::auth`]) and its body read
+//! once. Then, for a POST: without sessions, a plain tool call is answered
+//! directly ([`direct`]); every other message is checked for what only this
+//! layer knows (that it is JSON and not a batch, the token's scope, an id
+//! already in flight) and handed to rmcp's Streamable HTTP service with its
+//! caller attached.
+
+mod direct;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::Request;
+use axum::response::Response;
+use axum::routing::any;
+use http::request::Parts;
+use http::{Method, StatusCode};
+use lf_core::{Principal, clip};
+use lf_tools::LfServer;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::app::AppState;
+use crate::auth::{caller, scope_refusal, tool_called};
+use crate::config::{HttpConfig, MAX_BODY};
+use crate::inflight::hold_until_sent;
+use crate::responses::{json_error, rpc_error};
+
+/// How HTTP refuses a batch where the protocol version has none.
+const NO_BATCHES: &str = "Invalid Request: JSON-RPC batches are not supported; send one message per request";
+
+/// The rmcp service's settings: JSON answers, hosts and origins checked by
+/// [`crate::guard`] instead (with the public URL), and the body limit.
+fn rmcp_config(config: &HttpConfig, shutdown: CancellationToken) -> StreamableHttpServerConfig {
+    StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(config.sessions)
+        .with_json_response(true)
+        .disable_allowed_hosts()
+        .disable_allowed_origins()
+        .with_max_request_body_bytes(MAX_BODY)
+        .with_cancellation_token(shutdown)
+}
+
+/// The caller the endpoint attached to the HTTP request behind an MCP request.
+fn principal_of(extensions: &rmcp::model::Extensions) -> Option<Principal> {
+    extensions.get::<Parts>()?.extensions.get::<Principal>().cloned()
+}
+
+/// rmcp's Streamable HTTP service, stateless or with sessions.
+#[derive(Clone)]
+enum Rmcp {
+    Stateless(StreamableHttpService<LfServer, NeverSessionManager>),
+    Sessions(StreamableHttpService<LfServer, LocalSessionManager>),
+}
+
+impl Rmcp {
+    async fn handle(&self, request: Request) -> Response {
+        match self {
+            Rmcp::Stateless(service) => service.handle(request).await.map(Body::new),
+            Rmcp::Sessions(service) => service.handle(request).await.map(Body::new),
+        }
+    }
+}
+
+/// The endpoint: the application's state and rmcp's service.
+struct Mcp {
+    state: AppState,
+    rmcp: Rmcp,
+}
+
+/// The `/mcp` route. `shutdown` stops rmcp's streams once the server has
+/// finished the requests in flight.
+pub(crate) fn routes(state: &AppState, shutdown: CancellationToken) -> Router<AppState> {
+    let server = state.server.clone().with_principal_source(Arc::new(principal_of));
+    let config = rmcp_config(&state.config, shutdown);
+    let factory = move || Ok(server.clone());
+    let rmcp = if state.config.sessions {
+        Rmcp::Sessions(StreamableHttpService::new(factory, Arc::new(LocalSessionManager::default()), config))
+    } else {
+        Rmcp::Stateless(StreamableHttpService::new(factory, Arc::new(NeverSessionManager::default()), config))
+    };
+    let mcp = Arc::new(Mcp { state: state.clone(), rmcp });
+    Router::new().route(
+        "/mcp",
+        any(move |request: Request| {
+            let mcp = mcp.clone();
+            async move { mcp.serve(request).await }
+        }),
+    )
+}
+
+/// The session and JSON-RPC id of a request (not a notification) that
+/// belongs to a session.
+fn session_request<'a>(parts: &'a Parts, message: &'a Value) -> Option<(&'a str, &'a Value)> {
+    let session = parts.headers.get("mcp-session-id")?.to_str().ok()?;
+    message.get("method")?;
+    Some((session, message.get("id")?))
+}
+
+impl Mcp {
+    async fn serve(&self, request: Request) -> Response {
+        let (parts, body) = request.into_parts();
+        let principal = match caller(&self.state, &parts).await {
+            Ok(principal) => principal,
+            Err(refusal) => return refusal,
+        };
+        let bytes = match axum::body::to_bytes(body, MAX_BODY).await {
+            Ok(b) => b,
+            Err(_) => {
+                return json_error(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "request_too_large",
+                    "a request may be 1 MiB at most",
+                );
+            }
+        };
+        if parts.method != Method::POST {
+            return self.rmcp(parts, principal, bytes).await;
+        }
+        self.one(&principal, parts, bytes).await
+    }
+
+    /// A POST of one message, answered as rmcp answers it (directly, for a
+    /// plain tool call without sessions).
+    async fn one(&self, principal: &Principal, parts: Parts, bytes: Bytes) -> Response {
+        if !self.state.config.sessions
+            && let Some(answer) = direct::answer(&self.state, principal, &parts.headers, &bytes).await
+        {
+            return answer;
+        }
+        let message: Value = match serde_json::from_slice(&bytes) {
+            Ok(v) => v,
+            Err(e) => {
+                return rpc_error(
+                    StatusCode::BAD_REQUEST,
+                    -32700,
+                    &format!("Parse error: {}", clip(&e.to_string(), 200)),
+                );
+            }
+        };
+        if message.is_array() {
+            return rpc_error(StatusCode::BAD_REQUEST, -32600, NO_BATCHES);
+        }
+        if let Some(tool) = tool_called(&message)
+            && let Some(refusal) = scope_refusal(&self.state, principal, tool)
+        {
+            return refusal;
+        }
+        let mut claim = None;
+        if let (Some(inflight), Some((session, id))) =
+            (&self.state.inflight, session_request(&parts, &message))
+        {
+            match inflight.claim(session, id) {
+                Some(c) => claim = Some(c),
+                None => {
+                    return rpc_error(
+                        StatusCode::BAD_REQUEST,
+                        -32600,
+                        "Invalid Request: this request id is already in use in this session; use a new id for each request",
+                    );
+                }
+            }
+        }
+        let response = self.rmcp(parts, principal.clone(), bytes).await;
+        match claim {
+            Some(claim) => hold_until_sent(response, claim),
+            None => response,
+        }
+    }
+
+    /// rmcp's answer to the request, with its caller attached.
+    async fn rmcp(&self, mut parts: Parts, principal: Principal, bytes: Bytes) -> Response {
+        parts.extensions.insert(principal);
+        self.rmcp.handle(Request::from_parts(parts, Body::from(bytes))).await
+    }
+}
