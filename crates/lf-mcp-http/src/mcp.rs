@@ -9,15 +9,15 @@ mod direct;
 
 use std::sync::Arc;
 
-use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::Request;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use axum::routing::any;
+use axum::{Json, Router};
 use http::request::Parts;
 use http::{Method, StatusCode};
 use lf_core::{Principal, clip};
-use lf_tools::LfServer;
+use lf_tools::{LfServer, jsonrpc};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
@@ -93,6 +93,11 @@ pub(crate) fn routes(state: &AppState, shutdown: CancellationToken) -> Router<Ap
     )
 }
 
+/// A JSON-RPC message the endpoint answers itself, with `status`.
+fn rpc_answer(status: StatusCode, message: Value) -> Response {
+    (status, Json(message)).into_response()
+}
+
 /// The session and JSON-RPC id of a request (not a notification) that
 /// belongs to a session.
 fn session_request<'a>(parts: &'a Parts, message: &'a Value) -> Option<(&'a str, &'a Value)> {
@@ -135,6 +140,11 @@ impl Mcp {
         let message: Value = match serde_json::from_slice(&bytes) {
             Ok(v) => v,
             Err(e) => {
+                if jsonrpc::is_too_deep(&e)
+                    && let Some(answer) = jsonrpc::too_deep(&bytes)
+                {
+                    return rpc_answer(StatusCode::BAD_REQUEST, answer);
+                }
                 return rpc_error(
                     StatusCode::BAD_REQUEST,
                     -32700,

@@ -7,8 +7,9 @@
 //! - at most [`QUEUE`] parsed requests wait for the server; past that the
 //!   reader stops reading and the client's pipe fills up (backpressure);
 //! - a line that is not JSON answers `-32700`, a JSON value that is not a
-//!   message answers `-32600`/`-32602` (with its id when it has one), a line
-//!   longer than [`MAX_LINE`] answers `-32600`; the session goes on;
+//!   message answers `-32600`/`-32602` (with its id when it has one, even
+//!   when it is nested too deeply to parse), a line longer than
+//!   [`MAX_LINE`] answers `-32600`; the session goes on;
 //! - answers are written through a buffer flushed whenever no other answer is
 //!   ready, so pipelined calls share writes;
 //! - once the server has answered `initialize`, a plain `tools/call` is
@@ -24,6 +25,7 @@ use std::sync::{Arc, OnceLock};
 
 use lf_tools::LfServer;
 use lf_tools::direct::{Answer, DirectCall, known_version};
+use lf_tools::jsonrpc;
 use rmcp::RoleServer;
 use rmcp::model::{
     CallToolRequest, ClientJsonRpcMessage, ClientNotification, ClientRequest, JsonRpcMessage,
@@ -31,7 +33,7 @@ use rmcp::model::{
     ServerResult,
 };
 use rmcp::transport::Transport;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
@@ -123,7 +125,7 @@ impl Reader {
             Ok(message) => Read::Message(message),
             Err(err) => {
                 tracing::debug!(error = %err, "unreadable message");
-                Read::Rejected(reject(text, &err))
+                Read::Rejected(jsonrpc::reject(text, &err))
             }
         }
     }
@@ -146,35 +148,6 @@ fn cancelled(message: &ClientJsonRpcMessage) -> Option<&RequestId> {
             ..
         }) => cancelled.params.request_id.as_ref(),
         _ => None,
-    }
-}
-
-/// The JSON-RPC error object of an answer the transport gives itself.
-fn protocol_error(id: Value, code: i64, message: impl Into<String>) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message.into()}})
-}
-
-/// The answer to a line that is not a message rmcp understands, if any
-/// (a broken notification gets none: nobody waits for it).
-fn reject(line: &[u8], err: &serde_json::Error) -> Option<Value> {
-    let Ok(value) = serde_json::from_slice::<Value>(line) else {
-        return Some(protocol_error(Value::Null, -32700, "Parse error: the line is not JSON"));
-    };
-    match &value {
-        Value::Array(_) => {
-            Some(protocol_error(Value::Null, -32600, "Invalid Request: batches are not supported"))
-        }
-        Value::Object(m) => {
-            let id = m.get("id").filter(|id| id.is_string() || id.is_number()).cloned();
-            let detail = lf_core::clip(&err.to_string(), 300).into_owned();
-            match (id, m.contains_key("method")) {
-                (Some(id), true) => Some(protocol_error(id, -32602, format!("Invalid params: {detail}"))),
-                (Some(id), false) => Some(protocol_error(id, -32600, format!("Invalid Request: {detail}"))),
-                (None, true) if m.get("id").is_none() => None,
-                (None, _) => Some(protocol_error(Value::Null, -32600, format!("Invalid Request: {detail}"))),
-            }
-        }
-        _ => Some(protocol_error(Value::Null, -32600, "Invalid Request: a message is a JSON object")),
     }
 }
 
@@ -218,7 +191,7 @@ async fn read_loop<R: AsyncRead + Unpin>(reader: R, dispatch: Reader) {
             }
         }
         if too_long {
-            let answer = protocol_error(
+            let answer = jsonrpc::error(
                 Value::Null,
                 -32600,
                 format!("Invalid Request: a message may be at most {MAX_LINE} bytes"),
@@ -361,11 +334,6 @@ impl Transport<RoleServer> for LineTransport {
 mod tests {
     use super::*;
 
-    fn answer(line: &str) -> Option<Value> {
-        let err = serde_json::from_str::<ClientJsonRpcMessage>(line).unwrap_err();
-        reject(line.as_bytes(), &err)
-    }
-
     /// A tool call read directly is the message rmcp reads, and so is
     /// every other line.
     #[test]
@@ -388,15 +356,5 @@ mod tests {
         let direct = parse_message(lines[1].as_bytes()).unwrap();
         let ClientJsonRpcMessage::Request(r) = direct else { panic!("not a request") };
         assert!(matches!(r.request, ClientRequest::CallToolRequest(_)));
-    }
-
-    #[test]
-    fn rejections() {
-        assert_eq!(answer("{not json}").unwrap()["error"]["code"], -32700);
-        assert_eq!(answer("[1,2]").unwrap()["error"]["code"], -32600);
-        let a = answer(r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":"x"}"#).unwrap();
-        assert_eq!((a["id"].as_i64(), a["error"]["code"].as_i64()), (Some(7), Some(-32602)));
-        assert_eq!(answer("42").unwrap()["error"]["code"], -32600);
-        assert!(answer(r#"{"jsonrpc":"2.0","method":"notifications/initialized","params":"x"}"#).is_none());
     }
 }

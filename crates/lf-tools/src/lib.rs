@@ -21,6 +21,7 @@ mod group;
 pub mod groups;
 mod hygiene;
 mod json_schema;
+pub mod jsonrpc;
 mod mcp_error;
 mod output;
 mod paging;
