@@ -1,11 +1,13 @@
 //! `/mcp`: each request's caller found ([`crate::auth`]) and its body read
 //! once. Then, for a POST: without sessions, a plain tool call is answered
-//! directly ([`direct`]); every other message is checked for what only this
-//! layer knows (that it is JSON and not a batch, the token's scope, an id
-//! already in flight) and handed to rmcp's Streamable HTTP service with its
-//! caller attached.
+//! directly ([`direct`]); a batch is answered member by member ([`batch`]);
+//! every other message is checked for what only this layer knows (that it
+//! is JSON, the token's scope, an id already in flight) and handed to rmcp's
+//! Streamable HTTP service with its caller attached.
 
+mod batch;
 mod direct;
+mod sessions;
 
 use std::sync::Arc;
 
@@ -24,6 +26,7 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use self::sessions::Sessions;
 use crate::app::AppState;
 use crate::auth::{caller, scope_refusal, tool_called};
 use crate::config::{HttpConfig, MAX_BODY};
@@ -66,10 +69,12 @@ impl Rmcp {
     }
 }
 
-/// The endpoint: the application's state and rmcp's service.
+/// The endpoint: the application's state, rmcp's service, and with
+/// sessions, what is known of them.
 struct Mcp {
     state: AppState,
     rmcp: Rmcp,
+    sessions: Option<Arc<Sessions>>,
 }
 
 /// The `/mcp` route. `shutdown` stops rmcp's streams once the server has
@@ -78,12 +83,14 @@ pub(crate) fn routes(state: &AppState, shutdown: CancellationToken) -> Router<Ap
     let server = state.server.clone().with_principal_source(Arc::new(principal_of));
     let config = rmcp_config(&state.config, shutdown);
     let factory = move || Ok(server.clone());
-    let rmcp = if state.config.sessions {
-        Rmcp::Sessions(StreamableHttpService::new(factory, Arc::new(LocalSessionManager::default()), config))
+    let (rmcp, sessions) = if state.config.sessions {
+        let service = StreamableHttpService::new(factory, Arc::new(LocalSessionManager::default()), config);
+        (Rmcp::Sessions(service), Some(Arc::new(Sessions::default())))
     } else {
-        Rmcp::Stateless(StreamableHttpService::new(factory, Arc::new(NeverSessionManager::default()), config))
+        let service = StreamableHttpService::new(factory, Arc::new(NeverSessionManager::default()), config);
+        (Rmcp::Stateless(service), None)
     };
-    let mcp = Arc::new(Mcp { state: state.clone(), rmcp });
+    let mcp = Arc::new(Mcp { state: state.clone(), rmcp, sessions });
     Router::new().route(
         "/mcp",
         any(move |request: Request| {
@@ -124,7 +131,10 @@ impl Mcp {
             }
         };
         if parts.method != Method::POST {
-            return self.rmcp(parts, principal, bytes).await;
+            return self.other(parts, principal, bytes).await;
+        }
+        if let Some(answer) = self.batch(&principal, &parts, &bytes).await {
+            return answer;
         }
         self.one(&principal, parts, bytes).await
     }
@@ -132,7 +142,7 @@ impl Mcp {
     /// A POST of one message, answered as rmcp answers it (directly, for a
     /// plain tool call without sessions).
     async fn one(&self, principal: &Principal, parts: Parts, bytes: Bytes) -> Response {
-        if !self.state.config.sessions
+        if self.sessions.is_none()
             && let Some(answer) = direct::answer(&self.state, principal, &parts.headers, &bytes).await
         {
             return answer;
@@ -152,9 +162,6 @@ impl Mcp {
                 );
             }
         };
-        if message.is_array() {
-            return rpc_error(StatusCode::BAD_REQUEST, -32600, NO_BATCHES);
-        }
         if let Some(tool) = tool_called(&message)
             && let Some(refusal) = scope_refusal(&self.state, principal, tool)
         {
@@ -175,11 +182,29 @@ impl Mcp {
                 }
             }
         }
-        let response = self.rmcp(parts, principal.clone(), bytes).await;
+        let initialize = message.get("method").and_then(Value::as_str) == Some("initialize");
+        let mut response = self.rmcp(parts, principal.clone(), bytes).await;
+        if initialize && let Some(sessions) = &self.sessions {
+            response = sessions.watch(response);
+        }
         match claim {
             Some(claim) => hold_until_sent(response, claim),
             None => response,
         }
+    }
+
+    /// A request that is not a POST (a stream, a session's end): rmcp's.
+    async fn other(&self, parts: Parts, principal: Principal, bytes: Bytes) -> Response {
+        let ended = (parts.method == Method::DELETE)
+            .then(|| parts.headers.get("mcp-session-id").and_then(|v| v.to_str().ok()).map(str::to_owned))
+            .flatten();
+        let response = self.rmcp(parts, principal, bytes).await;
+        if let (Some(sessions), Some(session)) = (&self.sessions, ended)
+            && response.status().is_success()
+        {
+            sessions.forget(&session);
+        }
+        response
     }
 
     /// rmcp's answer to the request, with its caller attached.

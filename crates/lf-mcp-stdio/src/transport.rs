@@ -15,8 +15,11 @@
 //! - once the server has answered `initialize`, a plain `tools/call` is
 //!   answered by the transport itself ([`direct`], with
 //!   [`lf_tools::direct`]): everything else (the handshake, lists, prompts,
-//!   inline-era requests, broken calls) is rmcp's.
+//!   inline-era requests, broken calls) is rmcp's;
+//! - in a session of 2025-03-26, a batch is answered member by member as one
+//!   array line ([`batch`]); in other sessions it is refused.
 
+mod batch;
 mod direct;
 
 use std::borrow::Cow;
@@ -38,6 +41,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
+use self::batch::Batches;
 use self::direct::Direct;
 
 /// Parsed messages waiting for the server.
@@ -52,6 +56,8 @@ enum Out {
     Answer(Box<Answer>),
     /// A protocol error the transport answers by itself.
     Raw(Value),
+    /// A line already written: a batch's answers.
+    Line(Vec<u8>),
 }
 
 /// The transport rmcp drives.
@@ -87,6 +93,8 @@ struct Reader {
     incoming: mpsc::Sender<ClientJsonRpcMessage>,
     outgoing: mpsc::Sender<Out>,
     direct: Direct,
+    batches: Arc<Batches>,
+    negotiated: Negotiated,
 }
 
 /// A message as read: what the reader does with it.
@@ -107,8 +115,17 @@ impl Reader {
         self.outgoing.send(out).await.map_err(|_| Closed)
     }
 
-    /// Reads one line's message and dispatches it.
+    /// Reads one line's message or batch and dispatches it.
     async fn line(&self, text: &[u8]) -> Result<(), Closed> {
+        let batches_allowed = self.negotiated.get().is_some_and(jsonrpc::allows_batches);
+        if let Some(batch) = jsonrpc::batch(text, batches_allowed) {
+            return match batch {
+                Ok(members) => self.batch(members).await,
+                Err(refusal) => {
+                    self.send(Out::Raw(refusal.answer("Invalid Request: batches are not supported"))).await
+                }
+            };
+        }
         match self.read(text) {
             Read::Direct(call) => self.direct.answer(call, &self.outgoing).await,
             Read::Message(message) => self.forward(message).await,
@@ -131,10 +148,11 @@ impl Reader {
     }
 
     /// Hands `message` to rmcp; a cancellation also stops the call it names
-    /// if the transport runs it.
+    /// if the transport runs it, and its batch stops waiting for it.
     async fn forward(&self, message: ClientJsonRpcMessage) -> Result<(), Closed> {
         if let Some(id) = cancelled(&message) {
             self.direct.cancel(id);
+            self.cancelled(id).await?;
         }
         self.incoming.send(message).await.map_err(|_| Closed)
     }
@@ -236,6 +254,7 @@ fn trim_line(line: &[u8]) -> &[u8] {
 async fn write_loop<W: AsyncWrite + Unpin>(
     writer: W,
     mut outgoing: mpsc::Receiver<Out>,
+    batches: Arc<Batches>,
 ) -> std::io::Result<()> {
     let mut out = BufWriter::with_capacity(64 * 1024, writer);
     let mut buf = Vec::with_capacity(4096);
@@ -243,16 +262,40 @@ async fn write_loop<W: AsyncWrite + Unpin>(
         // Write everything already queued, then flush once.
         loop {
             buf.clear();
+            // The id of an answer a batch may be waiting for.
+            let mut id = None;
             let written = match item {
-                Out::Message(m) => serde_json::to_writer(&mut buf, &m),
-                Out::Answer(a) => a.write(&mut buf),
+                Out::Message(m) => {
+                    if batches.waiting() {
+                        id = response_id(&m).cloned();
+                    }
+                    serde_json::to_writer(&mut buf, &m)
+                }
+                Out::Answer(a) => {
+                    if batches.waiting() {
+                        id = Some(a.id().clone());
+                    }
+                    a.write(&mut buf)
+                }
                 Out::Raw(v) => serde_json::to_writer(&mut buf, &v),
+                Out::Line(line) => {
+                    buf.extend_from_slice(&line);
+                    Ok(())
+                }
             };
             match written {
-                Ok(()) => {
-                    buf.push(b'\n');
-                    out.write_all(&buf).await?;
-                }
+                Ok(()) => match id.map(|id| batches.file(&id, &buf)) {
+                    // Kept for its batch, which is still waiting.
+                    Some(Ok(None)) => {}
+                    Some(Ok(Some(line))) => {
+                        out.write_all(&line).await?;
+                        out.write_all(b"\n").await?;
+                    }
+                    None | Some(Err(())) => {
+                        buf.push(b'\n');
+                        out.write_all(&buf).await?;
+                    }
+                },
                 Err(e) => tracing::error!(error = %e, "an answer could not be serialized"),
             }
             match outgoing.try_recv() {
@@ -263,6 +306,15 @@ async fn write_loop<W: AsyncWrite + Unpin>(
         out.flush().await?;
     }
     out.flush().await
+}
+
+/// The request a message answers, if it is an answer.
+fn response_id(message: &ServerJsonRpcMessage) -> Option<&RequestId> {
+    match message {
+        JsonRpcMessage::Response(response) => Some(&response.id),
+        JsonRpcMessage::Error(error) => error.id.as_ref(),
+        _ => None,
+    }
 }
 
 /// A transport over `reader`/`writer` and the tasks that feed it. It answers
@@ -276,10 +328,16 @@ where
     let (in_tx, in_rx) = mpsc::channel(QUEUE);
     let (out_tx, out_rx) = mpsc::channel(QUEUE);
     let negotiated = Negotiated::default();
-    let session =
-        Reader { incoming: in_tx, outgoing: out_tx.clone(), direct: Direct::new(server, negotiated.clone()) };
+    let batches = Arc::new(Batches::default());
+    let session = Reader {
+        incoming: in_tx,
+        outgoing: out_tx.clone(),
+        direct: Direct::new(server, negotiated.clone()),
+        batches: batches.clone(),
+        negotiated: negotiated.clone(),
+    };
     let reader = tokio::spawn(read_loop(reader, session));
-    let writer = tokio::spawn(write_loop(writer, out_rx));
+    let writer = tokio::spawn(write_loop(writer, out_rx, batches));
     (LineTransport { incoming: in_rx, outgoing: out_tx, negotiated }, Pump { reader, writer })
 }
 
