@@ -35,13 +35,7 @@ async fn answer(r: reqwest::Response) -> (StatusCode, String) {
 #[tokio::test]
 async fn too_deep_messages_are_answered_with_their_id() {
     for sessions in [false, true] {
-        let s = Server::with(Options {
-            lensers: vec!["dev_user"],
-            dev: Some("dev_user"),
-            sessions,
-            ..Options::default()
-        })
-        .await;
+        let s = Server::with(Options { sessions, ..Options::dev() }).await;
         let deep = format!(
             r#"{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{{"name":"get_lens","arguments":{}}}}}"#,
             nested(2_000)
@@ -167,13 +161,7 @@ async fn batches_need_the_scope_of_every_tool_they_call() {
 /// one of a later version may not.
 #[tokio::test]
 async fn session_batches_in_2025_03_26() {
-    let s = Server::with(Options {
-        lensers: vec!["dev_user"],
-        dev: Some("dev_user"),
-        sessions: true,
-        ..Options::default()
-    })
-    .await;
+    let s = Server::with(Options { sessions: true, ..Options::dev() }).await;
     let open = |version: &'static str| {
         let s = &s;
         async move {

@@ -206,51 +206,14 @@ fn top_level(text: &[u8]) -> Option<TopLevel<'_>> {
     let mut scan = Scan { text, at: 0 };
     scan.space();
     let top = match scan.peek()? {
-        b'{' => {
-            scan.at += 1;
-            let mut members = Vec::new();
+        b'{' => TopLevel::Object(scan.members(b'}', |scan| {
+            let key = scan.raw(Scan::string)?;
             scan.space();
-            if scan.peek()? == b'}' {
-                scan.at += 1;
-            } else {
-                loop {
-                    scan.space();
-                    let key = scan.raw(Scan::string)?;
-                    scan.space();
-                    scan.expect(b':')?;
-                    scan.space();
-                    let value = scan.raw(Scan::value)?;
-                    members.push((key, value));
-                    scan.space();
-                    match scan.next()? {
-                        b',' => continue,
-                        b'}' => break,
-                        _ => return None,
-                    }
-                }
-            }
-            TopLevel::Object(members)
-        }
-        b'[' => {
-            scan.at += 1;
-            let mut members = Vec::new();
+            scan.expect(b':')?;
             scan.space();
-            if scan.peek()? == b']' {
-                scan.at += 1;
-            } else {
-                loop {
-                    scan.space();
-                    members.push(scan.raw(Scan::value)?);
-                    scan.space();
-                    match scan.next()? {
-                        b',' => continue,
-                        b']' => break,
-                        _ => return None,
-                    }
-                }
-            }
-            TopLevel::Array(members)
-        }
+            Some((key, scan.raw(Scan::value)?))
+        })?),
+        b'[' => TopLevel::Array(scan.members(b']', |scan| scan.raw(Scan::value))?),
         _ => {
             scan.value()?;
             TopLevel::Other
@@ -284,6 +247,28 @@ impl<'a> Scan<'a> {
     fn space(&mut self) {
         while self.peek().is_some_and(is_space) {
             self.at += 1;
+        }
+    }
+
+    /// The members of the array or object that opens here, each read by
+    /// `member`, up to `close`.
+    fn members<T>(&mut self, close: u8, member: impl Fn(&mut Self) -> Option<T>) -> Option<Vec<T>> {
+        self.at += 1;
+        let mut members = Vec::new();
+        self.space();
+        if self.peek()? == close {
+            self.at += 1;
+            return Some(members);
+        }
+        loop {
+            self.space();
+            members.push(member(self)?);
+            self.space();
+            match self.next()? {
+                b',' => {}
+                b if b == close => return Some(members),
+                _ => return None,
+            }
         }
     }
 

@@ -37,6 +37,13 @@ pub struct Options {
     pub sessions: bool,
 }
 
+impl Options {
+    /// Development mode as `dev_user`, an account created first.
+    pub fn dev() -> Self {
+        Self { lensers: vec!["dev_user"], dev: Some("dev_user"), ..Self::default() }
+    }
+}
+
 impl Server {
     pub async fn start(dev: bool) -> Self {
         if dev {
