@@ -7,6 +7,7 @@
 mod common;
 
 use common::{BODY, Client, LENSER};
+use lf_server::CommonArgs;
 use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt;
 
@@ -127,4 +128,30 @@ async fn parity_direct_answers_are_rmcps_byte_for_byte() {
             assert_eq!(direct, by_rmcp, "{version}: {name} {arguments}");
         }
     }
+}
+
+/// With dynamic toolsets, enabling a toolset tells the session its tool
+/// list changed (rmcp sends the notification): a plain `enable_toolset`
+/// gets the notification and the answer rmcp gives, as one that rmcp must
+/// handle does; the tools it enables are then called as usual.
+#[tokio::test]
+async fn parity_dynamic_toolsets_notify_on_both_paths() {
+    let dynamic = || CommonArgs { dynamic_toolsets: true, ..CommonArgs::default() };
+    let mut answers = Vec::new();
+    for meta in [None, Some(json!({"io.modelcontextprotocol/protocolVersion": "2025-11-25"}))] {
+        let mut c = Client::initialized_with("2025-11-25", dynamic()).await;
+        let mut params = json!({"name": "enable_toolset", "arguments": {"toolset": "lens"}});
+        if let Some(meta) = meta {
+            params["_meta"] = meta;
+        }
+        c.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": params})).await;
+        let lines = [c.recv_line().await, c.recv_line().await];
+        let listed = c.request(3, "tools/call", json!({"name": "list_lenses", "arguments": {}})).await;
+        assert_eq!(listed["result"]["isError"], false, "{listed}");
+        answers.push(lines);
+    }
+    let [notified, answered] = &answers[0];
+    assert!(notified.contains("notifications/tools/list_changed"), "{notified}");
+    assert!(answered.contains(r#""newly_enabled":true"#), "{answered}");
+    assert_eq!(answers[0], answers[1]);
 }

@@ -107,14 +107,18 @@ impl LfServer {
     /// The one place that decides what is answered directly: `request` (a
     /// message's text) when it is a plain tool call, read as rmcp reads it,
     /// whose `_meta` names no protocol version, to be answered as rmcp
-    /// answers it in a session of protocol `version`. `None` leaves the
-    /// message to rmcp.
+    /// answers it in a session of protocol `version`; with dynamic
+    /// toolsets, not a call that needs rmcp's request context or peer (the
+    /// meta tools, whose answer may come with a notification, and calls
+    /// when requests name their own toolsets). `None` leaves the message to
+    /// rmcp.
     ///
     /// The transport passes the version it knows the session to have (stdio:
     /// the one rmcp negotiated; HTTP: the `MCP-Protocol-Version` header of a
     /// stateless request whose headers rmcp would pass).
     pub fn direct_call(&self, request: &[u8], version: &ProtocolVersion) -> Option<DirectCall> {
-        let call = ToolCall::parse(request).filter(|call| !call.names_protocol_version())?;
+        let call = ToolCall::parse(request)
+            .filter(|call| !call.names_protocol_version() && self.answers_directly(&call.params.name))?;
         let ToolCall { id, params, .. } = call;
         Some(DirectCall { id, name: params.name, arguments: params.arguments, version: version.clone() })
     }

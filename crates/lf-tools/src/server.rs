@@ -111,6 +111,15 @@ impl LfServer {
         self.session.is_some()
     }
 
+    /// Whether a call of `tool` may be answered without rmcp (see
+    /// [`LfServer::direct_call`]). With dynamic toolsets, not when requests
+    /// name toolsets for themselves (only rmcp's request context carries
+    /// them), and not `enable_toolset` or `list_toolsets`, whose answer may
+    /// come with a notification sent through rmcp's peer.
+    pub(crate) fn answers_directly(&self, tool: &str) -> bool {
+        self.session.is_none() || (self.toolset_source.is_none() && !toolsets::is_meta(tool))
+    }
+
     /// The groups the request in `context` names for itself.
     fn named_toolsets(&self, context: &RequestContext<RoleServer>) -> Vec<&'static Group> {
         match (&self.session, &self.toolset_source) {

@@ -20,10 +20,15 @@ pub struct Client {
 
 impl Client {
     pub async fn start(lenser: Option<&str>) -> Self {
+        Self::start_with(lenser, CommonArgs::default()).await
+    }
+
+    /// A server with the settings `common` (its database aside).
+    pub async fn start_with(lenser: Option<&str>, common: CommonArgs) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let common = CommonArgs {
             database_url: Some(format!("sqlite:{}", dir.path().join("t.db").display())),
-            ..CommonArgs::default()
+            ..common
         };
         let args = Args { common, lenser_id: lenser.map(str::to_owned), ..Args::default() };
         let config = StdioConfig::from_args(&args).unwrap();
@@ -41,7 +46,12 @@ impl Client {
 
     /// A client in a session of protocol `version`, acting as [`LENSER`].
     pub async fn initialized(version: &str) -> Self {
-        let mut c = Self::start(Some(LENSER)).await;
+        Self::initialized_with(version, CommonArgs::default()).await
+    }
+
+    /// [`Client::initialized`], on a server with the settings `common`.
+    pub async fn initialized_with(version: &str, common: CommonArgs) -> Self {
+        let mut c = Self::start_with(Some(LENSER), common).await;
         let init = c
             .request(0, "initialize", json!({"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}))
             .await;
