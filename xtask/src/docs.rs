@@ -167,6 +167,13 @@ Output schemas, as `tools/list` sends them, give names and types only: a result 
             differing.join(", ")
         );
     }
+    out.push_str(
+        "With `--dynamic-toolsets` a session lists two more tools and, of these, only the groups it enabled: \
+`list_toolsets` (no parameters; each group's `id`, `title`, `description`, `tools` and whether it is `enabled`) and \
+`enable_toolset` (`toolset`: a group's id; its tools are listed from then on, and the server sends \
+`notifications/tools/list_changed`). `--toolsets` names the groups a session starts with; a stateless HTTP caller, \
+whose every request is a new session, names them in an `X-MCP-Toolsets` header.\n\n",
+    );
     for g in Group::all() {
         let tools: Vec<&ToolSpec> = catalog.tools().iter().filter(|t| t.group == *g).collect();
         let _ = writeln!(out, "## {} ({})\n", g.title, tools.len());

@@ -19,7 +19,7 @@ use axum::{Json, Router};
 use http::request::Parts;
 use http::{Method, StatusCode};
 use lf_core::{Principal, clip};
-use lf_tools::{LfServer, jsonrpc};
+use lf_tools::{Group, LfServer, jsonrpc};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
@@ -53,6 +53,25 @@ fn principal_of(extensions: &rmcp::model::Extensions) -> Option<Principal> {
     extensions.get::<Parts>()?.extensions.get::<Principal>().cloned()
 }
 
+/// With dynamic toolsets, the groups a request names in its
+/// `X-MCP-Toolsets` header (comma-separated ids; unknown ones are left
+/// out, as list_toolsets shows): how a stateless caller, whose every
+/// request is a new session, has its tools.
+fn toolsets_of(extensions: &rmcp::model::Extensions) -> Vec<&'static Group> {
+    let Some(parts) = extensions.get::<Parts>() else { return Vec::new() };
+    parts
+        .headers
+        .get_all(TOOLSETS_HEADER)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .filter_map(|id| Group::parse(id).ok())
+        .collect()
+}
+
+/// The header a request names its toolsets in (dynamic toolsets).
+const TOOLSETS_HEADER: &str = "x-mcp-toolsets";
+
 /// rmcp's Streamable HTTP service, stateless or with sessions.
 #[derive(Clone)]
 enum Rmcp {
@@ -80,9 +99,15 @@ struct Mcp {
 /// The `/mcp` route. `shutdown` stops rmcp's streams once the server has
 /// finished the requests in flight.
 pub(crate) fn routes(state: &AppState, shutdown: CancellationToken) -> Router<AppState> {
-    let server = state.server.clone().with_principal_source(Arc::new(principal_of));
+    let server = state
+        .server
+        .clone()
+        .with_principal_source(Arc::new(principal_of))
+        .with_toolset_source(Arc::new(toolsets_of));
     let config = rmcp_config(&state.config, shutdown);
-    let factory = move || Ok(server.clone());
+    // Each session (each request without sessions) starts with the
+    // toolsets of --toolsets enabled, with dynamic toolsets.
+    let factory = move || Ok(server.new_session());
     let (rmcp, sessions) = if state.config.sessions {
         let service = StreamableHttpService::new(factory, Arc::new(LocalSessionManager::default()), config);
         (Rmcp::Sessions(service), Some(Arc::new(Sessions::default())))

@@ -64,6 +64,11 @@ pub(super) async fn answer(
     headers: &HeaderMap,
     body: &[u8],
 ) -> Option<Response> {
+    // With dynamic toolsets every stateless request is a session of its
+    // own, which rmcp's factory makes: not this shared server's.
+    if state.server.dynamic_toolsets() {
+        return None;
+    }
     let version = direct_version(headers)?;
     let call = state.server.direct_call(body, &version)?;
     if let Some(refusal) = scope_refusal(state, principal, call.tool()) {

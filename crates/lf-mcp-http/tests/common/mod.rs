@@ -35,6 +35,8 @@ pub struct Options {
     pub fixed_clock: bool,
     /// Keep MCP sessions (`--sessions`).
     pub sessions: bool,
+    /// Dynamic toolsets (`--dynamic-toolsets`).
+    pub dynamic_toolsets: bool,
 }
 
 impl Options {
@@ -68,7 +70,11 @@ impl Server {
             input.clear();
         }
         let args = ServeArgs {
-            common: CommonArgs { database_url: Some(database_url.clone()), ..CommonArgs::default() },
+            common: CommonArgs {
+                database_url: Some(database_url.clone()),
+                dynamic_toolsets: options.dynamic_toolsets,
+                ..CommonArgs::default()
+            },
             bind: "127.0.0.1:0".into(),
             request_timeout: 30,
             dev_lenser: options.dev.map(str::to_owned),
