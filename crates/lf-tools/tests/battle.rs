@@ -505,9 +505,11 @@ async fn automatic_checks_score_pass_and_fail() {
 }
 
 /// A model server that fails its first `failures` calls, then answers as the
-/// offline provider.
+/// offline provider; `calls` counts every call.
+#[derive(Default)]
 struct Flaky {
     failures: AtomicUsize,
+    calls: AtomicUsize,
 }
 
 impl ModelProvider for Flaky {
@@ -523,6 +525,7 @@ impl ModelProvider for Flaky {
         'a: 'b,
         Self: 'b,
     {
+        self.calls.fetch_add(1, Ordering::SeqCst);
         Box::pin(async move {
             let left = self.failures.load(Ordering::SeqCst);
             if left > 0 {
@@ -536,7 +539,7 @@ impl ModelProvider for Flaky {
 
 #[tokio::test]
 async fn a_judge_error_stays_visible_and_scoring_again_recovers() {
-    let flaky = Arc::new(Flaky { failures: AtomicUsize::new(2) });
+    let flaky = Arc::new(Flaky { failures: AtomicUsize::new(2), ..Flaky::default() });
     let services = Arc::new(
         Services::builder()
             .lens(LensService::new(Arc::new(MemoryLensStore::new())))
@@ -958,34 +961,13 @@ async fn toolsets_and_read_only_select_battle_tools() {
 
 // ---------------------------------------------------------------- what tools reach
 
-/// Counts the model calls made through it, answering as the offline provider.
-struct Counting(AtomicUsize);
-
-impl ModelProvider for Counting {
-    fn name(&self) -> &str {
-        "counting"
-    }
-
-    fn chat<'a, 'b>(
-        &'a self,
-        request: ChatRequest,
-    ) -> Pin<Box<dyn Future<Output = LfResult<ChatResponse>> + Send + 'b>>
-    where
-        'a: 'b,
-        Self: 'b,
-    {
-        self.0.fetch_add(1, Ordering::SeqCst);
-        Box::pin(OfflineProvider.chat(request))
-    }
-}
-
 /// openWorldHint is declared by what a tool reaches: every tool whose call
 /// reached the model in a full battle's life (judging runs before the call
 /// returns when no spawner is given) is declared `Reaches::Model`, and every
 /// tool so declared did reach it.
 #[tokio::test]
 async fn the_tools_that_reach_the_model_say_so() {
-    let counting = Arc::new(Counting(AtomicUsize::new(0)));
+    let counting = Arc::new(Flaky::default());
     let services = Arc::new(
         Services::builder()
             .lens(LensService::new(Arc::new(MemoryLensStore::new())))
@@ -997,9 +979,9 @@ async fn the_tools_that_reach_the_model_say_so() {
     let bob = alice.for_principal(lenser().1);
     let reached = std::sync::Mutex::new(std::collections::BTreeMap::<&str, bool>::new());
     let call = async |s: &LfServer, tool: &'static str, args: Value| -> Value {
-        let before = counting.0.load(Ordering::SeqCst);
+        let before = counting.calls.load(Ordering::SeqCst);
         let (_, out) = common::call(s, tool, args).await;
-        let after = counting.0.load(Ordering::SeqCst);
+        let after = counting.calls.load(Ordering::SeqCst);
         *reached.lock().unwrap().entry(tool).or_default() |= after > before;
         out
     };

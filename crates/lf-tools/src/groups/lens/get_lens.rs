@@ -2,7 +2,7 @@ use lf_core::LfResult;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::shapes::{LensIdIn, LensOut, ParamOut, lens_id, params_out};
+use super::shapes::{LensIdIn, LensOut, ParamOut, VersionBodyOut, lens_id, params_out};
 use crate::services::Ctx;
 use crate::tool::{Safety, Tool};
 
@@ -15,21 +15,9 @@ pub struct GetLensOut {
     #[serde(flatten)]
     pub lens: LensOut,
     /// The head version, with its template.
-    pub versions: HeadVersionOut,
+    pub versions: VersionBodyOut,
     /// The head version's parameters, in order of first appearance in the template.
     pub version_parameters: Vec<ParamOut>,
-}
-
-/// A version with its template; its parameters are beside it.
-#[derive(Serialize, JsonSchema)]
-pub struct HeadVersionOut {
-    pub id: String,
-    pub lens_id: String,
-    pub semver: String,
-    /// The template as written, with its [[Parameter]] tokens.
-    pub template_body: String,
-    pub changelog: String,
-    pub created_at: String,
 }
 
 impl Tool for GetLens {
@@ -46,14 +34,7 @@ impl Tool for GetLens {
         let v = &view.version;
         Ok(GetLensOut {
             lens: LensOut::from(&view.lens),
-            versions: HeadVersionOut {
-                id: v.id.to_string(),
-                lens_id: v.lens_id.to_string(),
-                semver: v.semver.to_string(),
-                template_body: v.body.as_str().to_owned(),
-                changelog: v.changelog.clone(),
-                created_at: v.created_at.to_rfc3339(),
-            },
+            versions: VersionBodyOut::from(v),
             version_parameters: params_out(&v.params),
         })
     }

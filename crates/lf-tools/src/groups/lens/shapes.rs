@@ -212,9 +212,24 @@ pub fn params_out(params: &[Param]) -> Vec<ParamOut> {
     params.iter().map(ParamOut::from).collect()
 }
 
-/// One immutable version of a lens, with its template.
+/// One immutable version of a lens, with its template and its parameters.
 #[derive(Serialize, JsonSchema)]
 pub struct VersionOut {
+    #[serde(flatten)]
+    pub body: VersionBodyOut,
+    /// In order of first appearance in the template.
+    pub version_parameters: Vec<ParamOut>,
+}
+
+impl From<&LensVersion> for VersionOut {
+    fn from(v: &LensVersion) -> Self {
+        Self { body: VersionBodyOut::from(v), version_parameters: params_out(&v.params) }
+    }
+}
+
+/// A version with its template, its parameters aside.
+#[derive(Serialize, JsonSchema)]
+pub struct VersionBodyOut {
     pub id: String,
     pub lens_id: String,
     pub semver: String,
@@ -222,11 +237,9 @@ pub struct VersionOut {
     pub template_body: String,
     pub changelog: String,
     pub created_at: String,
-    /// In order of first appearance in the template.
-    pub version_parameters: Vec<ParamOut>,
 }
 
-impl From<&LensVersion> for VersionOut {
+impl From<&LensVersion> for VersionBodyOut {
     fn from(v: &LensVersion) -> Self {
         Self {
             id: v.id.to_string(),
@@ -235,7 +248,6 @@ impl From<&LensVersion> for VersionOut {
             template_body: v.body.as_str().to_owned(),
             changelog: v.changelog.clone(),
             created_at: v.created_at.to_rfc3339(),
-            version_parameters: params_out(&v.params),
         }
     }
 }
