@@ -42,22 +42,32 @@
 //!   migrations live per backend under `migrations/` and are never edited
 //!   once released.
 //!
+//! Layout: one folder per domain (`lens/`, `auth/`, `battle/`), each a
+//! store written once over both backends: `mod.rs` (the store type, over
+//! `conns::Conns`, each method one line saying how it runs), `sql.rs` (the
+//! statements and the functions that run them, generic over a connection of
+//! either backend), `rows.rs` (decoding and binding rows). What the backends
+//! spell differently is in `dialect.rs` (timestamps, lists of strings, and
+//! statements written in both spellings); code of one backend only where its
+//! SQL really differs: full-text search (`lens/search_sqlite.rs`,
+//! `lens/search_postgres.rs`) and SQLite's direct readers (`sqlite/`, the
+//! only module that uses rusqlite).
+//!
 //! Search ranks by relevance (bm25 on SQLite, ts_rank on PostgreSQL; title
 //! weighs 10, description 4, body 1) among the 2,000 newest matches, and
 //! lists older matches after them, newest first: ranking costs about a
 //! microsecond per match, too much for a word found in 100,000 lenses. With
 //! fewer matches the ranking is exact. `total` always counts every match.
 
-mod auth_rows;
-mod auth_sql;
-mod battle_rows;
-mod battle_sql;
-mod battles;
+mod auth;
+mod battle;
+mod conns;
+mod dialect;
 mod error;
-mod listing;
+mod lens;
 mod location;
+mod page;
 mod postgres;
-mod rows;
 mod sqlite;
 
 use std::sync::Arc;
@@ -67,6 +77,7 @@ use lf_battle::BattleStore;
 use lf_core::{LfError, LfResult};
 use lf_lens::LensStore;
 
+use crate::conns::Conns;
 pub use error::map_db_err;
 pub use location::{data_dir, default_database_url, redact_url};
 
@@ -95,15 +106,10 @@ impl std::fmt::Display for Backend {
 /// An open, migrated database and the stores over it. Cheap to share behind
 /// an `Arc`; the stores it hands out keep the connection pool alive.
 pub struct Database {
-    inner: Inner,
+    conns: Conns,
     lenses: Arc<dyn LensStore>,
     auth: Arc<dyn AuthStore>,
     battles: Arc<dyn BattleStore>,
-}
-
-enum Inner {
-    Sqlite(sqlite::Handle),
-    Postgres(sqlx::PgPool),
 }
 
 impl Database {
@@ -121,31 +127,23 @@ impl Database {
     /// meant for the operator starting the server.
     pub async fn connect(url: &str) -> LfResult<Database> {
         let scheme = url.split_once(':').map(|(s, _)| s.to_ascii_lowercase());
-        match scheme.as_deref() {
-            Some("sqlite") => {
-                let handle = sqlite::Handle::open(url).await?;
-                let lenses: Arc<dyn LensStore> = Arc::new(sqlite::SqliteLensStore::new(handle.clone()));
-                let auth: Arc<dyn AuthStore> = Arc::new(sqlite::SqliteAuthStore::new(handle.clone()));
-                let battles: Arc<dyn BattleStore> =
-                    Arc::new(battles::SqlBattleStore::new(battles::Conns::Sqlite(handle.clone())));
-                Ok(Database { inner: Inner::Sqlite(handle), lenses, auth, battles })
-            }
-            Some("postgres" | "postgresql") => {
-                let pool = postgres::open(url).await?;
-                let lenses: Arc<dyn LensStore> = Arc::new(postgres::PgLensStore::new(pool.clone()));
-                let auth: Arc<dyn AuthStore> = Arc::new(postgres::PgAuthStore::new(pool.clone()));
-                let battles: Arc<dyn BattleStore> =
-                    Arc::new(battles::SqlBattleStore::new(battles::Conns::Postgres(pool.clone())));
-                Ok(Database { inner: Inner::Postgres(pool), lenses, auth, battles })
-            }
-            _ => Err(unsupported_url(url)),
-        }
+        let conns = match scheme.as_deref() {
+            Some("sqlite") => Conns::Sqlite(sqlite::Handle::open(url).await?),
+            Some("postgres" | "postgresql") => Conns::Postgres(postgres::open(url).await?),
+            _ => return Err(unsupported_url(url)),
+        };
+        Ok(Database {
+            lenses: Arc::new(lens::SqlLensStore::new(conns.clone())),
+            auth: Arc::new(auth::SqlAuthStore::new(conns.clone())),
+            battles: Arc::new(battle::SqlBattleStore::new(conns.clone())),
+            conns,
+        })
     }
 
     pub fn backend(&self) -> Backend {
-        match self.inner {
-            Inner::Sqlite(_) => Backend::Sqlite,
-            Inner::Postgres(_) => Backend::Postgres,
+        match self.conns {
+            Conns::Sqlite(_) => Backend::Sqlite,
+            Conns::Postgres(_) => Backend::Postgres,
         }
     }
 
@@ -170,27 +168,27 @@ impl Database {
     /// diagnostics and tests: they see what the stores committed. Writes
     /// through it bypass the stores' invariants (and their write turn).
     pub fn sqlite_pool(&self) -> Option<&sqlx::SqlitePool> {
-        match &self.inner {
-            Inner::Sqlite(h) => Some(h.diagnostics_pool()),
-            Inner::Postgres(_) => None,
+        match &self.conns {
+            Conns::Sqlite(h) => Some(h.diagnostics_pool()),
+            Conns::Postgres(_) => None,
         }
     }
 
     /// The PostgreSQL connection pool, for diagnostics and tests. Writes
     /// through it bypass the stores' invariants.
     pub fn postgres_pool(&self) -> Option<&sqlx::PgPool> {
-        match &self.inner {
-            Inner::Postgres(p) => Some(p),
-            Inner::Sqlite(_) => None,
+        match &self.conns {
+            Conns::Postgres(p) => Some(p),
+            Conns::Sqlite(_) => None,
         }
     }
 
     /// Waits for checked-out connections to come back and closes them all.
     /// Stores handed out earlier fail from then on.
     pub async fn close(&self) {
-        match &self.inner {
-            Inner::Sqlite(h) => h.close().await,
-            Inner::Postgres(p) => p.close().await,
+        match &self.conns {
+            Conns::Sqlite(h) => h.close().await,
+            Conns::Postgres(p) => p.close().await,
         }
     }
 }

@@ -1,13 +1,10 @@
 //! The PostgreSQL backend, for several server processes on one database:
 //! an sqlx pool, migrations applied under the migrator's advisory lock, and
-//! the stores.
+//! the ways a store method runs on it (see [`crate::conns`]).
 //!
 //! Search lowercases with the database's locale: create the database with a
 //! UTF-8 encoding and locale (e.g. `initdb --encoding=UTF8 --locale=C.UTF-8`),
 //! or non-ASCII capitals are not folded.
-
-mod auth;
-mod lenses;
 
 use std::str::FromStr;
 use std::time::Duration;
@@ -17,10 +14,6 @@ use sqlx::Connection;
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
 
 use crate::error::map_db_err;
-
-pub(crate) use auth::PgAuthStore;
-pub(crate) use lenses::PgLensStore;
-
 use crate::{Backend, open_failed};
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("migrations/postgres");
@@ -33,7 +26,8 @@ const PING_AFTER_IDLE: Duration = Duration::from_secs(30);
 /// answering.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Runs `f` on a connection of the pool.
+/// Runs `f` on a connection of the pool: reads, and writes of one
+/// statement, which commits by itself.
 pub(crate) async fn reading<R>(
     pool: &PgPool,
     f: impl AsyncFnOnce(&mut PgConnection) -> LfResult<R>,

@@ -27,10 +27,13 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use lf_core::{LfError, LfResult};
+use lf_core::{LfError, LfResult, Timestamp};
 use rusqlite::{Connection, OpenFlags};
 
 use super::BUSY_TIMEOUT;
+use sqlx::Sqlite;
+
+use crate::dialect::{Col, Columns, Dialect, Value};
 
 /// Idle connections kept; more are opened when more threads read at once,
 /// and closed after.
@@ -343,32 +346,50 @@ pub(crate) fn map_direct_err(e: rusqlite::Error) -> LfError {
     LfError::internal(e)
 }
 
-/// A result row read by column position, from sqlx or from a direct reader,
-/// so that each row shape is decoded by one function. By position, not name:
-/// rusqlite finds a name by comparing it with every column's, which on a
-/// lens row (22 columns) cost more than the read. (`auth_rows::Columns`
-/// reads the few-column auth rows by name, for both backends.)
-pub(crate) trait Cols {
-    fn col<T>(&self, i: usize) -> LfResult<T>
-    where
-        T: for<'r> sqlx::Decode<'r, sqlx::Sqlite> + sqlx::Type<sqlx::Sqlite> + rusqlite::types::FromSql;
-}
+/// What a direct reader reads a [`Value`] with: rusqlite's own decoding.
+/// (A supertrait of [`Value`], so that rusqlite is named here only.)
+pub(crate) trait DirectValue: rusqlite::types::FromSql {}
 
-impl Cols for sqlx::sqlite::SqliteRow {
-    fn col<T>(&self, i: usize) -> LfResult<T>
-    where
-        T: for<'r> sqlx::Decode<'r, sqlx::Sqlite> + sqlx::Type<sqlx::Sqlite> + rusqlite::types::FromSql,
-    {
-        sqlx::Row::try_get(self, i).map_err(crate::error::map_db_err)
+impl<T: rusqlite::types::FromSql> DirectValue for T {}
+
+/// A row of a direct reader, read as the SQLite [`Dialect`] reads sqlx's
+/// rows, so that each row shape is decoded by one function whichever path
+/// read it.
+pub(crate) struct DirectRow<'a, 'r>(pub(crate) &'a rusqlite::Row<'r>);
+
+impl DirectRow<'_, '_> {
+    fn get_ref(&self, col: Col<'_>) -> rusqlite::Result<rusqlite::types::ValueRef<'_>> {
+        match col {
+            Col::At(i) => self.0.get_ref(i),
+            Col::Named(name) => self.0.get_ref(name),
+        }
     }
 }
 
-impl Cols for rusqlite::Row<'_> {
-    fn col<T>(&self, i: usize) -> LfResult<T>
-    where
-        T: for<'r> sqlx::Decode<'r, sqlx::Sqlite> + sqlx::Type<sqlx::Sqlite> + rusqlite::types::FromSql,
-    {
-        self.get(i).map_err(map_direct_err)
+impl Columns for DirectRow<'_, '_> {
+    fn value<'c, T: Value>(&self, col: impl Into<Col<'c>>) -> LfResult<T> {
+        match col.into() {
+            Col::At(i) => self.0.get(i),
+            Col::Named(name) => self.0.get(name),
+        }
+        .map_err(map_direct_err)
+    }
+
+    fn text<'c>(&self, col: impl Into<Col<'c>>) -> LfResult<&str> {
+        self.get_ref(col.into()).and_then(|v| Ok(v.as_str()?)).map_err(map_direct_err)
+    }
+
+    fn time<'c>(&self, col: impl Into<Col<'c>>) -> LfResult<Timestamp> {
+        self.value(col).map(Sqlite::load_time)
+    }
+
+    fn opt_time<'c>(&self, col: impl Into<Col<'c>>) -> LfResult<Option<Timestamp>> {
+        Ok(self.value::<Option<<Sqlite as Dialect>::Time>>(col)?.map(Sqlite::load_time))
+    }
+
+    fn strings<'c>(&self, col: impl Into<Col<'c>>) -> LfResult<Vec<String>> {
+        let col = col.into();
+        Sqlite::load_strings(col, self.value(col)?)
     }
 }
 

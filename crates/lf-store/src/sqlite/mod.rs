@@ -14,9 +14,8 @@
 //! transaction that read first and then wanted to write could otherwise fail
 //! with SQLITE_BUSY as soon as another writer committed.
 
-mod auth;
 mod direct;
-mod lenses;
+pub(crate) mod reads;
 
 use std::hash::Hash;
 use std::path::Path;
@@ -34,10 +33,7 @@ use sqlx::{ConnectOptions, Connection};
 use tokio::sync::{MappedMutexGuard, Mutex, MutexGuard};
 
 use self::direct::DirectReaders;
-pub(crate) use self::direct::{ReadCache, map_direct_err, rows};
-
-pub(crate) use auth::SqliteAuthStore;
-pub(crate) use lenses::SqliteLensStore;
+pub(crate) use self::direct::{DirectValue, ReadCache};
 
 use crate::error::map_db_err;
 use crate::{Backend, open_failed};

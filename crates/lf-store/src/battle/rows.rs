@@ -4,9 +4,9 @@
 //!
 //! Both backends store the same columns (see the `0003_battles.sql` and
 //! `0004_battle_results.sql` migrations); ids, texts, numbers and booleans
-//! bind and read as sqlx does, times as each backend's [`Dialect`] spells
-//! them. Rubrics, automatic checks, verdict criteria and result entries are
-//! JSON text on both.
+//! bind and read as sqlx does, times as each backend's
+//! [`crate::dialect::Dialect`] spells them. Rubrics, automatic checks,
+//! verdict criteria and result entries are JSON text on both.
 
 use lf_battle::{
     AutoCheck, Battle, BattleResult, BattleStatus, BattleTitle, BattleType, Contender, ContenderRef,
@@ -14,39 +14,22 @@ use lf_battle::{
     ModelKey, ResultEntry, Rubric, RubricCriterion, Score, Slot, Standing, Submission, SubmissionText,
     TaskPrompt, Verdict, VerdictKind, Vote, VotePick,
 };
-use lf_core::{BattleId, ContenderId, ContenderRefId, LenserId, LfResult, SubmissionId, Timestamp};
+use lf_core::{BattleId, ContenderId, ContenderRefId, LenserId, LfResult, SubmissionId};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use crate::auth_rows::{Bind, Columns, Dialect, Holds};
+use crate::dialect::{Bind, Columns};
 use crate::error::corrupt;
 
-/// A backend's [`Dialect`] with what the battle tables need beyond it.
-pub(crate) trait BattleDialect:
-    Dialect + Holds<i64> + Holds<Option<i64>> + Holds<bool> + Holds<Option<bool>>
-{
-    /// The status of battle `$1`, locking its row until the transaction
-    /// ends where the backend locks rows (SQLite's `BEGIN IMMEDIATE` already
-    /// holds the database's write lock).
-    const LOCK_BATTLE: &'static str;
-    /// Writes the `battle_results` row of battle `$1` from its standings
-    /// and contenders (`entries` as the `0004_battle_results.sql` migration
-    /// describes).
-    const INSERT_RESULT: &'static str;
-}
-
-/// A `battle_results` row from its columns.
-pub(crate) fn battle_result(
-    id: Uuid,
-    battle_type: &str,
-    closed_at: Timestamp,
-    entries: &str,
-) -> LfResult<BattleResult> {
+/// A row of `sql::CLOSED_RESULTS` (`battle_id, battle_type, closed_at,
+/// entries`), by position, its texts borrowed: the one large scan, 100,000
+/// short rows.
+pub(crate) fn battle_result(row: &impl Columns) -> LfResult<BattleResult> {
     Ok(BattleResult {
-        battle_id: BattleId::from_uuid(id),
-        battle_type: valid(BattleType::parse(battle_type), "battle_results.battle_type")?,
-        closed_at,
-        entries: result_entries(entries)?,
+        battle_id: BattleId::from_uuid(row.value(0)?),
+        battle_type: valid(BattleType::parse(row.text(1)?), "battle_results.battle_type")?,
+        closed_at: row.time(2)?,
+        entries: result_entries(row.text(3)?)?,
     })
 }
 
@@ -183,7 +166,7 @@ pub(crate) fn criteria(text: &str) -> LfResult<Vec<Score>> {
 }
 
 /// A `battles` row.
-pub(crate) fn battle<R: Columns<Db: BattleDialect>>(row: &R) -> LfResult<Battle> {
+pub(crate) fn battle<R: Columns>(row: &R) -> LfResult<Battle> {
     Ok(Battle {
         id: BattleId::from_uuid(row.value("id")?),
         title: valid(BattleTitle::parse(row.value::<String>("title")?), "battles.title")?,
@@ -210,7 +193,7 @@ pub(crate) fn battle<R: Columns<Db: BattleDialect>>(row: &R) -> LfResult<Battle>
 }
 
 /// A `battle_contenders` row.
-pub(crate) fn contender<R: Columns<Db: BattleDialect>>(row: &R) -> LfResult<Contender> {
+pub(crate) fn contender<R: Columns>(row: &R) -> LfResult<Contender> {
     let slot = number::<usize>(row.value("slot")?, "battle_contenders.slot")?;
     Ok(Contender {
         id: ContenderId::from_uuid(row.value("id")?),
@@ -228,7 +211,7 @@ pub(crate) fn contender<R: Columns<Db: BattleDialect>>(row: &R) -> LfResult<Cont
 }
 
 /// A `battle_submissions` row.
-pub(crate) fn submission<R: Columns<Db: BattleDialect>>(row: &R) -> LfResult<Submission> {
+pub(crate) fn submission<R: Columns>(row: &R) -> LfResult<Submission> {
     Ok(Submission {
         id: SubmissionId::from_uuid(row.value("id")?),
         battle_id: BattleId::from_uuid(row.value("battle_id")?),
@@ -241,7 +224,7 @@ pub(crate) fn submission<R: Columns<Db: BattleDialect>>(row: &R) -> LfResult<Sub
 }
 
 /// A `battle_verdicts` row.
-pub(crate) fn verdict<R: Columns<Db: BattleDialect>>(row: &R) -> LfResult<Verdict> {
+pub(crate) fn verdict<R: Columns>(row: &R) -> LfResult<Verdict> {
     Ok(Verdict {
         battle_id: BattleId::from_uuid(row.value("battle_id")?),
         contender_id: ContenderId::from_uuid(row.value("contender_id")?),
@@ -256,7 +239,7 @@ pub(crate) fn verdict<R: Columns<Db: BattleDialect>>(row: &R) -> LfResult<Verdic
 }
 
 /// A `battle_judge_errors` row.
-pub(crate) fn judge_error<R: Columns<Db: BattleDialect>>(row: &R) -> LfResult<JudgeError> {
+pub(crate) fn judge_error<R: Columns>(row: &R) -> LfResult<JudgeError> {
     Ok(JudgeError {
         battle_id: BattleId::from_uuid(row.value("battle_id")?),
         model: row.value("model")?,
@@ -266,7 +249,7 @@ pub(crate) fn judge_error<R: Columns<Db: BattleDialect>>(row: &R) -> LfResult<Ju
 }
 
 /// A `battle_standings` row.
-pub(crate) fn standing<R: Columns<Db: BattleDialect>>(row: &R) -> LfResult<Standing> {
+pub(crate) fn standing<R: Columns>(row: &R) -> LfResult<Standing> {
     Ok(Standing {
         contender_id: ContenderId::from_uuid(row.value("contender_id")?),
         position: number(row.value("position")?, "battle_standings.position")?,
@@ -277,7 +260,7 @@ pub(crate) fn standing<R: Columns<Db: BattleDialect>>(row: &R) -> LfResult<Stand
 }
 
 /// Binds the columns of a `battles` row, in [`battle_columns`] order.
-pub(crate) fn bind_battle<Q: Bind<Db: BattleDialect>>(q: Q, b: &Battle) -> Q {
+pub(crate) fn bind_battle<Q: Bind>(q: Q, b: &Battle) -> Q {
     q.put(b.id.as_uuid())
         .put(b.title.as_str().to_owned())
         .put(b.task_prompt.as_str().to_owned())
@@ -296,7 +279,7 @@ pub(crate) fn bind_battle<Q: Bind<Db: BattleDialect>>(q: Q, b: &Battle) -> Q {
 }
 
 /// Binds the columns of a `battle_contenders` row, in table order.
-pub(crate) fn bind_contender<Q: Bind<Db: BattleDialect>>(q: Q, c: &Contender) -> Q {
+pub(crate) fn bind_contender<Q: Bind>(q: Q, c: &Contender) -> Q {
     q.put(c.id.as_uuid())
         .put(c.battle_id.as_uuid())
         .put(c.slot.index() as i64)
@@ -308,7 +291,7 @@ pub(crate) fn bind_contender<Q: Bind<Db: BattleDialect>>(q: Q, c: &Contender) ->
 }
 
 /// Binds the columns of a `battle_submissions` row, in table order.
-pub(crate) fn bind_submission<Q: Bind<Db: BattleDialect>>(q: Q, s: &Submission) -> Q {
+pub(crate) fn bind_submission<Q: Bind>(q: Q, s: &Submission) -> Q {
     q.put(s.id.as_uuid())
         .put(s.battle_id.as_uuid())
         .put(s.contender_id.as_uuid())
@@ -327,7 +310,7 @@ pub(crate) fn pick_id(pick: VotePick) -> Option<Uuid> {
 }
 
 /// Binds the columns of a `battle_votes` row, in table order.
-pub(crate) fn bind_vote<Q: Bind<Db: BattleDialect>>(q: Q, v: &Vote) -> Q {
+pub(crate) fn bind_vote<Q: Bind>(q: Q, v: &Vote) -> Q {
     q.put(v.id.as_uuid())
         .put(v.battle_id.as_uuid())
         .put(v.voter.as_uuid())
@@ -338,7 +321,7 @@ pub(crate) fn bind_vote<Q: Bind<Db: BattleDialect>>(q: Q, v: &Vote) -> Q {
 }
 
 /// Binds the columns of a `battle_verdicts` row, in table order.
-pub(crate) fn bind_verdict<Q: Bind<Db: BattleDialect>>(q: Q, v: &Verdict) -> Q {
+pub(crate) fn bind_verdict<Q: Bind>(q: Q, v: &Verdict) -> Q {
     q.put(v.battle_id.as_uuid())
         .put(v.contender_id.as_uuid())
         .put(v.verdict.as_str().to_owned())
@@ -351,7 +334,7 @@ pub(crate) fn bind_verdict<Q: Bind<Db: BattleDialect>>(q: Q, v: &Verdict) -> Q {
 }
 
 /// Binds the columns of a `battle_standings` row of battle `battle`.
-pub(crate) fn bind_standing<Q: Bind<Db: BattleDialect>>(q: Q, battle: BattleId, s: &Standing) -> Q {
+pub(crate) fn bind_standing<Q: Bind>(q: Q, battle: BattleId, s: &Standing) -> Q {
     q.put(battle.as_uuid())
         .put(s.contender_id.as_uuid())
         .put(i64::from(s.position))

@@ -1,21 +1,28 @@
-//! The statements of [`lf_auth::AuthStore`] and the code that runs them, the
-//! same on both backends through their [`Dialect`]. A backend supplies the
-//! connection or the transaction (and `list_tokens`'s statement); see
-//! `sqlite/auth.rs` and `postgres/auth.rs` for how each keeps the
-//! conditional writes race-free.
+//! The statements of [`lf_auth::AuthStore`] and the code that runs them,
+//! the same on both backends (only `list_tokens`'s statement is spelled
+//! twice: PostgreSQL needs its NULL tests cast).
+//!
+//! The conditional writes (consuming a code, rotating a refresh token) are
+//! one `UPDATE … WHERE used_at IS NULL AND expires_at > $now` in a write
+//! transaction with the inserts of the new tokens. On SQLite the
+//! transaction begins `BEGIN IMMEDIATE`, so writers take turns and of racing
+//! calls exactly one sees the row still unused; PostgreSQL re-evaluates the
+//! `WHERE` of an update that waited for a concurrent one on the same row, so
+//! exactly one updates it, and the others update nothing and insert nothing.
 
 use lf_auth::{
     ClientId, CodeRecord, FamilyId, GrantTokens, Handle, Lenser, LenserRecord, LocalLenser, OAuthClient,
     RefreshRecord, SecretHash, TokenId, TokenInfo, TokenRecord,
 };
 use lf_core::{LenserId, LfError, LfResult, Timestamp};
-use sqlx::{Connection, Executor};
+use sqlx::Database;
 
-use crate::auth_rows::{
-    Bind, Dialect, Holds, Query, bind_code, bind_refresh, bind_token, client_record, code_record, hash_bytes,
-    lenser_record, refresh_record, token_record,
+use super::rows::{
+    bind_code, bind_refresh, bind_token, client_record, code_record, hash_bytes, lenser_record,
+    refresh_record, token_record,
 };
-use crate::error::{conflict_or, map_db_err};
+use crate::dialect::{Bind, Conn, Spellings, Value, execute, insert, query, spelled};
+use crate::error::map_db_err;
 
 const INSERT_LENSER: &str =
     "INSERT INTO lensers (id, handle, password_hash, created_at) VALUES ($1, $2, $3, $4)";
@@ -32,7 +39,6 @@ macro_rules! token_columns {
          revoked_at, last_used_at"
     };
 }
-pub(crate) use token_columns;
 
 const INSERT_TOKEN: &str = concat!(
     "INSERT INTO access_tokens (",
@@ -85,64 +91,66 @@ const REVOKE_FAMILY_TOKENS: &str =
 const REVOKE_FAMILY_REFRESH: &str =
     "UPDATE refresh_tokens SET revoked_at = $2 WHERE family_id = $1 AND revoked_at IS NULL";
 
+macro_rules! list_tokens {
+    (sqlite) => {
+        concat!(
+            "SELECT ",
+            token_columns!(),
+            " FROM access_tokens WHERE ($1 IS NULL OR lenser_id = $1) \
+             AND ($2 IS NULL OR (revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $2))) \
+             ORDER BY created_at DESC, id DESC"
+        )
+    };
+    (postgres) => {
+        concat!(
+            "SELECT ",
+            token_columns!(),
+            " FROM access_tokens WHERE ($1::uuid IS NULL OR lenser_id = $1) \
+             AND ($2::timestamptz IS NULL OR (revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $2))) \
+             ORDER BY created_at DESC, id DESC"
+        )
+    };
+}
+const LIST_TOKENS: Spellings = spelled!(list_tokens);
+
 const PURGE_CODES: &str = "DELETE FROM oauth_codes WHERE expires_at < $1";
 const PURGE_REFRESH: &str = "DELETE FROM refresh_tokens WHERE expires_at < $1";
 const PURGE_TOKENS: &str =
     "DELETE FROM access_tokens WHERE family_id IS NOT NULL AND expires_at IS NOT NULL AND expires_at < $1";
 
-/// A connection of a [`Dialect`], for a write of several statements.
-pub(crate) trait Conn: Connection<Database: Dialect<Connection = Self>> {}
-
-impl<C: Connection<Database: Dialect<Connection = C>>> Conn for C {}
-
-fn query<DB: Dialect>(sql: &'static str) -> Query<DB> {
-    sqlx::query(sql)
-}
-
-fn taken(what: &'static str) -> impl FnOnce() -> LfError {
-    move || LfError::conflict(format!("That {what} is already taken. Choose another and retry."))
+fn taken(what: &'static str) -> impl FnOnce() -> String {
+    move || format!("That {what} is already taken. Choose another and retry.")
 }
 
 /// The row `sql` finds by its one parameter `key`, if any, read by `from_row`.
-async fn fetch_one_by<'c, DB: Dialect + Holds<K>, K, T>(
-    conn: impl Executor<'c, Database = DB>,
+async fn fetch_one_by<C: Conn, K: Value, T>(
+    conn: &mut C,
     sql: &'static str,
     key: K,
-    from_row: fn(&DB::Row) -> LfResult<T>,
+    from_row: fn(&<C::Database as Database>::Row) -> LfResult<T>,
 ) -> LfResult<Option<T>> {
-    let row = query::<DB>(sql).put(key).fetch_optional(conn).await.map_err(map_db_err)?;
+    let row = query::<C::Database>(sql).put(key).fetch_optional(conn.exec()).await.map_err(map_db_err)?;
     row.as_ref().map(from_row).transpose()
 }
 
-pub(crate) async fn insert_lenser<'c, DB: Dialect>(
-    conn: impl Executor<'c, Database = DB>,
-    record: &LenserRecord,
-) -> LfResult<()> {
+pub(crate) async fn insert_lenser<C: Conn>(conn: &mut C, record: &LenserRecord) -> LfResult<()> {
     let l = &record.lenser;
-    query::<DB>(INSERT_LENSER)
+    let q = query(INSERT_LENSER)
         .put(l.id.as_uuid())
         .put(l.handle.as_str().to_owned())
         .put(record.password_hash.clone())
-        .put_time(l.created_at)
-        .execute(conn)
-        .await
-        .map_err(conflict_or(|| {
-            LfError::conflict(format!("The handle {} (or the id) is taken.", l.handle))
-        }))?;
-    Ok(())
+        .put_time(l.created_at);
+    insert(conn, q, || format!("The handle {} (or the id) is taken.", l.handle)).await
 }
 
-pub(crate) async fn lenser_by_handle<'c, DB: Dialect>(
-    conn: impl Executor<'c, Database = DB>,
+pub(crate) async fn lenser_by_handle<C: Conn>(
+    conn: &mut C,
     handle: &Handle,
 ) -> LfResult<Option<LenserRecord>> {
     fetch_one_by(conn, LENSER_BY_HANDLE, handle.as_str().to_owned(), lenser_record).await
 }
 
-pub(crate) async fn lenser_by_id<'c, DB: Dialect>(
-    conn: impl Executor<'c, Database = DB>,
-    id: LenserId,
-) -> LfResult<Option<Lenser>> {
+pub(crate) async fn lenser_by_id<C: Conn>(conn: &mut C, id: LenserId) -> LfResult<Option<Lenser>> {
     Ok(fetch_one_by(conn, LENSER_BY_ID, id.as_uuid(), lenser_record).await?.map(|r| r.lenser))
 }
 
@@ -150,113 +158,76 @@ pub(crate) async fn lenser_by_id<'c, DB: Dialect>(
 /// (migration `local_lenser`). Runs in the caller's write transaction, which
 /// a CONFLICT rolls back.
 pub(crate) async fn local_lenser<C: Conn>(conn: &mut C, candidate: &LenserRecord) -> LfResult<LocalLenser> {
-    let recorded = query::<C::Database>(LOCAL_LENSER)
-        .fetch_optional(C::Database::exec(conn))
-        .await
-        .map_err(map_db_err)?;
+    let recorded = query::<C::Database>(LOCAL_LENSER).fetch_optional(conn.exec()).await.map_err(map_db_err)?;
     if let Some(row) = recorded {
         return Ok(LocalLenser { lenser: lenser_record(&row)?.lenser, created: false });
     }
-    insert_lenser(C::Database::exec(conn), candidate).await?;
-    query::<C::Database>(RECORD_LOCAL_LENSER)
-        .put(candidate.lenser.id.as_uuid())
-        .execute(C::Database::exec(conn))
-        .await
-        .map_err(conflict_or(|| LfError::conflict("Another server recorded the local lenser meanwhile.")))?;
+    insert_lenser(conn, candidate).await?;
+    let q = query(RECORD_LOCAL_LENSER).put(candidate.lenser.id.as_uuid());
+    insert(conn, q, || "Another server recorded the local lenser meanwhile.".to_owned()).await?;
     Ok(LocalLenser { lenser: candidate.lenser.clone(), created: true })
 }
 
-pub(crate) async fn insert_token<'c, DB: Dialect>(
-    conn: impl Executor<'c, Database = DB>,
-    token: &TokenRecord,
-) -> LfResult<()> {
-    bind_token(query::<DB>(INSERT_TOKEN), token).execute(conn).await.map_err(conflict_or(taken("token")))?;
-    Ok(())
+pub(crate) async fn insert_token<C: Conn>(conn: &mut C, token: &TokenRecord) -> LfResult<()> {
+    insert(conn, bind_token(query(INSERT_TOKEN), token), taken("token")).await
 }
 
-pub(crate) async fn token_by_hash<'c, DB: Dialect>(
-    conn: impl Executor<'c, Database = DB>,
-    hash: &SecretHash,
-) -> LfResult<Option<TokenRecord>> {
+pub(crate) async fn token_by_hash<C: Conn>(conn: &mut C, hash: &SecretHash) -> LfResult<Option<TokenRecord>> {
     fetch_one_by(conn, TOKEN_BY_HASH, hash_bytes(hash), token_record).await
 }
 
-pub(crate) async fn touch_token<'c, DB: Dialect>(
-    conn: impl Executor<'c, Database = DB>,
-    id: TokenId,
-    at: Timestamp,
-) -> LfResult<()> {
-    query::<DB>(TOUCH_TOKEN).put(id.as_uuid()).put_time(at).execute(conn).await.map_err(map_db_err)?;
+pub(crate) async fn touch_token<C: Conn>(conn: &mut C, id: TokenId, at: Timestamp) -> LfResult<()> {
+    execute(conn, query(TOUCH_TOKEN).put(id.as_uuid()).put_time(at)).await?;
     Ok(())
 }
 
-pub(crate) async fn revoke_token<'c, DB: Dialect>(
-    conn: impl Executor<'c, Database = DB>,
-    id: TokenId,
-    at: Timestamp,
-) -> LfResult<()> {
-    let row = query::<DB>(REVOKE_TOKEN)
+pub(crate) async fn revoke_token<C: Conn>(conn: &mut C, id: TokenId, at: Timestamp) -> LfResult<()> {
+    let row = query::<C::Database>(REVOKE_TOKEN)
         .put(id.as_uuid())
         .put_time(at)
-        .fetch_optional(conn)
+        .fetch_optional(conn.exec())
         .await
         .map_err(map_db_err)?;
     row.map(|_| ()).ok_or_else(|| LfError::not_found("Token", id))
 }
 
-pub(crate) async fn list_tokens<'c, DB: Dialect>(
-    conn: impl Executor<'c, Database = DB>,
+pub(crate) async fn list_tokens<C: Conn>(
+    conn: &mut C,
     lenser: Option<LenserId>,
     active_at: Option<Timestamp>,
 ) -> LfResult<Vec<TokenInfo>> {
-    let rows = query::<DB>(DB::LIST_TOKENS)
+    let rows = query::<C::Database>(LIST_TOKENS.of::<C::Database>())
         .put(lenser.map(|l| l.as_uuid()))
         .put_opt_time(active_at)
-        .fetch_all(conn)
+        .fetch_all(conn.exec())
         .await
         .map_err(map_db_err)?;
     rows.iter().map(|r| token_record(r).map(|t| t.info)).collect()
 }
 
-pub(crate) async fn insert_client<'c, DB: Dialect>(
-    conn: impl Executor<'c, Database = DB>,
-    client: &OAuthClient,
-) -> LfResult<()> {
-    query::<DB>(INSERT_CLIENT)
+pub(crate) async fn insert_client<C: Conn>(conn: &mut C, client: &OAuthClient) -> LfResult<()> {
+    let q = query(INSERT_CLIENT)
         .put(client.id.as_str().to_owned())
         .put(client.name.clone())
         .put_strings(&client.redirect_uris)
-        .put_time(client.created_at)
-        .execute(conn)
-        .await
-        .map_err(conflict_or(taken("client id")))?;
-    Ok(())
+        .put_time(client.created_at);
+    insert(conn, q, taken("client id")).await
 }
 
-pub(crate) async fn client<'c, DB: Dialect>(
-    conn: impl Executor<'c, Database = DB>,
-    id: &ClientId,
-) -> LfResult<Option<OAuthClient>> {
+pub(crate) async fn client<C: Conn>(conn: &mut C, id: &ClientId) -> LfResult<Option<OAuthClient>> {
     fetch_one_by(conn, CLIENT_BY_ID, id.as_str().to_owned(), client_record).await
 }
 
-pub(crate) async fn insert_code<'c, DB: Dialect>(
-    conn: impl Executor<'c, Database = DB>,
-    code: &CodeRecord,
-) -> LfResult<()> {
-    bind_code(query::<DB>(INSERT_CODE), code).execute(conn).await.map_err(conflict_or(taken("code")))?;
-    Ok(())
+pub(crate) async fn insert_code<C: Conn>(conn: &mut C, code: &CodeRecord) -> LfResult<()> {
+    insert(conn, bind_code(query(INSERT_CODE), code), taken("code")).await
 }
 
-pub(crate) async fn code_by_hash<'c, DB: Dialect>(
-    conn: impl Executor<'c, Database = DB>,
-    hash: &SecretHash,
-) -> LfResult<Option<CodeRecord>> {
+pub(crate) async fn code_by_hash<C: Conn>(conn: &mut C, hash: &SecretHash) -> LfResult<Option<CodeRecord>> {
     fetch_one_by(conn, CODE_BY_HASH, hash_bytes(hash), code_record).await
 }
 
-pub(crate) async fn refresh_by_hash<'c, DB: Dialect>(
-    conn: impl Executor<'c, Database = DB>,
+pub(crate) async fn refresh_by_hash<C: Conn>(
+    conn: &mut C,
     hash: &SecretHash,
 ) -> LfResult<Option<RefreshRecord>> {
     fetch_one_by(conn, REFRESH_BY_HASH, hash_bytes(hash), refresh_record).await
@@ -288,41 +259,24 @@ pub(crate) async fn rotate_refresh<C: Conn>(
 
 /// The conditional `UPDATE` `sql` of row `key` at `now`, then, when it
 /// updated the row, the inserts of `grant`.
-async fn claim_then_grant<C: Conn, K>(
+async fn claim_then_grant<C: Conn, K: Value>(
     conn: &mut C,
     sql: &'static str,
     key: K,
     now: Timestamp,
     grant: &GrantTokens,
-) -> LfResult<bool>
-where
-    C::Database: Holds<K>,
-{
-    let claimed = query::<C::Database>(sql)
-        .put(key)
-        .put_time(now)
-        .execute(C::Database::exec(conn))
-        .await
-        .map_err(map_db_err)?;
-    if C::Database::rows_affected(claimed) == 0 {
+) -> LfResult<bool> {
+    if execute(conn, query(sql).put(key).put_time(now)).await? == 0 {
         return Ok(false);
     }
-    insert_token(C::Database::exec(conn), &grant.access).await?;
-    bind_refresh(query::<C::Database>(INSERT_REFRESH), &grant.refresh)
-        .execute(C::Database::exec(conn))
-        .await
-        .map_err(conflict_or(taken("refresh token")))?;
+    insert_token(conn, &grant.access).await?;
+    insert(conn, bind_refresh(query(INSERT_REFRESH), &grant.refresh), taken("refresh token")).await?;
     Ok(true)
 }
 
 pub(crate) async fn revoke_family<C: Conn>(conn: &mut C, family: FamilyId, at: Timestamp) -> LfResult<()> {
     for sql in [REVOKE_FAMILY_TOKENS, REVOKE_FAMILY_REFRESH] {
-        query::<C::Database>(sql)
-            .put(family.as_uuid())
-            .put_time(at)
-            .execute(C::Database::exec(conn))
-            .await
-            .map_err(map_db_err)?;
+        execute(conn, query(sql).put(family.as_uuid()).put_time(at)).await?;
     }
     Ok(())
 }
@@ -330,12 +284,7 @@ pub(crate) async fn revoke_family<C: Conn>(conn: &mut C, family: FamilyId, at: T
 pub(crate) async fn purge_expired<C: Conn>(conn: &mut C, before: Timestamp) -> LfResult<u64> {
     let mut gone = 0;
     for sql in [PURGE_CODES, PURGE_TOKENS, PURGE_REFRESH] {
-        let done = query::<C::Database>(sql)
-            .put_time(before)
-            .execute(C::Database::exec(conn))
-            .await
-            .map_err(map_db_err)?;
-        gone += C::Database::rows_affected(done);
+        gone += execute(conn, query(sql).put_time(before)).await?;
     }
     Ok(gone)
 }

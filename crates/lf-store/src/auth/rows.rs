@@ -1,141 +1,18 @@
-//! Conversions between stored auth values and lf-auth's types, shared by
-//! both backends. Reading back is strict: a value lf-auth would refuse is a
-//! corrupt row (INTERNAL).
-//!
-//! Both backends store the same columns; they differ only in timestamps and
-//! lists of strings, which each spells in its [`Dialect`]. Everything else
-//! binds and reads as sqlx does, so the record mappers and binders below
-//! serve both.
+//! Auth rows, as both backends and SQLite's direct reader read and write
+//! them (by column name). Both backends store the same columns; timestamps
+//! and lists of strings are spelled by each backend's
+//! [`crate::dialect::Dialect`]. Reading back is strict: a value lf-auth
+//! would refuse is a corrupt row (INTERNAL).
 
 use lf_auth::{
     ClientId, CodeRecord, FamilyId, Handle, Lenser, LenserRecord, OAuthClient, RefreshRecord, SecretHash,
     TokenId, TokenInfo, TokenRecord,
 };
-use lf_core::{LenserId, LfResult, Scopes, Timestamp};
-use sqlx::{ColumnIndex, Database, Decode, Encode, Executor, IntoArguments, Row, Type};
+use lf_core::{LenserId, LfResult, Scopes};
 use uuid::Uuid;
 
-use crate::error::{corrupt, map_db_err};
-
-/// A query as `sqlx::query` makes it from a fixed statement.
-pub(crate) type Query<DB> = sqlx::query::Query<'static, DB, <DB as Database>::Arguments>;
-
-/// A value type that `DB` binds and reads as sqlx does.
-pub(crate) trait Holds<T>: Database {
-    fn bind(q: Query<Self>, value: T) -> Query<Self>;
-    fn read(row: &Self::Row, column: &str) -> LfResult<T>;
-}
-
-impl<DB, T> Holds<T> for DB
-where
-    DB: Database,
-    T: for<'e> Encode<'e, DB> + for<'r> Decode<'r, DB> + Type<DB>,
-    for<'c> &'c str: ColumnIndex<DB::Row>,
-{
-    fn bind(q: Query<DB>, value: T) -> Query<DB> {
-        q.bind(value)
-    }
-
-    fn read(row: &DB::Row, column: &str) -> LfResult<T> {
-        row.try_get(column).map_err(map_db_err)
-    }
-}
-
-/// How a backend stores the values of the auth tables: the plain ones as
-/// sqlx does ([`Holds`]), timestamps and lists of strings its own way.
-pub(crate) trait Dialect:
-    Database<Arguments: IntoArguments<Self> + 'static>
-    + Holds<String>
-    + Holds<Option<String>>
-    + Holds<Uuid>
-    + Holds<Option<Uuid>>
-    + Holds<Vec<u8>>
-{
-    /// The statement of `list_tokens`: its NULL tests need casts on
-    /// PostgreSQL.
-    const LIST_TOKENS: &'static str;
-    fn bind_time(q: Query<Self>, t: Timestamp) -> Query<Self>;
-    fn bind_opt_time(q: Query<Self>, t: Option<Timestamp>) -> Query<Self>;
-    fn bind_strings(q: Query<Self>, items: &[String]) -> Query<Self>;
-    fn time(row: &Self::Row, column: &str) -> LfResult<Timestamp>;
-    fn opt_time(row: &Self::Row, column: &str) -> LfResult<Option<Timestamp>>;
-    fn strings(row: &Self::Row, column: &str) -> LfResult<Vec<String>>;
-    fn rows_affected(result: Self::QueryResult) -> u64;
-    /// A connection as an executor, for a write of several statements.
-    fn exec(conn: &mut Self::Connection) -> impl Executor<'_, Database = Self>;
-}
-
-/// [`Dialect`]'s binds as methods of a query, in the order of its parameters.
-pub(crate) trait Bind {
-    type Db: Dialect;
-    fn put<T>(self, value: T) -> Self
-    where
-        Self::Db: Holds<T>;
-    fn put_time(self, t: Timestamp) -> Self;
-    fn put_opt_time(self, t: Option<Timestamp>) -> Self;
-    fn put_strings(self, items: &[String]) -> Self;
-}
-
-impl<DB: Dialect> Bind for Query<DB> {
-    type Db = DB;
-
-    fn put<T>(self, value: T) -> Self
-    where
-        DB: Holds<T>,
-    {
-        DB::bind(self, value)
-    }
-
-    fn put_time(self, t: Timestamp) -> Self {
-        DB::bind_time(self, t)
-    }
-
-    fn put_opt_time(self, t: Option<Timestamp>) -> Self {
-        DB::bind_opt_time(self, t)
-    }
-
-    fn put_strings(self, items: &[String]) -> Self {
-        DB::bind_strings(self, items)
-    }
-}
-
-/// [`Dialect`]'s reads as methods of a row, by column name.
-pub(crate) trait Columns {
-    type Db: Dialect;
-    /// (Every value type is also one rusqlite reads: SQLite's direct readers
-    /// map rows with the same functions, see `sqlite::direct`.)
-    fn value<T>(&self, column: &str) -> LfResult<T>
-    where
-        Self::Db: Holds<T>,
-        T: rusqlite::types::FromSql;
-    fn time(&self, column: &str) -> LfResult<Timestamp>;
-    fn opt_time(&self, column: &str) -> LfResult<Option<Timestamp>>;
-    fn strings(&self, column: &str) -> LfResult<Vec<String>>;
-}
-
-impl<R: Row<Database: Dialect>> Columns for R {
-    type Db = R::Database;
-
-    fn value<T>(&self, column: &str) -> LfResult<T>
-    where
-        R::Database: Holds<T>,
-        T: rusqlite::types::FromSql,
-    {
-        <R::Database as Holds<T>>::read(self, column)
-    }
-
-    fn time(&self, column: &str) -> LfResult<Timestamp> {
-        R::Database::time(self, column)
-    }
-
-    fn opt_time(&self, column: &str) -> LfResult<Option<Timestamp>> {
-        R::Database::opt_time(self, column)
-    }
-
-    fn strings(&self, column: &str) -> LfResult<Vec<String>> {
-        R::Database::strings(self, column)
-    }
-}
+use crate::dialect::{Bind, Columns};
+use crate::error::corrupt;
 
 /// The stored form of a token's scopes: `read` or `read write`.
 pub(crate) fn scopes_text(scopes: Scopes) -> String {
@@ -167,7 +44,7 @@ pub(crate) fn handle(s: &str) -> LfResult<Handle> {
     Handle::parse(s).map_err(|_| corrupt(format!("handle {s:?}")))
 }
 
-fn hash_of<R: Columns>(row: &R, column: &str) -> LfResult<SecretHash> {
+fn hash_of(row: &impl Columns, column: &str) -> LfResult<SecretHash> {
     secret_hash(&row.value::<Vec<u8>>(column)?)
 }
 

@@ -1,10 +1,10 @@
 //! The statements of [`lf_battle::BattleStore`] and the code that runs them,
-//! the same on both backends through their [`BattleDialect`]. A backend
-//! supplies the connection, the read transaction or the write transaction
-//! (see `battles.rs`).
+//! the same on both backends but for two statements spelled twice
+//! ([`LOCK_BATTLE`], [`INSERT_RESULT`]). The store supplies the connection,
+//! the read transaction or the write transaction (see `battle/mod.rs`).
 //!
 //! Every write begins by reading the battle's status with
-//! [`BattleDialect::LOCK_BATTLE`]: on PostgreSQL a `SELECT … FOR UPDATE`, so
+//! [`LOCK_BATTLE`]: on PostgreSQL a `SELECT … FOR UPDATE`, so
 //! writes to one battle take turns and each sees what the one before it
 //! committed; on SQLite the `BEGIN IMMEDIATE` of the write transaction
 //! already serializes every write. The checks the contract asks for (the
@@ -13,29 +13,25 @@
 //! unique constraints and composite foreign keys of the schema hold the same
 //! rules again should a caller bypass the store.
 
+use futures_util::TryStreamExt;
 use lf_battle::{
-    Battle, BattleFilter, BattleSheet, BattleStatus, BattleSummary, Contender, ContenderVotes, HistoryFilter,
-    JudgeError, Standing, StoredSubmission, StoredVote, Submission, Verdict, Vote, VotePick, VoteTally,
-    battle_not_found, contender_not_found, status_moved,
+    Battle, BattleFilter, BattleResult, BattleSheet, BattleStatus, BattleSummary, BattleType, Contender,
+    ContenderVotes, HistoryFilter, JudgeError, Standing, StoredSubmission, StoredVote, Submission, Verdict,
+    Vote, VotePick, VoteTally, battle_not_found, contender_not_found, status_moved,
 };
 use lf_core::{
     BattleId, ContenderId, LfError, LfResult, Page, PageRequest, Reach, SubmissionId, Timestamp, VoteId,
 };
-use sqlx::{ColumnIndex, Connection, Database, Decode, Encode, QueryBuilder, Type};
+use sqlx::{Database, QueryBuilder};
 use uuid::Uuid;
 
-use crate::auth_rows::{Bind, Columns, Dialect, Query};
-use crate::battle_rows::{
-    BattleDialect, battle, battle_columns, bind_battle, bind_contender, bind_standing, bind_submission,
+use super::rows::{
+    battle, battle_columns, battle_result, bind_battle, bind_contender, bind_standing, bind_submission,
     bind_verdict, bind_vote, contender, judge_error, pick_id, standing, status, submission, verdict,
 };
-use crate::error::{conflict_or, map_db_err};
-use crate::listing::{page_of, push_page};
-
-/// A connection of a [`BattleDialect`].
-pub(crate) trait BattleConn: Connection<Database: BattleDialect<Connection = Self>> {}
-
-impl<C: Connection<Database: BattleDialect<Connection = C>>> BattleConn for C {}
+use crate::dialect::{Bind, Columns, Conn, Dialect, Spellings, execute, insert, query};
+use crate::error::map_db_err;
+use crate::page;
 
 /// Whether the caller may read battle `b`: `$2` is true for a principal
 /// that reads everything, `$3` the caller's lenser id otherwise. A draft is
@@ -45,6 +41,30 @@ macro_rules! reach_2_3 {
         "($2 OR b.status <> 'draft' OR b.creator_id = $3)"
     };
 }
+
+/// The status of battle `$1`, its row locked until the transaction ends.
+/// SQLite locks no rows: the write transaction's `BEGIN IMMEDIATE` already
+/// holds the database's write lock.
+const LOCK_BATTLE: Spellings = Spellings {
+    sqlite: "SELECT status FROM battles WHERE id = $1",
+    postgres: "SELECT status FROM battles WHERE id = $1 FOR UPDATE",
+};
+
+/// Writes the `battle_results` row of battle `$1` from its standings and
+/// contenders (`entries` as the `0004_battle_results.sql` migrations
+/// describe). Also in those migrations, for the battles closed before them.
+const INSERT_RESULT: Spellings = Spellings {
+    sqlite: "INSERT INTO battle_results (battle_id, battle_type, closed_at, entries) \
+         SELECT b.id, b.battle_type, coalesce(b.closed_at, b.updated_at), \
+         (SELECT json_group_array(json_array(c.contender_type, lower(hex(c.reference_id)), s.rank, c.display_name)) \
+         FROM battle_standings s JOIN battle_contenders c ON c.battle_id = s.battle_id AND c.id = s.contender_id \
+         WHERE s.battle_id = b.id) FROM battles b WHERE b.id = $1",
+    postgres: "INSERT INTO battle_results (battle_id, battle_type, closed_at, entries) \
+         SELECT b.id, b.battle_type, coalesce(b.closed_at, b.updated_at), \
+         coalesce((SELECT json_agg(json_build_array(c.contender_type, c.reference_id, s.rank, c.display_name)) \
+         FROM battle_standings s JOIN battle_contenders c ON c.battle_id = s.battle_id AND c.id = s.contender_id \
+         WHERE s.battle_id = b.id)::text, '[]') FROM battles b WHERE b.id = $1",
+};
 
 const INSERT_BATTLE: &str = concat!(
     "INSERT INTO battles (",
@@ -119,10 +139,6 @@ pub(crate) const CLOSED_RESULTS: &str =
 const DELETE_RESULT: &str = "DELETE FROM battle_results WHERE battle_id = $1";
 const RESULTS_VERSION: &str = "SELECT version FROM battle_results_version WHERE id = 1";
 
-fn query<DB: BattleDialect>(sql: &'static str) -> Query<DB> {
-    sqlx::query(sql)
-}
-
 /// `(reads everything, the caller's id)`, the parameters of [`reach_2_3`].
 fn reach_params(reach: Reach) -> (bool, Uuid) {
     match reach {
@@ -133,10 +149,10 @@ fn reach_params(reach: Reach) -> (bool, Uuid) {
 
 /// The status of battle `id`, its row locked for the rest of the
 /// transaction; NOT_FOUND when there is no such battle.
-async fn lock_battle<C: BattleConn>(conn: &mut C, id: BattleId) -> LfResult<BattleStatus> {
-    let row = query::<C::Database>(<C::Database as BattleDialect>::LOCK_BATTLE)
+async fn lock_battle<C: Conn>(conn: &mut C, id: BattleId) -> LfResult<BattleStatus> {
+    let row = query::<C::Database>(LOCK_BATTLE.of::<C::Database>())
         .put(id.as_uuid())
-        .fetch_optional(C::Database::exec(conn))
+        .fetch_optional(conn.exec())
         .await
         .map_err(map_db_err)?
         .ok_or_else(|| battle_not_found(id))?;
@@ -149,10 +165,10 @@ fn expect(id: BattleId, now: BattleStatus, accepted: &[BattleStatus]) -> LfResul
 }
 
 /// The ids of battle `id`'s contenders.
-async fn contender_ids<C: BattleConn>(conn: &mut C, id: BattleId) -> LfResult<Vec<ContenderId>> {
+async fn contender_ids<C: Conn>(conn: &mut C, id: BattleId) -> LfResult<Vec<ContenderId>> {
     let rows = query::<C::Database>(CONTENDER_IDS)
         .put(id.as_uuid())
-        .fetch_all(C::Database::exec(conn))
+        .fetch_all(conn.exec())
         .await
         .map_err(map_db_err)?;
     rows.iter().map(|r| r.value("id").map(ContenderId::from_uuid)).collect()
@@ -160,7 +176,7 @@ async fn contender_ids<C: BattleConn>(conn: &mut C, id: BattleId) -> LfResult<Ve
 
 /// NOT_FOUND for the first of `named` that is not one of battle `id`'s
 /// contenders.
-async fn all_contenders_of<C: BattleConn>(
+async fn all_contenders_of<C: Conn>(
     conn: &mut C,
     id: BattleId,
     named: impl IntoIterator<Item = ContenderId>,
@@ -172,67 +188,45 @@ async fn all_contenders_of<C: BattleConn>(
     }
 }
 
-async fn execute<C: BattleConn>(conn: &mut C, q: Query<C::Database>) -> LfResult<()> {
-    q.execute(C::Database::exec(conn)).await.map_err(map_db_err)?;
-    Ok(())
-}
-
-/// Runs the insert `q`; a unique violation is CONFLICT saying `taken`.
-async fn insert<C: BattleConn>(
-    conn: &mut C,
-    q: Query<C::Database>,
-    taken: impl FnOnce() -> String,
-) -> LfResult<()> {
-    q.execute(C::Database::exec(conn)).await.map_err(conflict_or(|| LfError::conflict(taken())))?;
-    Ok(())
-}
-
-pub(crate) async fn create_battle<C: BattleConn>(conn: &mut C, b: &Battle) -> LfResult<()> {
+pub(crate) async fn create_battle<C: Conn>(conn: &mut C, b: &Battle) -> LfResult<()> {
     insert(conn, bind_battle(query::<C::Database>(INSERT_BATTLE), b), || {
         format!("battle {} already exists", b.id)
     })
     .await?;
     if b.status.has_results() {
         // Created closed (imports, fixtures): results without standings.
-        execute(conn, query(<C::Database as BattleDialect>::INSERT_RESULT).put(b.id.as_uuid())).await?;
+        execute(conn, query(INSERT_RESULT.of::<C::Database>()).put(b.id.as_uuid())).await?;
     }
     Ok(())
 }
 
-pub(crate) async fn get_battle<C: BattleConn>(conn: &mut C, reach: Reach, id: BattleId) -> LfResult<Battle> {
+pub(crate) async fn get_battle<C: Conn>(conn: &mut C, reach: Reach, id: BattleId) -> LfResult<Battle> {
     let (everything, me) = reach_params(reach);
     let row = query::<C::Database>(GET_BATTLE)
         .put(id.as_uuid())
         .put(everything)
         .put(me)
-        .fetch_optional(C::Database::exec(conn))
+        .fetch_optional(conn.exec())
         .await
         .map_err(map_db_err)?;
     row.as_ref().map(battle).transpose()?.ok_or_else(|| battle_not_found(id))
 }
 
 /// Runs `sql` with the one parameter `id` and reads every row with `from_row`.
-async fn all_of<C: BattleConn, T>(
+async fn all_of<C: Conn, T>(
     conn: &mut C,
     sql: &'static str,
     id: BattleId,
     from_row: fn(&<C::Database as Database>::Row) -> LfResult<T>,
 ) -> LfResult<Vec<T>> {
-    let rows = query::<C::Database>(sql)
-        .put(id.as_uuid())
-        .fetch_all(C::Database::exec(conn))
-        .await
-        .map_err(map_db_err)?;
+    let rows =
+        query::<C::Database>(sql).put(id.as_uuid()).fetch_all(conn.exec()).await.map_err(map_db_err)?;
     rows.iter().map(from_row).collect()
 }
 
 /// The sheet of battle `id`; run it in a read transaction, so that every
 /// query sees one snapshot.
-pub(crate) async fn get_sheet<C: BattleConn>(
-    conn: &mut C,
-    reach: Reach,
-    id: BattleId,
-) -> LfResult<BattleSheet> {
+pub(crate) async fn get_sheet<C: Conn>(conn: &mut C, reach: Reach, id: BattleId) -> LfResult<BattleSheet> {
     let battle = get_battle(conn, reach, id).await?;
     let contenders = all_of(conn, CONTENDERS, id, contender).await?;
     let submissions = all_of(conn, SUBMISSIONS, id, submission).await?;
@@ -263,7 +257,7 @@ fn tally(contenders: &[Contender], counts: &[(Option<Uuid>, i64)]) -> VoteTally 
     }
 }
 
-pub(crate) async fn add_contender<C: BattleConn>(
+pub(crate) async fn add_contender<C: Conn>(
     conn: &mut C,
     c: &Contender,
     expected: BattleStatus,
@@ -273,7 +267,7 @@ pub(crate) async fn add_contender<C: BattleConn>(
     let row = query::<C::Database>(SLOT_CHECK)
         .put(c.battle_id.as_uuid())
         .put(c.reference.as_uuid())
-        .fetch_one(C::Database::exec(conn))
+        .fetch_one(conn.exec())
         .await
         .map_err(map_db_err)?;
     let (n, same_ref) = (row.value::<i64>("n")?, row.value::<i64>("same_ref")?);
@@ -289,7 +283,7 @@ pub(crate) async fn add_contender<C: BattleConn>(
     .await
 }
 
-pub(crate) async fn set_status<C: BattleConn>(
+pub(crate) async fn set_status<C: Conn>(
     conn: &mut C,
     id: BattleId,
     from: BattleStatus,
@@ -305,7 +299,7 @@ pub(crate) async fn set_status<C: BattleConn>(
     Ok(())
 }
 
-pub(crate) async fn put_submission<C: BattleConn>(
+pub(crate) async fn put_submission<C: Conn>(
     conn: &mut C,
     s: &Submission,
     advance_to: Option<BattleStatus>,
@@ -315,7 +309,7 @@ pub(crate) async fn put_submission<C: BattleConn>(
     let existing = query::<C::Database>(SUBMISSION_OF)
         .put(id.as_uuid())
         .put(s.contender_id.as_uuid())
-        .fetch_optional(C::Database::exec(conn))
+        .fetch_optional(conn.exec())
         .await
         .map_err(map_db_err)?
         .ok_or_else(|| contender_not_found(id, s.contender_id))?;
@@ -345,7 +339,7 @@ pub(crate) async fn put_submission<C: BattleConn>(
     {
         let missing: i64 = query::<C::Database>(WITHOUT_SUBMISSION)
             .put(id.as_uuid())
-            .fetch_one(C::Database::exec(conn))
+            .fetch_one(conn.exec())
             .await
             .map_err(map_db_err)?
             .value("n")?;
@@ -358,7 +352,7 @@ pub(crate) async fn put_submission<C: BattleConn>(
     Ok(StoredSubmission { submission: stored, replaced, status: now })
 }
 
-pub(crate) async fn put_vote<C: BattleConn>(conn: &mut C, v: &Vote) -> LfResult<StoredVote> {
+pub(crate) async fn put_vote<C: Conn>(conn: &mut C, v: &Vote) -> LfResult<StoredVote> {
     let id = v.battle_id;
     let now = lock_battle(conn, id).await?;
     if let VotePick::Contender(pick) = v.pick {
@@ -368,7 +362,7 @@ pub(crate) async fn put_vote<C: BattleConn>(conn: &mut C, v: &Vote) -> LfResult<
     let existing = query::<C::Database>(VOTE_OF)
         .put(id.as_uuid())
         .put(v.voter.as_uuid())
-        .fetch_optional(C::Database::exec(conn))
+        .fetch_optional(conn.exec())
         .await
         .map_err(map_db_err)?;
     match existing {
@@ -397,11 +391,7 @@ pub(crate) async fn put_vote<C: BattleConn>(conn: &mut C, v: &Vote) -> LfResult<
     }
 }
 
-pub(crate) async fn put_verdicts<C: BattleConn>(
-    conn: &mut C,
-    id: BattleId,
-    verdicts: &[Verdict],
-) -> LfResult<()> {
+pub(crate) async fn put_verdicts<C: Conn>(conn: &mut C, id: BattleId, verdicts: &[Verdict]) -> LfResult<()> {
     let now = lock_battle(conn, id).await?;
     if let Some(v) = verdicts.iter().find(|v| v.battle_id != id) {
         return Err(contender_not_found(id, v.contender_id));
@@ -416,7 +406,7 @@ pub(crate) async fn put_verdicts<C: BattleConn>(
     Ok(())
 }
 
-pub(crate) async fn add_judge_error<C: BattleConn>(conn: &mut C, e: &JudgeError) -> LfResult<()> {
+pub(crate) async fn add_judge_error<C: Conn>(conn: &mut C, e: &JudgeError) -> LfResult<()> {
     let now = lock_battle(conn, e.battle_id).await?;
     expect(e.battle_id, now, &[BattleStatus::Scoring])?;
     let q = query(INSERT_JUDGE_ERROR)
@@ -424,10 +414,11 @@ pub(crate) async fn add_judge_error<C: BattleConn>(conn: &mut C, e: &JudgeError)
         .put(e.model.clone())
         .put(e.message.clone())
         .put_time(e.at);
-    execute(conn, q).await
+    execute(conn, q).await?;
+    Ok(())
 }
 
-pub(crate) async fn close_battle<C: BattleConn>(
+pub(crate) async fn close_battle<C: Conn>(
     conn: &mut C,
     id: BattleId,
     standings: &[Standing],
@@ -453,12 +444,31 @@ pub(crate) async fn close_battle<C: BattleConn>(
         })
         .await?;
     }
-    execute(conn, query(<C::Database as BattleDialect>::INSERT_RESULT).put(id.as_uuid())).await
+    execute(conn, query(INSERT_RESULT.of::<C::Database>()).put(id.as_uuid())).await?;
+    Ok(())
 }
 
-pub(crate) async fn results_version<C: BattleConn>(conn: &mut C) -> LfResult<i64> {
-    let row =
-        query::<C::Database>(RESULTS_VERSION).fetch_one(C::Database::exec(conn)).await.map_err(map_db_err)?;
+/// Every closed or published battle's results (of type `battle_type` when
+/// given), each row decoded as it arrives: 100,000 rows are never held at
+/// once. (SQLite's store reads them on a direct reader instead:
+/// `sqlite::reads::closed_results`.)
+pub(crate) async fn closed_results<C: Conn>(
+    conn: &mut C,
+    battle_type: Option<BattleType>,
+) -> LfResult<Vec<BattleResult>> {
+    let mut rows = query::<C::Database>(CLOSED_RESULTS)
+        .put(battle_type.is_none())
+        .put(battle_type.map_or("", |t| t.as_str()).to_owned())
+        .fetch(conn.exec());
+    let mut results = Vec::new();
+    while let Some(row) = rows.try_next().await.map_err(map_db_err)? {
+        results.push(battle_result(&row)?);
+    }
+    Ok(results)
+}
+
+pub(crate) async fn results_version<C: Conn>(conn: &mut C) -> LfResult<i64> {
+    let row = query::<C::Database>(RESULTS_VERSION).fetch_one(conn.exec()).await.map_err(map_db_err)?;
     row.value("version")
 }
 
@@ -472,12 +482,7 @@ pub(crate) enum Listing<'a> {
 
 /// The `FROM … WHERE` of a listing. Its text depends only on which filters
 /// are set, so each backend's statement cache holds one statement per shape.
-fn push_from<DB>(qb: &mut QueryBuilder<DB>, reach: Reach, listing: Listing<'_>)
-where
-    DB: BattleDialect,
-    Uuid: for<'t> Encode<'t, DB> + Type<DB>,
-    String: for<'t> Encode<'t, DB> + Type<DB>,
-{
+fn push_from<DB: Dialect>(qb: &mut QueryBuilder<DB>, reach: Reach, listing: Listing<'_>) {
     qb.push(" FROM battles b WHERE ");
     let status = match listing {
         Listing::List(f) => {
@@ -486,66 +491,47 @@ where
                 None => qb.push("b.status <> 'archived'"),
             };
             if let Some(t) = f.battle_type {
-                qb.push(" AND b.battle_type = ").push_bind(t.as_str().to_owned());
+                DB::push_bind(qb.push(" AND b.battle_type = "), t.as_str().to_owned());
             }
             if let Some(c) = f.creator {
-                qb.push(" AND b.creator_id = ").push_bind(c.as_uuid());
+                DB::push_bind(qb.push(" AND b.creator_id = "), c.as_uuid());
             }
             f.status
         }
         Listing::History(f) => {
             let me = f.lenser.as_uuid();
-            qb.push("(b.creator_id = ").push_bind(me);
+            DB::push_bind(qb.push("(b.creator_id = "), me);
             qb.push(" OR EXISTS (SELECT 1 FROM battle_contenders c WHERE c.battle_id = b.id AND c.reference_id = ");
-            qb.push_bind(me).push("))");
+            DB::push_bind(qb, me).push("))");
             f.status
         }
     };
     if let Some(s) = status {
-        qb.push(" AND b.status = ").push_bind(s.as_str().to_owned());
+        DB::push_bind(qb.push(" AND b.status = "), s.as_str().to_owned());
     }
     if let Reach::Lenser(me) = reach {
-        qb.push(" AND (b.status <> 'draft' OR b.creator_id = ").push_bind(me.as_uuid()).push(")");
+        DB::push_bind(qb.push(" AND (b.status <> 'draft' OR b.creator_id = "), me.as_uuid()).push(")");
     }
 }
 
 /// A page of battles with their contender and vote counts, newest first.
-pub(crate) async fn list<C: BattleConn>(
+pub(crate) async fn list<C: Conn>(
     conn: &mut C,
     reach: Reach,
     listing: Listing<'_>,
     page: PageRequest,
-) -> LfResult<Page<BattleSummary>>
-where
-    Uuid: for<'t> Encode<'t, C::Database> + Type<C::Database>,
-    String: for<'t> Encode<'t, C::Database> + Type<C::Database>,
-    i64: for<'t> Encode<'t, C::Database> + for<'r> Decode<'r, C::Database> + Type<C::Database>,
-    &'static str: ColumnIndex<<C::Database as Database>::Row>,
-{
-    // The total rides along as an uncorrelated subquery, evaluated once, so
-    // the page and its total come from one snapshot in one round trip.
-    let mut qb = QueryBuilder::<C::Database>::new(concat!(
+) -> LfResult<Page<BattleSummary>> {
+    let select = concat!(
         "SELECT ",
         battle_columns!(),
         ", (SELECT count(*) FROM battle_contenders c WHERE c.battle_id = b.id) AS contenders, \
-         (SELECT count(*) FROM battle_votes v WHERE v.battle_id = b.id) AS votes, (SELECT count(*)"
-    ));
-    push_from(&mut qb, reach, listing);
-    qb.push(") AS total");
-    push_from(&mut qb, reach, listing);
-    qb.push(" ORDER BY b.created_at DESC, b.id DESC");
-    push_page(&mut qb, page);
-    let rows = qb.build().fetch_all(C::Database::exec(conn)).await.map_err(map_db_err)?;
-    page_of(rows, page, summary, async || {
-        let mut qb = QueryBuilder::<C::Database>::new("SELECT count(*) AS total");
-        push_from(&mut qb, reach, listing);
-        let row = qb.build().fetch_one(C::Database::exec(conn)).await.map_err(map_db_err)?;
-        row.value::<i64>("total")
-    })
-    .await
+         (SELECT count(*) FROM battle_votes v WHERE v.battle_id = b.id) AS votes"
+    );
+    let from = |qb: &mut QueryBuilder<C::Database>| push_from(qb, reach, listing);
+    page::listing(conn, select, from, " ORDER BY b.created_at DESC, b.id DESC", page, summary).await
 }
 
-fn summary<R: Columns<Db: BattleDialect>>(row: &R) -> LfResult<BattleSummary> {
+fn summary<R: Columns>(row: &R) -> LfResult<BattleSummary> {
     let count = |column: &str| {
         let n = row.value::<i64>(column)?;
         u32::try_from(n).map_err(|_| crate::error::corrupt(format!("{column}: {n}")))

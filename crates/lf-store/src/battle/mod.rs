@@ -1,0 +1,125 @@
+//! [`BattleStore`] over either backend: the tables of `0003_battles.sql`
+//! and `0004_battle_results.sql`, through the statements of `sql`, the same
+//! on both. Writes run in one write transaction that locks the battle's row
+//! first, `get_sheet` in one read transaction, other reads as one statement
+//! each (see [`crate::conns`]). On SQLite, `closed_results` (the one large
+//! scan) reads on a direct reader, on a blocking thread.
+
+pub(crate) mod rows;
+pub(crate) mod sql;
+
+use async_trait::async_trait;
+use lf_battle::{
+    Battle, BattleFilter, BattleResult, BattleSheet, BattleStatus, BattleStore, BattleSummary, BattleType,
+    Contender, HistoryFilter, JudgeError, Standing, StoredSubmission, StoredVote, Submission, Verdict, Vote,
+};
+use lf_core::{BattleId, ContenderId, LfResult, Page, PageRequest, Reach, Timestamp};
+
+use self::sql::Listing;
+use crate::conns::{Conns, on};
+use crate::{postgres, sqlite};
+
+/// [`BattleStore`] over either backend.
+pub(crate) struct SqlBattleStore {
+    conns: Conns,
+}
+
+impl SqlBattleStore {
+    pub(crate) fn new(conns: Conns) -> Self {
+        Self { conns }
+    }
+}
+
+#[async_trait]
+impl BattleStore for SqlBattleStore {
+    async fn create_battle(&self, battle: &Battle) -> LfResult<()> {
+        on!(&self.conns, write, |conn| sql::create_battle(conn, battle))
+    }
+
+    async fn get_battle(&self, reach: Reach, id: BattleId) -> LfResult<Battle> {
+        on!(&self.conns, reading, |conn| sql::get_battle(conn, reach, id))
+    }
+
+    async fn get_sheet(&self, reach: Reach, id: BattleId) -> LfResult<BattleSheet> {
+        on!(&self.conns, snapshot, |conn| sql::get_sheet(conn, reach, id))
+    }
+
+    async fn list_battles(
+        &self,
+        reach: Reach,
+        filter: &BattleFilter,
+        page: PageRequest,
+    ) -> LfResult<Page<BattleSummary>> {
+        on!(&self.conns, reading, |conn| sql::list(conn, reach, Listing::List(filter), page))
+    }
+
+    async fn battle_history(
+        &self,
+        reach: Reach,
+        filter: &HistoryFilter,
+        page: PageRequest,
+    ) -> LfResult<Page<BattleSummary>> {
+        on!(&self.conns, reading, |conn| sql::list(conn, reach, Listing::History(filter), page))
+    }
+
+    async fn add_contender(&self, contender: &Contender, expected_status: BattleStatus) -> LfResult<()> {
+        on!(&self.conns, write, |conn| sql::add_contender(conn, contender, expected_status))
+    }
+
+    async fn set_status(
+        &self,
+        id: BattleId,
+        from: BattleStatus,
+        to: BattleStatus,
+        at: Timestamp,
+    ) -> LfResult<()> {
+        on!(&self.conns, write, |conn| sql::set_status(conn, id, from, to, at))
+    }
+
+    async fn put_submission(
+        &self,
+        submission: &Submission,
+        advance_to: Option<BattleStatus>,
+    ) -> LfResult<StoredSubmission> {
+        on!(&self.conns, write, |conn| sql::put_submission(conn, submission, advance_to))
+    }
+
+    async fn put_vote(&self, vote: &Vote) -> LfResult<StoredVote> {
+        on!(&self.conns, write, |conn| sql::put_vote(conn, vote))
+    }
+
+    async fn put_verdicts(&self, battle_id: BattleId, verdicts: &[Verdict]) -> LfResult<()> {
+        on!(&self.conns, write, |conn| sql::put_verdicts(conn, battle_id, verdicts))
+    }
+
+    async fn add_judge_error(&self, error: &JudgeError) -> LfResult<()> {
+        on!(&self.conns, write, |conn| sql::add_judge_error(conn, error))
+    }
+
+    async fn close_battle(
+        &self,
+        id: BattleId,
+        standings: &[Standing],
+        winner: Option<ContenderId>,
+        at: Timestamp,
+    ) -> LfResult<()> {
+        on!(&self.conns, write, |conn| sql::close_battle(conn, id, standings, winner, at))
+    }
+
+    async fn closed_results(&self, battle_type: Option<BattleType>) -> LfResult<Vec<BattleResult>> {
+        match &self.conns {
+            // Read where it runs, on a blocking thread (see `sqlite::direct`):
+            // through sqlx, every one of 100,000 rows would cross threads.
+            Conns::Sqlite(db) => {
+                db.direct_blocking(move |conn| sqlite::reads::closed_results(conn, battle_type)).await
+            }
+            Conns::Postgres(pool) => {
+                postgres::reading(pool, async |conn| sql::closed_results(conn, battle_type).await).await
+            }
+        }
+    }
+
+    async fn results_version(&self) -> LfResult<i64> {
+        on!(&self.conns, reading, |conn| sql::results_version(conn))
+    }
+}
