@@ -1,7 +1,7 @@
 //! The reads that bypass sqlx (see [`super::direct`] for why): each runs its
 //! store's statement, as SQLite spells it, on a direct reader, and decodes
 //! the rows with the store's own row functions, so that both paths answer
-//! alike.
+//! alike. The tests below hold each one to the sqlx path's answer.
 
 use lf_auth::TokenRecord;
 use lf_battle::{BattleResult, BattleType};
@@ -55,3 +55,113 @@ pub(crate) fn closed_results(
     rows(conn, battle::sql::CLOSED_RESULTS, params, |row| battle::rows::battle_result(&DirectRow(row)))
 }
 
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use lf_auth::SecretHash;
+    use lf_core::{LenserId, LfError};
+    use uuid::Uuid;
+
+    use super::*;
+    use crate::conns::Conns;
+    use crate::sqlite::Handle;
+
+    /// An error as a client would see it.
+    fn shown<T>(r: LfResult<T>) -> Result<T, (lf_core::ErrorCode, String)> {
+        r.map_err(|e: LfError| (e.code(), e.message().to_owned()))
+    }
+
+    /// A file database (an in-memory one has no direct readers of its own)
+    /// that the stores' contract suites have filled.
+    async fn filled() -> (tempfile::TempDir, Handle) {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Handle::open(&format!("sqlite://{}", dir.path().join("lf.db").display())).await.unwrap();
+        let conns = Conns::Sqlite(db.clone());
+        lf_lens::contract::suite(Arc::new(lens::SqlLensStore::new(conns.clone()))).await;
+        lf_auth::contract::suite(Arc::new(auth::SqlAuthStore::new(conns.clone()))).await;
+        lf_battle::contract::suite(Arc::new(battle::SqlBattleStore::new(conns))).await;
+        (dir, db)
+    }
+
+    /// Every lens and version the suite left, for its owner, a stranger and
+    /// the service, by head, id and semver, and versions that are not
+    /// there: the direct read answers as the sqlx read does.
+    #[tokio::test]
+    async fn lens_and_version_answers_as_the_sqlx_read() {
+        let (_dir, db) = filled().await;
+        let versions: Vec<(Uuid, Uuid, Uuid, i64, i64, i64)> = sqlx::query_as(
+            "SELECT l.id, l.owner_id, v.id, v.major, v.minor, v.patch FROM lenses l \
+             JOIN lens_versions v ON v.lens_id = l.id",
+        )
+        .fetch_all(db.diagnostics_pool())
+        .await
+        .unwrap();
+        assert!(versions.len() > 10, "the suite leaves lenses behind");
+        let mut compared = 0;
+        for (lens_id, owner, version_id, major, minor, patch) in versions {
+            let id = LensId::from_uuid(lens_id);
+            let semver = lens::rows::semver((major, minor, patch)).unwrap();
+            let selectors = [
+                VersionSelector::Head,
+                VersionSelector::Id(lf_core::VersionId::from_uuid(version_id)),
+                VersionSelector::Semver(semver),
+                VersionSelector::Id(lf_core::VersionId::new()),
+                VersionSelector::Semver(lf_lens::Semver { major: 99, minor: 0, patch: 0 }),
+            ];
+            let reaches = [
+                Reach::Everything,
+                Reach::Lenser(LenserId::from_uuid(owner)),
+                Reach::Lenser(LenserId::new()),
+            ];
+            for which in selectors {
+                for reach in reaches {
+                    let direct = db.direct_blocking(move |c| lens_and_version(c, reach, id, which)).await;
+                    let sqlx =
+                        db.reading(async |c| lens::sql::lens_and_version(c, reach, id, which).await).await;
+                    assert_eq!(shown(direct), shown(sqlx), "{reach:?} {id} {which:?}");
+                    compared += 1;
+                }
+            }
+        }
+        let missing = LensId::new();
+        let direct = db
+            .direct_blocking(move |c| lens_and_version(c, Reach::Everything, missing, VersionSelector::Head));
+        assert_eq!(shown(direct.await), Ok(None));
+        assert!(compared > 100);
+        db.close().await;
+    }
+
+    #[tokio::test]
+    async fn token_by_hash_answers_as_the_sqlx_read() {
+        let (_dir, db) = filled().await;
+        let hashes: Vec<Vec<u8>> = sqlx::query_scalar("SELECT token_hash FROM access_tokens")
+            .fetch_all(db.diagnostics_pool())
+            .await
+            .unwrap();
+        assert!(hashes.len() > 3, "the suite leaves tokens behind");
+        let unknown = SecretHash::of("lf_mcp_not_a_token").as_bytes().to_vec();
+        for bytes in hashes.into_iter().chain([unknown]) {
+            let hash = SecretHash::from_slice(&bytes).unwrap();
+            let key = *hash.as_bytes();
+            let direct = db.direct_blocking(move |c| token_by_hash(c, &key)).await;
+            let sqlx = db.reading(async |c| auth::sql::token_by_hash(c, &hash).await).await;
+            assert_eq!(shown(direct), shown(sqlx));
+        }
+        db.close().await;
+    }
+
+    #[tokio::test]
+    async fn closed_results_answer_as_the_sqlx_read() {
+        let (_dir, db) = filled().await;
+        let mut seen = 0;
+        for battle_type in std::iter::once(None).chain(BattleType::ALL.iter().copied().map(Some)) {
+            let direct = db.direct_blocking(move |c| closed_results(c, battle_type)).await.unwrap();
+            let sqlx = db.reading(async |c| battle::sql::closed_results(c, battle_type).await).await.unwrap();
+            assert_eq!(direct, sqlx, "{battle_type:?}");
+            seen += direct.len();
+        }
+        assert!(seen > 0, "the suite leaves closed battles behind");
+        db.close().await;
+    }
+}
