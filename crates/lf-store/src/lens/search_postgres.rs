@@ -168,34 +168,36 @@ pub(crate) async fn search(
     let tsq = tsquery(query);
     let end = i64::try_from(page.offset() + u64::from(page.limit())).unwrap_or(i64::MAX);
     let sql = if end > RANK_WINDOW { SEARCH_THEN_REST } else { SEARCH };
-    let mut tx = pool.begin().await.map_err(map_db_err)?;
-    // The planner prices `@@` as cheap and, for a broad query, prefers
-    // reading the table, which unpacks every row's tsvector: ten times
-    // slower than the GIN index, whose matches need no recheck.
-    sqlx::query(NO_SEQSCAN).execute(&mut *tx).await.map_err(map_db_err)?;
-    let rows = sqlx::query(sql)
-        .bind(tsq.clone())
-        .bind(sql::reach_owner(reach))
-        .bind(visibility.map(Visibility::as_str))
-        .bind(RANK_WINDOW)
-        .bind(end - RANK_WINDOW)
-        .bind(i64::from(page.limit()))
-        .bind(i64::try_from(page.offset()).unwrap_or(i64::MAX))
-        .fetch_all(&mut *tx)
-        .await
-        .map_err(map_db_err)?;
-    let page = page_of(rows, page, rows::lens, async || {
-        sqlx::query_scalar(SEARCH_COUNT)
+    // A transaction of its own, though it only reads: SET LOCAL lasts until
+    // it ends.
+    postgres::write(pool, async |tx| {
+        // The planner prices `@@` as cheap and, for a broad query, prefers
+        // reading the table, which unpacks every row's tsvector: ten times
+        // slower than the GIN index, whose matches need no recheck.
+        sqlx::query(NO_SEQSCAN).execute(&mut *tx).await.map_err(map_db_err)?;
+        let rows = sqlx::query(sql)
             .bind(tsq.clone())
             .bind(sql::reach_owner(reach))
             .bind(visibility.map(Visibility::as_str))
-            .fetch_one(&mut *tx)
+            .bind(RANK_WINDOW)
+            .bind(end - RANK_WINDOW)
+            .bind(i64::from(page.limit()))
+            .bind(i64::try_from(page.offset()).unwrap_or(i64::MAX))
+            .fetch_all(&mut *tx)
             .await
-            .map_err(map_db_err)
+            .map_err(map_db_err)?;
+        page_of(rows, page, rows::lens, async || {
+            sqlx::query_scalar(SEARCH_COUNT)
+                .bind(tsq.clone())
+                .bind(sql::reach_owner(reach))
+                .bind(visibility.map(Visibility::as_str))
+                .fetch_one(&mut *tx)
+                .await
+                .map_err(map_db_err)
+        })
+        .await
     })
-    .await?;
-    tx.commit().await.map_err(map_db_err)?;
-    Ok(page)
+    .await
 }
 
 /// The `to_tsquery` input of `q`: each term a quoted lexeme matched as a

@@ -13,6 +13,10 @@
 //! SQLite's write lock up front, waiting up to [`BUSY_TIMEOUT`]: a
 //! transaction that read first and then wanted to write could otherwise fail
 //! with SQLITE_BUSY as soon as another writer committed.
+//!
+//! Beside these sqlx connections, [`direct`] keeps connections that read on
+//! the calling thread, and [`reads`] holds the three reads that use them:
+//! this module is the only one that uses rusqlite.
 
 mod direct;
 pub(crate) mod reads;
