@@ -158,7 +158,8 @@ pub(crate) async fn lenser_by_id<C: Conn>(conn: &mut C, id: LenserId) -> LfResul
 /// (migration `local_lenser`). Runs in the caller's write transaction, which
 /// a CONFLICT rolls back.
 pub(crate) async fn local_lenser<C: Conn>(conn: &mut C, candidate: &LenserRecord) -> LfResult<LocalLenser> {
-    let recorded = query::<C::Database>(LOCAL_LENSER).fetch_optional(conn.exec()).await.map_err(map_db_err)?;
+    let recorded =
+        query::<C::Database>(LOCAL_LENSER).fetch_optional(conn.exec()).await.map_err(map_db_err)?;
     if let Some(row) = recorded {
         return Ok(LocalLenser { lenser: lenser_record(&row)?.lenser, created: false });
     }
