@@ -1,0 +1,104 @@
+//! Battle steps and utilities.
+
+use serde_json::json;
+
+use super::super::Category::{Battle, Utility};
+use super::super::spec::{FieldKind, IoType, NodeTypeSpec, STORE_RETRY, SideEffect, entry, field, port};
+
+/// lf-battle's formats and the judging modes a step can set up alone
+/// (rubric and automatic scoring need more than a step's config).
+const BATTLE_TYPES: &[&str] = &[
+    "ai_vs_ai",
+    "human_vs_human_ai_votes",
+    "human_vs_human_open_votes",
+    "human_vs_ai",
+    "workflow_battle",
+    "lenser_battle",
+];
+const JUDGING: &[&str] = &["ai_judge", "community_vote"];
+
+fn cache_key() -> super::ConfigField {
+    field(
+        "key",
+        "Key",
+        FieldKind::Template,
+        "The cache entry, [[name]] placeholders filled; per workflow owner.",
+    )
+    .required()
+}
+
+pub(super) fn entries() -> Vec<NodeTypeSpec> {
+    vec![
+        entry("battle_create", Battle, "Create battle", "Creates a battle in draft as the workflow's owner, through the Battle service.")
+            .aliases(&["create_battle"])
+            .caps(&["battle", "create", "compete"])
+            .io(&[IoType::Json, IoType::Text], IoType::Json)
+            .outputs(vec![port("battle_id", IoType::Text, "The new battle."), port("status", IoType::Text, "Its status (draft).")])
+            .fields(vec![
+                field("title", "Title", FieldKind::Template, "The battle's title (1 to 200 characters once filled).").required(),
+                field("task_prompt", "Task", FieldKind::Template, "What every contender answers.").required().aliases(&["taskPrompt", "prompt"]),
+                field("battle_type", "Format", FieldKind::Select, "Which kinds of contender it takes.").default(json!("ai_vs_ai")).options(BATTLE_TYPES),
+                field("judging_mode", "Judging", FieldKind::Select, "How it is judged.").options(JUDGING),
+                field("max_contenders", "Contenders", FieldKind::Integer, "How many contenders it takes.").default(json!(2)).range(2.0, 26.0),
+            ])
+            .example("Open a battle on each new question.", json!({"title": "Explain [[topic]]", "task_prompt": "Explain [[topic]] to a beginner."}), json!({"topic": "ownership"}), json!({"battle_id": "0190f5a2-7c1e-7d3a-9b2c-5e8f1a2b3c4d", "status": "draft"}), Some(("slack_notify", "battle_id → text")))
+            .use_case("Let models compete on questions a workflow collects."),
+        entry("logger", Utility, "Log", "Writes `message` to the run's log at `level` and passes its input on unchanged.")
+            .aliases(&["log"])
+            .caps(&["log", "debug", "audit"])
+            .io(&[IoType::Any], IoType::Any)
+            .fields(vec![
+                field("message", "Message", FieldKind::Template, "What to log; [[name]] placeholders filled. Omit to log the input."),
+                field("level", "Level", FieldKind::Select, "The log level.").default(json!("info")).options(&["debug", "info", "warn", "error"]),
+            ])
+            .example("Note what a run fetched.", json!({"message": "fetched [[count]] items"}), json!({"count": 3}), json!({"count": 3}), None)
+            .use_case("Leave a trace in get_workflow_run_logs."),
+        entry("debug_inspector", Utility, "Inspect", "Records the parts of its input at `capture_paths` in its result and passes the input on.")
+            .aliases(&["inspect", "debug"])
+            .caps(&["debug", "inspect"])
+            .open_outputs(vec![port("input", IoType::Any, "The input, unchanged."), port("captured", IoType::Object, "Each capture path and what it selected.")])
+            .fields(vec![field("capture_paths", "Capture", FieldKind::StringList, "Picks to record; omit to record the whole input.").aliases(&["capturePaths"])])
+            .example("See what a branch receives.", json!({"capture_paths": ["$.score"]}), json!({"score": 8}), json!({"input": {"score": 8}, "captured": {"$.score": 8}}), None)
+            .use_case("Debug a workflow's data flow without changing it."),
+        entry("rate_limit", Utility, "Rate limit", "Lets at most `limit` runs of this step through per `window_seconds` for the workflow's owner; past that it waits (a durable timer) or fails, by `on_limit`.")
+            .aliases(&["throttle"])
+            .caps(&["rate", "limit", "throttle"])
+            .side_effect(SideEffect::InternalWrite)
+            .retry(STORE_RETRY)
+            .io(&[IoType::Any], IoType::Any)
+            .fields(vec![
+                field("limit", "Limit", FieldKind::Integer, "Passes per window.").required().range(1.0, 100_000.0),
+                field("window_seconds", "Window (s)", FieldKind::Integer, "The window's length.").default(json!(60)).range(1.0, 86_400.0),
+                field("on_limit", "When over", FieldKind::Select, "Wait for the window to free up, or fail the step with THROTTLED.").default(json!("wait")).options(&["wait", "fail"]),
+            ])
+            .example("At most 10 posts a minute.", json!({"limit": 10, "window_seconds": 60}), json!({"text": "hi"}), json!({"text": "hi"}), Some(("slack_notify", "output → input")))
+            .use_case("Stay inside an outside service's rate limits."),
+        entry("cache_read", Utility, "Read cache", "Reads the owner's cache entry `key`: `hit` and its value.")
+            .aliases(&["cache_get"])
+            .caps(&["cache", "read"])
+            .retry(STORE_RETRY)
+            .outputs(vec![port("hit", IoType::Boolean, "Whether the entry was there and fresh."), port("value", IoType::Json, "Its value, or null.")])
+            .fields(vec![cache_key()])
+            .example("Skip work done in the last hour.", json!({"key": "summary:[[url]]"}), json!({"url": "https://example.com"}), json!({"hit": false, "value": null}), Some(("if_condition", "hit → input")))
+            .use_case("Avoid paying twice for the same model call."),
+        entry("cache_write", Utility, "Write cache", "Stores the part of its input at `value_path` as the owner's cache entry `key` for `ttl_seconds`.")
+            .aliases(&["cache_set"])
+            .caps(&["cache", "write"])
+            .retry(STORE_RETRY)
+            .side_effect(SideEffect::InternalWrite)
+            .outputs(vec![port("key", IoType::Text, "The entry written."), port("value", IoType::Json, "Its value.")])
+            .fields(vec![
+                cache_key(),
+                field("value_path", "Value", FieldKind::JsonPath, "The part of the input to store.").default(json!("output")),
+                field("ttl_seconds", "Fresh for (s)", FieldKind::Integer, "How long the entry is a hit.").default(json!(3_600)).range(1.0, 2_592_000.0),
+            ])
+            .example("Keep a summary for an hour.", json!({"key": "summary:[[url]]", "value_path": "text"}), json!({"url": "https://example.com", "text": "…"}), json!({"key": "summary:https://example.com", "value": "…"}), None)
+            .use_case("Reuse expensive results across runs."),
+        entry("noop", Utility, "No-op", "Passes its input on unchanged: a placeholder, or a join point on the canvas.")
+            .aliases(&["pass", "passthrough"])
+            .caps(&["noop", "pass"])
+            .io(&[IoType::Any], IoType::Any)
+            .example("A named join point.", json!({}), json!({"x": 1}), json!({"x": 1}), None)
+            .use_case("Keep a slot in a workflow for a step to come."),
+    ]
+}
