@@ -1,0 +1,90 @@
+//! What a workflow needs to know about things it does not own: the lenses
+//! its lens steps run and the saved connections its steps name. The
+//! service asks through these traits and hands the answers to the pure
+//! validator as [`Facts`].
+//!
+//! lf-workflow does not depend on lf-lens: a workflow needs three facts
+//! of a lens (that the caller can read it, its title, its parameters), and
+//! a trait keeps this crate usable and testable on its own, as
+//! [`lf_core::ModelProvider`] does for battles. The composition root
+//! implements [`LensLookup`] over `LensService` in a few lines, and
+//! [`ConnectionLookup`] over the saved connections.
+
+use std::collections::{HashMap, HashSet};
+
+use async_trait::async_trait;
+use lf_core::{LensId, LenserId, LfResult, Reach, VersionId};
+
+/// A lens as a workflow sees it: one version's parameters.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LensFacts {
+    pub lens_id: LensId,
+    /// The version read: the pinned one, or the head.
+    pub version_id: VersionId,
+    pub title: String,
+    /// In the lens's order.
+    pub params: Vec<LensParam>,
+}
+
+/// One parameter of a lens version.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LensParam {
+    /// As spelled in the lens. Matched against step parameters and wired
+    /// input parameters case-insensitively (lowercased), as lf-lens matches
+    /// parameter values.
+    pub label: String,
+    /// An optional parameter (or one with a default) needs no value.
+    pub optional: bool,
+}
+
+/// Reads lenses for workflows.
+#[async_trait]
+pub trait LensLookup: Send + Sync {
+    /// The lens `lens_id` at `version` (its head when `None`), as `reach`
+    /// may read it.
+    ///
+    /// MUST return NOT_FOUND when the lens does not exist, is deleted, is
+    /// out of `reach`, or `version` is not one of its versions (the same
+    /// error in every case). Other failures are INTERNAL.
+    async fn lens(&self, reach: Reach, lens_id: LensId, version: Option<VersionId>) -> LfResult<LensFacts>;
+}
+
+/// A saved connection, without its settings or secret.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SavedConnection {
+    pub connection_ref: String,
+    pub provider: String,
+}
+
+/// Reads which connections a lenser has saved.
+#[async_trait]
+pub trait ConnectionLookup: Send + Sync {
+    /// The connections of `owner` whose ref is one of `refs` (refs that are
+    /// not saved are simply not in the answer). Never a secret.
+    ///
+    /// Errors: INTERNAL only.
+    async fn saved(&self, owner: LenserId, refs: &[String]) -> LfResult<Vec<SavedConnection>>;
+}
+
+/// What the validator may check beyond the graph itself. A check whose
+/// facts are absent is not made (and the report says so through
+/// `run_ready`).
+#[derive(Clone, Debug, Default)]
+pub struct Facts {
+    /// Per lens step's `(lens, pinned version)`: its facts, or `None` when
+    /// the caller cannot read it.
+    pub lenses: Option<HashMap<(LensId, Option<VersionId>), Option<LensFacts>>>,
+    /// The owner's saved connections among those the graph names.
+    pub connections: Option<HashSet<SavedConnection>>,
+}
+
+impl Facts {
+    /// No facts: only the graph and the catalog are checked.
+    pub fn none() -> Self {
+        Self::default()
+    }
+    /// Whether both lenses and connections were looked up.
+    pub fn complete(&self) -> bool {
+        self.lenses.is_some() && self.connections.is_some()
+    }
+}

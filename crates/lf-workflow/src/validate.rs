@@ -1,0 +1,700 @@
+//! The validator: a pure, deterministic function from a graph, the node
+//! catalog and [`Facts`] to a [`Report`], linear in nodes plus edges.
+//!
+//! It reads a loose [`Graph`], not a [`WorkflowVersion`]: a parsed version
+//! cannot hold a missing id or a dangling edge, but rows read back from a
+//! database, an import or a test can, and the original's codes for those
+//! (NODE_ID_MISSING, EDGE_SOURCE_MISSING, …) are kept. A stored version is
+//! viewed as a graph with [`Graph::of_version`], which copies nothing but
+//! edge endpoints that name no node.
+
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
+
+use lf_core::LensId;
+use serde_json::Value;
+
+use crate::catalog::{Catalog, Category, ConnectorUse, check_config};
+use crate::condition::Condition;
+use crate::dag::Dag;
+use crate::lookup::{Facts, LensFacts, SavedConnection};
+use crate::model::{
+    Connector, EdgeId, JsonObject, LensBinding, MergeStrategy, NodeId, NodeKind, WorkflowVersion,
+};
+use crate::path::{Pick, WHOLE};
+
+/// The output every node has besides its own: its error, when it fails
+/// (what `error_catch` is connected from).
+pub const ERROR_OUTPUT: &str = "error";
+
+/// One node as the validator reads it. Missing parts are `None`.
+#[derive(Clone, Debug, Default)]
+pub struct GraphNode<'a> {
+    /// The graph-local id edges refer to; empty means missing.
+    pub id: Cow<'a, str>,
+    /// The stored node's id, carried into the report.
+    pub node_id: Option<NodeId>,
+    pub key: Option<&'a str>,
+    pub name: Option<&'a str>,
+    pub node_type: Option<&'a str>,
+    pub lens: Option<LensBinding>,
+    pub parameters: Option<&'a JsonObject>,
+    pub config: Option<&'a JsonObject>,
+    pub connector: Option<&'a Connector>,
+}
+
+/// One edge as the validator reads it.
+#[derive(Clone, Debug, Default)]
+pub struct GraphEdge<'a> {
+    /// Named in messages; `None`: `edge-<position>`.
+    pub id: Option<Cow<'a, str>>,
+    pub edge_id: Option<EdgeId>,
+    pub from: Cow<'a, str>,
+    pub to: Cow<'a, str>,
+    /// `None` or `output`: the whole output.
+    pub output_key: Option<&'a str>,
+    pub input_parameter: &'a str,
+    pub condition: Option<&'a Condition>,
+    pub merge_strategy: Option<MergeStrategy>,
+}
+
+/// A graph to validate.
+#[derive(Clone, Debug, Default)]
+pub struct Graph<'a> {
+    pub nodes: Vec<GraphNode<'a>>,
+    pub edges: Vec<GraphEdge<'a>>,
+}
+
+impl<'a> Graph<'a> {
+    /// A stored version as a graph: nodes by their step keys.
+    pub fn of_version(v: &'a WorkflowVersion) -> Self {
+        let keys: HashMap<NodeId, &'a str> = v.nodes.iter().map(|n| (n.id, n.key.as_str())).collect();
+        let end =
+            |id: NodeId| keys.get(&id).map_or_else(|| Cow::Owned(id.to_string()), |k| Cow::Borrowed(*k));
+        Graph {
+            nodes: v
+                .nodes
+                .iter()
+                .map(|n| GraphNode {
+                    id: Cow::Borrowed(n.key.as_str()),
+                    node_id: Some(n.id),
+                    key: Some(n.key.as_str()),
+                    name: Some(n.name.as_str()),
+                    node_type: Some(n.node_type.as_str()),
+                    lens: n.lens,
+                    parameters: Some(&n.parameters),
+                    config: Some(&n.config),
+                    connector: n.connector.as_ref(),
+                })
+                .collect(),
+            edges: v
+                .edges
+                .iter()
+                .map(|e| GraphEdge {
+                    id: None,
+                    edge_id: Some(e.id),
+                    from: end(e.from),
+                    to: end(e.to),
+                    output_key: Some(e.output_key.as_str()),
+                    input_parameter: e.input_parameter.as_str(),
+                    condition: e.condition.as_ref(),
+                    merge_strategy: e.merge_strategy,
+                })
+                .collect(),
+        }
+    }
+}
+
+crate::model::words!(
+    /// What an issue is about. Stable: clients match on these.
+    IssueCode, "code", [
+        WorkflowEmpty = "WORKFLOW_EMPTY",
+        NodeIdMissing = "NODE_ID_MISSING",
+        NodeIdDuplicate = "NODE_ID_DUPLICATE",
+        NodeKindUnknown = "NODE_KIND_UNKNOWN",
+        NodeTypeUnknown = "NODE_TYPE_UNKNOWN",
+        ConfigInvalid = "CONFIG_INVALID",
+        EdgeSourceMissing = "EDGE_SOURCE_MISSING",
+        EdgeTargetMissing = "EDGE_TARGET_MISSING",
+        EdgeParameterMissing = "EDGE_PARAMETER_MISSING",
+        EdgeOutputKeyInvalid = "EDGE_OUTPUT_KEY_INVALID",
+        EdgeIntoTrigger = "EDGE_INTO_TRIGGER",
+        MergeStrategyConflict = "MERGE_STRATEGY_CONFLICT",
+        WorkflowCycle = "WORKFLOW_CYCLE",
+        UnreachableNode = "UNREACHABLE_NODE",
+        LensNotFound = "LENS_NOT_FOUND",
+        LensParamUnbound = "LENS_PARAM_UNBOUND",
+        ConnectionUnknown = "CONNECTION_UNKNOWN",
+        TriggerMissing = "TRIGGER_MISSING",
+        MultipleTriggers = "MULTIPLE_TRIGGERS",
+        LensParamUnknown = "LENS_PARAM_UNKNOWN",
+        ConfigFieldUnknown = "CONFIG_FIELD_UNKNOWN",
+        ConnectorUnused = "CONNECTOR_UNUSED",
+        OutputKeyUnknown = "OUTPUT_KEY_UNKNOWN",
+    ]
+);
+
+impl IssueCode {
+    /// Whether the code is a warning: the workflow still validates.
+    pub const fn is_warning(self) -> bool {
+        matches!(
+            self,
+            IssueCode::TriggerMissing
+                | IssueCode::MultipleTriggers
+                | IssueCode::LensParamUnknown
+                | IssueCode::ConfigFieldUnknown
+                | IssueCode::ConnectorUnused
+                | IssueCode::OutputKeyUnknown
+        )
+    }
+}
+
+/// One error or warning.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Issue {
+    pub code: IssueCode,
+    pub message: String,
+    /// What to change.
+    pub hint: String,
+    /// The node it is about: an index into [`Report::nodes`].
+    pub node: Option<usize>,
+    /// The edge it is about: its id, or `edge-<position from 1>`.
+    pub edge: Option<String>,
+    /// The config field (or `connector`) it is about.
+    pub field: Option<String>,
+    /// For WORKFLOW_CYCLE: the nodes on the cycle, in order.
+    pub cycle: Vec<usize>,
+}
+
+/// One node of the report.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeSummary {
+    pub id: String,
+    pub node_id: Option<NodeId>,
+    pub key: Option<String>,
+    pub name: String,
+    /// `None`: unknown (NODE_KIND_UNKNOWN).
+    pub kind: Option<NodeKind>,
+    /// Canonical when the catalog knows it, else as written.
+    pub node_type: Option<String>,
+    /// The names the node's `parameters` assign, sorted.
+    pub configured_parameters: Vec<String>,
+    /// The input parameters of the connections into it, sorted, once each.
+    pub wired_parameters: Vec<String>,
+}
+
+/// What the validator found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Report {
+    /// No errors.
+    pub valid: bool,
+    /// Valid, exactly one trigger, and the lenses and connections were
+    /// checked (a run starts from one trigger, and a check not made is not
+    /// a check passed).
+    pub run_ready: bool,
+    pub errors: Vec<Issue>,
+    pub warnings: Vec<Issue>,
+    /// Indices into `nodes`, in dependency order (Kahn's, roots in node
+    /// order). Every node with a usable id once when there is no cycle;
+    /// nodes on a cycle and downstream of one are left out.
+    pub execution_order: Vec<usize>,
+    /// Indices into `nodes` of the nodes with no incoming connection.
+    pub root_nodes: Vec<usize>,
+    /// One per input node, in input order.
+    pub nodes: Vec<NodeSummary>,
+}
+
+struct Check<'g, 'a> {
+    graph: &'g Graph<'a>,
+    catalog: &'g Catalog,
+    facts: &'g Facts,
+    errors: Vec<Issue>,
+    warnings: Vec<Issue>,
+}
+
+fn issue(code: IssueCode, message: String, hint: impl Into<String>) -> Issue {
+    Issue { code, message, hint: hint.into(), node: None, edge: None, field: None, cycle: Vec::new() }
+}
+
+impl Issue {
+    fn at_node(mut self, i: usize) -> Self {
+        self.node = Some(i);
+        self
+    }
+    fn at_edge(mut self, label: String) -> Self {
+        self.edge = Some(label);
+        self
+    }
+    fn at_field(mut self, f: &str) -> Self {
+        self.field = Some(f.to_owned());
+        self
+    }
+}
+
+impl Check<'_, '_> {
+    fn push(&mut self, i: Issue) {
+        if i.code.is_warning() { self.warnings.push(i) } else { self.errors.push(i) }
+    }
+}
+
+/// Validates `graph` against `catalog`, checking lenses and connections
+/// as far as `facts` allow.
+pub fn validate(graph: &Graph<'_>, catalog: &Catalog, facts: &Facts) -> Report {
+    let mut c = Check { graph, catalog, facts, errors: Vec::new(), warnings: Vec::new() };
+    let n = graph.nodes.len();
+    if n == 0 {
+        c.push(issue(
+            IssueCode::WorkflowEmpty,
+            "Add at least one node before running the workflow.".into(),
+            "Give the workflow a trigger and at least one step (update_workflow with steps).",
+        ));
+    }
+
+    // Ids: the first node with an id holds it; later ones are left out.
+    let mut index: HashMap<&str, usize> = HashMap::with_capacity(n);
+    let mut included = vec![false; n];
+    for (i, node) in graph.nodes.iter().enumerate() {
+        if node.id.trim().is_empty() {
+            c.push(
+                issue(
+                    IssueCode::NodeIdMissing,
+                    format!("Step {} has no node id.", i + 1),
+                    "Give every node an id.",
+                )
+                .at_node(i),
+            );
+        } else if index.contains_key(node.id.as_ref()) {
+            c.push(
+                issue(
+                    IssueCode::NodeIdDuplicate,
+                    format!("Node id {} is duplicated.", node.id),
+                    "Give each node its own id; the later one is ignored.",
+                )
+                .at_node(i),
+            );
+        } else {
+            index.insert(node.id.as_ref(), i);
+            included[i] = true;
+        }
+    }
+
+    let kinds: Vec<Option<NodeKind>> = graph.nodes.iter().map(|node| kind_of(node, catalog)).collect();
+    let mut summaries: Vec<NodeSummary> =
+        graph.nodes.iter().enumerate().map(|(i, node)| summary(node, i, kinds[i], catalog)).collect();
+    for i in 0..n {
+        if included[i] {
+            c.node(i, kinds[i], &summaries[i].name);
+        }
+    }
+
+    // Edges: those with both ends are the graph's.
+    let mut links: Vec<(u32, u32)> = Vec::with_capacity(graph.edges.len());
+    let mut wired: Vec<Vec<&str>> = vec![Vec::new(); n];
+    let mut strategies: HashMap<(usize, String), MergeStrategy> = HashMap::new();
+    let mut conflicts: HashSet<(usize, String)> = HashSet::new();
+    for (j, e) in graph.edges.iter().enumerate() {
+        let label = || {
+            e.id.as_deref().map_or_else(
+                || e.edge_id.map_or_else(|| format!("edge-{}", j + 1), |id| id.to_string()),
+                str::to_owned,
+            )
+        };
+        let from = index.get(e.from.as_ref()).copied();
+        let to = index.get(e.to.as_ref()).copied();
+        if from.is_none() {
+            c.push(
+                issue(
+                    IssueCode::EdgeSourceMissing,
+                    format!("Connection {} references a missing source node.", label()),
+                    format!("Connect from a step that exists (not \"{}\").", lf_core::clip(&e.from, 60)),
+                )
+                .at_edge(label()),
+            );
+        }
+        if to.is_none() {
+            c.push(
+                issue(
+                    IssueCode::EdgeTargetMissing,
+                    format!("Connection {} references a missing target node.", label()),
+                    format!("Connect to a step that exists (not \"{}\").", lf_core::clip(&e.to, 60)),
+                )
+                .at_edge(label()),
+            );
+        }
+        let param = e.input_parameter.trim();
+        if param.is_empty() {
+            c.push(
+                issue(
+                    IssueCode::EdgeParameterMissing,
+                    format!("Connection {} does not name a target parameter.", label()),
+                    "Set input_parameter to the input it feeds: a lens parameter, or `input`.",
+                )
+                .at_edge(label()),
+            );
+        }
+        let pick = match e.output_key {
+            None => Some(Pick::Whole),
+            Some(k) => match Pick::parse("output_key", k) {
+                Ok(p) => Some(p),
+                Err(err) => {
+                    c.push(
+                        issue(
+                            IssueCode::EdgeOutputKeyInvalid,
+                            format!("Connection {}: {}", label(), err.message()),
+                            "Use a field name, `output`, or a JSONPath such as $.items[0].",
+                        )
+                        .at_edge(label()),
+                    );
+                    None
+                }
+            },
+        };
+        let (Some(from), Some(to)) = (from, to) else { continue };
+        links.push((from as u32, to as u32));
+        if kinds[to] == Some(NodeKind::Trigger) {
+            c.push(
+                issue(
+                    IssueCode::EdgeIntoTrigger,
+                    format!(
+                        "Connection {} feeds trigger \"{}\": a trigger starts the run and takes no input.",
+                        label(),
+                        summaries[to].name
+                    ),
+                    "Remove the connection, or connect to a step after the trigger.",
+                )
+                .at_edge(label())
+                .at_node(to),
+            );
+        }
+        if let Some(field) = pick.as_ref().and_then(Pick::field) {
+            c.output_key(from, field, &summaries[from].name, label);
+        }
+        if !param.is_empty() {
+            wired[to].push(param);
+            if let Some(s) = e.merge_strategy {
+                let slot = (to, param.to_lowercase());
+                match strategies.get(&slot) {
+                    Some(prev) if *prev != s && conflicts.insert(slot.clone()) => c.push(
+                        issue(
+                            IssueCode::MergeStrategyConflict,
+                            format!(
+                                "Connections into \"{param}\" of \"{}\" ask for both {prev} and {s}.",
+                                summaries[to].name
+                            ),
+                            "Give every connection into one parameter the same merge_strategy.",
+                        )
+                        .at_node(to)
+                        .at_edge(label()),
+                    ),
+                    Some(_) => {}
+                    None => {
+                        strategies.insert(slot, s);
+                    }
+                }
+            }
+        }
+    }
+    for (i, w) in wired.iter_mut().enumerate() {
+        w.sort_unstable();
+        w.dedup();
+        summaries[i].wired_parameters = w.iter().map(|s| (*s).to_owned()).collect();
+    }
+
+    let dag = Dag::new(n, &links);
+    let order: Vec<usize> =
+        dag.topological_order().into_iter().map(|v| v as usize).filter(|v| included[*v]).collect();
+    for cycle in dag.cycles() {
+        let names: Vec<&str> = cycle.iter().map(|v| summaries[*v as usize].name.as_str()).collect();
+        let mut i = issue(
+            IssueCode::WorkflowCycle,
+            "The workflow contains a cycle and cannot be executed in dependency order.".into(),
+            format!("{} → {} form a cycle: remove one of these connections.", names.join(" → "), names[0]),
+        )
+        .at_node(cycle[0] as usize);
+        i.cycle = cycle.into_iter().map(|v| v as usize).collect();
+        c.push(i);
+    }
+
+    let triggers: Vec<u32> =
+        (0..n).filter(|i| included[*i] && kinds[*i] == Some(NodeKind::Trigger)).map(|i| i as u32).collect();
+    let live = included.iter().filter(|x| **x).count();
+    match triggers.len() {
+        0 if live > 0 => c.push(issue(IssueCode::TriggerMissing, "No explicit trigger node was found. Add a trigger if this workflow should start from the canvas.".into(), "Add one trigger step (manual_trigger to start runs with run_workflow).")),
+        0 | 1 => {}
+        t => c.push(issue(IssueCode::MultipleTriggers, format!("The workflow has {t} trigger nodes. Confirm that every trigger is intentional."), "Keep one trigger: a run starts from exactly one.")),
+    }
+    if !triggers.is_empty() {
+        let reached = dag.reachable_from(&triggers);
+        let first = &summaries[triggers[0] as usize].name;
+        for i in (0..n).filter(|i| included[*i] && !reached[*i]) {
+            c.push(
+                issue(
+                    IssueCode::UnreachableNode,
+                    format!(
+                        "Step \"{}\" is not connected from trigger \"{first}\", so it never runs.",
+                        summaries[i].name
+                    ),
+                    "Connect it from an upstream step, or remove it.",
+                )
+                .at_node(i),
+            );
+        }
+    }
+
+    for i in (0..n).filter(|i| included[*i]) {
+        c.lens(i, &summaries[i], &summaries[i].wired_parameters);
+        c.connection(i, &summaries[i].name);
+    }
+
+    let valid = c.errors.is_empty();
+    Report {
+        valid,
+        run_ready: valid && triggers.len() == 1 && facts.complete(),
+        errors: c.errors,
+        warnings: c.warnings,
+        root_nodes: dag.roots().into_iter().map(|v| v as usize).filter(|v| included[*v]).collect(),
+        execution_order: order,
+        nodes: summaries,
+    }
+}
+
+/// The original's rule: a trigger type makes a trigger; else a lens makes
+/// a lens step; else a node type makes a tool. A `lens` type without a
+/// lens is nothing.
+fn kind_of(node: &GraphNode<'_>, catalog: &Catalog) -> Option<NodeKind> {
+    let spec = node.node_type.and_then(|t| catalog.get(t));
+    match (node.node_type, spec.map(|s| s.category)) {
+        (_, Some(Category::Trigger)) => Some(NodeKind::Trigger),
+        _ if node.lens.is_some() => Some(NodeKind::Lens),
+        (_, Some(Category::Lens)) | (None, _) => None,
+        (Some(_), _) => Some(NodeKind::Tool),
+    }
+}
+
+fn summary(node: &GraphNode<'_>, i: usize, kind: Option<NodeKind>, catalog: &Catalog) -> NodeSummary {
+    let name = node
+        .name
+        .filter(|s| !s.trim().is_empty())
+        .or(node.node_type)
+        .map_or_else(|| format!("Step {}", i + 1), str::to_owned);
+    let mut configured: Vec<String> =
+        node.parameters.map(|p| p.keys().cloned().collect()).unwrap_or_default();
+    configured.sort_unstable();
+    let node_type = match (kind, node.node_type) {
+        (Some(NodeKind::Lens), _) => Some("lens".to_owned()),
+        (_, Some(t)) => Some(catalog.get(t).map_or(t, |s| s.node_type).to_owned()),
+        (_, None) => None,
+    };
+    NodeSummary {
+        id: node.id.clone().into_owned(),
+        node_id: node.node_id,
+        key: node.key.map(str::to_owned),
+        name,
+        kind,
+        node_type,
+        configured_parameters: configured,
+        wired_parameters: Vec::new(),
+    }
+}
+
+impl Check<'_, '_> {
+    /// The node's kind, type and config.
+    fn node(&mut self, i: usize, kind: Option<NodeKind>, name: &str) {
+        let node = &self.graph.nodes[i];
+        let Some(kind) = kind else {
+            self.push(issue(IssueCode::NodeKindUnknown, format!("Node {name} has neither a Lens nor a supported node type."), "Give it a lens_id (a lens step) or a node_type of the catalog (call list_workflow_node_types).").at_node(i));
+            return;
+        };
+        let type_name = if kind == NodeKind::Lens { "lens" } else { node.node_type.unwrap_or_default() };
+        let Some(spec) = self.catalog.get(type_name) else {
+            let closest = self.catalog.closest(type_name, 3);
+            let hint = if closest.is_empty() {
+                "Call list_workflow_node_types for the types this server runs.".to_owned()
+            } else {
+                format!(
+                    "Did you mean {}? Call describe_workflow_node_type for its config.",
+                    closest.join(", ")
+                )
+            };
+            self.push(
+                issue(
+                    IssueCode::NodeTypeUnknown,
+                    format!(
+                        "Node {name} uses node type \"{}\", which is not in the node catalog.",
+                        lf_core::clip(type_name, 100)
+                    ),
+                    hint,
+                )
+                .at_node(i),
+            );
+            return;
+        };
+        let empty = JsonObject::new();
+        for p in check_config(spec, node.config.unwrap_or(&empty), node.connector.is_some()) {
+            let code = if p.unknown { IssueCode::ConfigFieldUnknown } else { IssueCode::ConfigInvalid };
+            let hint = format!(
+                "Call describe_workflow_node_type with type {} for its config fields.",
+                spec.node_type
+            );
+            self.push(
+                issue(code, format!("Step \"{name}\" ({}): {}", spec.node_type, p.message), hint)
+                    .at_node(i)
+                    .at_field(&p.field),
+            );
+        }
+        let providers = spec.connector.providers().join(" or ");
+        match (spec.connector, node.connector) {
+            (ConnectorUse::Required(_), None) => self.push(
+                issue(IssueCode::ConfigInvalid, format!("Step \"{name}\" ({}) needs a saved {providers} connection.", spec.node_type), format!("Set connector to {{\"provider\": \"{}\", \"connection_ref\": \"<your saved connection>\"}} (list_connections shows them).", spec.connector.providers()[0]))
+                    .at_node(i)
+                    .at_field("connector"),
+            ),
+            (ConnectorUse::None, Some(_)) => self.push(
+                issue(IssueCode::ConnectorUnused, format!("Step \"{name}\" ({}) uses no connection; its connector is ignored.", spec.node_type), "Remove the connector.").at_node(i).at_field("connector"),
+            ),
+            (use_, Some(conn)) if !use_.providers().contains(&conn.provider.as_str()) => self.push(
+                issue(IssueCode::ConfigInvalid, format!("Step \"{name}\" ({}) takes a {providers} connection, not {}.", spec.node_type, conn.provider), format!("Set connector.provider to {providers} and name a connection of that provider."))
+                    .at_node(i)
+                    .at_field("connector"),
+            ),
+            _ => {}
+        }
+    }
+
+    /// A connection's `output_key` against the fields the upstream type outputs.
+    fn output_key(&mut self, from: usize, field: &str, from_name: &str, label: impl Fn() -> String) {
+        let node = &self.graph.nodes[from];
+        let spec = match kind_of(node, self.catalog) {
+            Some(NodeKind::Lens) => self.catalog.get("lens"),
+            _ => node.node_type.and_then(|t| self.catalog.get(t)),
+        };
+        let empty = JsonObject::new();
+        let Some(names) = spec.and_then(|s| s.output_names(node.config.unwrap_or(&empty))) else { return };
+        if field == ERROR_OUTPUT || names.iter().any(|n| n == field) {
+            return;
+        }
+        self.push(
+            issue(
+                IssueCode::OutputKeyUnknown,
+                format!(
+                    "Connection {}: step \"{from_name}\" outputs {}, not \"{}\"; nothing would flow.",
+                    label(),
+                    names.join(", "),
+                    lf_core::clip(field, 60)
+                ),
+                format!("Set output_key to one of {}, or to {WHOLE} for the whole output.", names.join(", ")),
+            )
+            .at_node(from)
+            .at_edge(label()),
+        );
+    }
+
+    /// A lens step's lens and parameters.
+    fn lens(&mut self, i: usize, s: &NodeSummary, wired: &[String]) {
+        let node = &self.graph.nodes[i];
+        let Some(binding) = lens_of(node, s) else { return };
+        let Some(lenses) = &self.facts.lenses else { return };
+        let Some(found) = lenses.get(&(binding.lens_id, binding.version_id)) else { return };
+        let Some(facts) = found else {
+            let what = binding.version_id.map_or_else(
+                || format!("Lens {}", binding.lens_id),
+                |v| format!("Version {v} of lens {}", binding.lens_id),
+            );
+            self.push(
+                issue(
+                    IssueCode::LensNotFound,
+                    format!("{what} of step \"{}\" was not found, or you cannot see it.", s.name),
+                    "Use a lens you can read (search_lenses, or create_lens first).",
+                )
+                .at_node(i),
+            );
+            return;
+        };
+        self.lens_params(i, s, wired, facts);
+    }
+
+    fn lens_params(&mut self, i: usize, s: &NodeSummary, wired: &[String], facts: &LensFacts) {
+        let given: HashSet<String> =
+            s.configured_parameters.iter().chain(wired).map(|p| p.to_lowercase()).collect();
+        let known: HashSet<String> = facts.params.iter().map(|p| p.label.to_lowercase()).collect();
+        for p in facts.params.iter().filter(|p| !p.optional && !given.contains(&p.label.to_lowercase())) {
+            self.push(
+                issue(IssueCode::LensParamUnbound, format!("Step \"{}\" needs parameter \"{}\" of lens \"{}\", which is neither assigned nor connected.", s.name, p.label, facts.title), format!("Give \"{}\" in the step's parameters, or connect an upstream output to input_parameter \"{}\".", p.label, p.label))
+                    .at_node(i)
+                    .at_field(&p.label),
+            );
+        }
+        let mut seen = HashSet::new();
+        let unknown = s.configured_parameters.iter().chain(wired).filter(|p| {
+            let k = p.to_lowercase();
+            !known.contains(&k) && seen.insert(k)
+        });
+        for p in unknown.collect::<Vec<_>>() {
+            let labels: Vec<&str> = facts.params.iter().map(|p| p.label.as_str()).collect();
+            self.push(
+                issue(
+                    IssueCode::LensParamUnknown,
+                    format!(
+                        "Step \"{}\" sets \"{}\", which lens \"{}\" does not have; the value is not used.",
+                        s.name,
+                        lf_core::clip(p, 60),
+                        facts.title
+                    ),
+                    format!(
+                        "Its parameters are: {}.",
+                        if labels.is_empty() { "none".to_owned() } else { labels.join(", ") }
+                    ),
+                )
+                .at_node(i)
+                .at_field(p),
+            );
+        }
+    }
+
+    /// A connector against the owner's saved connections.
+    fn connection(&mut self, i: usize, name: &str) {
+        let (Some(conn), Some(saved)) = (self.graph.nodes[i].connector, &self.facts.connections) else {
+            return;
+        };
+        let r = conn.connection_ref.as_str();
+        let found = saved.iter().find(|s| s.connection_ref == r);
+        let message = match found {
+            Some(SavedConnection { provider, .. }) if *provider == conn.provider.as_str() => return,
+            Some(SavedConnection { provider, .. }) => format!(
+                "Step \"{name}\" uses connection \"{r}\" as {}, but it is a {provider} connection.",
+                conn.provider
+            ),
+            None => {
+                format!("Step \"{name}\" uses connection \"{r}\" ({}), which is not saved.", conn.provider)
+            }
+        };
+        self.push(
+            issue(IssueCode::ConnectionUnknown, message, format!("Save it with `connection add --provider {} --ref {r}` (list_connections shows what is saved), or name a saved one.", conn.provider))
+                .at_node(i)
+                .at_field("connector"),
+        );
+    }
+}
+
+/// The lens a node runs: a lens step's, or `lens_execute`'s config.
+fn lens_of(node: &GraphNode<'_>, s: &NodeSummary) -> Option<LensBinding> {
+    if s.kind == Some(NodeKind::Lens) {
+        return node.lens;
+    }
+    if s.node_type.as_deref() != Some("lens_execute") {
+        return None;
+    }
+    let config = node.config?;
+    let uuid = |keys: [&str; 2]| -> Option<Option<lf_core::VersionId>> {
+        match keys.iter().find_map(|k| config.get(*k)) {
+            None => Some(None),
+            Some(Value::String(s)) => lf_core::VersionId::parse("version_id", s).ok().map(Some),
+            Some(_) => None,
+        }
+    };
+    let lens_id = match ["lens_id", "lensId"].iter().find_map(|k| config.get(*k))? {
+        Value::String(s) => LensId::parse("lens_id", s).ok()?,
+        _ => return None,
+    };
+    Some(LensBinding { lens_id, version_id: uuid(["version_id", "versionId"])? })
+}
