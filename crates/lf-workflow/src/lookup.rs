@@ -15,6 +15,8 @@ use std::collections::{HashMap, HashSet};
 use async_trait::async_trait;
 use lf_core::{LensId, LenserId, LfResult, Reach, VersionId};
 
+use crate::model::LensBinding;
+
 /// A lens as a workflow sees it: one version's parameters.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LensFacts {
@@ -71,9 +73,9 @@ pub trait ConnectionLookup: Send + Sync {
 /// `run_ready`).
 #[derive(Clone, Debug, Default)]
 pub struct Facts {
-    /// Per lens step's `(lens, pinned version)`: its facts, or `None` when
-    /// the caller cannot read it.
-    pub lenses: Option<HashMap<(LensId, Option<VersionId>), Option<LensFacts>>>,
+    /// Per lens a step runs (and its pinned version): its facts, or `None`
+    /// when the caller cannot read it.
+    pub lenses: Option<HashMap<LensBinding, Option<LensFacts>>>,
     /// The owner's saved connections among those the graph names.
     pub connections: Option<HashSet<SavedConnection>>,
 }

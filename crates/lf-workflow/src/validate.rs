@@ -594,7 +594,7 @@ impl Check<'_, '_> {
         let node = &self.graph.nodes[i];
         let Some(binding) = lens_of(node, s) else { return };
         let Some(lenses) = &self.facts.lenses else { return };
-        let Some(found) = lenses.get(&(binding.lens_id, binding.version_id)) else { return };
+        let Some(found) = lenses.get(&binding) else { return };
         let Some(facts) = found else {
             let what = binding.version_id.map_or_else(
                 || format!("Lens {}", binding.lens_id),
@@ -674,6 +674,32 @@ impl Check<'_, '_> {
                 .at_field("connector"),
         );
     }
+}
+
+/// The distinct lenses `graph`'s steps run (lens steps, and `lens_execute`
+/// steps by their config), for looking up [`Facts`].
+pub fn lens_bindings(graph: &Graph<'_>, catalog: &Catalog) -> Vec<LensBinding> {
+    let mut out: Vec<LensBinding> = Vec::new();
+    for (i, node) in graph.nodes.iter().enumerate() {
+        let s = summary(node, i, kind_of(node, catalog), catalog);
+        if let Some(b) = lens_of(node, &s)
+            && !out.contains(&b)
+        {
+            out.push(b);
+        }
+    }
+    out
+}
+
+/// The distinct saved connections `graph`'s steps name.
+pub fn connection_refs(graph: &Graph<'_>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for c in graph.nodes.iter().filter_map(|n| n.connector) {
+        if !out.iter().any(|r| r == c.connection_ref.as_str()) {
+            out.push(c.connection_ref.as_str().to_owned());
+        }
+    }
+    out
 }
 
 /// The lens a node runs: a lens step's, or `lens_execute`'s config.

@@ -43,7 +43,8 @@ fn lens_facts(id: LensId, labels: &[(&str, bool)]) -> Facts {
             .map(|(l, optional)| LensParam { label: (*l).into(), optional: *optional })
             .collect(),
     };
-    Facts { lenses: Some(HashMap::from([((id, None), Some(facts))])), connections: Some(HashSet::new()) }
+    let binding = LensBinding { lens_id: id, version_id: None };
+    Facts { lenses: Some(HashMap::from([(binding, Some(facts))])), connections: Some(HashSet::new()) }
 }
 
 #[test]

@@ -1,0 +1,275 @@
+//! In-memory implementations: a [`WorkflowStore`] and the two lookups,
+//! for tests, examples and apps that embed lf-workflow without a
+//! database. Same contracts as the SQL stores.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use async_trait::async_trait;
+use lf_core::{LensId, LenserId, LfError, LfResult, Page, PageRequest, Reach, VersionId, WorkflowId};
+
+use crate::lookup::{ConnectionLookup, LensFacts, LensLookup, SavedConnection};
+use crate::model::{
+    VersionSelector, VersionSummary, Visibility, Workflow, WorkflowFilter, WorkflowPatch, WorkflowVersion,
+    WorkflowVersionId,
+};
+use crate::store::WorkflowStore;
+
+fn read<T>(l: &RwLock<T>) -> RwLockReadGuard<'_, T> {
+    l.read().unwrap_or_else(|p| p.into_inner())
+}
+fn write<T>(l: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
+    l.write().unwrap_or_else(|p| p.into_inner())
+}
+
+struct Row {
+    workflow: Workflow,
+    /// Oldest first.
+    versions: Vec<WorkflowVersion>,
+}
+
+impl Row {
+    fn readable(&self, reach: Reach) -> bool {
+        match reach {
+            Reach::Everything => true,
+            Reach::Lenser(me) => self.workflow.owner == me || self.workflow.visibility != Visibility::Private,
+        }
+    }
+    fn listed(&self, reach: Reach) -> bool {
+        match reach {
+            Reach::Everything => true,
+            Reach::Lenser(me) => self.workflow.owner == me || self.workflow.visibility == Visibility::Public,
+        }
+    }
+}
+
+/// A [`WorkflowStore`] kept in process memory.
+#[derive(Default)]
+pub struct MemoryWorkflowStore {
+    rows: RwLock<HashMap<WorkflowId, Row>>,
+}
+
+impl MemoryWorkflowStore {
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+/// The NOT_FOUND of a workflow, shared by every store.
+pub fn workflow_not_found(id: WorkflowId) -> LfError {
+    LfError::not_found("Workflow", id)
+}
+
+/// The NOT_FOUND of a missing version, shared by every store.
+pub fn workflow_version_not_found(id: WorkflowId, which: VersionSelector) -> LfError {
+    match which {
+        VersionSelector::Head => workflow_not_found(id),
+        VersionSelector::Number(n) => LfError::not_found(&format!("Version of workflow {id}:"), n),
+        VersionSelector::Id(v) => LfError::not_found(&format!("Version of workflow {id}:"), v),
+    }
+}
+
+/// The CONFLICT of a concurrent update, shared by every store.
+pub fn workflow_head_moved(id: WorkflowId) -> LfError {
+    LfError::conflict(format!(
+        "workflow {id} got a new version from someone else while you were updating it. Read it again with get_workflow and retry."
+    ))
+}
+
+fn apply(w: &mut Workflow, patch: &WorkflowPatch) {
+    if let Some(t) = &patch.title {
+        w.title = t.clone();
+    }
+    if let Some(d) = &patch.description {
+        w.description = d.clone();
+    }
+    if let Some(v) = patch.visibility {
+        w.visibility = v;
+    }
+    if let Some(a) = patch.archived_at {
+        w.archived_at = a;
+    }
+    if let Some(u) = patch.updated_at {
+        w.updated_at = u;
+    }
+}
+
+/// Whether any id of `v` (the version's, a node's, an edge's) is taken in `rows`.
+fn ids_taken(rows: &HashMap<WorkflowId, Row>, v: &WorkflowVersion) -> bool {
+    let nodes: HashSet<_> = v.nodes.iter().map(|n| n.id).collect();
+    let edges: HashSet<_> = v.edges.iter().map(|e| e.id).collect();
+    nodes.len() < v.nodes.len()
+        || edges.len() < v.edges.len()
+        || rows.values().flat_map(|r| &r.versions).any(|o| {
+            o.id == v.id
+                || o.nodes.iter().any(|n| nodes.contains(&n.id))
+                || o.edges.iter().any(|e| edges.contains(&e.id))
+        })
+}
+
+#[async_trait]
+impl WorkflowStore for MemoryWorkflowStore {
+    async fn create_workflow(&self, workflow: &Workflow, first: &WorkflowVersion) -> LfResult<()> {
+        let mut rows = write(&self.rows);
+        if rows.contains_key(&workflow.id) || ids_taken(&rows, first) {
+            return Err(LfError::conflict(format!(
+                "workflow {} or one of its ids already exists",
+                workflow.id
+            )));
+        }
+        rows.insert(workflow.id, Row { workflow: workflow.clone(), versions: vec![first.clone()] });
+        Ok(())
+    }
+
+    async fn get_workflow(&self, reach: Reach, id: WorkflowId) -> LfResult<Workflow> {
+        match read(&self.rows).get(&id) {
+            Some(r) if r.readable(reach) => Ok(r.workflow.clone()),
+            _ => Err(workflow_not_found(id)),
+        }
+    }
+
+    async fn get_version(
+        &self,
+        reach: Reach,
+        id: WorkflowId,
+        which: VersionSelector,
+    ) -> LfResult<WorkflowVersion> {
+        let rows = read(&self.rows);
+        let row = rows.get(&id).filter(|r| r.readable(reach)).ok_or_else(|| workflow_not_found(id))?;
+        let found = match which {
+            VersionSelector::Head => row.versions.iter().find(|v| v.id == row.workflow.head_version_id),
+            VersionSelector::Number(n) => row.versions.iter().find(|v| v.number == n),
+            VersionSelector::Id(vid) => row.versions.iter().find(|v| v.id == vid),
+        };
+        found.cloned().ok_or_else(|| workflow_version_not_found(id, which))
+    }
+
+    async fn list_versions(&self, reach: Reach, id: WorkflowId) -> LfResult<Vec<VersionSummary>> {
+        let rows = read(&self.rows);
+        let row = rows.get(&id).filter(|r| r.readable(reach)).ok_or_else(|| workflow_not_found(id))?;
+        Ok(row.versions.iter().rev().map(WorkflowVersion::summary).collect())
+    }
+
+    async fn list_workflows(
+        &self,
+        reach: Reach,
+        filter: &WorkflowFilter,
+        page: PageRequest,
+    ) -> LfResult<Page<Workflow>> {
+        let rows = read(&self.rows);
+        let mut hits: Vec<&Workflow> = rows
+            .values()
+            .filter(|r| r.listed(reach))
+            .map(|r| &r.workflow)
+            .filter(|w| filter.include_archived || w.archived_at.is_none())
+            .filter(|w| filter.visibility.is_none_or(|v| w.visibility == v))
+            .filter(|w| filter.owner.is_none_or(|o| w.owner == o))
+            .collect();
+        hits.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(b.id.cmp(&a.id)));
+        let total = hits.len() as u64;
+        let items =
+            hits.into_iter().skip(page.offset() as usize).take(page.limit() as usize).cloned().collect();
+        Ok(Page::new(items, total, page))
+    }
+
+    async fn append_version(
+        &self,
+        id: WorkflowId,
+        expected_head: WorkflowVersionId,
+        version: &WorkflowVersion,
+        patch: &WorkflowPatch,
+    ) -> LfResult<()> {
+        let mut rows = write(&self.rows);
+        let taken = ids_taken(&rows, version);
+        let row = rows.get_mut(&id).ok_or_else(|| workflow_not_found(id))?;
+        if row.workflow.head_version_id != expected_head {
+            return Err(workflow_head_moved(id));
+        }
+        if taken || row.versions.iter().any(|v| v.number == version.number) || version.workflow_id != id {
+            return Err(LfError::conflict(format!("workflow {id} already has version {}", version.number)));
+        }
+        row.versions.push(version.clone());
+        row.workflow.head_version_id = version.id;
+        row.workflow.head_version = version.number;
+        apply(&mut row.workflow, patch);
+        Ok(())
+    }
+
+    async fn update_workflow(&self, id: WorkflowId, patch: &WorkflowPatch) -> LfResult<()> {
+        let mut rows = write(&self.rows);
+        let row = rows.get_mut(&id).ok_or_else(|| workflow_not_found(id))?;
+        apply(&mut row.workflow, patch);
+        Ok(())
+    }
+}
+
+/// A [`LensLookup`] over lenses registered by hand: who owns each, whether
+/// it is private, and its facts per version (the last registered is the
+/// head).
+#[derive(Default)]
+pub struct MemoryLenses {
+    lenses: RwLock<HashMap<LensId, (LenserId, bool, Vec<LensFacts>)>>,
+}
+
+impl MemoryLenses {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a version of a lens owned by `owner` (its new head).
+    pub fn insert(&self, owner: LenserId, private: bool, facts: LensFacts) {
+        let mut lenses = write(&self.lenses);
+        let entry = lenses.entry(facts.lens_id).or_insert_with(|| (owner, private, Vec::new()));
+        entry.2.push(facts);
+    }
+}
+
+#[async_trait]
+impl LensLookup for MemoryLenses {
+    async fn lens(&self, reach: Reach, lens_id: LensId, version: Option<VersionId>) -> LfResult<LensFacts> {
+        let lenses = read(&self.lenses);
+        let not_found = || LfError::not_found("Lens", lens_id);
+        let (owner, private, versions) = lenses.get(&lens_id).ok_or_else(not_found)?;
+        if *private && reach != Reach::Everything && reach != Reach::Lenser(*owner) {
+            return Err(not_found());
+        }
+        let found = match version {
+            None => versions.last(),
+            Some(v) => versions.iter().find(|f| f.version_id == v),
+        };
+        found.cloned().ok_or_else(not_found)
+    }
+}
+
+/// A [`ConnectionLookup`] over connections registered by hand.
+#[derive(Default)]
+pub struct MemoryConnections {
+    saved: RwLock<HashMap<LenserId, Vec<SavedConnection>>>,
+}
+
+impl MemoryConnections {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn insert(&self, owner: LenserId, provider: &str, connection_ref: &str) {
+        write(&self.saved).entry(owner).or_default().push(SavedConnection {
+            connection_ref: connection_ref.to_owned(),
+            provider: provider.to_owned(),
+        });
+    }
+}
+
+#[async_trait]
+impl ConnectionLookup for MemoryConnections {
+    async fn saved(&self, owner: LenserId, refs: &[String]) -> LfResult<Vec<SavedConnection>> {
+        let saved = read(&self.saved);
+        Ok(saved
+            .get(&owner)
+            .into_iter()
+            .flatten()
+            .filter(|c| refs.contains(&c.connection_ref))
+            .cloned()
+            .collect())
+    }
+}
