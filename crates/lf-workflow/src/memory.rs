@@ -208,7 +208,14 @@ impl WorkflowStore for MemoryWorkflowStore {
 /// head).
 #[derive(Default)]
 pub struct MemoryLenses {
-    lenses: RwLock<HashMap<LensId, (LenserId, bool, Vec<LensFacts>)>>,
+    lenses: RwLock<HashMap<LensId, KnownLens>>,
+}
+
+struct KnownLens {
+    owner: LenserId,
+    private: bool,
+    /// Oldest first: the last is the head.
+    versions: Vec<LensFacts>,
 }
 
 impl MemoryLenses {
@@ -219,8 +226,9 @@ impl MemoryLenses {
     /// Adds a version of a lens owned by `owner` (its new head).
     pub fn insert(&self, owner: LenserId, private: bool, facts: LensFacts) {
         let mut lenses = write(&self.lenses);
-        let entry = lenses.entry(facts.lens_id).or_insert_with(|| (owner, private, Vec::new()));
-        entry.2.push(facts);
+        let entry =
+            lenses.entry(facts.lens_id).or_insert_with(|| KnownLens { owner, private, versions: Vec::new() });
+        entry.versions.push(facts);
     }
 }
 
@@ -229,7 +237,7 @@ impl LensLookup for MemoryLenses {
     async fn lens(&self, reach: Reach, lens_id: LensId, version: Option<VersionId>) -> LfResult<LensFacts> {
         let lenses = read(&self.lenses);
         let not_found = || LfError::not_found("Lens", lens_id);
-        let (owner, private, versions) = lenses.get(&lens_id).ok_or_else(not_found)?;
+        let KnownLens { owner, private, versions } = lenses.get(&lens_id).ok_or_else(not_found)?;
         if *private && reach != Reach::Everything && reach != Reach::Lenser(*owner) {
             return Err(not_found());
         }
