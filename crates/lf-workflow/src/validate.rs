@@ -21,11 +21,43 @@ use crate::lookup::{Facts, LensFacts, SavedConnection};
 use crate::model::{
     Connector, EdgeId, JsonObject, LensBinding, MergeStrategy, NodeId, NodeKind, WorkflowVersion,
 };
-use crate::path::{Pick, WHOLE};
+use crate::path::{MAX_PICK_CHARS, Pick, WHOLE};
 
 /// The output every node has besides its own: its error, when it fails
 /// (what `error_catch` is connected from).
 pub const ERROR_OUTPUT: &str = "error";
+
+/// FNV-1a: the id index is hashed once per edge end, and SipHash (built
+/// for keys an attacker may choose to collide) was a fifth of the time.
+/// Graphs here come from blueprints of at most 100 steps, so collisions
+/// cannot be made to cost much.
+#[derive(Default)]
+pub(crate) struct Fnv(u64);
+
+impl std::hash::Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 { 0xcbf2_9ce4_8422_2325 } else { self.0 };
+        for b in bytes {
+            h = (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
+pub(crate) type FastMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<Fnv>>;
+
+/// Whether `s` is empty or only whitespace, without decoding it when it
+/// starts with a visible ASCII character (the usual case).
+fn blank(s: &str) -> bool {
+    match s.as_bytes().first() {
+        None => true,
+        Some(b) if b.is_ascii_graphic() => false,
+        Some(_) => s.trim().is_empty(),
+    }
+}
 
 /// One node as the validator reads it. Missing parts are `None`.
 #[derive(Clone, Debug, Default)]
@@ -53,6 +85,9 @@ pub struct GraphEdge<'a> {
     pub to: Cow<'a, str>,
     /// `None` or `output`: the whole output.
     pub output_key: Option<&'a str>,
+    /// The output key was parsed as a [`Pick`] already (a stored version's):
+    /// it is not parsed again.
+    pub output_key_parsed: bool,
     pub input_parameter: &'a str,
     pub condition: Option<&'a Condition>,
     pub merge_strategy: Option<MergeStrategy>,
@@ -96,6 +131,7 @@ impl<'a> Graph<'a> {
                     from: end(e.from),
                     to: end(e.to),
                     output_key: Some(e.output_key.as_str()),
+                    output_key_parsed: true,
                     input_parameter: e.input_parameter.as_str(),
                     condition: e.condition.as_ref(),
                     merge_strategy: e.merge_strategy,
@@ -208,6 +244,9 @@ struct Check<'g, 'a> {
     graph: &'g Graph<'a>,
     catalog: &'g Catalog,
     facts: &'g Facts,
+    /// Per node, once asked: the output fields its type declares (`None`:
+    /// open, or an unknown type).
+    outputs: Vec<Option<Option<Vec<String>>>>,
     errors: Vec<Issue>,
     warnings: Vec<Issue>,
 }
@@ -240,8 +279,9 @@ impl Check<'_, '_> {
 /// Validates `graph` against `catalog`, checking lenses and connections
 /// as far as `facts` allow.
 pub fn validate(graph: &Graph<'_>, catalog: &Catalog, facts: &Facts) -> Report {
-    let mut c = Check { graph, catalog, facts, errors: Vec::new(), warnings: Vec::new() };
     let n = graph.nodes.len();
+    let mut c =
+        Check { graph, catalog, facts, outputs: vec![None; n], errors: Vec::new(), warnings: Vec::new() };
     if n == 0 {
         c.push(issue(
             IssueCode::WorkflowEmpty,
@@ -251,10 +291,10 @@ pub fn validate(graph: &Graph<'_>, catalog: &Catalog, facts: &Facts) -> Report {
     }
 
     // Ids: the first node with an id holds it; later ones are left out.
-    let mut index: HashMap<&str, usize> = HashMap::with_capacity(n);
+    let mut index: FastMap<&str, usize> = FastMap::with_capacity_and_hasher(n, Default::default());
     let mut included = vec![false; n];
     for (i, node) in graph.nodes.iter().enumerate() {
-        if node.id.trim().is_empty() {
+        if blank(&node.id) {
             c.push(
                 issue(
                     IssueCode::NodeIdMissing,
@@ -321,7 +361,7 @@ pub fn validate(graph: &Graph<'_>, catalog: &Catalog, facts: &Facts) -> Report {
                 .at_edge(label()),
             );
         }
-        let param = e.input_parameter.trim();
+        let param = if blank(e.input_parameter) { "" } else { e.input_parameter.trim() };
         if param.is_empty() {
             c.push(
                 issue(
@@ -332,11 +372,13 @@ pub fn validate(graph: &Graph<'_>, catalog: &Catalog, facts: &Facts) -> Report {
                 .at_edge(label()),
             );
         }
-        let pick = match e.output_key {
-            None => Some(Pick::Whole),
-            Some(k) => match Pick::parse("output_key", k) {
-                Ok(p) => Some(p),
-                Err(err) => {
+        // The field a connection picks, when it picks one by name.
+        let field = match e.output_key {
+            None | Some(WHOLE) => None,
+            Some(k) if k.starts_with('$') => {
+                if !e.output_key_parsed
+                    && let Err(err) = Pick::parse("output_key", k)
+                {
                     c.push(
                         issue(
                             IssueCode::EdgeOutputKeyInvalid,
@@ -345,9 +387,23 @@ pub fn validate(graph: &Graph<'_>, catalog: &Catalog, facts: &Facts) -> Report {
                         )
                         .at_edge(label()),
                     );
-                    None
                 }
-            },
+                None
+            }
+            Some(k) if k.is_empty() || k.chars().nth(MAX_PICK_CHARS).is_some() || k.contains('\0') => {
+                let err =
+                    Pick::parse("output_key", k).err().map(|e| e.message().to_owned()).unwrap_or_default();
+                c.push(
+                    issue(
+                        IssueCode::EdgeOutputKeyInvalid,
+                        format!("Connection {}: {err}", label()),
+                        "Use a field name, `output`, or a JSONPath such as $.items[0].",
+                    )
+                    .at_edge(label()),
+                );
+                None
+            }
+            Some(k) => Some(k),
         };
         let (Some(from), Some(to)) = (from, to) else { continue };
         links.push((from as u32, to as u32));
@@ -366,7 +422,7 @@ pub fn validate(graph: &Graph<'_>, catalog: &Catalog, facts: &Facts) -> Report {
                 .at_node(to),
             );
         }
-        if let Some(field) = pick.as_ref().and_then(Pick::field) {
+        if let Some(field) = field {
             c.output_key(from, field, &summaries[from].name, label);
         }
         if !param.is_empty() {
@@ -563,26 +619,30 @@ impl Check<'_, '_> {
 
     /// A connection's `output_key` against the fields the upstream type outputs.
     fn output_key(&mut self, from: usize, field: &str, from_name: &str, label: impl Fn() -> String) {
-        let node = &self.graph.nodes[from];
-        let spec = match kind_of(node, self.catalog) {
-            Some(NodeKind::Lens) => self.catalog.get("lens"),
-            _ => node.node_type.and_then(|t| self.catalog.get(t)),
-        };
-        let empty = JsonObject::new();
-        let Some(names) = spec.and_then(|s| s.output_names(node.config.unwrap_or(&empty))) else { return };
+        let (graph, catalog) = (self.graph, self.catalog);
+        let names = self.outputs[from].get_or_insert_with(|| {
+            let node = &graph.nodes[from];
+            let spec = match kind_of(node, catalog) {
+                Some(NodeKind::Lens) => catalog.get("lens"),
+                _ => node.node_type.and_then(|t| catalog.get(t)),
+            };
+            let empty = JsonObject::new();
+            spec.and_then(|s| s.output_names(node.config.unwrap_or(&empty)))
+        });
+        let Some(names) = names.as_ref() else { return };
         if field == ERROR_OUTPUT || names.iter().any(|n| n == field) {
             return;
         }
+        let names = names.join(", ");
         self.push(
             issue(
                 IssueCode::OutputKeyUnknown,
                 format!(
-                    "Connection {}: step \"{from_name}\" outputs {}, not \"{}\"; nothing would flow.",
+                    "Connection {}: step \"{from_name}\" outputs {names}, not \"{}\"; nothing would flow.",
                     label(),
-                    names.join(", "),
                     lf_core::clip(field, 60)
                 ),
-                format!("Set output_key to one of {}, or to {WHOLE} for the whole output.", names.join(", ")),
+                format!("Set output_key to one of {names}, or to {WHOLE} for the whole output."),
             )
             .at_node(from)
             .at_edge(label()),

@@ -140,12 +140,11 @@ fn has_cycle(n: usize, edges: &[(usize, usize)]) -> bool {
         r[a][b] = true;
     }
     for k in 0..n {
-        for i in 0..n {
-            if r[i][k] {
-                for j in 0..n {
-                    if r[k][j] {
-                        r[i][j] = true;
-                    }
+        let via = r[k].clone();
+        for row in r.iter_mut() {
+            if row[k] {
+                for (cell, reach) in row.iter_mut().zip(&via) {
+                    *cell |= *reach;
                 }
             }
         }

@@ -12,7 +12,6 @@ mod check;
 mod entries;
 mod spec;
 
-use std::collections::HashMap;
 use std::sync::LazyLock;
 
 pub use check::{ConfigProblem, check_config, normalize_config};
@@ -43,7 +42,7 @@ crate::model::words!(
 /// and alias.
 pub struct Catalog {
     entries: Vec<NodeTypeSpec>,
-    index: HashMap<&'static str, usize>,
+    index: crate::validate::FastMap<&'static str, usize>,
 }
 
 static CATALOG: LazyLock<Catalog> = LazyLock::new(|| Catalog::new(entries::all()));
@@ -56,7 +55,7 @@ pub fn catalog() -> &'static Catalog {
 impl Catalog {
     fn new(mut entries: Vec<NodeTypeSpec>) -> Self {
         entries.sort_by_key(|e| e.category);
-        let mut index = HashMap::new();
+        let mut index = crate::validate::FastMap::default();
         for (i, e) in entries.iter().enumerate() {
             for name in std::iter::once(&e.node_type).chain(e.aliases.iter()) {
                 let clash = index.insert(*name, i);
