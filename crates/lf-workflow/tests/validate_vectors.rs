@@ -95,3 +95,253 @@ fn broken_edges_and_a_cycle() {
     assert!(!r.valid && !r.run_ready);
     assert!(r.execution_order.is_empty());
 }
+
+/// One graph per code: the code is reported, about the right node or
+/// edge, with a message and a hint.
+#[test]
+fn every_code_has_its_case() {
+    let lens_id = LensId::new();
+    let hidden = LensId::new();
+    let empty = obj(json!({}));
+    let bad_http = obj(json!({"url": "ftp://x", "method": "FETCH", "retries": 3}));
+    let slack_cfg = obj(json!({"text": "hi"}));
+    let slack = lf_workflow::Connector {
+        provider: lf_workflow::Provider::parse("p", "slack").unwrap(),
+        connection_ref: lf_workflow::ConnectionRef::parse("r", "unsaved").unwrap(),
+        capability: None,
+    };
+    let start = || {
+        let mut n = node("start", "Start", Some("manual_trigger"));
+        n.config = Some(&empty);
+        n
+    };
+    let tool = |id: &'static str, t: &'static str| node(id, id, Some(t));
+    type Case<'a> = (Graph<'a>, IssueCode, Option<usize>);
+    let cases: Vec<Case> = vec![
+        (Graph::default(), IssueCode::WorkflowEmpty, None),
+        (
+            Graph { nodes: vec![start(), node("", "Nameless", Some("noop"))], edges: vec![] },
+            IssueCode::NodeIdMissing,
+            Some(1),
+        ),
+        (
+            Graph { nodes: vec![start(), tool("start", "noop")], edges: vec![] },
+            IssueCode::NodeIdDuplicate,
+            Some(1),
+        ),
+        (
+            Graph { nodes: vec![start(), node("x", "X", None)], edges: vec![edge("start", "x", "input")] },
+            IssueCode::NodeKindUnknown,
+            Some(1),
+        ),
+        (
+            Graph {
+                nodes: vec![start(), tool("x", "notion_write")],
+                edges: vec![edge("start", "x", "input")],
+            },
+            IssueCode::NodeTypeUnknown,
+            Some(1),
+        ),
+        (
+            Graph {
+                nodes: vec![start(), {
+                    let mut n = tool("x", "http_request");
+                    n.config = Some(&bad_http);
+                    n
+                }],
+                edges: vec![edge("start", "x", "input")],
+            },
+            IssueCode::ConfigInvalid,
+            Some(1),
+        ),
+        (
+            Graph {
+                nodes: vec![start(), {
+                    let mut n = tool("x", "http_request");
+                    n.config = Some(&bad_http);
+                    n
+                }],
+                edges: vec![edge("start", "x", "input")],
+            },
+            IssueCode::ConfigFieldUnknown,
+            Some(1),
+        ),
+        (
+            Graph {
+                nodes: vec![start(), tool("x", "slack_notify")],
+                edges: vec![edge("start", "x", "input")],
+            },
+            IssueCode::ConfigInvalid,
+            Some(1),
+        ),
+        (
+            Graph { nodes: vec![start()], edges: vec![edge("start", "gone", "input")] },
+            IssueCode::EdgeTargetMissing,
+            None,
+        ),
+        (
+            Graph {
+                nodes: vec![start(), tool("x", "noop")],
+                edges: vec![edge("start", "x", "input"), edge("x", "start", "input")],
+            },
+            IssueCode::EdgeIntoTrigger,
+            Some(0),
+        ),
+        (
+            Graph {
+                nodes: vec![start(), tool("x", "noop")],
+                edges: vec![GraphEdge { output_key: Some("$["), ..edge("start", "x", "input") }],
+            },
+            IssueCode::EdgeOutputKeyInvalid,
+            None,
+        ),
+        (
+            Graph {
+                nodes: vec![start(), tool("x", "noop"), tool("y", "noop")],
+                edges: vec![
+                    edge("start", "x", "input"),
+                    edge("start", "y", "input"),
+                    GraphEdge {
+                        merge_strategy: Some(lf_workflow::MergeStrategy::Concat),
+                        ..edge("x", "y", "v")
+                    },
+                    GraphEdge {
+                        merge_strategy: Some(lf_workflow::MergeStrategy::Array),
+                        ..edge("start", "y", "v")
+                    },
+                ],
+            },
+            IssueCode::MergeStrategyConflict,
+            Some(2),
+        ),
+        (
+            Graph { nodes: vec![start(), tool("x", "noop")], edges: vec![] },
+            IssueCode::UnreachableNode,
+            Some(1),
+        ),
+        (
+            Graph {
+                nodes: vec![start(), {
+                    let mut n = node("l", "L", None);
+                    n.lens = Some(LensBinding { lens_id: hidden, version_id: None });
+                    n
+                }],
+                edges: vec![edge("start", "l", "topic")],
+            },
+            IssueCode::LensNotFound,
+            Some(1),
+        ),
+        (
+            Graph {
+                nodes: vec![start(), {
+                    let mut n = node("l", "L", None);
+                    n.lens = Some(LensBinding { lens_id, version_id: None });
+                    n
+                }],
+                edges: vec![edge("start", "l", "context")],
+            },
+            IssueCode::LensParamUnbound,
+            Some(1),
+        ),
+        (
+            Graph {
+                nodes: vec![start(), {
+                    let mut n = tool("x", "slack_notify");
+                    n.config = Some(&slack_cfg);
+                    n.connector = Some(&slack);
+                    n
+                }],
+                edges: vec![edge("start", "x", "input")],
+            },
+            IssueCode::ConnectionUnknown,
+            Some(1),
+        ),
+        (Graph { nodes: vec![tool("x", "noop")], edges: vec![] }, IssueCode::TriggerMissing, None),
+        (
+            Graph { nodes: vec![start(), node("b", "B", Some("webhook_trigger"))], edges: vec![] },
+            IssueCode::MultipleTriggers,
+            None,
+        ),
+        (
+            Graph {
+                nodes: vec![start(), {
+                    let mut n = node("l", "L", None);
+                    n.lens = Some(LensBinding { lens_id, version_id: None });
+                    n
+                }],
+                edges: vec![edge("start", "l", "topic"), edge("start", "l", "mood")],
+            },
+            IssueCode::LensParamUnknown,
+            Some(1),
+        ),
+        (
+            Graph {
+                nodes: vec![start(), {
+                    let mut n = tool("x", "noop");
+                    n.connector = Some(&slack);
+                    n
+                }],
+                edges: vec![edge("start", "x", "input")],
+            },
+            IssueCode::ConnectorUnused,
+            Some(1),
+        ),
+        (
+            Graph {
+                nodes: vec![start(), tool("x", "classifier")],
+                edges: vec![
+                    edge("start", "x", "input"),
+                    GraphEdge { output_key: Some("result"), ..edge("x", "x", "input") },
+                ],
+            },
+            IssueCode::OutputKeyUnknown,
+            Some(1),
+        ),
+        (
+            Graph { nodes: vec![start()], edges: vec![edge("gone", "start", "input")] },
+            IssueCode::EdgeSourceMissing,
+            None,
+        ),
+        (
+            Graph { nodes: vec![start(), tool("x", "noop")], edges: vec![edge("start", "x", " ")] },
+            IssueCode::EdgeParameterMissing,
+            None,
+        ),
+        (
+            Graph {
+                nodes: vec![start(), tool("x", "noop"), tool("y", "noop")],
+                edges: vec![edge("start", "x", "input"), edge("x", "y", "input"), edge("y", "x", "input")],
+            },
+            IssueCode::WorkflowCycle,
+            Some(1),
+        ),
+    ];
+    let mut facts = lens_facts(lens_id, &[("Topic", false)]);
+    facts.lenses.as_mut().unwrap().insert(LensBinding { lens_id: hidden, version_id: None }, None);
+    let seen: HashSet<IssueCode> = cases.iter().map(|c| c.1).collect();
+    for code in IssueCode::ALL {
+        assert!(seen.contains(code), "no case for {code}");
+    }
+    for (g, code, node) in &cases {
+        let r = validate(g, catalog(), &facts);
+        let all: Vec<_> = r.errors.iter().chain(&r.warnings).collect();
+        let hit = all.iter().find(|i| i.code == *code).unwrap_or_else(|| panic!("{code}: got {all:#?}"));
+        assert_eq!(hit.node, *node, "{code}: {hit:?}");
+        assert!(!hit.message.is_empty() && !hit.hint.is_empty());
+        assert_eq!(code.is_warning(), r.warnings.contains(hit), "{code}");
+    }
+    let unknown = validate(&cases[4].0, catalog(), &facts);
+    assert!(unknown.errors[0].hint.contains("Did you mean"), "{:?}", unknown.errors[0]);
+    let dup = validate(&cases[2].0, catalog(), &facts);
+    assert_eq!(dup.errors[0].message, "Node id start is duplicated.");
+    let missing = validate(&cases[1].0, catalog(), &facts);
+    assert_eq!(missing.errors[0].message, "Step 2 has no node id.");
+    let kind = validate(&cases[3].0, catalog(), &facts);
+    assert_eq!(kind.errors[0].message, "Node X has neither a Lens nor a supported node type.");
+    let multi = validate(&cases[17].0, catalog(), &facts);
+    assert_eq!(
+        multi.warnings[0].message,
+        "The workflow has 2 trigger nodes. Confirm that every trigger is intentional."
+    );
+    assert!(!multi.run_ready && multi.valid, "valid, but a run starts from one trigger");
+}

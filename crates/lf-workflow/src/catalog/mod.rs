@@ -6,7 +6,38 @@
 //! at that anchor).
 //!
 //! It lists only the types that part 2's runner executes; a type that
-//! cannot be made real is not listed. See [`catalog`].
+//! cannot be made real is not listed. Of the original's 96 it keeps 52:
+//! - every trigger (5) and the lens step;
+//! - ai_primitive: lens_execute, prompt_template, summarizer, classifier,
+//!   translator, judge_evaluator (through the model provider) and
+//!   output_parser; not agent_execute (agents come with their own issue),
+//!   embedding, rag_retrieval, vector_search, memory_read, memory_write
+//!   (no embedding model or vector store), chain (a workflow is the
+//!   chain), image_analyze, audio_transcribe, video_analyze (the model
+//!   provider is text chat);
+//! - logic: all but `code` (no user code runs here; conditions are
+//!   structured operators);
+//! - data: all ten;
+//! - storage: kv_store_read, kv_store_write, http_request, webhook_sender,
+//!   graphql_request; not supabase_query, sql_query, file_reader,
+//!   file_writer, object_storage_upload, object_storage_download (no such
+//!   backends behind this server);
+//! - communication: email_send, slack_notify, discord_notify,
+//!   telegram_notify through saved connections; not push_notification or
+//!   sms_send (no provider for either);
+//! - integration: github_read, github_issue_create, rss_feed; not
+//!   github_pr_review, notion_*, google_sheets_*, calendar_create,
+//!   linear_issue_create, jira_issue_create (no client for them here);
+//! - battle: battle_create, through the Battle service; not battle_execute,
+//!   contender_run, judge_battle, vote_collector, score_aggregator,
+//!   leaderboard_update, series_advance (a battle runs and is judged by
+//!   lf-battle itself; a step cannot stand in for it);
+//! - media: none (no image, audio or video provider), the category kept;
+//! - utility: logger, debug_inspector, rate_limit, cache_read, cache_write,
+//!   noop; not secret_resolver (no secret enters a workflow) or retry
+//!   (every type declares its own `retry_behavior`).
+//!
+//! See [`catalog`].
 
 mod check;
 mod entries;
