@@ -96,6 +96,7 @@ pub mod catalog;
 pub mod condition;
 pub mod contract;
 mod dag;
+mod graph;
 mod lookup;
 mod memory;
 mod model;

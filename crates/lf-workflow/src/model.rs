@@ -187,106 +187,72 @@ field_text!(
     ConnectionRef, 1, 200
 );
 
-/// A step's readable local reference: `^[a-z][a-z0-9_-]*$`, 1 to 64 characters.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct StepKey(String);
+/// Declares a lowercase identifier: 1 to `$max` bytes that `$ok` accepts.
+/// The error says `{field} must be {what}; got "…".{hint}`.
+macro_rules! ident_text {
+    ($(#[$doc:meta])* $name:ident, $max:expr, $ok:expr, $what:literal, $hint:literal) => {
+        $(#[$doc])*
+        #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub struct $name(String);
 
-impl StepKey {
-    pub const MAX_CHARS: usize = 64;
+        impl $name {
+            pub const MAX_CHARS: usize = $max;
 
-    pub fn parse(field: &str, s: &str) -> LfResult<Self> {
-        let b = s.as_bytes();
-        let ok = !b.is_empty()
-            && b.len() <= Self::MAX_CHARS
-            && b[0].is_ascii_lowercase()
-            && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'_' || *c == b'-');
-        if !ok {
-            return Err(LfError::invalid_argument(format!(
-                "{field} must be 1 to {} characters of a-z, 0-9, _ and -, starting with a letter; got {}. Use a readable lowercase key such as start or research_step.",
-                Self::MAX_CHARS,
-                LfError::excerpt(s)
-            ))
-            .with_field(field));
+            pub fn parse(field: &str, s: &str) -> LfResult<Self> {
+                let ok: fn(&[u8]) -> bool = $ok;
+                if s.is_empty() || s.len() > Self::MAX_CHARS || !ok(s.as_bytes()) {
+                    return Err(LfError::invalid_argument(format!(
+                        concat!("{field} must be ", $what, "; got {}.", $hint),
+                        LfError::excerpt(s),
+                        field = field,
+                        max = Self::MAX_CHARS
+                    ))
+                    .with_field(field));
+                }
+                Ok(Self(s.to_owned()))
+            }
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
         }
-        Ok(Self(s.to_owned()))
-    }
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
 
-impl std::fmt::Display for StepKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-/// A node type's name as stored: 1 to 100 characters of `a-z`, `0-9` and `_`.
-/// Whether the catalog knows it is the validator's question, not the
-/// parser's: a stored version keeps its types even if a later server drops one.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct NodeTypeName(String);
-
-impl NodeTypeName {
-    pub const MAX_CHARS: usize = 100;
-
-    pub fn parse(field: &str, s: &str) -> LfResult<Self> {
-        let ok = !s.is_empty()
-            && s.len() <= Self::MAX_CHARS
-            && s.bytes().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'_');
-        if !ok {
-            return Err(LfError::invalid_argument(format!(
-                "{field} must be a node type of the catalog such as manual_trigger or http_request (1 to {} characters of a-z, 0-9 and _); got {}. Call list_workflow_node_types to see them.",
-                Self::MAX_CHARS,
-                LfError::excerpt(s)
-            ))
-            .with_field(field));
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(&self.0)
+            }
         }
-        Ok(Self(s.to_owned()))
-    }
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
+    };
 }
 
-impl std::fmt::Display for NodeTypeName {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
+fn lower_word(b: &u8, dash: bool) -> bool {
+    b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'_' || (dash && *b == b'-')
 }
 
-/// The kind of service a connector talks to: 1 to 64 characters of
-/// `a-z`, `0-9`, `_` and `-` (`http`, `slack`, `smtp`, `github`).
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Provider(String);
-
-impl Provider {
-    pub const MAX_CHARS: usize = 64;
-
-    pub fn parse(field: &str, s: &str) -> LfResult<Self> {
-        let ok = !s.is_empty()
-            && s.len() <= Self::MAX_CHARS
-            && s.bytes().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'_' || c == b'-');
-        if !ok {
-            return Err(LfError::invalid_argument(format!(
-                "{field} must be a provider name such as slack, smtp or http (1 to {} characters of a-z, 0-9, _ and -); got {}",
-                Self::MAX_CHARS,
-                LfError::excerpt(s)
-            ))
-            .with_field(field));
-        }
-        Ok(Self(s.to_owned()))
-    }
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl std::fmt::Display for Provider {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
+ident_text!(
+    /// A step's readable local reference: `^[a-z][a-z0-9_-]*$`, 1 to 64 characters.
+    StepKey, 64,
+    |b| b[0].is_ascii_lowercase() && b.iter().all(|c| lower_word(c, true)),
+    "1 to {max} characters of a-z, 0-9, _ and -, starting with a letter",
+    " Use a readable lowercase key such as start or research_step."
+);
+ident_text!(
+    /// A node type's name as stored: 1 to 100 characters of `a-z`, `0-9`
+    /// and `_`. Whether the catalog knows it is the validator's question,
+    /// not the parser's: a stored version keeps its types even if a later
+    /// server drops one.
+    NodeTypeName, 100,
+    |b| b.iter().all(|c| lower_word(c, false)),
+    "a node type of the catalog such as manual_trigger or http_request (1 to {max} characters of a-z, 0-9 and _)",
+    " Call list_workflow_node_types to see them."
+);
+ident_text!(
+    /// The kind of service a connector talks to: 1 to 64 characters of
+    /// `a-z`, `0-9`, `_` and `-` (`http`, `slack`, `smtp`, `github`).
+    Provider, 64,
+    |b| b.iter().all(|c| lower_word(c, true)),
+    "a provider name such as slack, smtp or http (1 to {max} characters of a-z, 0-9, _ and -)",
+    ""
+);
 
 /// A saved connection a step uses, named, never a secret.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

@@ -73,7 +73,7 @@ crate::model::words!(
 /// and alias.
 pub struct Catalog {
     entries: Vec<NodeTypeSpec>,
-    index: crate::validate::FastMap<&'static str, usize>,
+    index: crate::graph::FastMap<&'static str, usize>,
 }
 
 static CATALOG: LazyLock<Catalog> = LazyLock::new(|| Catalog::new(entries::all()));
@@ -86,7 +86,7 @@ pub fn catalog() -> &'static Catalog {
 impl Catalog {
     fn new(mut entries: Vec<NodeTypeSpec>) -> Self {
         entries.sort_by_key(|e| e.category);
-        let mut index = crate::validate::FastMap::default();
+        let mut index = crate::graph::FastMap::default();
         for (i, e) in entries.iter().enumerate() {
             for name in std::iter::once(&e.node_type).chain(e.aliases.iter()) {
                 let clash = index.insert(*name, i);

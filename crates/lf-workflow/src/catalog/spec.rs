@@ -143,7 +143,7 @@ impl ConnectorUse {
 pub enum OutputFields {
     /// Whatever its configuration or input makes: not checked.
     Open,
-    /// Exactly these (the names of [`NodeTypeSpec::outputs`]).
+    /// Exactly these (the names of the entry's `outputs`).
     Ports,
     /// The names of its `cases` plus its `default_branch` (`switch`).
     SwitchCases,
