@@ -29,6 +29,12 @@ fn edge<'a>(from: &'a str, to: &'a str, param: &'a str) -> GraphEdge<'a> {
     }
 }
 
+/// `start → n` with input `input`.
+fn after_start<'a>(start: GraphNode<'a>, n: GraphNode<'a>) -> Graph<'a> {
+    let to = n.id.clone();
+    Graph { nodes: vec![start, n], edges: vec![GraphEdge { to, ..edge("start", "", "input") }] }
+}
+
 fn codes(r: &Report) -> (Vec<&str>, Vec<&str>) {
     (r.errors.iter().map(|i| i.code.as_str()).collect(), r.warnings.iter().map(|i| i.code.as_str()).collect())
 }
@@ -110,11 +116,7 @@ fn every_code_has_its_case() {
         connection_ref: lf_workflow::ConnectionRef::parse("r", "unsaved").unwrap(),
         capability: None,
     };
-    let start = || {
-        let mut n = node("start", "Start", Some("manual_trigger"));
-        n.config = Some(&empty);
-        n
-    };
+    let start = || GraphNode { config: Some(&empty), ..node("start", "Start", Some("manual_trigger")) };
     let tool = |id: &'static str, t: &'static str| node(id, id, Some(t));
     type Case<'a> = (Graph<'a>, IssueCode, Option<usize>);
     let cases: Vec<Case> = vec![
@@ -129,51 +131,19 @@ fn every_code_has_its_case() {
             IssueCode::NodeIdDuplicate,
             Some(1),
         ),
+        (after_start(start(), node("x", "X", None)), IssueCode::NodeKindUnknown, Some(1)),
+        (after_start(start(), tool("x", "notion_write")), IssueCode::NodeTypeUnknown, Some(1)),
         (
-            Graph { nodes: vec![start(), node("x", "X", None)], edges: vec![edge("start", "x", "input")] },
-            IssueCode::NodeKindUnknown,
-            Some(1),
-        ),
-        (
-            Graph {
-                nodes: vec![start(), tool("x", "notion_write")],
-                edges: vec![edge("start", "x", "input")],
-            },
-            IssueCode::NodeTypeUnknown,
-            Some(1),
-        ),
-        (
-            Graph {
-                nodes: vec![start(), {
-                    let mut n = tool("x", "http_request");
-                    n.config = Some(&bad_http);
-                    n
-                }],
-                edges: vec![edge("start", "x", "input")],
-            },
+            after_start(start(), GraphNode { config: Some(&bad_http), ..tool("x", "http_request") }),
             IssueCode::ConfigInvalid,
             Some(1),
         ),
         (
-            Graph {
-                nodes: vec![start(), {
-                    let mut n = tool("x", "http_request");
-                    n.config = Some(&bad_http);
-                    n
-                }],
-                edges: vec![edge("start", "x", "input")],
-            },
+            after_start(start(), GraphNode { config: Some(&bad_http), ..tool("x", "http_request") }),
             IssueCode::ConfigFieldUnknown,
             Some(1),
         ),
-        (
-            Graph {
-                nodes: vec![start(), tool("x", "slack_notify")],
-                edges: vec![edge("start", "x", "input")],
-            },
-            IssueCode::ConfigInvalid,
-            Some(1),
-        ),
+        (after_start(start(), tool("x", "slack_notify")), IssueCode::ConfigInvalid, Some(1)),
         (
             Graph { nodes: vec![start()], edges: vec![edge("start", "gone", "input")] },
             IssueCode::EdgeTargetMissing,
@@ -221,11 +191,13 @@ fn every_code_has_its_case() {
         ),
         (
             Graph {
-                nodes: vec![start(), {
-                    let mut n = node("l", "L", None);
-                    n.lens = Some(LensBinding { lens_id: hidden, version_id: None });
-                    n
-                }],
+                nodes: vec![
+                    start(),
+                    GraphNode {
+                        lens: Some(LensBinding { lens_id: hidden, version_id: None }),
+                        ..node("l", "L", None)
+                    },
+                ],
                 edges: vec![edge("start", "l", "topic")],
             },
             IssueCode::LensNotFound,
@@ -233,26 +205,23 @@ fn every_code_has_its_case() {
         ),
         (
             Graph {
-                nodes: vec![start(), {
-                    let mut n = node("l", "L", None);
-                    n.lens = Some(LensBinding { lens_id, version_id: None });
-                    n
-                }],
+                nodes: vec![
+                    start(),
+                    GraphNode {
+                        lens: Some(LensBinding { lens_id, version_id: None }),
+                        ..node("l", "L", None)
+                    },
+                ],
                 edges: vec![edge("start", "l", "context")],
             },
             IssueCode::LensParamUnbound,
             Some(1),
         ),
         (
-            Graph {
-                nodes: vec![start(), {
-                    let mut n = tool("x", "slack_notify");
-                    n.config = Some(&slack_cfg);
-                    n.connector = Some(&slack);
-                    n
-                }],
-                edges: vec![edge("start", "x", "input")],
-            },
+            after_start(
+                start(),
+                GraphNode { config: Some(&slack_cfg), connector: Some(&slack), ..tool("x", "slack_notify") },
+            ),
             IssueCode::ConnectionUnknown,
             Some(1),
         ),
@@ -264,25 +233,20 @@ fn every_code_has_its_case() {
         ),
         (
             Graph {
-                nodes: vec![start(), {
-                    let mut n = node("l", "L", None);
-                    n.lens = Some(LensBinding { lens_id, version_id: None });
-                    n
-                }],
+                nodes: vec![
+                    start(),
+                    GraphNode {
+                        lens: Some(LensBinding { lens_id, version_id: None }),
+                        ..node("l", "L", None)
+                    },
+                ],
                 edges: vec![edge("start", "l", "topic"), edge("start", "l", "mood")],
             },
             IssueCode::LensParamUnknown,
             Some(1),
         ),
         (
-            Graph {
-                nodes: vec![start(), {
-                    let mut n = tool("x", "noop");
-                    n.connector = Some(&slack);
-                    n
-                }],
-                edges: vec![edge("start", "x", "input")],
-            },
+            after_start(start(), GraphNode { connector: Some(&slack), ..tool("x", "noop") }),
             IssueCode::ConnectorUnused,
             Some(1),
         ),
