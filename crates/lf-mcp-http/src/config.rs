@@ -7,14 +7,15 @@ use std::time::Duration;
 use lf_server::{CommonArgs, ConfigError, Setting};
 use url::Url;
 
-/// `lf-mcp-http serve`: the MCP server over Streamable HTTP.
-#[derive(clap::Args, Debug, Clone, Default)]
+/// `lf-mcp-http serve`: the MCP server over Streamable HTTP. Its
+/// `Default` is what the command line gives when nothing is set.
+#[derive(clap::Args, Debug, Clone)]
 pub struct ServeArgs {
     #[command(flatten)]
     pub common: CommonArgs,
 
     /// Address to listen on.
-    #[arg(long, env = "LENSERFIGHT_BIND", default_value = "127.0.0.1:8080")]
+    #[arg(long, env = "LENSERFIGHT_BIND", default_value = defaults::BIND)]
     pub bind: String,
 
     /// The address clients use to reach this server, e.g. https://mcp.example.com
@@ -29,8 +30,29 @@ pub struct ServeArgs {
     pub allowed_origins: Option<Vec<String>>,
 
     /// Seconds a request may take before it is answered 504.
-    #[arg(long, env = "LENSERFIGHT_REQUEST_TIMEOUT", default_value_t = 30)]
+    #[arg(long, env = "LENSERFIGHT_REQUEST_TIMEOUT", default_value_t = defaults::REQUEST_TIMEOUT)]
     pub request_timeout: u64,
+
+    /// Seconds a client has to send a request's headers, counted from the
+    /// connection's opening or from the first byte after an answer; then the
+    /// connection is closed.
+    #[arg(long, env = "LENSERFIGHT_HEADER_TIMEOUT", default_value_t = defaults::HEADER_TIMEOUT)]
+    pub header_timeout: u64,
+
+    /// Seconds a kept-alive connection may wait for its next request.
+    #[arg(long, env = "LENSERFIGHT_IDLE_TIMEOUT", default_value_t = defaults::IDLE_TIMEOUT)]
+    pub idle_timeout: u64,
+
+    /// Most connections open at once. At the cap, the connection idle the
+    /// longest is closed for a new one; when every connection has a request
+    /// in flight, new ones wait to be accepted.
+    #[arg(long, env = "LENSERFIGHT_MAX_CONNECTIONS", default_value_t = defaults::MAX_CONNECTIONS)]
+    pub max_connections: u64,
+
+    /// Seconds the requests in flight may take to finish after a stop
+    /// signal; then their connections are dropped.
+    #[arg(long, env = "LENSERFIGHT_SHUTDOWN_TIMEOUT", default_value_t = defaults::SHUTDOWN_TIMEOUT)]
+    pub shutdown_timeout: u64,
 
     /// Keep MCP sessions (Mcp-Session-Id) for clients of the initialize
     /// handshake. Off by default: every request stands alone, so several
@@ -43,6 +65,34 @@ pub struct ServeArgs {
     /// listens on a loopback address.
     #[arg(long, env = "LENSERFIGHT_DEV_LENSER")]
     pub dev_lenser: Option<String>,
+}
+
+/// The values of the settings nobody set.
+mod defaults {
+    pub const BIND: &str = "127.0.0.1:8080";
+    pub const REQUEST_TIMEOUT: u64 = 30;
+    pub const HEADER_TIMEOUT: u64 = 10;
+    pub const IDLE_TIMEOUT: u64 = 60;
+    pub const MAX_CONNECTIONS: u64 = 1024;
+    pub const SHUTDOWN_TIMEOUT: u64 = 10;
+}
+
+impl Default for ServeArgs {
+    fn default() -> Self {
+        Self {
+            common: CommonArgs::default(),
+            bind: defaults::BIND.to_owned(),
+            public_url: None,
+            allowed_origins: None,
+            request_timeout: defaults::REQUEST_TIMEOUT,
+            header_timeout: defaults::HEADER_TIMEOUT,
+            idle_timeout: defaults::IDLE_TIMEOUT,
+            max_connections: defaults::MAX_CONNECTIONS,
+            shutdown_timeout: defaults::SHUTDOWN_TIMEOUT,
+            sessions: false,
+            dev_lenser: None,
+        }
+    }
 }
 
 /// Validated settings of `serve`.
@@ -58,12 +108,32 @@ pub struct HttpConfig {
     /// Origins allowed besides loopback and the public URL's, normalized.
     pub extra_origins: Vec<String>,
     pub request_timeout: Duration,
+    /// Timeouts and the cap of connections.
+    pub connections: ConnectionLimits,
     pub sessions: bool,
     pub dev_lenser: Option<String>,
 }
 
+/// How long a connection may wait for what, and how many may be open.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConnectionLimits {
+    /// For a request's headers, from the connection's opening or from the
+    /// first byte after an answer.
+    pub header_timeout: Duration,
+    /// For the next request, on a connection with nothing in flight.
+    pub idle_timeout: Duration,
+    /// Most connections open at once.
+    pub max_connections: usize,
+    /// For the requests in flight to finish after a stop signal.
+    pub shutdown_timeout: Duration,
+}
+
 /// The largest request body accepted, in bytes.
 pub const MAX_BODY: usize = 1 << 20;
+
+/// The highest `--max-connections` (the semaphore that counts them takes
+/// at most this many permits at once).
+const MAX_CONNECTIONS: usize = 1 << 20;
 
 impl HttpConfig {
     /// Checks every setting; an error names the key.
@@ -88,9 +158,25 @@ impl HttpConfig {
             .filter(|s| !s.is_empty())
             .map(|s| origin_of(s).map_err(|e| bad(Setting::AllowedOrigins, e)))
             .collect::<Result<Vec<_>, _>>()?;
-        if !(1..=3600).contains(&args.request_timeout) {
-            return Err(bad(Setting::RequestTimeout, "must be between 1 and 3600 seconds".into()));
-        }
+        let seconds = |setting, value: u64, most: u64| {
+            if (1..=most).contains(&value) {
+                Ok(Duration::from_secs(value))
+            } else {
+                Err(bad(setting, format!("must be between 1 and {most} seconds")))
+            }
+        };
+        let request_timeout = seconds(Setting::RequestTimeout, args.request_timeout, 3600)?;
+        let connections = ConnectionLimits {
+            header_timeout: seconds(Setting::HeaderTimeout, args.header_timeout, 3600)?,
+            idle_timeout: seconds(Setting::IdleTimeout, args.idle_timeout, 3600)?,
+            max_connections: usize::try_from(args.max_connections)
+                .ok()
+                .filter(|n| (1..=MAX_CONNECTIONS).contains(n))
+                .ok_or_else(|| {
+                    bad(Setting::MaxConnections, format!("must be between 1 and {MAX_CONNECTIONS}"))
+                })?,
+            shutdown_timeout: seconds(Setting::ShutdownTimeout, args.shutdown_timeout, 3600)?,
+        };
         let dev_lenser =
             args.dev_lenser.as_deref().map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned);
         if dev_lenser.is_some() && !bind.ip().is_loopback() {
@@ -107,7 +193,8 @@ impl HttpConfig {
             public_url,
             public_url_set,
             extra_origins,
-            request_timeout: Duration::from_secs(args.request_timeout),
+            request_timeout,
+            connections,
             sessions: args.sessions,
             dev_lenser,
         })
@@ -145,8 +232,6 @@ mod tests {
 
     fn args(f: impl FnOnce(&mut ServeArgs)) -> ServeArgs {
         let mut a = ServeArgs {
-            bind: "127.0.0.1:8080".into(),
-            request_timeout: 30,
             common: CommonArgs { database_url: Some("sqlite::memory:".into()), ..CommonArgs::default() },
             ..ServeArgs::default()
         };
@@ -179,6 +264,14 @@ mod tests {
         assert!(e.contains("LENSERFIGHT_BIND"), "{e}");
         let e = HttpConfig::from_args(&args(|a| a.request_timeout = 0)).unwrap_err().to_string();
         assert!(e.contains("LENSERFIGHT_REQUEST_TIMEOUT"), "{e}");
+        let e = HttpConfig::from_args(&args(|a| a.header_timeout = 0)).unwrap_err().to_string();
+        assert!(e.contains("LENSERFIGHT_HEADER_TIMEOUT"), "{e}");
+        let e = HttpConfig::from_args(&args(|a| a.idle_timeout = 3601)).unwrap_err().to_string();
+        assert!(e.contains("LENSERFIGHT_IDLE_TIMEOUT"), "{e}");
+        let e = HttpConfig::from_args(&args(|a| a.max_connections = 0)).unwrap_err().to_string();
+        assert!(e.contains("LENSERFIGHT_MAX_CONNECTIONS"), "{e}");
+        let e = HttpConfig::from_args(&args(|a| a.shutdown_timeout = 0)).unwrap_err().to_string();
+        assert!(e.contains("LENSERFIGHT_SHUTDOWN_TIMEOUT"), "{e}");
         let e = HttpConfig::from_args(&args(|a| a.allowed_origins = Some(vec!["null".into()])))
             .unwrap_err()
             .to_string();

@@ -13,6 +13,7 @@ pub mod admin;
 pub mod app;
 pub mod auth;
 pub mod config;
+mod connections;
 pub mod guard;
 mod inflight;
 mod mcp;
@@ -20,7 +21,6 @@ pub mod oauth;
 mod responses;
 
 use std::future::Future;
-use std::net::SocketAddr;
 use std::sync::Arc;
 
 use lf_auth::{AuthConfig, AuthService};
@@ -100,37 +100,17 @@ pub async fn prepare(mut config: HttpConfig) -> Result<Prepared, ConfigError> {
     Ok(Prepared { listener, state, db, background })
 }
 
-/// The HTTP server failed while serving.
-#[derive(Debug)]
-pub struct ServeError(std::io::Error);
-
-impl std::fmt::Display for ServeError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "the HTTP server failed: {}", self.0)
-    }
-}
-
-impl std::error::Error for ServeError {}
-
-/// Serves until `stop` resolves, then finishes the requests in flight, then
-/// the background work (up to [`SHUTDOWN_GRACE`]).
-pub async fn serve(
-    prepared: Prepared,
-    stop: impl Future<Output = ()> + Send + 'static,
-) -> Result<(), ServeError> {
+/// Serves until `stop` resolves, then finishes the requests in flight (up
+/// to the shutdown timeout), then the background work (up to
+/// [`SHUTDOWN_GRACE`]).
+pub async fn serve(prepared: Prepared, stop: impl Future<Output = ()> + Send + 'static) {
     let Prepared { listener, state, db, background } = prepared;
     let streams = CancellationToken::new();
     oauth::spawn_sweeper(state.clone(), streams.clone());
-    let app = router(state, streams.clone()).into_make_service_with_connect_info::<SocketAddr>();
-    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
-        // Small JSON answers must not wait for Nagle's algorithm.
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::debug!(error = %e, "cannot set TCP_NODELAY");
-        }
-    });
-    let result = axum::serve(listener, app).with_graceful_shutdown(stop).await;
+    let limits = state.config.connections;
+    let app = router(state, streams.clone());
+    connections::serve(listener, app, limits, stop).await;
     streams.cancel();
     background.shutdown(SHUTDOWN_GRACE).await;
     db.close().await;
-    result.map_err(ServeError)
 }

@@ -7,7 +7,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use clap::{Parser, Subcommand};
 use lf_mcp_http::admin::{AdminCommand, AdminError};
-use lf_mcp_http::{HttpConfig, ServeArgs, ServeError};
+use lf_mcp_http::{HttpConfig, ServeArgs};
 use lf_server::{CommonArgs, ConfigError};
 
 /// The LenserFight MCP server over Streamable HTTP.
@@ -41,10 +41,9 @@ impl lf_server::Arguments for Cli {
 }
 
 /// Why the server stopped badly: start-up failures (configuration) exit 2,
-/// serving and admin failures 1.
+/// admin failures 1.
 enum Failure {
     Config(ConfigError),
-    Serve(ServeError),
     Admin(AdminError),
 }
 
@@ -52,7 +51,6 @@ impl Failure {
     fn exit(self) -> ExitCode {
         let (code, message) = match self {
             Failure::Config(e) => (2, e.to_string()),
-            Failure::Serve(e) => (1, e.to_string()),
             Failure::Admin(e) => (1, e.to_string()),
         };
         eprintln!("lf-mcp-http: {message}");
@@ -96,7 +94,8 @@ async fn serve(args: ServeArgs) -> Result<(), Failure> {
         "lenserfight HTTP server ready: MCP at {}/mcp",
         config.public_url
     );
-    lf_mcp_http::serve(prepared, stop_signal()).await.map_err(Failure::Serve)
+    lf_mcp_http::serve(prepared, stop_signal()).await;
+    Ok(())
 }
 
 fn main() -> ExitCode {

@@ -59,12 +59,16 @@ pub enum Setting {
     PublicUrl,
     AllowedOrigins,
     RequestTimeout,
+    HeaderTimeout,
+    IdleTimeout,
+    MaxConnections,
+    ShutdownTimeout,
     Sessions,
     DevLenser,
 }
 
 /// `(setting, file key, environment variable, flag, kind, reader)`.
-const TABLE: [(Setting, &str, &str, &str, Kind, Reader); 17] = [
+const TABLE: [(Setting, &str, &str, &str, Kind, Reader); 21] = [
     (
         Setting::DatabaseUrl,
         "database_url",
@@ -122,14 +126,46 @@ const TABLE: [(Setting, &str, &str, &str, Kind, Reader); 17] = [
         Kind::Count,
         Reader::Http,
     ),
+    (
+        Setting::HeaderTimeout,
+        "header_timeout",
+        "LENSERFIGHT_HEADER_TIMEOUT",
+        "--header-timeout",
+        Kind::Count,
+        Reader::Http,
+    ),
+    (
+        Setting::IdleTimeout,
+        "idle_timeout",
+        "LENSERFIGHT_IDLE_TIMEOUT",
+        "--idle-timeout",
+        Kind::Count,
+        Reader::Http,
+    ),
+    (
+        Setting::MaxConnections,
+        "max_connections",
+        "LENSERFIGHT_MAX_CONNECTIONS",
+        "--max-connections",
+        Kind::Count,
+        Reader::Http,
+    ),
+    (
+        Setting::ShutdownTimeout,
+        "shutdown_timeout",
+        "LENSERFIGHT_SHUTDOWN_TIMEOUT",
+        "--shutdown-timeout",
+        Kind::Count,
+        Reader::Http,
+    ),
     (Setting::Sessions, "sessions", "LENSERFIGHT_SESSIONS", "--sessions", Kind::Switch, Reader::Http),
     (Setting::DevLenser, "dev_lenser", "LENSERFIGHT_DEV_LENSER", "--dev-lenser", Kind::Text, Reader::Http),
 ];
 
 impl Setting {
     /// Every setting, in the order of the README's tables.
-    pub const ALL: [Setting; 17] = {
-        let mut all = [Setting::DatabaseUrl; 17];
+    pub const ALL: [Setting; TABLE.len()] = {
+        let mut all = [Setting::DatabaseUrl; TABLE.len()];
         let mut i = 0;
         while i < TABLE.len() {
             all[i] = TABLE[i].0;

@@ -19,7 +19,7 @@ pub struct Server {
     pub clock: Option<Arc<FixedClock>>,
     pub database_url: String,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
-    task: tokio::task::JoinHandle<Result<(), lf_mcp_http::ServeError>>,
+    task: tokio::task::JoinHandle<()>,
     _dir: tempfile::TempDir,
 }
 
@@ -37,6 +37,8 @@ pub struct Options {
     pub sessions: bool,
     /// Dynamic toolsets (`--dynamic-toolsets`).
     pub dynamic_toolsets: bool,
+    /// Changes to the settings of `serve`, made last.
+    pub serve: Option<fn(&mut ServeArgs)>,
 }
 
 impl Options {
@@ -69,18 +71,20 @@ impl Server {
             lf_mcp_http::admin::run(cmd, &mut &input[..], &mut out).await.unwrap();
             input.clear();
         }
-        let args = ServeArgs {
+        let mut args = ServeArgs {
             common: CommonArgs {
                 database_url: Some(database_url.clone()),
                 dynamic_toolsets: options.dynamic_toolsets,
                 ..CommonArgs::default()
             },
             bind: "127.0.0.1:0".into(),
-            request_timeout: 30,
             dev_lenser: options.dev.map(str::to_owned),
             sessions: options.sessions,
             ..ServeArgs::default()
         };
+        if let Some(change) = options.serve {
+            change(&mut args);
+        }
         let config = HttpConfig::from_args(&args).unwrap();
         let mut prepared = lf_mcp_http::prepare(config).await.unwrap();
         let mut clock = None;
@@ -131,7 +135,7 @@ impl Server {
 
     pub async fn stop(mut self) {
         let _ = self.stop.take().unwrap().send(());
-        tokio::time::timeout(Duration::from_secs(10), self.task).await.unwrap().unwrap().unwrap();
+        tokio::time::timeout(Duration::from_secs(10), self.task).await.unwrap().unwrap();
     }
 }
 

@@ -1,0 +1,441 @@
+//! The accept loop and the life of each connection, served by hyper
+//! directly: axum's `serve` gives hyper no timer and no limits, so a client
+//! could hold a connection for ever by sending nothing, or its headers a
+//! byte at a time.
+//!
+//! - A request's head must be complete within the header timeout, counted
+//!   from the connection's opening, or on a kept-alive connection from the
+//!   first byte after the last answer.
+//! - A connection with nothing in flight is closed after the idle timeout.
+//!   A request in flight is bounded by the request timeout instead (its
+//!   body included), and an answer still being sent (an event stream) by
+//!   nothing here.
+//! - At most `max_connections` are open. A new connection at the cap closes
+//!   the connection with nothing in flight whose deadline is nearest (an
+//!   idle or half-sent one), so idle sockets cannot keep `/health` and real
+//!   clients out; when every open connection has a request in flight, the
+//!   new one waits, and those after it wait in the kernel's listen queue.
+//!   An accept that fails for want of file descriptors closes one the same
+//!   way.
+//! - On stop, nothing new is accepted, idle connections close, and the
+//!   requests in flight have the shutdown timeout to finish; then every
+//!   connection still open is dropped.
+//!
+//! hyper's own header timer is not used: it starts when a connection goes
+//! idle, so it cannot tell a slow head from a kept-alive connection that
+//! waits for its next request. [`Watch`] times both.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::{Body, Bytes, HttpBody};
+use axum::extract::ConnectInfo;
+use axum::response::Response;
+use http::Request;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto::Builder;
+use hyper_util::service::TowerToHyperService;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::ConnectionLimits;
+
+/// Serves `app` on `listener` until `stop` resolves, then drains the
+/// connections (see the module's documentation).
+pub(crate) async fn serve(
+    listener: TcpListener,
+    app: Router,
+    limits: ConnectionLimits,
+    stop: impl Future<Output = ()>,
+) {
+    let open = Arc::new(Open::default());
+    let permits = Arc::new(Semaphore::new(limits.max_connections));
+    let draining = CancellationToken::new();
+    let dropping = CancellationToken::new();
+    let mut stop = std::pin::pin!(stop);
+    loop {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            () = &mut stop => break,
+        };
+        let (tcp, peer) = match accepted {
+            Ok(a) => a,
+            Err(e) if is_connection_error(&e) => continue,
+            Err(e) => {
+                // Most likely out of file descriptors: make room.
+                tracing::warn!(error = %e, "cannot accept a connection");
+                let pause = if open.close_idlest() { 10 } else { 1000 };
+                tokio::time::sleep(Duration::from_millis(pause)).await;
+                continue;
+            }
+        };
+        // At the cap: close the idlest connection, or wait until one
+        // ends or goes idle.
+        let permit = loop {
+            let went_idle = open.went_idle.notified();
+            if let Ok(permit) = permits.clone().try_acquire_owned() {
+                break Some(permit);
+            }
+            open.close_idlest();
+            tokio::select! {
+                permit = permits.clone().acquire_owned() => break permit.ok(),
+                () = went_idle => {}
+                () = &mut stop => break None,
+            }
+        };
+        let Some(permit) = permit else { break };
+        // Small JSON answers must not wait for Nagle's algorithm.
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!(error = %e, "cannot set TCP_NODELAY");
+        }
+        let connection = Connection {
+            watch: open.add(limits),
+            open: open.clone(),
+            app: app.clone(),
+            peer,
+            draining: draining.clone(),
+            dropping: dropping.clone(),
+            _permit: permit,
+        };
+        tokio::spawn(connection.serve(tcp));
+    }
+    drop(listener);
+    draining.cancel();
+    // Every permit back: every connection has ended.
+    let all = u32::try_from(limits.max_connections).unwrap_or(u32::MAX);
+    if tokio::time::timeout(limits.shutdown_timeout, permits.acquire_many(all)).await.is_err() {
+        tracing::warn!(
+            connections = open.len(),
+            "stopping: dropping the connections still open after the shutdown timeout"
+        );
+        dropping.cancel();
+        let _ = permits.acquire_many(all).await;
+    }
+}
+
+/// An accept error that concerns one connection only (the client went away
+/// before it was accepted), not the listener.
+fn is_connection_error(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind::*;
+    matches!(e.kind(), ConnectionRefused | ConnectionAborted | ConnectionReset)
+}
+
+/// One accepted connection and what it needs to be served.
+struct Connection {
+    watch: Arc<Watch>,
+    open: Arc<Open>,
+    app: Router,
+    peer: SocketAddr,
+    /// Cancelled on stop: finish what is in flight, then close.
+    draining: CancellationToken,
+    /// Cancelled after the shutdown timeout: close now.
+    dropping: CancellationToken,
+    /// Held while the connection is open.
+    _permit: OwnedSemaphorePermit,
+}
+
+impl Connection {
+    async fn serve(self, tcp: TcpStream) {
+        let io = TokioIo::new(Watched { inner: tcp, watch: self.watch.clone() });
+        let service = TowerToHyperService::new(Tracked {
+            app: self.app.clone(),
+            peer: self.peer,
+            watch: self.watch.clone(),
+        });
+        let mut builder = Builder::new(TokioExecutor::new()).http1_only();
+        // hyper's header timer would close kept-alive connections after the
+        // header timeout (see the module's documentation).
+        builder.http1().header_read_timeout(None);
+        let mut conn = std::pin::pin!(builder.serve_connection(io, service));
+        let mut expired = std::pin::pin!(self.watch.expired());
+        let mut draining = false;
+        loop {
+            tokio::select! {
+                result = conn.as_mut() => {
+                    if let Err(e) = result {
+                        tracing::debug!(peer = %self.peer, error = %e, "connection ended with an error");
+                    }
+                    break;
+                }
+                () = &mut expired => {
+                    tracing::debug!(peer = %self.peer, "closing a connection that timed out");
+                    break;
+                }
+                () = self.draining.cancelled(), if !draining => {
+                    draining = true;
+                    conn.as_mut().graceful_shutdown();
+                }
+                () = self.dropping.cancelled() => break,
+            }
+        }
+        self.open.remove(&self.watch);
+    }
+}
+
+/// The open connections, for closing the idlest at the cap.
+#[derive(Default)]
+struct Open {
+    next: AtomicU64,
+    connections: Mutex<HashMap<u64, Arc<Watch>>>,
+    /// Told when a connection's last request in flight is done.
+    went_idle: Arc<Notify>,
+}
+
+impl Open {
+    fn lock(&self) -> MutexGuard<'_, HashMap<u64, Arc<Watch>>> {
+        self.connections.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn add(&self, limits: ConnectionLimits) -> Arc<Watch> {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let watch = Arc::new(Watch::new(id, limits, self.went_idle.clone()));
+        self.lock().insert(id, watch.clone());
+        watch
+    }
+
+    fn remove(&self, watch: &Watch) {
+        self.lock().remove(&watch.id);
+    }
+
+    fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// Closes the connection with nothing in flight whose deadline is
+    /// nearest; whether there was one.
+    fn close_idlest(&self) -> bool {
+        let connections = self.lock();
+        let idlest = connections.values().filter_map(|w| Some((w.deadline()?, w))).min_by_key(|(d, _)| *d);
+        match idlest {
+            Some((_, watch)) => {
+                watch.close_now();
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// What a connection is doing, and until when it may: the one clock of its
+/// timeouts.
+struct Watch {
+    id: u64,
+    limits: ConnectionLimits,
+    state: Mutex<State>,
+    /// Told when the deadline moves earlier or appears.
+    moved: Notify,
+    /// [`Open::went_idle`].
+    went_idle: Arc<Notify>,
+}
+
+struct State {
+    /// Requests whose answers have not been sent yet.
+    in_flight: usize,
+    /// When the connection is closed, if nothing is in flight by then.
+    deadline: Instant,
+    /// Whether the header timeout already runs (bytes of a head came, or
+    /// the connection is new).
+    head_started: bool,
+}
+
+impl Watch {
+    fn new(id: u64, limits: ConnectionLimits, went_idle: Arc<Notify>) -> Self {
+        let state =
+            State { in_flight: 0, deadline: Instant::now() + limits.header_timeout, head_started: true };
+        Self { id, limits, state: Mutex::new(state), moved: Notify::new(), went_idle }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The deadline, unless a request is in flight.
+    fn deadline(&self) -> Option<Instant> {
+        let state = self.lock();
+        (state.in_flight == 0).then_some(state.deadline)
+    }
+
+    /// Resolves when the deadline passes with nothing in flight.
+    async fn expired(&self) {
+        loop {
+            let moved = self.moved.notified();
+            match self.deadline() {
+                Some(deadline) if deadline <= Instant::now() => return,
+                Some(deadline) => {
+                    tokio::select! {
+                        () = tokio::time::sleep_until(deadline) => {}
+                        () = moved => {}
+                    }
+                }
+                None => moved.await,
+            }
+        }
+    }
+
+    /// Bytes came in.
+    fn read(&self) {
+        let mut state = self.lock();
+        if state.in_flight == 0 && !state.head_started {
+            state.head_started = true;
+            let by = Instant::now() + self.limits.header_timeout;
+            if by < state.deadline {
+                state.deadline = by;
+                drop(state);
+                self.moved.notify_one();
+            }
+        }
+    }
+
+    fn request_started(&self) {
+        self.lock().in_flight += 1;
+    }
+
+    fn request_finished(&self) {
+        let mut state = self.lock();
+        state.in_flight = state.in_flight.saturating_sub(1);
+        if state.in_flight == 0 {
+            state.deadline = Instant::now() + self.limits.idle_timeout;
+            state.head_started = false;
+            drop(state);
+            self.moved.notify_one();
+            self.went_idle.notify_one();
+        }
+    }
+
+    /// Closes the connection as soon as nothing is in flight.
+    fn close_now(&self) {
+        self.lock().deadline = Instant::now();
+        self.moved.notify_one();
+    }
+}
+
+/// The connection's socket, telling its [`Watch`] when bytes come in.
+struct Watched {
+    inner: TcpStream,
+    watch: Arc<Watch>,
+}
+
+impl AsyncRead for Watched {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let this = self.get_mut();
+        let before = buf.filled().len();
+        let poll = Pin::new(&mut this.inner).poll_read(cx, buf);
+        if buf.filled().len() > before {
+            this.watch.read();
+        }
+        poll
+    }
+}
+
+impl AsyncWrite for Watched {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.get_mut().inner).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.get_mut().inner).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_shutdown(cx)
+    }
+}
+
+/// The application as one connection's service: each request gets the
+/// peer's address (axum's `ConnectInfo`) and counts as in flight until its
+/// answer has been sent or dropped.
+#[derive(Clone)]
+struct Tracked {
+    app: Router,
+    peer: SocketAddr,
+    watch: Arc<Watch>,
+}
+
+impl<B> tower_service::Service<Request<B>> for Tracked
+where
+    B: HttpBody<Data = Bytes> + Send + 'static,
+    B::Error: Into<axum::BoxError>,
+{
+    type Response = Response<InFlight>;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<B>) -> Self::Future {
+        self.watch.request_started();
+        let guard = Finished(self.watch.clone());
+        let mut request = request.map(Body::new);
+        request.extensions_mut().insert(ConnectInfo(self.peer));
+        let answer = tower_service::Service::call(&mut self.app, request);
+        Box::pin(async move {
+            let response = answer.await?;
+            Ok(response.map(|body| InFlight { body, _finished: guard }))
+        })
+    }
+}
+
+/// Marks its request finished when dropped.
+struct Finished(Arc<Watch>);
+
+impl Drop for Finished {
+    fn drop(&mut self) {
+        self.0.request_finished();
+    }
+}
+
+/// An answer's body, whose request is in flight until hyper drops it (sent,
+/// or the client went away).
+struct InFlight {
+    body: Body,
+    _finished: Finished,
+}
+
+impl HttpBody for InFlight {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Bytes>, axum::Error>>> {
+        Pin::new(&mut self.get_mut().body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.body.size_hint()
+    }
+}
