@@ -1,5 +1,6 @@
 //! Who is calling `/mcp`: the bearer token, resolved to a Lenser with its
-//! scopes, or the development lenser; and which tools a token's scopes let
+//! scopes, or the development lenser (for requests to a loopback host
+//! only); and which tools a token's scopes let
 //! it call. A request refused here is answered 400, 401 or 403 before its
 //! body is read.
 
@@ -10,6 +11,7 @@ use lf_core::{Principal, Scopes};
 use serde_json::Value;
 
 use crate::app::AppState;
+use crate::guard::for_loopback;
 use crate::responses::json_error;
 
 /// `response` with `WWW-Authenticate: Bearer <params>resource_metadata="..."`,
@@ -68,9 +70,12 @@ pub(crate) async fn caller(state: &AppState, request: &Parts) -> Result<Principa
         ));
     }
     let principal = match request.headers.get(header::AUTHORIZATION) {
+        // Development mode acts for this machine's own clients only.
         None => match state.dev_lenser {
-            Some(id) => Principal::Lenser { id, scopes: Scopes::READ_WRITE },
-            None => return Err(unauthorized(state, None)),
+            Some(id) if for_loopback(&request.uri, &request.headers) => {
+                Principal::Lenser { id, scopes: Scopes::READ_WRITE }
+            }
+            _ => return Err(unauthorized(state, None)),
         },
         Some(value) => {
             let Some(token) = value.to_str().ok().and_then(bearer_token) else {

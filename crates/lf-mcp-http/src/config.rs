@@ -7,6 +7,8 @@ use std::time::Duration;
 use lf_server::{CommonArgs, ConfigError, Setting};
 use url::Url;
 
+use crate::guard::is_loopback_host;
+
 /// `lf-mcp-http serve`: the MCP server over Streamable HTTP. Its
 /// `Default` is what the command line gives when nothing is set.
 #[derive(clap::Args, Debug, Clone)]
@@ -60,9 +62,10 @@ pub struct ServeArgs {
     #[arg(long, env = "LENSERFIGHT_SESSIONS")]
     pub sessions: bool,
 
-    /// Development only: requests without a token act as this lenser (a
-    /// handle made with `admin create-lenser`). Refused unless the server
-    /// listens on a loopback address.
+    /// Development only: requests without a token to a loopback host act as
+    /// this lenser (a handle made with `admin create-lenser`). Refused unless
+    /// the server listens on a loopback address and the public URL's host is
+    /// loopback.
     #[arg(long, env = "LENSERFIGHT_DEV_LENSER")]
     pub dev_lenser: Option<String>,
 }
@@ -179,13 +182,24 @@ impl HttpConfig {
         };
         let dev_lenser =
             args.dev_lenser.as_deref().map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned);
-        if dev_lenser.is_some() && !bind.ip().is_loopback() {
-            return Err(bad(
-                Setting::DevLenser,
-                format!(
-                    "development mode lets anyone who can connect act as that lenser, so it only runs on a loopback address; {bind} is not one"
-                ),
-            ));
+        if dev_lenser.is_some() {
+            let refuse = |what: String| {
+                bad(
+                    Setting::DevLenser,
+                    format!(
+                        "development mode lets anyone who can connect act as that lenser, so it only runs on a loopback address and with a loopback public URL; {what}"
+                    ),
+                )
+            };
+            if !bind.ip().is_loopback() {
+                return Err(refuse(format!("{bind} is not one")));
+            }
+            // Behind a reverse proxy the socket is loopback but the
+            // clients are not.
+            let host = Url::parse(&public_url).ok().and_then(|u| u.host_str().map(str::to_owned));
+            if !host.as_deref().is_some_and(is_loopback_host) {
+                return Err(refuse(format!("the public URL {public_url} is not one")));
+            }
         }
         Ok(Self {
             common,
@@ -289,5 +303,21 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.contains("LENSERFIGHT_DEV_LENSER") && e.contains("loopback"), "{e}");
+        for public in ["https://mcp.example.com", "http://10.0.0.5:8080"] {
+            let e = HttpConfig::from_args(&args(|a| {
+                a.dev_lenser = Some("dev_user".into());
+                a.public_url = Some(public.into());
+            }))
+            .unwrap_err()
+            .to_string();
+            assert!(e.contains("LENSERFIGHT_DEV_LENSER") && e.contains("public URL"), "{public}: {e}");
+        }
+        for public in ["http://localhost:8612", "http://127.0.0.1:8612", "http://[::1]:8612"] {
+            let ok = HttpConfig::from_args(&args(|a| {
+                a.dev_lenser = Some("dev_user".into());
+                a.public_url = Some(public.into());
+            }));
+            assert!(ok.is_ok(), "{public}: {ok:?}");
+        }
     }
 }

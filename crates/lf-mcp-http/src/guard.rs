@@ -4,7 +4,9 @@
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use std::net::IpAddr;
+
+use http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 
 use crate::app::AppState;
 use crate::responses::json_error;
@@ -42,6 +44,31 @@ fn is_loopback_authority(authority: &str) -> bool {
     let (host, port) = split_authority(authority);
     LOOPBACK_HOSTS.contains(&host)
         && port.is_none_or(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Whether `host` (no port; IPv6 in brackets or not) names this machine:
+/// `localhost` or a loopback address.
+pub fn is_loopback_host(host: &str) -> bool {
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    host.eq_ignore_ascii_case("localhost") || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+/// The host a request is for: the request target's authority when the
+/// target is in absolute form (RFC 9112 §3.2.2: it wins over `Host`), else
+/// the one `Host` header. `None` without a host, or with several `Host`
+/// headers (RFC 9112 §3.2: such a request is invalid).
+pub fn request_host(uri: &Uri, headers: &HeaderMap) -> Option<String> {
+    if let Some(authority) = uri.authority() {
+        return Some(authority.as_str().to_owned());
+    }
+    let mut hosts = headers.get_all(header::HOST).iter();
+    let host = hosts.next()?.to_str().ok()?;
+    hosts.next().is_none().then(|| host.to_owned())
+}
+
+/// Whether the request with this target and headers is for a loopback host.
+pub fn for_loopback(uri: &Uri, headers: &HeaderMap) -> bool {
+    request_host(uri, headers).is_some_and(|h| is_loopback_host(split_authority(h.trim()).0))
 }
 
 impl Gate {
@@ -83,13 +110,7 @@ impl Gate {
 /// preflights, and adds CORS headers for allowed origins.
 pub async fn gate(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let gate = &state.gate;
-    let host = request
-        .headers()
-        .get(header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .map(str::to_owned)
-        .or_else(|| request.uri().authority().map(|a| a.to_string()));
-    match host {
+    match request_host(request.uri(), request.headers()) {
         Some(h) if gate.host_allowed(&h) => {}
         _ => {
             return json_error(
@@ -172,6 +193,27 @@ mod tests {
             "127.0.0.2",
         ] {
             assert!(!g.host_allowed(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_host_of_a_request() {
+        let mut headers = HeaderMap::new();
+        let origin_form: Uri = "/health".parse().unwrap();
+        assert_eq!(request_host(&origin_form, &headers), None);
+        headers.insert(header::HOST, HeaderValue::from_static("127.0.0.1:8080"));
+        assert_eq!(request_host(&origin_form, &headers).as_deref(), Some("127.0.0.1:8080"));
+        assert!(for_loopback(&origin_form, &headers));
+        let absolute: Uri = "http://evil.example/health".parse().unwrap();
+        assert_eq!(request_host(&absolute, &headers).as_deref(), Some("evil.example"), "the target wins");
+        assert!(!for_loopback(&absolute, &headers));
+        headers.append(header::HOST, HeaderValue::from_static("evil.example"));
+        assert_eq!(request_host(&origin_form, &headers), None, "two Host headers");
+        for loopback in ["localhost", "LOCALHOST", "127.0.0.1", "127.3.2.1", "[::1]", "::1"] {
+            assert!(is_loopback_host(loopback), "{loopback}");
+        }
+        for other in ["mcp.example.com", "localhost.example", "10.0.0.1", "[2001:db8::1]", ""] {
+            assert!(!is_loopback_host(other), "{other}");
         }
     }
 

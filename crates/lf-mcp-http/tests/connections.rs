@@ -6,65 +6,14 @@ mod common;
 
 use std::time::Duration;
 
+use common::raw::{PATIENCE, answer, connect, until_closed};
 use common::{Options, Server};
 use lf_mcp_http::ServeArgs;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-/// Long enough for anything a test waits for; the timeouts under test are
-/// 1 or 2 seconds, the others 30.
-const PATIENCE: Duration = Duration::from_secs(8);
-
 async fn start(serve: fn(&mut ServeArgs)) -> Server {
     Server::with(Options { serve: Some(serve), ..Options::default() }).await
-}
-
-async fn connect(s: &Server) -> TcpStream {
-    TcpStream::connect(s.base.trim_start_matches("http://")).await.unwrap()
-}
-
-/// Reads until the server closes the connection (or `PATIENCE` runs out:
-/// `None`); what it sent.
-async fn until_closed(tcp: &mut TcpStream) -> Option<String> {
-    let mut got = Vec::new();
-    let read = async {
-        let mut buf = [0u8; 4096];
-        loop {
-            match tcp.read(&mut buf).await {
-                Ok(0) | Err(_) => break,
-                Ok(n) => got.extend_from_slice(&buf[..n]),
-            }
-        }
-    };
-    tokio::time::timeout(PATIENCE, read).await.ok()?;
-    Some(String::from_utf8_lossy(&got).into_owned())
-}
-
-/// Reads one whole answer to a request (headers and a Content-Length body).
-async fn answer(tcp: &mut TcpStream) -> String {
-    let read = async {
-        let mut got = Vec::new();
-        let mut buf = [0u8; 4096];
-        loop {
-            let text = String::from_utf8_lossy(&got).into_owned();
-            if let Some(end) = text.find("\r\n\r\n") {
-                let length = text[..end]
-                    .lines()
-                    .find_map(|l| {
-                        l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().to_owned())
-                    })
-                    .and_then(|v| v.parse::<usize>().ok())
-                    .unwrap_or(0);
-                if got.len() >= end + 4 + length {
-                    return text;
-                }
-            }
-            let n = tcp.read(&mut buf).await.unwrap();
-            assert!(n > 0, "the connection closed before the answer was complete: {text:?}");
-            got.extend_from_slice(&buf[..n]);
-        }
-    };
-    tokio::time::timeout(PATIENCE, read).await.expect("an answer")
 }
 
 const HEALTH: &[u8] = b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
@@ -220,7 +169,7 @@ async fn stopping_finishes_requests_in_flight_then_drops_the_rest_at_the_shutdow
         a.shutdown_timeout = 2;
     })
     .await;
-    let address = s.base.trim_start_matches("http://").to_owned();
+    let address = s.addr;
     let mut half_head = connect(&s).await;
     half_head.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n").await.unwrap();
     let mut finishing = in_flight(&s).await;
@@ -232,7 +181,7 @@ async fn stopping_finishes_requests_in_flight_then_drops_the_rest_at_the_shutdow
     let stopping = tokio::spawn(s.stop());
     // Once the listener is closed the server is draining.
     let deadline = tokio::time::Instant::now() + PATIENCE;
-    while TcpStream::connect(&address).await.is_ok() {
+    while TcpStream::connect(address).await.is_ok() {
         assert!(tokio::time::Instant::now() < deadline, "the server still accepts connections");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }

@@ -3,8 +3,11 @@
 
 mod common;
 
+use common::raw::{answer, connect};
 use common::{Options, Server, client, post_mcp, rpc};
+use lf_mcp_http::{HttpConfig, ServeArgs};
 use std::time::Duration;
+use tokio::io::AsyncWriteExt;
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -52,6 +55,82 @@ async fn development_mode_serves_tools_without_a_token() {
         body["result"]["structuredContent"]["resolved_prompt"].as_str().unwrap().contains("Ada"),
         "{body}"
     );
+    s.stop().await;
+}
+
+/// Development mode with a public URL (the usual setup behind a reverse
+/// proxy, whose socket is loopback) does not start.
+#[test]
+fn development_mode_refuses_a_public_url_that_is_not_loopback() {
+    let args = |public_url: &str, bind: &str| ServeArgs {
+        common: lf_server::CommonArgs { database_url: Some("sqlite::memory:".into()), ..Default::default() },
+        bind: bind.into(),
+        public_url: Some(public_url.into()),
+        dev_lenser: Some("alice".into()),
+        ..ServeArgs::default()
+    };
+    for (public_url, bind) in
+        [("https://mcp.example.com", "127.0.0.1:8612"), ("http://127.0.0.1:8612", "0.0.0.0:8612")]
+    {
+        let e = HttpConfig::from_args(&args(public_url, bind)).unwrap_err().to_string();
+        assert!(e.contains("LENSERFIGHT_DEV_LENSER") && e.contains("loopback"), "{public_url} {bind}: {e}");
+    }
+    assert!(HttpConfig::from_args(&args("http://localhost:8612", "127.0.0.1:8612")).is_ok());
+}
+
+/// Even if a development server answered for a host that is not loopback,
+/// a request to that host without a token is not the development lenser's.
+#[tokio::test]
+async fn development_mode_acts_only_for_requests_to_a_loopback_host() {
+    let s = Server::with(Options {
+        config: Some(|c| {
+            c.public_url = "https://mcp.example.com".into();
+            c.public_url_set = true;
+        }),
+        ..Options::dev()
+    })
+    .await;
+    let mcp = format!("http://{}/mcp", s.addr);
+    let create = rpc(
+        "tools/call",
+        json!({ "name": "create_lens", "arguments": {
+            "title": "Proxied", "template_body": "Nobody from outside may create this lens as the development lenser." } }),
+    );
+    let send = |host: String| {
+        client()
+            .post(&mcp)
+            .header("host", host)
+            .header("accept", "application/json, text/event-stream")
+            .json(&create)
+            .send()
+    };
+    let r = send("mcp.example.com".into()).await.unwrap();
+    assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
+    assert!(r.headers().contains_key("www-authenticate"));
+    let r = send(s.addr.to_string()).await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["result"]["isError"], false, "{body}");
+    s.stop().await;
+}
+
+/// An absolute-form request target names the host (RFC 9112 §3.2.2), so it
+/// is the one checked; two Host headers are refused.
+#[tokio::test]
+async fn the_host_checked_is_the_target_s_and_there_is_one() {
+    let s = Server::start(false).await;
+    let own = s.addr;
+    for (request, status) in [
+        ("GET http://evil.example/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".to_owned(), "403"),
+        (format!("GET http://{own}/health HTTP/1.1\r\nHost: evil.example\r\n\r\n"), "200"),
+        ("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: evil.example\r\n\r\n".to_owned(), "403"),
+        ("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".to_owned(), "200"),
+    ] {
+        let mut tcp = connect(&s).await;
+        tcp.write_all(request.as_bytes()).await.unwrap();
+        let answer = answer(&mut tcp).await;
+        assert!(answer.starts_with(&format!("HTTP/1.1 {status}")), "{request:?}: {answer}");
+    }
     s.stop().await;
 }
 

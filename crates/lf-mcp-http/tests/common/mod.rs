@@ -3,6 +3,9 @@
 
 #![allow(dead_code)]
 
+pub mod raw;
+
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -14,6 +17,8 @@ use serde_json::{Value, json};
 
 pub struct Server {
     pub base: String,
+    /// The address the server listens on.
+    pub addr: SocketAddr,
     pub auth: Arc<AuthService>,
     /// The server's clock, when the test drives time.
     pub clock: Option<Arc<FixedClock>>,
@@ -39,6 +44,8 @@ pub struct Options {
     pub dynamic_toolsets: bool,
     /// Changes to the settings of `serve`, made last.
     pub serve: Option<fn(&mut ServeArgs)>,
+    /// Changes to the checked settings, made after the checks.
+    pub config: Option<fn(&mut HttpConfig)>,
 }
 
 impl Options {
@@ -85,7 +92,10 @@ impl Server {
         if let Some(change) = options.serve {
             change(&mut args);
         }
-        let config = HttpConfig::from_args(&args).unwrap();
+        let mut config = HttpConfig::from_args(&args).unwrap();
+        if let Some(change) = options.config {
+            change(&mut config);
+        }
         let mut prepared = lf_mcp_http::prepare(config).await.unwrap();
         let mut clock = None;
         if options.fixed_clock {
@@ -101,11 +111,12 @@ impl Server {
         }
         let auth = prepared.state.auth.clone();
         let base = prepared.state.config.public_url.clone();
+        let addr = prepared.listener.local_addr().unwrap();
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let task = tokio::spawn(lf_mcp_http::serve(prepared, async move {
             let _ = rx.await;
         }));
-        Server { base, auth, clock, database_url, stop: Some(tx), task, _dir: dir }
+        Server { base, addr, auth, clock, database_url, stop: Some(tx), task, _dir: dir }
     }
 
     pub fn url(&self, path: &str) -> String {
