@@ -155,9 +155,11 @@ async def test_oauth_client_provider_completes_the_flow(server, mode):
             query = parse_qs(urlparse(answer.headers["location"]).query)
             captured["code"] = query["code"][0]
             captured["state"] = query["state"][0]
+            captured["iss"] = query["iss"][0]
 
     async def callback_handler():
-        return AuthorizationCodeResult(code=captured["code"], state=captured["state"])
+        # The issuer too (RFC 9207): the SDK checks it against the metadata's.
+        return AuthorizationCodeResult(code=captured["code"], state=captured["state"], iss=captured["iss"])
 
     storage = MemoryStorage()
     provider = OAuthClientProvider(

@@ -61,6 +61,10 @@
 //!   redeem does not consume it; of concurrent redeems exactly one wins;
 //! - a refresh token is single use; presenting a used one revokes its
 //!   whole family;
+//! - an authorization request's errors are never for redirecting (they are
+//!   found before the user acts, and any client may register any https
+//!   redirect URI); with [`AuthConfig::issuer`] every authorization
+//!   response carries `iss`;
 //! - passwords are kept as argon2id PHC strings; a sign-in fails the same
 //!   way, and as slowly, for an unknown handle as for a wrong password, and
 //!   for an account without a password (the local lenser) whatever is typed;
@@ -93,10 +97,10 @@ pub use secret::{
     is_code, is_refresh_token,
 };
 pub use service::{
-    AuthConfig, AuthService, Authenticated, AuthorizationRequest, AuthorizeError, ClientRegistration,
-    DEFAULT_CLIENT_NAME, GRANT_TYPES, IssuedCode, IssuedToken, MAX_CLIENT_NAME_CHARS, MAX_LABEL_CHARS,
-    MAX_RESOURCE_LEN, NewToken, PasswordCheck, RESPONSE_TYPES, TOKEN_ENDPOINT_AUTH_METHOD, TokenGrant,
-    ValidAuthorization, hash_password, sign_in_failed,
+    AuthConfig, AuthService, Authenticated, AuthorizationRequest, ClientRegistration, DEFAULT_CLIENT_NAME,
+    GRANT_TYPES, IssuedCode, IssuedToken, MAX_CLIENT_NAME_CHARS, MAX_LABEL_CHARS, MAX_RESOURCE_LEN, NewToken,
+    PasswordCheck, RESPONSE_TYPES, TOKEN_ENDPOINT_AUTH_METHOD, TokenGrant, ValidAuthorization, hash_password,
+    sign_in_failed,
 };
 pub use store::AuthStore;
 

@@ -71,6 +71,11 @@ pub struct AuthConfig {
     /// `last_used_at` is written at most once per this interval per token, so
     /// authenticating is a read. Default 60 seconds.
     pub touch_interval: Duration,
+    /// This authorization server's issuer identifier (RFC 8414 `issuer`).
+    /// When set, every authorization response, a code or an error, carries
+    /// it as `iss` (RFC 9207), so that a client of several servers can tell
+    /// which one answered. Default none.
+    pub issuer: Option<String>,
 }
 
 impl Default for AuthConfig {
@@ -82,6 +87,7 @@ impl Default for AuthConfig {
             resources: Vec::new(),
             revoke_on_code_replay: true,
             touch_interval: Duration::from_secs(60),
+            issuer: None,
         }
     }
 }
@@ -230,19 +236,6 @@ pub struct AuthorizationRequest {
     pub resource: Option<String>,
 }
 
-/// A refused authorization request. When `redirect_to` is `Some`, the
-/// client and redirect URI were valid: send the user agent there (it
-/// carries `error`, `error_description` and `state`). When `None`, the
-/// client or redirect URI is the problem: show the error to the user and
-/// never redirect (RFC 6749 §4.1.2.1).
-#[derive(Debug)]
-pub struct AuthorizeError {
-    /// What was wrong.
-    pub error: OAuthError,
-    /// Where to send the error, if anywhere.
-    pub redirect_to: Option<String>,
-}
-
 /// An authorization request that passed every check, for the consent page
 /// and [`AuthService::issue_code`]. Only [`AuthService::validate_authorization`]
 /// makes one.
@@ -261,6 +254,8 @@ pub struct ValidAuthorization {
     pub resource: Option<String>,
     /// The client's state, passed back.
     pub state: Option<String>,
+    /// [`AuthConfig::issuer`], passed as `iss`.
+    pub issuer: Option<String>,
 }
 
 impl ValidAuthorization {
@@ -271,7 +266,8 @@ impl ValidAuthorization {
         &after[..after.find(['/', '?']).unwrap_or(after.len())]
     }
 
-    /// The redirect carrying `error` (and `state`) back to the client.
+    /// The redirect carrying `error` (and `state` and `iss`) back to the
+    /// client: only for what happens after the user has acted on the page.
     pub fn redirect_with_error(&self, error: &OAuthError) -> String {
         append_query(
             &self.redirect_uri,
@@ -279,6 +275,7 @@ impl ValidAuthorization {
                 ("error", Some(error.kind.as_str())),
                 ("error_description", Some(&error.description)),
                 ("state", self.state.as_deref()),
+                ("iss", self.issuer.as_deref()),
             ],
         )
     }
@@ -304,7 +301,7 @@ impl ValidAuthorization {
 pub struct IssuedCode {
     /// `lf_code_` + 64 hex digits; stored only as its hash.
     pub code: String,
-    /// The redirect carrying `code` and `state` to the client.
+    /// The redirect carrying `code`, `state` and `iss` to the client.
     pub redirect_to: String,
     /// When it stops working.
     pub expires_at: Timestamp,
@@ -639,70 +636,57 @@ impl AuthService {
     // ----- OAuth: authorization -------------------------------------------
 
     /// Checks an authorization request before the consent page is shown
-    /// (and again when it is submitted). Client and redirect URI first:
-    /// their errors have no `redirect_to`. Then, redirected back:
-    /// `unsupported_response_type`, `invalid_request` (no S256 challenge;
-    /// `plain` refused), `invalid_scope`, `invalid_target`.
+    /// (and again when it is submitted): the client, the redirect URI, then
+    /// `response_type` (`invalid_request`, `unsupported_response_type`),
+    /// PKCE (`invalid_request`: no S256 challenge; `plain` refused),
+    /// `invalid_scope`, `invalid_target`. Every error is found before the
+    /// user has acted, so none is for redirecting: any client may register
+    /// any https redirect URI, and redirecting there unasked would make this
+    /// server an open redirector (RFC 9700 §4.11.2). The server shows it.
     pub async fn validate_authorization(
         &self,
         req: &AuthorizationRequest,
-    ) -> Result<ValidAuthorization, AuthorizeError> {
-        let no_redirect = |error: OAuthError| AuthorizeError { error, redirect_to: None };
-        let client_id = req
-            .client_id
-            .as_deref()
-            .ok_or_else(|| no_redirect(OAuthError::invalid_request("client_id is missing")))?;
-        let client = self.known_client(client_id).await.map_err(no_redirect)?;
+    ) -> Result<ValidAuthorization, OAuthError> {
+        let client_id =
+            req.client_id.as_deref().ok_or_else(|| OAuthError::invalid_request("client_id is missing"))?;
+        let client = self.known_client(client_id).await?;
         let redirect_uri = req
             .redirect_uri
             .as_deref()
-            .ok_or_else(|| no_redirect(OAuthError::invalid_request("redirect_uri is missing")))?;
+            .ok_or_else(|| OAuthError::invalid_request("redirect_uri is missing"))?;
         if !redirect_matches(&client.redirect_uris, redirect_uri) {
-            return Err(no_redirect(OAuthError::invalid_request(
+            return Err(OAuthError::invalid_request(
                 "redirect_uri is not one of the client's registered redirect URIs",
-            )));
+            ));
         }
-        let mut auth = ValidAuthorization {
-            client,
-            redirect_uri: redirect_uri.to_owned(),
-            scopes: Scopes::READ_WRITE,
-            code_challenge: String::new(),
-            resource: None,
-            state: req.state.clone(),
-        };
-        let redirect = |auth: &ValidAuthorization, error: OAuthError| AuthorizeError {
-            redirect_to: Some(auth.redirect_with_error(&error)),
-            error,
-        };
         match req.response_type.as_deref() {
             Some("code") => {}
-            None => return Err(redirect(&auth, OAuthError::invalid_request("response_type is missing"))),
+            None => return Err(OAuthError::invalid_request("response_type is missing")),
             Some(_) => {
-                return Err(redirect(
-                    &auth,
-                    OAuthError::new(OAuthErrorKind::UnsupportedResponseType, "response_type must be code"),
+                return Err(OAuthError::new(
+                    OAuthErrorKind::UnsupportedResponseType,
+                    "response_type must be code",
                 ));
             }
         }
         let Some(challenge) = req.code_challenge.as_deref() else {
-            return Err(redirect(
-                &auth,
-                OAuthError::invalid_request("code_challenge is missing: PKCE with S256 is required"),
-            ));
+            return Err(OAuthError::invalid_request("code_challenge is missing: PKCE with S256 is required"));
         };
         if req.code_challenge_method.as_deref() != Some(pkce::S256) {
-            return Err(redirect(&auth, OAuthError::invalid_request("code_challenge_method must be S256")));
+            return Err(OAuthError::invalid_request("code_challenge_method must be S256"));
         }
         if !pkce::is_valid_challenge(challenge) {
-            return Err(redirect(
-                &auth,
-                OAuthError::invalid_request("code_challenge must be 43 base64url characters (S256)"),
-            ));
+            return Err(OAuthError::invalid_request("code_challenge must be 43 base64url characters (S256)"));
         }
-        auth.code_challenge = challenge.to_owned();
-        auth.scopes = parse_scope(req.scope.as_deref()).map_err(|e| redirect(&auth, e))?;
-        auth.resource = self.grant_resource(req.resource.as_deref()).map_err(|e| redirect(&auth, e))?;
-        Ok(auth)
+        Ok(ValidAuthorization {
+            client,
+            redirect_uri: redirect_uri.to_owned(),
+            scopes: parse_scope(req.scope.as_deref())?,
+            code_challenge: challenge.to_owned(),
+            resource: self.grant_resource(req.resource.as_deref())?,
+            state: req.state.clone(),
+            issuer: self.config.issuer.clone(),
+        })
     }
 
     /// The resource a new grant is bound to: the one asked for, if this
@@ -751,8 +735,10 @@ impl AuthService {
             used_at: None,
         };
         self.store.insert_code(&record).await?;
-        let redirect_to =
-            append_query(&auth.redirect_uri, &[("code", Some(&code)), ("state", auth.state.as_deref())]);
+        let redirect_to = append_query(
+            &auth.redirect_uri,
+            &[("code", Some(&code)), ("state", auth.state.as_deref()), ("iss", auth.issuer.as_deref())],
+        );
         Ok(IssuedCode { code, redirect_to, expires_at: record.expires_at })
     }
 

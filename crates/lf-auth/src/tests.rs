@@ -32,8 +32,14 @@ fn env_with(config: AuthConfig) -> Env {
     Env { auth, store, clock }
 }
 
+const ISSUER: &str = "https://mcp.example.com";
+
 fn env() -> Env {
-    env_with(AuthConfig { resources: vec![RESOURCE.into()], ..AuthConfig::default() })
+    env_with(AuthConfig {
+        resources: vec![RESOURCE.into()],
+        issuer: Some(ISSUER.into()),
+        ..AuthConfig::default()
+    })
 }
 
 impl Env {
@@ -387,7 +393,7 @@ fn registration_rules() {
 // ----- Authorization requests -------------------------------------------------
 
 #[test]
-fn authorization_requests_with_a_bad_client_or_redirect_are_never_redirected() {
+fn authorization_requests_with_a_bad_client_or_redirect_uri_are_refused() {
     let e = env();
     let client = e.client();
     let check = |f: &dyn Fn(&mut AuthorizationRequest)| {
@@ -396,13 +402,13 @@ fn authorization_requests_with_a_bad_client_or_redirect_are_never_redirected() {
         block_on(e.auth.validate_authorization(&req)).unwrap_err()
     };
     let err = check(&|r| r.client_id = None);
-    assert_eq!((err.error.kind, err.redirect_to), (OAuthErrorKind::InvalidRequest, None));
+    assert_eq!(err.kind, OAuthErrorKind::InvalidRequest);
     let err = check(&|r| r.client_id = Some(ClientId::generate().unwrap().to_string()));
-    assert_eq!((err.error.kind, err.redirect_to), (OAuthErrorKind::InvalidClient, None));
+    assert_eq!(err.kind, OAuthErrorKind::InvalidClient);
     let err = check(&|r| r.client_id = Some("lf_client_x".into()));
-    assert_eq!((err.error.kind, err.redirect_to), (OAuthErrorKind::InvalidClient, None));
+    assert_eq!(err.kind, OAuthErrorKind::InvalidClient);
     let err = check(&|r| r.redirect_uri = None);
-    assert_eq!((err.error.kind, err.redirect_to), (OAuthErrorKind::InvalidRequest, None));
+    assert_eq!(err.kind, OAuthErrorKind::InvalidRequest);
     for bad in [
         "http://127.0.0.1/callback/",
         "http://127.0.0.1:41234/other",
@@ -417,25 +423,21 @@ fn authorization_requests_with_a_bad_client_or_redirect_are_never_redirected() {
         "data:text/html,hi",
     ] {
         let err = check(&|r| r.redirect_uri = Some(bad.into()));
-        assert_eq!((err.error.kind, err.redirect_to), (OAuthErrorKind::InvalidRequest, None), "{bad}");
+        assert_eq!(err.kind, OAuthErrorKind::InvalidRequest, "{bad}");
     }
 }
 
+/// The errors a valid client and redirect URI can still carry: each an
+/// [`OAuthError`], with nothing to redirect to (the type has no place for
+/// it).
 #[test]
-fn other_authorization_errors_go_back_to_the_client_with_the_state() {
+fn other_authorization_errors_are_refused_too() {
     let e = env();
     let client = e.client();
     let check = |f: &dyn Fn(&mut AuthorizationRequest)| {
         let mut req = e.request(&client);
         f(&mut req);
-        let err = block_on(e.auth.validate_authorization(&req)).unwrap_err();
-        let to = err.redirect_to.expect("redirected");
-        assert!(
-            to.starts_with(&format!("{REDIRECT}?error={}&error_description=", err.error.kind.as_str())),
-            "{to}"
-        );
-        assert!(to.ends_with("&state=st%26te"), "{to}");
-        err.error.kind
+        block_on(e.auth.validate_authorization(&req)).unwrap_err().kind
     };
     use OAuthErrorKind::*;
     assert_eq!(check(&|r| r.response_type = Some("token".into())), UnsupportedResponseType);
@@ -464,7 +466,10 @@ fn a_valid_request_is_ready_for_consent() {
     assert_eq!(valid.resource.as_deref(), Some(RESOURCE), "the configured resource by default");
     assert_eq!(
         valid.deny(),
-        format!("{REDIRECT}?error=access_denied&error_description=The%20user%20declined&state=st%26te")
+        format!(
+            "{REDIRECT}?error=access_denied&error_description=The%20user%20declined&state=st%26te&iss={}",
+            "https%3A%2F%2Fmcp.example.com"
+        )
     );
     assert_eq!(kind(valid.clone().narrow(Scopes::READ_WRITE)), OAuthErrorKind::InvalidScope, "no widening");
     let full = block_on(e.auth.validate_authorization(&e.request(&client))).unwrap();
@@ -474,7 +479,11 @@ fn a_valid_request_is_ready_for_consent() {
     let me = e.lenser();
     let issued = block_on(e.auth.issue_code(&full, me)).unwrap();
     assert!(is_code(&issued.code));
-    assert_eq!(issued.redirect_to, format!("{REDIRECT}?code={}&state=st%26te", issued.code));
+    assert_eq!(
+        issued.redirect_to,
+        format!("{REDIRECT}?code={}&state=st%26te&iss=https%3A%2F%2Fmcp.example.com", issued.code),
+        "RFC 9207: the issuer, after the state"
+    );
     assert!(!format!("{issued:?}").contains(&issued.code));
     let stored = block_on(e.store.code_by_hash(&SecretHash::of(&issued.code))).unwrap().unwrap();
     assert_eq!((stored.client_id, stored.lenser, stored.redirect_uri.as_str()), (client.id, me, REDIRECT));

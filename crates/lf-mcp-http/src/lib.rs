@@ -44,7 +44,11 @@ pub struct Prepared {
 /// The accounts and OAuth service over `db`, issuing tokens for this
 /// server's MCP endpoint.
 pub fn auth_service(db: &Database, config: &HttpConfig) -> AuthService {
-    let auth_config = AuthConfig { resources: vec![config.resource()], ..AuthConfig::default() };
+    let auth_config = AuthConfig {
+        resources: vec![config.resource()],
+        issuer: Some(config.public_url.clone()),
+        ..AuthConfig::default()
+    };
     AuthService::new(db.auth_store(), Arc::new(SystemClock), auth_config)
 }
 

@@ -129,7 +129,7 @@ pub async fn authorization_server_metadata(State(state): State<AppState>) -> Res
         "token_endpoint_auth_methods_supported": [TOKEN_ENDPOINT_AUTH_METHOD],
         "revocation_endpoint_auth_methods_supported": [TOKEN_ENDPOINT_AUTH_METHOD],
         "scopes_supported": SUPPORTED_SCOPES,
-        "authorization_response_iss_parameter_supported": false,
+        "authorization_response_iss_parameter_supported": true,
     }))
 }
 
@@ -259,18 +259,14 @@ pub struct AuthorizeForm {
 
 const CSRF_COOKIE: &str = "lf_csrf";
 
-/// Checks the request; on success shows the page, on failure redirects the
-/// error to the client when its redirect URI is known good, and otherwise
-/// shows it (never redirecting to an unverified URI).
+/// Checks the request; a refusal is shown on this server's page, never
+/// redirected: nothing the user has not acted on is sent to a redirect URI
+/// (see [`lf_auth::AuthService::validate_authorization`]).
 async fn validated(state: &AppState, params: &AuthorizeParams) -> Result<ValidAuthorization, Response> {
-    match state.auth.validate_authorization(&params.request()).await {
-        Ok(valid) => Ok(valid),
-        Err(refused) => Err(match refused.redirect_to {
-            Some(to) => redirect(&to),
-            None if refused.error.kind == OAuthErrorKind::ServerError => oauth_error(&refused.error),
-            None => error_page(&refused.error.description),
-        }),
-    }
+    state.auth.validate_authorization(&params.request()).await.map_err(|error| match error.kind {
+        OAuthErrorKind::ServerError => oauth_error(&error),
+        _ => error_page(&error.description),
+    })
 }
 
 /// `GET /oauth/authorize`.

@@ -97,6 +97,16 @@ async fn redeem(s: &Server, client_id: &str, code: &str, verifier: Option<&str>)
     redeem_at(s.url("/oauth/token"), client_id, code, REDIRECT, verifier).await
 }
 
+/// Asserts that the authorization request `query` is refused on the
+/// server's own page (400), with no redirect.
+async fn shown_not_redirected(s: &Server, query: &[(&'static str, String)], what: &str) {
+    let r = client().get(s.url("/oauth/authorize")).query(query).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST, "{what}");
+    assert!(r.headers().get("location").is_none(), "{what}: not redirected");
+    assert!(r.headers()["content-type"].to_str().unwrap().starts_with("text/html"), "{what}");
+    assert!(r.text().await.unwrap().contains("This sign-in cannot continue"), "{what}");
+}
+
 async fn error_of(r: reqwest::Response) -> (StatusCode, String) {
     let status = r.status();
     let body: Value = r.json().await.unwrap();
@@ -117,6 +127,7 @@ async fn discovery_documents_describe_the_server() {
     assert_eq!(meta["issuer"], s.base);
     assert_eq!(meta["token_endpoint"], s.url("/oauth/token"));
     assert_eq!(meta["code_challenge_methods_supported"], json!(["S256"]));
+    assert_eq!(meta["authorization_response_iss_parameter_supported"], true, "RFC 9207");
     for path in ["/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"] {
         let pr: Value = client().get(s.url(path)).send().await.unwrap().json().await.unwrap();
         assert_eq!(pr["resource"], s.resource());
@@ -199,14 +210,68 @@ async fn pkce_is_required_and_checked_and_failures_do_not_consume_the_code() {
     let r = redeem(&s, &client_id, &code, Some(VERIFIER)).await;
     assert_eq!(r.status(), StatusCode::OK);
 
-    // `plain` and a missing challenge are sent back to the client as errors.
-    let mut query = authorize_query(&client_id, REDIRECT, "read");
-    query[6].1 = "plain".into();
-    query[5].1 = VERIFIER.into();
-    let r = client().get(s.url("/oauth/authorize")).query(&query).send().await.unwrap();
+    s.stop().await;
+}
+
+/// Whatever is wrong with an authorization request, the server says so on
+/// its own page: a client anyone can register must not make this origin
+/// redirect to its URI before the user has acted (RFC 9700 §4.11.2).
+#[tokio::test]
+async fn authorization_errors_are_shown_never_redirected() {
+    let s = alice().await;
+    let landing = "https://evil.example/landing";
+    let client_id = register(&s, &[landing]).await;
+    let query = authorize_query(&client_id, landing, "read");
+    let without = |name: &str| query.iter().filter(|(k, _)| *k != name).cloned().collect::<Vec<_>>();
+    let with = |name: &str, value: &str| {
+        query.iter().map(|(k, v)| (*k, if *k == name { value.to_owned() } else { v.clone() })).collect()
+    };
+    let cases: Vec<(&str, Vec<(&'static str, String)>)> = vec![
+        ("no response_type", without("response_type")),
+        ("response_type=token", with("response_type", "token")),
+        ("no code_challenge", without("code_challenge")),
+        ("plain PKCE", with("code_challenge_method", "plain")),
+        ("a bad challenge", with("code_challenge", "short")),
+        ("an unknown scope", with("scope", "admin")),
+        (
+            "another resource",
+            [query.clone(), vec![("resource", "https://other.example/mcp".into())]].concat(),
+        ),
+        ("an unknown client", with("client_id", "lf_client_00000000000000000000000000000000")),
+        ("an unregistered redirect URI", with("redirect_uri", "https://evil.example/other")),
+        ("no client", without("client_id")),
+    ];
+    for (what, query) in cases {
+        shown_not_redirected(&s, &query, what).await;
+    }
+    s.stop().await;
+}
+
+/// Every authorization response names the issuer (RFC 9207).
+#[tokio::test]
+async fn authorization_responses_carry_the_issuer() {
+    let s = alice().await;
+    let client_id = register(&s, &[REDIRECT]).await;
+    let query = authorize_query(&client_id, REDIRECT, "read write");
+    let r = consent(&s, &query, "alice", PASSWORD, true).await;
+    let location = r.headers()["location"].to_str().unwrap().to_owned();
+    assert!(query_param(&location, "code").is_some(), "{location}");
+    assert_eq!(query_param(&location, "iss").as_deref(), Some(s.base.as_str()), "{location}");
+
+    // Denied: the error goes back with the state and the issuer.
+    let page = client().get(s.url("/oauth/authorize")).query(&query).send().await.unwrap();
+    let cookie = page.headers()["set-cookie"].to_str().unwrap().split(';').next().unwrap().to_owned();
+    let html = page.text().await.unwrap();
+    let mut form: Vec<(String, String)> = query.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect();
+    form.push(("csrf".into(), hidden(&html, "csrf").unwrap()));
+    form.push(("decision".into(), "deny".into()));
+    let r =
+        client().post(s.url("/oauth/authorize")).header("cookie", cookie).form(&form).send().await.unwrap();
     assert_eq!(r.status(), StatusCode::SEE_OTHER);
     let location = r.headers()["location"].to_str().unwrap().to_owned();
-    assert_eq!(query_param(&location, "error").as_deref(), Some("invalid_request"));
+    assert_eq!(query_param(&location, "error").as_deref(), Some("access_denied"));
+    assert_eq!(query_param(&location, "state").as_deref(), Some("st4te"));
+    assert_eq!(query_param(&location, "iss").as_deref(), Some(s.base.as_str()), "{location}");
     s.stop().await;
 }
 
@@ -255,14 +320,7 @@ async fn redirect_uri_variants_are_never_redirected_to() {
         "https://app.example.com/oauth/callback?x=1",
         "javascript:alert(1)",
     ] {
-        let r = client()
-            .get(s.url("/oauth/authorize"))
-            .query(&authorize_query(&client_id, variant, "read"))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(r.status(), StatusCode::BAD_REQUEST, "{variant}");
-        assert!(r.headers().get("location").is_none(), "{variant}");
+        shown_not_redirected(&s, &authorize_query(&client_id, variant, "read"), variant).await;
     }
     // Registration refuses what could never be safe.
     for bad in ["javascript:alert(1)", "http://app.example.com/cb", "https://app.example.com/cb#frag"] {

@@ -9,7 +9,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use lf_auth::{AuthConfig, AuthService, NewToken};
+use lf_auth::{AuthService, NewToken};
 use lf_core::{Clock, FixedClock, LenserId, Scopes, Timestamp};
 use lf_mcp_http::{HttpConfig, ServeArgs};
 use lf_server::CommonArgs;
@@ -103,8 +103,7 @@ impl Server {
                 Timestamp::from_micros(1_800_000_000_000_000),
                 chrono::TimeDelta::zero(),
             ));
-            let auth_config =
-                AuthConfig { resources: vec![prepared.state.resource.to_string()], ..AuthConfig::default() };
+            let auth_config = prepared.state.auth.config().clone();
             let auth = Arc::new(AuthService::new(prepared.db.auth_store(), c.clone(), auth_config));
             prepared.state = prepared.state.with_auth(auth);
             clock = Some(c);
