@@ -1,5 +1,6 @@
-//! `/mcp`: each request's caller found ([`crate::auth`]) and its body read
-//! once. Then, for a POST: without sessions, a plain tool call is answered
+//! `/mcp`: each request's caller found ([`crate::auth`]), with sessions
+//! a session of someone else's refused as unknown ([`sessions`]), and its
+//! body read once. Then, for a POST: without sessions, a plain tool call is answered
 //! directly ([`direct`]); a batch is answered member by member ([`batch`]);
 //! every other message is checked for what only this layer knows (that it
 //! is JSON, the token's scope, an id already in flight) and handed to rmcp's
@@ -125,6 +126,14 @@ pub(crate) fn routes(state: &AppState, shutdown: CancellationToken) -> Router<Ap
     )
 }
 
+/// What rmcp answers for a session it does not know, word for word: a
+/// session of someone else's is answered alike.
+fn session_not_found() -> Response {
+    let mut response = Response::new(Body::from("Not Found: Session not found"));
+    *response.status_mut() = StatusCode::NOT_FOUND;
+    response
+}
+
 /// A JSON-RPC message the endpoint answers itself, with `status`.
 fn rpc_answer(status: StatusCode, message: Value) -> Response {
     (status, Json(message)).into_response()
@@ -145,6 +154,12 @@ impl Mcp {
             Ok(principal) => principal,
             Err(refusal) => return refusal,
         };
+        if let Some(sessions) = &self.sessions
+            && let Some(session) = parts.headers.get("mcp-session-id")
+            && !session.to_str().is_ok_and(|s| sessions.belongs_to(s, &principal))
+        {
+            return session_not_found();
+        }
         let bytes = match axum::body::to_bytes(body, MAX_BODY).await {
             Ok(b) => b,
             Err(_) => {
@@ -210,6 +225,7 @@ impl Mcp {
         let initialize = message.get("method").and_then(Value::as_str) == Some("initialize");
         let mut response = self.rmcp(parts, principal.clone(), bytes).await;
         if initialize && let Some(sessions) = &self.sessions {
+            sessions.own(&response, principal);
             response = sessions.watch(response);
         }
         match claim {

@@ -320,3 +320,59 @@ async fn sessions_answer_concurrent_requests_that_share_an_id() {
     }
     s.stop().await;
 }
+
+/// With --sessions a session is its initializer's: another lenser holding
+/// its id gets what an unknown session gets (404), and the session is left
+/// alone.
+#[tokio::test]
+async fn a_session_is_only_its_own_lenser_s() {
+    let s =
+        Server::with(Options { lensers: vec!["alice", "bob"], sessions: true, ..Options::default() }).await;
+    let alice = s.token("alice", lf_core::Scopes::READ_WRITE).await;
+    let bob = s.token("bob", lf_core::Scopes::READ_WRITE).await;
+    let request = |method: reqwest::Method, token: &str, session: Option<&str>, body: Option<Value>| {
+        let mut r = client()
+            .request(method, s.url("/mcp"))
+            .bearer_auth(token)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-11-25");
+        if let Some(session) = session {
+            r = r.header("mcp-session-id", session);
+        }
+        if let Some(body) = body {
+            r = r.json(&body);
+        }
+        r.send()
+    };
+    let init = json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "test", "version": "1" } } });
+    let r = request(reqwest::Method::POST, &alice, None, Some(init)).await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let session = r.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    message_of(r, "initialize").await;
+    let initialized = json!({ "jsonrpc": "2.0", "method": "notifications/initialized" });
+    let r = request(reqwest::Method::POST, &alice, Some(&session), Some(initialized)).await.unwrap();
+    assert_eq!(r.status(), StatusCode::ACCEPTED);
+    let call = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": { "name": "list_lenses", "arguments": {} } });
+
+    let unknown =
+        request(reqwest::Method::POST, &bob, Some("no-such-session"), Some(call.clone())).await.unwrap();
+    assert_eq!(unknown.status(), StatusCode::NOT_FOUND);
+    let unknown = unknown.text().await.unwrap();
+    for method in [reqwest::Method::POST, reqwest::Method::GET, reqwest::Method::DELETE] {
+        let body = (method == reqwest::Method::POST).then(|| call.clone());
+        let r = request(method.clone(), &bob, Some(&session), body).await.unwrap();
+        assert_eq!(r.status(), StatusCode::NOT_FOUND, "{method}");
+        assert_eq!(r.text().await.unwrap(), unknown, "{method}: as for an unknown session");
+    }
+    // Alice's session is untouched.
+    let r = request(reqwest::Method::POST, &alice, Some(&session), Some(call.clone())).await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    assert_eq!(message_of(r, "alice's call").await["result"]["isError"], false);
+    let r = request(reqwest::Method::DELETE, &alice, Some(&session), None).await.unwrap();
+    assert!(r.status().is_success(), "{}", r.status());
+    let r = request(reqwest::Method::POST, &alice, Some(&session), Some(call)).await.unwrap();
+    assert_eq!(r.status(), StatusCode::NOT_FOUND, "ended by its owner");
+    s.stop().await;
+}

@@ -212,10 +212,10 @@ async fn session_batches_in_2025_03_26() {
     let (status, _) = answer(post(&s, &[], json!([ping]).to_string()).await).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
 
-    // The session ends: its batches are refused.
+    // The session ends: it is unknown, batches included.
     let r = client().delete(s.url("/mcp")).header("mcp-session-id", &old).send().await.unwrap();
     assert!(r.status().is_success(), "{}", r.status());
     let (status, _) = answer(post(&s, &[("mcp-session-id", &old)], json!([ping]).to_string()).await).await;
-    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(status, StatusCode::NOT_FOUND);
     s.stop().await;
 }

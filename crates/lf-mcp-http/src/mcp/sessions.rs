@@ -1,14 +1,20 @@
-//! With `--sessions`: which sessions negotiated 2025-03-26, the one
-//! protocol version whose clients may send batches. rmcp keeps the version
-//! of each session to itself, so it is read from rmcp's answer to the
-//! session's `initialize` as that answer goes out.
+//! With `--sessions`: whose each session is, and which sessions negotiated
+//! 2025-03-26, the one protocol version whose clients may send batches.
+//!
+//! A session belongs to the lenser who initialized it: a request or a
+//! DELETE on it by anyone else is answered as rmcp answers an unknown
+//! session (404), and reaches nothing. rmcp keeps a session's version to
+//! itself, so it is read from rmcp's answer to the session's `initialize`
+//! as that answer goes out.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use axum::body::{Body, Bytes};
 use axum::response::Response;
 use futures_util::StreamExt;
+use lf_core::{LenserId, Principal};
 use lf_tools::direct::known_version;
 use lf_tools::jsonrpc;
 use serde_json::Value;
@@ -20,9 +26,32 @@ const MOST: usize = 10_000;
 /// How much of an `initialize` answer is read for its version.
 const READ_AT_MOST: usize = 64 * 1024;
 
+/// Sessions whose owner is remembered at most; past that, those unused the
+/// longest are forgotten (their requests are then refused as another's).
+const MOST_OWNED: usize = 100_000;
+
+/// How long an unused session's owner is kept when room is needed: much
+/// longer than rmcp keeps an idle session (5 minutes).
+const OWNER_IDLE: Duration = Duration::from_secs(3600);
+
 #[derive(Default)]
 pub(super) struct Sessions {
     batches: Mutex<Remembered>,
+    owners: Mutex<HashMap<String, Owner>>,
+}
+
+/// Who initialized a session, and when it was last used.
+struct Owner {
+    lenser: Option<LenserId>,
+    seen: Instant,
+}
+
+/// The lenser a principal acts for, which owns the sessions it starts.
+fn lenser_of(principal: &Principal) -> Option<LenserId> {
+    match principal {
+        Principal::Lenser { id, .. } => Some(*id),
+        _ => None,
+    }
 }
 
 /// The sessions whose version has batches, oldest first.
@@ -54,8 +83,45 @@ impl Sessions {
         }
     }
 
+    fn owners(&self) -> std::sync::MutexGuard<'_, HashMap<String, Owner>> {
+        self.owners.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Records `principal` as the owner of the session rmcp's `response` to
+    /// an `initialize` starts, if it starts one.
+    pub(super) fn own(&self, response: &Response, principal: &Principal) {
+        let Some(session) = response.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()) else {
+            return;
+        };
+        let now = Instant::now();
+        let mut owners = self.owners();
+        owners.insert(session.to_owned(), Owner { lenser: lenser_of(principal), seen: now });
+        if owners.len() > MOST_OWNED {
+            owners.retain(|_, o| now.duration_since(o.seen) < OWNER_IDLE);
+        }
+        while owners.len() > MOST_OWNED {
+            let Some(oldest) = owners.iter().min_by_key(|(_, o)| o.seen).map(|(s, _)| s.clone()) else {
+                break;
+            };
+            owners.remove(&oldest);
+        }
+    }
+
+    /// Whether `session` was initialized by `principal`'s lenser (and so
+    /// may be used by it).
+    pub(super) fn belongs_to(&self, session: &str, principal: &Principal) -> bool {
+        match self.owners().get_mut(session) {
+            Some(owner) if owner.lenser.is_some() && owner.lenser == lenser_of(principal) => {
+                owner.seen = Instant::now();
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// The session ended.
     pub(super) fn forget(&self, session: &str) {
+        self.owners().remove(session);
         let mut remembered = self.lock();
         if remembered.ids.remove(session) {
             remembered.order.retain(|s| s != session);
