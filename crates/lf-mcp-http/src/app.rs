@@ -18,7 +18,8 @@ use tower_http::timeout::TimeoutLayer;
 use crate::config::HttpConfig;
 use crate::guard::{Gate, gate};
 use crate::inflight::InFlight;
-use crate::oauth::{self, Limits};
+use crate::limits::Limits;
+use crate::oauth;
 use crate::responses::json_error;
 
 /// What every request handler can reach. Every layer clones it for each

@@ -2,12 +2,14 @@
 //! checks. A bad value stops start-up with a message naming the key.
 
 use std::net::SocketAddr;
+use std::num::NonZeroU32;
 use std::time::Duration;
 
 use lf_server::{CommonArgs, ConfigError, Setting};
 use url::Url;
 
 use crate::guard::is_loopback_host;
+use crate::limits::TrustedProxies;
 
 /// `lf-mcp-http serve`: the MCP server over Streamable HTTP. Its
 /// `Default` is what the command line gives when nothing is set.
@@ -56,6 +58,16 @@ pub struct ServeArgs {
     #[arg(long, env = "LENSERFIGHT_SHUTDOWN_TIMEOUT", default_value_t = defaults::SHUTDOWN_TIMEOUT)]
     pub shutdown_timeout: u64,
 
+    /// Reverse proxies whose X-Forwarded-For names the client, for the
+    /// per-address limits: addresses or networks (10.0.0.0/8),
+    /// comma-separated. Others' X-Forwarded-For is ignored.
+    #[arg(long, env = "LENSERFIGHT_TRUSTED_PROXIES", value_delimiter = ',')]
+    pub trusted_proxies: Option<Vec<String>>,
+
+    /// Most OAuth client registrations per hour, from all addresses together.
+    #[arg(long, env = "LENSERFIGHT_REGISTRATIONS_PER_HOUR", default_value_t = defaults::REGISTRATIONS_PER_HOUR)]
+    pub registrations_per_hour: u64,
+
     /// Keep MCP sessions (Mcp-Session-Id) for clients of the initialize
     /// handshake. Off by default: every request stands alone, so several
     /// processes can serve one database.
@@ -78,6 +90,7 @@ mod defaults {
     pub const IDLE_TIMEOUT: u64 = 60;
     pub const MAX_CONNECTIONS: u64 = 1024;
     pub const SHUTDOWN_TIMEOUT: u64 = 10;
+    pub const REGISTRATIONS_PER_HOUR: u64 = 1000;
 }
 
 impl Default for ServeArgs {
@@ -92,6 +105,8 @@ impl Default for ServeArgs {
             idle_timeout: defaults::IDLE_TIMEOUT,
             max_connections: defaults::MAX_CONNECTIONS,
             shutdown_timeout: defaults::SHUTDOWN_TIMEOUT,
+            trusted_proxies: None,
+            registrations_per_hour: defaults::REGISTRATIONS_PER_HOUR,
             sessions: false,
             dev_lenser: None,
         }
@@ -113,6 +128,9 @@ pub struct HttpConfig {
     pub request_timeout: Duration,
     /// Timeouts and the cap of connections.
     pub connections: ConnectionLimits,
+    /// Proxies whose X-Forwarded-For is believed.
+    pub trusted_proxies: TrustedProxies,
+    pub registrations_per_hour: NonZeroU32,
     pub sessions: bool,
     pub dev_lenser: Option<String>,
 }
@@ -180,6 +198,13 @@ impl HttpConfig {
                 })?,
             shutdown_timeout: seconds(Setting::ShutdownTimeout, args.shutdown_timeout, 3600)?,
         };
+        let trusted_proxies = TrustedProxies::parse(args.trusted_proxies.as_deref().unwrap_or_default())
+            .map_err(|e| bad(Setting::TrustedProxies, e))?;
+        let registrations_per_hour = u32::try_from(args.registrations_per_hour)
+            .ok()
+            .and_then(NonZeroU32::new)
+            .filter(|n| n.get() <= 1_000_000)
+            .ok_or_else(|| bad(Setting::RegistrationsPerHour, "must be between 1 and 1000000".into()))?;
         let dev_lenser =
             args.dev_lenser.as_deref().map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned);
         if dev_lenser.is_some() {
@@ -209,6 +234,8 @@ impl HttpConfig {
             extra_origins,
             request_timeout,
             connections,
+            trusted_proxies,
+            registrations_per_hour,
             sessions: args.sessions,
             dev_lenser,
         })
@@ -286,6 +313,12 @@ mod tests {
         assert!(e.contains("LENSERFIGHT_MAX_CONNECTIONS"), "{e}");
         let e = HttpConfig::from_args(&args(|a| a.shutdown_timeout = 0)).unwrap_err().to_string();
         assert!(e.contains("LENSERFIGHT_SHUTDOWN_TIMEOUT"), "{e}");
+        let e = HttpConfig::from_args(&args(|a| a.trusted_proxies = Some(vec!["proxy.internal".into()])))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("LENSERFIGHT_TRUSTED_PROXIES"), "{e}");
+        let e = HttpConfig::from_args(&args(|a| a.registrations_per_hour = 0)).unwrap_err().to_string();
+        assert!(e.contains("LENSERFIGHT_REGISTRATIONS_PER_HOUR"), "{e}");
         let e = HttpConfig::from_args(&args(|a| a.allowed_origins = Some(vec!["null".into()])))
             .unwrap_err()
             .to_string();

@@ -16,6 +16,7 @@ pub mod config;
 mod connections;
 pub mod guard;
 mod inflight;
+pub mod limits;
 mod mcp;
 pub mod oauth;
 mod responses;
@@ -82,6 +83,7 @@ pub async fn prepare(mut config: HttpConfig) -> Result<Prepared, ConfigError> {
     };
     let gate = guard::Gate::new(&config.public_url, &config.extra_origins);
     let sessions = config.sessions;
+    let registrations_per_hour = config.registrations_per_hour;
     let background = Background::current();
     // The caller of each request comes from the request (see `router`).
     let server = lf_server::build_server(
@@ -98,7 +100,7 @@ pub async fn prepare(mut config: HttpConfig) -> Result<Prepared, ConfigError> {
         dev_lenser,
         server,
         auth: Arc::new(auth),
-        limits: Arc::new(oauth::Limits::new()),
+        limits: Arc::new(limits::Limits::new(registrations_per_hour)),
         inflight: sessions.then(|| Arc::new(inflight::InFlight::default())),
     });
     Ok(Prepared { listener, state, db, background })

@@ -2,18 +2,14 @@
 //! (RFC 8414, RFC 9728), dynamic client registration (RFC 7591), the
 //! sign-in and consent page, the token endpoint (authorization code with
 //! PKCE, refresh with rotation) and revocation (RFC 7009). The rules live in
-//! lf-auth; this module speaks HTTP.
+//! lf-auth, the rate limits in [`crate::limits`]; this module speaks HTTP.
 
-use std::net::{IpAddr, SocketAddr};
-use std::num::NonZeroU32;
 use std::time::Duration;
 
 use axum::extract::rejection::{FormRejection, JsonRejection};
-use axum::extract::{ConnectInfo, Query, State};
+use axum::extract::{Query, State};
 use axum::response::{IntoResponse, Response};
 use axum::{Form, Json};
-use governor::clock::{Clock, DefaultClock};
-use governor::{Quota, RateLimiter};
 use http::{HeaderMap, HeaderValue, StatusCode, header};
 use lf_auth::{
     AuthorizationRequest, ClientRegistration, GRANT_TYPES, OAuthError, OAuthErrorKind, RESPONSE_TYPES,
@@ -25,66 +21,8 @@ use serde_json::json;
 use subtle::ConstantTimeEq;
 
 use crate::app::AppState;
+use crate::limits::ClientIp;
 use crate::responses::json_error;
-
-type KeyedLimiter = RateLimiter<
-    IpAddr,
-    governor::state::keyed::DefaultKeyedStateStore<IpAddr>,
-    DefaultClock,
-    governor::middleware::NoOpMiddleware<<DefaultClock as Clock>::Instant>,
->;
-
-/// Per-address rate limits of the endpoints that cost (argon2) or create rows.
-pub struct Limits {
-    sign_in: KeyedLimiter,
-    token: KeyedLimiter,
-    register: KeyedLimiter,
-}
-
-fn per_minute(n: u32, burst: u32) -> Quota {
-    Quota::per_minute(NonZeroU32::new(n).unwrap_or(NonZeroU32::MIN))
-        .allow_burst(NonZeroU32::new(burst).unwrap_or(NonZeroU32::MIN))
-}
-
-impl Limits {
-    /// Sign-in: 10 a minute (burst 5); token: 120 a minute (burst 30);
-    /// registration: 10 a minute (burst 5), per client address.
-    pub fn new() -> Self {
-        Self {
-            sign_in: RateLimiter::keyed(per_minute(10, 5)),
-            token: RateLimiter::keyed(per_minute(120, 30)),
-            register: RateLimiter::keyed(per_minute(10, 5)),
-        }
-    }
-
-    /// Forgets addresses whose limits have recovered (call now and then).
-    pub fn forget_idle(&self) {
-        self.sign_in.retain_recent();
-        self.token.retain_recent();
-        self.register.retain_recent();
-    }
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-/// 429 with `Retry-After` when `ip` is over `limiter`'s quota.
-fn over_limit(limiter: &KeyedLimiter, ip: IpAddr) -> Option<Response> {
-    limiter.check_key(&ip).err().map(|not_until| {
-        let wait = not_until.wait_time_from(DefaultClock::default().now());
-        let secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
-        let mut response = json_error(
-            StatusCode::TOO_MANY_REQUESTS,
-            "too_many_requests",
-            "too many attempts; wait and retry",
-        );
-        response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs.max(1)));
-        response
-    })
-}
 
 fn no_store(headers: &mut HeaderMap) {
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
@@ -166,10 +104,10 @@ pub struct RegisterBody {
 /// `POST /oauth/register`: 201 with the client's metadata.
 pub async fn register(
     State(state): State<AppState>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    client: ClientIp,
     body: Result<Json<RegisterBody>, JsonRejection>,
 ) -> Response {
-    if let Some(r) = over_limit(&state.limits.register, peer.ip()) {
+    if let Some(r) = state.limits.register(client) {
         return r;
     }
     let Json(body) = match body {
@@ -286,7 +224,7 @@ pub async fn authorize_page(
 /// `POST /oauth/authorize`: the page was submitted.
 pub async fn authorize_submit(
     State(state): State<AppState>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    client: ClientIp,
     headers: HeaderMap,
     form: Result<Form<AuthorizeForm>, FormRejection>,
 ) -> Response {
@@ -303,11 +241,14 @@ pub async fn authorize_submit(
     if form.decision.as_deref() != Some("approve") {
         return redirect(&valid.deny());
     }
-    if let Some(r) = over_limit(&state.limits.sign_in, peer.ip()) {
+    if let Some(r) = state.limits.sign_in(client) {
         return r;
     }
     let handle = form.handle.unwrap_or_default();
     let password = form.password.unwrap_or_default();
+    if let Some(r) = state.limits.sign_in_as(&handle) {
+        return r;
+    }
     let lenser = match state.auth.sign_in_check(&handle).await {
         Ok(check) => match tokio::task::spawn_blocking(move || check.verify(&password)).await {
             Ok(result) => result,
@@ -316,7 +257,10 @@ pub async fn authorize_submit(
         Err(e) => Err(e),
     };
     let lenser = match lenser {
-        Ok(id) => id,
+        Ok(id) => {
+            state.limits.signed_in(&handle);
+            id
+        }
         Err(e) if e.code() == ErrorCode::PermissionDenied => {
             return consent_page(&state, &form.params, &valid, Some(e.message()));
         }
@@ -520,10 +464,10 @@ fn grant_response(grant: &TokenGrant) -> Response {
 /// `POST /oauth/token`.
 pub async fn token(
     State(state): State<AppState>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    client: ClientIp,
     form: Result<Form<TokenForm>, FormRejection>,
 ) -> Response {
-    if let Some(r) = over_limit(&state.limits.token, peer.ip()) {
+    if let Some(r) = state.limits.token(client) {
         return r;
     }
     let Ok(Form(form)) = form else {
@@ -569,10 +513,10 @@ pub struct RevokeForm {
 /// `POST /oauth/revoke`: 200 whether or not the token existed.
 pub async fn revoke(
     State(state): State<AppState>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    client: ClientIp,
     form: Result<Form<RevokeForm>, FormRejection>,
 ) -> Response {
-    if let Some(r) = over_limit(&state.limits.token, peer.ip()) {
+    if let Some(r) = state.limits.token(client) {
         return r;
     }
     let Ok(Form(form)) = form else {

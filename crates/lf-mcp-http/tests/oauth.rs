@@ -20,16 +20,27 @@ async fn alice() -> Server {
 }
 
 async fn register(s: &Server, redirect_uris: &[&str]) -> String {
-    let r = client()
-        .post(s.url("/oauth/register"))
-        .json(&json!({ "client_name": "Test <b>client</b>", "redirect_uris": redirect_uris }))
-        .send()
-        .await
-        .unwrap();
+    let r = register_from(s, redirect_uris, None).await;
     assert_eq!(r.status(), StatusCode::CREATED);
     let body: Value = r.json().await.unwrap();
     assert_eq!(body["token_endpoint_auth_method"], "none");
     body["client_id"].as_str().unwrap().to_owned()
+}
+
+/// A registration, through a proxy that says the client is `forwarded_for`.
+async fn register_from(s: &Server, redirect_uris: &[&str], forwarded_for: Option<&str>) -> reqwest::Response {
+    let mut r = client()
+        .post(s.url("/oauth/register"))
+        .json(&json!({ "client_name": "Test <b>client</b>", "redirect_uris": redirect_uris }));
+    if let Some(address) = forwarded_for {
+        r = r.header("x-forwarded-for", address);
+    }
+    r.send().await.unwrap()
+}
+
+/// A server behind a proxy on loopback, whose X-Forwarded-For is believed.
+async fn behind_a_proxy(serve: fn(&mut lf_mcp_http::ServeArgs)) -> Server {
+    Server::with(Options { lensers: vec!["alice", "bob"], serve: Some(serve), ..Options::default() }).await
 }
 
 fn authorize_query(client_id: &str, redirect_uri: &str, scope: &str) -> Vec<(&'static str, String)> {
@@ -59,6 +70,18 @@ async fn consent(
     password: &str,
     write: bool,
 ) -> reqwest::Response {
+    consent_from(s, query, handle, password, write, None).await
+}
+
+/// [`consent`] through a proxy that says the client is `forwarded_for`.
+async fn consent_from(
+    s: &Server,
+    query: &[(&'static str, String)],
+    handle: &str,
+    password: &str,
+    write: bool,
+    forwarded_for: Option<&str>,
+) -> reqwest::Response {
     let page = client().get(s.url("/oauth/authorize")).query(query).send().await.unwrap();
     assert_eq!(page.status(), StatusCode::OK);
     let headers = page.headers().clone();
@@ -76,7 +99,11 @@ async fn consent(
     if write {
         form.push(("grant_write".into(), "1".into()));
     }
-    client().post(s.url("/oauth/authorize")).header("cookie", cookie).form(&form).send().await.unwrap()
+    let mut submit = client().post(s.url("/oauth/authorize")).header("cookie", cookie).form(&form);
+    if let Some(address) = forwarded_for {
+        submit = submit.header("x-forwarded-for", address);
+    }
+    submit.send().await.unwrap()
 }
 
 fn query_param(location: &str, name: &str) -> Option<String> {
@@ -466,5 +493,77 @@ async fn oauth_endpoints_refuse_other_origins_and_rate_limit() {
     }
     let (after, retry) = limited.expect("registration is rate limited");
     assert!(after >= 5 && retry >= 1, "{after} {retry}");
+    s.stop().await;
+}
+
+/// Ten failed sign-ins at one handle, each from another address, lock that
+/// handle's sign-in (even with the right password, from a new address);
+/// other handles sign in as usual.
+#[tokio::test]
+async fn a_handle_is_locked_after_ten_failures_from_any_addresses() {
+    let s = behind_a_proxy(|a| a.trusted_proxies = Some(vec!["127.0.0.1".into()])).await;
+    let client_id = register(&s, &[REDIRECT]).await;
+    let query = authorize_query(&client_id, REDIRECT, "read");
+    for i in 1..=10 {
+        let from = format!("198.51.100.{i}");
+        let r = consent_from(&s, &query, "alice", "not the password", true, Some(&from)).await;
+        assert_eq!(r.status(), StatusCode::OK, "failure {i} from its own address is judged");
+        assert!(r.text().await.unwrap().contains("do not match"));
+    }
+    let r = consent_from(&s, &query, "Alice", PASSWORD, true, Some("198.51.100.200")).await;
+    assert_eq!(r.status(), StatusCode::TOO_MANY_REQUESTS);
+    let wait: u64 = r.headers()["retry-after"].to_str().unwrap().parse().unwrap();
+    assert!((1..=60).contains(&wait), "{wait}");
+    let r = consent_from(&s, &query, "bob", PASSWORD, true, Some("198.51.100.201")).await;
+    assert_eq!(r.status(), StatusCode::SEE_OTHER, "bob is not locked");
+    s.stop().await;
+}
+
+/// Registers from each of `addresses` in turn; the index of the first
+/// refused (registration allows a burst of 5 per address).
+async fn limited_at(s: &Server, addresses: Vec<String>) -> Option<usize> {
+    for (i, a) in addresses.iter().enumerate() {
+        let r = register_from(s, &[REDIRECT], Some(a)).await;
+        if r.status() == StatusCode::TOO_MANY_REQUESTS {
+            return Some(i);
+        }
+        assert_eq!(r.status(), StatusCode::CREATED, "{a}");
+    }
+    None
+}
+
+/// The per-address limits count the client behind a trusted proxy, and an
+/// IPv6 client as its /64; a proxy that is not trusted is the client.
+#[tokio::test]
+async fn per_address_limits_count_the_client_behind_trusted_proxies_by_64() {
+    let distinct = |n: u8| (1..=n).map(|i| format!("203.0.113.{i}")).collect::<Vec<_>>();
+    let s = behind_a_proxy(|a| a.trusted_proxies = Some(vec!["127.0.0.0/8".into()])).await;
+    assert_eq!(limited_at(&s, distinct(8)).await, None, "eight clients");
+    let one_64 = (1..=8).map(|i| format!("2001:db8:1:2::{i:x}")).collect();
+    assert_eq!(limited_at(&s, one_64).await, Some(5), "one /64 is one client");
+    assert_eq!(limited_at(&s, vec!["[2001:db8:1:3::1]:443".into()]).await, None, "another /64");
+    s.stop().await;
+
+    let s = behind_a_proxy(|_| {}).await;
+    assert_eq!(limited_at(&s, distinct(8)).await, Some(5), "without trusted proxies, the peer is the client");
+    s.stop().await;
+}
+
+/// Registrations are capped per hour from all addresses together.
+#[tokio::test]
+async fn registrations_are_capped_overall() {
+    let s = behind_a_proxy(|a| {
+        a.trusted_proxies = Some(vec!["127.0.0.1".into()]);
+        a.registrations_per_hour = 3;
+    })
+    .await;
+    for i in 1..=3 {
+        let r = register_from(&s, &[REDIRECT], Some(&format!("203.0.113.{i}"))).await;
+        assert_eq!(r.status(), StatusCode::CREATED, "{i}");
+    }
+    let r = register_from(&s, &[REDIRECT], Some("203.0.113.4")).await;
+    assert_eq!(r.status(), StatusCode::TOO_MANY_REQUESTS);
+    let wait: u64 = r.headers()["retry-after"].to_str().unwrap().parse().unwrap();
+    assert!((1..=1200).contains(&wait), "{wait}");
     s.stop().await;
 }

@@ -63,12 +63,14 @@ pub enum Setting {
     IdleTimeout,
     MaxConnections,
     ShutdownTimeout,
+    TrustedProxies,
+    RegistrationsPerHour,
     Sessions,
     DevLenser,
 }
 
 /// `(setting, file key, environment variable, flag, kind, reader)`.
-const TABLE: [(Setting, &str, &str, &str, Kind, Reader); 21] = [
+const TABLE: [(Setting, &str, &str, &str, Kind, Reader); 23] = [
     (
         Setting::DatabaseUrl,
         "database_url",
@@ -155,6 +157,22 @@ const TABLE: [(Setting, &str, &str, &str, Kind, Reader); 21] = [
         "shutdown_timeout",
         "LENSERFIGHT_SHUTDOWN_TIMEOUT",
         "--shutdown-timeout",
+        Kind::Count,
+        Reader::Http,
+    ),
+    (
+        Setting::TrustedProxies,
+        "trusted_proxies",
+        "LENSERFIGHT_TRUSTED_PROXIES",
+        "--trusted-proxies",
+        Kind::List,
+        Reader::Http,
+    ),
+    (
+        Setting::RegistrationsPerHour,
+        "registrations_per_hour",
+        "LENSERFIGHT_REGISTRATIONS_PER_HOUR",
+        "--registrations-per-hour",
         Kind::Count,
         Reader::Http,
     ),
