@@ -58,6 +58,13 @@ async fn development_mode_serves_tools_without_a_token() {
     s.stop().await;
 }
 
+/// A server whose public URL is `https://mcp.example.com` (set past the
+/// checks, which refuse it with development mode), still on loopback.
+fn answer_for_a_public_host(config: &mut HttpConfig) {
+    config.public_url = "https://mcp.example.com".into();
+    config.public_url_set = true;
+}
+
 /// Development mode with a public URL (the usual setup behind a reverse
 /// proxy, whose socket is loopback) does not start.
 #[test]
@@ -82,14 +89,7 @@ fn development_mode_refuses_a_public_url_that_is_not_loopback() {
 /// a request to that host without a token is not the development lenser's.
 #[tokio::test]
 async fn development_mode_acts_only_for_requests_to_a_loopback_host() {
-    let s = Server::with(Options {
-        config: Some(|c| {
-            c.public_url = "https://mcp.example.com".into();
-            c.public_url_set = true;
-        }),
-        ..Options::dev()
-    })
-    .await;
+    let s = Server::with(Options { config: Some(answer_for_a_public_host), ..Options::dev() }).await;
     let mcp = format!("http://{}/mcp", s.addr);
     let create = rpc(
         "tools/call",
@@ -188,6 +188,25 @@ async fn other_hosts_and_origins_are_refused() {
         .unwrap();
     assert_eq!(r.status(), StatusCode::NO_CONTENT);
     assert!(r.headers()["access-control-allow-headers"].to_str().unwrap().contains("authorization"));
+    // Any loopback port is allowed, with a public URL too: never with
+    // credentials, so a page there can do only what its own token allows.
+    assert!(r.headers().get("access-control-allow-credentials").is_none());
+    s.stop().await;
+
+    let s = Server::with(Options { config: Some(answer_for_a_public_host), ..Options::default() }).await;
+    for method in [reqwest::Method::OPTIONS, reqwest::Method::GET] {
+        let r = client()
+            .request(method.clone(), format!("http://{}/health", s.addr))
+            .header("host", "mcp.example.com")
+            .header("origin", "http://127.0.0.1:53999")
+            .header("access-control-request-method", "GET")
+            .send()
+            .await
+            .unwrap();
+        assert!(r.status().is_success(), "{method}: {}", r.status());
+        assert_eq!(r.headers()["access-control-allow-origin"], "http://127.0.0.1:53999", "{method}");
+        assert!(r.headers().get("access-control-allow-credentials").is_none(), "{method}");
+    }
     s.stop().await;
 }
 
