@@ -44,6 +44,7 @@ pub async fn suite(store: Arc<dyn AuthStore>) {
     concurrent_consume(s).await;
     refresh_tokens(s).await;
     families(s).await;
+    grants(s).await;
     purging(s).await;
     service_flows(store).await;
 }
@@ -419,14 +420,21 @@ async fn concurrent_consume(s: &dyn AuthStore) {
     }
 }
 
-async fn refresh_tokens(s: &dyn AuthStore) {
-    let at = base_time();
+/// A new lenser and client, and a code of theirs redeemed at `at` for the
+/// first tokens of its family.
+async fn signed_in(s: &dyn AuthStore, at: Timestamp) -> (Lenser, OAuthClient, CodeRecord, GrantTokens) {
     let lenser = new_lenser(s, at).await;
     let client = new_client(s, at).await;
     let c = code_record(&client, lenser.id, at);
     s.insert_code(&c).await.unwrap();
     let first = grant(&client, lenser.id, c.family_id, at);
     assert!(s.consume_code(&c.hash, at, &first).await.unwrap());
+    (lenser, client, c, first)
+}
+
+async fn refresh_tokens(s: &dyn AuthStore) {
+    let at = base_time();
+    let (lenser, client, c, first) = signed_in(s, at).await;
     let old = first.refresh.clone();
 
     let next = grant(&client, lenser.id, c.family_id, at.plus_micros(5));
@@ -477,21 +485,74 @@ async fn families(s: &dyn AuthStore) {
         assert!(s.consume_code(&c.hash, at, &g).await.unwrap());
         in_family.push(g);
     }
-    // One access token of the family already revoked: its time is kept.
-    s.revoke_token(in_family[0].access.info.id, at.plus_micros(1)).await.unwrap();
-    let now = at.plus_micros(9);
-    s.revoke_family(family, now).await.unwrap();
-    for (i, g) in in_family.iter().enumerate() {
-        let access = s.token_by_hash(&g.access.hash).await.unwrap().unwrap();
-        let refresh = s.refresh_by_hash(&g.refresh.hash).await.unwrap().unwrap();
-        match i {
-            0 => assert_eq!(access.info.revoked_at, Some(at.plus_micros(1))),
-            1 => assert_eq!(access.info.revoked_at, Some(now)),
-            _ => assert_eq!(access.info.revoked_at, None, "another family is untouched"),
+    // Revoking one access token of the family revokes all of it at once.
+    let first = at.plus_micros(1);
+    s.revoke_token(in_family[0].access.info.id, first).await.expect("revoke_token of a family's token");
+    let revoked = |i: usize| {
+        let g = &in_family[i];
+        async move {
+            let access = s.token_by_hash(&g.access.hash).await.unwrap().unwrap();
+            let refresh = s.refresh_by_hash(&g.refresh.hash).await.unwrap().unwrap();
+            (access.info.revoked_at, refresh.revoked_at)
         }
-        assert_eq!(refresh.revoked_at, (i < 2).then_some(now));
+    };
+    for i in 0..2 {
+        assert_eq!(revoked(i).await, (Some(first), Some(first)), "revoke_token: every token of the family");
     }
-    s.revoke_family(FamilyId::new(), now).await.expect("an unknown family is no error");
+    assert_eq!(revoked(2).await, (None, None), "another family is untouched");
+    // Revoking again keeps the first time.
+    s.revoke_family(family, at.plus_micros(9)).await.unwrap();
+    assert_eq!(revoked(1).await, (Some(first), Some(first)), "revoke_family keeps the first time");
+    // A refresh token's id revokes its family too.
+    let later = at.plus_micros(20);
+    s.revoke_token(in_family[2].refresh.id, later).await.expect("revoke_token of a refresh token");
+    assert_eq!(revoked(2).await, (Some(later), Some(later)), "revoke_token by a refresh token's id");
+    s.revoke_family(FamilyId::new(), later).await.expect("an unknown family is no error");
+}
+
+/// Grants: one per family, made of its refresh and access tokens.
+async fn grants(s: &dyn AuthStore) {
+    let at = base_time();
+    let (lenser, client, c, first) = signed_in(s, at).await;
+    s.touch_token(first.access.info.id, at.plus_micros(5)).await.unwrap();
+    let rotated = at.plus_micros(10);
+    let second = grant(&client, lenser.id, c.family_id, rotated);
+    assert!(s.rotate_refresh(first.refresh.id, rotated, &second).await.unwrap());
+    let other = code_record(&client, lenser.id, at);
+    s.insert_code(&other).await.unwrap();
+    let later = grant(&client, lenser.id, other.family_id, at.plus_micros(30));
+    assert!(s.consume_code(&other.hash, at.plus_micros(30), &later).await.unwrap());
+    // An admin token is no grant.
+    let (_, admin) = token(lenser.id, at);
+    s.insert_token(&admin).await.unwrap();
+
+    let listed = s.list_grants(Some(lenser.id), None).await.expect("list_grants");
+    assert_eq!(listed.len(), 2, "one grant per family: {listed:?}");
+    assert_eq!(listed[0].family_id, other.family_id, "newest first");
+    let g = &listed[1];
+    assert_eq!((g.id, g.family_id), (second.refresh.id, c.family_id), "the newest refresh token's id");
+    assert_eq!((g.lenser, &g.client_id, g.scopes), (lenser.id, &client.id, Scopes::READ_WRITE));
+    assert_eq!(g.created_at, at, "when the user signed in");
+    assert_eq!(g.last_used_at, Some(rotated), "the refresh is the latest use");
+    assert_eq!((g.expires_at, g.revoked_at), (second.refresh.expires_at, None));
+    s.touch_token(second.access.info.id, at.plus_micros(40)).await.unwrap();
+    let touched = s.list_grants(Some(lenser.id), None).await.unwrap();
+    assert_eq!(touched[1].last_used_at, Some(at.plus_micros(40)), "or an access token's use");
+
+    let now = at.plus_micros(50);
+    s.revoke_token(g.id, now).await.expect("revoke_token of a grant's id");
+    let active = s.list_grants(Some(lenser.id), Some(now)).await.unwrap();
+    assert_eq!(
+        active.iter().map(|g| g.family_id).collect::<Vec<_>>(),
+        [other.family_id],
+        "revoked: inactive"
+    );
+    let all = s.list_grants(Some(lenser.id), None).await.unwrap();
+    assert_eq!(all[1].revoked_at, Some(now));
+    let expired = s.list_grants(Some(lenser.id), Some(later.refresh.expires_at)).await.unwrap();
+    assert!(expired.is_empty(), "expired: inactive");
+    let everyone = s.list_grants(None, None).await.unwrap();
+    assert!(everyone.iter().filter(|g| g.lenser == lenser.id).count() == 2);
 }
 
 async fn purging(s: &dyn AuthStore) {

@@ -84,8 +84,8 @@ mod store;
 pub use error::{AuthFailure, OAuthError, OAuthErrorKind};
 pub use memory::MemoryAuthStore;
 pub use model::{
-    ClientId, CodeRecord, FamilyId, GrantTokens, Handle, Lenser, LenserRecord, LocalLenser, NO_PASSWORD,
-    OAuthClient, Password, RefreshRecord, TokenId, TokenInfo, TokenRecord,
+    ClientId, CodeRecord, FamilyId, GrantInfo, GrantTokens, Handle, Lenser, LenserRecord, LocalLenser,
+    NO_PASSWORD, OAuthClient, Password, RefreshRecord, TokenId, TokenInfo, TokenRecord,
 };
 pub use redirect::{
     MAX_REDIRECT_URI_LEN, MAX_REDIRECT_URIS, append_query, redirect_matches, validate_redirect_uri,

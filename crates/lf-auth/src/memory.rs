@@ -9,8 +9,8 @@ use async_trait::async_trait;
 use lf_core::{LenserId, LfError, LfResult, Timestamp};
 
 use crate::model::{
-    ClientId, CodeRecord, FamilyId, GrantTokens, Handle, Lenser, LenserRecord, LocalLenser, OAuthClient,
-    RefreshRecord, TokenId, TokenInfo, TokenRecord,
+    ClientId, CodeRecord, FamilyId, GrantInfo, GrantTokens, Handle, Lenser, LenserRecord, LocalLenser,
+    OAuthClient, RefreshRecord, TokenId, TokenInfo, TokenRecord,
 };
 use crate::secret::SecretHash;
 use crate::store::AuthStore;
@@ -37,6 +37,16 @@ fn taken(what: &str) -> LfError {
 /// stores' foreign keys answer.
 fn dangling(what: &str) -> LfError {
     LfError::internal(format!("refused a row naming a {what} that does not exist"))
+}
+
+/// Revokes every token of `family` not revoked yet.
+fn revoke_family_in(s: &mut Inner, family: FamilyId, at: Timestamp) {
+    for t in s.tokens.values_mut().filter(|t| t.info.family_id == Some(family)) {
+        t.info.revoked_at.get_or_insert(at);
+    }
+    for r in s.refresh.values_mut().filter(|r| r.family_id == family) {
+        r.revoked_at.get_or_insert(at);
+    }
 }
 
 impl Inner {
@@ -172,9 +182,57 @@ impl AuthStore for MemoryAuthStore {
 
     async fn revoke_token(&self, id: TokenId, at: Timestamp) -> LfResult<()> {
         let mut s = self.lock();
-        let t = s.tokens.get_mut(&id).ok_or_else(|| LfError::not_found("Token", id))?;
-        t.info.revoked_at.get_or_insert(at);
+        let family = match s.tokens.get_mut(&id) {
+            Some(t) => match t.info.family_id {
+                Some(family) => family,
+                None => {
+                    t.info.revoked_at.get_or_insert(at);
+                    return Ok(());
+                }
+            },
+            None => s.refresh.get(&id).ok_or_else(|| LfError::not_found("Token", id))?.family_id,
+        };
+        revoke_family_in(&mut s, family, at);
         Ok(())
+    }
+
+    async fn list_grants(
+        &self,
+        lenser: Option<LenserId>,
+        active_at: Option<Timestamp>,
+    ) -> LfResult<Vec<GrantInfo>> {
+        let s = self.lock();
+        let mut families: HashMap<FamilyId, Vec<&RefreshRecord>> = HashMap::new();
+        for r in s.refresh.values() {
+            families.entry(r.family_id).or_default().push(r);
+        }
+        let mut out: Vec<GrantInfo> = families
+            .into_iter()
+            .filter_map(|(family, refresh)| {
+                let newest = refresh.iter().find(|r| r.used_at.is_none())?;
+                let used = refresh.iter().filter_map(|r| r.used_at);
+                let accessed = s
+                    .tokens
+                    .values()
+                    .filter(|t| t.info.family_id == Some(family))
+                    .filter_map(|t| t.info.last_used_at);
+                Some(GrantInfo {
+                    id: newest.id,
+                    family_id: family,
+                    lenser: newest.lenser,
+                    client_id: newest.client_id.clone(),
+                    scopes: newest.scopes,
+                    created_at: refresh.iter().map(|r| r.created_at).min()?,
+                    last_used_at: used.chain(accessed).max(),
+                    expires_at: newest.expires_at,
+                    revoked_at: newest.revoked_at,
+                })
+            })
+            .filter(|g| lenser.is_none_or(|l| g.lenser == l))
+            .filter(|g| active_at.is_none_or(|now| g.is_active(now)))
+            .collect();
+        out.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(b.id.cmp(&a.id)));
+        Ok(out)
     }
 
     async fn list_tokens(
@@ -259,13 +317,7 @@ impl AuthStore for MemoryAuthStore {
     }
 
     async fn revoke_family(&self, family: FamilyId, at: Timestamp) -> LfResult<()> {
-        let mut s = self.lock();
-        for t in s.tokens.values_mut().filter(|t| t.info.family_id == Some(family)) {
-            t.info.revoked_at.get_or_insert(at);
-        }
-        for r in s.refresh.values_mut().filter(|r| r.family_id == family) {
-            r.revoked_at.get_or_insert(at);
-        }
+        revoke_family_in(&mut self.lock(), family, at);
         Ok(())
     }
 

@@ -245,6 +245,40 @@ impl TokenInfo {
     }
 }
 
+/// What may be shown about an OAuth grant: the tokens one sign-in gave a
+/// client (a family), as a person sees them to end one. Its id is that of
+/// its refresh token not used yet (each refresh uses one and adds one),
+/// which [`crate::AuthService::revoke_token`] takes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GrantInfo {
+    /// The id of its refresh token not used yet (for revoking the grant).
+    pub id: TokenId,
+    /// The family of its tokens.
+    pub family_id: FamilyId,
+    /// Whose grant it is.
+    pub lenser: LenserId,
+    /// The client it was given to.
+    pub client_id: ClientId,
+    /// What its tokens may do at most.
+    pub scopes: Scopes,
+    /// When the user signed in (the family's first refresh token).
+    pub created_at: Timestamp,
+    /// When one of its access tokens last authenticated a request or its
+    /// refresh token was last used, whichever is later.
+    pub last_used_at: Option<Timestamp>,
+    /// When it ends unless refreshed (its refresh token's expiry).
+    pub expires_at: Timestamp,
+    /// When it was revoked, if it was.
+    pub revoked_at: Option<Timestamp>,
+}
+
+impl GrantInfo {
+    /// Neither revoked nor expired at `now`.
+    pub fn is_active(&self, now: Timestamp) -> bool {
+        self.revoked_at.is_none() && now < self.expires_at
+    }
+}
+
 /// An access token as stored: its info and the hash of its secret.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TokenRecord {

@@ -9,8 +9,8 @@ use lf_core::{Clock, ErrorCode, LenserId, LfError, LfResult, Principal, Scopes, 
 
 use crate::error::{AuthFailure, OAuthError, OAuthErrorKind};
 use crate::model::{
-    ClientId, CodeRecord, FamilyId, GrantTokens, Handle, Lenser, LenserRecord, LocalLenser, NO_PASSWORD,
-    OAuthClient, Password, RefreshRecord, TokenId, TokenInfo, TokenRecord,
+    ClientId, CodeRecord, FamilyId, GrantInfo, GrantTokens, Handle, Lenser, LenserRecord, LocalLenser,
+    NO_PASSWORD, OAuthClient, Password, RefreshRecord, TokenId, TokenInfo, TokenRecord,
 };
 use crate::pkce;
 use crate::redirect::{append_query, redirect_matches, validate_redirect_uris};
@@ -555,10 +555,23 @@ impl AuthService {
         }))
     }
 
-    /// Revokes an access token by id (admin). NOT_FOUND if there is none;
-    /// revoking twice keeps the first time.
+    /// Revokes an access token, or a grant by its id (admin): a token of an
+    /// OAuth grant, or the grant, revokes every access and refresh token of
+    /// the grant at once, so that it cannot be refreshed back. NOT_FOUND if
+    /// there is none; revoking twice keeps the first time.
     pub async fn revoke_token(&self, id: TokenId) -> LfResult<()> {
         self.store.revoke_token(id, self.clock.now()).await
+    }
+
+    /// OAuth grants of `lenser` (or everyone's), newest first; revoked and
+    /// expired ones only with `include_inactive`.
+    pub async fn list_grants(
+        &self,
+        lenser: Option<LenserId>,
+        include_inactive: bool,
+    ) -> LfResult<Vec<GrantInfo>> {
+        let active_at = (!include_inactive).then(|| self.clock.now());
+        self.store.list_grants(lenser, active_at).await
     }
 
     /// Access tokens of `lenser` (or everyone's), newest first, without
@@ -966,8 +979,9 @@ impl AuthService {
 
     // ----- OAuth: revocation ----------------------------------------------
 
-    /// Token revocation (RFC 7009): an access token is revoked; a refresh
-    /// token revokes its whole family. A token that is unknown, malformed
+    /// Token revocation (RFC 7009): an access token or a refresh token
+    /// revokes its whole family (RFC 7009 §2.1 allows it for an access
+    /// token). A token that is unknown, malformed
     /// or already revoked is no error. `invalid_client` for an unknown
     /// client; `unauthorized_client` for a token issued to another client
     /// (or by an admin), which stays valid.

@@ -6,8 +6,8 @@ use async_trait::async_trait;
 use lf_core::{LenserId, LfResult, Timestamp};
 
 use crate::model::{
-    ClientId, CodeRecord, FamilyId, GrantTokens, Handle, Lenser, LenserRecord, LocalLenser, OAuthClient,
-    RefreshRecord, TokenId, TokenInfo, TokenRecord,
+    ClientId, CodeRecord, FamilyId, GrantInfo, GrantTokens, Handle, Lenser, LenserRecord, LocalLenser,
+    OAuthClient, RefreshRecord, TokenId, TokenInfo, TokenRecord,
 };
 use crate::secret::SecretHash;
 
@@ -26,8 +26,8 @@ use crate::secret::SecretHash;
 /// - CONFLICT from [`AuthStore::local_lenser`] when it would create the
 ///   local lenser and the candidate's handle or id is taken, or another call
 ///   recorded one at the same time;
-/// - NOT_FOUND from [`AuthStore::revoke_token`] when no access token has
-///   that id.
+/// - NOT_FOUND from [`AuthStore::revoke_token`] when neither an access
+///   token nor a refresh token has that id.
 ///
 /// Lookups answer `Ok(None)` for a row that is not there.
 ///
@@ -39,7 +39,8 @@ use crate::secret::SecretHash;
 /// - [`AuthStore::rotate_refresh`] likewise for a refresh token (unused,
 ///   unrevoked, unexpired);
 /// - [`AuthStore::revoke_family`] revokes every access and refresh token of
-///   the family in one transaction;
+///   the family in one transaction, and so does [`AuthStore::revoke_token`]
+///   for a token of a family;
 /// - [`AuthStore::local_lenser`] reads the recorded local lenser, or stores
 ///   the candidate and records it, in one transaction: there is at most one
 ///   local lenser, and once recorded it never changes.
@@ -72,9 +73,12 @@ pub trait AuthStore: Send + Sync {
     /// error for an unknown id.
     async fn touch_token(&self, id: TokenId, at: Timestamp) -> LfResult<()>;
 
-    /// Sets `revoked_at` to `at` unless the token is already revoked (the
-    /// first revocation time is kept). NOT_FOUND if there is no access token
-    /// with this id.
+    /// Revokes the access token or refresh token `id` at `at`: an access
+    /// token of no family (admin-issued) alone; an access token of a family,
+    /// or a refresh token, with every access and refresh token of its
+    /// family, in one transaction, so that no token of the grant works
+    /// after it. The first revocation time of each token is kept. NOT_FOUND
+    /// if neither an access token nor a refresh token has this id.
     async fn revoke_token(&self, id: TokenId, at: Timestamp) -> LfResult<()>;
 
     /// Access tokens, newest first (`created_at` descending, then id
@@ -85,6 +89,17 @@ pub trait AuthStore: Send + Sync {
         lenser: Option<LenserId>,
         active_at: Option<Timestamp>,
     ) -> LfResult<Vec<TokenInfo>>;
+
+    /// OAuth grants, one per family that has a refresh token not used yet,
+    /// newest first (`created_at` descending, then id descending): of one
+    /// lenser, or of everyone with `None`. With `active_at: Some(now)` only
+    /// those whose refresh token is neither revoked nor expired at `now`.
+    /// See [`GrantInfo`] for what each field is made of.
+    async fn list_grants(
+        &self,
+        lenser: Option<LenserId>,
+        active_at: Option<Timestamp>,
+    ) -> LfResult<Vec<GrantInfo>>;
 
     /// Stores a new client. CONFLICT if its id is taken.
     async fn insert_client(&self, client: &OAuthClient) -> LfResult<()>;

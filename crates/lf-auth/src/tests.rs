@@ -732,11 +732,17 @@ fn revocation_rfc7009() {
 
     block_on(e.auth.revoke(&grant.access_token, id)).unwrap();
     assert_eq!(e.auth(&grant.access_token), Err(AuthFailure::Revoked));
-    let next = block_on(e.auth.refresh(id, &grant.refresh_token, None, None))
-        .expect("revoking an access token leaves the refresh token");
-    block_on(e.auth.revoke(&next.refresh_token, id)).unwrap();
+    assert_eq!(
+        kind(block_on(e.auth.refresh(id, &grant.refresh_token, None, None))),
+        InvalidGrant,
+        "an access token takes its family"
+    );
+    let (second, _, other_grant) = e.grant();
+    let other_id = second.id.as_str();
+    let next = block_on(e.auth.refresh(other_id, &other_grant.refresh_token, None, None)).unwrap();
+    block_on(e.auth.revoke(&next.refresh_token, other_id)).unwrap();
     assert_eq!(e.auth(&next.access_token), Err(AuthFailure::Revoked), "a refresh token takes its family");
-    assert_eq!(kind(block_on(e.auth.refresh(id, &next.refresh_token, None, None))), InvalidGrant);
+    assert_eq!(kind(block_on(e.auth.refresh(other_id, &next.refresh_token, None, None))), InvalidGrant);
     for unknown in
         ["", "nonsense", &format!("lf_mcp_{}", "1".repeat(64)), &format!("lf_rt_{}", "1".repeat(64))]
     {

@@ -37,15 +37,16 @@ pub enum AdminCommand {
         #[arg(long)]
         label: Option<String>,
     },
-    /// Revoke an access token by its id (from list-tokens).
+    /// Revoke an access token, or an OAuth grant with all its tokens, by its
+    /// id (from list-tokens).
     RevokeToken {
         #[command(flatten)]
         common: CommonArgs,
-        /// The token's id.
+        /// The token's or the grant's id.
         #[arg(long)]
         id: String,
     },
-    /// List access tokens (never the tokens themselves).
+    /// List access tokens and OAuth grants (never the tokens themselves).
     ListTokens {
         #[command(flatten)]
         common: CommonArgs,
@@ -159,7 +160,7 @@ async fn run_on(
         AdminCommand::RevokeToken { id, .. } => {
             let id = TokenId::parse("id", id.trim()).map_err(failed)?;
             auth.revoke_token(id).await.map_err(failed)?;
-            writeln!(out, "revoked token {id}").map_err(io)?;
+            writeln!(out, "revoked {id}, and every token of its grant if it belongs to one").map_err(io)?;
         }
         AdminCommand::ListTokens { handle, all, .. } => {
             let lenser = match handle {
@@ -167,10 +168,9 @@ async fn run_on(
                 None => None,
             };
             let tokens = auth.list_tokens(lenser, all).await.map_err(failed)?;
+            let when = |t: Option<lf_core::Timestamp>| t.map_or_else(|| "-".to_owned(), |t| t.to_string());
             writeln!(out, "id\tlenser\tscope\tclient\tcreated\texpires\trevoked\tlabel").map_err(io)?;
             for t in tokens {
-                let when =
-                    |t: Option<lf_core::Timestamp>| t.map_or_else(|| "-".to_owned(), |t| t.to_string());
                 writeln!(
                     out,
                     "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
@@ -182,6 +182,28 @@ async fn run_on(
                     when(t.expires_at),
                     when(t.revoked_at),
                     t.label.as_deref().unwrap_or("-"),
+                )
+                .map_err(io)?;
+            }
+            let grants = auth.list_grants(lenser, all).await.map_err(failed)?;
+            writeln!(out, "\nOAuth grants (revoke-token --id GRANT ends one and every token of it):")
+                .map_err(io)?;
+            writeln!(out, "grant\tlenser\tscope\tclient\tcreated\tlast used\texpires\trevoked")
+                .map_err(io)?;
+            for g in grants {
+                let name = auth.client(g.client_id.as_str()).await.map_err(failed)?.map(|c| c.name);
+                writeln!(
+                    out,
+                    "{}\t{}\t{}\t{} ({})\t{}\t{}\t{}\t{}",
+                    g.id,
+                    g.lenser,
+                    lf_auth::format_scope(g.scopes),
+                    name.as_deref().unwrap_or("-"),
+                    g.client_id,
+                    g.created_at,
+                    when(g.last_used_at),
+                    g.expires_at,
+                    when(g.revoked_at),
                 )
                 .map_err(io)?;
             }

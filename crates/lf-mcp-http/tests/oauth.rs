@@ -9,6 +9,7 @@ use std::time::Duration;
 use common::{Options, PASSWORD, Server, call_tool, client, post_mcp_as, redeem_at, rpc};
 use lf_auth::pkce::s256_challenge;
 use lf_core::Scopes;
+use lf_mcp_http::admin::AdminCommand;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
@@ -565,5 +566,67 @@ async fn registrations_are_capped_overall() {
     assert_eq!(r.status(), StatusCode::TOO_MANY_REQUESTS);
     let wait: u64 = r.headers()["retry-after"].to_str().unwrap().parse().unwrap();
     assert!((1..=1200).contains(&wait), "{wait}");
+    s.stop().await;
+}
+
+/// Runs an admin command on the server's database; what it printed.
+async fn admin(s: &Server, command: impl FnOnce(lf_server::CommonArgs) -> AdminCommand) -> String {
+    let common = lf_server::CommonArgs { database_url: Some(s.database_url.clone()), ..Default::default() };
+    let mut out = Vec::new();
+    lf_mcp_http::admin::run(command(common), &mut &b""[..], &mut out).await.unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+/// The status of a tools/list with `token`.
+async fn works(s: &Server, token: &str) -> StatusCode {
+    post_mcp_as(s, Some(token), &rpc("tools/list", json!({}))).await.status()
+}
+
+/// `admin list-tokens` shows an OAuth sign-in as a grant, and
+/// `admin revoke-token` of its id, or of one of its access tokens, ends it:
+/// the refresh token no longer refreshes, the access token no longer works.
+#[tokio::test]
+async fn revoking_a_grant_s_token_ends_the_grant() {
+    let s = alice().await;
+    let client_id = register(&s, &[REDIRECT]).await;
+    let sign_in = || async {
+        let code = code_for(&s, &client_id).await;
+        let grant: Value = redeem(&s, &client_id, &code, Some(VERIFIER)).await.json().await.unwrap();
+        let token = |k: &str| grant[k].as_str().unwrap().to_owned();
+        (token("access_token"), token("refresh_token"))
+    };
+    let refresh = |rt: String| {
+        let form = [("grant_type", "refresh_token"), ("client_id", &client_id), ("refresh_token", &rt)]
+            .map(|(k, v)| (k, v.to_owned()));
+        client().post(s.url("/oauth/token")).form(&form).send()
+    };
+    let listing =
+        || admin(&s, |common| AdminCommand::ListTokens { common, handle: Some("alice".into()), all: false });
+
+    // By an access token's id, as list-tokens shows it.
+    let (access, refresh_token) = sign_in().await;
+    assert_eq!(works(&s, &access).await, StatusCode::OK);
+    let listed = listing().await;
+    let (tokens, grants) = listed.split_once("OAuth grants").unwrap();
+    assert!(grants.contains("Test <b>client</b> (") && grants.contains("read write"), "{listed}");
+    let token_id = tokens.lines().nth(1).unwrap().split('\t').next().unwrap().to_owned();
+    admin(&s, |common| AdminCommand::RevokeToken { common, id: token_id }).await;
+    assert_eq!(works(&s, &access).await, StatusCode::UNAUTHORIZED);
+    let r = refresh(refresh_token).await.unwrap();
+    assert_eq!(error_of(r).await, (StatusCode::BAD_REQUEST, "invalid_grant".into()), "no refresh after it");
+    assert!(!listing().await.split_once("OAuth grants").unwrap().1.contains("Test <b>client</b>"), "gone");
+
+    // By the grant's id, after a refresh.
+    let (_, refresh_token) = sign_in().await;
+    let r = refresh(refresh_token).await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let next: Value = r.json().await.unwrap();
+    let listed = listing().await;
+    let grant_line = listed.split_once("OAuth grants").unwrap().1.lines().nth(2).unwrap().to_owned();
+    let grant_id = grant_line.split('\t').next().unwrap().to_owned();
+    admin(&s, |common| AdminCommand::RevokeToken { common, id: grant_id }).await;
+    assert_eq!(works(&s, next["access_token"].as_str().unwrap()).await, StatusCode::UNAUTHORIZED);
+    let r = refresh(next["refresh_token"].as_str().unwrap().to_owned()).await.unwrap();
+    assert_eq!(error_of(r).await, (StatusCode::BAD_REQUEST, "invalid_grant".into()));
     s.stop().await;
 }

@@ -13,8 +13,8 @@ pub(crate) mod sql;
 
 use async_trait::async_trait;
 use lf_auth::{
-    AuthStore, ClientId, CodeRecord, FamilyId, GrantTokens, Handle, Lenser, LenserRecord, LocalLenser,
-    OAuthClient, RefreshRecord, SecretHash, TokenId, TokenInfo, TokenRecord,
+    AuthStore, ClientId, CodeRecord, FamilyId, GrantInfo, GrantTokens, Handle, Lenser, LenserRecord,
+    LocalLenser, OAuthClient, RefreshRecord, SecretHash, TokenId, TokenInfo, TokenRecord,
 };
 use lf_core::{LenserId, LfResult, Timestamp};
 
@@ -88,7 +88,15 @@ impl AuthStore for SqlAuthStore {
     }
 
     async fn revoke_token(&self, id: TokenId, at: Timestamp) -> LfResult<()> {
-        on!(&self.conns, write_one, |conn| sql::revoke_token(conn, id, at))
+        on!(&self.conns, write, |conn| sql::revoke_token(conn, id, at))
+    }
+
+    async fn list_grants(
+        &self,
+        lenser: Option<LenserId>,
+        active_at: Option<Timestamp>,
+    ) -> LfResult<Vec<GrantInfo>> {
+        on!(&self.conns, reading, |conn| sql::list_grants(conn, lenser, active_at))
     }
 
     async fn list_tokens(

@@ -5,8 +5,8 @@
 //! would refuse is a corrupt row (INTERNAL).
 
 use lf_auth::{
-    ClientId, CodeRecord, FamilyId, Handle, Lenser, LenserRecord, OAuthClient, RefreshRecord, SecretHash,
-    TokenId, TokenInfo, TokenRecord,
+    ClientId, CodeRecord, FamilyId, GrantInfo, Handle, Lenser, LenserRecord, OAuthClient, RefreshRecord,
+    SecretHash, TokenId, TokenInfo, TokenRecord,
 };
 use lf_core::{LenserId, LfResult, Scopes};
 use uuid::Uuid;
@@ -110,6 +110,30 @@ pub(crate) fn refresh_record<R: Columns>(row: &R) -> LfResult<RefreshRecord> {
         created_at: row.time("created_at")?,
         expires_at: row.time("expires_at")?,
         used_at: row.opt_time("used_at")?,
+        revoked_at: row.opt_time("revoked_at")?,
+    })
+}
+
+/// The `family_id` of an `access_tokens` or `refresh_tokens` row (none for
+/// an admin-issued access token).
+pub(crate) fn family_of<R: Columns>(row: &R) -> LfResult<Option<FamilyId>> {
+    Ok(row.value::<Option<Uuid>>("family_id")?.map(FamilyId::from_uuid))
+}
+
+/// A row of `list_grants`: a family's live refresh token and what its
+/// family's tokens say.
+pub(crate) fn grant_info<R: Columns>(row: &R) -> LfResult<GrantInfo> {
+    let last_refresh = row.opt_time("last_refresh")?;
+    let last_access = row.opt_time("last_access")?;
+    Ok(GrantInfo {
+        id: TokenId::from_uuid(row.value("id")?),
+        family_id: FamilyId::from_uuid(row.value("family_id")?),
+        lenser: LenserId::from_uuid(row.value("lenser_id")?),
+        client_id: client_id(&row.value::<String>("client_id")?)?,
+        scopes: scopes(&row.value::<String>("scopes")?)?,
+        created_at: row.time("first_created")?,
+        last_used_at: last_refresh.max(last_access),
+        expires_at: row.time("expires_at")?,
         revoked_at: row.opt_time("revoked_at")?,
     })
 }

@@ -1,6 +1,6 @@
 //! The statements of [`lf_auth::AuthStore`] and the code that runs them,
-//! the same on both backends (only `list_tokens`'s statement is spelled
-//! twice: PostgreSQL needs its NULL tests cast).
+//! the same on both backends (only `list_tokens`'s and `list_grants`'s
+//! statements are spelled twice: PostgreSQL needs their NULL tests cast).
 //!
 //! The conditional writes (consuming a code, rotating a refresh token) are
 //! one `UPDATE … WHERE used_at IS NULL AND expires_at > $now` in a write
@@ -11,15 +11,15 @@
 //! exactly one updates it, and the others update nothing and insert nothing.
 
 use lf_auth::{
-    ClientId, CodeRecord, FamilyId, GrantTokens, Handle, Lenser, LenserRecord, LocalLenser, OAuthClient,
-    RefreshRecord, SecretHash, TokenId, TokenInfo, TokenRecord,
+    ClientId, CodeRecord, FamilyId, GrantInfo, GrantTokens, Handle, Lenser, LenserRecord, LocalLenser,
+    OAuthClient, RefreshRecord, SecretHash, TokenId, TokenInfo, TokenRecord,
 };
 use lf_core::{LenserId, LfError, LfResult, Timestamp};
 use sqlx::Database;
 
 use super::rows::{
-    bind_code, bind_refresh, bind_token, client_record, code_record, hash_bytes, lenser_record,
-    refresh_record, token_record,
+    bind_code, bind_refresh, bind_token, client_record, code_record, family_of, grant_info, hash_bytes,
+    lenser_record, refresh_record, token_record,
 };
 use crate::dialect::{Bind, Conn, Spellings, Value, execute, insert, query, spelled};
 use crate::error::map_db_err;
@@ -50,7 +50,8 @@ pub(crate) const TOKEN_BY_HASH: &str =
 const TOUCH_TOKEN: &str = "UPDATE access_tokens SET last_used_at = $2 \
      WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < $2)";
 const REVOKE_TOKEN: &str =
-    "UPDATE access_tokens SET revoked_at = coalesce(revoked_at, $2) WHERE id = $1 RETURNING id";
+    "UPDATE access_tokens SET revoked_at = coalesce(revoked_at, $2) WHERE id = $1 RETURNING family_id";
+const REFRESH_FAMILY: &str = "SELECT family_id FROM refresh_tokens WHERE id = $1";
 
 const INSERT_CLIENT: &str =
     "INSERT INTO oauth_clients (id, name, redirect_uris, created_at) VALUES ($1, $2, $3, $4)";
@@ -112,6 +113,31 @@ macro_rules! list_tokens {
     };
 }
 const LIST_TOKENS: Spellings = spelled!(list_tokens);
+
+/// A grant is its family's refresh token not used yet (each rotation marks
+/// one used and adds one), with what the family's other tokens say.
+macro_rules! list_grants {
+    ($backend:tt) => {
+        concat!(
+            "SELECT r.id, r.family_id, r.client_id, r.lenser_id, r.scopes, r.expires_at, r.revoked_at, \
+             (SELECT min(o.created_at) FROM refresh_tokens AS o WHERE o.family_id = r.family_id) AS first_created, \
+             (SELECT max(o.used_at) FROM refresh_tokens AS o WHERE o.family_id = r.family_id) AS last_refresh, \
+             (SELECT max(a.last_used_at) FROM access_tokens AS a WHERE a.family_id = r.family_id) AS last_access \
+             FROM refresh_tokens AS r WHERE r.used_at IS NULL AND (",
+            list_grants!(@null $backend, "$1", "uuid"),
+            " OR r.lenser_id = $1) AND (",
+            list_grants!(@null $backend, "$2", "timestamptz"),
+            " OR (r.revoked_at IS NULL AND r.expires_at > $2)) ORDER BY first_created DESC, r.id DESC"
+        )
+    };
+    (@null sqlite, $param:literal, $type:literal) => {
+        concat!($param, " IS NULL")
+    };
+    (@null postgres, $param:literal, $type:literal) => {
+        concat!($param, "::", $type, " IS NULL")
+    };
+}
+const LIST_GRANTS: Spellings = spelled!(list_grants);
 
 const PURGE_CODES: &str = "DELETE FROM oauth_codes WHERE expires_at < $1";
 const PURGE_REFRESH: &str = "DELETE FROM refresh_tokens WHERE expires_at < $1";
@@ -182,6 +208,9 @@ pub(crate) async fn touch_token<C: Conn>(conn: &mut C, id: TokenId, at: Timestam
     Ok(())
 }
 
+/// Revokes access token `id`, or the family of access or refresh token `id`
+/// with all its tokens. Runs in the caller's transaction, so that a grant's
+/// tokens are revoked together.
 pub(crate) async fn revoke_token<C: Conn>(conn: &mut C, id: TokenId, at: Timestamp) -> LfResult<()> {
     let row = query::<C::Database>(REVOKE_TOKEN)
         .put(id.as_uuid())
@@ -189,7 +218,26 @@ pub(crate) async fn revoke_token<C: Conn>(conn: &mut C, id: TokenId, at: Timesta
         .fetch_optional(conn.exec())
         .await
         .map_err(map_db_err)?;
-    row.map(|_| ()).ok_or_else(|| LfError::not_found("Token", id))
+    let family = match row.as_ref().map(family_of).transpose()? {
+        // An access token: of a family, or of none (admin-issued).
+        Some(family) => family,
+        None => {
+            let family = fetch_one_by(conn, REFRESH_FAMILY, id.as_uuid(), family_of).await?;
+            Some(family.flatten().ok_or_else(|| LfError::not_found("Token", id))?)
+        }
+    };
+    match family {
+        Some(family) => revoke_family(conn, family, at).await,
+        None => Ok(()),
+    }
+}
+
+pub(crate) async fn list_grants<C: Conn>(
+    conn: &mut C,
+    lenser: Option<LenserId>,
+    active_at: Option<Timestamp>,
+) -> LfResult<Vec<GrantInfo>> {
+    listing(conn, &LIST_GRANTS, lenser, active_at, grant_info).await
 }
 
 pub(crate) async fn list_tokens<C: Conn>(
@@ -197,13 +245,25 @@ pub(crate) async fn list_tokens<C: Conn>(
     lenser: Option<LenserId>,
     active_at: Option<Timestamp>,
 ) -> LfResult<Vec<TokenInfo>> {
-    let rows = query::<C::Database>(LIST_TOKENS.of::<C::Database>())
+    listing(conn, &LIST_TOKENS, lenser, active_at, |r| token_record(r).map(|t| t.info)).await
+}
+
+/// The rows of a listing `sql` of one lenser's (or everyone's) rows, active
+/// at a time (or all), read by `from_row`.
+async fn listing<C: Conn, T>(
+    conn: &mut C,
+    sql: &Spellings,
+    lenser: Option<LenserId>,
+    active_at: Option<Timestamp>,
+    from_row: fn(&<C::Database as Database>::Row) -> LfResult<T>,
+) -> LfResult<Vec<T>> {
+    let rows = query::<C::Database>(sql.of::<C::Database>())
         .put(lenser.map(|l| l.as_uuid()))
         .put_opt_time(active_at)
         .fetch_all(conn.exec())
         .await
         .map_err(map_db_err)?;
-    rows.iter().map(|r| token_record(r).map(|t| t.info)).collect()
+    rows.iter().map(from_row).collect()
 }
 
 pub(crate) async fn insert_client<C: Conn>(conn: &mut C, client: &OAuthClient) -> LfResult<()> {
