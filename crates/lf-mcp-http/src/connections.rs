@@ -30,7 +30,7 @@ use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -380,7 +380,7 @@ struct Tracked {
 
 impl<B> tower_service::Service<Request<B>> for Tracked
 where
-    B: HttpBody<Data = Bytes> + Send + 'static,
+    B: HttpBody<Data = Bytes> + Send + Unpin + 'static,
     B::Error: Into<axum::BoxError>,
 {
     type Response = Response<InFlight>;
@@ -394,13 +394,54 @@ where
     fn call(&mut self, request: Request<B>) -> Self::Future {
         self.watch.request_started();
         let guard = Finished(self.watch.clone());
-        let mut request = request.map(Body::new);
+        let read = Arc::new(AtomicBool::new(request.body().is_end_stream()));
+        let mut request = request.map(|body| Body::new(Reading { body, read: read.clone() }));
         request.extensions_mut().insert(ConnectInfo(self.peer));
         let answer = tower_service::Service::call(&mut self.app, request);
         Box::pin(async move {
-            let response = answer.await?;
+            let mut response = answer.await?;
+            // Answered before its body was read (refused first): hyper then
+            // closes the connection unless the rest has already come, so the
+            // client is told, rather than finding it closed when it sends
+            // the next request.
+            if !read.load(Ordering::Acquire) {
+                response
+                    .headers_mut()
+                    .insert(http::header::CONNECTION, http::HeaderValue::from_static("close"));
+            }
             Ok(response.map(|body| InFlight { body, _finished: guard }))
         })
+    }
+}
+
+/// A request's body, noting when it has been read to its end.
+struct Reading<B> {
+    body: B,
+    read: Arc<AtomicBool>,
+}
+
+impl<B: HttpBody + Unpin> HttpBody for Reading<B> {
+    type Data = B::Data;
+    type Error = B::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<B::Data>, B::Error>>> {
+        let this = self.get_mut();
+        let poll = Pin::new(&mut this.body).poll_frame(cx);
+        if matches!(poll, Poll::Ready(None)) || this.body.is_end_stream() {
+            this.read.store(true, Ordering::Release);
+        }
+        poll
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.body.size_hint()
     }
 }
 

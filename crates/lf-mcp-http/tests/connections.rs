@@ -194,3 +194,33 @@ async fn stopping_finishes_requests_in_flight_then_drops_the_rest_at_the_shutdow
     assert!(until_closed(&mut half_head).await.is_some());
     assert!(until_closed(&mut stuck).await.is_some());
 }
+
+/// A request refused before its body is read (here 401, with the body not
+/// sent yet) is answered with `Connection: close`, and the connection is
+/// closed: a client that reused it would find it closed under its next
+/// request.
+#[tokio::test]
+async fn a_request_answered_before_its_body_is_read_says_the_connection_closes() {
+    let s = start(|_| {}).await;
+    let mut tcp = connect(&s).await;
+    tcp.write_all(
+        b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: 45\r\n\r\n",
+    )
+    .await
+    .unwrap();
+    let refused = answer(&mut tcp).await;
+    assert!(refused.starts_with("HTTP/1.1 401"), "{refused}");
+    assert!(refused.to_ascii_lowercase().contains("\r\nconnection: close\r\n"), "{refused}");
+    assert!(until_closed(&mut tcp).await.is_some(), "closed");
+
+    // A request whose body was read keeps its connection.
+    let mut kept = in_flight(&s).await;
+    kept.write_all(REST_OF_POST).await.unwrap();
+    let created = answer(&mut kept).await;
+    assert!(
+        created.starts_with("HTTP/1.1 201") && !created.to_ascii_lowercase().contains("connection: close")
+    );
+    kept.write_all(HEALTH).await.unwrap();
+    assert!(answer(&mut kept).await.starts_with("HTTP/1.1 200"));
+    s.stop().await;
+}
