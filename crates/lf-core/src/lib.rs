@@ -1,8 +1,9 @@
 //! The shared vocabulary of every LenserFight crate: id newtypes, the
 //! [`Principal`] every domain call takes, the one error type [`LfError`] with
 //! its stable [`ErrorCode`]s, a [`Clock`] abstraction, paging, the
-//! [`ModelProvider`] trait through which every model call goes, and the
-//! [`Spawner`] through which background work starts.
+//! [`ModelProvider`] trait through which every model call goes, the
+//! [`Spawner`] through which background work starts, and the words of a
+//! search ([`SearchQuery`]).
 //!
 //! lf-core knows nothing about SQL, MCP, HTTP or JSON. Its invariants:
 //! - an id value is always a valid UUID (ids are parsed, never stringly typed);
@@ -16,6 +17,7 @@ mod id;
 pub mod model;
 mod page;
 mod principal;
+mod search;
 mod text;
 
 pub use background::{Spawner, Task};
@@ -28,6 +30,7 @@ pub use id::{
 pub use model::{ChatRequest, ChatResponse, ModelProvider, OFFLINE_MODEL_NAME};
 pub use page::{Page, PageRequest};
 pub use principal::{Principal, Reach, Scope, Scopes};
+pub use search::SearchQuery;
 pub use text::{check_length, check_text, no_nul};
 
 /// What the exported macros need; not part of the API.

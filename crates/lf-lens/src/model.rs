@@ -3,8 +3,7 @@
 use std::fmt;
 
 use lf_core::{
-    LensId, LenserId, LfError, LfResult, ParamId, RunId, Timestamp, VersionId, WorkflowId, check_length,
-    no_nul,
+    LensId, LenserId, LfError, LfResult, ParamId, RunId, Timestamp, VersionId, WorkflowId, no_nul,
 };
 
 use crate::template::TypeHint;
@@ -338,6 +337,10 @@ impl From<&LensVersion> for VersionSummary {
     }
 }
 
+/// The words of `search_lenses`: each matches a word of the title,
+/// description or head body that starts with it.
+pub use lf_core::SearchQuery;
+
 /// Which version of a lens to read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum VersionSelector {
@@ -354,49 +357,6 @@ pub struct LensFilter {
     pub status: Option<LensStatus>,
     pub owner: Option<LenserId>,
     pub include_archived: bool,
-}
-
-/// A parsed full-text query: lowercase words, each matching a word of the
-/// title, description or head body that starts with it; all must match.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SearchQuery {
-    terms: Vec<String>,
-}
-
-impl SearchQuery {
-    pub const MAX_CHARS: usize = 500;
-    pub const MAX_TERMS: usize = 16;
-
-    pub fn parse(q: &str) -> LfResult<Self> {
-        check_length("query", q, 1, Self::MAX_CHARS)?;
-        let mut terms: Vec<String> = Vec::new();
-        for word in q.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
-            let w = word.to_lowercase();
-            if !terms.contains(&w) {
-                terms.push(w);
-            }
-        }
-        if terms.is_empty() {
-            return Err(LfError::invalid_argument(
-                "query must contain at least one letter or digit: search matches whole words and word prefixes",
-            )
-            .with_field("query"));
-        }
-        if terms.len() > Self::MAX_TERMS {
-            return Err(LfError::invalid_argument(format!(
-                "query may have at most {} words, got {}",
-                Self::MAX_TERMS,
-                terms.len()
-            ))
-            .with_field("query"));
-        }
-        Ok(Self { terms })
-    }
-
-    /// Lowercase alphanumeric words, deduplicated, in query order.
-    pub fn terms(&self) -> &[String] {
-        &self.terms
-    }
 }
 
 /// A partial change to a lens's metadata. `None` leaves a field as it is.
