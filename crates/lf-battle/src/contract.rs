@@ -12,8 +12,8 @@
 use std::sync::Arc;
 
 use lf_core::{
-    BattleId, ContenderId, ContenderRefId, ErrorCode, LenserId, LfResult, PageRequest, Reach, SubmissionId,
-    Timestamp, VoteId,
+    BattleId, ContenderId, ContenderRefId, ErrorCode, LenserId, LfResult, PageRequest, Reach, SearchQuery,
+    SubmissionId, Timestamp, VoteId,
 };
 
 use crate::model::{
@@ -38,6 +38,7 @@ pub async fn suite(store: Arc<dyn BattleStore>) {
     verdicts_and_errors(s).await;
     closing_and_results(s).await;
     listing(s).await;
+    search(s).await;
     history(s).await;
 }
 
@@ -562,6 +563,51 @@ async fn listing(s: &dyn BattleStore) {
     assert_eq!(page.items.iter().map(|i| i.battle.id).collect::<Vec<_>>(), vec![made[2].id]);
     let nobody = BattleFilter { creator: Some(LenserId::new()), ..Default::default() };
     assert_eq!(s.list_battles(Reach::Everything, &nobody, PageRequest::default()).await.unwrap().total, 0);
+}
+
+async fn search(s: &dyn BattleStore) {
+    let mut f = Fixture::new();
+    let (me, other) = (LenserId::new(), LenserId::new());
+    // A word no other battle of a shared database has.
+    let word = format!("zq{}", BattleId::new().as_uuid().simple());
+    let titled = |f: &mut Fixture, creator, status| Battle {
+        title: BattleTitle::parse(format!("All about {} THINGS", word.to_uppercase())).unwrap(),
+        ..f.battle(creator, status)
+    };
+    let in_title = titled(&mut f, me, Open);
+    let in_task = Battle {
+        task_prompt: TaskPrompt::parse(format!("Explain pre{word}ing, then stop.")).unwrap(),
+        ..f.battle(other, Closed)
+    };
+    let others_draft = titled(&mut f, other, Draft);
+    let my_draft = titled(&mut f, me, Draft);
+    let archived = titled(&mut f, me, Archived);
+    let unrelated = f.battle(me, Open);
+    for b in [&in_title, &in_task, &others_draft, &my_draft, &archived, &unrelated] {
+        s.create_battle(b).await.unwrap();
+    }
+    let ids = |page: lf_core::Page<crate::model::BattleSummary>| -> Vec<BattleId> {
+        page.items.iter().map(|i| i.battle.id).collect()
+    };
+    let q = SearchQuery::parse(&word).unwrap();
+    let page = s.search_battles(Reach::Everything, &q, PageRequest::default()).await.unwrap();
+    assert_eq!(
+        ids(page),
+        vec![my_draft.id, others_draft.id, in_task.id, in_title.id],
+        "title or task prompt, any case, inside a longer word too, archived left out, newest first"
+    );
+    let page = s.search_battles(Reach::Lenser(me), &q, PageRequest::default()).await.unwrap();
+    assert_eq!(page.total, 3);
+    assert_eq!(ids(page), vec![my_draft.id, in_task.id, in_title.id], "someone else's draft is out of reach");
+    let page =
+        s.search_battles(Reach::Lenser(me), &q, PageRequest::new(Some(1), Some(1)).unwrap()).await.unwrap();
+    assert_eq!((page.total, page.has_more()), (3, true));
+    assert_eq!(ids(page), vec![in_task.id]);
+    let both = SearchQuery::parse(&format!("things {word}")).unwrap();
+    let page = s.search_battles(Reach::Lenser(me), &both, PageRequest::default()).await.unwrap();
+    assert_eq!(ids(page), vec![my_draft.id, in_title.id], "every word must match");
+    let missing = SearchQuery::parse(&format!("{word} nowhere{word}")).unwrap();
+    assert_eq!(s.search_battles(Reach::Everything, &missing, PageRequest::default()).await.unwrap().total, 0);
 }
 
 async fn history(s: &dyn BattleStore) {

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use async_trait::async_trait;
-use lf_core::{BattleId, ContenderId, LfError, LfResult, Page, PageRequest, Reach, Timestamp};
+use lf_core::{BattleId, ContenderId, LfError, LfResult, Page, PageRequest, Reach, SearchQuery, Timestamp};
 
 use crate::model::{
     Battle, BattleFilter, BattleResult, BattleSheet, BattleStatus, BattleSummary, BattleType, Contender,
@@ -172,6 +172,26 @@ impl BattleStore for MemoryBattleStore {
             })
             .filter(|r| filter.battle_type.is_none_or(|t| r.battle.battle_type == t))
             .filter(|r| filter.creator.is_none_or(|c| r.battle.creator == c))
+            .map(Row::summary)
+            .collect();
+        Ok(page_of(hits, page))
+    }
+
+    async fn search_battles(
+        &self,
+        reach: Reach,
+        query: &SearchQuery,
+        page: PageRequest,
+    ) -> LfResult<Page<BattleSummary>> {
+        let all = self.read();
+        let hits = all
+            .values()
+            .filter(|r| r.readable(reach) && r.battle.status != BattleStatus::Archived)
+            .filter(|r| {
+                let title = r.battle.title.as_str().to_lowercase();
+                let task = r.battle.task_prompt.as_str().to_lowercase();
+                query.terms().iter().all(|t| title.contains(t.as_str()) || task.contains(t.as_str()))
+            })
             .map(Row::summary)
             .collect();
         Ok(page_of(hits, page))

@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 
 use lf_core::{
     BattleId, Clock, ContenderId, ContenderRefId, ErrorCode, LenserId, LfError, LfResult, ModelProvider,
-    Page, PageRequest, Principal, Spawner, SubmissionId, SystemClock, Timestamp, VoteId,
+    Page, PageRequest, Principal, SearchQuery, Spawner, SubmissionId, SystemClock, Timestamp, VoteId,
 };
 
 use crate::judge::{self, JudgeFailure};
@@ -338,6 +338,17 @@ impl BattleService {
         page: PageRequest,
     ) -> LfResult<Page<BattleSummary>> {
         self.store.list_battles(p.reach(), filter, page).await
+    }
+
+    /// Readable battles whose title or task prompt contains every word of
+    /// `query`, newest first (archived ones left out).
+    pub async fn search(
+        &self,
+        p: &Principal,
+        query: &SearchQuery,
+        page: PageRequest,
+    ) -> LfResult<Page<BattleSummary>> {
+        self.store.search_battles(p.reach(), query, page).await
     }
 
     /// Battles `lenser` (default: the caller's lenser; MISSING_LENSER when

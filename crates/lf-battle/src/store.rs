@@ -3,7 +3,7 @@
 //! [`crate::contract::suite`].
 
 use async_trait::async_trait;
-use lf_core::{BattleId, ContenderId, LfResult, Page, PageRequest, Reach, Timestamp};
+use lf_core::{BattleId, ContenderId, LfResult, Page, PageRequest, Reach, SearchQuery, Timestamp};
 
 use crate::model::{
     Battle, BattleFilter, BattleResult, BattleSheet, BattleStatus, BattleSummary, BattleType, Contender,
@@ -81,6 +81,17 @@ pub trait BattleStore: Send + Sync {
         &self,
         reach: Reach,
         filter: &BattleFilter,
+        page: PageRequest,
+    ) -> LfResult<Page<BattleSummary>>;
+
+    /// Readable battles, archived ones left out, whose title or task prompt
+    /// contains every word of `query` (letters compared case-insensitively;
+    /// on SQLite only ASCII letters fold), newest first, each with its
+    /// number of contenders and votes. `total` counts every match.
+    async fn search_battles(
+        &self,
+        reach: Reach,
+        query: &SearchQuery,
         page: PageRequest,
     ) -> LfResult<Page<BattleSummary>>;
 

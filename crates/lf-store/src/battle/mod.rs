@@ -13,7 +13,7 @@ use lf_battle::{
     Battle, BattleFilter, BattleResult, BattleSheet, BattleStatus, BattleStore, BattleSummary, BattleType,
     Contender, HistoryFilter, JudgeError, Standing, StoredSubmission, StoredVote, Submission, Verdict, Vote,
 };
-use lf_core::{BattleId, ContenderId, LfResult, Page, PageRequest, Reach, Timestamp};
+use lf_core::{BattleId, ContenderId, LfResult, Page, PageRequest, Reach, SearchQuery, Timestamp};
 
 use self::sql::Listing;
 use crate::conns::{Conns, on};
@@ -51,6 +51,15 @@ impl BattleStore for SqlBattleStore {
         page: PageRequest,
     ) -> LfResult<Page<BattleSummary>> {
         on!(&self.conns, reading, |conn| sql::list(conn, reach, Listing::List(filter), page))
+    }
+
+    async fn search_battles(
+        &self,
+        reach: Reach,
+        query: &SearchQuery,
+        page: PageRequest,
+    ) -> LfResult<Page<BattleSummary>> {
+        on!(&self.conns, reading, |conn| sql::list(conn, reach, Listing::Search(query), page))
     }
 
     async fn battle_history(

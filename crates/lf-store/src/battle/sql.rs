@@ -20,7 +20,8 @@ use lf_battle::{
     Vote, VotePick, VoteTally, battle_not_found, contender_not_found, status_moved,
 };
 use lf_core::{
-    BattleId, ContenderId, LfError, LfResult, Page, PageRequest, Reach, SubmissionId, Timestamp, VoteId,
+    BattleId, ContenderId, LfError, LfResult, Page, PageRequest, Reach, SearchQuery, SubmissionId, Timestamp,
+    VoteId,
 };
 use sqlx::{Database, QueryBuilder};
 use uuid::Uuid;
@@ -472,16 +473,18 @@ pub(crate) async fn results_version<C: Conn>(conn: &mut C) -> LfResult<i64> {
     row.value("version")
 }
 
-/// Which battles a listing covers: `list_battles`'s filter or
-/// `battle_history`'s.
+/// Which battles a listing covers: `list_battles`'s filter,
+/// `battle_history`'s, or `search_battles`'s words.
 #[derive(Clone, Copy)]
 pub(crate) enum Listing<'a> {
     List(&'a BattleFilter),
     History(&'a HistoryFilter),
+    Search(&'a SearchQuery),
 }
 
 /// The `FROM … WHERE` of a listing. Its text depends only on which filters
-/// are set, so each backend's statement cache holds one statement per shape.
+/// are set (and how many words a search has), so each backend's statement
+/// cache holds one statement per shape.
 fn push_from<DB: Dialect>(qb: &mut QueryBuilder<DB>, reach: Reach, listing: Listing<'_>) {
     qb.push(" FROM battles b WHERE ");
     let status = match listing {
@@ -504,6 +507,17 @@ fn push_from<DB: Dialect>(qb: &mut QueryBuilder<DB>, reach: Reach, listing: List
             qb.push(" OR EXISTS (SELECT 1 FROM battle_contenders c WHERE c.battle_id = b.id AND c.reference_id = ");
             DB::push_bind(qb, me).push("))");
             f.status
+        }
+        Listing::Search(q) => {
+            qb.push("b.status <> 'archived'");
+            // A term is lowercase letters and digits only: no LIKE wildcard
+            // or escape character can be in it.
+            for term in q.terms() {
+                let pattern = format!("%{term}%");
+                DB::push_bind(qb.push(" AND (lower(b.title) LIKE "), pattern.clone());
+                DB::push_bind(qb.push(" OR lower(b.task_prompt) LIKE "), pattern).push(")");
+            }
+            None
         }
     };
     if let Some(s) = status {
