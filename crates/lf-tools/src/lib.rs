@@ -17,6 +17,7 @@
 
 mod catalog;
 pub mod direct;
+mod documents;
 mod group;
 pub mod groups;
 mod hygiene;

@@ -45,8 +45,11 @@ fn lint_every_declaration() {
     let mut names = HashSet::new();
     for tool in catalog.tools() {
         assert!(names.insert(tool.name), "{} is declared twice", tool.name);
+        // ChatGPT's connectors and deep research call these two by these names.
+        let named_by_clients = ["search", "fetch"].contains(&tool.name);
         assert!(
-            tool.name.bytes().all(|b| b.is_ascii_lowercase() || b == b'_') && tool.name.contains('_'),
+            tool.name.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')
+                && (tool.name.contains('_') || named_by_clients),
             "{} is not verb_noun snake case",
             tool.name
         );
@@ -540,7 +543,7 @@ async fn dynamic_toolsets_list_what_a_session_enabled() {
 
     let listed = ok(&s, "list_toolsets", json!({})).await;
     let ids: Vec<_> = listed["toolsets"].as_array().unwrap().iter().map(|g| g["id"].clone()).collect();
-    assert_eq!(ids, [json!("lens"), json!("battle")]);
+    assert_eq!(ids, [json!("lens"), json!("battle"), json!("search")]);
     assert!(listed["toolsets"].as_array().unwrap().iter().all(|g| g["enabled"] == false));
     assert_eq!(listed["toolsets"][0]["tools"].as_array().unwrap().len(), 17);
 

@@ -8,8 +8,9 @@
 
 pub mod battle;
 pub mod lens;
+pub mod search;
 
 use crate::group::Group;
 
 /// Every group, in catalog order.
-pub static ALL: &[&Group] = &[&lens::GROUP, &battle::GROUP];
+pub static ALL: &[&Group] = &[&lens::GROUP, &battle::GROUP, &search::GROUP];
