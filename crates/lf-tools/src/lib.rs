@@ -26,6 +26,7 @@ pub mod jsonrpc;
 mod mcp_error;
 mod output;
 mod paging;
+mod resources;
 mod schema;
 mod server;
 mod services;

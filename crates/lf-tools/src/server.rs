@@ -1,5 +1,6 @@
 //! [`LfServer`]: the rmcp `ServerHandler` both transports serve. It lists and
-//! calls the catalog's tools and serves lenses as MCP prompts.
+//! calls the catalog's tools, serves lenses as MCP prompts, and lenses and
+//! battles as MCP resources ([`crate::resources`]).
 
 use std::sync::Arc;
 
@@ -8,17 +9,21 @@ use lf_lens::{LensFilter, LensService, ParamValues, VersionSelector};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
     CompletionInfo, Extensions, GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation,
-    ListPromptsResult, ListToolsResult, PaginatedRequestParams, Prompt, PromptArgument, PromptMessage,
-    Reference, Role, ServerCapabilities, ServerConfig, Tool,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, Prompt, PromptArgument, PromptMessage, ProtocolVersion,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Reference, ResourceContents, Role,
+    ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
 use crate::catalog::{Catalog, CatalogOptions};
+use crate::documents::{self, DocId};
 use crate::group::Group;
 use crate::hygiene::{clean_value, injection_note, sanitize_text};
 use crate::mcp_error::error_value;
 use crate::output::ToolOutput;
+use crate::resources::{self, Cursor, Hint};
 use crate::services::{Ctx, Services};
 use crate::tool::{Safety, ToolSpec};
 use crate::toolsets::{self, Enabled};
@@ -66,7 +71,11 @@ impl LfServer {
         principal: Principal,
     ) -> Self {
         let listed = catalog.listing(&options);
-        let capabilities = ServerCapabilities::builder().enable_tools().enable_prompts().enable_completions();
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_prompts()
+            .enable_resources()
+            .enable_completions();
         let capabilities = if options.dynamic {
             capabilities.enable_tool_list_changed().build()
         } else {
@@ -267,14 +276,45 @@ impl LfServer {
     }
 }
 
-fn prompt_error(err: LfError) -> McpError {
+fn request_error(err: LfError) -> McpError {
     match err.code() {
         ErrorCode::Internal => {
-            tracing::error!(error = ?err, "prompt request failed");
+            tracing::error!(error = ?err, "request failed");
             McpError::internal_error(err.message().to_owned(), None)
         }
         _ => McpError::invalid_params(format!("{}: {}", err.code(), err.message()), None),
     }
+}
+
+/// The error of a `resources/read` that finds nothing at `uri`: -32002
+/// (rmcp answers -32602 to clients of 2026-07-28), with the URI as its data.
+/// A resource out of the caller's reach answers the same.
+fn resource_not_found(uri: &str) -> McpError {
+    McpError::resource_not_found(
+        "Resource not found: read a URI that resources/list or resources/templates/list gives",
+        Some(serde_json::json!({ "uri": uri })),
+    )
+}
+
+/// Whether the request in `context` is of the era whose results carry
+/// caching hints (2026-07-28 and later); older clients get none.
+fn gives_caching_hints(context: &RequestContext<RoleServer>) -> bool {
+    context.protocol_version().is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
+}
+
+/// `result` with the caching hints `hint` when the request in `context`
+/// is of their era. (rmcp's three cacheable results share the builder
+/// methods but no trait.)
+macro_rules! hinted {
+    ($result:expr, $hint:expr, $context:expr) => {{
+        let result = $result;
+        if gives_caching_hints($context) {
+            let Hint { ttl_ms, scope } = $hint;
+            result.with_ttl_ms(ttl_ms).with_cache_scope(scope)
+        } else {
+            result
+        }
+    }};
 }
 
 impl ServerHandler for LfServer {
@@ -327,9 +367,9 @@ impl ServerHandler for LfServer {
             Some(c) => Some(c.parse::<i64>().map_err(|_| McpError::invalid_params("invalid cursor", None))?),
             None => None,
         };
-        let page = PageRequest::new(Some(PROMPT_PAGE as i64), offset).map_err(prompt_error)?;
+        let page = PageRequest::new(Some(PROMPT_PAGE as i64), offset).map_err(request_error)?;
         let lenses =
-            self.lens().list(&principal, &LensFilter::default(), page).await.map_err(prompt_error)?;
+            self.lens().list(&principal, &LensFilter::default(), page).await.map_err(request_error)?;
         let mut prompts = Vec::with_capacity(lenses.items.len());
         for lens in &lenses.items {
             let view = self.lens().get(&principal, lens.id).await;
@@ -381,12 +421,12 @@ impl ServerHandler for LfServer {
                 (k, v)
             }),
         )
-        .map_err(prompt_error)?;
+        .map_err(request_error)?;
         let run = self
             .lens()
             .run(&principal, id, VersionSelector::Head, &values, None)
             .await
-            .map_err(prompt_error)?;
+            .map_err(request_error)?;
         let text = sanitize_text(&run.prompt).unwrap_or(run.prompt);
         let result = GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])
             .with_description(format!("{} {}", run.lens.title, run.version.semver));
@@ -405,7 +445,7 @@ impl ServerHandler for LfServer {
         let Ok(id) = LensId::parse("name", &prompt.name) else {
             return Ok(CompleteResult::default());
         };
-        let view = self.lens().get(&principal, id).await.map_err(prompt_error)?;
+        let view = self.lens().get(&principal, id).await.map_err(request_error)?;
         let key = lf_lens::template::label_key(&request.argument.name);
         let typed = request.argument.value.to_lowercase();
         let values: Vec<String> = view
@@ -421,5 +461,53 @@ impl ServerHandler for LfServer {
             CompletionInfo::with_pagination(shown, Some(total as u32), total > CompletionInfo::MAX_VALUES)
                 .map_err(|e| McpError::internal_error(e, None))?;
         Ok(CompleteResult::new(info))
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let principal = self.caller(&context)?;
+        let cursor = match request.and_then(|r| r.cursor) {
+            Some(c) => {
+                Some(Cursor::parse(&c).ok_or_else(|| McpError::invalid_params("invalid cursor", None))?)
+            }
+            None => None,
+        };
+        let (items, next) =
+            resources::list(&self.services, &principal, cursor).await.map_err(request_error)?;
+        let mut result = ListResourcesResult::with_all_items(items);
+        result.next_cursor = next.map(|c| c.to_string());
+        Ok(hinted!(result, resources::LIST_HINT, &context))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        self.caller(&context)?;
+        let result = ListResourceTemplatesResult::with_all_items(resources::templates());
+        Ok(hinted!(result, resources::TEMPLATES_HINT, &context))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let principal = self.caller(&context)?;
+        let uri = request.uri;
+        let id = DocId::from_uri(&uri).ok_or_else(|| resource_not_found(&uri))?;
+        let doc = documents::read(&self.services, &principal, id).await.map_err(|e| match e.code() {
+            ErrorCode::NotFound => resource_not_found(&uri),
+            _ => request_error(e),
+        })?;
+        let hint = resources::read_hint(&doc);
+        let text = sanitize_text(&doc.text).unwrap_or(doc.text);
+        let result =
+            ReadResourceResult::new(vec![ResourceContents::text(text, uri).with_mime_type(resources::MIME)]);
+        Ok(hinted!(result, hint, &context).into())
     }
 }
