@@ -40,6 +40,25 @@ start_server() {
   echo "lf-mcp-http did not start"; exit 1
 }
 
+# seed_lens: one lens of the development lenser, so that resources/list
+# has a resource and the caching scenario reads it (resources/read's
+# hints) rather than skipping that check. Made once: the database outlives
+# the servers.
+seed_lens() {
+  python3 - "$port" <<'EOF'
+import json, sys, urllib.request
+call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "create_lens", "arguments": {
+    "title": "Conformance lens",
+    "template_body": "Summarize [[Text]] in three short bullet points for a busy reader."}}}
+request = urllib.request.Request(f"http://127.0.0.1:{sys.argv[1]}/mcp", data=json.dumps(call).encode(), headers={
+    "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+    "MCP-Protocol-Version": "2025-11-25"})
+answer = json.load(urllib.request.urlopen(request, timeout=10))
+if answer.get("result", {}).get("isError") is not False:
+    sys.exit(f"seeding a lens failed: {answer}")
+EOF
+}
+
 stop_server() {
   kill -TERM "$server_pid"
   wait "$server_pid"
@@ -55,6 +74,7 @@ run_suite() {
 
 status=0
 start_server
+seed_lens
 run_suite 2025-11-25 "$here/baseline-2025-11-25.yml" || status=1
 run_suite 2026-07-28 "$here/baseline-2026-07-28.yml" || status=1
 stop_server
