@@ -296,6 +296,8 @@ fn base(tool: &str, fx: &Fixture) -> Option<Base> {
         "cast_battle_vote" => {
             json!({"battle_id": fx.voting, "contender_id": fx.rival, "rationale": "Clearer."})
         }
+        "search" => json!({"query": "code review"}),
+        "fetch" => json!({"id": format!("lens:{}", fx.lens)}),
         _ => return None,
     };
     let needs_owner = matches!(tool, "create_lens" | "fork_lens" | "create_battle" | "cast_battle_vote");
@@ -721,6 +723,26 @@ fn semantic_cases(tool: &'static str, schema: &Map<String, Value>, base: &Value,
             ] {
                 push(&format!("{key}: {what}"), with(base, key, json!(id)), NOT_FOUND, None);
             }
+        }
+    }
+    if tool == "fetch" {
+        for (what, id) in [
+            ("another lenser's private lens", format!("lens:{}", fx.hidden_lens)),
+            ("a deleted lens", format!("lens:{}", fx.deleted_lens)),
+            ("an unknown lens", format!("lens:{}", LensId::new())),
+            ("another lenser's draft battle", format!("battle:{}", fx.hidden_battle)),
+            ("the URI of another lenser's private lens", format!("lenserfight://lenses/{}", fx.hidden_lens)),
+        ] {
+            push(what, with(base, "id", json!(id)), NOT_FOUND, None);
+        }
+        for (what, id) in [
+            ("a bare UUID", fx.lens.clone()),
+            ("an unknown kind", format!("workflow:{}", fx.lens)),
+            ("a malformed UUID", "lens:not-a-uuid".to_owned()),
+            ("an upper-case kind", format!("LENS:{}", fx.lens)),
+            ("a web address", format!("https://example.com/lenses/{}", fx.lens)),
+        ] {
+            push(what, with(base, "id", json!(id)), INVALID, Some("id"));
         }
     }
     if has("query") {

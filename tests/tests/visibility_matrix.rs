@@ -1,8 +1,9 @@
 //! Who may do what to a lens, through `LfServer::call`, on the in-memory
 //! store and on SQLite.
 //!
-//! The matrix: every Lens tool × {the owner A, another lenser B, the Service
-//! principal} × a lens of A's that is {private, community, public}. Each cell
+//! The matrix: every Lens tool and the Search tools × {the owner A, another
+//! lenser B, the Service principal} × a lens of A's that is {private,
+//! community, public}. Each cell
 //! runs on a fresh lens of its own, its expectation comes from `MATRIX`, and
 //! every mismatch is collected before the test fails, so one run shows the
 //! whole picture.
@@ -72,6 +73,8 @@ const MATRIX: &[(&str, [[Want; 3]; 3])] = &[
     ("delete_lens",          [[OK, OK, OK],             [NotFound, Forbidden, Forbidden], [OK, OK, OK]]),
     ("restore_lens",         [[OK, OK, OK],             [NotFound, Forbidden, Forbidden], [OK, OK, OK]]),
     ("diff_lens_versions",   [[OK, OK, OK],             [NotFound, OK,        OK],        [OK, OK, OK]]),
+    ("search",               [[Listed, Listed, Listed], [Hidden,   Listed,    Listed],    [Listed, Listed, Listed]]),
+    ("fetch",                [[OK, OK, OK],             [NotFound, OK,        OK],        [OK, OK, OK]]),
 ];
 
 fn body(marker: &str) -> String {
@@ -218,6 +221,8 @@ impl Matrix<'_> {
             "run_lens" => json!({"lens_id": id, "param_values": full_values()}),
             "delete_lens" => json!({"lens_id": id, "confirm": true}),
             "diff_lens_versions" => json!({"lens_id": id, "from": "1.0.0"}),
+            "search" => json!({"query": lens.marker}),
+            "fetch" => json!({"id": format!("lens:{id}")}),
             _ => return vec![format!("no arguments for {tool}: add them to Matrix::cell")],
         };
         let answer = match tool {
@@ -255,6 +260,9 @@ impl Matrix<'_> {
         let shows_lens = match tool {
             "list_lenses" => listed.as_ref().is_some_and(|ids| ids.contains(&lens.id)),
             "search_lenses" => item_ids(&reply.value).contains(&lens.id),
+            "search" => reply.value["results"]
+                .as_array()
+                .is_some_and(|hits| hits.iter().any(|h| h["id"] == format!("lens:{}", lens.id).as_str())),
             "find_and_run_lens" => {
                 reply.value["status"] == "ready" && reply.value["lens_id"] == lens.id.as_str()
             }
@@ -334,8 +342,10 @@ async fn matrix(kind: StoreKind) {
     let mut cells = 0;
     // Over HTTP every caller signs in as a lenser: there is no Service.
     let callers = if kind == StoreKind::Http { 2 } else { 3 };
-    // Visibility tiers are a lens matter: the matrix covers every Lens tool.
-    let lens_tools: Vec<_> = store.catalog().tools().iter().filter(|t| t.group.id == "lens").collect();
+    // Visibility tiers are a lens matter: the matrix covers every Lens tool,
+    // and search and fetch, which read lenses too.
+    let lens_tools: Vec<_> =
+        store.catalog().tools().iter().filter(|t| matches!(t.group.id, "lens" | "search")).collect();
     for tool in &lens_tools {
         let Some((_, row)) = MATRIX.iter().find(|(name, _)| *name == tool.name) else {
             mismatches.push(format!("{}: no row in MATRIX", tool.name));

@@ -144,8 +144,8 @@ fn read_only_and_toolsets() {
         &[],
         &[init(), initialized, list],
     );
-    // Every group: the 8 Read tools of lenses and the 5 of battles.
-    assert_eq!(lines(&out)[1]["result"]["tools"].as_array().unwrap().len(), 13);
+    // Every group: the 8 Read tools of lenses, the 5 of battles and search and fetch.
+    assert_eq!(lines(&out)[1]["result"]["tools"].as_array().unwrap().len(), 15);
 }
 
 fn initialized() -> Value {
