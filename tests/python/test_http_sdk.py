@@ -10,6 +10,7 @@ Chromium).
 """
 
 import html
+import json
 import os
 import re
 import signal
@@ -66,22 +67,39 @@ def server():
     ).stdout.strip()
     listed = subprocess.run([BIN, "admin", "list-tokens"], env=env, check=True, text=True, capture_output=True)
     assert token not in listed.stdout and read not in listed.stdout, "list-tokens never prints a token"
+    proc, base = serve(env)
+    yield {"base": base, "token": token, "read": read, "env": env}
+    stop(proc)
+
+
+def serve(env, *flags):
+    """Starts `lf-mcp-http serve` with `flags` on a free loopback port; its process and base URL."""
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    proc = subprocess.Popen([BIN, "serve", "--bind", f"127.0.0.1:{port}"], env=env)
+    proc = subprocess.Popen([BIN, "serve", "--bind", f"127.0.0.1:{port}", *flags], env=env)
     deadline = time.time() + 30
     while True:
         try:
             if httpx2.get(base + "/health").status_code == 200:
-                break
+                return proc, base
         except httpx2.HTTPError:
             pass
         assert proc.poll() is None, "the server exited"
         assert time.time() < deadline, "the server did not answer /health"
         time.sleep(0.1)
-    yield {"base": base, "token": token, "read": read}
+
+
+def stop(proc):
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=15) == 0, "SIGTERM stops the server cleanly"
+
+
+@pytest.fixture(scope="module")
+def connector(server):
+    """A second server on the same database, as one would serve a ChatGPT connector: the Search tools only."""
+    proc, base = serve(server["env"], "--toolsets", "search")
+    yield {**server, "base": base}
+    stop(proc)
 
 
 def bearer_client(server, token, mode):
@@ -108,6 +126,37 @@ async def test_bearer_token_in_every_mode(server, mode):
         missing = await client.call_tool("run_lens", {"lens_id": lens_id, "param_values": {"Language": "Rust"}})
         assert missing.is_error
         assert missing.structured_content["code"] == "MISSING_PARAMS"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_chatgpt_connector_with_a_read_token(server, connector, mode):
+    writer_http, writer = bearer_client(server, server["token"], "legacy")
+    async with writer_http, writer:
+        lens = await writer.call_tool("create_lens", {"title": f"Connector {mode}", "template_body": BODY})
+        assert not lens.is_error, lens
+        lens_id = lens.structured_content["id"]
+
+    http, client = bearer_client(connector, connector["read"], mode)
+    async with http, client:
+        tools = await client.list_tools()
+        assert [t.name for t in tools.tools] == ["search", "fetch"]
+        assert [list(t.input_schema["properties"]) for t in tools.tools] == [["query"], ["id"]]
+        found = await client.call_tool("search", {"query": f"connector {mode}"})
+        assert not found.is_error, found
+        hit = {"id": f"lens:{lens_id}", "title": f"Connector {mode}", "url": f"lenserfight://lenses/{lens_id}"}
+        assert found.structured_content["results"] == [hit]
+        # The text block is the same JSON, for clients that read only text.
+        assert found.content[0].text == json.dumps(found.structured_content, separators=(",", ":"))
+        fetched = await client.call_tool("fetch", {"id": hit["id"]})
+        assert not fetched.is_error, fetched
+        assert fetched.structured_content["url"] == hit["url"]
+        assert "senior [[Language]] engineer" in fetched.structured_content["text"]
+
+        uris = [r.uri for r in (await client.list_resources()).resources]
+        assert hit["url"] in uris
+        read = await client.read_resource(hit["url"])
+        assert read.contents[0].text == fetched.structured_content["text"]
 
 
 @pytest.mark.anyio

@@ -13,6 +13,7 @@ import uuid
 import pytest
 from mcp import StdioServerParameters
 from mcp.client.client import Client
+from mcp.shared.exceptions import MCPError
 
 BIN = os.environ.get("LF_STDIO_BIN")
 
@@ -54,7 +55,7 @@ async def test_list_create_run_and_missing_params(binary, mode):
             tools = await client.list_tools()
             names = {t.name for t in tools.tools}
             assert {"create_lens", "run_lens", "search_lenses", "find_and_run_lens"} <= names
-            assert len(names) == 27, "17 Lens tools and 10 Battle tools"
+            assert len(names) == 29, "17 Lens tools, 10 Battle tools, search and fetch"
             run_tool = next(t for t in tools.tools if t.name == "run_lens")
             assert run_tool.output_schema is not None
             # MCP's default for a missing readOnlyHint is false, and the server leaves defaults out.
@@ -96,6 +97,81 @@ async def test_list_create_run_and_missing_params(binary, mode):
 
             prompts = await client.list_prompts()
             assert [p.name for p in prompts.prompts] == [lens["id"]]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", MODES)
+async def test_resources_list_templates_and_read(binary, mode):
+    with tempfile.TemporaryDirectory() as db_dir:
+        async with Client(params(binary, db_dir), mode=mode) as client:
+            modern = mode != "legacy"
+            lens = (await client.call_tool("create_lens", {"title": "Code Reviewer", "template_body": BODY})).structured_content
+            uri = f"lenserfight://lenses/{lens['id']}"
+
+            templates = await client.list_resource_templates()
+            assert [t.uri_template for t in templates.resource_templates] == [
+                "lenserfight://lenses/{lens_id}",
+                "lenserfight://battles/{battle_id}",
+            ]
+            listed = await client.list_resources()
+            assert [(r.uri, r.name, r.mime_type) for r in listed.resources] == [(uri, "Code Reviewer", "text/markdown")]
+            assert listed.resources[0].annotations.last_modified
+            read = await client.read_resource(uri)
+            assert len(read.contents) == 1
+            text = read.contents[0].text
+            assert read.contents[0].mime_type == "text/markdown"
+            assert text.startswith("# Code Reviewer\n")
+            assert f"```text\n{BODY}\n```" in text
+            # Caching hints come with the 2026-07-28 era only.
+            if modern:
+                assert (templates.ttl_ms, templates.cache_scope) == (3_600_000, "public")
+                assert (listed.ttl_ms, listed.cache_scope) == (5_000, "private")
+                assert (read.ttl_ms, read.cache_scope) == (5_000, "public")
+            else:
+                # Absent on the wire; the SDK reads that as 0, immediately stale.
+                assert not listed.ttl_ms and not read.ttl_ms
+
+            missing = f"lenserfight://lenses/{uuid.uuid4()}"
+            with pytest.raises(MCPError) as e:
+                await client.read_resource(missing)
+            assert e.value.code == (-32602 if modern else -32002)
+            assert e.value.data == {"uri": missing}
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", MODES)
+async def test_search_and_fetch(binary, mode):
+    with tempfile.TemporaryDirectory() as db_dir:
+        async with Client(params(binary, db_dir), mode=mode) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            for name in ["search", "fetch"]:
+                assert tools[name].annotations.read_only_hint is True
+                assert tools[name].annotations.open_world_hint is False
+            lens = (await client.call_tool("create_lens", {"title": "Code Reviewer", "template_body": BODY})).structured_content
+            battle = (
+                await client.call_tool("create_battle", {"title": "Review duel", "task_prompt": "Review this code for bugs."})
+            ).structured_content
+
+            found = await client.call_tool("search", {"query": "review"})
+            assert not found.is_error, found
+            assert found.structured_content == {
+                "results": [
+                    {"id": f"lens:{lens['id']}", "title": "Code Reviewer", "url": f"lenserfight://lenses/{lens['id']}"},
+                    {"id": f"battle:{battle['id']}", "title": "Review duel", "url": f"lenserfight://battles/{battle['id']}"},
+                ]
+            }
+            fetched = await client.call_tool("fetch", {"id": f"lens:{lens['id']}"})
+            assert not fetched.is_error, fetched
+            doc = fetched.structured_content
+            assert sorted(doc) == ["id", "metadata", "text", "title", "url"]
+            assert BODY in doc["text"] and doc["metadata"]["kind"] == "lens"
+            assert doc["text"] == (await client.read_resource(doc["url"])).contents[0].text
+
+            gone = await client.call_tool("fetch", {"id": f"battle:{uuid.uuid4()}"})
+            assert gone.is_error and gone.structured_content["code"] == "NOT_FOUND"
+            bad = await client.call_tool("fetch", {"id": "nope"})
+            assert bad.structured_content["code"] == "INVALID_ARGUMENT"
+            assert bad.structured_content["details"]["field"] == "id"
 
 
 @pytest.mark.anyio
