@@ -26,15 +26,17 @@ mod background;
 mod config;
 pub mod file;
 mod identity;
+pub mod sealer;
 mod settings;
 mod wiring;
 
 pub use background::{Background, SHUTDOWN_GRACE, Shutdown};
-pub use config::{CommonArgs, Config};
+pub use config::{CommonArgs, Config, KeyText};
 pub use file::{Arguments, FromFile, ParseError, default_config_path, parse, try_parse_from};
 pub use identity::{LocalLenser, local_lenser};
+pub use sealer::{KeySealer, SecretKey};
 pub use settings::{CONFIG_ENV, CONFIG_FLAG, ConfigError, Kind, Reader, Setting, check_arguments};
-pub use wiring::{build_server, open_database, services};
+pub use wiring::{build_server, connection_service, open_database, services, workflow_service};
 
 // The binaries reach the database through the composition root, not lf-store.
 pub use lf_store::{Database, redact_url};

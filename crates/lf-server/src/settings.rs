@@ -55,6 +55,7 @@ pub enum Setting {
     ModelBaseUrl,
     ModelApiKey,
     ModelName,
+    SecretKey,
     Bind,
     PublicUrl,
     AllowedOrigins,
@@ -64,7 +65,7 @@ pub enum Setting {
 }
 
 /// `(setting, file key, environment variable, flag, kind, reader)`.
-const TABLE: [(Setting, &str, &str, &str, Kind, Reader); 17] = [
+const TABLE: [(Setting, &str, &str, &str, Kind, Reader); 18] = [
     (
         Setting::DatabaseUrl,
         "database_url",
@@ -104,6 +105,7 @@ const TABLE: [(Setting, &str, &str, &str, Kind, Reader); 17] = [
         Reader::Both,
     ),
     (Setting::ModelName, "model_name", lf_model::MODEL_NAME_KEY, "--model-name", Kind::Text, Reader::Both),
+    (Setting::SecretKey, "secret_key", "LENSERFIGHT_SECRET_KEY", "--secret-key", Kind::Text, Reader::Both),
     (Setting::Bind, "bind", "LENSERFIGHT_BIND", "--bind", Kind::Text, Reader::Http),
     (Setting::PublicUrl, "public_url", "LENSERFIGHT_PUBLIC_URL", "--public-url", Kind::Text, Reader::Http),
     (
@@ -128,8 +130,8 @@ const TABLE: [(Setting, &str, &str, &str, Kind, Reader); 17] = [
 
 impl Setting {
     /// Every setting, in the order of the README's tables.
-    pub const ALL: [Setting; 17] = {
-        let mut all = [Setting::DatabaseUrl; 17];
+    pub const ALL: [Setting; 18] = {
+        let mut all = [Setting::DatabaseUrl; 18];
         let mut i = 0;
         while i < TABLE.len() {
             all[i] = TABLE[i].0;
