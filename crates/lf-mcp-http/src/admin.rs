@@ -1,12 +1,14 @@
-//! `lf-mcp-http admin ...`: accounts and tokens from the command line. A
-//! token is printed once, when it is issued; nothing else ever prints one.
+//! `lf-mcp-http admin ...`: accounts, tokens and saved connections from the
+//! command line (the connection commands are lf-server's, shared with
+//! lf-mcp-stdio). A token is printed once, when it is issued; nothing else
+//! ever prints one, and nothing prints a connection's secret.
 
 use std::io::{BufRead, Write};
 use std::time::Duration;
 
 use lf_auth::{AuthConfig, AuthService, NewToken, TokenId};
 use lf_core::{LfError, Scopes, SystemClock};
-use lf_server::{CommonArgs, ConfigError};
+use lf_server::{ByHandle, CommandError, CommonArgs, ConnectionCommand};
 
 /// Account and token administration.
 #[derive(clap::Subcommand, Debug)]
@@ -57,6 +59,9 @@ pub enum AdminCommand {
         #[arg(long)]
         all: bool,
     },
+    /// Manage a lenser's saved connections (the secrets workflow steps use by ref).
+    #[command(subcommand)]
+    Connection(ConnectionCommand<ByHandle>),
 }
 
 impl AdminCommand {
@@ -66,6 +71,7 @@ impl AdminCommand {
             | Self::IssueToken { common, .. }
             | Self::RevokeToken { common, .. }
             | Self::ListTokens { common, .. } => common,
+            Self::Connection(c) => c.common(),
         }
     }
 
@@ -75,29 +81,15 @@ impl AdminCommand {
             | Self::IssueToken { common, .. }
             | Self::RevokeToken { common, .. }
             | Self::ListTokens { common, .. } => common,
+            Self::Connection(c) => c.common_mut(),
         }
     }
 }
 
-/// Why an admin command failed.
-#[derive(Debug)]
-pub enum AdminError {
-    /// The database setting, or the database.
-    Config(ConfigError),
-    /// The command itself: what it says is for the operator.
-    Failed(String),
-}
-
-impl std::fmt::Display for AdminError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            AdminError::Config(e) => e.fmt(f),
-            AdminError::Failed(message) => f.write_str(message),
-        }
-    }
-}
-
-impl std::error::Error for AdminError {}
+/// Why an admin command failed: a setting or the database (naming the
+/// setting), or the command itself (what it says is for the operator). The
+/// connection commands' error, from lf-server.
+pub type AdminError = CommandError;
 
 fn failed(e: LfError) -> String {
     e.message().to_owned()
@@ -111,13 +103,16 @@ async fn lenser_id(auth: &AuthService, handle: &str) -> Result<lf_core::LenserId
         .ok_or_else(|| format!("no lenser has the handle {handle}"))
 }
 
-/// Runs one admin command; what it prints goes to `out`, the password comes
-/// from `input`.
+/// Runs one admin command; what it prints goes to `out`, the password (or
+/// a connection's secret) comes from `input`.
 pub async fn run(
     command: AdminCommand,
     input: &mut dyn BufRead,
     out: &mut dyn Write,
 ) -> Result<(), AdminError> {
+    if let AdminCommand::Connection(c) = command {
+        return lf_server::run_connection_command(c, input, out).await;
+    }
     let db = command.common().open_database().await.map_err(AdminError::Config)?;
     // Admin tokens are valid for any resource of this server.
     let auth = AuthService::new(db.auth_store(), std::sync::Arc::new(SystemClock), AuthConfig::default());
@@ -162,6 +157,7 @@ async fn run_on(
             auth.revoke_token(id).await.map_err(failed)?;
             writeln!(out, "revoked {id}, and every token of its grant if it belongs to one").map_err(io)?;
         }
+        AdminCommand::Connection(_) => unreachable!("run hands connection commands to lf-server"),
         AdminCommand::ListTokens { handle, all, .. } => {
             let lenser = match handle {
                 Some(h) => Some(lenser_id(auth, &h).await?),

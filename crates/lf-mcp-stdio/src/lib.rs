@@ -15,7 +15,7 @@ pub mod transport;
 
 use clap::Parser;
 use lf_core::{LenserId, Principal, Spawner};
-use lf_server::{CommonArgs, ConfigError, Database, Setting};
+use lf_server::{AsLenser, CommonArgs, ConfigError, ConnectionCommand, Database, Setting};
 use lf_tools::LfServer;
 use rmcp::ServiceExt;
 use std::sync::Arc;
@@ -23,8 +23,12 @@ use tokio::io::{AsyncRead, AsyncWrite};
 
 /// The LenserFight MCP server over stdio.
 #[derive(Parser, Debug, Clone)]
-#[command(name = "lf-mcp-stdio", version, about, long_about = None)]
+#[command(name = "lf-mcp-stdio", version, about, long_about = None, args_conflicts_with_subcommands = true)]
 pub struct Args {
+    /// Without one, the server serves MCP on stdin and stdout.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
     #[command(flatten)]
     pub common: CommonArgs,
 
@@ -37,16 +41,32 @@ pub struct Args {
     pub linger_us: u64,
 }
 
+/// What `lf-mcp-stdio` does besides serving.
+#[derive(clap::Subcommand, Debug, Clone)]
+pub enum Command {
+    /// Manage saved connections (the secrets workflow steps use by ref) of the lenser this server acts as.
+    #[command(subcommand)]
+    Connection(ConnectionCommand<AsLenser>),
+}
+
 /// The command line's defaults.
 impl Default for Args {
     fn default() -> Self {
-        Self { common: CommonArgs::default(), lenser_id: None, linger_us: linger::DEFAULT_LINGER_US }
+        Self {
+            command: None,
+            common: CommonArgs::default(),
+            lenser_id: None,
+            linger_us: linger::DEFAULT_LINGER_US,
+        }
     }
 }
 
 impl lf_server::Arguments for Args {
     fn common_mut(&mut self) -> &mut CommonArgs {
-        &mut self.common
+        match &mut self.command {
+            None => &mut self.common,
+            Some(Command::Connection(c)) => c.common_mut(),
+        }
     }
 }
 

@@ -7,14 +7,15 @@ use std::process::ExitCode;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use lf_mcp_stdio::{Args, SessionError, StdioConfig};
-use lf_server::{Background, ConfigError, SHUTDOWN_GRACE};
+use lf_mcp_stdio::{Args, Command, SessionError, StdioConfig};
+use lf_server::{Background, CommandError, ConfigError, SHUTDOWN_GRACE};
 
 /// Why the server stopped badly: start-up failures (configuration) exit 2,
-/// session failures 1.
+/// session and command failures 1.
 enum Failure {
     Config(ConfigError),
     Session(SessionError),
+    Command(String),
 }
 
 impl Failure {
@@ -22,6 +23,7 @@ impl Failure {
         let (code, message) = match self {
             Failure::Config(e) => (2, e.to_string()),
             Failure::Session(e) => (1, e.to_string()),
+            Failure::Command(e) => (1, e),
         };
         eprintln!("lf-mcp-stdio: {message}");
         ExitCode::from(code)
@@ -45,11 +47,36 @@ async fn run(mut config: StdioConfig) -> Result<(), Failure> {
     result.map_err(Failure::Session)
 }
 
+/// `lf-mcp-stdio connection …`: one command, then exit.
+fn run_command(command: Command) -> ExitCode {
+    let Command::Connection(command) = command;
+    if let Err(e) = command.common().init_logs() {
+        return Failure::Config(e).exit();
+    }
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("lf-mcp-stdio: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let mut input = std::io::stdin().lock();
+    let mut out = std::io::stdout().lock();
+    match runtime.block_on(lf_server::run_connection_command(command, &mut input, &mut out)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(CommandError::Config(e)) => Failure::Config(e).exit(),
+        Err(CommandError::Failed(e)) => Failure::Command(e).exit(),
+    }
+}
+
 fn main() -> ExitCode {
-    let args: Args = match lf_server::parse() {
+    let mut args: Args = match lf_server::parse() {
         Ok(args) => args,
         Err(e) => return Failure::Config(e).exit(),
     };
+    if let Some(command) = args.command.take() {
+        return run_command(command);
+    }
     if let Err(e) = args.common.init_logs() {
         return Failure::Config(e).exit();
     }

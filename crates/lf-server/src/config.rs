@@ -9,6 +9,7 @@ use lf_core::ModelProvider;
 use lf_tools::{CatalogOptions, Group};
 
 use crate::file::FromFile;
+use crate::sealer::{KeySealer, SecretKey};
 use crate::settings::{ConfigError, Setting};
 
 /// The settings both transports share: the database, which tools, logs and
@@ -47,10 +48,32 @@ pub struct CommonArgs {
     #[command(flatten)]
     pub model: lf_model::ModelArgs,
 
+    /// The key sealing saved connections' secrets: 32 bytes as 64 hex digits or base64, e.g. from `openssl rand -hex 32`; prefer the environment or the configuration file, since a flag shows in the process list [default: the key file secret.key in the user's data directory, created when first needed]
+    #[arg(long, env = "LENSERFIGHT_SECRET_KEY", value_name = "KEY", hide_env_values = true)]
+    pub secret_key: Option<KeyText>,
+
     /// Which of these values came from the configuration file (set by
     /// [`crate::parse`]), so that an error names the key where it was set.
     #[arg(skip)]
     pub from_file: FromFile,
+}
+
+/// `LENSERFIGHT_SECRET_KEY` as given, checked by [`Config::from_args`];
+/// never printed.
+#[derive(Clone, Default)]
+pub struct KeyText(pub String);
+
+impl std::str::FromStr for KeyText {
+    type Err = std::convert::Infallible;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(KeyText(s.to_owned()))
+    }
+}
+
+impl std::fmt::Debug for KeyText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("KeyText([redacted])")
+    }
 }
 
 /// `--toolsets`'s help, naming the groups of the catalog's registry.
@@ -102,6 +125,15 @@ impl CommonArgs {
             .map_err(|e| self.bad(Setting::from_env(e.key()).unwrap_or(Setting::ModelBaseUrl), e.message()))
     }
 
+    /// `LENSERFIGHT_SECRET_KEY`, checked; `None` when unset (the key file
+    /// is used).
+    pub fn secret_key(&self) -> Result<Option<SecretKey>, ConfigError> {
+        match self.secret_key.as_ref().map(|k| k.0.trim()).filter(|k| !k.is_empty()) {
+            None => Ok(None),
+            Some(text) => SecretKey::parse(text).map(Some).map_err(|e| self.bad(Setting::SecretKey, e)),
+        }
+    }
+
     /// Which tools are on.
     pub fn options(&self) -> Result<CatalogOptions, ConfigError> {
         let toolsets = match &self.toolsets {
@@ -124,6 +156,9 @@ pub struct Config {
     pub options: CatalogOptions,
     /// The model provider (offline unless a model is configured).
     pub model: Arc<dyn ModelProvider>,
+    /// `LENSERFIGHT_SECRET_KEY`, when set: what [`Config::sealer`] seals
+    /// under (else the key file).
+    pub secret_key: Option<SecretKey>,
     /// Which settings came from the configuration file.
     pub from_file: FromFile,
 }
@@ -134,6 +169,7 @@ impl std::fmt::Debug for Config {
             .field("database_url", &lf_store::redact_url(&self.database_url))
             .field("options", &self.options)
             .field("model", &self.model.name())
+            .field("secret_key", &self.secret_key.as_ref().map(|_| "[set]"))
             .field("from_file", &self.from_file)
             .finish()
     }
@@ -146,7 +182,16 @@ impl Config {
         let options = args.options()?;
         let database_url = args.database_url()?;
         let model = args.model_provider()?;
-        Ok(Self { database_url, options, model, from_file: args.from_file.clone() })
+        let secret_key = args.secret_key()?;
+        Ok(Self { database_url, options, model, secret_key, from_file: args.from_file.clone() })
+    }
+
+    /// The sealer of saved connections' secrets: under
+    /// `LENSERFIGHT_SECRET_KEY`, else under the key file in the data
+    /// directory, read or created the first time a secret is sealed or
+    /// opened (see [`crate::sealer`]).
+    pub fn sealer(&self) -> KeySealer {
+        KeySealer::new(self.secret_key.clone())
     }
 
     /// A bad value of `setting`, named where it was set.

@@ -8,8 +8,13 @@
 //!   then the environment, then the file; and [`ConfigError`], the one
 //!   start-up error, whose text names the key where it was set.
 //! - Wiring: [`open_database`] (lf-store), [`services`] (stores into the
-//!   domain services, the model provider behind them) and [`build_server`]
-//!   (the catalog's `LfServer`).
+//!   domain services, the model provider behind them), [`build_server`]
+//!   (the catalog's `LfServer`), [`workflow_service`] and
+//!   [`connection_service`].
+//! - Saved connections' secrets at rest: [`sealer`] ([`KeySealer`] under
+//!   `LENSERFIGHT_SECRET_KEY` or a 0600 key file in the data directory),
+//!   and the `connection add | list | remove` commands both binaries run
+//!   ([`ConnectionCommand`], [`run_connection_command`]).
 //! - Background work: [`Background`], lf-core's [`lf_core::Spawner`] on
 //!   tokio with a shutdown deadline.
 //! - The stdio server's identity when none is configured: [`local_lenser`],
@@ -24,17 +29,23 @@
 
 mod background;
 mod config;
+mod connection_cli;
 pub mod file;
 mod identity;
+pub mod sealer;
 mod settings;
 mod wiring;
 
 pub use background::{Background, SHUTDOWN_GRACE, Shutdown};
-pub use config::{CommonArgs, Config};
+pub use config::{CommonArgs, Config, KeyText};
+pub use connection_cli::{
+    AsLenser, ByHandle, CommandError, ConnectionCommand, ConnectionOwner, run_connection_command,
+};
 pub use file::{Arguments, FromFile, ParseError, default_config_path, parse, try_parse_from};
 pub use identity::{LocalLenser, local_lenser};
+pub use sealer::{KeySealer, SecretKey};
 pub use settings::{CONFIG_ENV, CONFIG_FLAG, ConfigError, Kind, Reader, Setting, check_arguments};
-pub use wiring::{build_server, open_database, services};
+pub use wiring::{build_server, connection_service, open_database, services, workflow_service};
 
 // The binaries reach the database through the composition root, not lf-store.
 pub use lf_store::{Database, redact_url};

@@ -55,6 +55,7 @@ pub enum Setting {
     ModelBaseUrl,
     ModelApiKey,
     ModelName,
+    SecretKey,
     Bind,
     PublicUrl,
     AllowedOrigins,
@@ -70,7 +71,7 @@ pub enum Setting {
 }
 
 /// `(setting, file key, environment variable, flag, kind, reader)`.
-const TABLE: [(Setting, &str, &str, &str, Kind, Reader); 23] = [
+const TABLE: [(Setting, &str, &str, &str, Kind, Reader); 24] = [
     (
         Setting::DatabaseUrl,
         "database_url",
@@ -110,6 +111,7 @@ const TABLE: [(Setting, &str, &str, &str, Kind, Reader); 23] = [
         Reader::Both,
     ),
     (Setting::ModelName, "model_name", lf_model::MODEL_NAME_KEY, "--model-name", Kind::Text, Reader::Both),
+    (Setting::SecretKey, "secret_key", "LENSERFIGHT_SECRET_KEY", "--secret-key", Kind::Text, Reader::Both),
     (Setting::Bind, "bind", "LENSERFIGHT_BIND", "--bind", Kind::Text, Reader::Http),
     (Setting::PublicUrl, "public_url", "LENSERFIGHT_PUBLIC_URL", "--public-url", Kind::Text, Reader::Http),
     (

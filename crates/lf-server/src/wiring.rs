@@ -8,9 +8,11 @@ use lf_core::{ModelProvider, Principal, Spawner};
 use lf_lens::LensService;
 use lf_store::Database;
 use lf_tools::{Catalog, CatalogOptions, LfServer, Services};
+use lf_workflow::{ConnectionService, LensLookup, WorkflowService};
 
 use crate::config::Config;
 use crate::file::FromFile;
+use crate::sealer::KeySealer;
 use crate::settings::{ConfigError, Setting};
 
 /// Opens the database the configuration names, applying migrations. A
@@ -47,4 +49,18 @@ pub fn build_server(
 ) -> LfServer {
     let services = services(db, model, spawner);
     LfServer::new(Arc::new(Catalog::new()), Arc::new(services), options, principal)
+}
+
+/// The workflow use cases over `db`'s workflows and saved connections,
+/// asking `lenses` about the lenses lens steps run (the catalog's adapter
+/// over `LensService`).
+pub fn workflow_service(db: &Database, lenses: Arc<dyn LensLookup>) -> WorkflowService {
+    WorkflowService::new(db.workflow_store(), lenses, db.connection_lookup())
+}
+
+/// The saved-connection use cases over `db`, secrets sealed by `sealer`
+/// ([`Config::sealer`]: under `LENSERFIGHT_SECRET_KEY`, else the key file,
+/// read or made the first time a secret is sealed or opened).
+pub fn connection_service(db: &Database, sealer: KeySealer) -> ConnectionService {
+    ConnectionService::new(db.connection_store(), Arc::new(sealer))
 }

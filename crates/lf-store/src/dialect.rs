@@ -32,7 +32,8 @@ pub(crate) fn query<DB: Dialect>(sql: &'static str) -> Query<DB> {
     sqlx::query(sql)
 }
 
-/// A plain column value: an id, a text, a number, a flag, bytes, or one of
+/// A plain column value: an id, a text, a number (whole or floating), a
+/// flag, bytes, or one of
 /// them NULL. Both backends bind and read it as sqlx does, and SQLite's
 /// direct readers read it too ([`crate::sqlite::DirectValue`]).
 pub(crate) trait Value:
@@ -54,7 +55,7 @@ macro_rules! values {
         impl Value for Option<$t> {})*
     };
 }
-values!(Uuid, String, i64, bool, Vec<u8>);
+values!(Uuid, String, i64, f64, bool, Vec<u8>);
 
 /// A column of a result row: by position, or by name. Rows with many
 /// columns (lenses) are read by position: a direct reader finds a name by
@@ -139,6 +140,18 @@ impl<C: Connection<Database: Dialect<Connection = C>>> Conn for C {}
 pub(crate) async fn execute<C: Conn>(conn: &mut C, q: Query<C::Database>) -> LfResult<u64> {
     let done = q.execute(conn.exec()).await.map_err(map_db_err)?;
     Ok(C::Database::rows_affected(done))
+}
+
+/// Runs `sql`, a statement of one parameter, `param`, and reads every row
+/// it answers with `from_row`.
+pub(crate) async fn all_rows<C: Conn, P: Value, T>(
+    conn: &mut C,
+    sql: &'static str,
+    param: P,
+    from_row: fn(&<C::Database as Database>::Row) -> LfResult<T>,
+) -> LfResult<Vec<T>> {
+    let rows = query::<C::Database>(sql).put(param).fetch_all(conn.exec()).await.map_err(map_db_err)?;
+    rows.iter().map(from_row).collect()
 }
 
 /// Runs the insert `q`; a unique violation is CONFLICT saying `taken()`,

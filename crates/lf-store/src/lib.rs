@@ -1,6 +1,7 @@
 //! The SQL stores of LenserFight: the domain store traits (today
-//! [`lf_lens::LensStore`], [`lf_auth::AuthStore`] and
-//! [`lf_battle::BattleStore`]) implemented with sqlx
+//! [`lf_lens::LensStore`], [`lf_auth::AuthStore`], [`lf_battle::BattleStore`],
+//! [`lf_workflow::WorkflowStore`] and [`lf_workflow::ConnectionStore`])
+//! implemented with sqlx
 //! over SQLite, the embedded default, and PostgreSQL, for several server
 //! processes on one database.
 //! [`Database::connect`] opens either from a `LENSERFIGHT_DATABASE_URL`,
@@ -36,13 +37,21 @@
 //!   by `BEGIN IMMEDIATE`; PostgreSQL: `SELECT … FOR UPDATE`), and checks
 //!   what the caller expected in the same transaction: of concurrent writes
 //!   that expect one state, exactly one passes;
+//! - a workflow and its first version, or a new version and the head
+//!   moving to it, are written in one transaction (a version whole: its row,
+//!   its nodes, its edges), the head read under lock first (as a battle's
+//!   status is) and compared with the one the caller expected;
+//! - a saved connection's secret is stored only as the sealed bytes the
+//!   domain hands over, and read back by one method only;
 //! - both backends pass the same contract suites
 //!   ([`lf_lens::contract::suite`], [`lf_auth::contract::suite`],
-//!   [`lf_battle::contract::suite`]);
+//!   [`lf_battle::contract::suite`], [`lf_workflow::contract::suite`],
+//!   [`lf_workflow::connection::contract::suite`]);
 //!   migrations live per backend under `migrations/` and are never edited
 //!   once released.
 //!
-//! Layout: one folder per domain (`lens/`, `auth/`, `battle/`), each a
+//! Layout: one folder per domain (`lens/`, `auth/`, `battle/`,
+//! `workflow/`, `connection/`), each a
 //! store written once over both backends: `mod.rs` (the store type, over
 //! `conns::Conns`, each method one line saying how it runs), `sql.rs` (the
 //! statements and the functions that run them, generic over a connection of
@@ -61,6 +70,7 @@
 
 mod auth;
 mod battle;
+mod connection;
 mod conns;
 mod dialect;
 mod error;
@@ -69,6 +79,7 @@ mod location;
 mod page;
 mod postgres;
 mod sqlite;
+mod workflow;
 
 use std::sync::Arc;
 
@@ -76,6 +87,7 @@ use lf_auth::AuthStore;
 use lf_battle::BattleStore;
 use lf_core::{LfError, LfResult};
 use lf_lens::LensStore;
+use lf_workflow::{ConnectionLookup, ConnectionStore, WorkflowStore};
 
 use crate::conns::Conns;
 pub use error::map_db_err;
@@ -110,6 +122,8 @@ pub struct Database {
     lenses: Arc<dyn LensStore>,
     auth: Arc<dyn AuthStore>,
     battles: Arc<dyn BattleStore>,
+    workflows: Arc<dyn WorkflowStore>,
+    connections: Arc<connection::SqlConnectionStore>,
 }
 
 impl Database {
@@ -136,6 +150,8 @@ impl Database {
             lenses: Arc::new(lens::SqlLensStore::new(conns.clone())),
             auth: Arc::new(auth::SqlAuthStore::new(conns.clone())),
             battles: Arc::new(battle::SqlBattleStore::new(conns.clone())),
+            workflows: Arc::new(workflow::SqlWorkflowStore::new(conns.clone())),
+            connections: Arc::new(connection::SqlConnectionStore::new(conns.clone())),
             conns,
         })
     }
@@ -162,6 +178,25 @@ impl Database {
     /// [`lf_battle::BattleService`].
     pub fn battle_store(&self) -> Arc<dyn BattleStore> {
         self.battles.clone()
+    }
+
+    /// The store of workflows and their versions over this database, for
+    /// an [`lf_workflow::WorkflowService`].
+    pub fn workflow_store(&self) -> Arc<dyn WorkflowStore> {
+        self.workflows.clone()
+    }
+
+    /// The store of saved connections and their sealed secrets over this
+    /// database, for an [`lf_workflow::ConnectionService`].
+    pub fn connection_store(&self) -> Arc<dyn ConnectionStore> {
+        self.connections.clone()
+    }
+
+    /// The same store as [`Database::connection_store`], as the
+    /// [`ConnectionLookup`] an [`lf_workflow::WorkflowService`] asks which
+    /// connections are saved.
+    pub fn connection_lookup(&self) -> Arc<dyn ConnectionLookup> {
+        self.connections.clone()
     }
 
     /// A small pool of separate connections to the SQLite database, for

@@ -13,6 +13,7 @@
 mod auth_common;
 mod battle_common;
 mod common;
+mod workflow_common;
 
 use lf_lens::contract;
 use lf_store::{Backend, Database};
@@ -107,6 +108,31 @@ async fn battle_races() {
     // Two pools on one database, as two server processes would have.
     battle_common::racing_last_slot(&[a.battle_store(), b.battle_store()]).await;
     battle_common::racing_submissions(&[a.battle_store(), b.battle_store()]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn workflow_contract_suite_twice() {
+    let db = connect().await;
+    lf_workflow::contract::suite(db.workflow_store()).await;
+    lf_workflow::contract::suite(db.workflow_store()).await;
+    workflow_common::the_largest_version(db.workflow_store()).await;
+    db.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn workflow_races() {
+    let (a, b) = (connect().await, connect().await);
+    workflow_common::racing_appends(&[a.workflow_store()]).await;
+    // Two pools on one database, as two server processes would have.
+    workflow_common::racing_appends(&[a.workflow_store(), b.workflow_store()]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn connection_contract_suite_twice() {
+    let db = connect().await;
+    lf_workflow::connection::contract::suite(db.connection_store()).await;
+    lf_workflow::connection::contract::suite(db.connection_store()).await;
+    db.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

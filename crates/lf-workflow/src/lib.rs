@@ -4,10 +4,12 @@
 //!
 //! lf-workflow knows nothing about SQL, MCP, HTTP or an async runtime (it
 //! reads and writes workflow data with serde_json, and JSONPath with
-//! serde_json_path). It does not know lenses or saved connections either:
-//! it asks about them through [`LensLookup`] and [`ConnectionLookup`],
-//! which the composition root implements over lf-lens and the connection
-//! store. It does not run workflows: runs, node results, leases and the
+//! serde_json_path). It does not know lenses either: it asks about them
+//! through [`LensLookup`], which the composition root implements over
+//! lf-lens. Saved connections are its own ([`connection`]): every
+//! [`ConnectionStore`] answers [`ConnectionLookup`], and secrets are sealed
+//! by a [`SecretSealer`] the composition root provides, so no key and no
+//! cipher is known here. It does not run workflows: runs, node results, leases and the
 //! engine's step function are part 2, beside [`WorkflowStore`].
 //!
 //! ```
@@ -94,6 +96,7 @@
 pub mod blueprint;
 pub mod catalog;
 pub mod condition;
+pub mod connection;
 pub mod contract;
 mod dag;
 mod graph;
@@ -109,6 +112,10 @@ mod view;
 
 pub use blueprint::{Blueprint, GraphDraft, RawBlueprint, RawConnection, RawConnector, RawStep};
 pub use condition::{CompareOp, Condition};
+pub use connection::{
+    Connection, ConnectionService, ConnectionStore, NewConnection, SealBinding, SealedSecret, Secret,
+    SecretSealer,
+};
 pub use dag::Dag;
 pub use lookup::{ConnectionLookup, Facts, LensFacts, LensLookup, LensParam, SavedConnection};
 pub use memory::{

@@ -1,17 +1,21 @@
-//! In-memory implementations: a [`WorkflowStore`] and the two lookups,
+//! In-memory implementations: a [`WorkflowStore`], a [`ConnectionStore`]
+//! (which answers [`crate::ConnectionLookup`]) and a [`LensLookup`],
 //! for tests, examples and apps that embed lf-workflow without a
 //! database. Same contracts as the SQL stores.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use async_trait::async_trait;
-use lf_core::{LensId, LenserId, LfError, LfResult, Page, PageRequest, Reach, VersionId, WorkflowId};
+use lf_core::{
+    LensId, LenserId, LfError, LfResult, Page, PageRequest, Reach, Timestamp, VersionId, WorkflowId,
+};
 
-use crate::lookup::{ConnectionLookup, LensFacts, LensLookup, SavedConnection};
+use crate::connection::{Connection, ConnectionStore, SealedSecret, connection_not_found, connection_taken};
+use crate::lookup::{LensFacts, LensLookup};
 use crate::model::{
-    VersionSelector, VersionSummary, Visibility, Workflow, WorkflowFilter, WorkflowPatch, WorkflowVersion,
-    WorkflowVersionId,
+    ConnectionRef, JsonObject, Provider, VersionSelector, VersionSummary, Visibility, Workflow,
+    WorkflowFilter, WorkflowPatch, WorkflowVersion, WorkflowVersionId,
 };
 use crate::store::WorkflowStore;
 
@@ -249,35 +253,78 @@ impl LensLookup for MemoryLenses {
     }
 }
 
-/// A [`ConnectionLookup`] over connections registered by hand.
+/// A [`ConnectionStore`] kept in process memory; as every store, it also
+/// answers [`crate::ConnectionLookup`].
 #[derive(Default)]
 pub struct MemoryConnections {
-    saved: RwLock<HashMap<LenserId, Vec<SavedConnection>>>,
+    saved: RwLock<HashMap<LenserId, OwnersConnections>>,
 }
+
+/// One owner's connections by ref: a `BTreeMap` keeps them in byte order.
+type OwnersConnections = BTreeMap<String, (Connection, SealedSecret)>;
 
 impl MemoryConnections {
     pub fn new() -> Self {
         Self::default()
     }
 
+    /// Registers a connection of `owner` with no settings and an empty
+    /// sealed secret (one no sealer opens), replacing one of the same ref:
+    /// for tests of what names connections. Panics on a ref or provider the
+    /// blueprint would refuse.
     pub fn insert(&self, owner: LenserId, provider: &str, connection_ref: &str) {
-        write(&self.saved).entry(owner).or_default().push(SavedConnection {
-            connection_ref: connection_ref.to_owned(),
-            provider: provider.to_owned(),
-        });
+        let connection = Connection {
+            owner,
+            connection_ref: ConnectionRef::parse("connection_ref", connection_ref).expect("a valid ref"),
+            provider: Provider::parse("provider", provider).expect("a valid provider"),
+            settings: JsonObject::new(),
+            created_at: Timestamp::from_micros(0),
+        };
+        write(&self.saved)
+            .entry(owner)
+            .or_default()
+            .insert(connection_ref.to_owned(), (connection, SealedSecret::from_bytes(Vec::new())));
     }
 }
 
 #[async_trait]
-impl ConnectionLookup for MemoryConnections {
-    async fn saved(&self, owner: LenserId, refs: &[String]) -> LfResult<Vec<SavedConnection>> {
-        let saved = read(&self.saved);
-        Ok(saved
+impl ConnectionStore for MemoryConnections {
+    async fn add_connection(&self, connection: &Connection, secret: &SealedSecret) -> LfResult<()> {
+        let mut saved = write(&self.saved);
+        let mine = saved.entry(connection.owner).or_default();
+        let r = connection.connection_ref.as_str();
+        if mine.contains_key(r) {
+            return Err(connection_taken(&connection.connection_ref));
+        }
+        mine.insert(r.to_owned(), (connection.clone(), secret.clone()));
+        Ok(())
+    }
+
+    async fn list_connections(&self, owner: LenserId) -> LfResult<Vec<Connection>> {
+        Ok(read(&self.saved)
             .get(&owner)
             .into_iter()
-            .flatten()
-            .filter(|c| refs.contains(&c.connection_ref))
-            .cloned()
+            .flat_map(|m| m.values().map(|(c, _)| c.clone()))
             .collect())
+    }
+
+    async fn connection_secret(
+        &self,
+        owner: LenserId,
+        connection_ref: &ConnectionRef,
+    ) -> LfResult<(Connection, SealedSecret)> {
+        read(&self.saved)
+            .get(&owner)
+            .and_then(|m| m.get(connection_ref.as_str()))
+            .cloned()
+            .ok_or_else(|| connection_not_found(connection_ref))
+    }
+
+    async fn remove_connection(&self, owner: LenserId, connection_ref: &ConnectionRef) -> LfResult<()> {
+        write(&self.saved)
+            .get_mut(&owner)
+            .and_then(|m| m.remove(connection_ref.as_str()))
+            .map(drop)
+            .ok_or_else(|| connection_not_found(connection_ref))
     }
 }

@@ -23,14 +23,14 @@ use lf_core::{
     BattleId, ContenderId, LfError, LfResult, Page, PageRequest, Reach, SearchQuery, SubmissionId, Timestamp,
     VoteId,
 };
-use sqlx::{Database, QueryBuilder};
+use sqlx::QueryBuilder;
 use uuid::Uuid;
 
 use super::rows::{
     battle, battle_columns, battle_result, bind_battle, bind_contender, bind_standing, bind_submission,
     bind_verdict, bind_vote, contender, judge_error, pick_id, standing, status, submission, verdict,
 };
-use crate::dialect::{Bind, Columns, Conn, Dialect, Spellings, execute, insert, query};
+use crate::dialect::{Bind, Columns, Conn, Dialect, Spellings, all_rows, execute, insert, query};
 use crate::error::map_db_err;
 use crate::page;
 
@@ -213,31 +213,19 @@ pub(crate) async fn get_battle<C: Conn>(conn: &mut C, reach: Reach, id: BattleId
     row.as_ref().map(battle).transpose()?.ok_or_else(|| battle_not_found(id))
 }
 
-/// Runs `sql` with the one parameter `id` and reads every row with `from_row`.
-async fn all_of<C: Conn, T>(
-    conn: &mut C,
-    sql: &'static str,
-    id: BattleId,
-    from_row: fn(&<C::Database as Database>::Row) -> LfResult<T>,
-) -> LfResult<Vec<T>> {
-    let rows =
-        query::<C::Database>(sql).put(id.as_uuid()).fetch_all(conn.exec()).await.map_err(map_db_err)?;
-    rows.iter().map(from_row).collect()
-}
-
 /// The sheet of battle `id`; run it in a read transaction, so that every
 /// query sees one snapshot.
 pub(crate) async fn get_sheet<C: Conn>(conn: &mut C, reach: Reach, id: BattleId) -> LfResult<BattleSheet> {
     let battle = get_battle(conn, reach, id).await?;
-    let contenders = all_of(conn, CONTENDERS, id, contender).await?;
-    let submissions = all_of(conn, SUBMISSIONS, id, submission).await?;
-    let counts = all_of(conn, TALLY, id, |row| {
+    let contenders = all_rows(conn, CONTENDERS, id.as_uuid(), contender).await?;
+    let submissions = all_rows(conn, SUBMISSIONS, id.as_uuid(), submission).await?;
+    let counts = all_rows(conn, TALLY, id.as_uuid(), |row| {
         Ok((row.value::<Option<Uuid>>("pick_contender_id")?, row.value::<i64>("n")?))
     })
     .await?;
-    let verdicts = all_of(conn, VERDICTS, id, verdict).await?;
-    let judge_errors = all_of(conn, JUDGE_ERRORS, id, judge_error).await?;
-    let standings = all_of(conn, STANDINGS, id, standing).await?;
+    let verdicts = all_rows(conn, VERDICTS, id.as_uuid(), verdict).await?;
+    let judge_errors = all_rows(conn, JUDGE_ERRORS, id.as_uuid(), judge_error).await?;
+    let standings = all_rows(conn, STANDINGS, id.as_uuid(), standing).await?;
     let votes = tally(&contenders, &counts);
     Ok(BattleSheet { battle, contenders, submissions, votes, verdicts, judge_errors, standings })
 }

@@ -74,6 +74,8 @@ crate::model::words!(
 pub struct Catalog {
     entries: Vec<NodeTypeSpec>,
     index: crate::graph::FastMap<&'static str, usize>,
+    /// Every provider a connector of an entry may use, sorted, once each.
+    providers: Vec<&'static str>,
 }
 
 static CATALOG: LazyLock<Catalog> = LazyLock::new(|| Catalog::new(entries::all()));
@@ -93,7 +95,17 @@ impl Catalog {
                 assert!(clash.is_none(), "node type or alias {name} is declared twice");
             }
         }
-        Catalog { entries, index }
+        let mut providers: Vec<&'static str> =
+            entries.iter().flat_map(|e| e.connector.providers().iter().copied()).collect();
+        providers.sort_unstable();
+        providers.dedup();
+        Catalog { entries, index, providers }
+    }
+
+    /// The providers saved connections may have: those the entries'
+    /// connectors name (`http`, `slack`, `smtp`...), sorted.
+    pub fn providers(&self) -> &[&'static str] {
+        &self.providers
     }
 
     /// Every entry, in category order, then declaration order.

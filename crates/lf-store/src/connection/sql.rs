@@ -1,0 +1,54 @@
+//! The statements of [`lf_workflow::ConnectionStore`] and the code that
+//! runs them, the same on both backends. Every statement names the owner:
+//! no statement reads another owner's rows. Refs sort as bytes on both
+//! (SQLite's BINARY collation; the column's `"C"` collation on
+//! PostgreSQL).
+
+use lf_core::{LenserId, LfResult};
+use lf_workflow::connection::{connection_not_found, connection_taken};
+use lf_workflow::{Connection, ConnectionRef, SealedSecret};
+
+use super::rows::{bind_connection, connection};
+use crate::dialect::{Bind, Columns, Conn, all_rows, execute, query};
+use crate::error::{conflict_or, map_db_err};
+
+const INSERT: &str = "INSERT INTO connections \
+     (owner_id, connection_ref, provider, settings, sealed_secret, created_at) VALUES ($1, $2, $3, $4, $5, $6)";
+const LIST: &str = "SELECT owner_id, connection_ref, provider, settings, created_at FROM connections \
+     WHERE owner_id = $1 ORDER BY connection_ref";
+const WITH_SECRET: &str = "SELECT owner_id, connection_ref, provider, settings, created_at, sealed_secret \
+     FROM connections WHERE owner_id = $1 AND connection_ref = $2";
+const REMOVE: &str = "DELETE FROM connections WHERE owner_id = $1 AND connection_ref = $2";
+
+pub(crate) async fn add<C: Conn>(conn: &mut C, c: &Connection, secret: &SealedSecret) -> LfResult<()> {
+    let q = bind_connection(query::<C::Database>(INSERT), c, secret.as_bytes());
+    q.execute(conn.exec()).await.map_err(conflict_or(|| connection_taken(&c.connection_ref)))?;
+    Ok(())
+}
+
+pub(crate) async fn list<C: Conn>(conn: &mut C, owner: LenserId) -> LfResult<Vec<Connection>> {
+    all_rows(conn, LIST, owner.as_uuid(), connection).await
+}
+
+pub(crate) async fn with_secret<C: Conn>(
+    conn: &mut C,
+    owner: LenserId,
+    r: &ConnectionRef,
+) -> LfResult<(Connection, SealedSecret)> {
+    let row = query::<C::Database>(WITH_SECRET)
+        .put(owner.as_uuid())
+        .put(r.as_str().to_owned())
+        .fetch_optional(conn.exec())
+        .await
+        .map_err(map_db_err)?
+        .ok_or_else(|| connection_not_found(r))?;
+    Ok((connection(&row)?, SealedSecret::from_bytes(row.value("sealed_secret")?)))
+}
+
+pub(crate) async fn remove<C: Conn>(conn: &mut C, owner: LenserId, r: &ConnectionRef) -> LfResult<()> {
+    let removed = execute(conn, query(REMOVE).put(owner.as_uuid()).put(r.as_str().to_owned())).await?;
+    if removed == 0 {
+        return Err(connection_not_found(r));
+    }
+    Ok(())
+}
