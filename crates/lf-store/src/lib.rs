@@ -122,8 +122,6 @@ pub struct Database {
     lenses: Arc<dyn LensStore>,
     auth: Arc<dyn AuthStore>,
     battles: Arc<dyn BattleStore>,
-    workflows: Arc<dyn WorkflowStore>,
-    connections: Arc<connection::SqlConnectionStore>,
 }
 
 impl Database {
@@ -150,8 +148,6 @@ impl Database {
             lenses: Arc::new(lens::SqlLensStore::new(conns.clone())),
             auth: Arc::new(auth::SqlAuthStore::new(conns.clone())),
             battles: Arc::new(battle::SqlBattleStore::new(conns.clone())),
-            workflows: Arc::new(workflow::SqlWorkflowStore::new(conns.clone())),
-            connections: Arc::new(connection::SqlConnectionStore::new(conns.clone())),
             conns,
         })
     }
@@ -181,22 +177,23 @@ impl Database {
     }
 
     /// The store of workflows and their versions over this database, for
-    /// an [`lf_workflow::WorkflowService`].
+    /// an [`lf_workflow::WorkflowService`]. (Made on each call: it holds
+    /// nothing but the connections, and is asked for once, at wiring.)
     pub fn workflow_store(&self) -> Arc<dyn WorkflowStore> {
-        self.workflows.clone()
+        Arc::new(workflow::SqlWorkflowStore::new(self.conns.clone()))
     }
 
     /// The store of saved connections and their sealed secrets over this
     /// database, for an [`lf_workflow::ConnectionService`].
     pub fn connection_store(&self) -> Arc<dyn ConnectionStore> {
-        self.connections.clone()
+        Arc::new(connection::SqlConnectionStore::new(self.conns.clone()))
     }
 
-    /// The same store as [`Database::connection_store`], as the
+    /// The saved connections of [`Database::connection_store`], as the
     /// [`ConnectionLookup`] an [`lf_workflow::WorkflowService`] asks which
     /// connections are saved.
     pub fn connection_lookup(&self) -> Arc<dyn ConnectionLookup> {
-        self.connections.clone()
+        Arc::new(connection::SqlConnectionStore::new(self.conns.clone()))
     }
 
     /// A small pool of separate connections to the SQLite database, for

@@ -7,8 +7,9 @@
 //! of a lens (that the caller can read it, its title, its parameters), and
 //! a trait keeps this crate usable and testable on its own, as
 //! [`lf_core::ModelProvider`] does for battles. The composition root
-//! implements [`LensLookup`] over `LensService` in a few lines, and
-//! [`ConnectionLookup`] over the saved connections.
+//! implements [`LensLookup`] over `LensService` in a few lines; every
+//! [`crate::ConnectionStore`] answers [`ConnectionLookup`] (one impl, in
+//! `connection/store.rs`).
 
 use std::collections::{HashMap, HashSet};
 
