@@ -99,6 +99,7 @@ pub mod condition;
 pub mod connection;
 pub mod contract;
 mod dag;
+pub mod examples;
 mod graph;
 mod lookup;
 mod memory;

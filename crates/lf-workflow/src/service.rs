@@ -258,6 +258,12 @@ impl WorkflowService {
     pub async fn update(&self, p: &Principal, u: WorkflowUpdate) -> LfResult<Updated> {
         let w = self.load_for_write(p, u.workflow_id).await?;
         let graph_change = u.steps.is_some() || u.connections.is_some();
+        if !graph_change && u.changelog.is_some() {
+            return Err(LfError::invalid_argument(
+                "changelog was given but no steps: only a new version has a changelog. Drop changelog, or give the full blueprint.",
+            )
+            .with_field("changelog"));
+        }
         if !graph_change && u.title.is_none() && u.description.is_none() && u.visibility.is_none() {
             return Err(LfError::invalid_argument(
                 "Nothing to change: give steps and connections (a new version), or title, description or visibility.",
@@ -272,12 +278,6 @@ impl WorkflowService {
             ..Default::default()
         };
         if !graph_change {
-            if u.changelog.is_some() {
-                return Err(LfError::invalid_argument(
-                    "changelog was given but no steps: only a new version has a changelog. Drop changelog, or give the full blueprint.",
-                )
-                .with_field("changelog"));
-            }
             self.store.update_workflow(w.id, &patch).await?;
             let workflow = self.store.get_workflow(p.reach(), w.id).await?;
             let head = self.store.get_version(p.reach(), w.id, VersionSelector::Head).await?.summary();

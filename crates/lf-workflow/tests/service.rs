@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use lf_core::{ErrorCode, LensId, LenserId, LfError, PageRequest, Principal, Scopes, VersionId};
+use lf_workflow::examples::spec_digest;
 use lf_workflow::{
     Created, IssueCode, LensFacts, LensParam, MemoryConnections, MemoryLenses, MemoryWorkflowStore,
     NewWorkflow, NodeKind, RawBlueprint, VersionSelector, Visibility, WorkflowFilter, WorkflowService,
@@ -55,27 +56,6 @@ impl World {
     }
 }
 
-/// The spec's example, with a tool this server runs in place of Notion.
-fn digest(lens_id: LensId) -> Value {
-    json!({
-        "title": "Weekly AI robotics digest",
-        "visibility": "private",
-        "steps": [
-            {"key": "start", "kind": "trigger", "name": "Every Monday", "node_type": "schedule_trigger",
-             "config": {"cronExpression": "0 9 * * 1", "timezone": "Europe/Istanbul"}},
-            {"key": "research", "kind": "lens", "name": "Research Lens", "lens_id": lens_id.to_string(),
-             "parameters": {"topic": "AI robotics"}},
-            {"key": "publish", "kind": "tool", "name": "Post to Slack", "node_type": "slack_notify",
-             "config": {"text": "[[content]]"},
-             "connector": {"provider": "slack", "connection_ref": "team-slack", "capability": "channel"}}
-        ],
-        "connections": [
-            {"from_step": "start", "to_step": "research", "input_parameter": "context"},
-            {"from_step": "research", "output_key": "result", "to_step": "publish", "input_parameter": "content"}
-        ]
-    })
-}
-
 fn message(r: Result<Created, LfError>) -> (ErrorCode, String) {
     let e = r.expect_err("refused");
     (e.code(), e.message().to_owned())
@@ -108,7 +88,7 @@ fn the_spec_example_creates_and_validates() {
     let w = World::new();
     let lens = w.lens(w.alice, true, &[("Topic", false), ("Context", false)]);
     w.connections.insert(w.alice, "slack", "team-slack");
-    let c = w.create(w.alice, digest(lens)).unwrap();
+    let c = w.create(w.alice, spec_digest(lens)).unwrap();
     let v = &c.version;
     assert_eq!(
         v.nodes.iter().map(|n| n.node_type.as_str()).collect::<Vec<_>>(),
@@ -383,7 +363,7 @@ fn versions_graph_and_description() {
     let (a, b) = (w.as_(w.alice), w.as_(w.bob));
     let lens = w.lens(w.alice, false, &[("Topic", false), ("Context", true)]);
     w.connections.insert(w.alice, "slack", "team-slack");
-    let mut bp = digest(lens);
+    let mut bp = spec_digest(lens);
     bp["visibility"] = json!("public");
     let c = w.create(w.alice, bp.clone()).unwrap();
     let id = c.workflow.id;
@@ -446,7 +426,7 @@ fn validation_after_the_facts_change() {
     let w = World::new();
     let lens = w.lens(w.alice, false, &[("Topic", false), ("Context", false)]);
     w.connections.insert(w.alice, "slack", "team-slack");
-    let mut bp = digest(lens);
+    let mut bp = spec_digest(lens);
     bp["visibility"] = json!("public");
     let id = w.create(w.alice, bp).unwrap().workflow.id;
     // The lens gets a new head needing one more parameter.
