@@ -19,6 +19,7 @@ use lf_lens::{
     Lens, LensFilter, LensService, LensStore, LensVersion, MemoryLensStore, VersionSelector, VersionSummary,
 };
 use lf_tools::{Catalog, CatalogOptions, LfServer, Services};
+use lf_workflow::{MemoryConnections, MemoryWorkflowStore, WorkflowFilter, WorkflowService, WorkflowStore};
 use serde_json::Value;
 
 /// Which store a test runs against, and how calls reach it.
@@ -146,6 +147,8 @@ impl From<&Caller> for Caller {
 pub struct TestStore {
     store: Arc<dyn LensStore>,
     battles: Arc<dyn BattleStore>,
+    workflows: Arc<dyn WorkflowStore>,
+    connections: Arc<MemoryConnections>,
     backing: Backing,
     catalog: Arc<Catalog>,
     services: Arc<Services>,
@@ -176,13 +179,31 @@ impl TestStore {
             Backing::Memory(_) => Arc::new(MemoryBattleStore::new()),
             Backing::Sqlite { db, .. } => db.battle_store(),
         };
+        // NOT MERGEABLE: memory store until wfstore lands (SQLite too).
+        let workflows: Arc<dyn WorkflowStore> = Arc::new(MemoryWorkflowStore::new());
+        let connections = Arc::new(MemoryConnections::new());
+        let lens = LensService::new(store.clone());
+        let workflow = WorkflowService::new(
+            workflows.clone(),
+            Arc::new(lf_server::WorkflowLenses::new(lens.clone())),
+            connections.clone(),
+        );
         let services = Arc::new(
             Services::builder()
-                .lens(LensService::new(store.clone()))
+                .lens(lens)
                 .battle(BattleService::new(battles.clone()))
+                .workflow(workflow)
                 .build(),
         );
-        TestStore { store, battles, backing, catalog: Arc::new(Catalog::new()), services }
+        TestStore {
+            store,
+            battles,
+            workflows,
+            connections,
+            backing,
+            catalog: Arc::new(Catalog::new()),
+            services,
+        }
     }
 
     pub fn store(&self) -> &Arc<dyn LensStore> {
@@ -192,6 +213,16 @@ impl TestStore {
     /// The battle store the services write to.
     pub fn battles(&self) -> &Arc<dyn BattleStore> {
         &self.battles
+    }
+
+    /// The workflow store the services write to.
+    pub fn workflows(&self) -> &Arc<dyn WorkflowStore> {
+        &self.workflows
+    }
+
+    /// Saves a connection of `owner` (its ref and provider; no secret).
+    pub fn save_connection(&self, owner: LenserId, provider: &str, connection_ref: &str) {
+        self.connections.insert(owner, provider, connection_ref);
     }
 
     pub fn catalog(&self) -> &Catalog {
@@ -235,8 +266,9 @@ impl TestStore {
 
     /// Everything the store holds that any tool can see or change: every
     /// non-deleted lens (archived ones included) with all its versions, the
-    /// number of tracked runs, and every battle (archived ones included) with
-    /// its whole sheet.
+    /// number of tracked runs, every battle (archived ones included) with
+    /// its whole sheet, and every workflow (archived ones included) with
+    /// its versions.
     pub async fn digest(&self) -> Digest {
         let mut lenses = Vec::new();
         for lens in all_lenses(self.store.as_ref(), Reach::Everything).await {
@@ -258,7 +290,17 @@ impl TestStore {
             battles.push(sheet);
         }
         battles.sort_by_key(|s| s.battle.id.to_string());
-        Digest { lenses, runs: self.run_count().await, battles }
+        let mut workflows = Vec::new();
+        for w in all_workflows(self.workflows.as_ref(), Reach::Everything).await {
+            let versions = self
+                .workflows
+                .list_versions(Reach::Everything, w.id)
+                .await
+                .expect("listing the versions of a listed workflow");
+            workflows.push((w, versions));
+        }
+        workflows.sort_by_key(|(w, _)| w.id);
+        Digest { lenses, runs: self.run_count().await, battles, workflows }
     }
 }
 
@@ -281,6 +323,22 @@ pub async fn all_battles(store: &dyn BattleStore) -> Vec<lf_battle::BattleSummar
         }
     }
     out
+}
+
+/// Every workflow within `reach`, archived ones included, paged through
+/// the store.
+pub async fn all_workflows(store: &dyn WorkflowStore, reach: Reach) -> Vec<lf_workflow::Workflow> {
+    let filter = WorkflowFilter { include_archived: true, ..WorkflowFilter::default() };
+    let mut out = Vec::new();
+    loop {
+        let page = PageRequest::new(Some(100), Some(out.len() as i64)).expect("a valid page");
+        let got = store.list_workflows(reach, &filter, page).await.expect("listing workflows");
+        let more = got.has_more() && !got.items.is_empty();
+        out.extend(got.items);
+        if !more {
+            return out;
+        }
+    }
 }
 
 /// Every non-deleted lens within `reach`, archived ones included, paged
@@ -320,6 +378,8 @@ pub struct Digest {
     pub runs: u64,
     /// Every battle's sheet, by id.
     pub battles: Vec<BattleSheet>,
+    /// Every workflow with its versions, by id.
+    pub workflows: Vec<(lf_workflow::Workflow, Vec<lf_workflow::VersionSummary>)>,
 }
 
 impl Digest {
@@ -357,6 +417,24 @@ impl Digest {
         for sheet in &after.battles {
             if !self.battles.iter().any(|s| s.battle.id == sheet.battle.id) {
                 out.push(format!("battle {} appeared ({})", sheet.battle.id, sheet.battle.status));
+            }
+        }
+        for (w, versions) in &self.workflows {
+            match after.workflows.iter().find(|(a, _)| a.id == w.id) {
+                None => out.push(format!("workflow {} disappeared", w.id)),
+                Some((a, v)) => {
+                    if a != w {
+                        out.push(format!("workflow {} changed: {} -> {}", w.id, cut(w), cut(a)));
+                    }
+                    if v != versions {
+                        out.push(format!("workflow {} versions {} -> {}", w.id, versions.len(), v.len()));
+                    }
+                }
+            }
+        }
+        for (w, _) in &after.workflows {
+            if !self.workflows.iter().any(|(b, _)| b.id == w.id) {
+                out.push(format!("workflow {} appeared", w.id));
             }
         }
         out
@@ -405,7 +483,14 @@ fn cut(v: &impl fmt::Debug) -> String {
 
 impl fmt::Debug for Digest {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Digest({} lenses, {} runs, {} battles)", self.lenses.len(), self.runs, self.battles.len())
+        write!(
+            f,
+            "Digest({} lenses, {} runs, {} battles, {} workflows)",
+            self.lenses.len(),
+            self.runs,
+            self.battles.len(),
+            self.workflows.len()
+        )
     }
 }
 

@@ -365,6 +365,11 @@ pub fn run(args: &[String]) -> Result<(), String> {
                 Services::builder()
                     .lens(LensService::new(db.lens_store()))
                     .battle(BattleService::new(store.clone()))
+                    .workflow(lf_workflow::WorkflowService::new(
+                        Arc::new(lf_workflow::MemoryWorkflowStore::new()),
+                        Arc::new(lf_workflow::MemoryLenses::new()),
+                        Arc::new(lf_workflow::MemoryConnections::new()),
+                    ))
                     .build();
             LfServer::new(
                 Arc::new(Catalog::new()),

@@ -33,6 +33,7 @@ mod connection_cli;
 pub mod file;
 mod identity;
 pub mod sealer;
+mod lenses;
 mod settings;
 mod wiring;
 
@@ -44,6 +45,7 @@ pub use connection_cli::{
 pub use file::{Arguments, FromFile, ParseError, default_config_path, parse, try_parse_from};
 pub use identity::{LocalLenser, local_lenser};
 pub use sealer::{KeySealer, SecretKey};
+pub use lenses::WorkflowLenses;
 pub use settings::{CONFIG_ENV, CONFIG_FLAG, ConfigError, Kind, Reader, Setting, check_arguments};
 pub use wiring::{build_server, connection_service, open_database, services, workflow_service};
 

@@ -12,6 +12,7 @@ use lf_workflow::{ConnectionService, LensLookup, WorkflowService};
 
 use crate::config::Config;
 use crate::file::FromFile;
+use crate::lenses::WorkflowLenses;
 use crate::sealer::KeySealer;
 use crate::settings::{ConfigError, Setting};
 
@@ -30,9 +31,12 @@ pub(crate) async fn connect(url: &str, from_file: &FromFile) -> Result<Database,
 /// call and background work (judging battles) on `spawner`: the one place
 /// where stores meet services, and where the spawner is handed to them.
 pub fn services(db: &Database, model: Arc<dyn ModelProvider>, spawner: Arc<dyn Spawner>) -> Services {
+    let lens = LensService::new(db.lens_store());
+    let workflow = workflow_service(db, Arc::new(WorkflowLenses::new(lens.clone())));
     Services::builder()
-        .lens(LensService::new(db.lens_store()))
+        .lens(lens)
         .battle(BattleService::new(db.battle_store()))
+        .workflow(workflow)
         .model(model)
         .spawner(spawner)
         .build()
@@ -52,7 +56,7 @@ pub fn build_server(
 }
 
 /// The workflow use cases over `db`'s workflows and saved connections,
-/// asking `lenses` about the lenses lens steps run (the catalog's adapter
+/// asking `lenses` about the lenses lens steps run ([`WorkflowLenses`]
 /// over `LensService`).
 pub fn workflow_service(db: &Database, lenses: Arc<dyn LensLookup>) -> WorkflowService {
     WorkflowService::new(db.workflow_store(), lenses, db.connection_lookup())

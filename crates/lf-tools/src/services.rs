@@ -5,12 +5,14 @@ use std::sync::Arc;
 use lf_battle::BattleService;
 use lf_core::{ModelProvider, Principal, Spawner};
 use lf_lens::LensService;
+use lf_workflow::WorkflowService;
 
 /// The domain services the tools call, and the model provider behind them.
 /// Build it with [`Services::builder`].
 pub struct Services {
     pub lens: LensService,
     pub battle: Arc<BattleService>,
+    pub workflow: WorkflowService,
 }
 
 impl Services {
@@ -33,6 +35,7 @@ impl Services {
 pub struct ServicesBuilder {
     lens: Option<LensService>,
     battle: Option<BattleService>,
+    workflow: Option<WorkflowService>,
     model: Option<Arc<dyn ModelProvider>>,
     spawner: Option<Arc<dyn Spawner>>,
 }
@@ -44,6 +47,10 @@ impl ServicesBuilder {
 
     pub fn battle(self, battle: BattleService) -> Self {
         Self { battle: Some(battle), ..self }
+    }
+
+    pub fn workflow(self, workflow: WorkflowService) -> Self {
+        Self { workflow: Some(workflow), ..self }
     }
 
     /// Every model call (the AI judge's included) goes through `model`;
@@ -75,7 +82,11 @@ impl ServicesBuilder {
         if let Some(spawner) = self.spawner {
             battle = battle.with_spawner(spawner);
         }
-        Services { lens: self.lens.expect("Services::builder() needs .lens(...)"), battle: Arc::new(battle) }
+        Services {
+            lens: self.lens.expect("Services::builder() needs .lens(...)"),
+            battle: Arc::new(battle),
+            workflow: self.workflow.expect("Services::builder() needs .workflow(...)"),
+        }
     }
 }
 

@@ -33,6 +33,7 @@ async fn services() -> Arc<Services> {
         Services::builder()
             .lens(LensService::new(Arc::new(MemoryLensStore::new())))
             .battle(BattleService::new(battle_store().await))
+            .workflow(common::memory_workflows())
             .build(),
     )
 }
@@ -544,6 +545,7 @@ async fn a_judge_error_stays_visible_and_scoring_again_recovers() {
         Services::builder()
             .lens(LensService::new(Arc::new(MemoryLensStore::new())))
             .battle(BattleService::new(battle_store().await))
+            .workflow(common::memory_workflows())
             .model(flaky.clone())
             .build(),
     );
@@ -972,6 +974,7 @@ async fn the_tools_that_reach_the_model_say_so() {
         Services::builder()
             .lens(LensService::new(Arc::new(MemoryLensStore::new())))
             .battle(BattleService::new(battle_store().await))
+            .workflow(common::memory_workflows())
             .model(counting.clone())
             .build(),
     );

@@ -153,6 +153,96 @@ fn battle_group_matches_the_spec() {
 }
 
 #[test]
+fn workflow_group_matches_the_spec() {
+    use Safety::*;
+    // The spec's seven reads and create_workflow, then two of DESIGN's extras.
+    let expected = [
+        ("list_workflows", Read),
+        ("get_workflow", Read),
+        ("get_workflow_graph", Read),
+        ("describe_workflow", Read),
+        ("list_workflow_node_types", Read),
+        ("describe_workflow_node_type", Read),
+        ("validate_workflow", Read),
+        ("create_workflow", Write),
+        ("update_workflow", Write),
+        ("archive_workflow", Destructive),
+    ];
+    let catalog = catalog();
+    assert_eq!(group_tools(&catalog, Group::parse("workflow").unwrap()), expected);
+    for (tool, _) in &expected[8..] {
+        assert!(
+            !catalog.get(tool).unwrap().differs_from_spec.is_empty(),
+            "{tool} says it is not in the spec"
+        );
+    }
+}
+
+#[test]
+fn workflow_spec_parameters_are_kept() {
+    let catalog = catalog();
+    let schema = |tool: &str| Value::Object((*catalog.get(tool).unwrap().input_schema).clone());
+    let keys = |tool: &str| -> Vec<String> {
+        let mut v: Vec<String> = schema(tool)["properties"].as_object().unwrap().keys().cloned().collect();
+        v.sort();
+        v
+    };
+    let required = |tool: &str| required_fields(&catalog, tool);
+    assert_eq!(keys("list_workflows"), ["include_archived", "lenser_id", "limit", "offset", "visibility"]);
+    let visibility = json!(["public", "private", "unlisted", null]);
+    assert_eq!(schema("list_workflows")["properties"]["visibility"]["enum"], visibility);
+    let limit = &schema("list_workflows")["properties"]["limit"];
+    assert_eq!(
+        (limit["minimum"].as_i64(), limit["maximum"].as_i64(), &limit["default"]),
+        (Some(1), Some(100), &json!(20))
+    );
+    for tool in ["get_workflow", "describe_workflow"] {
+        assert_eq!(keys(tool), ["workflow_id"], "{tool}");
+        assert_eq!(required(tool), ["workflow_id"], "{tool}");
+    }
+    for tool in ["get_workflow_graph", "validate_workflow"] {
+        assert_eq!(keys(tool), ["version", "workflow_id"], "{tool}");
+        assert_eq!(required(tool), ["workflow_id"], "{tool}");
+    }
+    assert_eq!(keys("list_workflow_node_types"), ["category"]);
+    assert_eq!(required("describe_workflow_node_type"), ["type"]);
+    assert_eq!(
+        keys("create_workflow"),
+        ["connections", "description", "lenser_id", "steps", "title", "visibility"]
+    );
+    assert_eq!(required("create_workflow"), ["title"]);
+    let create = schema("create_workflow");
+    let p = &create["properties"];
+    assert_eq!((p["title"]["minLength"].as_i64(), p["title"]["maxLength"].as_i64()), (Some(1), Some(200)));
+    assert_eq!(p["description"]["maxLength"], 2000);
+    assert_eq!((&p["visibility"]["enum"], &p["visibility"]["default"]), (&visibility, &json!("private")));
+    assert_eq!(
+        (p["steps"]["maxItems"].as_i64(), p["connections"]["maxItems"].as_i64()),
+        (Some(100), Some(300))
+    );
+    let step = &p["steps"]["items"];
+    let mut step_keys: Vec<&String> = step["properties"].as_object().unwrap().keys().collect();
+    step_keys.sort();
+    assert_eq!(
+        step_keys,
+        ["config", "connector", "key", "kind", "lens_id", "name", "node_type", "parameters", "version_id"]
+    );
+    assert_eq!(step["properties"]["kind"]["enum"], json!(["trigger", "lens", "tool"]));
+    assert_eq!(step["properties"]["key"]["pattern"], "^[a-z][a-z0-9_-]*$");
+    assert_eq!(step["properties"]["key"]["maxLength"], 64);
+    assert_eq!(step["properties"]["connector"]["required"], json!(["provider", "connection_ref"]));
+    let connection = &p["connections"]["items"];
+    assert_eq!(connection["required"], json!(["from_step", "to_step", "input_parameter"]));
+    assert_eq!(connection["properties"]["output_key"]["default"], "output");
+    assert_eq!(required("archive_workflow"), ["workflow_id"]);
+    assert_eq!(schema("archive_workflow")["properties"]["confirm"]["const"], true);
+    assert_eq!(
+        keys("update_workflow"),
+        ["changelog", "connections", "description", "steps", "title", "visibility", "workflow_id"]
+    );
+}
+
+#[test]
 fn battle_spec_parameters_are_kept() {
     let catalog = catalog();
     let schema = |tool: &str| Value::Object((*catalog.get(tool).unwrap().input_schema).clone());
@@ -293,7 +383,11 @@ fn one_snapshot_per_tool_schema() {
 // ---------------------------------------------------------------- calls
 
 fn services_over(lens: LensService) -> Services {
-    Services::builder().lens(lens).battle(BattleService::new(Arc::new(MemoryBattleStore::new()))).build()
+    Services::builder()
+        .lens(lens)
+        .battle(BattleService::new(Arc::new(MemoryBattleStore::new())))
+        .workflow(common::memory_workflows())
+        .build()
 }
 
 fn server(principal: Principal) -> (LfServer, Arc<MemoryLensStore>) {
@@ -543,7 +637,7 @@ async fn dynamic_toolsets_list_what_a_session_enabled() {
 
     let listed = ok(&s, "list_toolsets", json!({})).await;
     let ids: Vec<_> = listed["toolsets"].as_array().unwrap().iter().map(|g| g["id"].clone()).collect();
-    assert_eq!(ids, [json!("lens"), json!("battle"), json!("search")]);
+    assert_eq!(ids, [json!("lens"), json!("battle"), json!("search"), json!("workflow")]);
     assert!(listed["toolsets"].as_array().unwrap().iter().all(|g| g["enabled"] == false));
     assert_eq!(listed["toolsets"][0]["tools"].as_array().unwrap().len(), 17);
 

@@ -9,8 +9,9 @@
 pub mod battle;
 pub mod lens;
 pub mod search;
+pub mod workflow;
 
 use crate::group::Group;
 
 /// Every group, in catalog order.
-pub static ALL: &[&Group] = &[&lens::GROUP, &battle::GROUP, &search::GROUP];
+pub static ALL: &[&Group] = &[&lens::GROUP, &battle::GROUP, &search::GROUP, &workflow::GROUP];

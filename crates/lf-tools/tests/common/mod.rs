@@ -31,3 +31,16 @@ pub async fn err(s: &LfServer, tool: &str, v: Value) -> Value {
     assert!(err, "{tool} should have failed: {out}");
     out
 }
+
+/// A workflow service on memory stores with no lens and no saved
+/// connection: for tests of other groups, which need one to build
+/// `Services`.
+#[allow(dead_code, reason = "the Workflow tests build their own, over stores they read")]
+pub fn memory_workflows() -> lf_workflow::WorkflowService {
+    use std::sync::Arc;
+    lf_workflow::WorkflowService::new(
+        Arc::new(lf_workflow::MemoryWorkflowStore::new()),
+        Arc::new(lf_workflow::MemoryLenses::new()),
+        Arc::new(lf_workflow::MemoryConnections::new()),
+    )
+}

@@ -1,0 +1,39 @@
+use lf_core::LfResult;
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use super::shapes::{ReportOut, WorkflowVersionIn};
+use crate::services::Ctx;
+use crate::tool::{Safety, Tool};
+
+pub struct ValidateWorkflow;
+
+#[derive(Serialize, JsonSchema)]
+pub struct ValidatedOut {
+    pub workflow_id: String,
+    /// The version checked.
+    pub version: u32,
+    pub version_id: String,
+    #[serde(flatten)]
+    pub report: ReportOut,
+}
+
+impl Tool for ValidateWorkflow {
+    const NAME: &'static str = "validate_workflow";
+    const TITLE: &'static str = "Validate a workflow";
+    const SAFETY: Safety = Safety::Read;
+    const DESCRIPTION: &'static str = "Check a workflow version (the head by default) without running it: every error and warning with a fix hint, whether run_workflow will take it, the steps in execution order and each step's configured and wired parameters.";
+    type Input = WorkflowVersionIn;
+    type Output = ValidatedOut;
+
+    async fn call(ctx: Ctx, i: WorkflowVersionIn) -> LfResult<ValidatedOut> {
+        let (id, which) = i.parse()?;
+        let v = ctx.services.workflow.validate(&ctx.principal, id, which).await?;
+        Ok(ValidatedOut {
+            workflow_id: v.workflow.id.to_string(),
+            version: v.version.number,
+            version_id: v.version.id.to_string(),
+            report: ReportOut::from(&v.report),
+        })
+    }
+}
