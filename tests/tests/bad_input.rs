@@ -8,7 +8,13 @@
 //! sizes, bad array items and sizes, missing required and unknown fields,
 //! plus ids the caller cannot see. A few spec'd refusals that no schema can
 //! express (BAD_INPUT, CONFIRMATION_REQUIRED, parameters absent from the
-//! template…) are listed in `semantic_cases`.
+//! template…) are listed in `semantic_cases`, the Battle tools' in
+//! `battle_cases` and the Workflow tools' (the blueprint checks, unknown
+//! node types, cycles, lenses and workflows the caller cannot see…) in
+//! `workflow_cases`. A free-form JSON object (a step's `config` or
+//! `parameters`, a connection's `condition`) takes any value, so its
+//! generated cases are sizes: a 10 MB value or key, nesting 64 deep, and a
+//! secret-named field deep inside.
 //!
 //! Every case must answer a tool result with `isError: true`, a code from
 //! the set expected for its kind of mutation, a short message that does not
@@ -39,8 +45,8 @@ const MAX_MESSAGE_CHARS: usize = 1_000;
 /// An error result, message and details together.
 const MAX_ERROR_BYTES: usize = 4_096;
 /// The corpus must stay big enough to mean something: about 950 cases for
-/// the Lens tools and 650 for the Battle tools.
-const MIN_CASES: usize = 1_500;
+/// the Lens tools, 650 for the Battle tools and 670 for the Workflow tools.
+const MIN_CASES: usize = 2_200;
 
 const BODY: &str = "You are a senior [[Language]] engineer. Review the following code for bugs, security issues and performance problems.\n\nCode:\n[[Code]]\n\nFocus area: [[FocusArea!]]";
 
@@ -87,8 +93,12 @@ struct Fixture {
     deleted_lens: String,
     /// A version of another lens of the caller's: not a version of `lens`.
     sibling_version: String,
-    /// Some workflow to track a run against.
+    /// The caller's public workflow (version 1): a trigger, a lens step
+    /// running `lens` and a step posting through the caller's saved
+    /// connection `team-slack`.
     workflow: String,
+    /// Another lenser's private workflow.
+    hidden_workflow: String,
     /// A draft ai_vs_ai battle of 3 slots, with one ai_model contender in
     /// slot A (`draft_contender`, standing for `draft_ref`).
     draft: String,
@@ -157,10 +167,33 @@ async fn voting_battle(a: &LfServer, title: &str, refs: [String; 2]) -> (String,
     (battle, first, second)
 }
 
+/// A blueprint's steps: the lens step first (the generator mutates the
+/// first item of an array, and a lens step has every field a step can
+/// have but `node_type` and `connector`), a manual trigger, a Slack post.
+fn steps(lens: &str, version: &str) -> Value {
+    json!([
+        {"key": "review", "kind": "lens", "name": "Review", "lens_id": lens, "version_id": version,
+         "parameters": {"Language": "Rust"}, "config": {"max_tokens": 400}},
+        {"key": "start", "kind": "trigger", "name": "Start", "node_type": "manual_trigger"},
+        {"key": "post", "kind": "tool", "name": "Post", "node_type": "slack_notify", "config": {"text": "[[input]]"},
+         "connector": {"provider": "slack", "connection_ref": "team-slack", "capability": "channel"}}
+    ])
+}
+
+/// The connections of [`steps`]: every field of a connection in the first.
+fn connections() -> Value {
+    json!([
+        {"from_step": "start", "output_key": "code", "to_step": "review", "input_parameter": "Code",
+         "condition": {"path": "code", "op": "exists"}, "merge_strategy": "last_write_wins"},
+        {"from_step": "review", "output_key": "text", "to_step": "post", "input_parameter": "input"}
+    ])
+}
+
 async fn fixture(store: &TestStore) -> Fixture {
     let (owner, other) = (LenserId::new(), LenserId::new());
     let a = store.server(lenser(owner));
     let b = store.server(lenser(other));
+    store.save_connection(owner, "slack", "team-slack");
     let created = ok(
         &a,
         "create_lens",
@@ -199,6 +232,15 @@ async fn fixture(store: &TestStore) -> Fixture {
         voting_battle(&a, "Scoring duel", [LenserId::new().to_string(), LenserId::new().to_string()]).await;
     move_battle(&a, &scoring, "scoring").await;
     let hidden_battle = new_battle(&b, "Hidden duel", json!({})).await;
+    let (lens_id, v1) = (id_of(&created, "id"), id_of(&created["head_version"], "id"));
+    let workflow = ok(
+        &a,
+        "create_workflow",
+        json!({"title": "Review and post", "visibility": "public", "steps": steps(&lens_id, &v1), "connections": connections()}),
+    )
+    .await;
+    let hidden_workflow =
+        ok(&b, "create_workflow", json!({"title": "Hidden flow", "visibility": "private"})).await;
 
     Fixture {
         owner,
@@ -210,7 +252,8 @@ async fn fixture(store: &TestStore) -> Fixture {
         hidden_version: id_of(&hidden["head_version"], "id"),
         deleted_lens,
         sibling_version: id_of(&sibling["head_version"], "id"),
-        workflow: WorkflowId::new().to_string(),
+        workflow: id_of(&workflow, "id"),
+        hidden_workflow: id_of(&hidden_workflow, "id"),
         draft,
         draft_contender,
         draft_ref,
@@ -298,9 +341,32 @@ fn base(tool: &str, fx: &Fixture) -> Option<Base> {
         }
         "search" => json!({"query": "code review"}),
         "fetch" => json!({"id": format!("lens:{}", fx.lens)}),
+        "list_workflows" => json!({
+            "limit": 10, "offset": 0, "visibility": "public", "lenser_id": fx.owner.to_string(),
+            "include_archived": true,
+        }),
+        "get_workflow" | "describe_workflow" => json!({"workflow_id": fx.workflow}),
+        "get_workflow_graph" | "validate_workflow" => json!({"workflow_id": fx.workflow, "version": 1}),
+        "list_workflow_node_types" => json!({"category": "trigger"}),
+        "describe_workflow_node_type" => json!({"type": "schedule_trigger"}),
+        // No lenser_id: it is mutated all the same (a mutation sets it),
+        // and without it a Service principal with no lenser owns nothing.
+        "create_workflow" => json!({
+            "title": "Another flow", "description": "Reviews and posts", "visibility": "unlisted",
+            "steps": steps(&fx.lens, &fx.v1), "connections": connections(),
+        }),
+        "update_workflow" => json!({
+            "workflow_id": fx.workflow, "steps": steps(&fx.lens, &fx.v2), "connections": connections(),
+            "title": "Review and post 2", "description": "Pinned to 1.1.0", "visibility": "unlisted",
+            "changelog": "Pins the lens's version 1.1.0.",
+        }),
+        "archive_workflow" => json!({"workflow_id": fx.workflow, "confirm": true}),
         _ => return None,
     };
-    let needs_owner = matches!(tool, "create_lens" | "fork_lens" | "create_battle" | "cast_battle_vote");
+    let needs_owner = matches!(
+        tool,
+        "create_lens" | "fork_lens" | "create_battle" | "cast_battle_vote" | "create_workflow"
+    );
     Some(Base { args, needs_owner })
 }
 
@@ -308,7 +374,11 @@ fn base(tool: &str, fx: &Fixture) -> Option<Base> {
 fn spec_override(tool: &str, prop: &str, kind: &str) -> Option<&'static [&'static str]> {
     match (tool, prop, kind) {
         // confirm is "must be exactly true": false, null or nothing all ask for it.
-        ("delete_lens" | "set_battle_status", "confirm", "missing" | "null" | "const") => Some(CONFIRMATION),
+        (
+            "delete_lens" | "set_battle_status" | "archive_workflow",
+            "confirm",
+            "missing" | "null" | "const",
+        ) => Some(CONFIRMATION),
         _ => None,
     }
 }
@@ -359,6 +429,9 @@ struct Case {
 struct Gen<'a> {
     fx: &'a Fixture,
     huge: &'a Value,
+    /// Whether `workflow_id` names a workflow the tool reads (run_lens only
+    /// records it).
+    reads_workflows: bool,
 }
 
 fn schema_types(schema: &Value) -> (String, bool) {
@@ -476,6 +549,11 @@ impl Gen<'_> {
                     ("a contender of another battle of the caller's", fx.draft_contender.clone()),
                     ("an unknown contender", ContenderId::new().to_string()),
                 ]
+            } else if name == "workflow_id" && self.reads_workflows {
+                vec![
+                    ("another lenser's private workflow", fx.hidden_workflow.clone()),
+                    ("an unknown workflow", WorkflowId::new().to_string()),
+                ]
             } else {
                 vec![]
             };
@@ -542,8 +620,10 @@ impl Gen<'_> {
     }
 
     fn map(&self, schema: &Value) -> Vec<Mutation> {
-        if schema.get("additionalProperties").is_none_or(|a| a == &Value::Bool(false)) {
-            return vec![];
+        match schema.get("additionalProperties") {
+            None | Some(Value::Bool(false)) => return vec![],
+            Some(Value::Bool(true)) => return self.free_form(),
+            Some(_) => {}
         }
         let mut out = Vec::new();
         for v in [json!(1), json!(1.5), json!(true), Value::Null, json!(["Rust"]), json!({"x": "y"})] {
@@ -560,6 +640,27 @@ impl Gen<'_> {
         let many: Map<String, Value> = (0..501).map(|i| (format!("Label{i}"), json!("v"))).collect();
         out.push(Mutation::new("too many entries", "501 map entries", Value::Object(many)));
         out
+    }
+
+    /// A JSON object that takes any value: only its size and what hides
+    /// in it can be wrong.
+    fn free_form(&self) -> Vec<Mutation> {
+        let mut deep = json!({"leaf": 1});
+        for _ in 0..64 {
+            deep = json!({"inner": deep});
+        }
+        let mut key_only = Map::new();
+        key_only.insert(self.huge.as_str().unwrap_or_default().to_owned(), json!(1));
+        vec![
+            Mutation::new("10 MB value", "a 10 MB value inside", json!({"text": self.huge})),
+            Mutation::new("10 MB value", "a 10 MB key inside", Value::Object(key_only)),
+            Mutation::new("too deep", "nested 64 deep", deep),
+            Mutation::new(
+                "secret",
+                "a secret-named field deep inside",
+                json!({"headers": [{"nested": {"Api_Key": "sk-1"}}]}),
+            ),
+        ]
     }
 
     fn array(&self, schema: &Value, base: Option<&Value>) -> Vec<Mutation> {
@@ -592,15 +693,23 @@ impl Gen<'_> {
         let Some(Value::Object(item)) = base_item.filter(|_| item_type == "object") else {
             return out;
         };
+        // The base's array with its first item replaced: the other items
+        // stay, so that only the item's own mistake is refused.
+        let rest: Vec<Value> = base.and_then(Value::as_array).map_or(vec![], |a| a[1..].to_vec());
+        let first = |v: Map<String, Value>| {
+            let mut all = vec![Value::Object(v)];
+            all.extend(rest.iter().cloned());
+            Value::Array(all)
+        };
         let mut unknown = item.clone();
         unknown.insert("bogus_field".to_owned(), json!(1));
-        out.push(Mutation::new("unknown field", "an item with an unknown field", json!([unknown])));
+        out.push(Mutation::new("unknown field", "an item with an unknown field", first(unknown)));
         for req in
             items.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str)
         {
             let mut missing = item.clone();
             missing.remove(req);
-            out.push(Mutation::new("missing", format!("an item without {req}"), json!([missing])));
+            out.push(Mutation::new("missing", format!("an item without {req}"), first(missing)));
         }
         for (name, prop) in items.get("properties").and_then(Value::as_object).into_iter().flatten() {
             for m in self.mutations(name, prop, item.get(name)) {
@@ -609,7 +718,7 @@ impl Gen<'_> {
                 out.push(Mutation {
                     kind: m.kind,
                     what: format!("item {name}: {}", m.what),
-                    value: json!([bad]),
+                    value: first(bad),
                     codes: m.codes,
                 });
             }
@@ -1133,6 +1242,279 @@ fn battle_cases(tool: &'static str, base: &Value, fx: &Fixture) -> Vec<Case> {
     out
 }
 
+/// The refusals of the Workflow tools no schema expresses: the blueprint's
+/// checks (keys, kinds, one trigger, reachability, secrets), node types
+/// the catalog lacks, cycles, saved connections that are not, versions
+/// that do not exist, and other lensers' workflows and lenses.
+fn workflow_cases(tool: &'static str, base: &Value, fx: &Fixture) -> Vec<Case> {
+    let mut out = Vec::new();
+    let mut push =
+        |who: Who, what: &str, args: Value, codes: &'static [&'static str], field: Option<&str>| {
+            out.push(Case {
+                tool,
+                who,
+                kind: match who {
+                    Who::Other => "not the owner",
+                    _ => "semantic",
+                },
+                what: what.to_owned(),
+                args,
+                codes,
+                field: field.map(str::to_owned),
+            });
+        };
+    let me = Who::Owner;
+    // A blueprint change: the base with `f` applied to its steps and connections.
+    let blueprint = |f: &dyn Fn(&mut Vec<Value>, &mut Vec<Value>)| {
+        let mut args = base.clone();
+        let (mut steps, mut conns) = (steps(&fx.lens, &fx.v1), connections());
+        f(steps.as_array_mut().expect("steps"), conns.as_array_mut().expect("connections"));
+        args["steps"] = steps;
+        args["connections"] = conns;
+        args
+    };
+    let step = |i: usize, key: &'static str, v: Value| {
+        move |s: &mut Vec<Value>, _: &mut Vec<Value>| s[i][key] = v.clone()
+    };
+    match tool {
+        "create_workflow" | "update_workflow" => {
+            let mut cases: Vec<(&str, Value, Option<&str>)> = Vec::new();
+            for key in ["Review", "re view", "1st", "_review", "review.step", "révise"] {
+                cases.push((key, blueprint(&step(0, "key", json!(key))), Some("steps")));
+            }
+            for (what, t) in [
+                ("an unknown tool node type", "slack_post"),
+                ("a node type of the original this server does not run", "notion_write"),
+                ("a node type in capitals", "Slack_Notify"),
+            ] {
+                cases.push((what, blueprint(&step(2, "node_type", json!(t))), Some("steps")));
+            }
+            cases.push((
+                "a trigger type on a tool step",
+                blueprint(&step(2, "node_type", json!("schedule_trigger"))),
+                Some("steps"),
+            ));
+            cases.push((
+                "a tool step without node_type",
+                blueprint(&|s, _| drop(s[2].as_object_mut().expect("a step").remove("node_type"))),
+                Some("steps"),
+            ));
+            cases.push((
+                "a lens step without lens_id",
+                blueprint(&|s, _| drop(s[0].as_object_mut().expect("a step").remove("lens_id"))),
+                Some("steps"),
+            ));
+            cases.push(("a duplicate key", blueprint(&step(2, "key", json!("start"))), Some("steps")));
+            cases.push((
+                "a trigger step of a tool type",
+                blueprint(&step(2, "kind", json!("trigger"))),
+                Some("steps"),
+            ));
+            let again =
+                json!({"key": "again", "kind": "trigger", "name": "Again", "node_type": "manual_trigger"});
+            cases.push(("two triggers", blueprint(&|s, _| s[2] = again.clone()), Some("steps")));
+            cases.push((
+                "no trigger",
+                blueprint(&|s, c| {
+                    s.remove(1);
+                    c.remove(0);
+                }),
+                Some("steps"),
+            ));
+            cases.push(("an unreachable step", blueprint(&|_, c| drop(c.remove(0))), Some("connections")));
+            cases.push((
+                "a connection from an unknown step",
+                blueprint(&|_, c| c[1]["from_step"] = json!("nowhere")),
+                Some("connections"),
+            ));
+            cases.push((
+                "a connection of a step to itself",
+                blueprint(&|_, c| c[1]["to_step"] = json!("review")),
+                Some("connections"),
+            ));
+            cases.push((
+                "a cycle",
+                blueprint(&|_, c| {
+                    c.push(json!({"from_step": "post", "to_step": "review", "input_parameter": "Code"}))
+                }),
+                None,
+            ));
+            cases.push((
+                "a secret hidden deep in config",
+                blueprint(&step(
+                    2,
+                    "config",
+                    json!({"text": "x", "retry": {"on": [{"headers": {"Authorization": "Bearer x"}}]}}),
+                )),
+                Some("steps"),
+            ));
+            cases.push((
+                "a secret in a lens step's parameters",
+                blueprint(&step(0, "parameters", json!({"Language": "Rust", "webhook_secret": "s"}))),
+                Some("steps"),
+            ));
+            cases.push((
+                "a connection nobody saved",
+                blueprint(&|s, _| s[2]["connector"]["connection_ref"] = json!("nobodys-slack")),
+                None,
+            ));
+            cases.push((
+                "a config field of the wrong kind",
+                blueprint(&step(2, "config", json!({"text": 5}))),
+                None,
+            ));
+            cases.push(("a required config field missing", blueprint(&step(2, "config", json!({}))), None));
+            cases.push((
+                "a lens parameter neither assigned nor wired",
+                blueprint(&step(0, "parameters", json!({}))),
+                None,
+            ));
+            cases.push((
+                "a condition that is not one",
+                blueprint(&|_, c| c[0]["condition"] = json!({"path": "code", "op": "resembles"})),
+                Some("connections"),
+            ));
+            cases.push((
+                "a JSONPath that does not parse",
+                blueprint(&|_, c| c[0]["output_key"] = json!("$.[")),
+                Some("connections"),
+            ));
+            cases.push((
+                "a blank output_key",
+                blueprint(&|_, c| c[0]["output_key"] = json!("   ")),
+                Some("connections"),
+            ));
+            cases.push((
+                "a connector with a blank provider",
+                blueprint(&|s, _| s[2]["connector"]["provider"] = json!("")),
+                Some("steps"),
+            ));
+            cases.push((
+                "a connector with an unknown field",
+                blueprint(&|s, _| s[2]["connector"]["secret"] = json!("x")),
+                Some("steps"),
+            ));
+            let many: Vec<Value> = (0..101)
+                .map(|i| json!({"key": format!("s{i}"), "kind": if i == 0 { "trigger" } else { "tool" }, "name": "S", "node_type": if i == 0 { "manual_trigger" } else { "noop" }}))
+                .collect();
+            cases.push(("101 distinct steps", blueprint(&|s, _| *s = many.clone()), Some("steps")));
+            let links: Vec<Value> = (0..301)
+                .map(|_| json!({"from_step": "start", "to_step": "review", "input_parameter": "Code"}))
+                .collect();
+            cases.push(("301 connections", blueprint(&|_, c| *c = links.clone()), Some("connections")));
+            cases.push((
+                "a 10 MB config",
+                blueprint(&step(2, "config", json!({"text": "x".repeat(10 * 1024 * 1024)}))),
+                Some("steps"),
+            ));
+            for (what, args, field) in cases {
+                push(me, what, args, INVALID, field);
+            }
+            if tool == "create_workflow" {
+                push(
+                    me,
+                    "a lenser_id of another lenser",
+                    with(base, "lenser_id", json!(fx.other.to_string())),
+                    FORBIDDEN,
+                    None,
+                );
+                push(me, "a title of spaces", with(base, "title", json!("   ")), INVALID, Some("title"));
+            } else {
+                push(
+                    me,
+                    "steps without connections",
+                    without(base, "connections"),
+                    INVALID,
+                    Some("connections"),
+                );
+                push(
+                    me,
+                    "connections without steps",
+                    without(&without(base, "steps"), "changelog"),
+                    INVALID,
+                    Some("steps"),
+                );
+                push(
+                    me,
+                    "an empty list of steps",
+                    with(&without(base, "connections"), "steps", json!([])),
+                    INVALID,
+                    Some("steps"),
+                );
+                push(
+                    me,
+                    "a changelog and no steps",
+                    json!({"workflow_id": fx.workflow, "changelog": "A note."}),
+                    INVALID,
+                    Some("changelog"),
+                );
+                push(me, "nothing to change", json!({"workflow_id": fx.workflow}), INVALID, None);
+                push(
+                    Who::Other,
+                    "another lenser changes the caller's public workflow",
+                    base.clone(),
+                    FORBIDDEN,
+                    None,
+                );
+                push(
+                    Who::Other,
+                    "another lenser renames the caller's public workflow",
+                    json!({"workflow_id": fx.workflow, "title": "Mine"}),
+                    FORBIDDEN,
+                    None,
+                );
+            }
+            for (what, id) in [
+                ("a lens step naming another lenser's private lens", &fx.hidden_lens),
+                ("a lens step naming a deleted lens", &fx.deleted_lens),
+            ] {
+                push(
+                    me,
+                    what,
+                    blueprint(&|s, _| {
+                        s[0]["lens_id"] = json!(id);
+                        s[0].as_object_mut().expect("a step").remove("version_id");
+                    }),
+                    NOT_FOUND,
+                    None,
+                );
+            }
+        }
+        "get_workflow_graph" | "validate_workflow" => {
+            push(me, "a version that does not exist", with(base, "version", json!(2)), NOT_FOUND, None);
+        }
+        "archive_workflow" => {
+            push(
+                Who::Other,
+                "another lenser archives the caller's public workflow",
+                base.clone(),
+                FORBIDDEN,
+                None,
+            );
+            push(
+                Who::Other,
+                "another lenser archives the caller's workflow without confirm",
+                without(base, "confirm"),
+                CONFIRMATION,
+                None,
+            );
+        }
+        "describe_workflow_node_type" => {
+            for t in ["slack_post", "notion_write", "SCHEDULE_TRIGGER", "schedule trigger"] {
+                push(
+                    me,
+                    &format!("type {t:?}, not in the catalog"),
+                    with(base, "type", json!(t)),
+                    NOT_FOUND,
+                    None,
+                );
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
 // ---------------------------------------------------------------- checks
 
 /// What is wrong with `reply` as the answer to `case`.
@@ -1257,14 +1639,15 @@ async fn corpus(kind: StoreKind) {
     let caller = store.server(lenser(fx.owner));
     let other = store.server(lenser(fx.other));
     let service = store.server(Principal::Service { acting_as: None });
-    let g = Gen { fx: &fx, huge: &huge };
     let mut baseline = store.digest().await;
     for tool in store.catalog().tools() {
         let Some(base) = base(tool.name, &fx) else { continue };
         let schema = &*tool.input_schema;
+        let g = Gen { fx: &fx, huge: &huge, reads_workflows: tool.group.id == "workflow" };
         let mut cases = generated_cases(&g, tool.name, schema, &base.args);
         cases.extend(semantic_cases(tool.name, schema, &base.args, &fx));
         cases.extend(battle_cases(tool.name, &base.args, &fx));
+        cases.extend(workflow_cases(tool.name, &base.args, &fx));
         for case in cases {
             let server = match case.who {
                 Who::Owner => &caller,

@@ -38,7 +38,8 @@ impl Pick {
     /// `output` → the whole value; `$…` → a JSONPath; anything else → a
     /// top-level field. `field` names the argument in errors.
     pub fn parse(field: &str, s: &str) -> LfResult<Self> {
-        if s.is_empty() || s.chars().nth(MAX_PICK_CHARS).is_some() {
+        // A blank name picks nothing anyone meant.
+        if s.trim().is_empty() || s.chars().nth(MAX_PICK_CHARS).is_some() {
             return Err(LfError::invalid_argument(format!(
                 "{field} must be 1 to {MAX_PICK_CHARS} characters: a field name, `output` for the whole value, or a JSONPath such as $.items[0].title"
             ))
@@ -135,6 +136,7 @@ mod tests {
             assert!(e.message().contains("not a valid JSONPath"), "{bad}: {}", e.message());
         }
         assert!(Pick::parse("output_key", "").is_err());
+        assert!(Pick::parse("output_key", " \t ").is_err(), "a blank name is no field");
         assert!(Pick::parse("output_key", &"a".repeat(501)).is_err());
     }
 }

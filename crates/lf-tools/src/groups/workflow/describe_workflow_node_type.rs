@@ -195,6 +195,7 @@ impl Tool for DescribeWorkflowNodeType {
     type Output = NodeTypeOut;
 
     async fn call(_ctx: Ctx, i: NodeTypeIn) -> LfResult<NodeTypeOut> {
+        lf_core::check_text("type", &i.r#type, 1, 100)?;
         WorkflowService::node_type(&i.r#type).map(NodeTypeOut::from)
     }
 }

@@ -43,6 +43,9 @@ impl Tool for ListWorkflowNodeTypes {
     type Output = NodeTypesOut;
 
     async fn call(_ctx: Ctx, i: ListNodeTypesIn) -> LfResult<NodeTypesOut> {
+        if let Some(c) = &i.category {
+            lf_core::check_text("category", c, 1, 100)?;
+        }
         let list = WorkflowService::node_types(i.category.as_deref());
         Ok(NodeTypesOut {
             items: list
