@@ -328,7 +328,44 @@ fn shown_text(reply: &Reply) -> String {
     text
 }
 
-async fn matrix(kind: StoreKind) {
+/// What a matrix is about: lenses (tiers private, community, public) or
+/// workflows (private, unlisted, public).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Subject {
+    Lens,
+    Workflow,
+}
+
+impl Subject {
+    fn table(self) -> &'static [(&'static str, [[Want; 3]; 3])] {
+        match self {
+            Subject::Lens => MATRIX,
+            Subject::Workflow => WORKFLOW_MATRIX,
+        }
+    }
+    fn tiers(self) -> [&'static str; 3] {
+        match self {
+            Subject::Lens => TIERS,
+            Subject::Workflow => WORKFLOW_TIERS,
+        }
+    }
+    /// The tool groups whose every tool is in its matrix.
+    fn groups(self) -> &'static [&'static str] {
+        match self {
+            Subject::Lens => &["lens", "search"],
+            Subject::Workflow => &["workflow"],
+        }
+    }
+    /// What a cell's row is called.
+    fn noun(self) -> &'static str {
+        match self {
+            Subject::Lens => "lens",
+            Subject::Workflow => "workflow",
+        }
+    }
+}
+
+async fn matrix(kind: StoreKind, subject: Subject) {
     let started = Instant::now();
     let store = TestStore::open(kind).await;
     let mut m = Matrix {
@@ -338,40 +375,45 @@ async fn matrix(kind: StoreKind) {
         service_lenser: LenserId::new(),
         next_marker: 0,
     };
+    let (noun, table) = (subject.noun(), subject.table());
     let mut mismatches = Vec::new();
     let mut cells = 0;
     // Over HTTP every caller signs in as a lenser: there is no Service.
     let callers = if kind == StoreKind::Http { 2 } else { 3 };
-    // Visibility tiers are a lens matter: the matrix covers every Lens tool,
-    // and search and fetch, which read lenses too.
-    let lens_tools: Vec<_> =
-        store.catalog().tools().iter().filter(|t| matches!(t.group.id, "lens" | "search")).collect();
-    for tool in &lens_tools {
-        let Some((_, row)) = MATRIX.iter().find(|(name, _)| *name == tool.name) else {
-            mismatches.push(format!("{}: no row in MATRIX", tool.name));
+    // Visibility tiers are a matter of the subject: the matrix covers every
+    // tool of its groups (of lenses, search and fetch too, which read them).
+    let tools: Vec<_> =
+        store.catalog().tools().iter().filter(|t| subject.groups().contains(&t.group.id)).collect();
+    for tool in &tools {
+        let Some((_, row)) = table.iter().find(|(name, _)| *name == tool.name) else {
+            mismatches.push(format!("{}: no row in the {noun} matrix", tool.name));
             continue;
         };
         for (who, wants) in WHO.iter().zip(row).take(callers) {
-            for (tier, want) in TIERS.iter().zip(wants) {
+            for (tier, want) in subject.tiers().iter().zip(wants) {
                 cells += 1;
-                for problem in m.cell(tool.name, *who, tier, *want).await {
+                let problems = match subject {
+                    Subject::Lens => m.cell(tool.name, *who, tier, *want).await,
+                    Subject::Workflow => m.workflow_cell(tool.name, *who, tier, *want).await,
+                };
+                for problem in problems {
                     mismatches.push(format!(
-                        "{} by {who:?} on a {tier} lens (want {want:?}): {problem}",
+                        "{} by {who:?} on a {tier} {noun} (want {want:?}): {problem}",
                         tool.name
                     ));
                 }
             }
         }
     }
-    for (name, _) in MATRIX {
+    for (name, _) in table {
         if store.catalog().get(name).is_none() {
-            mismatches.push(format!("{name}: in MATRIX but not in the catalog"));
+            mismatches.push(format!("{name}: in the {noun} matrix but not in the catalog"));
         }
     }
     println!(
-        "visibility matrix on {}: {cells} cells ({} tools × {callers} principals × 3 tiers), {} mismatches, {:.1}s",
+        "{noun} visibility matrix on {}: {cells} cells ({} tools × {callers} principals × 3 tiers), {} mismatches, {:.1}s",
         kind.as_str(),
-        lens_tools.len(),
+        tools.len(),
         mismatches.len(),
         started.elapsed().as_secs_f64()
     );
@@ -382,24 +424,24 @@ async fn matrix(kind: StoreKind) {
         kind.as_str(),
         mismatches.join("\n")
     );
-    assert_eq!(cells, lens_tools.len() * callers * 3);
+    assert_eq!(cells, tools.len() * callers * 3);
 }
 
 #[tokio::test]
 async fn visibility_matrix_on_the_memory_store() {
-    matrix(StoreKind::Memory).await;
+    matrix(StoreKind::Memory, Subject::Lens).await;
 }
 
 #[tokio::test]
 async fn visibility_matrix_on_sqlite() {
-    matrix(StoreKind::Sqlite).await;
+    matrix(StoreKind::Sqlite, Subject::Lens).await;
 }
 
 /// The same matrix for two users A and B, each with a bearer token of their
 /// own, over a real lf-mcp-http.
 #[tokio::test]
 async fn visibility_matrix_over_http() {
-    matrix(StoreKind::Http).await;
+    matrix(StoreKind::Http, Subject::Lens).await;
 }
 
 // ---------------------------------------------------------------- property
@@ -694,4 +736,235 @@ async fn old_versions_stay_private() {
         let own = call(&sa, tool, args).await.expect("a tool result");
         assert!(!own.is_error && own.contains("zqoldzq"), "{tool}: the owner reads the old version");
     }
+}
+
+// ---------------------------------------------------------------- workflows
+
+/// Tiers of a workflow, in the order of each row's inner arrays.
+const WORKFLOW_TIERS: [&str; 3] = ["private", "unlisted", "public"];
+
+/// Workflow tool → [owner A, other lenser B, Service] × [private, unlisted, public].
+#[rustfmt::skip]
+const WORKFLOW_MATRIX: &[(&str, [[Want; 3]; 3])] = &[
+    //                               A: priv unl pub          B: priv      unl        pub          Service
+    ("list_workflows",              [[Listed, Listed, Listed], [Hidden,   Hidden,    Listed],    [Listed, Listed, Listed]]),
+    ("get_workflow",                [[OK, OK, OK],             [NotFound, OK,        OK],        [OK, OK, OK]]),
+    ("get_workflow_graph",          [[OK, OK, OK],             [NotFound, OK,        OK],        [OK, OK, OK]]),
+    ("describe_workflow",           [[OK, OK, OK],             [NotFound, OK,        OK],        [OK, OK, OK]]),
+    // The node catalog is everyone's: it shows nothing of any workflow.
+    ("list_workflow_node_types",    [[OK, OK, OK],             [OK,       OK,        OK],        [OK, OK, OK]]),
+    ("describe_workflow_node_type", [[OK, OK, OK],             [OK,       OK,        OK],        [OK, OK, OK]]),
+    ("validate_workflow",           [[OK, OK, OK],             [NotFound, OK,        OK],        [OK, OK, OK]]),
+    ("create_workflow",             [[OK, OK, OK],             [OK,       OK,        OK],        [OK, OK, OK]]),
+    ("update_workflow",             [[OK, OK, OK],             [NotFound, Forbidden, Forbidden], [OK, OK, OK]]),
+    ("archive_workflow",            [[OK, OK, OK],             [NotFound, Forbidden, Forbidden], [OK, OK, OK]]),
+];
+
+/// A fresh workflow of A's for one cell: version 1 and version 2, its title
+/// and its saved connection's ref carrying `marker`.
+struct CellWorkflow {
+    id: String,
+    marker: String,
+}
+
+impl Matrix<'_> {
+    async fn cell_workflow(&mut self, tier: &str) -> CellWorkflow {
+        let marker = self.marker();
+        let connection = format!("slack-{marker}");
+        self.store.save_connection(self.owner, "slack", &connection);
+        let a = self.caller(Who::Owner).await;
+        let (steps, connections) = workflow_steps(&connection);
+        let created = must(
+            &a,
+            "create_workflow",
+            json!({"title": format!("Flow {marker}"), "visibility": tier, "steps": steps, "connections": connections}),
+        )
+        .await;
+        let id = created["id"].as_str().expect("an id").to_owned();
+        let (steps, connections) = workflow_steps(&connection);
+        must(&a, "update_workflow", json!({"workflow_id": id, "steps": steps, "connections": connections}))
+            .await;
+        CellWorkflow { id, marker }
+    }
+
+    /// The workflow and how many versions it has, as stored.
+    async fn workflow_snapshot(&self, id: &str) -> Option<(lf_workflow::Workflow, usize)> {
+        let id = lf_core::WorkflowId::parse("workflow_id", id).expect("a workflow id");
+        let store = self.store.workflows();
+        let w = store.get_workflow(Reach::Everything, id).await.ok()?;
+        Some((w, store.list_versions(Reach::Everything, id).await.ok()?.len()))
+    }
+
+    /// Every id `list_workflows` shows the caller, paged through.
+    async fn listed_workflows(&self, server: &Caller) -> Result<(Reply, Vec<String>), String> {
+        let mut ids = Vec::new();
+        loop {
+            let reply = call(server, "list_workflows", json!({"limit": 100, "offset": ids.len()})).await?;
+            if reply.is_error {
+                return Ok((reply, ids));
+            }
+            let page = item_ids(&reply.value);
+            let more = reply.value["has_more"] == true && !page.is_empty();
+            ids.extend(page);
+            if !more {
+                return Ok((reply, ids));
+            }
+        }
+    }
+
+    /// Runs one cell of the workflow matrix; the mismatches found, if any.
+    async fn workflow_cell(&mut self, tool: &str, who: Who, tier: &str, want: Want) -> Vec<String> {
+        let w = self.cell_workflow(tier).await;
+        let server = self.caller(who).await;
+        let before = self.workflow_snapshot(&w.id).await;
+        let id = w.id.clone();
+        let other_tier = if tier == "public" { "private" } else { "public" };
+        let args = match tool {
+            "get_workflow" | "describe_workflow" => json!({"workflow_id": id}),
+            "get_workflow_graph" | "validate_workflow" => json!({"workflow_id": id, "version": 1}),
+            "list_workflow_node_types" => json!({}),
+            "describe_workflow_node_type" => json!({"type": "slack_notify"}),
+            "create_workflow" => json!({"title": format!("Created {}", w.marker), "visibility": tier}),
+            "update_workflow" => {
+                json!({"workflow_id": id, "title": "Renamed flow", "visibility": other_tier})
+            }
+            "archive_workflow" => json!({"workflow_id": id, "confirm": true}),
+            "list_workflows" => json!({}),
+            _ => return vec![format!("no arguments for {tool}: add them to Matrix::workflow_cell")],
+        };
+        let answer = match tool {
+            "list_workflows" => self.listed_workflows(&server).await.map(|(r, ids)| (r, Some(ids))),
+            _ => call(&server, tool, args).await.map(|r| (r, None)),
+        };
+        let (reply, listed) = match answer {
+            Ok(a) => a,
+            Err(e) => return vec![e],
+        };
+        let after = self.workflow_snapshot(&w.id).await;
+        let mut out = Vec::new();
+        let code = reply.code();
+        let expected = match want {
+            NotFound => Some("NOT_FOUND"),
+            Forbidden => Some("FORBIDDEN"),
+            _ => None,
+        };
+        if code != expected {
+            return vec![format!("answered {} ({})", code.unwrap_or("success"), reply.brief())];
+        }
+        let shows = listed.as_ref().is_some_and(|ids| ids.contains(&w.id));
+        match want {
+            Listed if !shows => out.push(format!("the workflow is not listed: {}", reply.brief())),
+            Hidden if shows => out.push("the workflow is listed".to_owned()),
+            _ => {}
+        }
+        let shown = shown_text(&reply);
+        if matches!(want, NotFound | Hidden) && shown.contains(&w.marker) {
+            out.push(format!("the reply shows the hidden workflow: {}", reply.brief()));
+        }
+        // Only those who may change a workflow read its connection refs.
+        if who == Who::Other && tool != "create_workflow" && shown.contains(&format!("slack-{}", w.marker)) {
+            out.push(format!("the reply shows the owner's connection ref: {}", reply.brief()));
+        }
+        let writes = matches!(tool, "update_workflow" | "archive_workflow");
+        if want == Want::Ok && writes {
+            let done = match tool {
+                "update_workflow" => after.as_ref().is_some_and(|(a, _)| {
+                    a.title.as_str() == "Renamed flow"
+                        && Some(a.visibility) != before.as_ref().map(|(b, _)| b.visibility)
+                }),
+                _ => after.as_ref().is_some_and(|(a, _)| a.archived_at.is_some()),
+            };
+            if !done {
+                out.push(format!("the change was not made: {after:?}"));
+            }
+        } else if before != after {
+            out.push("the workflow changed".to_owned());
+        }
+        if want == Want::Ok
+            && tool == "create_workflow"
+            && reply.value["lenser_id"] != self.lenser_of(who).to_string().as_str()
+        {
+            out.push(format!("the new workflow is owned by {}, not the caller", reply.value["lenser_id"]));
+        }
+        if want == Want::Ok && tool == "get_workflow_graph" {
+            let refs = reply.value["nodes"][2]["connector"]["connection_ref"].clone();
+            let hidden = who == Who::Other;
+            if (refs == "[redacted]") != hidden || reply.value["connection_refs_redacted"] != hidden {
+                out.push(format!("connection ref {refs} for {who:?}"));
+            }
+            if reply.value["nodes"][1]["parameters"]["Topic"] != "tides" {
+                out.push("the lens step's parameter assignments are not shown".to_owned());
+            }
+        }
+        out
+    }
+}
+
+/// A trigger, a lens-free AI step (so that no lens tier is involved) and a
+/// Slack post through `connection`; the second step assigns `Topic`.
+fn workflow_steps(connection: &str) -> (Value, Value) {
+    let steps = json!([
+        {"key": "start", "kind": "trigger", "name": "Start", "node_type": "manual_trigger"},
+        {"key": "write", "kind": "tool", "name": "Write", "node_type": "prompt_template",
+         "parameters": {"Topic": "tides"}, "config": {"template": "A note about [[Topic]]."}},
+        {"key": "post", "kind": "tool", "name": "Post", "node_type": "slack_notify", "config": {"text": "[[input]]"},
+         "connector": {"provider": "slack", "connection_ref": connection}}
+    ]);
+    let connections = json!([
+        {"from_step": "start", "to_step": "write", "input_parameter": "input"},
+        {"from_step": "write", "output_key": "text", "to_step": "post", "input_parameter": "input"}
+    ]);
+    (steps, connections)
+}
+
+#[tokio::test]
+async fn workflow_visibility_matrix_on_the_memory_store() {
+    matrix(StoreKind::Memory, Subject::Workflow).await;
+}
+
+#[tokio::test]
+async fn workflow_visibility_matrix_on_sqlite() {
+    matrix(StoreKind::Sqlite, Subject::Workflow).await;
+}
+
+/// A lens step may name only a lens its author can read: B's workflow over
+/// each of A's lenses, by tier.
+#[tokio::test]
+async fn a_lens_step_names_only_a_readable_lens() {
+    let store = TestStore::open(StoreKind::Memory).await;
+    let (a, b) = (LenserId::new(), LenserId::new());
+    let (sa, sb) = (Caller::from(store.server(lenser(a))), Caller::from(store.server(lenser(b))));
+    for (tier, readable) in [("private", false), ("community", true), ("public", true)] {
+        let lens = must(
+            &sa,
+            "create_lens",
+            json!({"title": "Notes", "template_body": body("zqlenszq"), "visibility": tier}),
+        )
+        .await;
+        let blueprint = |title: &str| {
+            json!({"title": title, "steps": [
+                {"key": "start", "kind": "trigger", "name": "Start", "node_type": "manual_trigger"},
+                {"key": "note", "kind": "lens", "name": "Note", "lens_id": lens["id"], "parameters": {"Topic": "tides"}}
+            ], "connections": [{"from_step": "start", "to_step": "note", "input_parameter": "Tone"}]})
+        };
+        let own = call(&sa, "create_workflow", blueprint("A's")).await.expect("a tool result");
+        assert!(!own.is_error, "A uses A's {tier} lens: {}", own.brief());
+        let reply = call(&sb, "create_workflow", blueprint("B's")).await.expect("a tool result");
+        if readable {
+            assert!(!reply.is_error, "B uses A's {tier} lens: {}", reply.brief());
+        } else {
+            assert_eq!(reply.code(), Some("NOT_FOUND"), "B names A's private lens: {}", reply.brief());
+            assert!(!reply.contains("zqlenszq"));
+        }
+    }
+    let listed = all_workflows_of(&store, b).await;
+    assert_eq!(listed, 2, "B's refused workflow was not written");
+}
+
+async fn all_workflows_of(store: &TestStore, who: LenserId) -> usize {
+    lf_tests::all_workflows(store.workflows().as_ref(), Reach::Everything)
+        .await
+        .iter()
+        .filter(|w| w.owner == who)
+        .count()
 }
