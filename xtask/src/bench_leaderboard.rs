@@ -365,11 +365,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
                 Services::builder()
                     .lens(LensService::new(db.lens_store()))
                     .battle(BattleService::new(store.clone()))
-                    .workflow(lf_workflow::WorkflowService::new(
-                        Arc::new(lf_workflow::MemoryWorkflowStore::new()),
-                        Arc::new(lf_workflow::MemoryLenses::new()),
-                        Arc::new(lf_workflow::MemoryConnections::new()),
-                    ))
+                    .workflow(crate::bench_workflow::memory_service())
                     .build();
             LfServer::new(
                 Arc::new(Catalog::new()),

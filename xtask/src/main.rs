@@ -13,6 +13,9 @@
 //! - `bench-leaderboard [--battles N] [--contenders N] [--runs N] [--keep]`:
 //!   get_leaderboard over SQLite on one core, with its load and fit timed apart
 //!   (`--keep` leaves the database in place).
+//! - `bench-workflow [--runs N]`: validate_workflow through the catalog on
+//!   100, 1,000 and 10,000 nodes next to the validator alone, and
+//!   create_workflow with 100 steps.
 
 // As in lf-mcp-stdio and lf-mcp-http: bench-search and bench-leaderboard
 // measure the stores and the catalog in this process.
@@ -22,6 +25,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod bench;
 mod bench_http;
 mod bench_leaderboard;
+mod bench_workflow;
 mod deps;
 mod docs;
 
@@ -88,9 +92,10 @@ fn main() -> ExitCode {
         Some("bench-search") => report(bench::search(&args[1..])),
         Some("bench-http") => report(bench_http::run(&args[1..], &workspace_root())),
         Some("bench-leaderboard") => report(bench_leaderboard::run(&args[1..])),
+        Some("bench-workflow") => report(bench_workflow::run(&args[1..])),
         _ => {
             eprintln!(
-                "usage: cargo xtask gen-docs | catalog-size | bench-stdio | bench-search | bench-http | bench-leaderboard"
+                "usage: cargo xtask gen-docs | catalog-size | bench-stdio | bench-search | bench-http | bench-leaderboard | bench-workflow"
             );
             ExitCode::from(2)
         }
