@@ -187,6 +187,74 @@ async def test_bad_input_is_a_tool_error(binary, mode):
             assert gone.structured_content["code"] == "NOT_FOUND"
 
 
+WORKFLOW_BODY = "Write a short note about [[Topic]] for the team, in a [[Tone!]] tone. Three sentences at most."
+
+
+def digest_blueprint(lens_id, title="Team notes"):
+    return {
+        "title": title,
+        "steps": [
+            {"key": "start", "kind": "trigger", "name": "Start", "node_type": "manual_trigger"},
+            {"key": "note", "kind": "lens", "name": "Write the note", "lens_id": lens_id,
+             "parameters": {"Tone": "calm"}},
+            {"key": "log", "kind": "tool", "name": "Log it", "node_type": "logger",
+             "config": {"message": "note: [[input]]"}},
+        ],
+        "connections": [
+            {"from_step": "start", "output_key": "topic", "to_step": "note", "input_parameter": "Topic"},
+            {"from_step": "note", "output_key": "text", "to_step": "log", "input_parameter": "input"},
+        ],
+    }
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_workflow_create_validate_get(binary, mode):
+    with tempfile.TemporaryDirectory() as db_dir:
+        async with Client(params(binary, db_dir), mode=mode) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            assert {"create_workflow", "validate_workflow", "get_workflow", "list_workflow_node_types"} <= set(tools)
+            assert tools["validate_workflow"].annotations.read_only_hint is True
+            assert tools["archive_workflow"].annotations.destructive_hint is not False
+
+            lens = await client.call_tool("create_lens", {"title": "Team note", "template_body": WORKFLOW_BODY})
+            assert not lens.is_error, lens
+            lens_id = lens.structured_content["id"]
+
+            created = await client.call_tool("create_workflow", digest_blueprint(lens_id))
+            assert not created.is_error, created
+            workflow = created.structured_content
+            assert (workflow["node_count"], workflow["edge_count"], workflow["visibility"]) == (3, 2, "private")
+            assert [s["key"] for s in workflow["creation_summary"]["steps"]] == ["start", "note", "log"]
+            assert workflow["next_steps"][0] == "Call validate_workflow with the returned workflow id."
+
+            checked = await client.call_tool("validate_workflow", {"workflow_id": workflow["id"]})
+            assert not checked.is_error, checked
+            report = checked.structured_content
+            assert report["valid"] and report["run_ready"], report
+            assert report["execution_order"] == ["start", "note", "log"]
+            note = next(n for n in report["nodes"] if n["key"] == "note")
+            assert (note["configured_parameters"], note["wired_parameters"]) == (["Tone"], ["Topic"])
+
+            got = await client.call_tool("get_workflow", {"workflow_id": workflow["id"]})
+            assert not got.is_error, got
+            assert got.structured_content["head"]["number"] == 1
+            assert [v["number"] for v in got.structured_content["versions"]] == [1]
+            assert got.structured_content["trigger"]["node_type"] == "manual_trigger"
+
+            graph = await client.call_tool("get_workflow_graph", {"workflow_id": workflow["id"], "version": 1})
+            assert [n["node_type"] for n in graph.structured_content["nodes"]] == ["manual_trigger", "lens", "logger"]
+
+            bad = digest_blueprint(lens_id, "Bad")
+            bad["steps"][2]["node_type"] = "loger"
+            refused = await client.call_tool("create_workflow", bad)
+            assert refused.is_error
+            assert refused.structured_content["code"] == "INVALID_ARGUMENT"
+            assert "logger" in refused.structured_content["message"], "the closest type is named"
+            listed = await client.call_tool("list_workflows", {})
+            assert listed.structured_content["total"] == 1, "the refused workflow was not written"
+
+
 @pytest.fixture
 def anyio_backend():
     return "asyncio"
