@@ -19,7 +19,10 @@ use lf_lens::{
     Lens, LensFilter, LensService, LensStore, LensVersion, MemoryLensStore, VersionSelector, VersionSummary,
 };
 use lf_tools::{Catalog, CatalogOptions, LfServer, Services};
-use lf_workflow::{MemoryConnections, MemoryWorkflowStore, WorkflowFilter, WorkflowService, WorkflowStore};
+use lf_workflow::{
+    Connection, ConnectionLookup, ConnectionRef, ConnectionStore, MemoryConnections, MemoryWorkflowStore,
+    Provider, SealedSecret, WorkflowFilter, WorkflowService, WorkflowStore,
+};
 use serde_json::Value;
 
 /// Which store a test runs against, and how calls reach it.
@@ -44,7 +47,7 @@ impl StoreKind {
 enum Backing {
     Memory(Arc<MemoryLensStore>),
     Sqlite {
-        db: lf_store::Database,
+        db: Box<lf_store::Database>,
         http: Option<HttpServer>,
         // Dropped after `db`: the file outlives the pool.
         _dir: tempfile::TempDir,
@@ -148,7 +151,7 @@ pub struct TestStore {
     store: Arc<dyn LensStore>,
     battles: Arc<dyn BattleStore>,
     workflows: Arc<dyn WorkflowStore>,
-    connections: Arc<MemoryConnections>,
+    connections: Arc<dyn ConnectionStore>,
     backing: Backing,
     catalog: Arc<Catalog>,
     services: Arc<Services>,
@@ -172,21 +175,31 @@ impl TestStore {
                     StoreKind::Http => Some(HttpServer::start(&url).await),
                     _ => None,
                 };
-                (db.lens_store(), Backing::Sqlite { db, http, _dir: dir })
+                (db.lens_store(), Backing::Sqlite { db: Box::new(db), http, _dir: dir })
             }
         };
         let battles: Arc<dyn BattleStore> = match &backing {
             Backing::Memory(_) => Arc::new(MemoryBattleStore::new()),
             Backing::Sqlite { db, .. } => db.battle_store(),
         };
-        // NOT MERGEABLE: memory store until wfstore lands (SQLite too).
-        let workflows: Arc<dyn WorkflowStore> = Arc::new(MemoryWorkflowStore::new());
-        let connections = Arc::new(MemoryConnections::new());
+        let (workflows, connections, lookup): (
+            Arc<dyn WorkflowStore>,
+            Arc<dyn ConnectionStore>,
+            Arc<dyn ConnectionLookup>,
+        ) = match &backing {
+            Backing::Memory(_) => {
+                let connections = Arc::new(MemoryConnections::new());
+                (Arc::new(MemoryWorkflowStore::new()), connections.clone(), connections)
+            }
+            Backing::Sqlite { db, .. } => {
+                (db.workflow_store(), db.connection_store(), db.connection_lookup())
+            }
+        };
         let lens = LensService::new(store.clone());
         let workflow = WorkflowService::new(
             workflows.clone(),
             Arc::new(lf_server::WorkflowLenses::new(lens.clone())),
-            connections.clone(),
+            lookup,
         );
         let services = Arc::new(
             Services::builder()
@@ -220,9 +233,21 @@ impl TestStore {
         &self.workflows
     }
 
-    /// Saves a connection of `owner` (its ref and provider; no secret).
-    pub fn save_connection(&self, owner: LenserId, provider: &str, connection_ref: &str) {
-        self.connections.insert(owner, provider, connection_ref);
+    /// Saves a connection of `owner` in the store (its ref and provider;
+    /// workflows only ask whether it is saved, so its sealed secret is
+    /// empty), as `connection add` would.
+    pub async fn save_connection(&self, owner: LenserId, provider: &str, connection_ref: &str) {
+        let connection = Connection {
+            owner,
+            connection_ref: ConnectionRef::parse("connection_ref", connection_ref).expect("a valid ref"),
+            provider: Provider::parse("provider", provider).expect("a valid provider"),
+            settings: serde_json::Map::new(),
+            created_at: lf_core::Timestamp::from_micros(0),
+        };
+        self.connections
+            .add_connection(&connection, &SealedSecret::from_bytes(Vec::new()))
+            .await
+            .expect("saving a connection");
     }
 
     pub fn catalog(&self) -> &Catalog {

@@ -193,7 +193,7 @@ async fn fixture(store: &TestStore) -> Fixture {
     let (owner, other) = (LenserId::new(), LenserId::new());
     let a = store.server(lenser(owner));
     let b = store.server(lenser(other));
-    store.save_connection(owner, "slack", "team-slack");
+    store.save_connection(owner, "slack", "team-slack").await;
     let created = ok(
         &a,
         "create_lens",

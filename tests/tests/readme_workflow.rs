@@ -23,7 +23,7 @@ async fn the_readme_blueprint_creates_and_validates() {
     let store = TestStore::open(StoreKind::Memory).await;
     let me = LenserId::new();
     let caller = store.server(lenser(me));
-    store.save_connection(me, "slack", "team-slack");
+    store.save_connection(me, "slack", "team-slack").await;
 
     let lens = call(&caller, "create_lens", example(&readme, "create_lens")).await.expect("a tool result");
     assert!(!lens.is_error, "the README's lens: {}", lens.brief());

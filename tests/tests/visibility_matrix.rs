@@ -771,7 +771,7 @@ impl Matrix<'_> {
     async fn cell_workflow(&mut self, tier: &str) -> CellWorkflow {
         let marker = self.marker();
         let connection = format!("slack-{marker}");
-        self.store.save_connection(self.owner, "slack", &connection);
+        self.store.save_connection(self.owner, "slack", &connection).await;
         let a = self.caller(Who::Owner).await;
         let (steps, connections) = workflow_steps(&connection);
         let created = must(
@@ -925,6 +925,13 @@ async fn workflow_visibility_matrix_on_the_memory_store() {
 #[tokio::test]
 async fn workflow_visibility_matrix_on_sqlite() {
     matrix(StoreKind::Sqlite, Subject::Workflow).await;
+}
+
+/// The workflow matrix for two users A and B with bearer tokens of their
+/// own, over a real lf-mcp-http on the SQLite file.
+#[tokio::test]
+async fn workflow_visibility_matrix_over_http() {
+    matrix(StoreKind::Http, Subject::Workflow).await;
 }
 
 /// A lens step may name only a lens its author can read: B's workflow over

@@ -32,8 +32,8 @@ mod config;
 mod connection_cli;
 pub mod file;
 mod identity;
-pub mod sealer;
 mod lenses;
+pub mod sealer;
 mod settings;
 mod wiring;
 
@@ -44,8 +44,8 @@ pub use connection_cli::{
 };
 pub use file::{Arguments, FromFile, ParseError, default_config_path, parse, try_parse_from};
 pub use identity::{LocalLenser, local_lenser};
-pub use sealer::{KeySealer, SecretKey};
 pub use lenses::WorkflowLenses;
+pub use sealer::{KeySealer, SecretKey};
 pub use settings::{CONFIG_ENV, CONFIG_FLAG, ConfigError, Kind, Reader, Setting, check_arguments};
 pub use wiring::{build_server, connection_service, open_database, services, workflow_service};
 

@@ -108,6 +108,7 @@ fn alice_and_bob() -> (LfServer, LfServer) {
     let services = Services::builder()
         .lens(LensService::new(Arc::new(MemoryLensStore::new())))
         .battle(BattleService::new(Arc::new(MemoryBattleStore::new())))
+        .workflow(common::memory_workflows())
         .build();
     let alice =
         LfServer::new(Arc::new(Catalog::new()), Arc::new(services), CatalogOptions::default(), lenser());

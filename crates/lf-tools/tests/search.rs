@@ -24,6 +24,7 @@ fn alice_and_bob() -> (LfServer, LfServer) {
     let services = Services::builder()
         .lens(LensService::new(Arc::new(MemoryLensStore::new())))
         .battle(BattleService::new(Arc::new(MemoryBattleStore::new())))
+        .workflow(common::memory_workflows())
         .build();
     let alice = LfServer::new(
         Arc::new(Catalog::new()),
@@ -212,6 +213,7 @@ async fn a_read_token_and_the_search_toolset_serve_the_pair() {
         Services::builder()
             .lens(LensService::new(Arc::new(MemoryLensStore::new())))
             .battle(BattleService::new(Arc::new(MemoryBattleStore::new())))
+            .workflow(common::memory_workflows())
             .build(),
     );
     let s = LfServer::new(Arc::new(Catalog::new()), services, only, Principal::Service { acting_as: None });
