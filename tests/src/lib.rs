@@ -206,6 +206,11 @@ impl TestStore {
                 .lens(lens)
                 .battle(BattleService::new(battles.clone()))
                 .workflow(workflow)
+                // Nothing here seals a secret: connections are saved straight into the store.
+                .connections(lf_workflow::ConnectionService::new(
+                    connections.clone(),
+                    Arc::new(lf_server::KeySealer::new(None)),
+                ))
                 .build(),
         );
         TestStore {

@@ -361,11 +361,17 @@ fn base(tool: &str, fx: &Fixture) -> Option<Base> {
             "changelog": "Pins the lens's version 1.1.0.",
         }),
         "archive_workflow" => json!({"workflow_id": fx.workflow, "confirm": true}),
+        "list_connections" => json!({"limit": 10, "offset": 0}),
         _ => return None,
     };
     let needs_owner = matches!(
         tool,
-        "create_lens" | "fork_lens" | "create_battle" | "cast_battle_vote" | "create_workflow"
+        "create_lens"
+            | "fork_lens"
+            | "create_battle"
+            | "cast_battle_vote"
+            | "create_workflow"
+            | "list_connections"
     );
     Some(Base { args, needs_owner })
 }

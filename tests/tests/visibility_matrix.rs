@@ -758,6 +758,8 @@ const WORKFLOW_MATRIX: &[(&str, [[Want; 3]; 3])] = &[
     ("create_workflow",             [[OK, OK, OK],             [OK,       OK,        OK],        [OK, OK, OK]]),
     ("update_workflow",             [[OK, OK, OK],             [NotFound, Forbidden, Forbidden], [OK, OK, OK]]),
     ("archive_workflow",            [[OK, OK, OK],             [NotFound, Forbidden, Forbidden], [OK, OK, OK]]),
+    // Each lists their own: A's ref is A's alone.
+    ("list_connections",            [[OK, OK, OK],             [OK,       OK,        OK],        [OK, OK, OK]]),
 ];
 
 /// A fresh workflow of A's for one cell: version 1 and version 2, its title
@@ -830,6 +832,7 @@ impl Matrix<'_> {
             }
             "archive_workflow" => json!({"workflow_id": id, "confirm": true}),
             "list_workflows" => json!({}),
+            "list_connections" => json!({"limit": 100}),
             _ => return vec![format!("no arguments for {tool}: add them to Matrix::workflow_cell")],
         };
         let answer = match tool {
@@ -864,6 +867,10 @@ impl Matrix<'_> {
         // Only those who may change a workflow read its connection refs.
         if who == Who::Other && tool != "create_workflow" && shown.contains(&format!("slack-{}", w.marker)) {
             out.push(format!("the reply shows the owner's connection ref: {}", reply.brief()));
+        }
+        if tool == "list_connections" && (who == Who::Owner) != shown.contains(&format!("slack-{}", w.marker))
+        {
+            out.push(format!("{who:?} lists A's connection ref: {}", reply.brief()));
         }
         let writes = matches!(tool, "update_workflow" | "archive_workflow");
         if want == Want::Ok && writes {

@@ -366,6 +366,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
                     .lens(LensService::new(db.lens_store()))
                     .battle(BattleService::new(store.clone()))
                     .workflow(crate::bench_workflow::memory_service())
+                    .connections(crate::bench_workflow::no_connections())
                     .build();
             LfServer::new(
                 Arc::new(Catalog::new()),

@@ -41,6 +41,15 @@ pub(crate) fn memory_service() -> WorkflowService {
     service(Arc::new(MemoryWorkflowStore::new()))
 }
 
+/// A connection service with no saved connection; its sealer (under the
+/// data directory's key file) is never asked to seal or open.
+pub(crate) fn no_connections() -> lf_workflow::ConnectionService {
+    lf_workflow::ConnectionService::new(
+        Arc::new(MemoryConnections::new()),
+        Arc::new(lf_server::KeySealer::new(None)),
+    )
+}
+
 fn service(store: Arc<dyn WorkflowStore>) -> WorkflowService {
     WorkflowService::new(store, Arc::new(MemoryLenses::new()), Arc::new(MemoryConnections::new()))
 }
@@ -149,6 +158,7 @@ fn server(workflow: WorkflowService, owner: LenserId) -> LfServer {
         .lens(LensService::new(Arc::new(MemoryLensStore::new())))
         .battle(lf_battle::BattleService::new(Arc::new(lf_battle::MemoryBattleStore::new())))
         .workflow(workflow)
+        .connections(crate::bench_workflow::no_connections())
         .build();
     LfServer::new(
         Arc::new(Catalog::new()),

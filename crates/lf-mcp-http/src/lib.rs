@@ -92,6 +92,7 @@ pub async fn prepare(mut config: HttpConfig) -> Result<Prepared, ConfigError> {
         background.clone(),
         config.common.options.clone(),
         Principal::Service { acting_as: None },
+        config.common.sealer(),
     );
     let state = AppState::new(app::Shared {
         resource: config.resource().into(),

@@ -143,6 +143,7 @@ pub fn server(config: &StdioConfig, db: &Database, spawner: Arc<dyn Spawner>) ->
         spawner,
         config.common.options.clone(),
         config.principal(),
+        config.common.sealer(),
     )
 }
 

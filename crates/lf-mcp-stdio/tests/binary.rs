@@ -144,8 +144,9 @@ fn read_only_and_toolsets() {
         &[],
         &[init(), initialized, list],
     );
-    // Every group: the 8 Read tools of lenses, the 5 of battles and search and fetch.
-    assert_eq!(lines(&out)[1]["result"]["tools"].as_array().unwrap().len(), 15);
+    // Every group: the 8 Read tools of lenses, the 5 of battles, search and
+    // fetch, and the 8 of workflows.
+    assert_eq!(lines(&out)[1]["result"]["tools"].as_array().unwrap().len(), 23);
 }
 
 fn initialized() -> Value {

@@ -30,13 +30,20 @@ pub(crate) async fn connect(url: &str, from_file: &FromFile) -> Result<Database,
 /// The domain services over `db`'s stores, with `model` behind every model
 /// call and background work (judging battles) on `spawner`: the one place
 /// where stores meet services, and where the spawner is handed to them.
-pub fn services(db: &Database, model: Arc<dyn ModelProvider>, spawner: Arc<dyn Spawner>) -> Services {
+/// `sealer` seals saved connections' secrets (the tools never see one).
+pub fn services(
+    db: &Database,
+    model: Arc<dyn ModelProvider>,
+    spawner: Arc<dyn Spawner>,
+    sealer: KeySealer,
+) -> Services {
     let lens = LensService::new(db.lens_store());
     let workflow = workflow_service(db, Arc::new(WorkflowLenses::new(lens.clone())));
     Services::builder()
         .lens(lens)
         .battle(BattleService::new(db.battle_store()))
         .workflow(workflow)
+        .connections(connection_service(db, sealer))
         .model(model)
         .spawner(spawner)
         .build()
@@ -50,8 +57,9 @@ pub fn build_server(
     spawner: Arc<dyn Spawner>,
     options: CatalogOptions,
     principal: Principal,
+    sealer: KeySealer,
 ) -> LfServer {
-    let services = services(db, model, spawner);
+    let services = services(db, model, spawner, sealer);
     LfServer::new(Arc::new(Catalog::new()), Arc::new(services), options, principal)
 }
 

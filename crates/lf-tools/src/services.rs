@@ -5,7 +5,7 @@ use std::sync::Arc;
 use lf_battle::BattleService;
 use lf_core::{ModelProvider, Principal, Spawner};
 use lf_lens::LensService;
-use lf_workflow::WorkflowService;
+use lf_workflow::{ConnectionService, WorkflowService};
 
 /// The domain services the tools call, and the model provider behind them.
 /// Build it with [`Services::builder`].
@@ -13,6 +13,8 @@ pub struct Services {
     pub lens: LensService,
     pub battle: Arc<BattleService>,
     pub workflow: WorkflowService,
+    /// Saved connections (listed to their owner; the catalog never handles a secret).
+    pub connections: ConnectionService,
 }
 
 impl Services {
@@ -36,6 +38,7 @@ pub struct ServicesBuilder {
     lens: Option<LensService>,
     battle: Option<BattleService>,
     workflow: Option<WorkflowService>,
+    connections: Option<ConnectionService>,
     model: Option<Arc<dyn ModelProvider>>,
     spawner: Option<Arc<dyn Spawner>>,
 }
@@ -51,6 +54,10 @@ impl ServicesBuilder {
 
     pub fn workflow(self, workflow: WorkflowService) -> Self {
         Self { workflow: Some(workflow), ..self }
+    }
+
+    pub fn connections(self, connections: ConnectionService) -> Self {
+        Self { connections: Some(connections), ..self }
     }
 
     /// Every model call (the AI judge's included) goes through `model`;
@@ -86,6 +93,7 @@ impl ServicesBuilder {
             lens: self.lens.expect("Services::builder() needs .lens(...)"),
             battle: Arc::new(battle),
             workflow: self.workflow.expect("Services::builder() needs .workflow(...)"),
+            connections: self.connections.expect("Services::builder() needs .connections(...)"),
         }
     }
 }

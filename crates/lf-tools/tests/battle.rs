@@ -34,6 +34,7 @@ async fn services() -> Arc<Services> {
             .lens(LensService::new(Arc::new(MemoryLensStore::new())))
             .battle(BattleService::new(battle_store().await))
             .workflow(common::memory_workflows())
+            .connections(common::memory_connections())
             .build(),
     )
 }
@@ -546,6 +547,7 @@ async fn a_judge_error_stays_visible_and_scoring_again_recovers() {
             .lens(LensService::new(Arc::new(MemoryLensStore::new())))
             .battle(BattleService::new(battle_store().await))
             .workflow(common::memory_workflows())
+            .connections(common::memory_connections())
             .model(flaky.clone())
             .build(),
     );
@@ -975,6 +977,7 @@ async fn the_tools_that_reach_the_model_say_so() {
             .lens(LensService::new(Arc::new(MemoryLensStore::new())))
             .battle(BattleService::new(battle_store().await))
             .workflow(common::memory_workflows())
+            .connections(common::memory_connections())
             .model(counting.clone())
             .build(),
     );

@@ -167,6 +167,7 @@ fn workflow_group_matches_the_spec() {
         ("create_workflow", Write),
         ("update_workflow", Write),
         ("archive_workflow", Destructive),
+        ("list_connections", Read),
     ];
     let catalog = catalog();
     assert_eq!(group_tools(&catalog, Group::parse("workflow").unwrap()), expected);
@@ -387,6 +388,7 @@ fn services_over(lens: LensService) -> Services {
         .lens(lens)
         .battle(BattleService::new(Arc::new(MemoryBattleStore::new())))
         .workflow(common::memory_workflows())
+        .connections(common::memory_connections())
         .build()
 }
 

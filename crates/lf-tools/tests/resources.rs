@@ -109,6 +109,7 @@ fn alice_and_bob() -> (LfServer, LfServer) {
         .lens(LensService::new(Arc::new(MemoryLensStore::new())))
         .battle(BattleService::new(Arc::new(MemoryBattleStore::new())))
         .workflow(common::memory_workflows())
+        .connections(common::memory_connections())
         .build();
     let alice =
         LfServer::new(Arc::new(Catalog::new()), Arc::new(services), CatalogOptions::default(), lenser());

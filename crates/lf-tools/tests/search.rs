@@ -25,6 +25,7 @@ fn alice_and_bob() -> (LfServer, LfServer) {
         .lens(LensService::new(Arc::new(MemoryLensStore::new())))
         .battle(BattleService::new(Arc::new(MemoryBattleStore::new())))
         .workflow(common::memory_workflows())
+        .connections(common::memory_connections())
         .build();
     let alice = LfServer::new(
         Arc::new(Catalog::new()),
@@ -214,6 +215,7 @@ async fn a_read_token_and_the_search_toolset_serve_the_pair() {
             .lens(LensService::new(Arc::new(MemoryLensStore::new())))
             .battle(BattleService::new(Arc::new(MemoryBattleStore::new())))
             .workflow(common::memory_workflows())
+            .connections(common::memory_connections())
             .build(),
     );
     let s = LfServer::new(Arc::new(Catalog::new()), services, only, Principal::Service { acting_as: None });

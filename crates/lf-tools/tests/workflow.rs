@@ -38,6 +38,10 @@ impl World {
                 .lens(LensService::new(Arc::new(MemoryLensStore::new())))
                 .battle(BattleService::new(Arc::new(MemoryBattleStore::new())))
                 .workflow(workflow)
+                .connections(lf_workflow::ConnectionService::new(
+                    connections.clone(),
+                    Arc::new(common::NoSecrets),
+                ))
                 .build(),
         );
         World { store, lenses, connections, services, alice: LenserId::new(), bob: LenserId::new() }
@@ -456,6 +460,32 @@ async fn bad_blueprints_are_refused_whole() {
 
     let nobody = w.server_with(Principal::Service { acting_as: None }, CatalogOptions::default());
     assert_eq!(err(&nobody, "create_workflow", json!({"title": "T"})).await["code"], "MISSING_LENSER");
+}
+
+#[tokio::test]
+async fn saved_connections_are_listed_to_their_owner_only() {
+    let w = World::new();
+    w.connections.insert(w.alice, "slack", "team-slack");
+    w.connections.insert(w.alice, "smtp", "mail");
+    let a = w.as_(w.alice);
+    let listed = ok(&a, "list_connections", json!({})).await;
+    let refs: Vec<(&str, &str)> = listed["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (s(&c["connection_ref"]), s(&c["provider"])))
+        .collect();
+    assert_eq!(refs, [("mail", "smtp"), ("team-slack", "slack")], "sorted by ref");
+    assert_eq!((&listed["total"], &listed["items"][0]["settings"]), (&json!(2), &json!({})));
+    assert!(!listed.to_string().contains("secret"), "no secret, not even its name");
+    let page = ok(&a, "list_connections", json!({"limit": 1, "offset": 1})).await;
+    assert_eq!(
+        (&page["items"][0]["connection_ref"], &page["has_more"]),
+        (&json!("team-slack"), &json!(false))
+    );
+    assert_eq!(ok(&w.as_(w.bob), "list_connections", json!({})).await["total"], 0);
+    let nobody = w.server_with(Principal::Service { acting_as: None }, CatalogOptions::default());
+    assert_eq!(err(&nobody, "list_connections", json!({})).await["code"], "MISSING_LENSER");
 }
 
 #[tokio::test]

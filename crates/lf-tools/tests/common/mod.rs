@@ -44,3 +44,32 @@ pub fn memory_workflows() -> lf_workflow::WorkflowService {
         Arc::new(lf_workflow::MemoryConnections::new()),
     )
 }
+
+/// A sealer that seals and opens nothing: the catalog lists saved
+/// connections but never handles a secret, and its tests save connections
+/// straight into the store.
+pub struct NoSecrets;
+
+impl lf_workflow::SecretSealer for NoSecrets {
+    fn seal(
+        &self,
+        _: &lf_workflow::Secret,
+        _: lf_workflow::SealBinding<'_>,
+    ) -> lf_core::LfResult<lf_workflow::SealedSecret> {
+        Err(lf_core::LfError::permission_denied("the catalog's tests seal no secret"))
+    }
+    fn open(
+        &self,
+        _: &lf_workflow::SealedSecret,
+        _: lf_workflow::SealBinding<'_>,
+    ) -> lf_core::LfResult<lf_workflow::Secret> {
+        Err(lf_core::LfError::permission_denied("the catalog's tests open no secret"))
+    }
+}
+
+/// A connection service on a memory store with no saved connection.
+#[allow(dead_code, reason = "the Workflow tests build their own, over a store they fill")]
+pub fn memory_connections() -> lf_workflow::ConnectionService {
+    use std::sync::Arc;
+    lf_workflow::ConnectionService::new(Arc::new(lf_workflow::MemoryConnections::new()), Arc::new(NoSecrets))
+}

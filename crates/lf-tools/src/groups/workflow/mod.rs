@@ -1,5 +1,6 @@
 //! The Workflow tools: the spec's seven reads and create_workflow, and
-//! update_workflow and archive_workflow, over [`lf_workflow::WorkflowService`].
+//! update_workflow and archive_workflow, over [`lf_workflow::WorkflowService`],
+//! and list_connections over [`lf_workflow::ConnectionService`].
 //! The blueprint's checks, the validator, the node catalog and what a
 //! reader of someone else's workflow sees are lf-workflow's; these files
 //! adapt arguments and results. Runs (run_workflow and the run reads) are
@@ -13,6 +14,7 @@ mod describe_workflow;
 mod describe_workflow_node_type;
 mod get_workflow;
 mod get_workflow_graph;
+mod list_connections;
 mod list_workflow_node_types;
 mod list_workflows;
 mod update_workflow;
@@ -37,6 +39,7 @@ pub static GROUP: Group = Group {
             declare::<create_workflow::CreateWorkflow>(g),
             declare::<update_workflow::UpdateWorkflow>(g),
             declare::<archive_workflow::ArchiveWorkflow>(g),
+            declare::<list_connections::ListConnections>(g),
         ]
     },
 };
