@@ -1,7 +1,8 @@
 //! `bench-workflow`: validate_workflow through the catalog on 100 nodes /
 //! 300 edges, 1,000 / 3,000 and 10,000 / 30,000 (aims: under 1 ms and
 //! under 100 ms), next to the validator called directly on the same
-//! version, and create_workflow with a 100-step blueprint.
+//! version, and create_workflow with a 100-step blueprint on the memory
+//! store and on a SQLite file.
 //!
 //! The graphs are those of lf-workflow's criterion bench (`cargo bench -p
 //! lf-workflow --bench validate`), built the same way: a manual trigger,
@@ -33,7 +34,7 @@ use lf_workflow::{
 };
 use serde_json::{Map, Value, json};
 
-use crate::bench::{arg_usize, percentile};
+use crate::bench::{arg_usize, percentile, workdir};
 
 /// A workflow service on memory stores with no lens and no saved
 /// connection (the graphs here use neither).
@@ -267,6 +268,15 @@ pub fn run(args: &[String]) -> Result<(), String> {
             p50.as_secs_f64() * 1e3,
             max.as_secs_f64() * 1e3
         );
+        let dir = workdir("bench-workflow");
+        let url = format!("sqlite://{}", dir.join("bench.db").display());
+        let db = lf_store::Database::connect(&url).await.map_err(|e| e.message().to_owned())?;
+        let sqlite =
+            WorkflowService::new(db.workflow_store(), Arc::new(MemoryLenses::new()), db.connection_lookup());
+        let s = server(sqlite, owner);
+        let (p50, max) = time(runs, || async { call(&s, "create_workflow", &bp).await.map(drop) }).await?;
+        println!("SQLite file: p50 {:.2} ms, max {:.2} ms", p50.as_secs_f64() * 1e3, max.as_secs_f64() * 1e3);
+        let _ = std::fs::remove_dir_all(&dir);
         Ok(())
     })
 }
