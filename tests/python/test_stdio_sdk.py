@@ -254,6 +254,11 @@ async def test_workflow_create_validate_get(binary, mode):
             listed = await client.call_tool("list_workflows", {})
             assert listed.structured_content["total"] == 1, "the refused workflow was not written"
 
+        # The workflow is in the database: a new server process reads it back.
+        async with Client(params(binary, db_dir), mode=mode) as client:
+            again = await client.call_tool("validate_workflow", {"workflow_id": workflow["id"]})
+            assert not again.is_error and again.structured_content["valid"], again
+
 
 @pytest.fixture
 def anyio_backend():
