@@ -7,68 +7,26 @@ use lf_core::{
     check_length, no_nul,
 };
 
-macro_rules! string_enum {
-    ($(#[$doc:meta])* $name:ident, $field:literal, { $($(#[$vdoc:meta])* $variant:ident => $s:literal),+ $(,)? }) => {
-        $(#[$doc])*
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        pub enum $name {
-            $($(#[$vdoc])* $variant),+
-        }
-
-        impl $name {
-            /// Every value, in declaration order.
-            pub const ALL: &'static [$name] = &[$($name::$variant),+];
-
-            /// The wire form (snake_case), stable once released.
-            pub const fn as_str(self) -> &'static str {
-                match self {
-                    $($name::$variant => $s),+
-                }
-            }
-
-            /// Parses the wire form; INVALID_ARGUMENT naming the field otherwise.
-            pub fn parse(s: &str) -> LfResult<Self> {
-                Self::ALL.iter().copied().find(|v| v.as_str() == s).ok_or_else(|| {
-                    let all: Vec<&str> = Self::ALL.iter().map(|v| v.as_str()).collect();
-                    LfError::invalid_argument(format!(
-                        "{} must be one of {}; got {}",
-                        $field,
-                        all.join(", "),
-                        LfError::excerpt(s)
-                    ))
-                    .with_field($field)
-                })
-            }
-        }
-
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
-    };
-}
-
-string_enum!(
+lf_core::word_enum!(
     /// Where a battle is in its lifecycle (DESIGN §7; see [`crate::state`]).
-    BattleStatus, "status", {
+    BattleStatus, "status", [
         /// Being set up; only its creator (and the service) can see it.
-        Draft => "draft",
+        Draft = "draft",
         /// Visible to everyone; contenders join and may submit.
-        Open => "open",
+        Open = "open",
         /// Contenders are answering the task.
-        Executing => "executing",
+        Executing = "executing",
         /// The community votes on the submissions.
-        Voting => "voting",
+        Voting = "voting",
         /// Submissions are frozen and being judged.
-        Scoring => "scoring",
+        Scoring = "scoring",
         /// Ranks and winner are recorded.
-        Closed => "closed",
+        Closed = "closed",
         /// A closed battle shown off.
-        Published => "published",
+        Published = "published",
         /// Withdrawn; nothing leaves this state.
-        Archived => "archived",
-    }
+        Archived = "archived",
+    ]
 );
 
 impl BattleStatus {
@@ -79,50 +37,50 @@ impl BattleStatus {
     }
 }
 
-string_enum!(
+lf_core::word_enum!(
     /// The format of a battle: which kinds of contender it takes.
-    BattleType, "battle_type", {
+    BattleType, "battle_type", [
         /// AI models and agents compete.
-        AiVsAi => "ai_vs_ai",
+        AiVsAi = "ai_vs_ai",
         /// Humans compete; an AI judges.
-        HumanVsHumanAiVotes => "human_vs_human_ai_votes",
+        HumanVsHumanAiVotes = "human_vs_human_ai_votes",
         /// Humans compete; the community votes.
-        HumanVsHumanOpenVotes => "human_vs_human_open_votes",
+        HumanVsHumanOpenVotes = "human_vs_human_open_votes",
         /// At least one human against at least one AI.
-        HumanVsAi => "human_vs_ai",
+        HumanVsAi = "human_vs_ai",
         /// Workflows compete.
-        WorkflowBattle => "workflow_battle",
+        WorkflowBattle = "workflow_battle",
         /// Lensers compete directly, in person or through their agents.
-        LenserBattle => "lenser_battle",
-    }
+        LenserBattle = "lenser_battle",
+    ]
 );
 
-string_enum!(
+lf_core::word_enum!(
     /// How a battle's submissions are judged.
-    JudgingMode, "judging_mode", {
+    JudgingMode, "judging_mode", [
         /// Ranked by the community's votes.
-        CommunityVote => "community_vote",
+        CommunityVote = "community_vote",
         /// Scored 0–100 by a model (see [`crate::judge`]).
-        AiJudge => "ai_judge",
+        AiJudge = "ai_judge",
         /// Scored by a model on each weighted criterion of the battle's rubric.
-        RubricScore => "rubric_score",
+        RubricScore = "rubric_score",
         /// Scored by the deterministic check set at creation.
-        AutoScore => "auto_score",
-    }
+        AutoScore = "auto_score",
+    ]
 );
 
-string_enum!(
+lf_core::word_enum!(
     /// What a contender is.
-    ContenderType, "contender_type", {
+    ContenderType, "contender_type", [
         /// A person.
-        Human => "human",
+        Human = "human",
         /// A model profile.
-        AiModel => "ai_model",
+        AiModel = "ai_model",
         /// An AI Lenser (an agent owned by a person).
-        AiAgent => "ai_agent",
+        AiAgent = "ai_agent",
         /// A workflow.
-        Workflow => "workflow",
-    }
+        Workflow = "workflow",
+    ]
 );
 
 impl ContenderType {
@@ -704,16 +662,16 @@ impl VoteTally {
     }
 }
 
-string_enum!(
+lf_core::word_enum!(
     /// A judge's call on one contender.
-    VerdictKind, "verdict", {
+    VerdictKind, "verdict", [
         /// Alone at the top.
-        Winner => "winner",
+        Winner = "winner",
         /// Shares the top score with another contender.
-        Tie => "tie",
+        Tie = "tie",
         /// Below the top.
-        Loser => "loser",
-    }
+        Loser = "loser",
+    ]
 );
 
 /// A judge's verdict on one contender: the AI judge's (averaged over both

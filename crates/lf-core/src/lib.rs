@@ -19,6 +19,7 @@ mod page;
 mod principal;
 mod search;
 mod text;
+mod words;
 
 pub use background::{Spawner, Task};
 pub use clock::{Clock, FixedClock, SystemClock, Timestamp};
@@ -32,6 +33,7 @@ pub use page::{Page, PageRequest};
 pub use principal::{Principal, Reach, Scope, Scopes};
 pub use search::SearchQuery;
 pub use text::{check_length, check_text, no_nul};
+pub use words::not_one_of;
 
 /// What the exported macros need; not part of the API.
 #[doc(hidden)]

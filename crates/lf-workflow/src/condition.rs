@@ -21,7 +21,7 @@ pub const MAX_DEPTH: usize = 8;
 /// Most comparisons and groups in one condition.
 pub const MAX_TERMS: usize = 64;
 
-crate::model::words!(
+lf_core::word_enum!(
     /// A comparison of the picked value.
     CompareOp, "op", [
         /// Equal JSON values (numbers compared as numbers).

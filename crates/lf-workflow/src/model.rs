@@ -24,57 +24,7 @@ lf_core::id_newtype!(
 /// A JSON object: a node's parameters or configuration.
 pub type JsonObject = Map<String, Value>;
 
-/// Declares a closed set of wire words: `ALL`, `as_str`, and `parse`
-/// (INVALID_ARGUMENT naming `field` and listing the words).
-macro_rules! words {
-    ($(#[$doc:meta])* $name:ident, $field:literal, [$($(#[$vdoc:meta])* $variant:ident = $s:literal),+ $(,)?]) => {
-        $(#[$doc])*
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        pub enum $name {
-            $($(#[$vdoc])* $variant),+
-        }
-
-        impl $name {
-            /// Every word, in declaration order.
-            pub const ALL: &'static [$name] = &[$($name::$variant),+];
-
-            /// The wire form, stable once released.
-            pub const fn as_str(self) -> &'static str {
-                match self {
-                    $($name::$variant => $s),+
-                }
-            }
-
-            /// The value with this wire form.
-            pub fn parse(s: &str) -> lf_core::LfResult<Self> {
-                Self::from_word(s).ok_or_else(|| crate::model::not_one_of($field, s, Self::ALL.iter().map(|v| v.as_str())))
-            }
-
-            /// The value with this wire form, if any.
-            pub fn from_word(s: &str) -> Option<Self> {
-                Self::ALL.iter().copied().find(|v| v.as_str() == s)
-            }
-        }
-
-        impl std::fmt::Display for $name {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
-    };
-}
-pub(crate) use words;
-
-pub(crate) fn not_one_of<'a>(field: &str, got: &str, all: impl Iterator<Item = &'a str>) -> LfError {
-    LfError::invalid_argument(format!(
-        "{field} must be one of {}; got {}",
-        all.collect::<Vec<_>>().join(", "),
-        LfError::excerpt(got)
-    ))
-    .with_field(field)
-}
-
-words!(
+lf_core::word_enum!(
     /// Who may read a workflow besides its owner.
     Visibility, "visibility", [
         /// Everyone reads it, and it is listed to everyone.
@@ -93,7 +43,7 @@ impl Default for Visibility {
     }
 }
 
-words!(
+lf_core::word_enum!(
     /// What a step is responsible for.
     NodeKind, "kind", [
         /// Starts a run; its output is the run's `inputs`.
@@ -105,7 +55,7 @@ words!(
     ]
 );
 
-words!(
+lf_core::word_enum!(
     /// How several values wired into one input parameter are combined
     /// (see the crate docs, "Data flow").
     MergeStrategy, "merge_strategy", [

@@ -27,7 +27,7 @@ use crate::path::{MAX_PICK_CHARS, Pick, WHOLE};
 /// (what `error_catch` is connected from).
 pub const ERROR_OUTPUT: &str = "error";
 
-crate::model::words!(
+lf_core::word_enum!(
     /// What an issue is about. Stable: clients match on these.
     IssueCode, "code", [
         WorkflowEmpty = "WORKFLOW_EMPTY",

@@ -51,7 +51,7 @@ pub use spec::{
     RetryBehavior, Rule, SideEffect,
 };
 
-crate::model::words!(
+lf_core::word_enum!(
     /// The catalog's categories, in the original's order.
     Category, "category", [
         Lens = "lens",

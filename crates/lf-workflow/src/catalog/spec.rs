@@ -4,9 +4,8 @@
 use serde_json::{Map, Value};
 
 use super::Category;
-use crate::model::words;
 
-words!(
+lf_core::word_enum!(
     /// The kind of value a config field holds; [`super::check_config`]
     /// checks each.
     FieldKind, "kind", [
@@ -52,7 +51,7 @@ words!(
     ]
 );
 
-words!(
+lf_core::word_enum!(
     /// The kinds of value that flow between nodes (the original's list).
     IoType, "io_type", [
         Text = "text",
@@ -77,7 +76,7 @@ words!(
     ]
 );
 
-words!(
+lf_core::word_enum!(
     /// What running a node does outside the run itself.
     SideEffect, "side_effect_policy", [
         /// Nothing: a pure function of its inputs (or a model call).
