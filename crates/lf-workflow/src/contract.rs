@@ -11,7 +11,9 @@
 
 use std::sync::Arc;
 
-use lf_core::{ErrorCode, LensId, LenserId, LfResult, PageRequest, Reach, Timestamp, WorkflowId};
+use lf_core::{
+    ErrorCode, LensId, LenserId, LfResult, PageRequest, Reach, SearchQuery, Timestamp, WorkflowId,
+};
 use serde_json::json;
 
 use crate::blueprint::{GraphDraft, RawConnection, RawConnector, RawStep};
@@ -30,6 +32,7 @@ pub async fn suite(store: Arc<dyn WorkflowStore>) {
     versions(s).await;
     patches_and_archive(s).await;
     listing(s).await;
+    search(s).await;
     conflicts(s).await;
 }
 
@@ -372,6 +375,67 @@ async fn listing(s: &dyn WorkflowStore) {
     assert!(page.items.is_empty() && page.total == 5, "total counts the whole listing past its end");
     let public = WorkflowFilter { visibility: Some(Visibility::Public), ..mine };
     assert_eq!(s.list_workflows(Reach::Everything, &public, PageRequest::default()).await.unwrap().total, 3);
+}
+
+async fn search(s: &dyn WorkflowStore) {
+    let mut f = Fixture::new();
+    let (me, other) = (LenserId::new(), LenserId::new());
+    // A word no other workflow of a shared database has.
+    let word = format!("zq{}", WorkflowId::new().as_uuid().simple());
+    let mut make = async |owner, visibility, title: String, description: Option<String>, archived: bool| {
+        let (mut w, v) = f.workflow(owner, visibility, small_graph(1));
+        w.title = Title::parse(title).unwrap();
+        w.description = description.map(|d| Description::parse(d).unwrap());
+        s.create_workflow(&w, &v).await.expect("create_workflow");
+        if archived {
+            let patch = WorkflowPatch { archived_at: Some(Some(w.created_at)), ..Default::default() };
+            s.update_workflow(w.id, &patch).await.unwrap();
+        }
+        w.id
+    };
+    let titled = format!("Nightly {} DIGEST", word.to_uppercase());
+    let in_title = make(me, Visibility::Private, titled.clone(), None, false).await;
+    let in_description = make(
+        other,
+        Visibility::Public,
+        "Weekly report".into(),
+        Some(format!("Sends the pre{word}ed notes")),
+        false,
+    )
+    .await;
+    let others_unlisted = make(other, Visibility::Unlisted, titled.clone(), None, false).await;
+    let others_private = make(other, Visibility::Private, titled.clone(), None, false).await;
+    let archived = make(me, Visibility::Public, titled.clone(), None, true).await;
+    let _unrelated = make(me, Visibility::Public, "Something else".into(), None, false).await;
+    let ids = |page: lf_core::Page<Workflow>| page.items.iter().map(|w| w.id).collect::<Vec<_>>();
+
+    let q = SearchQuery::parse(&word).unwrap();
+    let page = s.search_workflows(Reach::Everything, &q, PageRequest::default()).await.unwrap();
+    assert_eq!(
+        ids(page),
+        vec![others_private, others_unlisted, in_description, in_title],
+        "title or description, any case, inside a longer word too, archived left out, newest first"
+    );
+    let page = s.search_workflows(Reach::Lenser(me), &q, PageRequest::default()).await.unwrap();
+    assert_eq!(page.total, 2);
+    assert_eq!(
+        ids(page),
+        vec![in_description, in_title],
+        "others' unlisted and private workflows are not listed"
+    );
+    let page = s
+        .search_workflows(Reach::Lenser(other), &q, PageRequest::new(Some(1), Some(1)).unwrap())
+        .await
+        .unwrap();
+    assert_eq!((page.total, page.has_more()), (3, true), "the owner lists their unlisted and private ones");
+    assert_eq!(ids(page), vec![others_unlisted]);
+    let both = SearchQuery::parse(&format!("digest {word}")).unwrap();
+    let page = s.search_workflows(Reach::Lenser(me), &both, PageRequest::default()).await.unwrap();
+    assert_eq!(ids(page), vec![in_title], "every word must match");
+    assert!(
+        !ids(s.search_workflows(Reach::Everything, &q, PageRequest::default()).await.unwrap())
+            .contains(&archived)
+    );
 }
 
 async fn conflicts(s: &dyn WorkflowStore) {

@@ -8,7 +8,8 @@ use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use async_trait::async_trait;
 use lf_core::{
-    LensId, LenserId, LfError, LfResult, Page, PageRequest, Reach, Timestamp, VersionId, WorkflowId,
+    LensId, LenserId, LfError, LfResult, Page, PageRequest, Reach, SearchQuery, Timestamp, VersionId,
+    WorkflowId,
 };
 
 use crate::connection::{Connection, ConnectionStore, SealedSecret, connection_not_found, connection_taken};
@@ -56,6 +57,24 @@ pub struct MemoryWorkflowStore {
 impl MemoryWorkflowStore {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A page of the workflows `reach` lists that `keep` keeps, newest
+    /// first (`created_at` descending, then id descending).
+    fn listed_page(
+        &self,
+        reach: Reach,
+        page: PageRequest,
+        keep: impl Fn(&Workflow) -> bool,
+    ) -> Page<Workflow> {
+        let rows = read(&self.rows);
+        let mut hits: Vec<&Workflow> =
+            rows.values().filter(|r| r.listed(reach)).map(|r| &r.workflow).filter(|w| keep(w)).collect();
+        hits.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(b.id.cmp(&a.id)));
+        let total = hits.len() as u64;
+        let items =
+            hits.into_iter().skip(page.offset() as usize).take(page.limit() as usize).cloned().collect();
+        Page::new(items, total, page)
     }
 }
 
@@ -160,20 +179,28 @@ impl WorkflowStore for MemoryWorkflowStore {
         filter: &WorkflowFilter,
         page: PageRequest,
     ) -> LfResult<Page<Workflow>> {
-        let rows = read(&self.rows);
-        let mut hits: Vec<&Workflow> = rows
-            .values()
-            .filter(|r| r.listed(reach))
-            .map(|r| &r.workflow)
-            .filter(|w| filter.include_archived || w.archived_at.is_none())
-            .filter(|w| filter.visibility.is_none_or(|v| w.visibility == v))
-            .filter(|w| filter.owner.is_none_or(|o| w.owner == o))
-            .collect();
-        hits.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(b.id.cmp(&a.id)));
-        let total = hits.len() as u64;
-        let items =
-            hits.into_iter().skip(page.offset() as usize).take(page.limit() as usize).cloned().collect();
-        Ok(Page::new(items, total, page))
+        Ok(self.listed_page(reach, page, |w| {
+            (filter.include_archived || w.archived_at.is_none())
+                && filter.visibility.is_none_or(|v| w.visibility == v)
+                && filter.owner.is_none_or(|o| w.owner == o)
+        }))
+    }
+
+    async fn search_workflows(
+        &self,
+        reach: Reach,
+        query: &SearchQuery,
+        page: PageRequest,
+    ) -> LfResult<Page<Workflow>> {
+        Ok(self.listed_page(reach, page, |w| {
+            let title = w.title.as_str().to_lowercase();
+            let description = w.description.as_ref().map(|d| d.as_str().to_lowercase()).unwrap_or_default();
+            w.archived_at.is_none()
+                && query
+                    .terms()
+                    .iter()
+                    .all(|t| title.contains(t.as_str()) || description.contains(t.as_str()))
+        }))
     }
 
     async fn append_version(

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use lf_core::{
     Clock, Detail, ErrorCode, LensId, LenserId, LfError, LfResult, Page, PageRequest, Principal, Reach,
-    SystemClock, Timestamp, WorkflowId,
+    SearchQuery, SystemClock, Timestamp, WorkflowId,
 };
 
 use crate::blueprint::{Blueprint, GraphDraft, RawBlueprint, RawConnection, RawStep};
@@ -359,6 +359,17 @@ impl WorkflowService {
         page: PageRequest,
     ) -> LfResult<Page<Workflow>> {
         self.store.list_workflows(p.reach(), filter, page).await
+    }
+
+    /// Listed workflows whose title or description contains every word of
+    /// `query`, newest first (archived ones left out).
+    pub async fn search(
+        &self,
+        p: &Principal,
+        query: &SearchQuery,
+        page: PageRequest,
+    ) -> LfResult<Page<Workflow>> {
+        self.store.search_workflows(p.reach(), query, page).await
     }
 
     /// Validates a stored version (the head by default) against the

@@ -8,7 +8,7 @@
 //! workflow keeps them).
 
 use async_trait::async_trait;
-use lf_core::{LfResult, Page, PageRequest, Reach, WorkflowId};
+use lf_core::{LfResult, Page, PageRequest, Reach, SearchQuery, WorkflowId};
 
 use crate::model::{
     VersionSelector, VersionSummary, Workflow, WorkflowFilter, WorkflowPatch, WorkflowVersion,
@@ -82,6 +82,17 @@ pub trait WorkflowStore: Send + Sync {
         &self,
         reach: Reach,
         filter: &WorkflowFilter,
+        page: PageRequest,
+    ) -> LfResult<Page<Workflow>>;
+
+    /// Listed workflows, archived ones left out, whose title or description
+    /// contains every word of `query` (letters compared case-insensitively;
+    /// on SQLite only ASCII letters fold), newest first. `total` counts
+    /// every match.
+    async fn search_workflows(
+        &self,
+        reach: Reach,
+        query: &SearchQuery,
         page: PageRequest,
     ) -> LfResult<Page<Workflow>>;
 

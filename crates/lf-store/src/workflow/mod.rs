@@ -10,12 +10,13 @@ pub(crate) mod rows;
 pub(crate) mod sql;
 
 use async_trait::async_trait;
-use lf_core::{LfResult, Page, PageRequest, Reach, WorkflowId};
+use lf_core::{LfResult, Page, PageRequest, Reach, SearchQuery, WorkflowId};
 use lf_workflow::{
     VersionSelector, VersionSummary, Workflow, WorkflowFilter, WorkflowPatch, WorkflowStore, WorkflowVersion,
     WorkflowVersionId,
 };
 
+use self::sql::Listing;
 use crate::conns::{Conns, on};
 
 /// [`WorkflowStore`] over either backend.
@@ -69,7 +70,16 @@ impl WorkflowStore for SqlWorkflowStore {
         filter: &WorkflowFilter,
         page: PageRequest,
     ) -> LfResult<Page<Workflow>> {
-        on!(&self.conns, reading, |conn| sql::list_workflows(conn, reach, filter, page))
+        on!(&self.conns, reading, |conn| sql::list_workflows(conn, reach, Listing::List(filter), page))
+    }
+
+    async fn search_workflows(
+        &self,
+        reach: Reach,
+        query: &SearchQuery,
+        page: PageRequest,
+    ) -> LfResult<Page<Workflow>> {
+        on!(&self.conns, reading, |conn| sql::list_workflows(conn, reach, Listing::Search(query), page))
     }
 
     async fn append_version(

@@ -11,7 +11,7 @@
 //! new head is set only after [`LOCK_WORKFLOW`] read the head the caller
 //! expected.
 
-use lf_core::{LfError, LfResult, Page, PageRequest, Reach, WorkflowId};
+use lf_core::{LfError, LfResult, Page, PageRequest, Reach, SearchQuery, WorkflowId};
 use lf_workflow::{
     VersionSelector, VersionSummary, Workflow, WorkflowFilter, WorkflowPatch, WorkflowVersion,
     WorkflowVersionId, workflow_head_moved, workflow_not_found, workflow_version_not_found,
@@ -240,30 +240,53 @@ pub(crate) async fn list_versions<C: Conn>(
     rows.iter().map(summary).collect()
 }
 
+/// Which workflows a listing covers: `list_workflows`'s filter or
+/// `search_workflows`'s words.
+#[derive(Clone, Copy)]
+pub(crate) enum Listing<'a> {
+    List(&'a WorkflowFilter),
+    Search(&'a SearchQuery),
+}
+
 /// The `FROM … WHERE` of a listing. Its text depends only on which filters
-/// are set, so each backend's statement cache holds one statement per shape.
-fn push_from<DB: Dialect>(qb: &mut QueryBuilder<DB>, reach: Reach, filter: &WorkflowFilter) {
+/// are set (and how many words a search has), so each backend's statement
+/// cache holds one statement per shape.
+fn push_from<DB: Dialect>(qb: &mut QueryBuilder<DB>, reach: Reach, listing: Listing<'_>) {
     qb.push(" FROM workflows w WHERE ");
-    qb.push(if filter.include_archived { "TRUE" } else { "w.archived_at IS NULL" });
+    let include_archived = matches!(listing, Listing::List(f) if f.include_archived);
+    qb.push(if include_archived { "TRUE" } else { "w.archived_at IS NULL" });
     if let Reach::Lenser(me) = reach {
         DB::push_bind(qb.push(" AND (w.owner_id = "), me.as_uuid()).push(" OR w.visibility = 'public')");
     }
-    if let Some(v) = filter.visibility {
-        DB::push_bind(qb.push(" AND w.visibility = "), v.as_str().to_owned());
-    }
-    if let Some(o) = filter.owner {
-        DB::push_bind(qb.push(" AND w.owner_id = "), o.as_uuid());
+    match listing {
+        Listing::List(filter) => {
+            if let Some(v) = filter.visibility {
+                DB::push_bind(qb.push(" AND w.visibility = "), v.as_str().to_owned());
+            }
+            if let Some(o) = filter.owner {
+                DB::push_bind(qb.push(" AND w.owner_id = "), o.as_uuid());
+            }
+        }
+        // A term is lowercase letters and digits only: no LIKE wildcard or
+        // escape character can be in it. A NULL description matches nothing.
+        Listing::Search(q) => {
+            for term in q.terms() {
+                let pattern = format!("%{term}%");
+                DB::push_bind(qb.push(" AND (lower(w.title) LIKE "), pattern.clone());
+                DB::push_bind(qb.push(" OR lower(w.description) LIKE "), pattern).push(")");
+            }
+        }
     }
 }
 
 pub(crate) async fn list_workflows<C: Conn>(
     conn: &mut C,
     reach: Reach,
-    filter: &WorkflowFilter,
+    listing_of: Listing<'_>,
     page: PageRequest,
 ) -> LfResult<Page<Workflow>> {
     let select = concat!("SELECT ", workflow_columns!());
-    let from = |qb: &mut QueryBuilder<C::Database>| push_from(qb, reach, filter);
+    let from = |qb: &mut QueryBuilder<C::Database>| push_from(qb, reach, listing_of);
     listing(conn, select, from, " ORDER BY w.created_at DESC, w.id DESC", page, workflow).await
 }
 
