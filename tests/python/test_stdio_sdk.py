@@ -111,6 +111,7 @@ async def test_resources_list_templates_and_read(binary, mode):
             templates = await client.list_resource_templates()
             assert [t.uri_template for t in templates.resource_templates] == [
                 "lenserfight://lenses/{lens_id}",
+                "lenserfight://workflows/{workflow_id}",
                 "lenserfight://battles/{battle_id}",
             ]
             listed = await client.list_resources()
@@ -151,12 +152,20 @@ async def test_search_and_fetch(binary, mode):
             battle = (
                 await client.call_tool("create_battle", {"title": "Review duel", "task_prompt": "Review this code for bugs."})
             ).structured_content
+            flow = await client.call_tool("create_workflow", {"title": "Review pipeline", "steps": [
+                {"key": "start", "kind": "trigger", "name": "By hand", "node_type": "manual_trigger"},
+                {"key": "review", "kind": "lens", "name": "Review", "lens_id": lens["id"],
+                 "parameters": {"Language": "Rust", "Code": "fn main() {}"}},
+            ], "connections": [{"from_step": "start", "to_step": "review", "input_parameter": "FocusArea"}]})
+            assert not flow.is_error, flow
+            flow_id = flow.structured_content["id"]
 
             found = await client.call_tool("search", {"query": "review"})
             assert not found.is_error, found
             assert found.structured_content == {
                 "results": [
                     {"id": f"lens:{lens['id']}", "title": "Code Reviewer", "url": f"lenserfight://lenses/{lens['id']}"},
+                    {"id": f"workflow:{flow_id}", "title": "Review pipeline", "url": f"lenserfight://workflows/{flow_id}"},
                     {"id": f"battle:{battle['id']}", "title": "Review duel", "url": f"lenserfight://battles/{battle['id']}"},
                 ]
             }
@@ -166,6 +175,17 @@ async def test_search_and_fetch(binary, mode):
             assert sorted(doc) == ["id", "metadata", "text", "title", "url"]
             assert BODY in doc["text"] and doc["metadata"]["kind"] == "lens"
             assert doc["text"] == (await client.read_resource(doc["url"])).contents[0].text
+
+            steps = await client.call_tool("fetch", {"id": f"workflow:{flow_id}"})
+            assert not steps.is_error, steps
+            assert steps.structured_content["metadata"]["steps"] == 2
+            assert f"(lens, lens, lens lens:{lens['id']})" in steps.structured_content["text"]
+            listed = [r.uri for r in (await client.list_resources()).resources]
+            assert listed == [
+                f"lenserfight://lenses/{lens['id']}",
+                f"lenserfight://workflows/{flow_id}",
+                f"lenserfight://battles/{battle['id']}",
+            ]
 
             gone = await client.call_tool("fetch", {"id": f"battle:{uuid.uuid4()}"})
             assert gone.is_error and gone.structured_content["code"] == "NOT_FOUND"

@@ -846,13 +846,15 @@ fn semantic_cases(tool: &'static str, schema: &Map<String, Value>, base: &Value,
             ("a deleted lens", format!("lens:{}", fx.deleted_lens)),
             ("an unknown lens", format!("lens:{}", LensId::new())),
             ("another lenser's draft battle", format!("battle:{}", fx.hidden_battle)),
+            ("another lenser's private workflow", format!("workflow:{}", fx.hidden_workflow)),
+            ("an unknown workflow", format!("workflow:{}", WorkflowId::new())),
             ("the URI of another lenser's private lens", format!("lenserfight://lenses/{}", fx.hidden_lens)),
         ] {
             push(what, with(base, "id", json!(id)), NOT_FOUND, None);
         }
         for (what, id) in [
             ("a bare UUID", fx.lens.clone()),
-            ("an unknown kind", format!("workflow:{}", fx.lens)),
+            ("an unknown kind", format!("spell:{}", fx.lens)),
             ("a malformed UUID", "lens:not-a-uuid".to_owned()),
             ("an upper-case kind", format!("LENS:{}", fx.lens)),
             ("a web address", format!("https://example.com/lenses/{}", fx.lens)),

@@ -353,7 +353,7 @@ impl Subject {
     fn groups(self) -> &'static [&'static str] {
         match self {
             Subject::Lens => &["lens", "search"],
-            Subject::Workflow => &["workflow"],
+            Subject::Workflow => &["workflow", "search"],
         }
     }
     /// What a cell's row is called.
@@ -381,7 +381,7 @@ async fn matrix(kind: StoreKind, subject: Subject) {
     // Over HTTP every caller signs in as a lenser: there is no Service.
     let callers = if kind == StoreKind::Http { 2 } else { 3 };
     // Visibility tiers are a matter of the subject: the matrix covers every
-    // tool of its groups (of lenses, search and fetch too, which read them).
+    // tool of its groups (search and fetch in both, as they read either).
     let tools: Vec<_> =
         store.catalog().tools().iter().filter(|t| subject.groups().contains(&t.group.id)).collect();
     for tool in &tools {
@@ -760,6 +760,8 @@ const WORKFLOW_MATRIX: &[(&str, [[Want; 3]; 3])] = &[
     ("archive_workflow",            [[OK, OK, OK],             [NotFound, Forbidden, Forbidden], [OK, OK, OK]]),
     // Each lists their own: A's ref is A's alone.
     ("list_connections",            [[OK, OK, OK],             [OK,       OK,        OK],        [OK, OK, OK]]),
+    ("search",                      [[Listed, Listed, Listed], [Hidden,   Hidden,    Listed],    [Listed, Listed, Listed]]),
+    ("fetch",                       [[OK, OK, OK],             [NotFound, OK,        OK],        [OK, OK, OK]]),
 ];
 
 /// A fresh workflow of A's for one cell: version 1 and version 2, its title
@@ -814,6 +816,26 @@ impl Matrix<'_> {
         }
     }
 
+    /// Every connection ref `list_connections` shows the caller, paged
+    /// through: the matrix saves one a cell, more than a page.
+    async fn listed_connections(&self, server: &Caller) -> Result<(Reply, Vec<String>), String> {
+        let mut refs = Vec::new();
+        loop {
+            let reply = call(server, "list_connections", json!({"limit": 100, "offset": refs.len()})).await?;
+            let page: Vec<String> = reply.value["items"]
+                .as_array()
+                .map(|items| {
+                    items.iter().filter_map(|c| c["connection_ref"].as_str().map(str::to_owned)).collect()
+                })
+                .unwrap_or_default();
+            let more = reply.value["has_more"] == true && !page.is_empty();
+            refs.extend(page);
+            if reply.is_error || !more {
+                return Ok((reply, refs));
+            }
+        }
+    }
+
     /// Runs one cell of the workflow matrix; the mismatches found, if any.
     async fn workflow_cell(&mut self, tool: &str, who: Who, tier: &str, want: Want) -> Vec<String> {
         let w = self.cell_workflow(tier).await;
@@ -833,10 +855,21 @@ impl Matrix<'_> {
             "archive_workflow" => json!({"workflow_id": id, "confirm": true}),
             "list_workflows" => json!({}),
             "list_connections" => json!({"limit": 100}),
+            "search" => json!({"query": w.marker}),
+            "fetch" => json!({"id": format!("workflow:{id}")}),
             _ => return vec![format!("no arguments for {tool}: add them to Matrix::workflow_cell")],
         };
         let answer = match tool {
             "list_workflows" => self.listed_workflows(&server).await.map(|(r, ids)| (r, Some(ids))),
+            "list_connections" => self.listed_connections(&server).await.map(|(r, refs)| (r, Some(refs))),
+            "search" => call(&server, tool, args).await.map(|r| {
+                let hits = r.value["results"].as_array().cloned().unwrap_or_default();
+                let ids = hits
+                    .iter()
+                    .filter_map(|h| h["id"].as_str()?.strip_prefix("workflow:").map(str::to_owned));
+                let ids = ids.collect();
+                (r, Some(ids))
+            }),
             _ => call(&server, tool, args).await.map(|r| (r, None)),
         };
         let (reply, listed) = match answer {
@@ -868,8 +901,8 @@ impl Matrix<'_> {
         if who == Who::Other && tool != "create_workflow" && shown.contains(&format!("slack-{}", w.marker)) {
             out.push(format!("the reply shows the owner's connection ref: {}", reply.brief()));
         }
-        if tool == "list_connections" && (who == Who::Owner) != shown.contains(&format!("slack-{}", w.marker))
-        {
+        let lists_ref = listed.as_ref().is_some_and(|refs| refs.contains(&format!("slack-{}", w.marker)));
+        if tool == "list_connections" && (who == Who::Owner) != lists_ref {
             out.push(format!("{who:?} lists A's connection ref: {}", reply.brief()));
         }
         let writes = matches!(tool, "update_workflow" | "archive_workflow");

@@ -1,5 +1,5 @@
-//! What the caller may read, as documents: a lens or a battle named by one
-//! id ([`DocId`]), read through its domain service with the caller's
+//! What the caller may read, as documents: a lens, a workflow or a battle
+//! named by one id ([`DocId`]), read through its domain service with the caller's
 //! principal (so visibility is the store's, as everywhere) and written as one
 //! Markdown text with its metadata ([`Document`]). MCP resources
 //! (`resources/read`) and the `fetch` tool serve the same documents.
@@ -7,8 +7,9 @@
 use std::fmt;
 
 use lf_battle::BattleView;
-use lf_core::{BattleId, LensId, LfError, LfResult, Principal};
+use lf_core::{BattleId, LensId, LfError, LfResult, Principal, WorkflowId};
 use lf_lens::{LensView, Visibility};
+use lf_workflow::{Described, VersionSelector};
 use serde_json::{Map, Value, json};
 
 use crate::services::Services;
@@ -20,6 +21,7 @@ pub(crate) const SCHEME: &str = "lenserfight://";
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum DocId {
     Lens(LensId),
+    Workflow(WorkflowId),
     Battle(BattleId),
 }
 
@@ -28,6 +30,7 @@ impl DocId {
     pub(crate) fn short(self) -> String {
         match self {
             DocId::Lens(id) => format!("lens:{id}"),
+            DocId::Workflow(id) => format!("workflow:{id}"),
             DocId::Battle(id) => format!("battle:{id}"),
         }
     }
@@ -42,6 +45,7 @@ impl DocId {
         let (kind, id) = uri.strip_prefix(SCHEME)?.split_once('/')?;
         match kind {
             "lenses" => LensId::parse("uri", id).ok().map(DocId::Lens),
+            "workflows" => WorkflowId::parse("uri", id).ok().map(DocId::Workflow),
             "battles" => BattleId::parse("uri", id).ok().map(DocId::Battle),
             _ => None,
         }
@@ -52,12 +56,13 @@ impl DocId {
     pub(crate) fn parse(field: &str, s: &str) -> LfResult<Self> {
         let short = s.split_once(':').and_then(|(kind, id)| match kind {
             "lens" => LensId::parse(field, id).ok().map(DocId::Lens),
+            "workflow" => WorkflowId::parse(field, id).ok().map(DocId::Workflow),
             "battle" => BattleId::parse(field, id).ok().map(DocId::Battle),
             _ => None,
         });
         short.or_else(|| Self::from_uri(s)).ok_or_else(|| {
             LfError::invalid_argument(format!(
-                "{field} must be an id that search returned, like lens:<uuid> or battle:<uuid>, or a {SCHEME} resource URI; got {}",
+                "{field} must be an id that search returned, like lens:<uuid>, workflow:<uuid> or battle:<uuid>, or a {SCHEME} resource URI; got {}",
                 lf_core::clip(s, 80)
             ))
             .with_field(field)
@@ -69,6 +74,7 @@ impl fmt::Display for DocId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             DocId::Lens(id) => write!(f, "{SCHEME}lenses/{id}"),
+            DocId::Workflow(id) => write!(f, "{SCHEME}workflows/{id}"),
             DocId::Battle(id) => write!(f, "{SCHEME}battles/{id}"),
         }
     }
@@ -83,7 +89,8 @@ pub(crate) struct Document {
     /// The facts as JSON (`kind` first).
     pub metadata: Map<String, Value>,
     /// Whether every caller of this server may read it (a public or
-    /// community lens, a battle past its draft): a cache may share it.
+    /// community lens, a public or unlisted workflow (whose id is in the
+    /// cache key), a battle past its draft): a cache may share it.
     pub shared: bool,
 }
 
@@ -92,6 +99,9 @@ pub(crate) struct Document {
 pub(crate) async fn read(services: &Services, p: &Principal, id: DocId) -> LfResult<Document> {
     Ok(match id {
         DocId::Lens(lens) => lens_document(&services.lens.get(p, lens).await?),
+        DocId::Workflow(w) => {
+            workflow_document(&services.workflow.describe(p, w, VersionSelector::Head).await?)
+        }
         DocId::Battle(battle) => battle_document(&services.battle.view(p, battle).await?),
     })
 }
@@ -105,10 +115,7 @@ fn lens_document(view: &LensView) -> Document {
         .iter()
         .map(|p| format!("{} ({})", p.label, if p.optional { "optional" } else { "required" }))
         .collect();
-    let mut text = format!("# {}\n\n", l.title);
-    if let Some(d) = &l.description {
-        text.push_str(&format!("{d}\n\n"));
-    }
+    let mut text = heading(l.title.as_str(), l.description.as_ref().map(|d| d.as_str()));
     text.push_str(&format!(
         "- Lens {}, version {}, {}, {}\n- Parameters: {}\n- Updated {}\n\n## Template\n\n{}",
         id.short(),
@@ -137,6 +144,63 @@ fn lens_document(view: &LensView) -> Document {
         text,
         metadata: object(metadata),
         shared: matches!(l.visibility, Visibility::Public | Visibility::Community),
+    }
+}
+
+/// A workflow: its head version described, steps in the order they run and
+/// connections by step key (no config, and no saved connection's ref: a
+/// step shows the provider it uses).
+fn workflow_document(d: &Described) -> Document {
+    let w = &d.workflow;
+    let id = DocId::Workflow(w.id);
+    let mut text = heading(w.title.as_str(), w.description.as_ref().map(|d| d.as_str()));
+    let archived = if w.archived_at.is_some() { ", archived" } else { "" };
+    text.push_str(&format!(
+        "- Workflow {}, version {}, {}{archived}\n- Updated {}\n\n{}\n",
+        id.short(),
+        d.version,
+        w.visibility.as_str(),
+        w.updated_at.to_rfc3339(),
+        d.summary,
+    ));
+    if !d.nodes.is_empty() {
+        text.push_str("\n## Steps\n\n");
+        for (i, n) in d.nodes.iter().enumerate() {
+            let mut facts = vec![n.kind.as_str().to_owned(), n.node_type.clone()];
+            facts.extend(n.lens_id.map(|l| format!("lens {}", DocId::Lens(l).short())));
+            facts.extend(n.model.as_ref().map(|m| format!("model {m}")));
+            facts.extend(n.connector_provider.as_ref().map(|p| format!("through a saved {p} connection")));
+            text.push_str(&format!("{}. `{}` {} ({})\n", i + 1, n.key, n.name, facts.join(", ")));
+        }
+    }
+    if !d.connections.is_empty() {
+        text.push_str("\n## Connections\n\n");
+        for c in &d.connections {
+            let when = if c.conditional { " when its condition holds" } else { "" };
+            text.push_str(&format!(
+                "- `{}` {} → `{}` {}{when}\n",
+                c.from, c.output_key, c.to, c.input_parameter
+            ));
+        }
+    }
+    let metadata = json!({
+        "kind": "workflow",
+        "workflow_id": w.id.to_string(),
+        "lenser_id": w.owner.to_string(),
+        "visibility": w.visibility.as_str(),
+        "version": d.version,
+        "steps": d.node_count,
+        "connections": d.edge_count,
+        "triggers": d.triggers.iter().map(|(_, t)| t.as_str()).collect::<Vec<_>>(),
+        "created_at": w.created_at.to_rfc3339(),
+        "updated_at": w.updated_at.to_rfc3339(),
+        "archived_at": w.archived_at.map(|t| t.to_rfc3339()),
+    });
+    Document {
+        title: w.title.to_string(),
+        text,
+        metadata: object(metadata),
+        shared: w.visibility != lf_workflow::Visibility::Private,
     }
 }
 
@@ -223,6 +287,14 @@ fn battle_document(view: &BattleView) -> Document {
     }
 }
 
+/// A document's title as its heading, and its description under it.
+fn heading(title: &str, description: Option<&str>) -> String {
+    match description {
+        Some(d) => format!("# {title}\n\n{d}\n\n"),
+        None => format!("# {title}\n\n"),
+    }
+}
+
 fn object(v: Value) -> Map<String, Value> {
     match v {
         Value::Object(m) => m,
@@ -247,7 +319,12 @@ mod tests {
     fn ids_and_uris_round_trip() {
         let lens = DocId::Lens(LensId::new());
         let battle = DocId::Battle(BattleId::new());
-        for id in [lens, battle] {
+        let workflow = DocId::Workflow(WorkflowId::new());
+        assert!(
+            workflow.uri().starts_with("lenserfight://workflows/")
+                && workflow.short().starts_with("workflow:")
+        );
+        for id in [lens, workflow, battle] {
             assert_eq!(DocId::parse("id", &id.short()).unwrap(), id);
             assert_eq!(DocId::parse("id", &id.uri()).unwrap(), id);
             assert_eq!(DocId::from_uri(&id.uri()), Some(id));
@@ -262,7 +339,7 @@ mod tests {
         for bad in [
             String::new(),
             uuid.clone(),
-            format!("workflow:{uuid}"),
+            format!("spell:{uuid}"),
             format!("lens:{uuid}x"),
             format!("lens: {uuid}"),
             format!("lenserfight://lenses/{uuid}/versions"),

@@ -1,4 +1,4 @@
-//! MCP resources: every lens and battle the caller may read, listed a page
+//! MCP resources: every lens, workflow and battle the caller may read, listed a page
 //! at a time across kinds (`resources/list`), the URI templates that name
 //! them (`resources/templates/list`), and each read as a Markdown
 //! [`Document`] (`resources/read`). [`crate::LfServer`]'s `ServerHandler`
@@ -19,6 +19,7 @@
 use lf_battle::{BattleFilter, BattleSummary};
 use lf_core::{LfResult, PageRequest, Principal};
 use lf_lens::{Lens, LensFilter};
+use lf_workflow::{Workflow, WorkflowFilter};
 use rmcp::model::{Annotations, CacheScope, Resource, ResourceTemplate};
 
 use crate::documents::{DocId, Document};
@@ -62,6 +63,11 @@ pub(crate) fn templates() -> Vec<ResourceTemplate> {
             "A lens: its head version's template, parameters and facts.",
         ),
         (
+            "lenserfight://workflows/{workflow_id}",
+            "workflow",
+            "A workflow: its head version's steps in the order they run, and its connections.",
+        ),
+        (
             "lenserfight://battles/{battle_id}",
             "battle",
             "A battle: its task, contenders, submissions and, once closed, standings.",
@@ -78,15 +84,17 @@ pub(crate) fn templates() -> Vec<ResourceTemplate> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
     Lenses,
+    Workflows,
     Battles,
 }
 
 impl Kind {
-    const ALL: [Kind; 2] = [Kind::Lenses, Kind::Battles];
+    const ALL: [Kind; 3] = [Kind::Lenses, Kind::Workflows, Kind::Battles];
 
     fn as_str(self) -> &'static str {
         match self {
             Kind::Lenses => "lenses",
+            Kind::Workflows => "workflows",
             Kind::Battles => "battles",
         }
     }
@@ -162,6 +170,10 @@ async fn page_of(
             let found = services.lens.list(p, &LensFilter::default(), page).await?;
             (found.items.iter().map(lens_resource).collect(), found.has_more())
         }
+        Kind::Workflows => {
+            let found = services.workflow.list(p, &WorkflowFilter::default(), page).await?;
+            (found.items.iter().map(workflow_resource).collect(), found.has_more())
+        }
         Kind::Battles => {
             let found = services.battle.list(p, &BattleFilter::default(), page).await?;
             (found.items.iter().map(battle_resource).collect(), found.has_more())
@@ -186,6 +198,14 @@ fn lens_resource(l: &Lens) -> Resource {
     resource(DocId::Lens(l.id), l.title.as_str(), description, l.updated_at)
 }
 
+fn workflow_resource(w: &Workflow) -> Resource {
+    let description = match &w.description {
+        Some(d) => format!("Workflow v{}: {d}", w.head_version),
+        None => format!("Workflow v{}, {}", w.head_version, w.visibility.as_str()),
+    };
+    resource(DocId::Workflow(w.id), w.title.as_str(), description, w.updated_at)
+}
+
 fn battle_resource(s: &BattleSummary) -> Resource {
     let b = &s.battle;
     let description = format!(
@@ -203,7 +223,12 @@ mod tests {
 
     #[test]
     fn cursors_round_trip_and_refuse_the_rest() {
-        for c in [Cursor::START, Cursor { kind: Kind::Battles, offset: 200 }] {
+        let some = [
+            Cursor::START,
+            Cursor { kind: Kind::Workflows, offset: 7 },
+            Cursor { kind: Kind::Battles, offset: 200 },
+        ];
+        for c in some {
             assert_eq!(Cursor::parse(&c.to_string()), Some(c));
         }
         for bad in ["", "100", "lenses", "lenses:", "lenses:-1", "lenses:x", "spells:0", "battles:1000001"] {
@@ -213,13 +238,21 @@ mod tests {
 
     #[test]
     fn kinds_follow_one_another_once() {
-        assert_eq!(Kind::Lenses.next(), Some(Kind::Battles));
+        assert_eq!(Kind::Lenses.next(), Some(Kind::Workflows));
+        assert_eq!(Kind::Workflows.next(), Some(Kind::Battles));
         assert_eq!(Kind::Battles.next(), None);
     }
 
     #[test]
     fn templates_name_every_kind_by_its_uri() {
         let uris: Vec<String> = templates().into_iter().map(|t| t.uri_template).collect();
-        assert_eq!(uris, ["lenserfight://lenses/{lens_id}", "lenserfight://battles/{battle_id}"]);
+        assert_eq!(
+            uris,
+            [
+                "lenserfight://lenses/{lens_id}",
+                "lenserfight://workflows/{workflow_id}",
+                "lenserfight://battles/{battle_id}",
+            ]
+        );
     }
 }

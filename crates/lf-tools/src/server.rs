@@ -1,6 +1,6 @@
 //! [`LfServer`]: the rmcp `ServerHandler` both transports serve. It lists and
-//! calls the catalog's tools, serves lenses as MCP prompts, and lenses and
-//! battles as MCP resources ([`crate::resources`]).
+//! calls the catalog's tools, serves lenses as MCP prompts, and lenses,
+//! workflows and battles as MCP resources ([`crate::resources`]).
 
 use std::sync::Arc;
 

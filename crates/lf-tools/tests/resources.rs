@@ -1,4 +1,4 @@
-//! MCP resources through rmcp's service, as a client sees them: JSON-RPC
+//! MCP resources (lenses, workflows, battles) through rmcp's service, as a client sees them: JSON-RPC
 //! lines over an in-process pipe, in the handshake era (2025-11-25) and the
 //! handshake-free one (2026-07-28), for two lensers on one set of stores.
 
@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
 
 mod common;
-use common::{err, ok};
+use common::{err, ok, small_workflow};
 
 /// A client of one server, writing JSON-RPC lines.
 struct Wire {
@@ -123,6 +123,10 @@ async fn lens(s: &LfServer, title: &str, visibility: &str) -> String {
     format!("lenserfight://lenses/{}", made["id"].as_str().unwrap())
 }
 
+async fn workflow(s: &LfServer, title: &str, visibility: &str) -> String {
+    format!("lenserfight://workflows/{}", small_workflow(s, title, visibility).await)
+}
+
 /// A battle of `s`'s lenser, left in draft unless `open`.
 async fn battle(s: &LfServer, title: &str, open: bool) -> String {
     let made =
@@ -135,7 +139,7 @@ async fn battle(s: &LfServer, title: &str, open: bool) -> String {
 }
 
 #[tokio::test]
-async fn templates_name_lenses_and_battles() {
+async fn templates_name_every_kind() {
     let (alice, _) = alice_and_bob();
     for version in ["2025-11-25", "2026-07-28"] {
         let mut w = Wire::open(alice.clone(), version).await;
@@ -146,7 +150,14 @@ async fn templates_name_lenses_and_battles() {
             .iter()
             .map(|t| t["uriTemplate"].as_str().unwrap())
             .collect();
-        assert_eq!(uris, ["lenserfight://lenses/{lens_id}", "lenserfight://battles/{battle_id}"]);
+        assert_eq!(
+            uris,
+            [
+                "lenserfight://lenses/{lens_id}",
+                "lenserfight://workflows/{workflow_id}",
+                "lenserfight://battles/{battle_id}"
+            ]
+        );
         assert!(t["resourceTemplates"].as_array().unwrap().iter().all(|t| t["mimeType"] == "text/markdown"));
         if version == "2026-07-28" {
             assert_eq!((t["ttlMs"].clone(), t["cacheScope"].clone()), (json!(3_600_000), json!("public")));
@@ -164,12 +175,15 @@ async fn each_lenser_lists_what_they_may_read() {
     let community = lens(&bob, "Members only", "community").await;
     let draft = battle(&alice, "Alice's draft", false).await;
     let open = battle(&alice, "Rivers", true).await;
+    let pipeline = workflow(&alice, "Public pipeline", "public").await;
+    let unlisted = workflow(&alice, "Unlisted pipeline", "unlisted").await;
+    let hidden = workflow(&alice, "Private pipeline", "private").await;
 
     let mut a = Wire::open(alice.clone(), "2025-11-25").await;
     let page = a.result("resources/list", json!({})).await;
     let listed: Vec<&str> =
         page["resources"].as_array().unwrap().iter().map(|r| r["uri"].as_str().unwrap()).collect();
-    for uri in [&secret, &shared, &community, &draft, &open] {
+    for uri in [&secret, &shared, &community, &draft, &open, &pipeline, &unlisted, &hidden] {
         assert!(listed.contains(&uri.as_str()), "alice lists {uri}: {page}");
     }
     assert!(page.get("nextCursor").is_none() && page.get("ttlMs").is_none(), "{page}");
@@ -182,9 +196,18 @@ async fn each_lenser_lists_what_they_may_read() {
     let page = b.result("resources/list", json!({})).await;
     assert_eq!((page["ttlMs"].clone(), page["cacheScope"].clone()), (json!(5_000), json!("private")));
     let uris = b.all_uris().await;
-    assert!(uris.contains(&shared) && uris.contains(&community) && uris.contains(&open), "{uris:?}");
+    for uri in [&shared, &community, &open, &pipeline] {
+        assert!(uris.contains(uri), "bob lists {uri}: {uris:?}");
+    }
     assert!(!uris.contains(&secret), "another's private lens is not listed");
     assert!(!uris.contains(&draft), "another's draft battle is not listed");
+    assert!(!uris.contains(&hidden), "another's private workflow is not listed");
+    assert!(!uris.contains(&unlisted), "another's unlisted workflow is listed to its owner only");
+    let kinds: Vec<&str> = uris.iter().map(|u| u.split('/').nth(2).unwrap()).collect();
+    assert!(
+        kinds.is_sorted_by_key(|k| ["lenses", "workflows", "battles"].iter().position(|x| x == k)),
+        "{kinds:?}"
+    );
 }
 
 #[tokio::test]
@@ -194,6 +217,9 @@ async fn listing_pages_across_kinds_with_cursors() {
     for i in 0..130 {
         made.push(lens(&alice, &format!("Lens {i}"), "private").await);
     }
+    for i in 0..2 {
+        made.push(workflow(&alice, &format!("Workflow {i}"), "private").await);
+    }
     for i in 0..3 {
         made.push(battle(&alice, &format!("Battle {i}"), i > 0).await);
     }
@@ -202,7 +228,11 @@ async fn listing_pages_across_kinds_with_cursors() {
     assert_eq!(first["resources"].as_array().unwrap().len(), 100);
     assert_eq!(first["nextCursor"], "lenses:100");
     let second = w.result("resources/list", json!({"cursor": "lenses:100"})).await;
-    assert_eq!(second["resources"].as_array().unwrap().len(), 33, "the last 30 lenses, then the battles");
+    assert_eq!(
+        second["resources"].as_array().unwrap().len(),
+        35,
+        "the last 30 lenses, the workflows, the battles"
+    );
     assert!(second.get("nextCursor").is_none(), "{second}");
     let mut all = w.all_uris().await;
     assert_eq!(all.len(), made.len());
@@ -210,7 +240,7 @@ async fn listing_pages_across_kinds_with_cursors() {
     made.sort();
     assert_eq!(all, made, "every resource once");
 
-    for bad in ["100", "lenses:-1", "workflows:0", "battles:x"] {
+    for bad in ["100", "lenses:-1", "spells:0", "battles:x", "workflows:"] {
         let reply = w.request("resources/list", json!({"cursor": bad})).await;
         assert_eq!(reply["error"]["code"], -32602, "{bad}: {reply}");
     }
@@ -281,6 +311,28 @@ async fn reading_a_battle_gives_its_task_and_contenders() {
     assert_eq!(read["cacheScope"], "public");
     let reply = w.request("resources/read", json!({"uri": draft})).await;
     assert_eq!(reply["error"]["code"], -32602, "another's draft is not found: {reply}");
+}
+
+#[tokio::test]
+async fn reading_a_workflow_gives_its_steps_and_connections() {
+    let (alice, bob) = alice_and_bob();
+    let unlisted = workflow(&alice, "Unlisted pipeline", "unlisted").await;
+    let hidden = workflow(&alice, "Private pipeline", "private").await;
+
+    let mut w = Wire::open(bob, "2026-07-28").await;
+    let read = w.result("resources/read", json!({"uri": unlisted})).await;
+    let text = read["contents"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("# Unlisted pipeline\n\nLogs what it is given\n"), "{text}");
+    assert!(text.contains(", version 1, unlisted\n"), "{text}");
+    assert!(
+        text.contains("1. `start` By hand (trigger, manual_trigger)\n2. `log` Log it (tool, noop)\n"),
+        "{text}"
+    );
+    assert!(text.contains("## Connections\n\n- `start` output → `log` input\n"), "{text}");
+    assert_eq!(read["cacheScope"], "public", "an unlisted workflow is read by anyone who has its URI");
+    let reply = w.request("resources/read", json!({"uri": hidden})).await;
+    assert_eq!(reply["error"]["code"], -32602, "another's private workflow is not found: {reply}");
+    assert_eq!(reply["error"]["data"]["uri"], hidden.as_str());
 }
 
 #[tokio::test]

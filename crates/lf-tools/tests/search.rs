@@ -11,7 +11,7 @@ use lf_tools::{Catalog, CatalogOptions, Group, LfServer, Services};
 use serde_json::{Value, json};
 
 mod common;
-use common::{err, ok};
+use common::{err, ok, small_workflow};
 
 const BODY: &str = "Explain [[Concept]] in quantum computing to a [[Audience]], with one worked example.";
 
@@ -42,6 +42,11 @@ async fn lens(s: &LfServer, title: &str, visibility: &str) -> String {
     let made =
         ok(s, "create_lens", json!({"title": title, "template_body": BODY, "visibility": visibility})).await;
     format!("lens:{}", made["id"].as_str().unwrap())
+}
+
+/// A workflow of `s`'s lenser: its search id.
+async fn workflow(s: &LfServer, title: &str, visibility: &str) -> String {
+    format!("workflow:{}", small_workflow(s, title, visibility).await)
 }
 
 /// A battle of `s`'s lenser, left in draft unless `open`: its search id.
@@ -77,14 +82,17 @@ async fn search_finds_what_each_lenser_may_read() {
     .await;
     let draft = battle(&alice, "Quantum duel (draft)", false).await;
     let open = battle(&alice, "Quantum duel", true).await;
+    let pipeline = workflow(&alice, "Quantum pipeline", "public").await;
+    let unlisted = workflow(&alice, "Quantum unlisted pipeline", "unlisted").await;
+    let hidden = workflow(&alice, "Quantum hidden pipeline", "private").await;
 
     let found = ok(&bob, "search", json!({"query": "quantum"})).await;
     let got = ids(&found);
-    assert_eq!(got.len(), 3, "{found}");
-    for id in [&shared, &members, &open] {
+    assert_eq!(got.len(), 4, "{found}");
+    for id in [&shared, &members, &pipeline, &open] {
         assert!(got.contains(id), "bob finds {id}: {found}");
     }
-    assert_eq!(got[2], open, "lenses first, then battles");
+    assert_eq!(got[2..], [pipeline.clone(), open.clone()], "lenses first, then workflows, then battles");
     let hit = &found["results"][0];
     let uuid = hit["id"].as_str().unwrap().strip_prefix("lens:").unwrap();
     assert_eq!(hit["url"], format!("lenserfight://lenses/{uuid}"));
@@ -92,9 +100,15 @@ async fn search_finds_what_each_lenser_may_read() {
     assert_eq!(hit.as_object().unwrap().len(), 3, "id, title and url: {hit}");
 
     let mine = ids(&ok(&alice, "search", json!({"query": "Quantum"})).await);
-    for id in [&secret, &shared, &members, &draft, &open] {
+    for id in [&secret, &shared, &members, &draft, &open, &pipeline, &unlisted, &hidden] {
         assert!(mine.contains(id), "alice finds {id}: {mine:?}");
     }
+    let pipelines = ids(&ok(&bob, "search", json!({"query": "pipeline"})).await);
+    assert_eq!(
+        pipelines,
+        std::slice::from_ref(&pipeline),
+        "another's unlisted and private workflows are not found"
+    );
     let narrow = ids(&ok(&alice, "search", json!({"query": "quantum duel"})).await);
     assert_eq!(narrow, [open.clone(), draft.clone()], "every word must match; newest battle first");
     assert!(
@@ -109,10 +123,12 @@ async fn search_gives_ten_of_each_kind_at_most() {
     let (alice, _) = alice_and_bob();
     for i in 0..12 {
         lens(&alice, &format!("Quantum lens {i}"), "public").await;
+        workflow(&alice, &format!("Quantum workflow {i}"), "public").await;
         battle(&alice, &format!("Quantum battle {i}"), true).await;
     }
     let found = ids(&ok(&alice, "search", json!({"query": "quantum"})).await);
     assert_eq!(found.iter().filter(|id| id.starts_with("lens:")).count(), 10);
+    assert_eq!(found.iter().filter(|id| id.starts_with("workflow:")).count(), 10);
     assert_eq!(found.iter().filter(|id| id.starts_with("battle:")).count(), 10);
 }
 
@@ -148,6 +164,24 @@ async fn fetch_reads_a_result_in_full() {
             .contains("## Task\n\n```text\nExplain superposition in two sentences.\n```")
     );
     assert_eq!(duel["url"], format!("lenserfight://battles/{}", open.strip_prefix("battle:").unwrap()));
+
+    let unlisted = workflow(&alice, "Quantum pipeline", "unlisted").await;
+    let flow = ok(&bob, "fetch", json!({"id": unlisted})).await;
+    assert_eq!(flow["id"], unlisted.as_str(), "an unlisted workflow is read by anyone who has its id");
+    assert_eq!(
+        flow["url"],
+        format!("lenserfight://workflows/{}", unlisted.strip_prefix("workflow:").unwrap())
+    );
+    let m = &flow["metadata"];
+    assert_eq!(
+        (&m["kind"], &m["visibility"], &m["version"]),
+        (&json!("workflow"), &json!("unlisted"), &json!(1))
+    );
+    assert_eq!(
+        (&m["steps"], &m["connections"], &m["triggers"]),
+        (&json!(2), &json!(1), &json!(["manual_trigger"]))
+    );
+    assert!(flow["text"].as_str().unwrap().contains("2. `log` Log it (tool, noop)"), "{flow}");
 }
 
 #[tokio::test]
@@ -155,11 +189,15 @@ async fn fetch_of_what_is_not_yours_or_not_there_is_not_found() {
     let (alice, bob) = alice_and_bob();
     let secret = lens(&alice, "Quantum secrets", "private").await;
     let draft = battle(&alice, "Quantum duel (draft)", false).await;
+    let hidden = workflow(&alice, "Quantum hidden pipeline", "private").await;
     assert_eq!(ok(&alice, "fetch", json!({"id": secret})).await["metadata"]["visibility"], "private");
     assert_eq!(ok(&alice, "fetch", json!({"id": draft})).await["metadata"]["status"], "draft");
+    assert_eq!(ok(&alice, "fetch", json!({"id": hidden})).await["metadata"]["visibility"], "private");
     for id in [
         secret.clone(),
         draft,
+        hidden,
+        format!("workflow:{}", lf_core::WorkflowId::new()),
         format!("lens:{}", LensId::new()),
         format!("battle:{}", BattleId::new()),
         format!("lenserfight://lenses/{}", LensId::new()),
@@ -189,7 +227,7 @@ async fn bad_input_names_the_field() {
         ("fetch", json!({"id": ""}), "id"),
         ("fetch", json!({"id": "nope"}), "id"),
         ("fetch", json!({"id": "lens:not-a-uuid"}), "id"),
-        ("fetch", json!({"id": format!("workflow:{}", LensId::new())}), "id"),
+        ("fetch", json!({"id": format!("spell:{}", LensId::new())}), "id"),
         ("fetch", json!({"id": format!("LENS:{}", LensId::new())}), "id"),
         ("fetch", json!({"id": ["lens:x"]}), "id"),
     ] {

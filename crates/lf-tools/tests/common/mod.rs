@@ -73,3 +73,23 @@ pub fn memory_connections() -> lf_workflow::ConnectionService {
     use std::sync::Arc;
     lf_workflow::ConnectionService::new(Arc::new(lf_workflow::MemoryConnections::new()), Arc::new(NoSecrets))
 }
+
+/// A workflow of `s`'s lenser at `visibility`, a manual trigger wired into
+/// one `noop` step (it needs no lens and no saved connection): its id.
+#[allow(dead_code, reason = "the tests of resources and search read workflows; others do not")]
+pub async fn small_workflow(s: &LfServer, title: &str, visibility: &str) -> String {
+    let made = ok(
+        s,
+        "create_workflow",
+        serde_json::json!({
+            "title": title, "visibility": visibility, "description": "Logs what it is given",
+            "steps": [
+                {"key": "start", "kind": "trigger", "name": "By hand", "node_type": "manual_trigger"},
+                {"key": "log", "kind": "tool", "name": "Log it", "node_type": "noop"}
+            ],
+            "connections": [{"from_step": "start", "to_step": "log", "input_parameter": "input"}]
+        }),
+    )
+    .await;
+    made["id"].as_str().expect("a workflow id").to_owned()
+}

@@ -12,7 +12,7 @@ pub struct Fetch;
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FetchIn {
-    /// An id from search (lens:<uuid>, battle:<uuid>) or its url.
+    /// An id from search (lens:<uuid>, workflow:<uuid>, battle:<uuid>) or its url.
     #[schemars(length(min = 1, max = 200))]
     pub id: String,
 }
@@ -32,8 +32,7 @@ impl Tool for Fetch {
     const NAME: &'static str = "fetch";
     const TITLE: &'static str = "Fetch a search result";
     const SAFETY: Safety = Safety::Read;
-    const DESCRIPTION: &'static str =
-        "Read one search result in full by its id: a lens's template, a battle's task and submissions.";
+    const DESCRIPTION: &'static str = "Read one search result in full by its id: a lens's template, a workflow's steps, a battle's task and submissions.";
     type Input = FetchIn;
     type Output = FetchOut;
 

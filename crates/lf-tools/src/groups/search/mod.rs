@@ -2,8 +2,8 @@
 //! and deep research ask of a server (`search` {query} → `results` of
 //! `{id, title, url}`; `fetch` {id} → `{id, title, text, url, metadata}`),
 //! over every kind the caller may read. They read what MCP resources read
-//! ([`crate::documents`]): an id is `lens:<uuid>` or `battle:<uuid>`, its
-//! url the `lenserfight://` resource URI. A group of their own, so
+//! ([`crate::documents`]): an id is `lens:<uuid>`, `workflow:<uuid>` or
+//! `battle:<uuid>`, its url the `lenserfight://` resource URI. A group of their own, so
 //! `--toolsets search` serves exactly the pair such a client wants.
 
 mod fetch;
@@ -17,6 +17,6 @@ use crate::tool::declare;
 pub static GROUP: Group = Group {
     id: "search",
     title: "Search",
-    description: "Search and fetch across lenses and battles, as ChatGPT connectors and deep research expect.",
+    description: "Search and fetch across lenses, workflows and battles, as ChatGPT connectors and deep research expect.",
     tools: |g| vec![declare::<search::Search>(g), declare::<fetch::Fetch>(g)],
 };

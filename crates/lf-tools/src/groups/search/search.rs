@@ -21,13 +21,13 @@ pub struct SearchIn {
 
 #[derive(Serialize, JsonSchema)]
 pub struct SearchOut {
-    /// Lenses best first, then battles newest first; at most 10 of each.
+    /// Lenses best first, then workflows and battles newest first; at most 10 of each.
     pub results: Vec<HitOut>,
 }
 
 #[derive(Serialize, JsonSchema)]
 pub struct HitOut {
-    /// What fetch takes: lens:<uuid> or battle:<uuid>.
+    /// What fetch takes: lens:<uuid>, workflow:<uuid> or battle:<uuid>.
     pub id: String,
     pub title: String,
     /// Its lenserfight:// resource URI.
@@ -42,8 +42,7 @@ impl Tool for Search {
     const NAME: &'static str = "search";
     const TITLE: &'static str = "Search everything";
     const SAFETY: Safety = Safety::Read;
-    const DESCRIPTION: &'static str =
-        "Search everything you can read (lenses, battles) by words, then fetch a result by its id.";
+    const DESCRIPTION: &'static str = "Search everything you can read (lenses, workflows, battles) by words, then fetch a result by its id.";
     type Input = SearchIn;
     type Output = SearchOut;
 
@@ -52,11 +51,13 @@ impl Tool for Search {
         let (p, s) = (&ctx.principal, &ctx.services);
         let page = PageRequest::first(PER_KIND);
         let lenses = s.lens.search(p, &query, None, page).await?;
+        let workflows = s.workflow.search(p, &query, page).await?;
         let battles = s.battle.search(p, &query, page).await?;
         let results = lenses
             .items
             .iter()
             .map(|l| hit(DocId::Lens(l.id), l.title.as_str()))
+            .chain(workflows.items.iter().map(|w| hit(DocId::Workflow(w.id), w.title.as_str())))
             .chain(battles.items.iter().map(|b| hit(DocId::Battle(b.battle.id), b.battle.title.as_str())))
             .collect();
         Ok(SearchOut { results })
