@@ -37,6 +37,7 @@ impl Tool for GetWorkflow {
     const TITLE: &'static str = "Get a workflow";
     const SAFETY: Safety = Safety::Read;
     const DESCRIPTION: &'static str = "Get a workflow with its head version, every version and how it starts (its trigger and schedule); get_workflow_graph shows the steps.";
+    const DIFFERS_FROM_SPEC: &'static str = "Adds the head version, every version and the trigger. No battle_count or fork_count: this server has no workflow forks and no battle that names a workflow, so both would always be 0.";
     type Input = WorkflowIdIn;
     type Output = GetWorkflowOut;
 

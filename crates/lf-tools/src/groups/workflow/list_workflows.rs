@@ -26,6 +26,7 @@ impl Tool for ListWorkflows {
     const TITLE: &'static str = "List workflows";
     const SAFETY: Safety = Safety::Read;
     const DESCRIPTION: &'static str = "List the workflows you can see (yours and public ones; unlisted ones only to their owner), newest first.";
+    const DIFFERS_FROM_SPEC: &'static str = "Lists only what the caller may see (the original listed every workflow). Summaries carry head_version and archived_at and no battle_count or fork_count: this server has no workflow forks and no battle that names a workflow, so both would always be 0.";
     type Input = ListWorkflowsIn;
     type Output = PageOut<WorkflowOut>;
 
