@@ -101,6 +101,7 @@ pub mod contract;
 mod dag;
 pub mod examples;
 mod graph;
+mod json;
 mod lookup;
 mod memory;
 mod model;

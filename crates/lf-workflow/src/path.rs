@@ -72,6 +72,16 @@ impl Pick {
         }
     }
 
+    /// Every node this pick selects in `v`, in document order: at most one
+    /// for the whole value or a field, any number for a JSONPath.
+    pub fn nodes<'v>(&self, v: &'v Value) -> Vec<&'v Value> {
+        match self {
+            Pick::Whole => vec![v],
+            Pick::Field(f) => v.get(f).into_iter().collect(),
+            Pick::Path { path, .. } => path.query(v).all(),
+        }
+    }
+
     /// The picked part of `v`: `None` when nothing is there (a missing
     /// field, a JSONPath selecting nothing). A JSONPath selecting one node
     /// gives that node; several give an array of them in document order.

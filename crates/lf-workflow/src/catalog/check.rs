@@ -5,6 +5,7 @@ use serde_json::{Map, Value};
 
 use super::spec::{ConfigField, FieldKind, NodeTypeSpec};
 use crate::condition::Condition;
+use crate::json;
 use crate::path::Pick;
 
 /// Most elements of a list field, entries of a map field, form fields or
@@ -113,7 +114,7 @@ fn canonical(spec: &NodeTypeSpec, config: &Map<String, Value>) -> Map<String, Va
 
 fn check_value(f: &ConfigField, v: &Value) -> Result<(), String> {
     let kind = f.kind;
-    let wrong = || Err(format!("must be a {kind}, got {}", json_kind(v)));
+    let wrong = || Err(format!("must be a {kind}, got {}", json::kind(v)));
     match kind {
         FieldKind::String | FieldKind::Template => match v.as_str() {
             Some("") if f.required => Err("must not be empty".into()),
@@ -208,7 +209,7 @@ fn check_value(f: &ConfigField, v: &Value) -> Result<(), String> {
                     return Err(format!(
                         "[\"{}\"] must be a string, got {}",
                         lf_core::clip(k, 60),
-                        json_kind(item)
+                        json::kind(item)
                     ));
                 };
                 if kind == FieldKind::PathMap {
@@ -225,27 +226,16 @@ fn strip_field(field: &str, message: &str) -> String {
     message.strip_prefix(field).map_or_else(|| message.to_owned(), |m| m.trim_start().to_owned())
 }
 
-fn json_kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
 fn strings(v: &Value) -> Result<Vec<&str>, String> {
     let Some(a) = v.as_array() else {
-        return Err(format!("must be an array of strings, got {}", json_kind(v)));
+        return Err(format!("must be an array of strings, got {}", json::kind(v)));
     };
     if a.len() > MAX_ITEMS {
         return Err(format!("may have at most {MAX_ITEMS} elements"));
     }
     a.iter()
         .enumerate()
-        .map(|(i, s)| s.as_str().ok_or_else(|| format!("[{i}] must be a string, got {}", json_kind(s))))
+        .map(|(i, s)| s.as_str().ok_or_else(|| format!("[{i}] must be a string, got {}", json::kind(s))))
         .collect()
 }
 
