@@ -1,9 +1,11 @@
-//! How workflow data compares: the one meaning of "equal", "less than"
-//! and "truthy" that conditions and the data steps share.
+//! How workflow data compares: the one meaning of "equal", "less than",
+//! "truthy" and "the same key" that conditions and the data steps share.
 //! Numbers compare as numbers (`1` equals `1.0`), strings by code point,
 //! objects regardless of key order.
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
+use std::fmt::Write;
 
 use serde_json::{Number, Value};
 
@@ -85,6 +87,64 @@ pub(crate) fn truthy(v: &Value) -> bool {
     }
 }
 
+/// A string as it is, anything else as compact JSON: how a value reads
+/// inside a text.
+pub(crate) fn text(v: &Value) -> Cow<'_, str> {
+    match v {
+        Value::String(s) => Cow::Borrowed(s),
+        other => Cow::Owned(other.to_string()),
+    }
+}
+
+/// A text that two values share exactly when [`eq`] holds between them:
+/// object keys sorted, integral numbers written as integers. Linear in
+/// the size of `v` (plus sorting each object's keys).
+pub(crate) fn canonical(v: &Value) -> String {
+    let mut out = String::new();
+    write_canonical(v, &mut out);
+    out
+}
+
+fn write_canonical(v: &Value, out: &mut String) {
+    match v {
+        Value::Number(n) => match (int(n), n.as_f64()) {
+            (Some(i), _) => {
+                let _ = write!(out, "{i}");
+            }
+            // An integral float reads as the integer it equals; -0.0 is 0.
+            (None, Some(f)) if f.fract() == 0.0 && f.abs() < TWO_127 => {
+                let _ = write!(out, "{}", f as i128);
+            }
+            _ => out.push_str(&n.to_string()),
+        },
+        Value::Array(a) => {
+            out.push('[');
+            for (i, x) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_canonical(x, out);
+            }
+            out.push(']');
+        }
+        Value::Object(o) => {
+            let mut keys: Vec<&String> = o.keys().collect();
+            keys.sort_unstable();
+            out.push('{');
+            for (i, k) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(k.clone()).to_string());
+                out.push(':');
+                write_canonical(&o[k], out);
+            }
+            out.push('}');
+        }
+        scalar => out.push_str(&scalar.to_string()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -108,6 +168,23 @@ mod tests {
         assert_eq!(order(&json!("b"), &json!("ab")), Some(Ordering::Greater));
         assert_eq!(order(&json!("1"), &json!(1)), None);
         assert_eq!(order(&json!(null), &json!(null)), None);
+    }
+
+    #[test]
+    fn canonical_agrees_with_eq() {
+        let pairs = [
+            (json!({"a": 1, "b": [1.0, "x"]}), json!({"b": [1, "x"], "a": 1.0})),
+            (json!(-0.0), json!(0)),
+            (json!(1_152_921_504_606_846_976_u64), json!(1_152_921_504_606_846_976.0)),
+            (json!("é\"\n"), json!("é\"\n")),
+        ];
+        for (a, b) in pairs {
+            assert!(eq(&a, &b));
+            assert_eq!(canonical(&a), canonical(&b), "{a} {b}");
+        }
+        assert_ne!(canonical(&json!({"a": "1"})), canonical(&json!({"a": 1})));
+        assert_ne!(canonical(&json!(1.5)), canonical(&json!(1)));
+        assert_ne!(canonical(&json!({"a,b": 1})), canonical(&json!({"a": 1, "b": 1})));
     }
 
     #[test]

@@ -10,7 +10,10 @@
 //! [`ConnectionStore`] answers [`ConnectionLookup`], and secrets are sealed
 //! by a [`SecretSealer`] the composition root provides, so no key and no
 //! cipher is known here. It does not run workflows: runs, node results, leases and the
-//! engine's step function are part 2, beside [`WorkflowStore`].
+//! engine's step function are part 2, beside [`WorkflowStore`]. What it
+//! does run is what needs nothing from outside: [`Condition::test`], and
+//! the node types whose output is a pure function of their config and
+//! input, through [`run_pure`] ([`exec`]).
 //!
 //! ```
 //! use std::sync::Arc;
@@ -100,6 +103,7 @@ pub mod connection;
 pub mod contract;
 mod dag;
 pub mod examples;
+pub mod exec;
 mod graph;
 mod json;
 mod lookup;
@@ -119,6 +123,7 @@ pub use connection::{
     SecretSealer,
 };
 pub use dag::Dag;
+pub use exec::{NodeError, NodeErrorCode, run_pure};
 pub use lookup::{ConnectionLookup, Facts, LensFacts, LensLookup, LensParam, SavedConnection};
 pub use memory::{
     MemoryConnections, MemoryLenses, MemoryWorkflowStore, workflow_head_moved, workflow_not_found,
