@@ -104,7 +104,7 @@ pub(super) fn entries() -> Vec<NodeTypeSpec> {
                 input_path("output"),
             ])
             .rule(splitter_rule)
-            .example("Split a long page for summaries.", json!({"chunk_size": 2_000, "chunk_overlap": 200}), json!({"input": "…"}), json!({"chunks": ["…"], "count": 1}), Some(("loop_map", "chunks → input")))
+            .example("Split a long page for summaries.", json!({"chunk_size": 50, "chunk_overlap": 10}), json!("Rust 2024 ships let chains. They flatten nested if-let code. Upgrade with cargo fix."), json!({"chunks": ["Rust 2024 ships let chains. They flatten nested ", "nested if-let code. Upgrade with cargo fix."], "count": 2}), Some(("loop_map", "chunks → input")))
             .use_case("Fit long texts into a model's context, one chunk at a time."),
         entry("data_mapper", Data, "Map fields", "Outputs an object with one field per entry of `mapping`, each the part of the input its pick selects (null when absent).")
             .aliases(&["map_fields", "mapper"])
