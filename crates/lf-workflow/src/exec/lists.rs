@@ -85,17 +85,32 @@ pub(super) fn deduplicate(c: &Config, input: &Value) -> Result<Value, NodeError>
     Ok(Value::Array(kept))
 }
 
-lf_core::word_enum!(
-    /// aggregate's `operation`.
-    Operation, "operation", [
-        Count = "count",
-        Sum = "sum",
-        Avg = "avg",
-        Min = "min",
-        Max = "max",
-        Collect = "collect",
-    ]
-);
+/// aggregate's `operation`, one of its catalog field's options.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Operation {
+    Count,
+    Sum,
+    Avg,
+    Min,
+    Max,
+    Collect,
+}
+
+impl Operation {
+    fn from_option(word: &str) -> Result<Operation, NodeError> {
+        Ok(match word {
+            "count" => Operation::Count,
+            "sum" => Operation::Sum,
+            "avg" => Operation::Avg,
+            "min" => Operation::Min,
+            "max" => Operation::Max,
+            "collect" => Operation::Collect,
+            other => {
+                return Err(NodeError::config(format!("operation \"{other}\" is not one aggregate runs")));
+            }
+        })
+    }
+}
 
 /// One group: how many elements it has and the values its `path` selected,
 /// with their element's index (for messages).
@@ -111,7 +126,7 @@ struct Group<'v> {
 /// that has none), groups in the order first seen. Missing values are
 /// skipped; `count` with a `path` counts the elements that have one.
 pub(super) fn aggregate(c: &Config, input: &Value) -> Result<Value, NodeError> {
-    let op = Operation::parse(c.str("operation")?).map_err(|e| NodeError::config(e.message()))?;
+    let op = Operation::from_option(c.str("operation")?)?;
     let path = c.opt_pick("path")?;
     let group_by = c.opt_pick("group_by")?;
     let items = items(c, "items_path", input)?;

@@ -290,6 +290,22 @@ mod tests {
     }
 
     #[test]
+    fn every_option_the_catalog_offers_runs() {
+        let cases = [
+            ("aggregate", "operation", json!({"path": "v"}), json!([])),
+            ("merge", "strategy", json!({}), json!({})),
+        ];
+        for (node_type, key, base, input) in cases {
+            let field = catalog().get(node_type).and_then(|e| e.field(key)).unwrap();
+            for word in field.options {
+                let mut config = base.clone();
+                config[key] = json!(word);
+                assert!(run(node_type, config, input.clone()).is_ok(), "{node_type} {key} {word}");
+            }
+        }
+    }
+
+    #[test]
     fn a_config_that_fails_its_check_is_config_invalid() {
         let m = fails("extract_field", json!({}), json!({}), NodeErrorCode::ConfigInvalid);
         assert!(m.starts_with("path (jsonpath) is required"), "{m}");
