@@ -50,9 +50,11 @@ fn backward(text: &str, from: usize, k: usize) -> usize {
     }
 }
 
-/// The chunks' byte ranges. Each step reads at most `size` characters
-/// and emits at least one, so the work is linear in the output, which
-/// [`MAX_CHUNKS`] and [`MAX_CHUNK_BYTES`] cap.
+/// The chunks' byte ranges. A chunk costs at most `size` characters of
+/// reading, and one cut short at whitespace holds, with the chunk after
+/// it, at least `size` characters (nothing after its cut was whitespace),
+/// so the work is linear in the output, which [`MAX_CHUNKS`] and
+/// [`MAX_CHUNK_BYTES`] cap.
 fn split(text: &str, size: usize, overlap: usize) -> Result<Vec<Range<usize>>, NodeError> {
     let mut chunks = Vec::new();
     let mut bytes = 0usize;
