@@ -36,7 +36,7 @@ pub async fn suite(store: Arc<dyn WorkflowStore>) {
     conflicts(s).await;
 }
 
-struct Fixture {
+pub(crate) struct Fixture {
     clock: i64,
 }
 
@@ -96,7 +96,7 @@ fn rich_graph() -> GraphDraft {
         .expect("the rich graph parses")
 }
 
-fn small_graph(n: usize) -> GraphDraft {
+pub(crate) fn small_graph(n: usize) -> GraphDraft {
     let mut steps = vec![step("start", "trigger", Some("manual_trigger"))];
     let mut conns = Vec::new();
     for i in 0..n {
@@ -108,7 +108,7 @@ fn small_graph(n: usize) -> GraphDraft {
 }
 
 impl Fixture {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         // Microseconds, in the last few years, apart for each run of the suite.
         Self {
             clock: 1_700_000_000_000_000
@@ -116,7 +116,7 @@ impl Fixture {
         }
     }
 
-    fn tick(&mut self) -> Timestamp {
+    pub(crate) fn tick(&mut self) -> Timestamp {
         self.clock += 1_000;
         Timestamp::from_micros(self.clock)
     }
@@ -145,7 +145,7 @@ impl Fixture {
         (workflow, version)
     }
 
-    async fn create(
+    pub(crate) async fn create(
         &mut self,
         s: &dyn WorkflowStore,
         owner: LenserId,

@@ -1,0 +1,779 @@
+//! The one function that moves a run on: given the run's state and what
+//! just happened, it updates the state and says what to do next. It does
+//! no I/O and reads no clock: the time and the jitter come in with the
+//! event, so the same inputs always give the same decisions.
+
+use std::collections::BTreeSet;
+
+use lf_core::Timestamp;
+use serde_json::{Map, Value, json};
+
+use super::plan::{ERROR_PORT, Plan, Role, Wire};
+use super::state::{Failure, Limits, NodeRun, NodeStatus, RunError, RunState, RunStatus, Slot, Usage};
+use crate::model::MergeStrategy;
+use crate::path::Pick;
+
+/// The longest wait before a retry.
+const MAX_BACKOFF_MS: u64 = 300_000;
+/// The longest `wait_delay`: 7 days.
+const MAX_WAIT_MS: u64 = 7 * 24 * 3_600_000;
+
+/// What happened to a run.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Event {
+    /// A runner claimed it for the first time.
+    Started,
+    /// A runner took it over (after a restart or an expired lease): the
+    /// nodes it finds running are run again, with the same attempt number
+    /// and so the same idempotency key.
+    Resumed,
+    NodeFinished {
+        slot: Slot,
+        attempt: u32,
+        output: Value,
+        usage: Usage,
+    },
+    NodeFailed {
+        slot: Slot,
+        attempt: u32,
+        failure: Failure,
+        usage: Usage,
+    },
+    /// The clock reached the run's [`RunState::next_wake`].
+    TimerFired,
+    CancelAsked {
+        by: String,
+    },
+    /// This process no longer holds the run: it must stop and write nothing.
+    LeaseLost,
+}
+
+/// What the runner does next.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Action {
+    /// Start attempt `attempt` of the node at `slot` with `input`; an
+    /// attempt that takes longer than `timeout_ms` fails with `timeout`.
+    Run { slot: Slot, attempt: u32, input: Value, timeout_ms: u64 },
+    /// Stop the attempt running at `slot` (its result will be ignored).
+    Abort { slot: Slot },
+    /// The run ended; write its final state.
+    Finish { status: RunStatus },
+    /// Drop the run without writing anything.
+    Release,
+}
+
+/// One step's decisions, and the node results it changed (to be written).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Step {
+    pub actions: Vec<Action>,
+    pub changed: BTreeSet<Slot>,
+}
+
+/// The moment an event is handled, and 64 random bits for jitter.
+#[derive(Clone, Copy, Debug)]
+pub struct Tick {
+    pub now: Timestamp,
+    pub seed: u64,
+}
+
+/// Applies `event` to `state` and decides what follows.
+pub fn step(plan: &Plan, state: &mut RunState, event: Event, tick: Tick) -> Step {
+    let mut m = Mover { plan, state, tick, out: Step::default() };
+    if m.state.status.is_final() {
+        return m.out;
+    }
+    match event {
+        // Started twice is resumed: only a pending run starts.
+        Event::Started | Event::Resumed => {
+            if m.state.status == RunStatus::Pending {
+                m.start();
+            } else {
+                m.rerun_started();
+            }
+        }
+        Event::NodeFinished { slot, attempt, output, usage } => m.finished(slot, attempt, output, usage),
+        Event::NodeFailed { slot, attempt, failure, usage } => m.failed(slot, attempt, failure, usage),
+        Event::TimerFired => m.timers(),
+        Event::CancelAsked { by } => {
+            let e = RunError { code: "cancelled".into(), message: format!("cancelled by {by}"), node: None };
+            m.end(RunStatus::Cancelled, None, Some(e));
+        }
+        Event::LeaseLost => {
+            m.out.actions.push(Action::Release);
+            return m.out;
+        }
+    }
+    if m.state.status == RunStatus::Running {
+        m.advance();
+    }
+    m.out
+}
+
+struct Mover<'a> {
+    plan: &'a Plan,
+    state: &'a mut RunState,
+    tick: Tick,
+    out: Step,
+}
+
+enum Readiness {
+    Waiting,
+    Skip,
+    Ready(Value),
+}
+
+impl Mover<'_> {
+    fn now(&self) -> Timestamp {
+        self.tick.now
+    }
+
+    fn set(&mut self, slot: Slot, f: impl FnOnce(&mut NodeRun)) {
+        let n = self.state.slots.entry(slot).or_insert_with(NodeRun::pending);
+        f(n);
+        self.out.changed.insert(slot);
+    }
+
+    fn status(&self, slot: Slot) -> Option<NodeStatus> {
+        self.state.get(slot).map(|n| n.status)
+    }
+
+    fn start(&mut self) {
+        let now = self.now();
+        self.state.status = RunStatus::Running;
+        self.state.started_at = Some(now);
+        for i in 0..self.plan.nodes.len() as u32 {
+            if self.plan.node(i).in_loop.is_none() {
+                self.set(Slot::top(i), |_| {});
+            }
+        }
+        let inputs = self.state.inputs.clone();
+        self.set(Slot::top(self.plan.trigger), |n| {
+            n.status = NodeStatus::Completed;
+            n.attempt = 1;
+            n.input = Some(inputs.clone());
+            n.output = Some(inputs);
+            n.started_at = Some(now);
+            n.finished_at = Some(now);
+        });
+    }
+
+    fn rerun_started(&mut self) {
+        let again: Vec<(Slot, u32, Value)> = self
+            .state
+            .slots
+            .iter()
+            .filter(|(s, n)| n.status == NodeStatus::Running && self.plan.node(s.node).role.is_executed())
+            .map(|(s, n)| (*s, n.attempt, n.input.clone().unwrap_or(Value::Null)))
+            .collect();
+        for (slot, attempt, input) in again {
+            let timeout_ms = self.timeout_ms(slot);
+            self.out.actions.push(Action::Run { slot, attempt, input, timeout_ms });
+        }
+    }
+
+    fn finished(&mut self, slot: Slot, attempt: u32, output: Value, usage: Usage) {
+        if !self.is_current(slot, attempt) {
+            return;
+        }
+        let now = self.now();
+        self.set(slot, |n| {
+            n.status = NodeStatus::Completed;
+            n.output = Some(output.clone());
+            n.error = None;
+            n.finished_at = Some(now);
+            add_usage(&mut n.usage, usage);
+        });
+        let node = self.plan.node(slot.node);
+        match node.role {
+            Role::Stop => {
+                let failed = node.config.get("status").and_then(Value::as_str) == Some("failed");
+                if failed {
+                    let e = RunError {
+                        code: "stopped".into(),
+                        message: format!("step {} ended the run as failed", node.key),
+                        node: Some(node.key.clone()),
+                    };
+                    self.end(RunStatus::Failed, Some(output), Some(e));
+                } else {
+                    self.end(RunStatus::Completed, Some(output), None);
+                }
+            }
+            Role::Catch if node.config.get("continue_on_error") == Some(&Value::Bool(false)) => {
+                let input = self.state.get(slot).and_then(|n| n.input.clone()).unwrap_or_default();
+                let caught = main_input(&input);
+                let message =
+                    caught.get("message").and_then(Value::as_str).unwrap_or("a step failed").to_owned();
+                let from = caught.get("node").and_then(Value::as_str).map(str::to_owned);
+                let e = RunError {
+                    code: "node_failed".into(),
+                    message: format!("step {} caught an error and ends the run: {message}", node.key),
+                    node: from,
+                };
+                self.end(RunStatus::Failed, None, Some(e));
+            }
+            _ => {}
+        }
+    }
+
+    fn failed(&mut self, slot: Slot, attempt: u32, failure: Failure, usage: Usage) {
+        if !self.is_current(slot, attempt) {
+            return;
+        }
+        let node = self.plan.node(slot.node);
+        let retry = node.retry;
+        let now = self.now();
+        if attempt < retry.max_attempts && retry.retry_on.contains(&failure.code.as_str()) {
+            let base = retry.backoff_ms.saturating_mul(1 << (attempt - 1).min(20)).min(MAX_BACKOFF_MS);
+            // ±25 %, so that many runs failing together do not retry together.
+            let delay = base * (75 + self.tick.seed % 51) / 100;
+            self.set(slot, |n| {
+                n.status = NodeStatus::Retrying;
+                n.error = Some(failure);
+                n.wake_at = Some(now.plus_micros(delay as i64 * 1_000));
+                add_usage(&mut n.usage, usage);
+            });
+            return;
+        }
+        self.set(slot, |n| {
+            n.status = NodeStatus::Failed;
+            n.error = Some(failure.clone());
+            n.finished_at = Some(now);
+            add_usage(&mut n.usage, usage);
+        });
+        self.handle_failure(slot, failure);
+    }
+
+    /// A node failed for good: its `error` output, an enclosing loop, a
+    /// try step or, failing those, the run takes the failure.
+    fn handle_failure(&mut self, slot: Slot, failure: Failure) {
+        let plan = self.plan;
+        let node = plan.node(slot.node);
+        if plan.catches_error[slot.node as usize] {
+            return;
+        }
+        if let (Some(item), Some(l)) = (slot.item, node.in_loop) {
+            // The loop fails: no other item goes on.
+            let (body, _) = plan.body(l);
+            for s in self
+                .state
+                .slots
+                .keys()
+                .copied()
+                .filter(|s| s.item.is_some() && body.contains(&s.node))
+                .collect::<Vec<_>>()
+            {
+                self.settle(s, NodeStatus::Cancelled);
+            }
+            let wrapped = Failure::new(
+                failure.code.clone(),
+                format!("item {item}: step {} failed: {}", node.key, failure.message),
+            );
+            let now = self.now();
+            let loop_slot = Slot::top(l);
+            self.set(loop_slot, |n| {
+                n.status = NodeStatus::Failed;
+                n.error = Some(wrapped.clone());
+                n.finished_at = Some(now);
+            });
+            return self.handle_failure(loop_slot, wrapped);
+        }
+        if let Some(&t) = node.guarded_by.first() {
+            let caught = failure.to_value(&node.key);
+            let port = super::plan::catch_port(plan.node(t));
+            self.set(Slot::top(t), |n| {
+                if let Some(Value::Object(o)) = &mut n.output {
+                    o.insert(port, caught);
+                }
+            });
+            for &s in plan.scope(t) {
+                self.settle(Slot::top(s), NodeStatus::Cancelled);
+            }
+            return;
+        }
+        let e = RunError {
+            code: "node_failed".into(),
+            message: format!("step {} failed: {}", node.key, failure.message),
+            node: Some(node.key.clone()),
+        };
+        self.end(RunStatus::Failed, None, Some(e));
+    }
+
+    /// Ends what has not ended at `slot`: stops a running attempt, and
+    /// marks it `to`.
+    fn settle(&mut self, slot: Slot, to: NodeStatus) {
+        let Some(st) = self.status(slot) else { return };
+        if st.is_settled() {
+            return;
+        }
+        if st == NodeStatus::Running && self.plan.node(slot.node).role.is_executed() {
+            self.out.actions.push(Action::Abort { slot });
+        }
+        let now = self.now();
+        self.set(slot, |n| {
+            n.status = to;
+            n.wake_at = None;
+            n.finished_at = Some(now);
+        });
+    }
+
+    fn timers(&mut self) {
+        let now = self.now();
+        if let Some(s) = self.state.started_at
+            && now >= s.plus_micros(self.state.limits.run_timeout_ms as i64 * 1_000)
+        {
+            let e = RunError {
+                code: "timeout".into(),
+                message: format!(
+                    "the run took longer than its limit of {} ms",
+                    self.state.limits.run_timeout_ms
+                ),
+                node: None,
+            };
+            return self.end(RunStatus::Failed, None, Some(e));
+        }
+        let due: Vec<(Slot, NodeStatus)> = self
+            .state
+            .slots
+            .iter()
+            .filter(|(_, n)| n.wake_at.is_some_and(|w| w <= now))
+            .map(|(s, n)| (*s, n.status))
+            .collect();
+        for (slot, status) in due {
+            match status {
+                NodeStatus::Running => {
+                    // A wait is over: its input flows on.
+                    self.set(slot, |n| {
+                        n.status = NodeStatus::Completed;
+                        n.output = n.input.as_ref().map(|i| main_input(i).clone());
+                        n.wake_at = None;
+                        n.finished_at = Some(now);
+                    });
+                }
+                NodeStatus::Retrying => {
+                    // Started again by advance, within the parallel bound.
+                    self.set(slot, |n| {
+                        n.status = NodeStatus::Pending;
+                        n.wake_at = None;
+                    });
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn end(&mut self, status: RunStatus, result: Option<Value>, error: Option<RunError>) {
+        let open: Vec<(Slot, NodeStatus)> = self
+            .state
+            .slots
+            .iter()
+            .filter(|(_, n)| !n.status.is_settled())
+            .map(|(s, n)| (*s, n.status))
+            .collect();
+        for (slot, st) in open {
+            let to = if st == NodeStatus::Pending && status != RunStatus::Cancelled {
+                NodeStatus::Skipped
+            } else {
+                NodeStatus::Cancelled
+            };
+            self.settle(slot, to);
+        }
+        self.state.status = status;
+        self.state.finished_at = Some(self.now());
+        self.state.result = result;
+        self.state.error = error;
+        self.out.actions.push(Action::Finish { status });
+    }
+
+    fn is_current(&self, slot: Slot, attempt: u32) -> bool {
+        self.state.get(slot).is_some_and(|n| n.status == NodeStatus::Running && n.attempt == attempt)
+    }
+
+    fn timeout_ms(&self, slot: Slot) -> u64 {
+        let node = self.plan.node(slot.node);
+        node.config.get("timeout_ms").and_then(Value::as_u64).unwrap_or(self.state.limits.node_timeout_ms)
+    }
+
+    fn running(&self) -> usize {
+        self.state
+            .slots
+            .iter()
+            .filter(|(s, n)| n.status == NodeStatus::Running && self.plan.node(s.node).role.is_executed())
+            .count()
+    }
+
+    /// Starts, skips and completes what can be, until nothing changes.
+    fn advance(&mut self) {
+        loop {
+            let mut moved = false;
+            let pending: Vec<Slot> = self.pending_in_order();
+            for slot in pending {
+                if self.state.status != RunStatus::Running {
+                    return;
+                }
+                match self.readiness(slot) {
+                    Readiness::Waiting => {}
+                    Readiness::Skip => {
+                        self.settle(slot, NodeStatus::Skipped);
+                        moved = true;
+                    }
+                    Readiness::Ready(input) => moved |= self.begin(slot, input),
+                }
+            }
+            moved |= self.close_loops();
+            if self.state.status != RunStatus::Running {
+                return;
+            }
+            if !moved {
+                break;
+            }
+        }
+        if self.state.slots.values().all(|n| n.status.is_settled()) {
+            let result = self.result();
+            self.end(RunStatus::Completed, result, None);
+        }
+    }
+
+    /// Pending slots, in an order where every connection goes forward.
+    fn pending_in_order(&self) -> Vec<Slot> {
+        let mut rank = vec![0u32; self.plan.nodes.len()];
+        for (r, &i) in self.plan.order.iter().enumerate() {
+            rank[i as usize] = r as u32;
+        }
+        let mut v: Vec<Slot> = self
+            .state
+            .slots
+            .iter()
+            .filter(|(_, n)| n.status == NodeStatus::Pending)
+            .map(|(s, _)| *s)
+            .collect();
+        v.sort_by_key(|s| (rank[s.node as usize], s.item));
+        v
+    }
+
+    /// Starts the node at `slot`; false when it must wait for a free place.
+    fn begin(&mut self, slot: Slot, input: Value) -> bool {
+        let plan = self.plan;
+        let node = plan.node(slot.node);
+        let now = self.now();
+        match node.role {
+            Role::Trigger => false,
+            Role::Try => {
+                let out = json!({"try": main_input(&input).clone()});
+                self.set(slot, |n| {
+                    n.status = NodeStatus::Completed;
+                    n.attempt = 1;
+                    n.input = Some(input);
+                    n.output = Some(out);
+                    n.started_at = Some(now);
+                    n.finished_at = Some(now);
+                });
+                true
+            }
+            Role::Wait => {
+                let wake = wait_until(&node.config, now);
+                self.set(slot, |n| {
+                    n.status = NodeStatus::Running;
+                    n.attempt = 1;
+                    n.input = Some(input);
+                    n.started_at = Some(now);
+                    n.wake_at = Some(wake);
+                });
+                true
+            }
+            Role::Loop => {
+                self.open_loop(slot, input);
+                true
+            }
+            Role::Work | Role::Catch | Role::Stop => {
+                let limits: Limits = self.state.limits;
+                if self.running() >= limits.parallel.max(1) as usize {
+                    return false;
+                }
+                if node.calls_model
+                    && let Some(budget) = limits.budget_credits
+                {
+                    let spent = self.state.usage().credits;
+                    if spent >= budget {
+                        let e = RunError {
+                            code: "budget_exceeded".into(),
+                            message: format!(
+                                "the run's budget of {budget} credits is spent ({spent} used); step {} was not started. Retry with a larger budget_credits.",
+                                node.key
+                            ),
+                            node: Some(node.key.clone()),
+                        };
+                        self.end(RunStatus::Failed, None, Some(e));
+                        return true;
+                    }
+                }
+                let attempt = self.state.get(slot).map_or(0, |n| n.attempt) + 1;
+                let timeout_ms = self.timeout_ms(slot);
+                self.set(slot, |n| {
+                    n.status = NodeStatus::Running;
+                    n.attempt = attempt;
+                    n.input = Some(input.clone());
+                    n.started_at.get_or_insert(now);
+                });
+                self.out.actions.push(Action::Run { slot, attempt, input, timeout_ms });
+                true
+            }
+        }
+    }
+
+    fn open_loop(&mut self, slot: Slot, input: Value) {
+        let plan = self.plan;
+        let node = plan.node(slot.node);
+        let now = self.now();
+        let at = node.config.get("items_path").and_then(Value::as_str).unwrap_or("output");
+        let max = node.config.get("max_items").and_then(Value::as_u64).unwrap_or(100);
+        let items = Pick::parse("items_path", at)
+            .ok()
+            .and_then(|p| p.pick(main_input(&input)).map(|c| c.into_owned()));
+        let failure = match &items {
+            Some(Value::Array(a)) if a.len() as u64 > max => {
+                Some(Failure::new("invalid_input", format!("{} items, more than max_items {max}", a.len())))
+            }
+            Some(Value::Array(_)) => None,
+            Some(other) => Some(Failure::new(
+                "invalid_input",
+                format!("items_path {at} selects {}, not an array", kind_of(other)),
+            )),
+            None => {
+                Some(Failure::new("invalid_input", format!("items_path {at} selects nothing in the input")))
+            }
+        };
+        if let Some(f) = failure {
+            self.set(slot, |n| {
+                n.status = NodeStatus::Failed;
+                n.attempt = 1;
+                n.input = Some(input);
+                n.error = Some(f.clone());
+                n.started_at = Some(now);
+                n.finished_at = Some(now);
+            });
+            return self.handle_failure(slot, f);
+        }
+        let Some(Value::Array(items)) = items else { return };
+        let count = items.len() as u32;
+        self.set(slot, |n| {
+            n.status = NodeStatus::Running;
+            n.attempt = 1;
+            n.input = Some(input);
+            n.output = Some(json!({"items": items}));
+            n.started_at = Some(now);
+        });
+        let (body, _) = plan.body(slot.node);
+        for item in 0..count {
+            for &b in body {
+                self.set(Slot { node: b, item: Some(item) }, |_| {});
+            }
+        }
+    }
+
+    /// Completes every running loop whose items have all settled.
+    fn close_loops(&mut self) -> bool {
+        let plan = self.plan;
+        let mut moved = false;
+        for (l, body, last) in &plan.loops {
+            let slot = Slot::top(*l);
+            if self.status(slot) != Some(NodeStatus::Running) {
+                continue;
+            }
+            let count = self
+                .state
+                .get(slot)
+                .and_then(|n| n.output.as_ref())
+                .and_then(|o| o["items"].as_array())
+                .map_or(0, Vec::len) as u32;
+            let all_settled = (0..count).all(|i| {
+                body.iter()
+                    .all(|&b| self.status(Slot { node: b, item: Some(i) }).is_none_or(NodeStatus::is_settled))
+            });
+            if !all_settled {
+                continue;
+            }
+            let results: Vec<Value> = (0..count)
+                .map(|i| {
+                    let outs = last.iter().map(|&b| {
+                        let n = self.state.get(Slot { node: b, item: Some(i) });
+                        (plan.node(b).key.clone(), n.and_then(|n| n.output.clone()).unwrap_or(Value::Null))
+                    });
+                    one_or_keyed(outs.collect())
+                })
+                .collect();
+            let now = self.now();
+            self.set(slot, |n| {
+                n.status = NodeStatus::Completed;
+                n.output = Some(json!({"results": results}));
+                n.finished_at = Some(now);
+            });
+            moved = true;
+        }
+        moved
+    }
+
+    /// Whether the node at `slot` can start, must be skipped, or waits.
+    fn readiness(&self, slot: Slot) -> Readiness {
+        let plan = self.plan;
+        let node = plan.node(slot.node);
+        if node.wires.is_empty() {
+            return Readiness::Skip;
+        }
+        let mut carried: Vec<(&Wire, Value)> = Vec::new();
+        for w in &node.wires {
+            let src = match (slot.item, node.in_loop) {
+                (Some(item), Some(l)) if w.from == l => {
+                    // The loop's own connection: the item itself (or another
+                    // of its outputs, which does not exist yet inside the body).
+                    let items = self.state.get(Slot::top(l)).and_then(|n| n.output.as_ref());
+                    let element = items.and_then(|o| o["items"].get(item as usize));
+                    if w.pick.field() == Some("item")
+                        && let Some(e) = element
+                    {
+                        carried.push((w, e.clone()));
+                    }
+                    continue;
+                }
+                (Some(item), Some(l)) if plan.node(w.from).in_loop == Some(l) => {
+                    Slot { node: w.from, item: Some(item) }
+                }
+                _ => Slot::top(w.from),
+            };
+            let Some(run) = self.state.get(src) else { return Readiness::Waiting };
+            if !run.status.is_settled() {
+                return Readiness::Waiting;
+            }
+            if plan.is_catch_wire(w)
+                && plan
+                    .scope(w.from)
+                    .iter()
+                    .any(|&s| self.status(Slot::top(s)).is_some_and(|st| !st.is_settled()))
+            {
+                return Readiness::Waiting;
+            }
+            let value = match run.status {
+                NodeStatus::Completed => run.output.as_ref().and_then(|o| {
+                    let held = w.condition.as_ref().is_none_or(|c| c.test(o));
+                    held.then(|| w.pick.pick(o).map(|c| c.into_owned())).flatten()
+                }),
+                NodeStatus::Failed if w.pick.field() == Some(ERROR_PORT) => {
+                    run.error.as_ref().map(|e| e.to_value(&plan.node(w.from).key))
+                }
+                _ => None,
+            };
+            if let Some(v) = value {
+                carried.push((w, v));
+            }
+        }
+        if carried.is_empty() {
+            return Readiness::Skip;
+        }
+        Readiness::Ready(resolve_inputs(plan, &node.parameters, &carried))
+    }
+
+    fn result(&self) -> Option<Value> {
+        let plan = self.plan;
+        let last: Vec<(String, Value)> = (0..plan.nodes.len() as u32)
+            .filter(|&i| plan.node(i).in_loop.is_none())
+            .filter(|&i| !plan.nodes.iter().any(|n| n.wires.iter().any(|w| w.from == i)))
+            .filter_map(|i| {
+                let n = self.state.get(Slot::top(i))?;
+                (n.status == NodeStatus::Completed)
+                    .then(|| (plan.node(i).key.clone(), n.output.clone().unwrap_or_default()))
+            })
+            .collect();
+        (!last.is_empty()).then(|| one_or_keyed(last))
+    }
+}
+
+impl Role {
+    /// Whether an executor runs it (the others the engine settles itself).
+    pub const fn is_executed(self) -> bool {
+        matches!(self, Role::Work | Role::Catch | Role::Stop)
+    }
+}
+
+fn add_usage(to: &mut Usage, u: Usage) {
+    to.model_calls += u.model_calls;
+    to.tokens += u.tokens;
+    to.credits += u.credits;
+}
+
+/// A node's main input: its `input` parameter, or the only one it has.
+pub fn main_input(inputs: &Value) -> &Value {
+    match inputs {
+        Value::Object(o) if o.contains_key("input") => &o["input"],
+        Value::Object(o) if o.len() == 1 => o.values().next().unwrap_or(inputs),
+        _ => inputs,
+    }
+}
+
+/// Configured parameters merged with what the connections carried, by
+/// input parameter (the data-flow rules in the crate docs).
+fn resolve_inputs(plan: &Plan, parameters: &Map<String, Value>, carried: &[(&Wire, Value)]) -> Value {
+    let mut out = parameters.clone();
+    let mut params: Vec<&str> = Vec::new();
+    for (w, _) in carried {
+        if !params.contains(&w.param.as_str()) {
+            params.push(&w.param);
+        }
+    }
+    for p in params {
+        let values: Vec<(&Wire, &Value)> =
+            carried.iter().filter(|(w, _)| w.param == p).map(|(w, v)| (*w, v)).collect();
+        let configured = parameters.get(p);
+        let merged = match values[0].0.strategy {
+            MergeStrategy::LastWriteWins => values[values.len() - 1].1.clone(),
+            MergeStrategy::Concat => {
+                let texts = configured.into_iter().chain(values.iter().map(|(_, v)| *v)).map(as_text);
+                Value::String(texts.collect::<Vec<_>>().join("\n\n"))
+            }
+            MergeStrategy::Array => {
+                Value::Array(configured.into_iter().chain(values.iter().map(|(_, v)| *v)).cloned().collect())
+            }
+            MergeStrategy::JsonObject => Value::Object(
+                values.iter().map(|(w, v)| (plan.node(w.from).key.clone(), (*v).clone())).collect(),
+            ),
+        };
+        out.insert(p.to_owned(), merged);
+    }
+    Value::Object(out)
+}
+
+fn as_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn one_or_keyed(mut outs: Vec<(String, Value)>) -> Value {
+    if outs.len() == 1 {
+        return outs.remove(0).1;
+    }
+    Value::Object(outs.into_iter().collect())
+}
+
+fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// When a `wait_delay` started `now` ends: `until`, or `delay_ms` after
+/// now (at most 7 days either way).
+fn wait_until(config: &Map<String, Value>, now: Timestamp) -> Timestamp {
+    let latest = now.plus_micros(MAX_WAIT_MS as i64 * 1_000);
+    if let Some(until) = config.get("until").and_then(Value::as_str)
+        && let Ok(t) = chrono::DateTime::parse_from_rfc3339(until)
+    {
+        return Timestamp::from_datetime(t.to_utc()).clamp(now, latest);
+    }
+    let ms = config.get("delay_ms").and_then(Value::as_u64).unwrap_or(5_000).min(MAX_WAIT_MS);
+    now.plus_micros(ms as i64 * 1_000)
+}

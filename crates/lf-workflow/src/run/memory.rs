@@ -1,0 +1,213 @@
+//! Runs in memory, for tests and for apps that embed the engine.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Mutex;
+
+use async_trait::async_trait;
+use lf_core::{LenserId, LfError, LfResult, Page, PageRequest, Timestamp, WorkflowId};
+
+use super::model::{Held, IdempotencyKey, Lease, LeaseToken, Run, RunFilter, RunId};
+use super::store::RunStore;
+use super::{IDEMPOTENCY_WINDOW_MICROS, run_not_found};
+use crate::engine::{NodeRun, RunState, Slot};
+
+struct Row {
+    run: Run,
+    slots: BTreeMap<Slot, NodeRun>,
+    lease: Option<Lease>,
+    wake_at: Option<Timestamp>,
+}
+
+impl Row {
+    fn due(&self, now: Timestamp) -> bool {
+        let free = self.lease.as_ref().is_none_or(|l| l.expires_at <= now);
+        let s = &self.run.state;
+        free && !s.status.is_final()
+            && (s.status == crate::engine::RunStatus::Pending
+                || self.run.cancel_requested_by.is_some()
+                || self.wake_at.is_none_or(|w| w <= now))
+    }
+
+    /// When it becomes due if nothing else happens: its lease's end, or
+    /// its wake time, or now.
+    fn due_at(&self) -> Timestamp {
+        let s = &self.run.state;
+        let soon = s.status == crate::engine::RunStatus::Pending || self.run.cancel_requested_by.is_some();
+        let free = if soon { self.run.created_at } else { self.wake_at.unwrap_or(self.run.created_at) };
+        self.lease.as_ref().map_or(free, |l| l.expires_at.max(free))
+    }
+
+    fn holds(&self, lease: &Lease) -> bool {
+        self.lease.as_ref().is_some_and(|l| l.token == lease.token)
+    }
+}
+
+/// A [`RunStore`] in a mutex.
+#[derive(Default)]
+pub struct MemoryRunStore {
+    rows: Mutex<HashMap<RunId, Row>>,
+}
+
+impl MemoryRunStore {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn rows(&self) -> std::sync::MutexGuard<'_, HashMap<RunId, Row>> {
+        self.rows.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+fn header(run: &Run) -> Run {
+    let mut r = run.clone();
+    r.state.slots.clear();
+    r
+}
+
+fn by_key(
+    rows: &HashMap<RunId, Row>,
+    workflow: WorkflowId,
+    key: &IdempotencyKey,
+    now: Timestamp,
+) -> Option<Run> {
+    rows.values()
+        .filter(|r| r.run.workflow_id == workflow && r.run.idempotency_key.as_ref() == Some(key))
+        .filter(|r| now.as_micros() - r.run.created_at.as_micros() < IDEMPOTENCY_WINDOW_MICROS)
+        .map(|r| header(&r.run))
+        .next()
+}
+
+#[async_trait]
+impl RunStore for MemoryRunStore {
+    async fn create_run(&self, run: &Run) -> LfResult<(Run, bool)> {
+        let mut rows = self.rows();
+        if rows.contains_key(&run.id) {
+            return Err(LfError::conflict(format!("run {} already exists", run.id)));
+        }
+        if let Some(key) = &run.idempotency_key
+            && let Some(first) = by_key(&rows, run.workflow_id, key, run.created_at)
+        {
+            return Ok((first, false));
+        }
+        let stored = header(run);
+        rows.insert(run.id, Row { run: stored.clone(), slots: BTreeMap::new(), lease: None, wake_at: None });
+        Ok((stored, true))
+    }
+
+    async fn get_run(&self, id: RunId) -> LfResult<Run> {
+        self.rows().get(&id).map(|r| header(&r.run)).ok_or_else(|| run_not_found(id))
+    }
+
+    async fn load_run(&self, id: RunId) -> LfResult<Run> {
+        let rows = self.rows();
+        let row = rows.get(&id).ok_or_else(|| run_not_found(id))?;
+        let mut run = header(&row.run);
+        run.state.slots = row.slots.clone();
+        Ok(run)
+    }
+
+    async fn find_by_key(
+        &self,
+        workflow: WorkflowId,
+        key: &IdempotencyKey,
+        now: Timestamp,
+    ) -> LfResult<Option<Run>> {
+        Ok(by_key(&self.rows(), workflow, key, now))
+    }
+
+    async fn list_runs(&self, me: LenserId, filter: &RunFilter, page: PageRequest) -> LfResult<Page<Run>> {
+        let rows = self.rows();
+        let mut all: Vec<&Run> = rows
+            .values()
+            .map(|r| &r.run)
+            .filter(|r| match filter.workflow_id {
+                Some(w) => r.workflow_id == w,
+                None => r.started_by == me || r.workflow_owner == me,
+            })
+            .filter(|r| filter.status.is_none_or(|s| r.state.status == s))
+            .collect();
+        all.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(b.id.cmp(&a.id)));
+        let total = all.len() as u64;
+        let items =
+            all.into_iter().skip(page.offset() as usize).take(page.limit() as usize).map(header).collect();
+        Ok(Page::new(items, total, page))
+    }
+
+    async fn claim(&self, owner: &str, now: Timestamp, lease_ms: u64, limit: u32) -> LfResult<Vec<Lease>> {
+        let mut rows = self.rows();
+        let mut due: Vec<(Timestamp, RunId)> = rows
+            .values()
+            .filter(|r| r.due(now))
+            .map(|r| (r.wake_at.unwrap_or(r.run.created_at), r.run.id))
+            .collect();
+        due.sort();
+        let mut out = Vec::new();
+        for (_, id) in due.into_iter().take(limit as usize) {
+            let lease = Lease {
+                run: id,
+                token: LeaseToken::new(),
+                owner: owner.to_owned(),
+                expires_at: now.plus_micros(lease_ms as i64 * 1_000),
+            };
+            if let Some(r) = rows.get_mut(&id) {
+                r.lease = Some(lease.clone());
+            }
+            out.push(lease);
+        }
+        Ok(out)
+    }
+
+    async fn heartbeat(&self, lease: &Lease, now: Timestamp, lease_ms: u64) -> LfResult<Held> {
+        let mut rows = self.rows();
+        let Some(r) = rows.get_mut(&lease.run) else { return Ok(Held::Lost) };
+        if !r.holds(lease) || r.run.state.status.is_final() {
+            return Ok(Held::Lost);
+        }
+        if let Some(l) = &mut r.lease {
+            l.expires_at = now.plus_micros(lease_ms as i64 * 1_000);
+        }
+        Ok(Held::Yes { cancel_requested_by: r.run.cancel_requested_by.clone() })
+    }
+
+    async fn save(
+        &self,
+        lease: &Lease,
+        state: &RunState,
+        slots: &[(Slot, NodeRun)],
+        release: bool,
+    ) -> LfResult<bool> {
+        let mut rows = self.rows();
+        let Some(r) = rows.get_mut(&lease.run) else { return Ok(false) };
+        if !r.holds(lease) {
+            return Ok(false);
+        }
+        let mut header = state.clone();
+        header.slots.clear();
+        r.run.state = header;
+        for (s, n) in slots {
+            r.slots.insert(*s, n.clone());
+        }
+        r.wake_at = state.next_wake();
+        if release || state.status.is_final() {
+            r.lease = None;
+        }
+        Ok(true)
+    }
+
+    async fn request_cancel(&self, id: RunId, by: &str, now: Timestamp) -> LfResult<Run> {
+        let mut rows = self.rows();
+        let r = rows.get_mut(&id).ok_or_else(|| run_not_found(id))?;
+        if !r.run.state.status.is_final() && r.run.cancel_requested_by.is_none() {
+            r.run.cancel_requested_by = Some(by.to_owned());
+            if r.lease.is_none() {
+                r.wake_at = Some(now);
+            }
+        }
+        Ok(header(&r.run))
+    }
+
+    async fn next_due(&self) -> LfResult<Option<Timestamp>> {
+        let rows = self.rows();
+        Ok(rows.values().filter(|r| !r.run.state.status.is_final()).map(Row::due_at).min())
+    }
+}

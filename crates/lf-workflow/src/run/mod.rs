@@ -1,0 +1,28 @@
+//! Runs: the records the runner keeps and claims. A [`Run`] is pinned to
+//! one workflow version; its state is the engine's [`crate::engine::RunState`],
+//! written slot by slot under a [`Lease`] so that a runner that lost its
+//! run cannot overwrite the one that took it.
+//!
+//! - `model.rs`: [`Run`], [`RunId`], [`IdempotencyKey`], [`Lease`];
+//! - `store.rs`: [`RunStore`] and its contract;
+//! - `memory.rs`: [`MemoryRunStore`];
+//! - `contract.rs`: the suite every store runs.
+
+pub mod contract;
+mod memory;
+mod model;
+mod store;
+
+use lf_core::LfError;
+
+pub use memory::MemoryRunStore;
+pub use model::{
+    Held, IDEMPOTENCY_WINDOW_MICROS, IdempotencyKey, Lease, LeaseToken, MAX_IDEMPOTENCY_KEY_CHARS, Run,
+    RunFilter, RunId, RunOrigin,
+};
+pub use store::RunStore;
+
+/// NOT_FOUND for a run that is not there or not the caller's to read.
+pub fn run_not_found(id: RunId) -> LfError {
+    LfError::not_found("Workflow run", id)
+}

@@ -1,0 +1,130 @@
+//! Run records: who started a run of which version, with what, and where
+//! it stands. The engine's [`RunState`] is the moving part; a [`Run`] adds
+//! what never changes once the run is made.
+
+use lf_core::{LenserId, LfError, LfResult, Timestamp, WorkflowId};
+
+use crate::engine::{RunState, RunStatus};
+use crate::model::WorkflowVersionId;
+
+lf_core::id_newtype!(
+    /// One run of one workflow version.
+    RunId
+);
+
+lf_core::id_newtype!(
+    /// One claim of a run by a runner: a new token at every claim.
+    LeaseToken
+);
+
+/// Longest `idempotency_key`.
+pub const MAX_IDEMPOTENCY_KEY_CHARS: usize = 128;
+/// How long an idempotency key names its run: a repeat within this time
+/// gets the first run back; after it, the key starts a new run.
+pub const IDEMPOTENCY_WINDOW_MICROS: i64 = 24 * 3_600 * 1_000_000;
+
+/// A client's idempotency key: 1 to 128 characters, no control characters.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct IdempotencyKey(String);
+
+impl IdempotencyKey {
+    pub fn parse(field: &str, s: &str) -> LfResult<Self> {
+        if s.is_empty()
+            || s.chars().nth(MAX_IDEMPOTENCY_KEY_CHARS).is_some()
+            || s.chars().any(char::is_control)
+        {
+            return Err(LfError::invalid_argument(format!(
+                "{field} must be 1 to {MAX_IDEMPOTENCY_KEY_CHARS} characters without control characters, such as a request id"
+            ))
+            .with_field(field));
+        }
+        Ok(IdempotencyKey(s.to_owned()))
+    }
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+lf_core::word_enum!(
+    /// What started a run.
+    RunOrigin, "origin", [
+        /// `run_workflow` (or a client's task).
+        Manual = "manual",
+        /// `retry_workflow`.
+        Retry = "retry",
+        Schedule = "schedule",
+        Webhook = "webhook",
+        Event = "event",
+        /// A `sub_workflow` step of another run.
+        SubWorkflow = "sub_workflow",
+        /// A workflow contender answering a battle.
+        Battle = "battle",
+        /// `run_lens` with a `workflow_id`: a run that records one lens call.
+        Lens = "lens",
+    ]
+);
+
+/// A run: what it was started with, and its state (without node results
+/// unless they were asked for).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Run {
+    pub id: RunId,
+    pub workflow_id: WorkflowId,
+    /// The version it is pinned to.
+    pub version_id: WorkflowVersionId,
+    pub version: u32,
+    /// The workflow's owner when the run was made (who may cancel and retry it, with the starter).
+    pub workflow_owner: LenserId,
+    pub started_by: LenserId,
+    pub origin: RunOrigin,
+    pub parent_run_id: Option<RunId>,
+    pub idempotency_key: Option<IdempotencyKey>,
+    /// Overrides the model of every AI step.
+    pub global_model_id: Option<String>,
+    /// For a retry with `resume: true`: the run whose completed steps it reuses.
+    pub resume_from: Option<RunId>,
+    pub created_at: Timestamp,
+    /// Who asked to cancel it, while the runner has not yet stopped it.
+    pub cancel_requested_by: Option<String>,
+    pub state: RunState,
+}
+
+impl Run {
+    pub fn status(&self) -> RunStatus {
+        self.state.status
+    }
+
+    /// Whether `who` may cancel or retry it: its starter and the workflow's owner.
+    pub fn may_control(&self, who: LenserId) -> bool {
+        who == self.started_by || who == self.workflow_owner
+    }
+}
+
+/// Which runs to list.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RunFilter {
+    /// The runs of this workflow (readable to the caller); `None`: the runs
+    /// the caller started or whose workflow the caller owns.
+    pub workflow_id: Option<WorkflowId>,
+    pub status: Option<RunStatus>,
+}
+
+/// A runner's hold on a run, until `expires_at`. Every write of the run's
+/// state names the token; once another runner took the run, a write with
+/// the old token is refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Lease {
+    pub run: RunId,
+    pub token: LeaseToken,
+    pub owner: String,
+    pub expires_at: Timestamp,
+}
+
+/// What a heartbeat learns.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Held {
+    /// Still ours, extended; and whether someone asked to cancel the run.
+    Yes { cancel_requested_by: Option<String> },
+    /// Another runner has it, or it ended: stop and write nothing.
+    Lost,
+}

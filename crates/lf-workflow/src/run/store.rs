@@ -1,0 +1,89 @@
+//! The storage contract of runs, node results and leases.
+//! Implementations: [`super::MemoryRunStore`] here, SQLite and PostgreSQL
+//! in lf-store. All of them run [`super::contract::suite`].
+
+use async_trait::async_trait;
+use lf_core::{LenserId, LfResult, Page, PageRequest, Timestamp};
+
+use super::model::{Held, IdempotencyKey, Lease, Run, RunFilter, RunId};
+use crate::engine::{NodeRun, RunState, Slot};
+use lf_core::WorkflowId;
+
+/// Where runs live, with their node results, and who holds each.
+///
+/// A run is one row (what [`Run`] has, the state without slots) and one
+/// row per slot ([`NodeRun`]). Everything is read back as written: JSON
+/// with its key order, timestamps to the microsecond.
+///
+/// Leases: [`RunStore::claim`] hands a due run to exactly one caller, with
+/// a fresh token, even when several processes claim at once (PostgreSQL
+/// `FOR UPDATE SKIP LOCKED`, SQLite `BEGIN IMMEDIATE`). A run is *due*
+/// when it has not ended and no live lease holds it, and it is pending,
+/// or its `wake_at` ([`RunState::next_wake`] when it was saved) is reached
+/// or absent, or someone asked to cancel it. [`RunStore::save`] writes
+/// only under the current token, in one transaction; a write under an
+/// old token changes nothing and answers `false`.
+///
+/// Visibility is the service's job: it checks the workflow's readability
+/// through the [`crate::WorkflowStore`] before it reads a run by id.
+///
+/// Errors every implementation MUST return (other failures are INTERNAL):
+/// - NOT_FOUND from reads by id when there is no such run
+///   ([`super::run_not_found`]).
+/// - CONFLICT from [`RunStore::create_run`] when the run's id is taken.
+#[async_trait]
+pub trait RunStore: Send + Sync {
+    /// Stores a new run (pending, no slots), unless its idempotency key
+    /// names a run of the same workflow made less than 24 hours before
+    /// `run.created_at`: then nothing is written and that run is returned
+    /// with `false`. Two racing creations with one key make one run.
+    async fn create_run(&self, run: &Run) -> LfResult<(Run, bool)>;
+
+    /// The run, with `state.slots` empty.
+    async fn get_run(&self, id: RunId) -> LfResult<Run>;
+
+    /// The run with every node result.
+    async fn load_run(&self, id: RunId) -> LfResult<Run>;
+
+    /// The run of `workflow` with this key made less than 24 hours before `now`.
+    async fn find_by_key(
+        &self,
+        workflow: WorkflowId,
+        key: &IdempotencyKey,
+        now: Timestamp,
+    ) -> LfResult<Option<Run>>;
+
+    /// Runs newest first. With a workflow in the filter: that workflow's
+    /// runs; without: those `me` started or whose workflow `me` owns.
+    async fn list_runs(&self, me: LenserId, filter: &RunFilter, page: PageRequest) -> LfResult<Page<Run>>;
+
+    /// Claims up to `limit` due runs for `owner`, oldest due first, each
+    /// with a new token valid until `now + lease_ms`.
+    async fn claim(&self, owner: &str, now: Timestamp, lease_ms: u64, limit: u32) -> LfResult<Vec<Lease>>;
+
+    /// Extends the lease to `now + lease_ms` if it is still held.
+    async fn heartbeat(&self, lease: &Lease, now: Timestamp, lease_ms: u64) -> LfResult<Held>;
+
+    /// Writes the run's state (status, times, result, error, next wake)
+    /// and the given node results, under `lease`. With `release`, the
+    /// lease ends in the same write (the run then waits for its `wake_at`,
+    /// or has ended). `false`: the lease was lost and nothing was written.
+    async fn save(
+        &self,
+        lease: &Lease,
+        state: &RunState,
+        slots: &[(Slot, NodeRun)],
+        release: bool,
+    ) -> LfResult<bool>;
+
+    /// Records that `by` asked to cancel the run and makes it due at once
+    /// if no runner holds it, so that a runner claims it and stops it
+    /// (the engine decides what cancelling does). Returns the run as it
+    /// is after the write; a run that has ended is returned unchanged.
+    async fn request_cancel(&self, id: RunId, by: &str, now: Timestamp) -> LfResult<Run>;
+
+    /// When the earliest run that has not ended becomes due (its lease's
+    /// end for a held run, its wake time for a released one): the runner
+    /// sleeps until then unless woken.
+    async fn next_due(&self) -> LfResult<Option<Timestamp>>;
+}
