@@ -388,6 +388,52 @@ impl WorkflowService {
         Ok(Validated { workflow, version: version.summary(), report })
     }
 
+    /// A version of a workflow the caller may read, with its reach.
+    pub async fn version(&self, p: &Principal, id: WorkflowId, which: VersionSelector) -> LfResult<WorkflowVersion> {
+        self.store.get_version(p.reach(), id, which).await
+    }
+
+    /// A version that may run: readable, not archived, and valid with the
+    /// lenses the caller can read and the owner's saved connections.
+    /// INVALID_ARGUMENT with the first problem (and all of them in
+    /// `details.errors`) otherwise.
+    pub async fn runnable(
+        &self,
+        p: &Principal,
+        id: WorkflowId,
+        which: VersionSelector,
+    ) -> LfResult<(Workflow, WorkflowVersion)> {
+        let (workflow, version) = self.store.get_workflow_and_version(p.reach(), id, which).await?;
+        if workflow.archived_at.is_some() {
+            return Err(LfError::new(
+                ErrorCode::InvalidTransition,
+                format!("Workflow {id} is archived: its runs are kept, but it does not start new ones."),
+            ));
+        }
+        let graph = Graph::of_version(&version);
+        let facts = self.facts(p.reach(), workflow.owner, &graph).await?;
+        let report = validate(&graph, catalog(), &facts);
+        if let Some(first) = report.errors.first() {
+            return Err(LfError::invalid_argument(format!(
+                "Workflow {id} version {} does not validate: {} Fix it with update_workflow; validate_workflow lists every problem.",
+                version.number, first.message
+            ))
+            .with_detail("hint", Detail::Str(first.hint.clone()))
+            .with_detail(
+                "errors",
+                Detail::List(report.errors.iter().map(|i| issue_detail(i, &report)).collect()),
+            ));
+        }
+        if !report.run_ready {
+            let why = report.warnings.first().map_or("it is not ready to run", |w| w.message.as_str());
+            return Err(LfError::invalid_argument(format!(
+                "Workflow {id} version {} is not ready to run: {why}",
+                version.number
+            )));
+        }
+        Ok((workflow, version))
+    }
+
     /// The catalog's types, of one category when asked (an unknown category
     /// lists none).
     pub fn node_types(category: Option<&str>) -> NodeTypeList {

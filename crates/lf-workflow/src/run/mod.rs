@@ -6,11 +6,15 @@
 //! - `model.rs`: [`Run`], [`RunId`], [`IdempotencyKey`], [`Lease`];
 //! - `store.rs`: [`RunStore`] and its contract;
 //! - `memory.rs`: [`MemoryRunStore`];
+//! - `service.rs`: [`RunService`], the use cases for a principal, and
+//!   `form.rs`, a form trigger's fields applied to a run's inputs;
 //! - `contract.rs`: the suite every store runs.
 
 pub mod contract;
+mod form;
 mod memory;
 mod model;
+mod service;
 mod store;
 
 use lf_core::LfError;
@@ -20,6 +24,7 @@ pub use model::{
     Held, IDEMPOTENCY_WINDOW_MICROS, IdempotencyKey, Lease, LeaseToken, MAX_IDEMPOTENCY_KEY_CHARS, Run,
     RunFilter, RunId, RunOrigin,
 };
+pub use service::{NoSignal, RunDefaults, RunLog, RunService, RunSignal, StartRun, Started};
 pub use store::RunStore;
 
 /// NOT_FOUND for a run that is not there or not the caller's to read.

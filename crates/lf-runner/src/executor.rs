@@ -1,0 +1,119 @@
+//! Executors: what runs one attempt of one node. The runner hands each a
+//! [`Job`] and feeds what it answers back to the engine; an executor knows
+//! nothing of leases, retries or the graph.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use lf_core::{LenserId, WorkflowId};
+use lf_workflow::engine::{Failure, Plan, PlanNode, Slot, Usage, main_input};
+use lf_workflow::exec::{PURE_TYPES, run_pure};
+use lf_workflow::run::RunId;
+use serde_json::Value;
+
+/// One attempt of one node.
+#[derive(Clone, Debug)]
+pub struct Job {
+    pub run: RunId,
+    pub workflow_id: WorkflowId,
+    pub workflow_owner: LenserId,
+    pub started_by: LenserId,
+    pub global_model_id: Option<String>,
+    pub plan: Arc<Plan>,
+    pub slot: Slot,
+    pub attempt: u32,
+    /// Its parameters merged with what its connections carried.
+    pub input: Value,
+    /// For a node with outside effects: `run:step[#item]:attempt`, the
+    /// same for every try of this attempt (also after a takeover), sent as
+    /// an `Idempotency-Key` where the target is HTTP.
+    pub idempotency_key: Option<String>,
+}
+
+impl Job {
+    pub fn node(&self) -> &PlanNode {
+        self.plan.node(self.slot.node)
+    }
+}
+
+/// What a finished attempt gives.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Done {
+    pub output: Value,
+    pub usage: Usage,
+}
+
+impl Done {
+    pub fn output(output: Value) -> Self {
+        Done { output, usage: Usage::default() }
+    }
+}
+
+/// Runs attempts of the node types it is registered for.
+#[async_trait]
+pub trait Executor: Send + Sync {
+    async fn execute(&self, job: &Job) -> Result<Done, Failure>;
+}
+
+/// The executors of a runner, by node type.
+#[derive(Clone, Default)]
+pub struct Executors {
+    by_type: HashMap<String, Arc<dyn Executor>>,
+}
+
+impl Executors {
+    /// No executor at all.
+    pub fn none() -> Self {
+        Self::default()
+    }
+
+    /// The pure node types of [`lf_workflow::exec`].
+    pub fn pure() -> Self {
+        let pure: Arc<dyn Executor> = Arc::new(Pure);
+        let mut e = Self::none();
+        for t in PURE_TYPES {
+            e.by_type.insert((*t).to_owned(), pure.clone());
+        }
+        e
+    }
+
+    /// Adds (or replaces) the executor of `node_type`.
+    pub fn with(mut self, node_type: &str, executor: Arc<dyn Executor>) -> Self {
+        self.by_type.insert(node_type.to_owned(), executor);
+        self
+    }
+
+    /// Whether `node_type` has an executor.
+    pub fn handles(&self, node_type: &str) -> bool {
+        self.by_type.contains_key(node_type)
+    }
+
+    pub(crate) async fn execute(&self, job: &Job) -> Result<Done, Failure> {
+        let t = job.node().node_type.as_str();
+        match self.by_type.get(t) {
+            Some(e) => e.execute(job).await,
+            None => Err(Failure::new(
+                "not_executable",
+                format!("this server has no executor for node type {t}; remove step {} or replace it", job.node().key),
+            )),
+        }
+    }
+}
+
+/// The pure types: a function of the node's config and input.
+struct Pure;
+
+#[async_trait]
+impl Executor for Pure {
+    async fn execute(&self, job: &Job) -> Result<Done, Failure> {
+        let node = job.node();
+        // merge combines everything that reached it; the others work on their main input.
+        let input = if node.node_type == "merge" { &job.input } else { main_input(&job.input) };
+        match run_pure(&node.node_type, &node.config, input) {
+            Some(Ok(output)) => Ok(Done::output(output)),
+            Some(Err(e)) => Err(Failure::new(e.code.as_str(), e.message)),
+            None => Err(Failure::new("not_executable", format!("{} is not a pure node type", node.node_type))),
+        }
+    }
+}

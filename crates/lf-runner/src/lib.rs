@@ -1,0 +1,25 @@
+//! The workflow runner: the durable half of running workflows, on tokio.
+//!
+//! A [`Runner`] claims due runs from a [`lf_workflow::run::RunStore`]
+//! under a lease, rebuilds each run's state from its rows, and feeds the
+//! engine's step function ([`lf_workflow::engine::step`]) with what
+//! happens: node results from the [`Executors`], timers, cancel requests
+//! and lost leases. Every change the engine makes is written under the
+//! lease token before the attempts it asks for start, so a process that
+//! dies mid-run loses nothing: after the lease expires another runner
+//! takes the run over and runs the unfinished attempts again with the same
+//! attempt numbers (and so the same idempotency keys).
+//!
+//! - New runs and cancel requests wake the claim loop at once through the
+//!   [`lf_workflow::run::RunSignal`] of [`Runner::signal`]; otherwise it
+//!   sleeps until the store's next due run (a timer, a lease's end).
+//! - A run with nothing running and only a distant timer is released; the
+//!   store makes it due again when its timer fires.
+//! - [`Runner::shutdown`] stops claiming and starting nodes, lets running
+//!   nodes finish within the grace period, then releases what it holds.
+
+mod executor;
+mod runner;
+
+pub use executor::{Done, Executor, Executors, Job};
+pub use runner::{Runner, RunnerConfig};

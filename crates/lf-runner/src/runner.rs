@@ -1,0 +1,444 @@
+//! The claim loop and the drive of one run.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use lf_core::{Clock, LfResult, Reach, SystemClock, Timestamp};
+use lf_workflow::engine::{Action, Event, Failure, NodeStatus, Plan, RunError, RunState, RunStatus, Slot, Tick, Usage, step};
+use lf_workflow::run::{Held, Lease, Run, RunId, RunSignal, RunStore};
+use lf_workflow::{VersionSelector, WorkflowStore, WorkflowVersionId};
+use tokio::sync::Notify;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use crate::executor::{Executors, Job};
+
+/// How a runner behaves.
+#[derive(Clone, Debug)]
+pub struct RunnerConfig {
+    /// This process, as leases name it.
+    pub owner: String,
+    /// How long a claim holds without a heartbeat (default 30 s); a run
+    /// whose holder died is taken over after it.
+    pub lease: Duration,
+    /// Runs this process drives at once (default 16).
+    pub max_runs: usize,
+    /// How long shutdown waits for running nodes (default 10 s).
+    pub grace: Duration,
+}
+
+impl Default for RunnerConfig {
+    fn default() -> Self {
+        RunnerConfig {
+            owner: format!("runner-{}-{}", std::process::id(), RunId::new()),
+            lease: Duration::from_secs(30),
+            max_runs: 16,
+            grace: Duration::from_secs(10),
+        }
+    }
+}
+
+/// Claims due runs and drives them. Cheap to clone.
+#[derive(Clone)]
+pub struct Runner {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    runs: Arc<dyn RunStore>,
+    workflows: Arc<dyn WorkflowStore>,
+    executors: Executors,
+    config: RunnerConfig,
+    clock: Arc<dyn Clock>,
+    /// Something may be due: a new run, a cancel request, a drive ended.
+    wake: Notify,
+    /// The runs this process drives, each with its own wake for cancels.
+    active: Mutex<HashMap<RunId, Arc<Notify>>>,
+    plans: Mutex<HashMap<WorkflowVersionId, Arc<Plan>>>,
+    /// Set at shutdown: claim nothing more, start no more nodes.
+    draining: CancellationToken,
+    /// Set when the grace period is over: stop, release, return.
+    stop: CancellationToken,
+}
+
+/// The plans kept in memory (versions are immutable, so a plan never goes stale).
+const MAX_PLANS: usize = 256;
+
+impl Runner {
+    pub fn new(
+        runs: Arc<dyn RunStore>,
+        workflows: Arc<dyn WorkflowStore>,
+        executors: Executors,
+        config: RunnerConfig,
+    ) -> Self {
+        Self::with_clock(runs, workflows, executors, config, Arc::new(SystemClock))
+    }
+
+    pub fn with_clock(
+        runs: Arc<dyn RunStore>,
+        workflows: Arc<dyn WorkflowStore>,
+        executors: Executors,
+        config: RunnerConfig,
+        clock: Arc<dyn Clock>,
+    ) -> Self {
+        Runner {
+            inner: Arc::new(Inner {
+                runs,
+                workflows,
+                executors,
+                config,
+                clock,
+                wake: Notify::new(),
+                active: Mutex::default(),
+                plans: Mutex::default(),
+                draining: CancellationToken::new(),
+                stop: CancellationToken::new(),
+            }),
+        }
+    }
+
+    /// What the run service tells when a run is made or a cancel asked.
+    pub fn signal(&self) -> Arc<dyn RunSignal> {
+        Arc::new(Signal(Arc::downgrade(&self.inner)))
+    }
+
+    /// Starts claiming, on the current tokio runtime. Returns the task that
+    /// ends after [`Runner::shutdown`].
+    pub fn start(&self) -> tokio::task::JoinHandle<()> {
+        let inner = self.inner.clone();
+        tokio::spawn(async move { inner.claim_loop().await })
+    }
+
+    /// How many runs this process drives now.
+    pub fn active(&self) -> usize {
+        self.inner.active.lock().unwrap_or_else(|p| p.into_inner()).len()
+    }
+
+    /// Stops claiming, lets running nodes finish within the grace period,
+    /// then releases every run it holds (the nodes still running are run
+    /// again, with the same attempt, by whoever takes the run next).
+    pub async fn shutdown(&self) {
+        let inner = &self.inner;
+        inner.draining.cancel();
+        inner.wake.notify_waiters();
+        let deadline = tokio::time::Instant::now() + inner.config.grace;
+        while self.active() > 0 && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        inner.stop.cancel();
+        while self.active() > 0 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+}
+
+struct Signal(Weak<Inner>);
+
+impl RunSignal for Signal {
+    fn started(&self, _: RunId) {
+        if let Some(i) = self.0.upgrade() {
+            i.wake.notify_one();
+        }
+    }
+
+    fn cancel_requested(&self, run: RunId) {
+        let Some(i) = self.0.upgrade() else { return };
+        let held = i.active.lock().unwrap_or_else(|p| p.into_inner()).get(&run).cloned();
+        match held {
+            Some(n) => n.notify_one(),
+            None => i.wake.notify_one(),
+        }
+    }
+}
+
+fn ms(d: Duration) -> u64 {
+    d.as_millis().min(u64::MAX as u128) as u64
+}
+
+/// 64 random bits for the engine's jitter.
+fn seed() -> u64 {
+    RunId::new().as_uuid().as_u128() as u64
+}
+
+impl Inner {
+    async fn claim_loop(self: Arc<Self>) {
+        let lease_ms = ms(self.config.lease);
+        loop {
+            if self.draining.is_cancelled() {
+                return;
+            }
+            let free = self.config.max_runs.saturating_sub(self.active.lock().unwrap_or_else(|p| p.into_inner()).len());
+            let mut claimed = 0;
+            if free > 0 {
+                match self.runs.claim(&self.config.owner, self.clock.now(), lease_ms, free as u32).await {
+                    Ok(leases) => {
+                        claimed = leases.len();
+                        for lease in leases {
+                            self.clone().spawn_drive(lease);
+                        }
+                    }
+                    Err(e) => {
+                        tracing::warn!(error = %e, "claiming workflow runs failed; trying again in a second");
+                        tokio::time::sleep(Duration::from_secs(1)).await;
+                        continue;
+                    }
+                }
+            }
+            if claimed > 0 && claimed == free {
+                continue;
+            }
+            let wait = if free == 0 {
+                self.config.lease
+            } else {
+                match self.runs.next_due().await {
+                    Ok(Some(at)) => until(self.clock.now(), at).clamp(Duration::from_millis(5), self.config.lease),
+                    Ok(None) => self.config.lease,
+                    Err(_) => Duration::from_secs(1),
+                }
+            };
+            tokio::select! {
+                _ = self.wake.notified() => {}
+                _ = tokio::time::sleep(wait) => {}
+                _ = self.draining.cancelled() => return,
+            }
+        }
+    }
+
+    fn spawn_drive(self: Arc<Self>, lease: Lease) {
+        let notify = Arc::new(Notify::new());
+        self.active.lock().unwrap_or_else(|p| p.into_inner()).insert(lease.run, notify.clone());
+        tokio::spawn(async move {
+            let run = lease.run;
+            if let Err(e) = self.clone().drive(lease, notify).await {
+                tracing::warn!(%run, error = %e, "driving a workflow run failed; another claim will resume it");
+            }
+            self.active.lock().unwrap_or_else(|p| p.into_inner()).remove(&run);
+            self.wake.notify_one();
+        });
+    }
+
+    async fn plan(&self, run: &Run) -> LfResult<Result<Arc<Plan>, String>> {
+        if let Some(p) = self.plans.lock().unwrap_or_else(|p| p.into_inner()).get(&run.version_id) {
+            return Ok(Ok(p.clone()));
+        }
+        let version =
+            self.workflows.get_version(Reach::Everything, run.workflow_id, VersionSelector::Id(run.version_id)).await?;
+        let plan = match Plan::new(&version) {
+            Ok(p) => Arc::new(p),
+            Err(e) => return Ok(Err(e)),
+        };
+        let mut plans = self.plans.lock().unwrap_or_else(|p| p.into_inner());
+        if plans.len() >= MAX_PLANS {
+            plans.clear();
+        }
+        plans.insert(run.version_id, plan.clone());
+        Ok(Ok(plan))
+    }
+
+    async fn drive(self: Arc<Self>, lease: Lease, cancel: Arc<Notify>) -> LfResult<()> {
+        let run = self.runs.load_run(lease.run).await?;
+        let plan = match self.plan(&run).await? {
+            Ok(p) => p,
+            Err(why) => {
+                let mut state = run.state.clone();
+                state.status = RunStatus::Failed;
+                state.finished_at = Some(self.clock.now());
+                state.error = Some(RunError { code: "not_runnable".into(), message: why, node: None });
+                self.runs.save(&lease, &state, &[], true).await?;
+                return Ok(());
+            }
+        };
+        let mut state = run.state.clone();
+        if state.status == RunStatus::Pending
+            && let Some(parent) = run.resume_from
+        {
+            reuse_completed(&mut state, &self.runs.load_run(parent).await?.state, &plan);
+        }
+        let mut d = Drive {
+            inner: &self,
+            run: &run,
+            plan,
+            lease,
+            state,
+            tasks: JoinSet::new(),
+            running: HashMap::new(),
+            lost: false,
+        };
+        d.apply(Event::Started).await?;
+        if let Some(by) = run.cancel_requested_by.clone() {
+            d.apply(Event::CancelAsked { by }).await?;
+        }
+        d.run_loop(&cancel).await
+    }
+}
+
+/// Copies a failed run's completed steps into a new run that resumes it.
+fn reuse_completed(state: &mut RunState, parent: &RunState, plan: &Plan) {
+    for (slot, n) in &parent.slots {
+        if slot.item.is_none() && slot.node != plan.trigger && n.status == NodeStatus::Completed {
+            state.slots.insert(*slot, n.clone());
+        }
+    }
+}
+
+fn until(now: Timestamp, at: Timestamp) -> Duration {
+    Duration::from_micros(at.as_micros().saturating_sub(now.as_micros()).max(0) as u64)
+}
+
+/// One run being driven: its state, its running attempts, its lease.
+struct Drive<'a> {
+    inner: &'a Arc<Inner>,
+    run: &'a Run,
+    plan: Arc<Plan>,
+    lease: Lease,
+    state: RunState,
+    tasks: JoinSet<(Slot, u32, Result<crate::Done, Failure>)>,
+    running: HashMap<Slot, tokio::task::AbortHandle>,
+    lost: bool,
+}
+
+impl Drive<'_> {
+    fn tick(&self) -> Tick {
+        Tick { now: self.inner.clock.now(), seed: seed() }
+    }
+
+    /// Steps the engine, writes what changed under the lease, then starts
+    /// what it asked for (written first, so a takeover runs it again with
+    /// the same attempt).
+    async fn apply(&mut self, event: Event) -> LfResult<()> {
+        let tick = self.tick();
+        let out = step(&self.plan, &mut self.state, event, tick);
+        if out.actions.contains(&Action::Release) {
+            self.lost = true;
+            return Ok(());
+        }
+        let slots: Vec<_> =
+            out.changed.iter().filter_map(|s| self.state.slots.get(s).map(|n| (*s, n.clone()))).collect();
+        let ended = self.state.status.is_final();
+        if !slots.is_empty() || ended || out.actions.iter().any(|a| matches!(a, Action::Finish { .. })) {
+            if !self.inner.runs.save(&self.lease, &self.state, &slots, ended).await? {
+                self.lost = true;
+                return Ok(());
+            }
+        }
+        for a in out.actions {
+            match a {
+                Action::Run { slot, attempt, input, timeout_ms } => self.start(slot, attempt, input, timeout_ms),
+                Action::Abort { slot } => {
+                    if let Some(h) = self.running.remove(&slot) {
+                        h.abort();
+                    }
+                }
+                Action::Finish { .. } | Action::Release => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn start(&mut self, slot: Slot, attempt: u32, input: serde_json::Value, timeout_ms: u64) {
+        if self.inner.draining.is_cancelled() {
+            // Recorded as running: whoever takes the run next starts it.
+            return;
+        }
+        let node = self.plan.node(slot.node);
+        let idempotency_key = node.outside_effect.then(|| {
+            let item = slot.item.map(|i| format!("#{i}")).unwrap_or_default();
+            format!("{}:{}{item}:{attempt}", self.run.id, node.key)
+        });
+        let job = Job {
+            run: self.run.id,
+            workflow_id: self.run.workflow_id,
+            workflow_owner: self.run.workflow_owner,
+            started_by: self.run.started_by,
+            global_model_id: self.run.global_model_id.clone(),
+            plan: self.plan.clone(),
+            slot,
+            attempt,
+            input,
+            idempotency_key,
+        };
+        let inner = self.inner.clone();
+        let handle = self.tasks.spawn(async move {
+            let limit = Duration::from_millis(timeout_ms);
+            let result = match tokio::time::timeout(limit, inner.executors.execute(&job)).await {
+                Ok(r) => r,
+                Err(_) => Err(Failure::new("timeout", format!("the step took longer than its timeout of {timeout_ms} ms"))),
+            };
+            (slot, attempt, result)
+        });
+        self.running.insert(slot, handle);
+    }
+
+    async fn run_loop(&mut self, cancel: &Notify) -> LfResult<()> {
+        let beat_every = self.inner.config.lease / 3;
+        let lease_ms = ms(self.inner.config.lease);
+        let mut beat = tokio::time::interval_at(tokio::time::Instant::now() + beat_every, beat_every);
+        loop {
+            if self.lost {
+                self.tasks.abort_all();
+                return Ok(());
+            }
+            if self.state.status.is_final() {
+                self.tasks.abort_all();
+                return Ok(());
+            }
+            let now = self.inner.clock.now();
+            let wake = self.state.next_wake();
+            if self.running.is_empty() {
+                // Nothing runs: give the run back until its timer, unless that is soon.
+                let far = wake.is_none_or(|w| until(now, w) > self.inner.config.lease / 2);
+                if far || self.inner.draining.is_cancelled() {
+                    self.inner.runs.save(&self.lease, &self.state, &[], true).await?;
+                    return Ok(());
+                }
+            }
+            let timer = wake.map_or(self.inner.config.lease, |w| until(now, w));
+            tokio::select! {
+                Some(joined) = self.tasks.join_next(), if !self.tasks.is_empty() => {
+                    let Ok((slot, attempt, result)) = joined else { continue };
+                    self.running.remove(&slot);
+                    let event = match result {
+                        Ok(done) => Event::NodeFinished { slot, attempt, output: done.output, usage: done.usage },
+                        Err(failure) => Event::NodeFailed { slot, attempt, failure, usage: Usage::default() },
+                    };
+                    self.apply(event).await?;
+                }
+                _ = tokio::time::sleep(timer), if wake.is_some() => {
+                    self.apply(Event::TimerFired).await?;
+                }
+                _ = beat.tick() => self.heartbeat(lease_ms).await?,
+                _ = cancel.notified() => self.heartbeat(lease_ms).await?,
+                _ = self.inner.draining.cancelled(), if !self.running.is_empty() => {
+                    // Let the running nodes finish within the grace period.
+                    tokio::select! {
+                        _ = self.inner.stop.cancelled() => {
+                            self.tasks.abort_all();
+                            self.inner.runs.save(&self.lease, &self.state, &[], true).await?;
+                            return Ok(());
+                        }
+                        Some(joined) = self.tasks.join_next() => {
+                            if let Ok((slot, attempt, result)) = joined {
+                                self.running.remove(&slot);
+                                let event = match result {
+                                    Ok(done) => Event::NodeFinished { slot, attempt, output: done.output, usage: done.usage },
+                                    Err(failure) => Event::NodeFailed { slot, attempt, failure, usage: Usage::default() },
+                                };
+                                self.apply(event).await?;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    async fn heartbeat(&mut self, lease_ms: u64) -> LfResult<()> {
+        match self.inner.runs.heartbeat(&self.lease, self.inner.clock.now(), lease_ms).await? {
+            Held::Lost => self.lost = true,
+            Held::Yes { cancel_requested_by: Some(by) } => self.apply(Event::CancelAsked { by }).await?,
+            Held::Yes { cancel_requested_by: None } => {}
+        }
+        Ok(())
+    }
+}

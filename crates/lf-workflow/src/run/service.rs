@@ -1,0 +1,264 @@
+//! The run use cases for a principal: start, read, list, cancel, retry.
+//! Who may do what: a run is readable by whoever may read its workflow
+//! version; only its starter and the workflow's owner may cancel or retry
+//! it.
+
+use std::sync::Arc;
+
+use lf_core::{Clock, Detail, ErrorCode, LfError, LfResult, Page, PageRequest, Principal, SystemClock, WorkflowId};
+use serde_json::Value;
+
+use super::form::check_form_inputs;
+use super::model::{IdempotencyKey, Run, RunFilter, RunId, RunOrigin};
+use super::store::RunStore;
+use super::run_not_found;
+use crate::engine::{Limits, Plan, RunState, RunStatus};
+use crate::model::{JsonObject, VersionSelector, WorkflowVersion};
+use crate::service::WorkflowService;
+
+/// Tells the runners of this process that something changed. The
+/// composition root connects it to the runner; an app that embeds the
+/// service without one uses [`NoSignal`] (runs then start at the runner's
+/// next claim).
+pub trait RunSignal: Send + Sync {
+    /// A run was made and is due now.
+    fn started(&self, run: RunId);
+    /// Someone asked to cancel a run.
+    fn cancel_requested(&self, run: RunId);
+}
+
+/// A [`RunSignal`] that tells nobody.
+pub struct NoSignal;
+
+impl RunSignal for NoSignal {
+    fn started(&self, _: RunId) {}
+    fn cancel_requested(&self, _: RunId) {}
+}
+
+/// The defaults a run gets when its starter says nothing.
+#[derive(Clone, Copy, Debug)]
+pub struct RunDefaults {
+    pub limits: Limits,
+}
+
+impl Default for RunDefaults {
+    fn default() -> Self {
+        RunDefaults { limits: Limits::default() }
+    }
+}
+
+/// What `run_workflow` asks for.
+#[derive(Clone, Debug, Default)]
+pub struct StartRun {
+    pub workflow_id: Option<WorkflowId>,
+    /// A version number; `None`: the head.
+    pub version: Option<u32>,
+    pub inputs: JsonObject,
+    pub global_model_id: Option<String>,
+    pub idempotency_key: Option<IdempotencyKey>,
+    pub budget_credits: Option<u64>,
+}
+
+/// A run started, or found by its idempotency key.
+#[derive(Clone, Debug)]
+pub struct Started {
+    pub run: Run,
+    /// False when the idempotency key named an earlier run.
+    pub created: bool,
+}
+
+/// A run with its node results and the version it ran, for logs.
+#[derive(Clone, Debug)]
+pub struct RunLog {
+    pub run: Run,
+    pub version: WorkflowVersion,
+}
+
+/// The run use cases.
+pub struct RunService {
+    workflows: Arc<WorkflowService>,
+    runs: Arc<dyn RunStore>,
+    signal: Arc<dyn RunSignal>,
+    defaults: RunDefaults,
+    clock: Arc<dyn Clock>,
+}
+
+impl RunService {
+    pub fn new(workflows: Arc<WorkflowService>, runs: Arc<dyn RunStore>, signal: Arc<dyn RunSignal>) -> Self {
+        RunService { workflows, runs, signal, defaults: RunDefaults::default(), clock: Arc::new(SystemClock) }
+    }
+
+    pub fn with_defaults(mut self, defaults: RunDefaults) -> Self {
+        self.defaults = defaults;
+        self
+    }
+
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    pub fn store(&self) -> &Arc<dyn RunStore> {
+        &self.runs
+    }
+
+    /// Starts a run of a workflow the caller may read, pinned to its head
+    /// (or the asked version). A repeated idempotency key within 24 hours
+    /// returns the first run. Refused, saying why, when the version does
+    /// not validate or the inputs do not fit its form.
+    pub async fn start(&self, p: &Principal, s: StartRun) -> LfResult<Started> {
+        let workflow_id = s
+            .workflow_id
+            .ok_or_else(|| LfError::invalid_argument("workflow_id is required").with_field("workflow_id"))?;
+        let starter = p.owner_for_create()?;
+        let now = self.clock.now();
+        let (workflow, version) =
+            self.workflows.runnable(p, workflow_id, VersionSelector::from_number(s.version)).await?;
+        if let Some(key) = &s.idempotency_key
+            && let Some(first) = self.runs.find_by_key(workflow_id, key, now).await?
+        {
+            return Ok(Started { run: first, created: false });
+        }
+        let plan = Plan::new(&version).map_err(|e| {
+            LfError::invalid_argument(format!("Workflow {workflow_id} version {} cannot run: {e}", version.number))
+        })?;
+        let trigger = plan.node(plan.trigger);
+        let inputs = if trigger.node_type == "form_input_trigger" {
+            check_form_inputs(&trigger.config, s.inputs)?
+        } else {
+            s.inputs
+        };
+        let mut limits = self.defaults.limits;
+        if s.budget_credits.is_some() {
+            limits.budget_credits = s.budget_credits;
+        }
+        let run = Run {
+            id: RunId::new(),
+            workflow_id,
+            version_id: version.id,
+            version: version.number,
+            workflow_owner: workflow.owner,
+            started_by: starter,
+            origin: RunOrigin::Manual,
+            parent_run_id: None,
+            idempotency_key: s.idempotency_key,
+            global_model_id: s.global_model_id,
+            resume_from: None,
+            created_at: now,
+            cancel_requested_by: None,
+            state: RunState::new(Value::Object(inputs), limits),
+        };
+        let (run, created) = self.runs.create_run(&run).await?;
+        if created {
+            self.signal.started(run.id);
+        }
+        Ok(Started { run, created })
+    }
+
+    /// The run, if the caller may read its workflow version.
+    pub async fn get(&self, p: &Principal, id: RunId) -> LfResult<Run> {
+        let run = self.runs.get_run(id).await?;
+        self.readable(p, &run).await.map(|_| run)
+    }
+
+    /// The run with every node result, and the version it runs.
+    pub async fn log(&self, p: &Principal, id: RunId) -> LfResult<RunLog> {
+        let run = self.runs.load_run(id).await?;
+        let version = self.readable(p, &run).await?;
+        Ok(RunLog { run, version })
+    }
+
+    /// Runs newest first: of one readable workflow, or those the caller
+    /// started or whose workflow the caller owns.
+    pub async fn list(&self, p: &Principal, filter: RunFilter, page: PageRequest) -> LfResult<Page<Run>> {
+        let me = p.owner_for_create()?;
+        if let Some(w) = filter.workflow_id {
+            self.workflows.get(p, w).await?;
+        }
+        self.runs.list_runs(me, &filter, page).await
+    }
+
+    /// Asks the run's runner to stop it (within one node). Only its starter
+    /// and the workflow's owner may; a run that has ended cannot be.
+    pub async fn cancel(&self, p: &Principal, id: RunId) -> LfResult<Run> {
+        let run = self.get(p, id).await?;
+        let who = self.controller(p, &run, "cancel")?;
+        if run.status().is_final() {
+            return Err(LfError::new(
+                ErrorCode::InvalidTransition,
+                format!("Workflow run {id} has already ended ({}): there is nothing to cancel.", run.status()),
+            ));
+        }
+        let run = self.runs.request_cancel(id, &who.to_string(), self.clock.now()).await?;
+        self.signal.cancel_requested(id);
+        Ok(run)
+    }
+
+    /// A new run of a failed or cancelled run's version with its inputs,
+    /// linked by `parent_run_id`; with `resume`, the completed steps'
+    /// outputs are reused instead of run again.
+    pub async fn retry(&self, p: &Principal, id: RunId, resume: bool) -> LfResult<Run> {
+        let old = self.get(p, id).await?;
+        let starter = self.controller(p, &old, "retry")?;
+        if !matches!(old.status(), RunStatus::Failed | RunStatus::Cancelled) {
+            return Err(LfError::new(
+                ErrorCode::InvalidTransition,
+                format!(
+                    "Workflow run {id} is {}: only a failed or cancelled run can be retried.",
+                    old.status()
+                ),
+            ));
+        }
+        let state = RunState::new(old.state.inputs.clone(), old.state.limits);
+        let run = Run {
+            id: RunId::new(),
+            origin: RunOrigin::Retry,
+            parent_run_id: Some(old.id),
+            resume_from: resume.then_some(old.id),
+            idempotency_key: None,
+            started_by: starter,
+            created_at: self.clock.now(),
+            cancel_requested_by: None,
+            state,
+            ..old
+        };
+        let (run, _) = self.runs.create_run(&run).await?;
+        self.signal.started(run.id);
+        Ok(run)
+    }
+
+    async fn readable(&self, p: &Principal, run: &Run) -> LfResult<WorkflowVersion> {
+        self.workflows
+            .version(p, run.workflow_id, VersionSelector::Id(run.version_id))
+            .await
+            .map_err(|e| if e.code() == ErrorCode::NotFound { run_not_found(run.id) } else { e })
+    }
+
+    fn controller(&self, p: &Principal, run: &Run, what: &str) -> LfResult<lf_core::LenserId> {
+        let who = p.owner_for_create()?;
+        if !run.may_control(who) {
+            return Err(LfError::forbidden(format!(
+                "Only the lenser who started workflow run {} or the workflow's owner may {what} it.",
+                run.id
+            )));
+        }
+        Ok(who)
+    }
+}
+
+/// Details of a refused start, for clients that show each problem.
+pub(super) fn field_errors(problems: Vec<(String, String)>) -> LfError {
+    let first = problems.first().map(|(f, m)| format!("{f}: {m}")).unwrap_or_default();
+    let mut e = LfError::invalid_argument(if problems.len() == 1 {
+        format!("inputs.{first}")
+    } else {
+        format!("{} inputs do not fit the workflow's form; first, inputs.{first}", problems.len())
+    });
+    if let [(f, _)] = &problems[..] {
+        e = e.with_field(&format!("inputs.{f}"));
+    }
+    e.with_detail(
+        "fields",
+        Detail::Strs(problems.iter().map(|(f, m)| format!("inputs.{f}: {m}")).collect()),
+    )
+}
