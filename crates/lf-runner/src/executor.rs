@@ -95,7 +95,10 @@ impl Executors {
             Some(e) => e.execute(job).await,
             None => Err(Failure::new(
                 "not_executable",
-                format!("this server has no executor for node type {t}; remove step {} or replace it", job.node().key),
+                format!(
+                    "this server has no executor for node type {t}; remove step {} or replace it",
+                    job.node().key
+                ),
             )),
         }
     }
@@ -113,7 +116,9 @@ impl Executor for Pure {
         match run_pure(&node.node_type, &node.config, input) {
             Some(Ok(output)) => Ok(Done::output(output)),
             Some(Err(e)) => Err(Failure::new(e.code.as_str(), e.message)),
-            None => Err(Failure::new("not_executable", format!("{} is not a pure node type", node.node_type))),
+            None => {
+                Err(Failure::new("not_executable", format!("{} is not a pure node type", node.node_type)))
+            }
         }
     }
 }

@@ -5,7 +5,9 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use lf_core::{Clock, LfResult, Reach, SystemClock, Timestamp};
-use lf_workflow::engine::{Action, Event, Failure, NodeStatus, Plan, RunError, RunState, RunStatus, Slot, Tick, Usage, step};
+use lf_workflow::engine::{
+    Action, Event, Failure, NodeStatus, Plan, RunError, RunState, RunStatus, Slot, Tick, Usage, step,
+};
 use lf_workflow::run::{Held, Lease, Run, RunId, RunSignal, RunStore};
 use lf_workflow::{VersionSelector, WorkflowStore, WorkflowVersionId};
 use tokio::sync::Notify;
@@ -168,7 +170,10 @@ impl Inner {
             if self.draining.is_cancelled() {
                 return;
             }
-            let free = self.config.max_runs.saturating_sub(self.active.lock().unwrap_or_else(|p| p.into_inner()).len());
+            let free = self
+                .config
+                .max_runs
+                .saturating_sub(self.active.lock().unwrap_or_else(|p| p.into_inner()).len());
             let mut claimed = 0;
             if free > 0 {
                 match self.runs.claim(&self.config.owner, self.clock.now(), lease_ms, free as u32).await {
@@ -192,7 +197,9 @@ impl Inner {
                 self.config.lease
             } else {
                 match self.runs.next_due().await {
-                    Ok(Some(at)) => until(self.clock.now(), at).clamp(Duration::from_millis(5), self.config.lease),
+                    Ok(Some(at)) => {
+                        until(self.clock.now(), at).clamp(Duration::from_millis(5), self.config.lease)
+                    }
                     Ok(None) => self.config.lease,
                     Err(_) => Duration::from_secs(1),
                 }
@@ -222,8 +229,10 @@ impl Inner {
         if let Some(p) = self.plans.lock().unwrap_or_else(|p| p.into_inner()).get(&run.version_id) {
             return Ok(Ok(p.clone()));
         }
-        let version =
-            self.workflows.get_version(Reach::Everything, run.workflow_id, VersionSelector::Id(run.version_id)).await?;
+        let version = self
+            .workflows
+            .get_version(Reach::Everything, run.workflow_id, VersionSelector::Id(run.version_id))
+            .await?;
         let plan = match Plan::new(&version) {
             Ok(p) => Arc::new(p),
             Err(e) => return Ok(Err(e)),
@@ -316,15 +325,18 @@ impl Drive<'_> {
         let slots: Vec<_> =
             out.changed.iter().filter_map(|s| self.state.slots.get(s).map(|n| (*s, n.clone()))).collect();
         let ended = self.state.status.is_final();
-        if !slots.is_empty() || ended || out.actions.iter().any(|a| matches!(a, Action::Finish { .. })) {
-            if !self.inner.runs.save(&self.lease, &self.state, &slots, ended).await? {
-                self.lost = true;
-                return Ok(());
-            }
+        let finished = out.actions.iter().any(|a| matches!(a, Action::Finish { .. }));
+        if (!slots.is_empty() || ended || finished)
+            && !self.inner.runs.save(&self.lease, &self.state, &slots, ended).await?
+        {
+            self.lost = true;
+            return Ok(());
         }
         for a in out.actions {
             match a {
-                Action::Run { slot, attempt, input, timeout_ms } => self.start(slot, attempt, input, timeout_ms),
+                Action::Run { slot, attempt, input, timeout_ms } => {
+                    self.start(slot, attempt, input, timeout_ms)
+                }
                 Action::Abort { slot } => {
                     if let Some(h) = self.running.remove(&slot) {
                         h.abort();
@@ -363,7 +375,10 @@ impl Drive<'_> {
             let limit = Duration::from_millis(timeout_ms);
             let result = match tokio::time::timeout(limit, inner.executors.execute(&job)).await {
                 Ok(r) => r,
-                Err(_) => Err(Failure::new("timeout", format!("the step took longer than its timeout of {timeout_ms} ms"))),
+                Err(_) => Err(Failure::new(
+                    "timeout",
+                    format!("the step took longer than its timeout of {timeout_ms} ms"),
+                )),
             };
             (slot, attempt, result)
         });

@@ -7,12 +7,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use lf_core::{LenserId, Principal, Scopes};
+use lf_core::{LenserId, Principal, Scopes, WorkflowId};
 use lf_runner::{Done, Executor, Executors, Job, Runner, RunnerConfig};
 use lf_workflow::engine::{Failure, NodeStatus, RunStatus};
 use lf_workflow::run::{MemoryRunStore, NoSignal, RunId, RunService, RunStore, StartRun};
 use lf_workflow::{
-    MemoryConnections, MemoryLenses, MemoryWorkflowStore, NewWorkflow, RawBlueprint, WorkflowId, WorkflowService,
+    MemoryConnections, MemoryLenses, MemoryWorkflowStore, NewWorkflow, RawBlueprint, WorkflowService,
     WorkflowStore,
 };
 use serde_json::{Value, json};
@@ -42,8 +42,14 @@ impl World {
 
     async fn workflow(&self, steps: Value, connections: Value) -> WorkflowId {
         let blueprint: RawBlueprint =
-            serde_json::from_value(json!({"title": "t", "steps": steps, "connections": connections})).unwrap();
-        self.service.create(&self.me, NewWorkflow { blueprint, owner: None }).await.expect("created").workflow.id
+            serde_json::from_value(json!({"title": "t", "steps": steps, "connections": connections}))
+                .unwrap();
+        self.service
+            .create(&self.me, NewWorkflow { blueprint, owner: None })
+            .await
+            .expect("created")
+            .workflow
+            .id
     }
 
     fn runner(&self, executors: Executors, lease: Duration) -> Runner {
@@ -57,7 +63,11 @@ impl World {
     }
 
     async fn start(&self, service: &RunService, workflow: WorkflowId, inputs: Value) -> RunId {
-        let s = StartRun { workflow_id: Some(workflow), inputs: inputs.as_object().unwrap().clone(), ..Default::default() };
+        let s = StartRun {
+            workflow_id: Some(workflow),
+            inputs: inputs.as_object().unwrap().clone(),
+            ..Default::default()
+        };
         service.start(&self.me, s).await.expect("started").run.id
     }
 
@@ -154,7 +164,8 @@ fn a_run_whose_runner_died_is_taken_over_and_its_effect_keyed_the_same() {
         let w = w.clone();
         let dead = dead.clone();
         rt.block_on(async move {
-            let runner = w.runner(Executors::none().with("webhook_sender", dead.clone()), Duration::from_millis(300));
+            let runner =
+                w.runner(Executors::none().with("webhook_sender", dead.clone()), Duration::from_millis(300));
             runner.start();
             let service = w.runs(Some(&runner));
             let wf = posting(&w).await;
@@ -163,7 +174,12 @@ fn a_run_whose_runner_died_is_taken_over_and_its_effect_keyed_the_same() {
                 tokio::time::sleep(Duration::from_millis(5)).await;
             }
             let run = w.runs.load_run(id).await.unwrap();
-            let post = run.state.slots.values().find(|n| n.status == NodeStatus::Running).expect("the post is running");
+            let post = run
+                .state
+                .slots
+                .values()
+                .find(|n| n.status == NodeStatus::Running)
+                .expect("the post is running");
             assert_eq!(post.attempt, 1);
             (id, format!("{id}:post:1"))
         })
@@ -171,7 +187,8 @@ fn a_run_whose_runner_died_is_taken_over_and_its_effect_keyed_the_same() {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
     rt.block_on(async move {
         let live = Arc::new(Sink::default());
-        let runner = w.runner(Executors::none().with("webhook_sender", live.clone()), Duration::from_millis(300));
+        let runner =
+            w.runner(Executors::none().with("webhook_sender", live.clone()), Duration::from_millis(300));
         let task = runner.start();
         let run = w.until_ended(id).await;
         assert_eq!(run.status(), RunStatus::Completed);
@@ -215,7 +232,11 @@ async fn a_failed_run_retried_with_resume_reuses_what_completed() {
     let service = w.runs(Some(&runner));
     let wf = w
         .workflow(
-            json!([trigger(), tool("pick", "extract_field", json!({"path": "n"})), tool("post", "webhook_sender", json!({"url": "https://hooks.example.com/x"}))]),
+            json!([
+                trigger(),
+                tool("pick", "extract_field", json!({"path": "n"})),
+                tool("post", "webhook_sender", json!({"url": "https://hooks.example.com/x"}))
+            ]),
             json!([wire("start", "pick"), wire("pick", "post")]),
         )
         .await;
@@ -230,7 +251,10 @@ async fn a_failed_run_retried_with_resume_reuses_what_completed() {
     let pick = done.state.slots.values().find(|n| n.output == Some(json!(5))).expect("pick's output");
     let old_pick = failed.state.slots.values().find(|n| n.output == Some(json!(5))).unwrap();
     assert_eq!(pick.started_at, old_pick.started_at, "pick was reused, not run again");
-    assert_eq!(service.retry(&w.me, retry.id, false).await.unwrap_err().code(), lf_core::ErrorCode::InvalidTransition);
+    assert_eq!(
+        service.retry(&w.me, retry.id, false).await.unwrap_err().code(),
+        lf_core::ErrorCode::InvalidTransition
+    );
     drop(sink);
     runner.shutdown().await;
     task.await.unwrap();

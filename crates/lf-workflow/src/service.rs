@@ -389,7 +389,12 @@ impl WorkflowService {
     }
 
     /// A version of a workflow the caller may read, with its reach.
-    pub async fn version(&self, p: &Principal, id: WorkflowId, which: VersionSelector) -> LfResult<WorkflowVersion> {
+    pub async fn version(
+        &self,
+        p: &Principal,
+        id: WorkflowId,
+        which: VersionSelector,
+    ) -> LfResult<WorkflowVersion> {
         self.store.get_version(p.reach(), id, which).await
     }
 

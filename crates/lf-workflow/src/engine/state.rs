@@ -200,6 +200,19 @@ impl RunState {
         })
     }
 
+    /// When a runner that gives the run back must take it again: its
+    /// earliest timer, or at once when an attempt was left running (it is
+    /// run again by whoever takes the run). What stores keep as the run's
+    /// `wake_at`.
+    pub fn resume_at(&self) -> Option<Timestamp> {
+        let left = self
+            .slots
+            .values()
+            .filter(|n| n.status == NodeStatus::Running && n.wake_at.is_none())
+            .filter_map(|n| n.started_at);
+        self.next_wake().into_iter().chain(left).min()
+    }
+
     /// The earliest timer: a wait, a retry, or the run's deadline.
     pub fn next_wake(&self) -> Option<Timestamp> {
         if self.status.is_final() {

@@ -292,8 +292,27 @@ async fn release_and_wake(r: &dyn RunStore, w: &dyn WorkflowStore) {
     );
     let again = claim_one(r, "contract-b", wake, run.id).await.expect("due when its timer fires");
     assert_eq!(r.heartbeat(&lease, wake, LEASE_MS).await.unwrap(), Held::Lost, "a released lease is gone");
+    // Held past its lease with a timer far off: taken over when the lease ends, timers or not.
+    let far = wake.plus_micros(86_400_000_000);
+    let mut later = state.slots[&Slot::top(1)].clone();
+    later.wake_at = Some(far);
+    state.slots.insert(Slot::top(1), later.clone());
+    assert!(r.save(&again, &state, &[(Slot::top(1), later)], false).await.unwrap());
+    let expired = again.expires_at;
+    let third = claim_one(r, "contract-c", expired, run.id)
+        .await
+        .expect("an expired lease is taken over before its timer");
+    // Given back with an attempt left running: due at once, to run it again.
+    let mut left = node(NodeStatus::Running, expired);
+    left.wake_at = None;
+    state.slots.insert(Slot::top(2), left.clone());
+    assert_eq!(state.resume_at(), Some(expired));
+    assert!(r.save(&third, &state, &[(Slot::top(2), left)], true).await.unwrap());
+    let fourth = claim_one(r, "contract-d", expired.plus_micros(1), run.id)
+        .await
+        .expect("a run given back mid-attempt is due at once");
     state.status = RunStatus::Completed;
-    assert!(r.save(&again, &state, &[], true).await.unwrap());
+    assert!(r.save(&fourth, &state, &[], true).await.unwrap());
 }
 
 async fn cancel_requests(r: &dyn RunStore, w: &dyn WorkflowStore) {

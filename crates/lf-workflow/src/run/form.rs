@@ -37,7 +37,10 @@ pub(super) fn check_form_inputs(config: &Map<String, Value>, mut inputs: JsonObj
     let declared = |k: &str| fields.iter().any(|f| f.get("name").and_then(Value::as_str) == Some(k));
     for k in inputs.keys().filter(|k| !declared(k)) {
         let names: Vec<&str> = fields.iter().filter_map(|f| f.get("name").and_then(Value::as_str)).collect();
-        problems.push((lf_core::clip(k, 64).into_owned(), format!("is not a field of this form (its fields: {})", names.join(", "))));
+        problems.push((
+            lf_core::clip(k, 64).into_owned(),
+            format!("is not a field of this form (its fields: {})", names.join(", ")),
+        ));
     }
     if problems.is_empty() { Ok(inputs) } else { Err(field_errors(problems)) }
 }
@@ -50,7 +53,8 @@ fn fits(kind: &str, options: Option<&Value>, v: &Value) -> Result<(), String> {
         "boolean" => v.is_boolean(),
         "json" => true,
         "select" => {
-            let opts: Vec<&str> = options.and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
+            let opts: Vec<&str> =
+                options.and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
             return match v.as_str() {
                 Some(s) if opts.contains(&s) => Ok(()),
                 _ => Err(format!("must be one of {}", opts.join(", "))),
@@ -103,11 +107,17 @@ mod tests {
 
     #[test]
     fn every_bad_field_is_named() {
-        let e = check_form_inputs(&form(), inputs(json!({"tone": "angry", "count": 2.5, "extra": 1}))).unwrap_err();
+        let e = check_form_inputs(&form(), inputs(json!({"tone": "angry", "count": 2.5, "extra": 1})))
+            .unwrap_err();
         let m = e.message();
         assert!(m.starts_with("4 inputs do not fit"), "{m}");
         let fields = format!("{:?}", e.details());
-        for f in ["inputs.topic: is required", "inputs.tone: must be one of formal, casual", "inputs.count: must be an integer", "inputs.extra: is not a field"] {
+        for f in [
+            "inputs.topic: is required",
+            "inputs.tone: must be one of formal, casual",
+            "inputs.count: must be an integer",
+            "inputs.extra: is not a field",
+        ] {
             assert!(fields.contains(f), "{f} in {fields}");
         }
     }

@@ -20,21 +20,34 @@ struct Row {
 
 impl Row {
     fn due(&self, now: Timestamp) -> bool {
-        let free = self.lease.as_ref().is_none_or(|l| l.expires_at <= now);
         let s = &self.run.state;
-        free && !s.status.is_final()
-            && (s.status == crate::engine::RunStatus::Pending
-                || self.run.cancel_requested_by.is_some()
-                || self.wake_at.is_none_or(|w| w <= now))
+        if s.status.is_final() {
+            return false;
+        }
+        match &self.lease {
+            Some(l) => l.expires_at <= now,
+            // Whatever the clocks of the processes say.
+            None if s.status == crate::engine::RunStatus::Pending
+                || self.run.cancel_requested_by.is_some() =>
+            {
+                true
+            }
+            None => self.wake_at.is_none_or(|w| w <= now),
+        }
     }
 
-    /// When it becomes due if nothing else happens: its lease's end, or
-    /// its wake time, or now.
+    /// When it becomes due if nothing else happens: a held run when its
+    /// lease ends (a takeover, whatever its timers); a free one at once if
+    /// it is pending or asked to cancel, else at its wake time.
     fn due_at(&self) -> Timestamp {
+        if let Some(l) = &self.lease {
+            return l.expires_at;
+        }
         let s = &self.run.state;
-        let soon = s.status == crate::engine::RunStatus::Pending || self.run.cancel_requested_by.is_some();
-        let free = if soon { self.run.created_at } else { self.wake_at.unwrap_or(self.run.created_at) };
-        self.lease.as_ref().map_or(free, |l| l.expires_at.max(free))
+        if s.status == crate::engine::RunStatus::Pending || self.run.cancel_requested_by.is_some() {
+            return self.run.created_at;
+        }
+        self.wake_at.unwrap_or(self.run.created_at)
     }
 
     fn holds(&self, lease: &Lease) -> bool {
@@ -187,7 +200,7 @@ impl RunStore for MemoryRunStore {
         for (s, n) in slots {
             r.slots.insert(*s, n.clone());
         }
-        r.wake_at = state.next_wake();
+        r.wake_at = state.resume_at();
         if release || state.status.is_final() {
             r.lease = None;
         }

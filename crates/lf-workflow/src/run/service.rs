@@ -5,13 +5,15 @@
 
 use std::sync::Arc;
 
-use lf_core::{Clock, Detail, ErrorCode, LfError, LfResult, Page, PageRequest, Principal, SystemClock, WorkflowId};
+use lf_core::{
+    Clock, Detail, ErrorCode, LfError, LfResult, Page, PageRequest, Principal, SystemClock, WorkflowId,
+};
 use serde_json::Value;
 
 use super::form::check_form_inputs;
 use super::model::{IdempotencyKey, Run, RunFilter, RunId, RunOrigin};
-use super::store::RunStore;
 use super::run_not_found;
+use super::store::RunStore;
 use crate::engine::{Limits, Plan, RunState, RunStatus};
 use crate::model::{JsonObject, VersionSelector, WorkflowVersion};
 use crate::service::WorkflowService;
@@ -36,15 +38,9 @@ impl RunSignal for NoSignal {
 }
 
 /// The defaults a run gets when its starter says nothing.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct RunDefaults {
     pub limits: Limits,
-}
-
-impl Default for RunDefaults {
-    fn default() -> Self {
-        RunDefaults { limits: Limits::default() }
-    }
 }
 
 /// What `run_workflow` asks for.
@@ -120,7 +116,10 @@ impl RunService {
             return Ok(Started { run: first, created: false });
         }
         let plan = Plan::new(&version).map_err(|e| {
-            LfError::invalid_argument(format!("Workflow {workflow_id} version {} cannot run: {e}", version.number))
+            LfError::invalid_argument(format!(
+                "Workflow {workflow_id} version {} cannot run: {e}",
+                version.number
+            ))
         })?;
         let trigger = plan.node(plan.trigger);
         let inputs = if trigger.node_type == "form_input_trigger" {
@@ -186,7 +185,10 @@ impl RunService {
         if run.status().is_final() {
             return Err(LfError::new(
                 ErrorCode::InvalidTransition,
-                format!("Workflow run {id} has already ended ({}): there is nothing to cancel.", run.status()),
+                format!(
+                    "Workflow run {id} has already ended ({}): there is nothing to cancel.",
+                    run.status()
+                ),
             ));
         }
         let run = self.runs.request_cancel(id, &who.to_string(), self.clock.now()).await?;
@@ -257,8 +259,5 @@ pub(super) fn field_errors(problems: Vec<(String, String)>) -> LfError {
     if let [(f, _)] = &problems[..] {
         e = e.with_field(&format!("inputs.{f}"));
     }
-    e.with_detail(
-        "fields",
-        Detail::Strs(problems.iter().map(|(f, m)| format!("inputs.{f}: {m}")).collect()),
-    )
+    e.with_detail("fields", Detail::Strs(problems.iter().map(|(f, m)| format!("inputs.{f}: {m}")).collect()))
 }

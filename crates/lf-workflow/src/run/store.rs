@@ -18,9 +18,10 @@ use lf_core::WorkflowId;
 /// Leases: [`RunStore::claim`] hands a due run to exactly one caller, with
 /// a fresh token, even when several processes claim at once (PostgreSQL
 /// `FOR UPDATE SKIP LOCKED`, SQLite `BEGIN IMMEDIATE`). A run is *due*
-/// when it has not ended and no live lease holds it, and it is pending,
-/// or its `wake_at` ([`RunState::next_wake`] when it was saved) is reached
-/// or absent, or someone asked to cancel it. [`RunStore::save`] writes
+/// when it has not ended and either its lease expired (a takeover,
+/// whatever its timers say), or no lease holds it and it is pending, or
+/// someone asked to cancel it, or its `wake_at` ([`RunState::resume_at`]
+/// when it was last saved) is reached or absent. [`RunStore::save`] writes
 /// only under the current token, in one transaction; a write under an
 /// old token changes nothing and answers `false`.
 ///
@@ -83,7 +84,8 @@ pub trait RunStore: Send + Sync {
     async fn request_cancel(&self, id: RunId, by: &str, now: Timestamp) -> LfResult<Run>;
 
     /// When the earliest run that has not ended becomes due (its lease's
-    /// end for a held run, its wake time for a released one): the runner
-    /// sleeps until then unless woken.
+    /// end for a held run; for a free one its creation if it is pending or
+    /// asked to cancel, else its wake time): the runner sleeps until then
+    /// unless woken.
     async fn next_due(&self) -> LfResult<Option<Timestamp>>;
 }
