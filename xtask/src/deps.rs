@@ -6,18 +6,21 @@
 //!   lf-workflow, lf-agent): pure. Domain crates may use serde and
 //!   serde_json, never an async runtime, SQL, MCP or HTTP crate, nor any
 //!   crate of the layers below; lf-core depends on nothing of ours and no JSON.
+//! - **clients** (lf-egress): the guarded outbound HTTP client; depends on
+//!   nothing of ours, so an adapter may use it.
 //! - **adapters** (lf-store, lf-model, lf-runner): implement what the domain
 //!   defines. None depends on another adapter, the catalog, the composition
 //!   root or a transport. lf-model depends on no domain crate (it sees models
 //!   through `lf_core::ModelProvider` only); lf-store and lf-runner on domain
-//!   crates only for the traits they implement.
+//!   crates only for the traits they implement. Only lf-model reaches
+//!   reqwest or hyper other than through lf-egress.
 //! - **catalog** (lf-tools): the domain crates, never an adapter.
 //! - **composition root** (lf-server): may depend on adapters, the catalog and
 //!   the domain; only the binaries, xtask and the tests depend on it.
 //! - **transports** (lf-mcp-stdio, lf-mcp-http): never on each other.
 //!
-//! Only lf-mcp-http knows axum; hyper only as lf-model's HTTP client (through
-//! reqwest), except in lf-mcp-http, xtask and the tests.
+//! Only lf-mcp-http knows axum; hyper only as lf-model's or lf-egress's HTTP
+//! client (through reqwest), except in lf-mcp-http, xtask and the tests.
 
 #[cfg(test)]
 mod tests {
@@ -109,6 +112,7 @@ mod tests {
 
     const CORE: &[&str] = &["lf-core"];
     const DOMAIN: &[&str] = &["lf-lens", "lf-auth", "lf-battle", "lf-workflow", "lf-agent"];
+    const CLIENTS: &[&str] = &["lf-egress"];
     const ADAPTERS: &[&str] = &["lf-store", "lf-model", "lf-runner"];
     const CATALOG: &[&str] = &["lf-tools"];
     const ROOT: &[&str] = &["lf-server"];
@@ -160,7 +164,7 @@ mod tests {
         // The graph is read right: known edges are there.
         assert!(g.reachable("lf-tools").contains("rmcp") && g.reachable("lf-lens").contains("lf-core"));
         assert!(g.reachable("lf-model").contains("hyper"), "the exception below is needed");
-        let all: Vec<&[&str]> = vec![CORE, DOMAIN, ADAPTERS, CATALOG, ROOT, TRANSPORTS, TOOLING];
+        let all: Vec<&[&str]> = vec![CORE, DOMAIN, CLIENTS, ADAPTERS, CATALOG, ROOT, TRANSPORTS, TOOLING];
         for m in &members {
             if !all.iter().any(|layer| layer.contains(&m.as_str())) {
                 problems.push(format!("{m} has no place in the architecture: add it to xtask/src/deps.rs"));
@@ -171,13 +175,20 @@ mod tests {
 
         let mut core_forbidden = IMPURE.to_vec();
         core_forbidden.push("serde_json");
-        core_forbidden.extend(ours(&[DOMAIN, ADAPTERS, CATALOG, ROOT, TRANSPORTS]));
+        core_forbidden.extend(ours(&[DOMAIN, CLIENTS, ADAPTERS, CATALOG, ROOT, TRANSPORTS]));
         forbid(&g, "lf-core", &core_forbidden, &mut problems);
 
         let mut domain_forbidden = IMPURE.to_vec();
-        domain_forbidden.extend(ours(&[ADAPTERS, CATALOG, ROOT, TRANSPORTS]));
+        domain_forbidden.extend(ours(&[CLIENTS, ADAPTERS, CATALOG, ROOT, TRANSPORTS]));
         for d in &domain {
             forbid(&g, d, &domain_forbidden, &mut problems);
+        }
+
+        // A client knows no crate of ours: it is told what to send.
+        let mut client_forbidden = ours(&[CORE, DOMAIN, ADAPTERS, CATALOG, ROOT, TRANSPORTS]);
+        client_forbidden.extend(["rmcp", "axum", "sqlx", "schemars"]);
+        for c in present(&members, CLIENTS) {
+            forbid(&g, c, &client_forbidden, &mut problems);
         }
 
         for a in present(&members, ADAPTERS) {
@@ -189,12 +200,18 @@ mod tests {
                 forbidden.extend(DOMAIN);
                 forbidden.push("sqlx");
             } else {
-                forbidden.extend(["hyper", "reqwest"]);
+                // HTTP only through the guarded client.
+                let reach = g.reachable_except(a, CLIENTS);
+                for http in ["hyper", "reqwest"] {
+                    if reach.contains(http) {
+                        problems.push(format!("{a} must not depend on {http} (except through lf-egress)"));
+                    }
+                }
             }
             forbid(&g, a, &forbidden, &mut problems);
         }
 
-        let mut catalog_forbidden = ours(&[ADAPTERS, ROOT, TRANSPORTS]);
+        let mut catalog_forbidden = ours(&[CLIENTS, ADAPTERS, ROOT, TRANSPORTS]);
         catalog_forbidden.extend(["sqlx", "rusqlite", "hyper", "axum", "reqwest"]);
         forbid(&g, "lf-tools", &catalog_forbidden, &mut problems);
 
@@ -216,13 +233,13 @@ mod tests {
         }
 
         for m in &members {
-            if m == "lf-mcp-http" || TOOLING.contains(&m.as_str()) || m == "lf-model" {
+            if m == "lf-mcp-http" || TOOLING.contains(&m.as_str()) || m == "lf-model" || m == "lf-egress" {
                 continue;
             }
             forbid(&g, m, &["axum"], &mut problems);
-            // hyper only as lf-model's HTTP client.
-            if g.reachable_except(m, &["lf-model"]).contains("hyper") {
-                problems.push(format!("{m} must not depend on hyper (except through lf-model)"));
+            // hyper only as lf-model's or lf-egress's HTTP client.
+            if g.reachable_except(m, &["lf-model", "lf-egress"]).contains("hyper") {
+                problems.push(format!("{m} must not depend on hyper (except through lf-model or lf-egress)"));
             }
         }
         assert!(problems.is_empty(), "dependency rules broken:\n{}", problems.join("\n"));
