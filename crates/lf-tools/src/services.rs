@@ -5,6 +5,7 @@ use std::sync::Arc;
 use lf_battle::BattleService;
 use lf_core::{ModelProvider, Principal, Spawner};
 use lf_lens::LensService;
+use lf_workflow::run::{MemoryRunStore, NoSignal, RunDefaults, RunService, RunSignal, RunStore};
 use lf_workflow::{ConnectionService, WorkflowService};
 
 /// The domain services the tools call, and the model provider behind them.
@@ -12,7 +13,10 @@ use lf_workflow::{ConnectionService, WorkflowService};
 pub struct Services {
     pub lens: LensService,
     pub battle: Arc<BattleService>,
-    pub workflow: WorkflowService,
+    pub workflow: Arc<WorkflowService>,
+    /// Workflow runs: started, read, cancelled and retried here, run by
+    /// whatever runner claims from [`RunService::store`].
+    pub runs: Arc<RunService>,
     /// Saved connections (listed to their owner; the catalog never handles a secret).
     pub connections: ConnectionService,
 }
@@ -39,6 +43,8 @@ pub struct ServicesBuilder {
     battle: Option<BattleService>,
     workflow: Option<WorkflowService>,
     connections: Option<ConnectionService>,
+    runs: Option<(Arc<dyn RunStore>, Arc<dyn RunSignal>)>,
+    run_defaults: RunDefaults,
     model: Option<Arc<dyn ModelProvider>>,
     spawner: Option<Arc<dyn Spawner>>,
 }
@@ -58,6 +64,18 @@ impl ServicesBuilder {
 
     pub fn connections(self, connections: ConnectionService) -> Self {
         Self { connections: Some(connections), ..self }
+    }
+
+    /// Runs are kept in `store`, and `signal` wakes the runner that claims
+    /// from it. Without it, runs are kept in memory and nothing runs them
+    /// unless a runner is given `services.runs.store()`.
+    pub fn runs(self, store: Arc<dyn RunStore>, signal: Arc<dyn RunSignal>) -> Self {
+        Self { runs: Some((store, signal)), ..self }
+    }
+
+    /// What a run gets when its starter says nothing (budget, timeouts, parallel steps).
+    pub fn run_defaults(self, run_defaults: RunDefaults) -> Self {
+        Self { run_defaults, ..self }
     }
 
     /// Every model call (the AI judge's included) goes through `model`;
@@ -89,10 +107,15 @@ impl ServicesBuilder {
         if let Some(spawner) = self.spawner {
             battle = battle.with_spawner(spawner);
         }
+        let workflow = Arc::new(self.workflow.expect("Services::builder() needs .workflow(...)"));
+        let (store, signal) =
+            self.runs.unwrap_or_else(|| (Arc::new(MemoryRunStore::new()) as _, Arc::new(NoSignal) as _));
+        let runs = RunService::new(workflow.clone(), store, signal).with_defaults(self.run_defaults);
         Services {
             lens: self.lens.expect("Services::builder() needs .lens(...)"),
             battle: Arc::new(battle),
-            workflow: self.workflow.expect("Services::builder() needs .workflow(...)"),
+            workflow,
+            runs: Arc::new(runs),
             connections: self.connections.expect("Services::builder() needs .connections(...)"),
         }
     }

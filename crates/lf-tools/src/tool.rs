@@ -49,6 +49,9 @@ pub enum Reaches {
     /// The configured model provider (an outside API unless the offline
     /// provider is in use), for example by starting the AI judge.
     Model,
+    /// Whatever a workflow's steps reach: the model provider, and outside
+    /// services over HTTP (through the guarded client).
+    Outside,
 }
 
 /// One tool, written in one place: `impl Tool for MyTool` holds its
