@@ -19,7 +19,9 @@
 //!   nodes finish within the grace period, then releases what it holds.
 
 mod executor;
+mod model;
 mod runner;
 
 pub use executor::{Done, Executor, Executors, Job};
+pub use model::{MODEL_TYPES, ModelSteps, Pricing};
 pub use runner::{Runner, RunnerConfig};

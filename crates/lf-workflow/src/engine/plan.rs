@@ -7,7 +7,7 @@ use serde_json::Value;
 use crate::catalog::{Category, RetryBehavior, SideEffect, catalog, normalize_config};
 use crate::condition::Condition;
 use crate::dag::Dag;
-use crate::model::{MergeStrategy, NodeKind, WorkflowVersion};
+use crate::model::{LensBinding, MergeStrategy, NodeKind, WorkflowVersion};
 use crate::path::Pick;
 
 /// The output every node has when it fails: `{code, message, node}`.
@@ -57,6 +57,8 @@ pub struct PlanNode {
     pub role: Role,
     pub config: serde_json::Map<String, Value>,
     pub parameters: serde_json::Map<String, Value>,
+    /// A lens step's lens, and the version it pins.
+    pub lens: Option<LensBinding>,
     pub retry: RetryBehavior,
     /// Whether it calls a model (and so costs credits).
     pub calls_model: bool,
@@ -124,6 +126,7 @@ impl Plan {
                     // executors read one spelling.
                     config: spec.map_or_else(|| n.config.clone(), |s| normalize_config(s, &n.config)),
                     parameters: n.parameters.clone(),
+                    lens: n.lens,
                     retry,
                     calls_model,
                     outside_effect,

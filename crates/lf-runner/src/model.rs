@@ -1,0 +1,273 @@
+//! The steps that ask a model: lens steps and `lens_execute` (a lens's
+//! template resolved with lf-lens, as the workflow's owner reads it),
+//! `prompt_template`, `summarizer`, `classifier`, `translator` and
+//! `judge_evaluator`. Each asks the [`ModelProvider`] once, with the
+//! step's `model` or else the run's `global_model_id` overriding the
+//! configured one, and gives a deterministic stand-in answer for the
+//! offline provider, which names itself in the output.
+//!
+//! Tokens: the provider reports no counts, so both are estimated as
+//! `ceil(chars / 4)` (lf-lens's estimate), and credits are
+//! `ceil(tokens × rate / 1000)` by the configured rate.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use lf_core::{ChatRequest, ErrorCode, LensId, LfError, ModelProvider, Principal, Scopes, VersionId};
+use lf_lens::{LensService, ParamValues, VersionSelector, estimate_tokens};
+use lf_workflow::engine::{Failure, Usage, main_input};
+use lf_workflow::exec::fill_placeholders;
+use lf_workflow::{JsonObject, Pick};
+use serde_json::{Value, json};
+
+use crate::executor::{Done, Executor, Executors, Job};
+
+/// What model calls cost.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pricing {
+    /// Credits per 1,000 tokens (prompt and answer), rounded up per call.
+    pub credits_per_1k_tokens: u64,
+}
+
+impl Default for Pricing {
+    fn default() -> Self {
+        Pricing { credits_per_1k_tokens: 1 }
+    }
+}
+
+/// The model steps' executors.
+#[derive(Clone)]
+pub struct ModelSteps {
+    model: Arc<dyn ModelProvider>,
+    lenses: LensService,
+    pricing: Pricing,
+}
+
+/// The node types [`ModelSteps`] runs.
+pub const MODEL_TYPES: &[&str] =
+    &["lens", "lens_execute", "prompt_template", "summarizer", "classifier", "translator", "judge_evaluator"];
+
+impl ModelSteps {
+    pub fn new(model: Arc<dyn ModelProvider>, lenses: LensService, pricing: Pricing) -> Self {
+        ModelSteps { model, lenses, pricing }
+    }
+
+    /// `executors` with every model step registered.
+    pub fn register(self, mut executors: Executors) -> Executors {
+        let me: Arc<dyn Executor> = Arc::new(self);
+        for t in MODEL_TYPES {
+            executors = executors.with(t, me.clone());
+        }
+        executors
+    }
+
+    async fn ask(&self, job: &Job, mut request: ChatRequest) -> Result<(lf_core::ChatResponse, Usage), Failure> {
+        let config = &job.node().config;
+        request.model = config.get("model").and_then(Value::as_str).map(str::to_owned).or(job.global_model_id.clone());
+        if let Some(n) = config.get("max_tokens").and_then(Value::as_u64) {
+            request.max_tokens = Some(n.min(u32::MAX as u64) as u32);
+        }
+        if let Some(t) = config.get("temperature").and_then(Value::as_f64) {
+            request.temperature = Some(t as f32);
+        }
+        let prompt_tokens = estimate_tokens(&request.system) + estimate_tokens(&request.user);
+        let answer = self.model.chat(request).await.map_err(model_failure)?;
+        let tokens = prompt_tokens + estimate_tokens(&answer.text);
+        let credits = (tokens * self.pricing.credits_per_1k_tokens).div_ceil(1_000);
+        Ok((answer, Usage { model_calls: 1, tokens, credits }))
+    }
+
+    async fn lens_prompt(&self, job: &Job, lens: LensId, version: Option<VersionId>) -> Result<String, Failure> {
+        let owner = Principal::Lenser { id: job.workflow_owner, scopes: Scopes::READ };
+        let which = version.map_or(VersionSelector::Head, VersionSelector::Id);
+        let view = self.lenses.view(&owner, lens, which).await.map_err(|e| lens_failure(&e))?;
+        let mut values = ParamValues::new();
+        if let Value::Object(inputs) = &job.input {
+            for (k, v) in inputs {
+                values = values.insert(k.clone(), as_text(v));
+            }
+        }
+        LensService::resolve(&view.lens, &view.version, &values).map(|(prompt, _)| prompt).map_err(|e| lens_failure(&e))
+    }
+}
+
+fn model_failure(e: LfError) -> Failure {
+    let code = match e.code() {
+        ErrorCode::Throttled => "rate_limit",
+        ErrorCode::BudgetExceeded => "budget_exceeded",
+        _ => "provider_error",
+    };
+    Failure::new(code, format!("the model provider failed: {}", e.message()))
+}
+
+fn lens_failure(e: &LfError) -> Failure {
+    let code = match e.code() {
+        ErrorCode::NotFound => "not_found",
+        _ => "invalid_input",
+    };
+    Failure::new(code, e.message().to_owned())
+}
+
+fn as_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The text a step works on: the part of its main input at `input_path`.
+fn text_at(job: &Job) -> Result<String, Failure> {
+    let at = job.node().config.get("input_path").and_then(Value::as_str).unwrap_or("output");
+    let pick = Pick::parse("input_path", at).map_err(|e| Failure::new("config_invalid", e.message().to_owned()))?;
+    match pick.pick(main_input(&job.input)) {
+        Some(v) => Ok(as_text(&v)),
+        None => Err(Failure::new("invalid_input", format!("input_path {at} selects nothing in the step's input"))),
+    }
+}
+
+fn text_output(answer: &lf_core::ChatResponse, usage: Usage, prompt_tokens: u64) -> JsonObject {
+    let mut out = JsonObject::new();
+    out.insert("text".into(), Value::String(answer.text.clone()));
+    out.insert("model".into(), Value::String(answer.model.clone()));
+    out.insert("input_tokens".into(), json!(prompt_tokens));
+    out.insert("output_tokens".into(), json!(usage.tokens - prompt_tokens));
+    out
+}
+
+fn words(text: &str, n: usize) -> String {
+    text.split_whitespace().take(n).collect::<Vec<_>>().join(" ")
+}
+
+#[async_trait]
+impl Executor for ModelSteps {
+    async fn execute(&self, job: &Job) -> Result<Done, Failure> {
+        let node = job.node();
+        let config = &node.config;
+        let str_of = |k: &str| config.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
+        let (request, kind) = match node.node_type.as_str() {
+            "lens" | "lens_execute" => {
+                let (lens, version) = match node.lens {
+                    Some(b) => (b.lens_id, b.version_id),
+                    None => {
+                        let text = |k: &str| config.get(k).and_then(Value::as_str);
+                        let lens = text("lens_id")
+                            .and_then(|s| LensId::parse("lens_id", s).ok())
+                            .ok_or_else(|| Failure::new("config_invalid", "lens_execute needs a lens_id"))?;
+                        (lens, text("version_id").and_then(|s| VersionId::parse("version_id", s).ok()))
+                    }
+                };
+                let prompt = self.lens_prompt(job, lens, version).await?;
+                let mut r = ChatRequest::new("", prompt.clone());
+                r.stand_in = Some(format!("Offline answer to: {}", words(&prompt, 40)));
+                (r, "text")
+            }
+            "prompt_template" => {
+                let inputs = &job.input;
+                let user = fill_placeholders(&str_of("template"), inputs);
+                let mut r = ChatRequest::new(fill_placeholders(&str_of("system"), inputs), user.clone());
+                r.stand_in = Some(format!("Offline answer to: {}", words(&user, 40)));
+                (r, "text")
+            }
+            "summarizer" => {
+                let text = text_at(job)?;
+                let max = config.get("max_words").and_then(Value::as_u64).unwrap_or(150) as usize;
+                let focus = str_of("instructions");
+                let system = format!("Summarize the user's text in at most {max} words. {focus}");
+                let mut r = ChatRequest::new(system.trim_end(), text.clone());
+                r.stand_in = Some(words(&text, max));
+                (r, "text")
+            }
+            "translator" => {
+                let text = text_at(job)?;
+                let from = str_of("source_language");
+                let from = if from.is_empty() { String::new() } else { format!(" from {from}") };
+                let system = format!("Translate the user's text{from} into {}. Answer with the translation only.", str_of("target_language"));
+                let mut r = ChatRequest::new(system, text.clone());
+                r.stand_in = Some(text);
+                (r, "text")
+            }
+            "classifier" => {
+                let text = text_at(job)?;
+                let labels = string_list(config.get("labels"));
+                let multi = config.get("multi_label") == Some(&Value::Bool(true));
+                let how = if multi { "every label that applies, comma-separated" } else { "exactly one label" };
+                let system = format!("Classify the user's text. Labels: {}. Answer with {how}, nothing else.", labels.join(", "));
+                let mut r = ChatRequest::new(system, text);
+                r.stand_in = labels.first().cloned();
+                (r, "classify")
+            }
+            "judge_evaluator" => {
+                let text = text_at(job)?;
+                let max = config.get("max_score").and_then(Value::as_f64).unwrap_or(10.0);
+                let system = format!(
+                    "Score the user's text against this rubric from 0 to {max}: {}\nAnswer with JSON only: {{\"score\": <number>, \"rationale\": \"<why>\"}}.",
+                    str_of("rubric")
+                );
+                let mut r = ChatRequest::new(system, text);
+                r.temperature = Some(0.0);
+                r.stand_in = Some(json!({"score": max / 2.0, "rationale": "Offline stand-in: no model judged this."}).to_string());
+                (r, "judge")
+            }
+            other => return Err(Failure::new("not_executable", format!("{other} is not a model step"))),
+        };
+        let prompt_tokens = estimate_tokens(&request.system) + estimate_tokens(&request.user);
+        let (answer, usage) = self.ask(job, request).await?;
+        let mut out = text_output(&answer, usage, prompt_tokens);
+        match kind {
+            "classify" => {
+                let labels = string_list(config.get("labels"));
+                let chosen: Vec<String> = labels
+                    .iter()
+                    .filter(|l| answer.text.split([',', '\n']).any(|a| a.trim().eq_ignore_ascii_case(l)))
+                    .cloned()
+                    .collect();
+                let Some(first) = chosen.first().cloned() else {
+                    return Err(Failure::new(
+                        "provider_error",
+                        format!("the model answered {:?}, which is none of the labels {}", lf_core::clip(&answer.text, 80), labels.join(", ")),
+                    ));
+                };
+                let chosen = if config.get("multi_label") == Some(&Value::Bool(true)) { chosen } else { vec![first.clone()] };
+                let mut o = JsonObject::new();
+                o.insert("label".into(), Value::String(first));
+                o.insert("labels".into(), json!(chosen));
+                o.extend(out);
+                out = o;
+            }
+            "judge" => {
+                let max = config.get("max_score").and_then(Value::as_f64).unwrap_or(10.0);
+                let verdict = first_json_object(&answer.text).ok_or_else(|| {
+                    Failure::new("provider_error", format!("the judge's answer holds no JSON object: {:?}", lf_core::clip(&answer.text, 80)))
+                })?;
+                let score = verdict.get("score").and_then(Value::as_f64).ok_or_else(|| {
+                    Failure::new("provider_error", "the judge's answer has no numeric score")
+                })?;
+                let mut o = JsonObject::new();
+                o.insert("score".into(), json!(score.clamp(0.0, max)));
+                o.insert("rationale".into(), verdict.get("rationale").cloned().unwrap_or(Value::String(String::new())));
+                o.insert("model".into(), out["model"].clone());
+                o.insert("input_tokens".into(), out["input_tokens"].clone());
+                o.insert("output_tokens".into(), out["output_tokens"].clone());
+                out = o;
+            }
+            _ => {}
+        }
+        Ok(Done { output: Value::Object(out), usage })
+    }
+}
+
+fn string_list(v: Option<&Value>) -> Vec<String> {
+    v.and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).map(str::to_owned).collect()
+}
+
+/// The first JSON object in `text` (a model often wraps it in prose or a
+/// code fence). Tries at most 16 opening braces.
+fn first_json_object(text: &str) -> Option<serde_json::Map<String, Value>> {
+    text.match_indices('{').take(16).find_map(|(i, _)| {
+        let mut stream = serde_json::Deserializer::from_str(&text[i..]).into_iter::<Value>();
+        match stream.next() {
+            Some(Ok(Value::Object(o))) => Some(o),
+            _ => None,
+        }
+    })
+}

@@ -1,0 +1,237 @@
+//! The model steps through the runner, against a provider that records
+//! what it was asked and answers as scripted (or with the stand-in, as the
+//! offline provider does).
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use lf_core::{ChatRequest, ChatResponse, LenserId, LfResult, ModelProvider, Principal, Scopes, WorkflowId};
+use lf_lens::{LensService, MemoryLensStore, NewLens, TemplateBody, Title, Visibility};
+use lf_runner::{Executors, ModelSteps, Pricing, Runner, RunnerConfig};
+use lf_workflow::engine::RunStatus;
+use lf_workflow::run::{MemoryRunStore, Run, RunId, RunService, RunStore, StartRun};
+use lf_workflow::{
+    LensFacts, LensParam, MemoryConnections, MemoryLenses, MemoryWorkflowStore, NewWorkflow, RawBlueprint,
+    WorkflowService, WorkflowStore,
+};
+use serde_json::{Value, json};
+
+/// Answers with `script` when set, else with the request's stand-in.
+#[derive(Default)]
+struct Scripted {
+    asked: Mutex<Vec<ChatRequest>>,
+    script: Mutex<Option<String>>,
+}
+
+impl ModelProvider for Scripted {
+    fn name(&self) -> &str {
+        "scripted"
+    }
+    fn chat<'life0, 'async_trait>(
+        &'life0 self,
+        request: ChatRequest,
+    ) -> Pin<Box<dyn Future<Output = LfResult<ChatResponse>> + Send + 'async_trait>>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
+        let text = self.script.lock().unwrap().clone().or(request.stand_in.clone()).unwrap_or_default();
+        let model = request.model.clone().unwrap_or_else(|| "configured".into());
+        self.asked.lock().unwrap().push(request);
+        Box::pin(async move { Ok(ChatResponse { text, model }) })
+    }
+}
+
+struct World {
+    model: Arc<Scripted>,
+    lenses: LensService,
+    facts: Arc<MemoryLenses>,
+    runs: Arc<MemoryRunStore>,
+    workflows: Arc<MemoryWorkflowStore>,
+    service: RunService,
+    runner: Runner,
+    me: Principal,
+    owner: LenserId,
+}
+
+impl World {
+    fn new(pricing: Pricing) -> Self {
+        let model = Arc::new(Scripted::default());
+        let lenses = LensService::new(Arc::new(MemoryLensStore::new()));
+        let facts = Arc::new(MemoryLenses::new());
+        let runs = Arc::new(MemoryRunStore::new());
+        let workflows = Arc::new(MemoryWorkflowStore::new());
+        let wf = Arc::new(WorkflowService::new(workflows.clone(), facts.clone(), Arc::new(MemoryConnections::new())));
+        let executors = ModelSteps::new(model.clone(), lenses.clone(), pricing).register(Executors::pure());
+        let runner = Runner::new(
+            runs.clone(),
+            workflows.clone() as Arc<dyn WorkflowStore>,
+            executors,
+            RunnerConfig { lease: Duration::from_secs(30), ..RunnerConfig::default() },
+        );
+        let service = RunService::new(wf.clone(), runs.clone(), runner.signal());
+        let owner = LenserId::new();
+        let me = Principal::Lenser { id: owner, scopes: Scopes::READ_WRITE };
+        World { model, lenses, facts, runs, workflows, service, runner, me, owner }
+    }
+
+    /// A lens of the owner's, known to the workflow validator too.
+    async fn lens(&self, body: &str) -> lf_core::LensId {
+        let new = NewLens {
+            title: Title::parse("Research").unwrap(),
+            description: None,
+            body: TemplateBody::parse(body).unwrap(),
+            visibility: Visibility::Private,
+            params: vec![],
+        };
+        let view = self.lenses.create(&self.me, new).await.unwrap();
+        let params = view.version.params.iter().map(|p| LensParam { label: p.label.clone(), optional: p.optional }).collect();
+        self.facts.insert(
+            self.owner,
+            true,
+            LensFacts { lens_id: view.lens.id, version_id: view.version.id, title: "Research".into(), params },
+        );
+        view.lens.id
+    }
+
+    async fn workflow(&self, steps: Value, connections: Value) -> WorkflowId {
+        let wf = WorkflowService::new(self.workflows.clone(), self.facts.clone(), Arc::new(MemoryConnections::new()));
+        let blueprint: RawBlueprint =
+            serde_json::from_value(json!({"title": "t", "steps": steps, "connections": connections})).unwrap();
+        wf.create(&self.me, NewWorkflow { blueprint, owner: None }).await.expect("created").workflow.id
+    }
+
+    async fn run(&self, s: StartRun) -> Run {
+        let task = self.runner.start();
+        let id: RunId = self.service.start(&self.me, s).await.expect("started").run.id;
+        let mut run = self.runs.load_run(id).await.unwrap();
+        for _ in 0..500 {
+            if run.status().is_final() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            run = self.runs.load_run(id).await.unwrap();
+        }
+        self.runner.shutdown().await;
+        task.await.unwrap();
+        assert!(run.status().is_final(), "the run ended");
+        run
+    }
+}
+
+fn trigger() -> Value {
+    json!({"key": "start", "kind": "trigger", "name": "Start", "node_type": "manual_trigger"})
+}
+
+fn step_output(run: &Run, node: u32) -> Value {
+    run.state.slots[&lf_workflow::engine::Slot::top(node)].output.clone().unwrap_or_default()
+}
+
+fn start(workflow: WorkflowId, inputs: Value) -> StartRun {
+    StartRun { workflow_id: Some(workflow), inputs: inputs.as_object().unwrap().clone(), ..Default::default() }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lens_step_resolves_its_lens_with_wired_inputs_and_asks_the_model() {
+    let w = World::new(Pricing { credits_per_1k_tokens: 1_000 });
+    let lens = w.lens("Write three facts about [[Topic]] for [[Audience]].").await;
+    let wf = w
+        .workflow(
+            json!([trigger(), {"key": "research", "kind": "lens", "name": "Research", "lens_id": lens.to_string(), "parameters": {"audience": "kids"}}]),
+            json!([{"from_step": "start", "output_key": "topic", "to_step": "research", "input_parameter": "topic"}]),
+        )
+        .await;
+    let mut s = start(wf, json!({"topic": "otters"}));
+    s.global_model_id = Some("big-model".into());
+    let run = w.run(s).await;
+    assert_eq!(run.status(), RunStatus::Completed, "{:?}", run.state.error);
+    let asked = w.model.asked.lock().unwrap().clone();
+    assert_eq!(asked.len(), 1);
+    assert_eq!(asked[0].user, "Write three facts about otters for kids.", "wired and configured values, by label");
+    assert_eq!(asked[0].model.as_deref(), Some("big-model"), "global_model_id overrides the configured model");
+    let out = step_output(&run, 1);
+    assert_eq!(out["model"], json!("big-model"));
+    assert!(out["text"].as_str().unwrap().starts_with("Offline answer to: Write three facts"));
+    let usage = run.state.usage();
+    assert_eq!(usage.model_calls, 1);
+    assert_eq!(usage.tokens, out["input_tokens"].as_u64().unwrap() + out["output_tokens"].as_u64().unwrap());
+    assert_eq!(usage.credits, usage.tokens, "1,000 credits per 1,000 tokens");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_classifier_outputs_the_label_and_a_step_model_wins_over_the_runs() {
+    let w = World::new(Pricing::default());
+    *w.model.script.lock().unwrap() = Some(" Bug \n".into());
+    let wf = w
+        .workflow(
+            json!([trigger(), {"key": "sort", "kind": "tool", "name": "Sort", "node_type": "classifier", "config": {"labels": ["billing", "bug"], "model": "small"}}]),
+            json!([{"from_step": "start", "output_key": "text", "to_step": "sort", "input_parameter": "input"}]),
+        )
+        .await;
+    let mut s = start(wf, json!({"text": "It crashes."}));
+    s.global_model_id = Some("big-model".into());
+    let run = w.run(s).await;
+    assert_eq!(run.status(), RunStatus::Completed, "{:?}", run.state.error);
+    let out = step_output(&run, 1);
+    assert_eq!((out["label"].clone(), out["labels"].clone()), (json!("bug"), json!(["bug"])));
+    assert_eq!(w.model.asked.lock().unwrap()[0].model.as_deref(), Some("small"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_that_is_no_label_fails_the_step_after_its_retries() {
+    let w = World::new(Pricing::default());
+    *w.model.script.lock().unwrap() = Some("maybe".into());
+    let wf = w
+        .workflow(
+            json!([trigger(), {"key": "sort", "kind": "tool", "name": "Sort", "node_type": "classifier", "config": {"labels": ["billing", "bug"]}}]),
+            json!([{"from_step": "start", "output_key": "text", "to_step": "sort", "input_parameter": "input"}]),
+        )
+        .await;
+    let run = w.run(start(wf, json!({"text": "?"}))).await;
+    assert_eq!(run.status(), RunStatus::Failed);
+    let node = &run.state.slots[&lf_workflow::engine::Slot::top(1)];
+    assert_eq!(node.attempt, 3, "a provider error is retried");
+    assert!(node.error.clone().unwrap().message.contains("none of the labels billing, bug"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_judge_reads_the_score_out_of_prose_and_keeps_it_on_its_scale() {
+    let w = World::new(Pricing::default());
+    *w.model.script.lock().unwrap() = Some("Sure! {\"score\": 42, \"rationale\": \"great\"} Hope that helps.".into());
+    let wf = w
+        .workflow(
+            json!([trigger(), {"key": "judge", "kind": "tool", "name": "Judge", "node_type": "judge_evaluator", "config": {"rubric": "Accurate.", "max_score": 10}}]),
+            json!([{"from_step": "start", "output_key": "answer", "to_step": "judge", "input_parameter": "input"}]),
+        )
+        .await;
+    let run = w.run(start(wf, json!({"answer": "Rust 1.0 shipped in 2015."}))).await;
+    assert_eq!(run.status(), RunStatus::Completed, "{:?}", run.state.error);
+    let out = step_output(&run, 1);
+    assert_eq!((out["score"].clone(), out["rationale"].clone()), (json!(10.0), json!("great")));
+    assert_eq!(w.model.asked.lock().unwrap()[0].temperature, Some(0.0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_step_past_the_budget_is_not_started() {
+    let w = World::new(Pricing { credits_per_1k_tokens: 1_000 });
+    let steps = json!([
+        trigger(),
+        {"key": "one", "kind": "tool", "name": "One", "node_type": "summarizer", "config": {"max_words": 10}},
+        {"key": "two", "kind": "tool", "name": "Two", "node_type": "summarizer", "config": {"max_words": 10}},
+    ]);
+    let conns = json!([
+        {"from_step": "start", "output_key": "text", "to_step": "one", "input_parameter": "input"},
+        {"from_step": "one", "output_key": "text", "to_step": "two", "input_parameter": "input"},
+    ]);
+    let wf = w.workflow(steps, conns).await;
+    let mut s = start(wf, json!({"text": "A long article about otters and rivers and the sea."}));
+    s.budget_credits = Some(5);
+    let run = w.run(s).await;
+    assert_eq!(run.status(), RunStatus::Failed);
+    let e = run.state.error.clone().unwrap();
+    assert_eq!((e.code.as_str(), e.node.as_deref()), ("budget_exceeded", Some("two")));
+    assert_eq!(w.model.asked.lock().unwrap().len(), 1, "the second model call was never made");
+    assert!(run.state.usage().credits > 5, "the first call's cost is on record");
+}
