@@ -1,7 +1,7 @@
 //! The SQL stores of LenserFight: the domain store traits (today
 //! [`lf_lens::LensStore`], [`lf_auth::AuthStore`], [`lf_battle::BattleStore`],
-//! [`lf_workflow::WorkflowStore`] and [`lf_workflow::ConnectionStore`])
-//! implemented with sqlx
+//! [`lf_workflow::WorkflowStore`], [`lf_workflow::ConnectionStore`] and
+//! [`lf_workflow::run::RunStore`]) implemented with sqlx
 //! over SQLite, the embedded default, and PostgreSQL, for several server
 //! processes on one database.
 //! [`Database::connect`] opens either from a `LENSERFIGHT_DATABASE_URL`,
@@ -43,15 +43,23 @@
 //!   status is) and compared with the one the caller expected;
 //! - a saved connection's secret is stored only as the sealed bytes the
 //!   domain hands over, and read back by one method only;
+//! - a run is claimed, and its state saved, in one write transaction each:
+//!   a claim locks what it picks (SQLite: `BEGIN IMMEDIATE`; PostgreSQL:
+//!   `FOR UPDATE SKIP LOCKED`), so each due run goes to one caller with a
+//!   new lease token, and a save writes only under the current token; a
+//!   run made with an idempotency key is looked up and inserted under a
+//!   lock (SQLite's write lock; a PostgreSQL advisory lock on workflow and
+//!   key), so racing creations with one key make one run;
 //! - both backends pass the same contract suites
 //!   ([`lf_lens::contract::suite`], [`lf_auth::contract::suite`],
 //!   [`lf_battle::contract::suite`], [`lf_workflow::contract::suite`],
-//!   [`lf_workflow::connection::contract::suite`]);
+//!   [`lf_workflow::connection::contract::suite`],
+//!   [`lf_workflow::run::contract::suite`]);
 //!   migrations live per backend under `migrations/` and are never edited
 //!   once released.
 //!
 //! Layout: one folder per domain (`lens/`, `auth/`, `battle/`,
-//! `workflow/`, `connection/`), each a
+//! `workflow/`, `connection/`, `run/`), each a
 //! store written once over both backends: `mod.rs` (the store type, over
 //! `conns::Conns`, each method one line saying how it runs), `sql.rs` (the
 //! statements and the functions that run them, generic over a connection of
@@ -78,6 +86,7 @@ mod lens;
 mod location;
 mod page;
 mod postgres;
+mod run;
 mod sqlite;
 mod workflow;
 
@@ -87,6 +96,7 @@ use lf_auth::AuthStore;
 use lf_battle::BattleStore;
 use lf_core::{LfError, LfResult};
 use lf_lens::LensStore;
+use lf_workflow::run::RunStore;
 use lf_workflow::{ConnectionLookup, ConnectionStore, WorkflowStore};
 
 use crate::conns::Conns;
@@ -194,6 +204,12 @@ impl Database {
     /// connections are saved.
     pub fn connection_lookup(&self) -> Arc<dyn ConnectionLookup> {
         Arc::new(connection::SqlConnectionStore::new(self.conns.clone()))
+    }
+
+    /// The store of workflow runs, their node results and leases over
+    /// this database, for the runner.
+    pub fn run_store(&self) -> Arc<dyn RunStore> {
+        Arc::new(run::SqlRunStore::new(self.conns.clone()))
     }
 
     /// A small pool of separate connections to the SQLite database, for

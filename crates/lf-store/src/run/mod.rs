@@ -1,0 +1,82 @@
+//! [`RunStore`] over either backend: the tables of `0008_runs.sql`
+//! (SQLite) and `0007_runs.sql` (PostgreSQL), through the statements of
+//! `sql`, the same on both. Creating a run, claiming, saving and asking to
+//! cancel run in one write transaction each, loading a run with its node
+//! results in one read snapshot, a heartbeat as one statement, other reads
+//! as one statement each (see [`crate::conns`]). Why concurrent claims,
+//! saves and creations stay exclusive is in `sql`.
+
+pub(crate) mod rows;
+pub(crate) mod sql;
+
+use async_trait::async_trait;
+use lf_core::{LenserId, LfResult, Page, PageRequest, Timestamp, WorkflowId};
+use lf_workflow::engine::{NodeRun, RunState, Slot};
+use lf_workflow::run::{Held, IdempotencyKey, Lease, Run, RunFilter, RunId, RunStore};
+
+use crate::conns::{Conns, on};
+
+/// [`RunStore`] over either backend.
+pub(crate) struct SqlRunStore {
+    conns: Conns,
+}
+
+impl SqlRunStore {
+    pub(crate) fn new(conns: Conns) -> Self {
+        Self { conns }
+    }
+}
+
+#[async_trait]
+impl RunStore for SqlRunStore {
+    async fn create_run(&self, run: &Run) -> LfResult<(Run, bool)> {
+        on!(&self.conns, write, |conn| sql::create_run(conn, run))
+    }
+
+    async fn get_run(&self, id: RunId) -> LfResult<Run> {
+        on!(&self.conns, reading, |conn| sql::get_run(conn, id))
+    }
+
+    async fn load_run(&self, id: RunId) -> LfResult<Run> {
+        on!(&self.conns, snapshot, |conn| sql::load_run(conn, id))
+    }
+
+    async fn find_by_key(
+        &self,
+        workflow: WorkflowId,
+        key: &IdempotencyKey,
+        now: Timestamp,
+    ) -> LfResult<Option<Run>> {
+        on!(&self.conns, reading, |conn| sql::by_key(conn, workflow, key, now))
+    }
+
+    async fn list_runs(&self, me: LenserId, filter: &RunFilter, page: PageRequest) -> LfResult<Page<Run>> {
+        on!(&self.conns, reading, |conn| sql::list_runs(conn, me, filter, page))
+    }
+
+    async fn claim(&self, owner: &str, now: Timestamp, lease_ms: u64, limit: u32) -> LfResult<Vec<Lease>> {
+        on!(&self.conns, write, |conn| sql::claim(conn, owner, now, lease_ms, limit))
+    }
+
+    async fn heartbeat(&self, lease: &Lease, now: Timestamp, lease_ms: u64) -> LfResult<Held> {
+        on!(&self.conns, write_one, |conn| sql::heartbeat(conn, lease, now, lease_ms))
+    }
+
+    async fn save(
+        &self,
+        lease: &Lease,
+        state: &RunState,
+        slots: &[(Slot, NodeRun)],
+        release: bool,
+    ) -> LfResult<bool> {
+        on!(&self.conns, write, |conn| sql::save(conn, lease, state, slots, release))
+    }
+
+    async fn request_cancel(&self, id: RunId, by: &str, now: Timestamp) -> LfResult<Run> {
+        on!(&self.conns, write, |conn| sql::request_cancel(conn, id, by, now))
+    }
+
+    async fn next_due(&self) -> LfResult<Option<Timestamp>> {
+        on!(&self.conns, reading, |conn| sql::next_due(conn))
+    }
+}

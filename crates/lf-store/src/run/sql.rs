@@ -1,0 +1,350 @@
+//! The statements of [`lf_workflow::run::RunStore`] and the code that runs
+//! them, the same on both backends but for the few spelled twice (the row
+//! locks of a claim, the larger of two times) and the key lock PostgreSQL
+//! alone takes. The store supplies the connection, the read snapshot or
+//! the write transaction (see `run/mod.rs`).
+//!
+//! What makes each write safe when several processes share the database:
+//! - a claim picks the due runs and gives each a new token in one write
+//!   transaction: on SQLite `BEGIN IMMEDIATE` holds the write lock from the
+//!   first read; on PostgreSQL the pick locks its rows `FOR UPDATE SKIP
+//!   LOCKED`, so a concurrent claim passes over them, and one that waited
+//!   for a row sees the new lease and leaves it;
+//! - a save changes the run row only `WHERE lease_token` is the saver's,
+//!   and writes node results only when that row changed, in one
+//!   transaction (PostgreSQL: the row lock the update takes orders it
+//!   after a claim that took the run over);
+//! - a creation with an idempotency key looks the key up and inserts in one
+//!   write transaction, serialized by SQLite's write lock or by a
+//!   PostgreSQL advisory lock on the workflow and key ([`LOCK_KEY`]):
+//!   there is no unique index to lean on, since a key names a run for 24
+//!   hours only.
+
+use lf_core::{LenserId, LfError, LfResult, Page, PageRequest, Timestamp, WorkflowId};
+use lf_workflow::engine::{NodeRun, RunState, Slot};
+use lf_workflow::run::{
+    Held, IDEMPOTENCY_WINDOW_MICROS, IdempotencyKey, Lease, LeaseToken, Run, RunFilter, RunId, run_not_found,
+};
+use sqlx::QueryBuilder;
+use uuid::Uuid;
+
+use super::rows::{
+    bind_node_result, bind_run, bind_state, node_result, node_result_columns, run, run_columns, state_columns,
+};
+use crate::Backend;
+use crate::dialect::{Bind, Columns, Conn, Dialect, Spellings, all_rows, execute, insert, query, spelled};
+use crate::error::map_db_err;
+use crate::page::listing;
+
+/// Runs that have not ended: the condition of the `workflow_runs_due`
+/// partial index, spelled as it is there so that both planners use it.
+macro_rules! unfinished {
+    () => {
+        "status NOT IN ('completed', 'failed', 'cancelled')"
+    };
+}
+
+/// When a run that no lease holds becomes due: at once (its creation)
+/// when it is pending or someone asked to cancel it, else at its wake
+/// time, or at once when it has none.
+macro_rules! free_at {
+    () => {
+        "CASE WHEN status = 'pending' OR cancel_requested_by IS NOT NULL THEN created_at \
+         ELSE coalesce(wake_at, created_at) END"
+    };
+}
+
+const INSERT_RUN: &str = concat!(
+    "INSERT INTO workflow_runs (",
+    run_columns!(),
+    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, \
+     $21, $22, $23, $24, $25)"
+);
+const RUN_EXISTS: &str = "SELECT 1 AS taken FROM workflow_runs WHERE id = $1";
+const GET_RUN: &str = concat!("SELECT ", run_columns!(), " FROM workflow_runs WHERE id = $1");
+const NODE_RESULTS: &str = concat!(
+    "SELECT ",
+    node_result_columns!(),
+    " FROM workflow_node_results WHERE run_id = $1 ORDER BY node, item"
+);
+/// The newest run of workflow `$1` with key `$2` made after `$3`.
+const BY_KEY: &str = concat!(
+    "SELECT ",
+    run_columns!(),
+    " FROM workflow_runs WHERE workflow_id = $1 AND idempotency_key = $2 \
+     AND created_at > $3 ORDER BY created_at DESC LIMIT 1"
+);
+/// Serializes creations with key `$2` on workflow `$1` until the
+/// transaction ends. PostgreSQL only: on SQLite the write transaction
+/// already holds the database's write lock.
+const LOCK_KEY: &str = "SELECT pg_advisory_xact_lock(hashtextextended($1::text || ' ' || $2, 0))";
+
+/// Up to `$2` runs due at `$1`, oldest due first (ids break ties).
+macro_rules! due {
+    ($b:tt) => {
+        concat!(
+            "SELECT id FROM workflow_runs WHERE ",
+            unfinished!(),
+            " AND (lease_token IS NULL OR lease_expires_at <= $1) \
+             AND (status = 'pending' OR cancel_requested_by IS NOT NULL OR wake_at IS NULL OR wake_at <= $1) \
+             ORDER BY coalesce(wake_at, created_at), id LIMIT $2",
+            due!(lock $b)
+        )
+    };
+    (lock sqlite) => {
+        ""
+    };
+    // Rows another claim has locked are passed over, not waited for.
+    (lock postgres) => {
+        " FOR UPDATE SKIP LOCKED"
+    };
+}
+const DUE: Spellings = spelled!(due);
+const TAKE: &str =
+    "UPDATE workflow_runs SET lease_owner = $2, lease_token = $3, lease_expires_at = $4 WHERE id = $1";
+const HEARTBEAT: &str = concat!(
+    "UPDATE workflow_runs SET lease_expires_at = $3 WHERE id = $1 AND lease_token = $2 AND ",
+    unfinished!(),
+    " RETURNING cancel_requested_by"
+);
+/// A run's state (`$3`..`$14`) and next wake (`$15`), under lease token
+/// `$2`; with `$16` the lease ends.
+const SAVE: &str = concat!(
+    "UPDATE workflow_runs SET (",
+    state_columns!(),
+    ", wake_at) = ($3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15), \
+     lease_owner = CASE WHEN $16 THEN NULL ELSE lease_owner END, \
+     lease_token = CASE WHEN $16 THEN NULL ELSE lease_token END, \
+     lease_expires_at = CASE WHEN $16 THEN NULL ELSE lease_expires_at END \
+     WHERE id = $1 AND lease_token = $2"
+);
+const UPSERT_NODE_RESULT: &str = concat!(
+    "INSERT INTO workflow_node_results (",
+    node_result_columns!(),
+    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) \
+     ON CONFLICT (run_id, node, item) DO UPDATE SET \
+     (status, attempt, input, output, error_code, error_message, wake_at, started_at, finished_at, \
+     model_calls, tokens, credits) = \
+     (excluded.status, excluded.attempt, excluded.input, excluded.output, excluded.error_code, \
+     excluded.error_message, excluded.wake_at, excluded.started_at, excluded.finished_at, \
+     excluded.model_calls, excluded.tokens, excluded.credits)"
+);
+/// `$2` asks to cancel run `$1` at `$3`: a run no lease holds is due then.
+const REQUEST_CANCEL: &str = concat!(
+    "UPDATE workflow_runs SET cancel_requested_by = $2, \
+     wake_at = CASE WHEN lease_token IS NULL THEN $3 ELSE wake_at END \
+     WHERE id = $1 AND cancel_requested_by IS NULL AND ",
+    unfinished!()
+);
+/// When the earliest unfinished run becomes due: a held run when its lease
+/// ends (or later, if it is not due before), any other when it is free.
+macro_rules! next_due {
+    ($b:tt) => {
+        concat!(
+            "SELECT min(CASE WHEN lease_token IS NULL THEN ",
+            free_at!(),
+            " ELSE ",
+            next_due!(greatest $b),
+            "(lease_expires_at, ",
+            free_at!(),
+            ") END) AS due FROM workflow_runs WHERE ",
+            unfinished!()
+        )
+    };
+    (greatest sqlite) => {
+        "max"
+    };
+    (greatest postgres) => {
+        "greatest"
+    };
+}
+const NEXT_DUE: Spellings = spelled!(next_due);
+
+/// `millis` milliseconds after `t`, saturating.
+fn after(t: Timestamp, millis: u64) -> Timestamp {
+    t.plus_micros(i64::try_from(millis).unwrap_or(i64::MAX).saturating_mul(1_000))
+}
+
+/// The run as stored: without its slots.
+fn header(run: &Run) -> Run {
+    let mut r = run.clone();
+    r.state.slots.clear();
+    r
+}
+
+fn run_taken(id: RunId) -> String {
+    format!("run {id} already exists")
+}
+
+pub(crate) async fn create_run<C: Conn>(conn: &mut C, r: &Run) -> LfResult<(Run, bool)> {
+    if let Some(key) = &r.idempotency_key {
+        if <C::Database as Dialect>::BACKEND == Backend::Postgres {
+            let lock = query(LOCK_KEY).put(r.workflow_id.as_uuid()).put(key.as_str().to_owned());
+            execute(conn, lock).await?;
+        }
+        // A taken id is CONFLICT even when its run has this key.
+        let taken = query::<C::Database>(RUN_EXISTS).put(r.id.as_uuid());
+        if taken.fetch_optional(conn.exec()).await.map_err(map_db_err)?.is_some() {
+            return Err(LfError::conflict(run_taken(r.id)));
+        }
+        if let Some(first) = by_key(conn, r.workflow_id, key, r.created_at).await? {
+            return Ok((first, false));
+        }
+    }
+    insert(conn, bind_run(query(INSERT_RUN), r), || run_taken(r.id)).await?;
+    Ok((header(r), true))
+}
+
+pub(crate) async fn get_run<C: Conn>(conn: &mut C, id: RunId) -> LfResult<Run> {
+    let row = query::<C::Database>(GET_RUN)
+        .put(id.as_uuid())
+        .fetch_optional(conn.exec())
+        .await
+        .map_err(map_db_err)?
+        .ok_or_else(|| run_not_found(id))?;
+    run(&row)
+}
+
+/// The run and its node results; run it in a read snapshot, so that both
+/// queries see one state.
+pub(crate) async fn load_run<C: Conn>(conn: &mut C, id: RunId) -> LfResult<Run> {
+    let mut r = get_run(conn, id).await?;
+    r.state.slots = all_rows(conn, NODE_RESULTS, id.as_uuid(), node_result).await?.into_iter().collect();
+    Ok(r)
+}
+
+pub(crate) async fn by_key<C: Conn>(
+    conn: &mut C,
+    workflow: WorkflowId,
+    key: &IdempotencyKey,
+    now: Timestamp,
+) -> LfResult<Option<Run>> {
+    let row = query::<C::Database>(BY_KEY)
+        .put(workflow.as_uuid())
+        .put(key.as_str().to_owned())
+        .put_time(now.plus_micros(-IDEMPOTENCY_WINDOW_MICROS))
+        .fetch_optional(conn.exec())
+        .await
+        .map_err(map_db_err)?;
+    row.as_ref().map(run).transpose()
+}
+
+/// The `FROM … WHERE` of a listing: a workflow's runs, or those `me`
+/// started or whose workflow `me` owns; of one status or all.
+fn push_from<DB: Dialect>(qb: &mut QueryBuilder<DB>, me: LenserId, filter: &RunFilter) {
+    qb.push(" FROM workflow_runs WHERE ");
+    if let Some(w) = filter.workflow_id {
+        DB::push_bind(qb.push("workflow_id = "), w.as_uuid());
+    } else {
+        DB::push_bind(qb.push("(started_by = "), me.as_uuid());
+        DB::push_bind(qb.push(" OR workflow_owner = "), me.as_uuid()).push(")");
+    }
+    if let Some(s) = filter.status {
+        DB::push_bind(qb.push(" AND status = "), s.as_str().to_owned());
+    }
+}
+
+pub(crate) async fn list_runs<C: Conn>(
+    conn: &mut C,
+    me: LenserId,
+    filter: &RunFilter,
+    page: PageRequest,
+) -> LfResult<Page<Run>> {
+    let select = concat!("SELECT ", run_columns!());
+    let from = |qb: &mut QueryBuilder<C::Database>| push_from(qb, me, filter);
+    listing(conn, select, from, " ORDER BY created_at DESC, id DESC", page, run).await
+}
+
+/// Claims up to `limit` due runs; run it in a write transaction, which
+/// keeps what [`DUE`] picked for this claim until it commits.
+pub(crate) async fn claim<C: Conn>(
+    conn: &mut C,
+    owner: &str,
+    now: Timestamp,
+    lease_ms: u64,
+    limit: u32,
+) -> LfResult<Vec<Lease>> {
+    let due = query::<C::Database>(DUE.of::<C::Database>())
+        .put_time(now)
+        .put(i64::from(limit))
+        .fetch_all(conn.exec())
+        .await
+        .map_err(map_db_err)?;
+    let expires_at = after(now, lease_ms);
+    let mut leases = Vec::with_capacity(due.len());
+    for row in &due {
+        let lease = Lease {
+            run: RunId::from_uuid(row.value::<Uuid>("id")?),
+            token: LeaseToken::new(),
+            owner: owner.to_owned(),
+            expires_at,
+        };
+        let q = query(TAKE)
+            .put(lease.run.as_uuid())
+            .put(owner.to_owned())
+            .put(lease.token.as_uuid())
+            .put_time(expires_at);
+        execute(conn, q).await?;
+        leases.push(lease);
+    }
+    Ok(leases)
+}
+
+pub(crate) async fn heartbeat<C: Conn>(
+    conn: &mut C,
+    lease: &Lease,
+    now: Timestamp,
+    lease_ms: u64,
+) -> LfResult<Held> {
+    let row = query::<C::Database>(HEARTBEAT)
+        .put(lease.run.as_uuid())
+        .put(lease.token.as_uuid())
+        .put_time(after(now, lease_ms))
+        .fetch_optional(conn.exec())
+        .await
+        .map_err(map_db_err)?;
+    Ok(match row {
+        Some(row) => Held::Yes { cancel_requested_by: row.value("cancel_requested_by")? },
+        None => Held::Lost,
+    })
+}
+
+/// Writes `state` and `slots` under `lease`; run it in a write
+/// transaction. `false`, with nothing written, when the lease is lost.
+pub(crate) async fn save<C: Conn>(
+    conn: &mut C,
+    lease: &Lease,
+    state: &RunState,
+    slots: &[(Slot, NodeRun)],
+    release: bool,
+) -> LfResult<bool> {
+    let q = query::<C::Database>(SAVE).put(lease.run.as_uuid()).put(lease.token.as_uuid());
+    let q = bind_state(q, state).put_opt_time(state.next_wake()).put(release || state.status.is_final());
+    if execute(conn, q).await? == 0 {
+        return Ok(false);
+    }
+    for (slot, n) in slots {
+        execute(conn, bind_node_result(query(UPSERT_NODE_RESULT), lease.run, *slot, n)).await?;
+    }
+    Ok(true)
+}
+
+/// Records the request and reads the run back; run it in a write
+/// transaction.
+pub(crate) async fn request_cancel<C: Conn>(
+    conn: &mut C,
+    id: RunId,
+    by: &str,
+    now: Timestamp,
+) -> LfResult<Run> {
+    execute(conn, query(REQUEST_CANCEL).put(id.as_uuid()).put(by.to_owned()).put_time(now)).await?;
+    get_run(conn, id).await
+}
+
+pub(crate) async fn next_due<C: Conn>(conn: &mut C) -> LfResult<Option<Timestamp>> {
+    let row = query::<C::Database>(NEXT_DUE.of::<C::Database>())
+        .fetch_one(conn.exec())
+        .await
+        .map_err(map_db_err)?;
+    row.opt_time("due")
+}
