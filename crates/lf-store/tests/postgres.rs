@@ -13,6 +13,7 @@
 mod auth_common;
 mod battle_common;
 mod common;
+mod run_common;
 mod workflow_common;
 
 use lf_lens::contract;
@@ -69,26 +70,60 @@ async fn auth_races() {
     auth_common::racing_redeems_on_two(a.auth_store(), b.auth_store()).await;
 }
 
+/// A schema of its own, for a test that must not share tables with the
+/// others running at the same time; [`Scratch::remove`] drops it.
+struct Scratch {
+    admin: Database,
+    schema: String,
+}
+
+impl Scratch {
+    /// A new schema named `{prefix}_…`.
+    async fn new(prefix: &str) -> Scratch {
+        let admin = connect().await;
+        let schema = format!("{prefix}_{}", uuid::Uuid::new_v4().simple());
+        // The schema name is ours: letters, digits and underscores.
+        let create = sqlx::AssertSqlSafe(format!("CREATE SCHEMA {schema}"));
+        sqlx::raw_sql(create).execute(admin.postgres_pool().unwrap()).await.unwrap();
+        Scratch { admin, schema }
+    }
+
+    /// The database in this schema, migrated: each call a pool of its own,
+    /// as a server process would have.
+    async fn connect(&self) -> Database {
+        let base = url();
+        let separator = if base.contains('?') { '&' } else { '?' };
+        let db = Database::connect(&format!("{base}{separator}options[search_path]={}", self.schema))
+            .await
+            .unwrap();
+        let current: String = sqlx::query_scalar("SELECT current_schema()")
+            .fetch_one(db.postgres_pool().unwrap())
+            .await
+            .unwrap();
+        assert_eq!(current, self.schema, "the store works in the new schema");
+        db
+    }
+
+    /// Closes `dbs` and drops the schema.
+    async fn remove(self, dbs: &[Database]) {
+        for db in dbs {
+            db.close().await;
+        }
+        let drop = sqlx::AssertSqlSafe(format!("DROP SCHEMA {} CASCADE", self.schema));
+        sqlx::raw_sql(drop).execute(self.admin.postgres_pool().unwrap()).await.unwrap();
+        self.admin.close().await;
+    }
+}
+
 /// The results migration, in a schema of its own: it drops and refills a
 /// table that the other tests, running at the same time, write to.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn battle_results_migration() {
-    let admin = connect().await;
-    let schema = format!("lf_results_{}", uuid::Uuid::new_v4().simple());
-    let pool = admin.postgres_pool().unwrap();
-    // The schema name is ours: letters, digits and underscores.
-    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE SCHEMA {schema}"))).execute(pool).await.unwrap();
-    let base = url();
-    let separator = if base.contains('?') { '&' } else { '?' };
-    let db = Database::connect(&format!("{base}{separator}options[search_path]={schema}")).await.unwrap();
-    let current: String =
-        sqlx::query_scalar("SELECT current_schema()").fetch_one(db.postgres_pool().unwrap()).await.unwrap();
-    assert_eq!(current, schema, "the store works in the new schema");
+    let scratch = Scratch::new("lf_results").await;
+    let db = scratch.connect().await;
     lf_battle::contract::suite(db.battle_store()).await;
     battle_common::results_migration_matches_the_store(&db).await;
-    db.close().await;
-    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("DROP SCHEMA {schema} CASCADE"))).execute(pool).await.unwrap();
-    admin.close().await;
+    scratch.remove(&[db]).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -125,6 +160,38 @@ async fn workflow_races() {
     workflow_common::racing_appends(&[a.workflow_store()]).await;
     // Two pools on one database, as two server processes would have.
     workflow_common::racing_appends(&[a.workflow_store(), b.workflow_store()]).await;
+}
+
+/// In the shared schema: no other test makes runs there (the races below
+/// have schemas of their own), so the suite's claims see only its runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn run_contract_suite_twice() {
+    let db = connect().await;
+    lf_workflow::run::contract::suite(db.run_store(), db.workflow_store()).await;
+    lf_workflow::run::contract::suite(db.run_store(), db.workflow_store()).await;
+    db.close().await;
+}
+
+/// Twenty creations with one idempotency key at once, on one pool and then
+/// on two: one run each time (the advisory lock on workflow and key).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn racing_creates_with_one_key() {
+    let scratch = Scratch::new("lf_run_keys").await;
+    let (a, b) = (scratch.connect().await, scratch.connect().await);
+    let workflows = a.workflow_store();
+    run_common::racing_creates_with_one_key(&[a.run_store()], workflows.as_ref()).await;
+    run_common::racing_creates_with_one_key(&[a.run_store(), b.run_store()], workflows.as_ref()).await;
+    scratch.remove(&[a, b]).await;
+}
+
+/// Claim loops on two pools, as two server processes, over 200 pending
+/// runs: each run claimed exactly once (FOR UPDATE SKIP LOCKED).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn racing_claims_on_two_pools() {
+    let scratch = Scratch::new("lf_run_claims").await;
+    let (a, b) = (scratch.connect().await, scratch.connect().await);
+    run_common::racing_claims(&[a.run_store(), b.run_store()], a.workflow_store().as_ref()).await;
+    scratch.remove(&[a, b]).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

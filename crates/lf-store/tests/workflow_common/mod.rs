@@ -59,6 +59,14 @@ fn workflow_of(v1: &WorkflowVersion, visibility: Visibility) -> Workflow {
     }
 }
 
+/// A new private workflow of `owner` with two steps, stored: for tests of
+/// what is stored beside workflows (runs).
+pub async fn stored_workflow(store: &dyn WorkflowStore, owner: LenserId) -> WorkflowVersion {
+    let v1 = version_of(WorkflowId::new(), 1, owner, 2);
+    store.create_workflow(&workflow_of(&v1, Visibility::Private), &v1).await.unwrap();
+    v1
+}
+
 /// Many tasks append a version to the same head at once: exactly one wins,
 /// every other one gets CONFLICT, and the workflow ends with two versions,
 /// the winner's its head.
