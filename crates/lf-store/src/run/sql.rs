@@ -85,8 +85,10 @@ macro_rules! due {
         concat!(
             "SELECT id FROM workflow_runs WHERE ",
             unfinished!(),
-            " AND (lease_token IS NULL OR lease_expires_at <= $1) \
-             AND (status = 'pending' OR cancel_requested_by IS NOT NULL OR wake_at IS NULL OR wake_at <= $1) \
+            // Held past its lease: a takeover, whatever its timers say.
+            " AND ((lease_token IS NOT NULL AND lease_expires_at <= $1) \
+             OR (lease_token IS NULL AND (status = 'pending' OR cancel_requested_by IS NOT NULL \
+             OR wake_at IS NULL OR wake_at <= $1))) \
              ORDER BY coalesce(wake_at, created_at), id LIMIT $2",
             due!(lock $b)
         )
@@ -107,7 +109,8 @@ const HEARTBEAT: &str = concat!(
     unfinished!(),
     " RETURNING cancel_requested_by"
 );
-/// A run's state (`$3`..`$14`) and next wake (`$15`), under lease token
+/// A run's state (`$3`..`$14`) and when to take it again (`$15`,
+/// [`RunState::resume_at`]), under lease token
 /// `$2`; with `$16` the lease ends.
 const SAVE: &str = concat!(
     "UPDATE workflow_runs SET (",
@@ -137,28 +140,13 @@ const REQUEST_CANCEL: &str = concat!(
     unfinished!()
 );
 /// When the earliest unfinished run becomes due: a held run when its lease
-/// ends (or later, if it is not due before), any other when it is free.
-macro_rules! next_due {
-    ($b:tt) => {
-        concat!(
-            "SELECT min(CASE WHEN lease_token IS NULL THEN ",
-            free_at!(),
-            " ELSE ",
-            next_due!(greatest $b),
-            "(lease_expires_at, ",
-            free_at!(),
-            ") END) AS due FROM workflow_runs WHERE ",
-            unfinished!()
-        )
-    };
-    (greatest sqlite) => {
-        "max"
-    };
-    (greatest postgres) => {
-        "greatest"
-    };
-}
-const NEXT_DUE: Spellings = spelled!(next_due);
+/// ends, any other when it is free.
+const NEXT_DUE: &str = concat!(
+    "SELECT min(CASE WHEN lease_token IS NULL THEN ",
+    free_at!(),
+    " ELSE lease_expires_at END) AS due FROM workflow_runs WHERE ",
+    unfinished!()
+);
 
 /// `millis` milliseconds after `t`, saturating.
 fn after(t: Timestamp, millis: u64) -> Timestamp {
@@ -319,7 +307,7 @@ pub(crate) async fn save<C: Conn>(
     release: bool,
 ) -> LfResult<bool> {
     let q = query::<C::Database>(SAVE).put(lease.run.as_uuid()).put(lease.token.as_uuid());
-    let q = bind_state(q, state).put_opt_time(state.next_wake()).put(release || state.status.is_final());
+    let q = bind_state(q, state).put_opt_time(state.resume_at()).put(release || state.status.is_final());
     if execute(conn, q).await? == 0 {
         return Ok(false);
     }
@@ -342,7 +330,7 @@ pub(crate) async fn request_cancel<C: Conn>(
 }
 
 pub(crate) async fn next_due<C: Conn>(conn: &mut C) -> LfResult<Option<Timestamp>> {
-    let row = query::<C::Database>(NEXT_DUE.of::<C::Database>())
+    let row = query::<C::Database>(NEXT_DUE)
         .fetch_one(conn.exec())
         .await
         .map_err(map_db_err)?;
