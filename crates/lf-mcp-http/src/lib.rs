@@ -40,6 +40,8 @@ pub struct Prepared {
     pub db: Database,
     /// Background work the tools start; shut down after the server stops.
     pub background: Arc<Background>,
+    /// Runs workflows while the server serves; shut down after it stops.
+    pub runner: lf_server::Runner,
 }
 
 /// The accounts and OAuth service over `db`, issuing tokens for this
@@ -86,7 +88,7 @@ pub async fn prepare(mut config: HttpConfig) -> Result<Prepared, ConfigError> {
     let registrations_per_hour = config.registrations_per_hour;
     let background = Background::current();
     // The caller of each request comes from the request (see `router`).
-    let server = lf_server::build_server(
+    let lf_server::Built { server, runner } = lf_server::build_server(
         &db,
         config.common.model.clone(),
         background.clone(),
@@ -104,20 +106,25 @@ pub async fn prepare(mut config: HttpConfig) -> Result<Prepared, ConfigError> {
         limits: Arc::new(limits::Limits::new(registrations_per_hour)),
         inflight: sessions.then(|| Arc::new(inflight::InFlight::default())),
     });
-    Ok(Prepared { listener, state, db, background })
+    Ok(Prepared { listener, state, db, background, runner })
 }
 
 /// Serves until `stop` resolves, then finishes the requests in flight (up
 /// to the shutdown timeout), then the background work (up to
 /// [`SHUTDOWN_GRACE`]).
 pub async fn serve(prepared: Prepared, stop: impl Future<Output = ()> + Send + 'static) {
-    let Prepared { listener, state, db, background } = prepared;
+    let Prepared { listener, state, db, background, runner } = prepared;
+    let runs = runner.start();
     let streams = CancellationToken::new();
     oauth::spawn_sweeper(state.clone(), streams.clone());
     let limits = state.config.connections;
     let app = router(state, streams.clone());
     connections::serve(listener, app, limits, stop).await;
     streams.cancel();
+    // Running steps finish within the runner's grace; the rest are released
+    // for another process (or the next start) to resume.
+    runner.shutdown().await;
+    let _ = runs.await;
     background.shutdown(SHUTDOWN_GRACE).await;
     db.close().await;
 }

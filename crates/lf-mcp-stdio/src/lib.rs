@@ -135,8 +135,8 @@ pub async fn open(config: &StdioConfig) -> Result<Database, ConfigError> {
 }
 
 /// The catalog's server over `db`, as the configuration says, starting
-/// background work on `spawner`.
-pub fn server(config: &StdioConfig, db: &Database, spawner: Arc<dyn Spawner>) -> LfServer {
+/// background work on `spawner`, and the workflow runner behind it.
+pub fn server(config: &StdioConfig, db: &Database, spawner: Arc<dyn Spawner>) -> lf_server::Built {
     lf_server::build_server(
         db,
         config.common.model.clone(),

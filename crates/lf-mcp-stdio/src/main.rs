@@ -38,10 +38,16 @@ async fn run(mut config: StdioConfig) -> Result<(), Failure> {
         return Err(Failure::Config(e));
     }
     let background = Background::current();
-    let server = lf_mcp_stdio::server(&config, &db, background.clone());
+    let built = lf_mcp_stdio::server(&config, &db, background.clone());
+    // Runs while the session is open, and resumes unfinished runs now.
+    let runs = built.runner.start();
     let (stdin, stdout) = lf_mcp_stdio::std_streams();
-    let result = lf_mcp_stdio::serve(server, stdin, stdout).await;
-    // The client closed stdin: let background work finish, then the database.
+    let result = lf_mcp_stdio::serve(built.server, stdin, stdout).await;
+    // The client closed stdin: let running steps and background work
+    // finish, then close the database. Runs left unfinished go on at the
+    // next start.
+    built.runner.shutdown().await;
+    let _ = runs.await;
     background.shutdown(SHUTDOWN_GRACE).await;
     db.close().await;
     result.map_err(Failure::Session)

@@ -9,7 +9,8 @@
 //!   start-up error, whose text names the key where it was set.
 //! - Wiring: [`open_database`] (lf-store), [`services`] (stores into the
 //!   domain services, the model provider behind them), [`build_server`]
-//!   (the catalog's `LfServer`), [`workflow_service`] and
+//!   (the catalog's `LfServer` and the workflow runner, [`Built`]),
+//!   [`workflow_service`] and
 //!   [`connection_service`].
 //! - Saved connections' secrets at rest: [`sealer`] ([`KeySealer`] under
 //!   `LENSERFIGHT_SECRET_KEY` or a 0600 key file in the data directory),
@@ -47,7 +48,9 @@ pub use identity::{LocalLenser, local_lenser};
 pub use lenses::WorkflowLenses;
 pub use sealer::{KeySealer, SecretKey};
 pub use settings::{CONFIG_ENV, CONFIG_FLAG, ConfigError, Kind, Reader, Setting, check_arguments};
-pub use wiring::{build_server, connection_service, open_database, services, workflow_service};
+pub use wiring::{Built, build_server, connection_service, open_database, services, workflow_service};
 
+// The binaries drive the runner through the composition root.
+pub use lf_runner::Runner;
 // The binaries reach the database through the composition root, not lf-store.
 pub use lf_store::{Database, redact_url};

@@ -7,6 +7,7 @@ use lf_battle::BattleService;
 use lf_core::{ModelProvider, Principal, Spawner};
 use lf_lens::LensService;
 use lf_store::Database;
+use lf_runner::{Executors, ModelSteps, Pricing, Runner, RunnerConfig};
 use lf_tools::{Catalog, CatalogOptions, LfServer, Services};
 use lf_workflow::{ConnectionService, LensLookup, WorkflowService};
 
@@ -27,30 +28,45 @@ pub(crate) async fn connect(url: &str, from_file: &FromFile) -> Result<Database,
     Database::connect(url).await.map_err(|e| from_file.bad(Setting::DatabaseUrl, e.message()))
 }
 
+/// The catalog's server, and the workflow runner that runs what its
+/// `run_workflow` starts. The binary starts the runner
+/// ([`Runner::start`]) and shuts it down ([`Runner::shutdown`]) before it
+/// closes the database.
+pub struct Built {
+    pub server: LfServer,
+    pub runner: Runner,
+}
+
 /// The domain services over `db`'s stores, with `model` behind every model
-/// call and background work (judging battles) on `spawner`: the one place
-/// where stores meet services, and where the spawner is handed to them.
-/// `sealer` seals saved connections' secrets (the tools never see one).
+/// call and background work (judging battles) on `spawner`, and the
+/// workflow runner over the same stores: the one place where stores meet
+/// services, and where the spawner is handed to them. `sealer` seals saved
+/// connections' secrets (the tools never see one).
 pub fn services(
     db: &Database,
     model: Arc<dyn ModelProvider>,
     spawner: Arc<dyn Spawner>,
     sealer: KeySealer,
-) -> Services {
+) -> (Services, Runner) {
     let lens = LensService::new(db.lens_store());
     let workflow = workflow_service(db, Arc::new(WorkflowLenses::new(lens.clone())));
-    Services::builder()
+    let executors = ModelSteps::new(model.clone(), lens.clone(), Pricing::default()).register(Executors::pure());
+    let runner = Runner::new(db.run_store(), db.workflow_store(), executors, RunnerConfig::default());
+    let services = Services::builder()
         .lens(lens)
         .battle(BattleService::new(db.battle_store()))
         .workflow(workflow)
+        .runs(db.run_store(), runner.signal())
         .connections(connection_service(db, sealer))
         .model(model)
         .spawner(spawner)
-        .build()
+        .build();
+    (services, runner)
 }
 
 /// The catalog's server over `db`: [`services`] with the configuration's
-/// model, its tools on as `options` says, calling as `principal`.
+/// model, its tools on as `options` says, calling as `principal`, and the
+/// runner behind it.
 pub fn build_server(
     db: &Database,
     model: Arc<dyn ModelProvider>,
@@ -58,9 +74,9 @@ pub fn build_server(
     options: CatalogOptions,
     principal: Principal,
     sealer: KeySealer,
-) -> LfServer {
-    let services = services(db, model, spawner, sealer);
-    LfServer::new(Arc::new(Catalog::new()), Arc::new(services), options, principal)
+) -> Built {
+    let (services, runner) = services(db, model, spawner, sealer);
+    Built { server: LfServer::new(Arc::new(Catalog::new()), Arc::new(services), options, principal), runner }
 }
 
 /// The workflow use cases over `db`'s workflows and saved connections,

@@ -33,7 +33,9 @@ impl Client {
         let args = Args { common, lenser_id: lenser.map(str::to_owned), ..Args::default() };
         let config = StdioConfig::from_args(&args).unwrap();
         let db = lf_mcp_stdio::open(&config).await.unwrap();
-        let server = lf_mcp_stdio::server(&config, &db, Background::current());
+        let built = lf_mcp_stdio::server(&config, &db, Background::current());
+        built.runner.start();
+        let server = built.server;
         let (client_end, server_end) = tokio::io::duplex(1 << 20);
         let (sr, sw) = tokio::io::split(server_end);
         tokio::spawn(async move {
