@@ -16,6 +16,9 @@
 //! - `bench-workflow [--runs N]`: validate_workflow through the catalog on
 //!   100, 1,000 and 10,000 nodes next to the validator alone, and
 //!   create_workflow with 100 steps.
+//! - `bench-runs [--runs N] [--probes N] [--runners N] [--database URL]`:
+//!   workflow runs end to end (runs per second, start latency p50/p99) on
+//!   the memory run store and on SQLite (or the given database).
 
 // As in lf-mcp-stdio and lf-mcp-http: bench-search and bench-leaderboard
 // measure the stores and the catalog in this process.
@@ -25,6 +28,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod bench;
 mod bench_http;
 mod bench_leaderboard;
+mod bench_runs;
 mod bench_workflow;
 mod deps;
 mod docs;
@@ -93,9 +97,10 @@ fn main() -> ExitCode {
         Some("bench-http") => report(bench_http::run(&args[1..], &workspace_root())),
         Some("bench-leaderboard") => report(bench_leaderboard::run(&args[1..])),
         Some("bench-workflow") => report(bench_workflow::run(&args[1..])),
+        Some("bench-runs") => report(bench_runs::run(&args[1..])),
         _ => {
             eprintln!(
-                "usage: cargo xtask gen-docs | catalog-size | bench-stdio | bench-search | bench-http | bench-leaderboard | bench-workflow"
+                "usage: cargo xtask gen-docs | catalog-size | bench-stdio | bench-search | bench-http | bench-leaderboard | bench-workflow | bench-runs"
             );
             ExitCode::from(2)
         }

@@ -51,12 +51,14 @@ pub fn services(
     let lens = LensService::new(db.lens_store());
     let workflow = workflow_service(db, Arc::new(WorkflowLenses::new(lens.clone())));
     let executors = ModelSteps::new(model.clone(), lens.clone(), Pricing::default()).register(Executors::pure());
+    let can_run = executors.clone();
     let runner = Runner::new(db.run_store(), db.workflow_store(), executors, RunnerConfig::default());
     let services = Services::builder()
         .lens(lens)
         .battle(BattleService::new(db.battle_store()))
         .workflow(workflow)
         .runs(db.run_store(), runner.signal())
+        .runnable(Arc::new(move |t: &str| can_run.handles(t)))
         .connections(connection_service(db, sealer))
         .model(model)
         .spawner(spawner)

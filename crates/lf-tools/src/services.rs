@@ -5,7 +5,7 @@ use std::sync::Arc;
 use lf_battle::BattleService;
 use lf_core::{ModelProvider, Principal, Spawner};
 use lf_lens::LensService;
-use lf_workflow::run::{MemoryRunStore, NoSignal, RunDefaults, RunService, RunSignal, RunStore};
+use lf_workflow::run::{MemoryRunStore, NoSignal, RunDefaults, RunService, RunSignal, RunStore, Runnable};
 use lf_workflow::{ConnectionService, WorkflowService};
 
 /// The domain services the tools call, and the model provider behind them.
@@ -45,6 +45,7 @@ pub struct ServicesBuilder {
     connections: Option<ConnectionService>,
     runs: Option<(Arc<dyn RunStore>, Arc<dyn RunSignal>)>,
     run_defaults: RunDefaults,
+    runnable: Option<Runnable>,
     model: Option<Arc<dyn ModelProvider>>,
     spawner: Option<Arc<dyn Spawner>>,
 }
@@ -76,6 +77,12 @@ impl ServicesBuilder {
     /// What a run gets when its starter says nothing (budget, timeouts, parallel steps).
     pub fn run_defaults(self, run_defaults: RunDefaults) -> Self {
         Self { run_defaults, ..self }
+    }
+
+    /// `run_workflow` refuses a workflow with a step of a type `runnable`
+    /// says the runner cannot run (instead of failing the run there).
+    pub fn runnable(self, runnable: Runnable) -> Self {
+        Self { runnable: Some(runnable), ..self }
     }
 
     /// Every model call (the AI judge's included) goes through `model`;
@@ -110,7 +117,10 @@ impl ServicesBuilder {
         let workflow = Arc::new(self.workflow.expect("Services::builder() needs .workflow(...)"));
         let (store, signal) =
             self.runs.unwrap_or_else(|| (Arc::new(MemoryRunStore::new()) as _, Arc::new(NoSignal) as _));
-        let runs = RunService::new(workflow.clone(), store, signal).with_defaults(self.run_defaults);
+        let mut runs = RunService::new(workflow.clone(), store, signal).with_defaults(self.run_defaults);
+        if let Some(r) = self.runnable {
+            runs = runs.with_runnable(r);
+        }
         Services {
             lens: self.lens.expect("Services::builder() needs .lens(...)"),
             battle: Arc::new(battle),

@@ -24,7 +24,7 @@ pub use model::{
     Held, IDEMPOTENCY_WINDOW_MICROS, IdempotencyKey, Lease, LeaseToken, MAX_IDEMPOTENCY_KEY_CHARS, Run,
     RunFilter, RunId, RunOrigin,
 };
-pub use service::{NoSignal, RunDefaults, RunLog, RunService, RunSignal, StartRun, Started};
+pub use service::{NoSignal, RunDefaults, RunLog, RunService, RunSignal, Runnable, StartRun, Started};
 pub use store::RunStore;
 
 /// NOT_FOUND for a run that is not there or not the caller's to read.

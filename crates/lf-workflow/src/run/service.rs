@@ -70,6 +70,9 @@ pub struct RunLog {
     pub version: WorkflowVersion,
 }
 
+/// Whether the runners of this server can run a node type.
+pub type Runnable = Arc<dyn Fn(&str) -> bool + Send + Sync>;
+
 /// The run use cases.
 pub struct RunService {
     workflows: Arc<WorkflowService>,
@@ -77,11 +80,26 @@ pub struct RunService {
     signal: Arc<dyn RunSignal>,
     defaults: RunDefaults,
     clock: Arc<dyn Clock>,
+    runnable: Option<Runnable>,
 }
 
 impl RunService {
     pub fn new(workflows: Arc<WorkflowService>, runs: Arc<dyn RunStore>, signal: Arc<dyn RunSignal>) -> Self {
-        RunService { workflows, runs, signal, defaults: RunDefaults::default(), clock: Arc::new(SystemClock) }
+        RunService {
+            workflows,
+            runs,
+            signal,
+            defaults: RunDefaults::default(),
+            clock: Arc::new(SystemClock),
+            runnable: None,
+        }
+    }
+
+    /// Refuses to start a run with a step whose type `runnable` says the
+    /// runners cannot run, rather than failing it at that step.
+    pub fn with_runnable(mut self, runnable: Runnable) -> Self {
+        self.runnable = Some(runnable);
+        self
     }
 
     pub fn with_defaults(mut self, defaults: RunDefaults) -> Self {
@@ -121,6 +139,21 @@ impl RunService {
                 version.number
             ))
         })?;
+        if let Some(can) = &self.runnable {
+            let cannot: Vec<String> = plan
+                .nodes
+                .iter()
+                .filter(|n| n.role.is_executed() && !can(&n.node_type))
+                .map(|n| format!("{} ({})", n.key, n.node_type))
+                .collect();
+            if !cannot.is_empty() {
+                return Err(LfError::invalid_argument(format!(
+                    "Workflow {workflow_id} version {} cannot run on this server: it has no executor for step {}. Replace those steps, or run the workflow where they are supported.",
+                    version.number,
+                    cannot.join(", ")
+                )));
+            }
+        }
         let trigger = plan.node(plan.trigger);
         let inputs = if trigger.node_type == "form_input_trigger" {
             check_form_inputs(&trigger.config, s.inputs)?
