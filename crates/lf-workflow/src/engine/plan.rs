@@ -7,7 +7,7 @@ use serde_json::Value;
 use crate::catalog::{Category, RetryBehavior, SideEffect, catalog, normalize_config};
 use crate::condition::Condition;
 use crate::dag::Dag;
-use crate::model::{LensBinding, MergeStrategy, NodeKind, WorkflowVersion};
+use crate::model::{Connector, LensBinding, MergeStrategy, NodeKind, WorkflowVersion};
 use crate::path::Pick;
 
 /// The output every node has when it fails: `{code, message, node}`.
@@ -59,6 +59,8 @@ pub struct PlanNode {
     pub parameters: serde_json::Map<String, Value>,
     /// A lens step's lens, and the version it pins.
     pub lens: Option<LensBinding>,
+    /// The saved connection it names, opened by its executor.
+    pub connector: Option<Connector>,
     pub retry: RetryBehavior,
     /// Whether it calls a model (and so costs credits).
     pub calls_model: bool,
@@ -127,6 +129,7 @@ impl Plan {
                     config: spec.map_or_else(|| n.config.clone(), |s| normalize_config(s, &n.config)),
                     parameters: n.parameters.clone(),
                     lens: n.lens,
+                    connector: n.connector.clone(),
                     retry,
                     calls_model,
                     outside_effect,
