@@ -20,6 +20,7 @@
 
 mod executor;
 mod model;
+pub mod outbound;
 mod runner;
 
 pub use executor::{Done, Executor, Executors, Job};

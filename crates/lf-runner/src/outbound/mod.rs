@@ -1,0 +1,163 @@
+//! The executors of the node types that reach outside the server:
+//! `http_request`, `webhook_sender`, `graphql_request` (`http.rs`),
+//! `slack_notify`, `discord_notify`, `telegram_notify` (`chat.rs`),
+//! `github_read`, `github_issue_create` (`github.rs`), `rss_feed`
+//! (`feed.rs`) and `email_send` (`email.rs`). [`Outbound`] holds what they
+//! share and registers them ([`Outbound::register`]).
+//!
+//! Every HTTP call goes through one [`Egress`], so a URL written into a
+//! workflow reaches only what the operator's policy lets through; SMTP,
+//! which is not HTTP, checks its server's addresses against the same
+//! policy before it connects (`email.rs`). Each request with an effect
+//! outside (a webhook, a message, a new issue, an `http_request` other
+//! than GET or HEAD) carries the job's idempotency key as
+//! `Idempotency-Key`; an e-mail carries it in its `Message-ID`.
+//!
+//! Failures have the codes the catalog's retry rules name: `timeout`,
+//! `connect_error` (DNS, connection, TLS handshake), `status_5xx`,
+//! `rate_limit` (429, and GitHub's spent rate limit) are retried; the rest
+//! are not: `blocked` (the egress policy refused an address: its message
+//! says which and why), `status_4xx` (naming the status and the start of
+//! the answer), `not_found` (a GitHub repository, issue list or file; a
+//! saved connection), `invalid_input` (the input or a filled template is
+//! not what the step can send), `config_invalid`, `invalid_connection`
+//! (a saved connection of the wrong provider or without what the step
+//! needs), `invalid_response` (an answer that is not what the service
+//! promises), `too_large`, `too_many_redirects`, `tls_error`.
+//!
+//! # Saved connections
+//!
+//! A step names its connection in its connector; the runner opens it for
+//! the workflow's owner. What each provider keeps where:
+//!
+//! | provider | secret | settings |
+//! |---|---|---|
+//! | `http` | a token, sent as `Authorization: Bearer …` (or as is in the header `auth_header` names), or else a secret URL (starting `http://` or `https://`) | `url`: the endpoint when the step gives none; `headers`: extra headers (strings); `auth_header`: see the secret |
+//! | `slack` | the incoming webhook's URL | none |
+//! | `discord` | the webhook's URL | none |
+//! | `telegram` | the bot's token | `chat_id`: the chat when the step names none; `base_url` (default `https://api.telegram.org`) |
+//! | `github` | a token, sent as `Authorization: Bearer …` | `base_url` (default `https://api.github.com`; GitHub Enterprise: `https://host/api/v3`) |
+//! | `smtp` | the password | `host` (required); `port` (default 587, or 465 with `security: tls`); `security`: `starttls` (default), `tls` (implicit TLS), or `none` (plain SMTP to a relay that takes mail without a login: the password is never sent then); `username` (the login, default none: no login); `from` (the sender, default `username` when it is an address) |
+//!
+//! Credentials stay with their service: when an `http` connection holds
+//! a URL (its `url` setting or a secret URL), a step's own URL must have
+//! the same origin; a `github` connection's token goes only to its
+//! `base_url`'s origin (`graphql_request` included). A secret never
+//! appears in an output or an error message.
+
+mod chat;
+mod common;
+mod email;
+mod feed;
+mod github;
+mod http;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use lf_egress::Egress;
+use lf_workflow::ConnectionService;
+use lf_workflow::engine::Failure;
+
+use crate::executor::{Done, Executor, Executors, Job};
+use common::Shared;
+
+/// The node types [`Outbound::register`] registers.
+pub const OUTBOUND_TYPES: &[&str] = &[
+    "http_request",
+    "webhook_sender",
+    "graphql_request",
+    "slack_notify",
+    "discord_notify",
+    "telegram_notify",
+    "github_read",
+    "github_issue_create",
+    "rss_feed",
+    "email_send",
+];
+
+/// What the outbound executors share: the guarded HTTP client (its
+/// allow-list also judges SMTP servers) and the saved connections.
+#[derive(Clone)]
+pub struct Outbound {
+    shared: Arc<Shared>,
+}
+
+impl Outbound {
+    pub fn new(egress: Egress, connections: Arc<ConnectionService>) -> Self {
+        Outbound { shared: Arc::new(Shared { egress, connections }) }
+    }
+
+    /// `executors` with an executor for each of [`OUTBOUND_TYPES`].
+    pub fn register(self, executors: Executors) -> Executors {
+        OUTBOUND_TYPES.iter().fold(executors, |e, t| match self.executor(t) {
+            Some(x) => e.with(t, x),
+            None => e,
+        })
+    }
+
+    /// The executor of `node_type` (a canonical name), if it is one of
+    /// [`OUTBOUND_TYPES`].
+    pub fn executor(&self, node_type: &str) -> Option<Arc<dyn Executor>> {
+        let kind = Kind::of(node_type)?;
+        Some(Arc::new(Step { kind, shared: self.shared.clone() }))
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Kind {
+    HttpRequest,
+    Webhook,
+    Graphql,
+    Slack,
+    Discord,
+    Telegram,
+    GithubRead,
+    GithubIssue,
+    Feed,
+    Email,
+}
+
+impl Kind {
+    fn of(node_type: &str) -> Option<Kind> {
+        Some(match node_type {
+            "http_request" => Kind::HttpRequest,
+            "webhook_sender" => Kind::Webhook,
+            "graphql_request" => Kind::Graphql,
+            "slack_notify" => Kind::Slack,
+            "discord_notify" => Kind::Discord,
+            "telegram_notify" => Kind::Telegram,
+            "github_read" => Kind::GithubRead,
+            "github_issue_create" => Kind::GithubIssue,
+            "rss_feed" => Kind::Feed,
+            "email_send" => Kind::Email,
+            _ => return None,
+        })
+    }
+}
+
+/// One outbound node type.
+struct Step {
+    kind: Kind,
+    shared: Arc<Shared>,
+}
+
+#[async_trait]
+impl Executor for Step {
+    async fn execute(&self, job: &Job) -> Result<Done, Failure> {
+        let s = &self.shared;
+        let output = match self.kind {
+            Kind::HttpRequest => http::http_request(s, job).await,
+            Kind::Webhook => http::webhook_sender(s, job).await,
+            Kind::Graphql => http::graphql_request(s, job).await,
+            Kind::Slack => chat::slack(s, job).await,
+            Kind::Discord => chat::discord(s, job).await,
+            Kind::Telegram => chat::telegram(s, job).await,
+            Kind::GithubRead => github::read(s, job).await,
+            Kind::GithubIssue => github::create_issue(s, job).await,
+            Kind::Feed => feed::rss_feed(s, job).await,
+            Kind::Email => email::email_send(s, job).await,
+        }?;
+        Ok(Done::output(output))
+    }
+}
