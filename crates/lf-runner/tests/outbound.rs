@@ -1,0 +1,187 @@
+//! The outbound executors against fakes on 127.0.0.1, one module per
+//! family, and one run end to end through the `Runner`.
+//!
+//! No packet leaves loopback: every URL and SMTP host a test gives is
+//! 127.0.0.1 (GitHub and Telegram are aimed at their fakes through the
+//! saved connection's `base_url`), and the egress allow-list opens only
+//! 127.0.0.1. The SSRF tests use a client without that entry and aim at a
+//! fake's own port, so a refusal that let something through would show
+//! in that fake's record.
+
+#[path = "outbound/chat.rs"]
+mod chat;
+#[path = "outbound/email.rs"]
+mod email;
+#[path = "outbound/fakes.rs"]
+mod fakes;
+#[path = "outbound/feed.rs"]
+mod feed;
+#[path = "outbound/github.rs"]
+mod github;
+#[path = "outbound/http.rs"]
+mod http;
+#[path = "outbound/runner.rs"]
+mod runner;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use lf_core::{LenserId, LfError, LfResult, Principal, Scopes};
+use lf_egress::{Allow, Egress, EgressConfig};
+use lf_runner::Job;
+use lf_runner::outbound::Outbound;
+use lf_workflow::engine::{Failure, Plan, Slot};
+use lf_workflow::run::RunId;
+use lf_workflow::{
+    ConnectionService, MemoryConnections, MemoryLenses, MemoryWorkflowStore, NewConnection, NewWorkflow,
+    RawBlueprint, SealBinding, SealedSecret, Secret, SecretSealer, WorkflowService,
+};
+use serde_json::{Value, json};
+
+/// Not encryption: the binding beside the reversed secret, refused for
+/// any other binding, as lf-workflow's own tests seal.
+struct TestSealer;
+
+impl SecretSealer for TestSealer {
+    fn seal(&self, secret: &Secret, to: SealBinding<'_>) -> LfResult<SealedSecret> {
+        let mut out = to.associated_data();
+        out.push(0xff);
+        out.extend(secret.expose().iter().rev());
+        Ok(SealedSecret::from_bytes(out))
+    }
+
+    fn open(&self, sealed: &SealedSecret, to: SealBinding<'_>) -> LfResult<Secret> {
+        let ad = to.associated_data();
+        match sealed.as_bytes().strip_prefix(ad.as_slice()).and_then(|rest| rest.strip_prefix(&[0xff])) {
+            Some(rest) => Secret::new(rest.iter().rev().copied().collect()),
+            None => Err(LfError::invalid_argument("sealed for another connection")),
+        }
+    }
+}
+
+/// A client that may reach 127.0.0.1 and nothing else private.
+fn loopback_egress() -> Egress {
+    egress("127.0.0.1")
+}
+
+fn egress(allow: &str) -> Egress {
+    let config = EgressConfig {
+        allow: Allow::parse(allow).unwrap(),
+        timeout: Duration::from_secs(10),
+        ..EgressConfig::default()
+    };
+    Egress::new(config).expect("a client")
+}
+
+/// One owner with their workflows and saved connections, and the
+/// outbound executors over them.
+struct World {
+    owner: LenserId,
+    me: Principal,
+    workflows: WorkflowService,
+    connections: Arc<ConnectionService>,
+    outbound: Outbound,
+}
+
+impl World {
+    fn new() -> World {
+        World::with(loopback_egress())
+    }
+
+    fn with(egress: Egress) -> World {
+        let store = Arc::new(MemoryConnections::new());
+        let connections = Arc::new(ConnectionService::new(store.clone(), Arc::new(TestSealer)));
+        let workflows =
+            WorkflowService::new(Arc::new(MemoryWorkflowStore::new()), Arc::new(MemoryLenses::new()), store);
+        let owner = LenserId::new();
+        World {
+            owner,
+            me: Principal::Lenser { id: owner, scopes: Scopes::READ_WRITE },
+            workflows,
+            outbound: Outbound::new(egress, connections.clone()),
+            connections,
+        }
+    }
+
+    /// Saves the connection `r` of `provider`.
+    async fn connect(&self, provider: &str, r: &str, settings: Value, secret: &str) {
+        let new = NewConnection {
+            provider: provider.into(),
+            connection_ref: r.into(),
+            settings: settings.as_object().expect("settings are an object").clone(),
+            secret: Secret::new(secret.as_bytes().to_vec()).unwrap(),
+        };
+        self.connections.add(&self.me, new).await.expect("saved");
+    }
+
+    /// The first attempt of the step `step` (of `node_type` with `config`,
+    /// through the saved connection `connection` when given) in a new
+    /// workflow after a manual trigger, on `input`.
+    async fn job(&self, node_type: &str, config: Value, connection: Option<&str>, input: Value) -> Job {
+        let mut step =
+            json!({"key": "step", "kind": "tool", "name": "Step", "node_type": node_type, "config": config});
+        if let Some(r) = connection {
+            let provider = self.connections.list(&self.me).await.unwrap();
+            let provider = provider.iter().find(|c| c.connection_ref.as_str() == r).expect("saved first");
+            step["connector"] = json!({"provider": provider.provider.as_str(), "connection_ref": r});
+        }
+        let blueprint: RawBlueprint = serde_json::from_value(json!({
+            "title": "t",
+            "steps": [{"key": "start", "kind": "trigger", "name": "Start", "node_type": "manual_trigger"}, step],
+            "connections": [{"from_step": "start", "to_step": "step", "input_parameter": "input"}],
+        }))
+        .unwrap();
+        let created =
+            self.workflows.create(&self.me, NewWorkflow { blueprint, owner: None }).await.expect("created");
+        let plan = Arc::new(Plan::new(&created.version).expect("a plan"));
+        let index = plan.nodes.iter().position(|n| n.key == "step").unwrap() as u32;
+        let run = RunId::new();
+        let keyed = plan.node(index).outside_effect;
+        Job {
+            run,
+            workflow_id: created.workflow.id,
+            workflow_owner: self.owner,
+            started_by: self.owner,
+            global_model_id: None,
+            plan,
+            slot: Slot::top(index),
+            attempt: 1,
+            input,
+            idempotency_key: keyed.then(|| format!("{run}:step:1")),
+        }
+    }
+
+    /// Runs `job` with its type's outbound executor.
+    async fn run(&self, job: &Job) -> Result<Value, Failure> {
+        let t = &job.node().node_type;
+        let executor = self.outbound.executor(t).unwrap_or_else(|| panic!("{t} is outbound"));
+        executor.execute(job).await.map(|done| done.output)
+    }
+
+    /// `job`'s failure, whose code must be `code`.
+    async fn fails(&self, job: &Job, code: &str) -> Failure {
+        let failure = self.run(job).await.expect_err("the step fails");
+        assert_eq!(failure.code, code, "{failure:?}");
+        failure
+    }
+}
+
+/// The key a job of [`World::job`] carries.
+fn key(job: &Job) -> String {
+    job.idempotency_key.clone().expect("an outside effect is keyed")
+}
+
+/// The status mapping every HTTP type shares, checked on `job` against
+/// `fake`: 429 `rate_limit`, 500 `status_5xx`, 400 `status_4xx` naming
+/// the status and the start of the body.
+async fn maps_statuses(w: &World, fake: &fakes::HttpFake, job: &Job) {
+    use fakes::Reply;
+    fake.answer(Reply::text(429, "slow down").with_header("retry-after", "7"));
+    let f = w.fails(job, "rate_limit").await;
+    assert!(f.message.contains("429") && f.message.contains("Retry-After: 7"), "{}", f.message);
+    fake.answer(Reply::text(500, "boom"));
+    assert!(w.fails(job, "status_5xx").await.message.contains("500"));
+    fake.answer(Reply::json(400, json!({"error": "bad field"})));
+    let f = w.fails(job, "status_4xx").await;
+    assert!(f.message.contains("400 Bad Request") && f.message.contains("bad field"), "{}", f.message);
+}
