@@ -38,24 +38,18 @@ use lf_workflow::{
 };
 use serde_json::{Value, json};
 
-/// Not encryption: the binding beside the reversed secret, refused for
-/// any other binding, as lf-workflow's own tests seal.
+/// Not encryption: the secret behind its binding, which opens only for
+/// that binding.
 struct TestSealer;
 
 impl SecretSealer for TestSealer {
     fn seal(&self, secret: &Secret, to: SealBinding<'_>) -> LfResult<SealedSecret> {
-        let mut out = to.associated_data();
-        out.push(0xff);
-        out.extend(secret.expose().iter().rev());
-        Ok(SealedSecret::from_bytes(out))
+        Ok(SealedSecret::from_bytes([to.associated_data(), secret.expose().to_vec()].concat()))
     }
 
     fn open(&self, sealed: &SealedSecret, to: SealBinding<'_>) -> LfResult<Secret> {
-        let ad = to.associated_data();
-        match sealed.as_bytes().strip_prefix(ad.as_slice()).and_then(|rest| rest.strip_prefix(&[0xff])) {
-            Some(rest) => Secret::new(rest.iter().rev().copied().collect()),
-            None => Err(LfError::invalid_argument("sealed for another connection")),
-        }
+        let clear = sealed.as_bytes().strip_prefix(to.associated_data().as_slice());
+        Secret::new(clear.ok_or_else(|| LfError::invalid_argument("sealed for another connection"))?.to_vec())
     }
 }
 

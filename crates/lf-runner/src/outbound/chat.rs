@@ -18,50 +18,23 @@ const TELEGRAM_MAX_CHARS: usize = 4_096;
 const TELEGRAM_API: &str = "https://api.telegram.org";
 
 pub(super) async fn slack(s: &Shared, job: &Job) -> Result<Value, Failure> {
-    let text = text(job)?;
-    let o = s.required_connection(job, &["slack"]).await?;
-    let request = json_request(Method::POST, webhook_url(&o)?, &json!({ "text": text }));
-    let answer = s.send(with_key(request, job), None).await?;
-    refuse_status(&answer, "Slack")?;
-    Ok(delivered(&answer, true))
+    let text = text(job, "Slack", None)?;
+    post_to_webhook(s, job, "slack", "Slack", &json!({ "text": text })).await
 }
 
 pub(super) async fn discord(s: &Shared, job: &Job) -> Result<Value, Failure> {
-    let c = Config::of(job);
-    let text = text(job)?;
-    if text.chars().count() > DISCORD_MAX_CHARS {
-        return Err(Failure::new(
-            "invalid_input",
-            format!(
-                "text is {} characters once filled; Discord takes at most {DISCORD_MAX_CHARS}",
-                text.chars().count()
-            ),
-        ));
-    }
-    let o = s.required_connection(job, &["discord"]).await?;
+    let text = text(job, "Discord", Some(DISCORD_MAX_CHARS))?;
     // Text filled from a run's inputs may quote anyone: it pings no one.
     let mut message = json!({ "content": text, "allowed_mentions": { "parse": [] } });
-    if let Some(name) = c.str("username")?.filter(|n| !n.trim().is_empty()) {
+    if let Some(name) = Config::of(job).str("username")?.filter(|n| !n.trim().is_empty()) {
         message["username"] = Value::String(name.to_owned());
     }
-    let request = json_request(Method::POST, webhook_url(&o)?, &message);
-    let answer = s.send(with_key(request, job), None).await?;
-    refuse_status(&answer, "Discord")?;
-    Ok(delivered(&answer, true))
+    post_to_webhook(s, job, "discord", "Discord", &message).await
 }
 
 pub(super) async fn telegram(s: &Shared, job: &Job) -> Result<Value, Failure> {
     let c = Config::of(job);
-    let text = text(job)?;
-    if text.chars().count() > TELEGRAM_MAX_CHARS {
-        return Err(Failure::new(
-            "invalid_input",
-            format!(
-                "text is {} characters once filled; Telegram takes at most {TELEGRAM_MAX_CHARS}",
-                text.chars().count()
-            ),
-        ));
-    }
+    let text = text(job, "Telegram", Some(TELEGRAM_MAX_CHARS))?;
     let o = s.required_connection(job, &["telegram"]).await?;
     let token = o.secret()?;
     if !token.bytes().all(|b| b.is_ascii_alphanumeric() || b == b':' || b == b'_' || b == b'-') {
@@ -115,10 +88,33 @@ pub(super) async fn telegram(s: &Shared, job: &Job) -> Result<Value, Failure> {
     Ok(delivered(&answer, ok))
 }
 
-/// The step's `text`, filled and not blank.
-fn text(job: &Job) -> Result<String, Failure> {
-    let c = Config::of(job);
-    not_blank("text", fill_placeholders(c.required("text")?, &scope(&job.input)))
+/// The step's `text`, filled, not blank and at most `max` characters.
+fn text(job: &Job, service: &str, max: Option<usize>) -> Result<String, Failure> {
+    let text = not_blank("text", fill_placeholders(Config::of(job).required("text")?, &scope(&job.input)))?;
+    let chars = text.chars().count();
+    match max {
+        Some(max) if chars > max => Err(Failure::new(
+            "invalid_input",
+            format!("text is {chars} characters once filled; {service} takes at most {max}"),
+        )),
+        _ => Ok(text),
+    }
+}
+
+/// Posts `message` to the incoming webhook a `provider` connection's
+/// secret holds.
+async fn post_to_webhook(
+    s: &Shared,
+    job: &Job,
+    provider: &str,
+    service: &str,
+    message: &Value,
+) -> Result<Value, Failure> {
+    let o = s.required_connection(job, &[provider]).await?;
+    let request = json_request(Method::POST, webhook_url(&o)?, message);
+    let answer = s.send(with_key(request, job), None).await?;
+    refuse_status(&answer, service)?;
+    Ok(delivered(&answer, true))
 }
 
 /// The webhook URL a slack or discord connection's secret holds.

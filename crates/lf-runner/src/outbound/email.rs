@@ -113,6 +113,8 @@ impl Server {
     fn of(o: &Opened) -> Result<Server, Failure> {
         let host = o.setting("host")?.map(str::trim).filter(|h| !h.is_empty());
         let host = host.ok_or_else(|| o.invalid("has no host setting: the SMTP server's name"))?;
+        // `[::1]` as a URL writes it; TLS and the resolver want `::1`.
+        let host = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(host);
         let security = match o.setting("security")? {
             Some("starttls") => Security::StartTls,
             Some("tls") => Security::Tls,
@@ -143,8 +145,7 @@ impl Server {
     /// The address to connect to: the host's, each of which the egress
     /// policy lets through.
     async fn address(&self, allow: &Allow) -> Result<IpAddr, Failure> {
-        let bare = self.host.trim_start_matches('[').trim_end_matches(']');
-        let (addrs, name) = match bare.parse::<IpAddr>() {
+        let (addrs, name) = match self.host.parse::<IpAddr>() {
             Ok(ip) => (vec![ip], None),
             Err(_) => {
                 let addrs = SystemResolver.resolve(&self.host).await.map_err(|e| {

@@ -92,7 +92,9 @@ pub(super) async fn graphql_request(s: &Shared, job: &Job) -> Result<Value, Fail
     let mut body = Map::new();
     body.insert("query".into(), Value::String(fill_placeholders(c.required("query")?, &scope)));
     if let Some(variables) = c.object("variables")? {
-        body.insert("variables".into(), fill_strings(&Value::Object(variables.clone()), &scope));
+        let mut variables = Value::Object(variables.clone());
+        fill_strings(&mut variables, &scope);
+        body.insert("variables".into(), variables);
     }
     let request = json_request(Method::POST, url, &Value::Object(body))
         .header(HeaderName::from_static("accept"), HeaderValue::from_static("application/json"))
@@ -113,14 +115,12 @@ pub(super) async fn graphql_request(s: &Shared, job: &Job) -> Result<Value, Fail
 }
 
 /// `[[name]]` filled in every string of `v`.
-fn fill_strings(v: &Value, from: &Value) -> Value {
+fn fill_strings(v: &mut Value, from: &Value) {
     match v {
-        Value::String(s) => Value::String(fill_placeholders(s, from)),
-        Value::Array(a) => Value::Array(a.iter().map(|x| fill_strings(x, from)).collect()),
-        Value::Object(m) => {
-            Value::Object(m.iter().map(|(k, x)| (k.clone(), fill_strings(x, from))).collect())
-        }
-        other => other.clone(),
+        Value::String(s) => *s = fill_placeholders(s, from),
+        Value::Array(a) => a.iter_mut().for_each(|x| fill_strings(x, from)),
+        Value::Object(m) => m.values_mut().for_each(|x| fill_strings(x, from)),
+        _ => {}
     }
 }
 

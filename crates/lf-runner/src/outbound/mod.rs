@@ -42,8 +42,10 @@
 //! Credentials stay with their service: when an `http` connection holds
 //! a URL (its `url` setting or a secret URL), a step's own URL must have
 //! the same origin; a `github` connection's token goes only to its
-//! `base_url`'s origin (`graphql_request` included). A secret never
-//! appears in an output or an error message.
+//! `base_url`'s origin (`graphql_request` included). No output and no
+//! message of the executors' own holds a secret (Telegram's token, which
+//! travels in the URL, is taken out of every error); an error quotes the
+//! start of the service's answer, which the service wrote.
 
 mod chat;
 mod common;

@@ -14,6 +14,13 @@ use axum::http::{HeaderMap, Method, Response, Uri};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpListener;
 
+/// A listener on a free port of 127.0.0.1.
+async fn loopback() -> (TcpListener, SocketAddr) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("a loopback port");
+    let addr = listener.local_addr().unwrap();
+    (listener, addr)
+}
+
 /// One request as the fake saw it.
 #[derive(Clone, Debug)]
 pub struct Seen {
@@ -92,8 +99,7 @@ pub struct HttpFake {
 
 impl HttpFake {
     pub async fn start() -> HttpFake {
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("a loopback port");
-        let addr = listener.local_addr().unwrap();
+        let (listener, addr) = loopback().await;
         let inner = Arc::new(Inner::default());
         let app = axum::Router::new().fallback(answer).with_state(inner.clone());
         tokio::spawn(async move { axum::serve(listener, app).await.expect("the fake serves") });
@@ -181,8 +187,7 @@ pub struct SmtpFake {
 
 impl SmtpFake {
     pub async fn start() -> SmtpFake {
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("a loopback port");
-        let addr = listener.local_addr().unwrap();
+        let (listener, addr) = loopback().await;
         let inner = Arc::new(SmtpInner::default());
         let serving = inner.clone();
         tokio::spawn(async move {
