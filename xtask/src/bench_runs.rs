@@ -65,7 +65,7 @@ async fn measure(url: Option<&str>, runs: usize, probes: usize, runners: usize) 
             let mut first: Option<Arc<RunService>> = None;
             for _ in 0..runners {
                 let db = lf_server::Database::connect(url).await.map_err(|e| e.message().to_owned())?;
-                let (services, runner) = lf_server::services(&db, model.clone(), Arc::new(Inline), sealer());
+                let (services, runner) = lf_server::services(&db, model.clone(), Arc::new(Inline), sealer(), lf_server::EgressAllow::default());
                 first.get_or_insert(services.runs.clone());
                 out.push((runner, Some(db), services));
             }
@@ -73,7 +73,7 @@ async fn measure(url: Option<&str>, runs: usize, probes: usize, runners: usize) 
         }
         None => {
             let db = lf_server::Database::connect("sqlite::memory:").await.map_err(|e| e.message().to_owned())?;
-            let (services, _servers_runner) = lf_server::services(&db, model.clone(), Arc::new(Inline), sealer());
+            let (services, _servers_runner) = lf_server::services(&db, model.clone(), Arc::new(Inline), sealer(), lf_server::EgressAllow::default());
             // The same wiring with the runs in memory: the runner's own cost.
             let store = Arc::new(lf_workflow::run::MemoryRunStore::new());
             let runner = lf_server::Runner::new(

@@ -52,6 +52,10 @@ pub struct CommonArgs {
     #[arg(long, env = "LENSERFIGHT_SECRET_KEY", value_name = "KEY", hide_env_values = true)]
     pub secret_key: Option<KeyText>,
 
+    /// What workflow steps may reach besides the public internet: host names (`*.example.com`), addresses and CIDR ranges, comma-separated, e.g. `hooks.internal,10.1.0.0/16`; cloud metadata addresses stay closed [default: public addresses only]
+    #[arg(long, env = "LENSERFIGHT_EGRESS_ALLOW", value_name = "HOSTS")]
+    pub egress_allow: Option<String>,
+
     /// Which of these values came from the configuration file (set by
     /// [`crate::parse`]), so that an error names the key where it was set.
     #[arg(skip)]
@@ -134,6 +138,12 @@ impl CommonArgs {
         }
     }
 
+    /// `LENSERFIGHT_EGRESS_ALLOW`, checked: every entry a host, an address or a range.
+    pub fn egress_allow(&self) -> Result<lf_egress::Allow, ConfigError> {
+        lf_egress::Allow::parse(self.egress_allow.as_deref().unwrap_or(""))
+            .map_err(|e| self.bad(Setting::EgressAllow, e))
+    }
+
     /// Which tools are on.
     pub fn options(&self) -> Result<CatalogOptions, ConfigError> {
         let toolsets = match &self.toolsets {
@@ -159,6 +169,8 @@ pub struct Config {
     /// `LENSERFIGHT_SECRET_KEY`, when set: what [`Config::sealer`] seals
     /// under (else the key file).
     pub secret_key: Option<SecretKey>,
+    /// What workflow steps may reach besides public addresses.
+    pub egress_allow: lf_egress::Allow,
     /// Which settings came from the configuration file.
     pub from_file: FromFile,
 }
@@ -170,6 +182,7 @@ impl std::fmt::Debug for Config {
             .field("options", &self.options)
             .field("model", &self.model.name())
             .field("secret_key", &self.secret_key.as_ref().map(|_| "[set]"))
+            .field("egress_allow", &self.egress_allow.to_string())
             .field("from_file", &self.from_file)
             .finish()
     }
@@ -183,7 +196,8 @@ impl Config {
         let database_url = args.database_url()?;
         let model = args.model_provider()?;
         let secret_key = args.secret_key()?;
-        Ok(Self { database_url, options, model, secret_key, from_file: args.from_file.clone() })
+        let egress_allow = args.egress_allow()?;
+        Ok(Self { database_url, options, model, secret_key, egress_allow, from_file: args.from_file.clone() })
     }
 
     /// The sealer of saved connections' secrets: under

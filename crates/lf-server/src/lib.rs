@@ -52,5 +52,7 @@ pub use wiring::{Built, build_server, connection_service, open_database, service
 
 // The binaries drive the runner through the composition root.
 pub use lf_runner::Runner;
+/// What workflow steps may reach besides public addresses (`LENSERFIGHT_EGRESS_ALLOW`).
+pub use lf_egress::Allow as EgressAllow;
 // The binaries reach the database through the composition root, not lf-store.
 pub use lf_store::{Database, redact_url};

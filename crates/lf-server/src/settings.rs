@@ -56,6 +56,7 @@ pub enum Setting {
     ModelApiKey,
     ModelName,
     SecretKey,
+    EgressAllow,
     Bind,
     PublicUrl,
     AllowedOrigins,
@@ -71,7 +72,7 @@ pub enum Setting {
 }
 
 /// `(setting, file key, environment variable, flag, kind, reader)`.
-const TABLE: [(Setting, &str, &str, &str, Kind, Reader); 24] = [
+const TABLE: [(Setting, &str, &str, &str, Kind, Reader); 25] = [
     (
         Setting::DatabaseUrl,
         "database_url",
@@ -112,6 +113,14 @@ const TABLE: [(Setting, &str, &str, &str, Kind, Reader); 24] = [
     ),
     (Setting::ModelName, "model_name", lf_model::MODEL_NAME_KEY, "--model-name", Kind::Text, Reader::Both),
     (Setting::SecretKey, "secret_key", "LENSERFIGHT_SECRET_KEY", "--secret-key", Kind::Text, Reader::Both),
+    (
+        Setting::EgressAllow,
+        "egress_allow",
+        lf_egress::ALLOW_KEY,
+        "--egress-allow",
+        Kind::List,
+        Reader::Both,
+    ),
     (Setting::Bind, "bind", "LENSERFIGHT_BIND", "--bind", Kind::Text, Reader::Http),
     (Setting::PublicUrl, "public_url", "LENSERFIGHT_PUBLIC_URL", "--public-url", Kind::Text, Reader::Http),
     (

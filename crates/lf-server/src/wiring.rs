@@ -7,6 +7,8 @@ use lf_battle::BattleService;
 use lf_core::{ModelProvider, Principal, Spawner};
 use lf_lens::LensService;
 use lf_store::Database;
+use lf_egress::{Egress, EgressConfig};
+use lf_runner::outbound::Outbound;
 use lf_runner::{Executors, ModelSteps, Pricing, Runner, RunnerConfig};
 use lf_tools::{Catalog, CatalogOptions, LfServer, Services};
 use lf_workflow::{ConnectionService, LensLookup, WorkflowService};
@@ -47,10 +49,15 @@ pub fn services(
     model: Arc<dyn ModelProvider>,
     spawner: Arc<dyn Spawner>,
     sealer: KeySealer,
+    egress_allow: lf_egress::Allow,
 ) -> (Services, Runner) {
     let lens = LensService::new(db.lens_store());
     let workflow = workflow_service(db, Arc::new(WorkflowLenses::new(lens.clone())));
+    let connections = connection_service(db, sealer);
+    let egress = Egress::new(EgressConfig { allow: egress_allow, ..EgressConfig::default() })
+        .expect("the outbound HTTP client builds with the default TLS settings");
     let executors = ModelSteps::new(model.clone(), lens.clone(), Pricing::default()).register(Executors::pure());
+    let executors = Outbound::new(egress, Arc::new(connections.clone())).register(executors);
     let can_run = executors.clone();
     let runner = Runner::new(db.run_store(), db.workflow_store(), executors, RunnerConfig::default());
     let services = Services::builder()
@@ -59,7 +66,7 @@ pub fn services(
         .workflow(workflow)
         .runs(db.run_store(), runner.signal())
         .runnable(Arc::new(move |t: &str| can_run.handles(t)))
-        .connections(connection_service(db, sealer))
+        .connections(connections)
         .model(model)
         .spawner(spawner)
         .build();
@@ -76,8 +83,9 @@ pub fn build_server(
     options: CatalogOptions,
     principal: Principal,
     sealer: KeySealer,
+    egress_allow: lf_egress::Allow,
 ) -> Built {
-    let (services, runner) = services(db, model, spawner, sealer);
+    let (services, runner) = services(db, model, spawner, sealer, egress_allow);
     Built { server: LfServer::new(Arc::new(Catalog::new()), Arc::new(services), options, principal), runner }
 }
 
