@@ -55,7 +55,12 @@ pub fn run(args: &[String]) -> Result<(), String> {
     })
 }
 
-async fn measure(url: Option<&str>, runs: usize, probes: usize, runners: usize) -> Result<(f64, f64, f64), String> {
+async fn measure(
+    url: Option<&str>,
+    runs: usize,
+    probes: usize,
+    runners: usize,
+) -> Result<(f64, f64, f64), String> {
     let me = Principal::Lenser { id: LenserId::new(), scopes: Scopes::READ_WRITE };
     let model: Arc<dyn lf_core::ModelProvider> = Arc::new(lf_model::OfflineProvider);
     let sealer = || lf_server::KeySealer::new(None);
@@ -65,15 +70,28 @@ async fn measure(url: Option<&str>, runs: usize, probes: usize, runners: usize) 
             let mut first: Option<Arc<RunService>> = None;
             for _ in 0..runners {
                 let db = lf_server::Database::connect(url).await.map_err(|e| e.message().to_owned())?;
-                let (services, runner) = lf_server::services(&db, model.clone(), Arc::new(Inline), sealer(), lf_server::EgressAllow::default());
+                let (services, runner) = lf_server::services(
+                    &db,
+                    model.clone(),
+                    Arc::new(Inline),
+                    sealer(),
+                    lf_server::EgressAllow::default(),
+                );
                 first.get_or_insert(services.runs.clone());
                 out.push((runner, Some(db), services));
             }
             (first.expect("one runner"), out)
         }
         None => {
-            let db = lf_server::Database::connect("sqlite::memory:").await.map_err(|e| e.message().to_owned())?;
-            let (services, _servers_runner) = lf_server::services(&db, model.clone(), Arc::new(Inline), sealer(), lf_server::EgressAllow::default());
+            let db =
+                lf_server::Database::connect("sqlite::memory:").await.map_err(|e| e.message().to_owned())?;
+            let (services, _servers_runner) = lf_server::services(
+                &db,
+                model.clone(),
+                Arc::new(Inline),
+                sealer(),
+                lf_server::EgressAllow::default(),
+            );
             // The same wiring with the runs in memory: the runner's own cost.
             let store = Arc::new(lf_workflow::run::MemoryRunStore::new());
             let runner = lf_server::Runner::new(
@@ -100,7 +118,11 @@ async fn measure(url: Option<&str>, runs: usize, probes: usize, runners: usize) 
         ]
     }))
     .map_err(|e| e.to_string())?;
-    let workflow = services.workflow.create(&me, NewWorkflow { blueprint, owner: None }).await.map_err(|e| e.message().to_owned())?;
+    let workflow = services
+        .workflow
+        .create(&me, NewWorkflow { blueprint, owner: None })
+        .await
+        .map_err(|e| e.message().to_owned())?;
     let wf = workflow.workflow.id;
     let tasks: Vec<_> = started.iter().map(|(r, _, _)| r.start()).collect();
     let inputs = json!({"items": [{"title": "a"}, {"title": "b"}, {"title": "a"}]});
@@ -129,7 +151,8 @@ async fn measure(url: Option<&str>, runs: usize, probes: usize, runners: usize) 
         let before = lf_core::Clock::now(&lf_core::SystemClock);
         let id = start(&service, &me, wf, &inputs).await?;
         let log = wait(&service, &me, id).await?;
-        let first = log.state.slots.get(&Slot::top(1)).and_then(|n| n.started_at).ok_or("no start recorded")?;
+        let first =
+            log.state.slots.get(&Slot::top(1)).and_then(|n| n.started_at).ok_or("no start recorded")?;
         lat.push(Duration::from_micros((first.as_micros() - before.as_micros()).max(0) as u64));
     }
     lat.sort();
@@ -152,16 +175,31 @@ async fn measure(url: Option<&str>, runs: usize, probes: usize, runners: usize) 
 async fn completed(service: &RunService, me: &Principal, wf: WorkflowId) -> Result<u64, String> {
     let page = lf_core::PageRequest::new(Some(1), Some(0)).map_err(|e| e.message().to_owned())?;
     let of = |status| lf_workflow::run::RunFilter { workflow_id: Some(wf), status: Some(status) };
-    let failed = service.list(me, of(lf_workflow::engine::RunStatus::Failed), page).await.map_err(|e| e.message().to_owned())?;
+    let failed = service
+        .list(me, of(lf_workflow::engine::RunStatus::Failed), page)
+        .await
+        .map_err(|e| e.message().to_owned())?;
     if failed.total > 0 {
         return Err(format!("{} runs failed", failed.total));
     }
-    let done = service.list(me, of(lf_workflow::engine::RunStatus::Completed), page).await.map_err(|e| e.message().to_owned())?;
+    let done = service
+        .list(me, of(lf_workflow::engine::RunStatus::Completed), page)
+        .await
+        .map_err(|e| e.message().to_owned())?;
     Ok(done.total)
 }
 
-async fn start(service: &RunService, me: &Principal, wf: WorkflowId, inputs: &serde_json::Value) -> Result<RunId, String> {
-    let s = StartRun { workflow_id: Some(wf), inputs: inputs.as_object().cloned().unwrap_or_default(), ..Default::default() };
+async fn start(
+    service: &RunService,
+    me: &Principal,
+    wf: WorkflowId,
+    inputs: &serde_json::Value,
+) -> Result<RunId, String> {
+    let s = StartRun {
+        workflow_id: Some(wf),
+        inputs: inputs.as_object().cloned().unwrap_or_default(),
+        ..Default::default()
+    };
     service.start(me, s).await.map(|s| s.run.id).map_err(|e| e.message().to_owned())
 }
 

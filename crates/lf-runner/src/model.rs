@@ -61,9 +61,14 @@ impl ModelSteps {
         executors
     }
 
-    async fn ask(&self, job: &Job, mut request: ChatRequest) -> Result<(lf_core::ChatResponse, Usage), Failure> {
+    async fn ask(
+        &self,
+        job: &Job,
+        mut request: ChatRequest,
+    ) -> Result<(lf_core::ChatResponse, Usage), Failure> {
         let config = &job.node().config;
-        request.model = config.get("model").and_then(Value::as_str).map(str::to_owned).or(job.global_model_id.clone());
+        request.model =
+            config.get("model").and_then(Value::as_str).map(str::to_owned).or(job.global_model_id.clone());
         if let Some(n) = config.get("max_tokens").and_then(Value::as_u64) {
             request.max_tokens = Some(n.min(u32::MAX as u64) as u32);
         }
@@ -77,7 +82,12 @@ impl ModelSteps {
         Ok((answer, Usage { model_calls: 1, tokens, credits }))
     }
 
-    async fn lens_prompt(&self, job: &Job, lens: LensId, version: Option<VersionId>) -> Result<String, Failure> {
+    async fn lens_prompt(
+        &self,
+        job: &Job,
+        lens: LensId,
+        version: Option<VersionId>,
+    ) -> Result<String, Failure> {
         let owner = Principal::Lenser { id: job.workflow_owner, scopes: Scopes::READ };
         let which = version.map_or(VersionSelector::Head, VersionSelector::Id);
         let view = self.lenses.view(&owner, lens, which).await.map_err(|e| lens_failure(&e))?;
@@ -87,7 +97,9 @@ impl ModelSteps {
                 values = values.insert(k.clone(), as_text(v));
             }
         }
-        LensService::resolve(&view.lens, &view.version, &values).map(|(prompt, _)| prompt).map_err(|e| lens_failure(&e))
+        LensService::resolve(&view.lens, &view.version, &values)
+            .map(|(prompt, _)| prompt)
+            .map_err(|e| lens_failure(&e))
     }
 }
 
@@ -118,10 +130,13 @@ fn as_text(v: &Value) -> String {
 /// The text a step works on: the part of its main input at `input_path`.
 fn text_at(job: &Job) -> Result<String, Failure> {
     let at = job.node().config.get("input_path").and_then(Value::as_str).unwrap_or("output");
-    let pick = Pick::parse("input_path", at).map_err(|e| Failure::new("config_invalid", e.message().to_owned()))?;
+    let pick =
+        Pick::parse("input_path", at).map_err(|e| Failure::new("config_invalid", e.message().to_owned()))?;
     match pick.pick(main_input(&job.input)) {
         Some(v) => Ok(as_text(&v)),
-        None => Err(Failure::new("invalid_input", format!("input_path {at} selects nothing in the step's input"))),
+        None => {
+            Err(Failure::new("invalid_input", format!("input_path {at} selects nothing in the step's input")))
+        }
     }
 }
 
@@ -181,7 +196,10 @@ impl Executor for ModelSteps {
                 let text = text_at(job)?;
                 let from = str_of("source_language");
                 let from = if from.is_empty() { String::new() } else { format!(" from {from}") };
-                let system = format!("Translate the user's text{from} into {}. Answer with the translation only.", str_of("target_language"));
+                let system = format!(
+                    "Translate the user's text{from} into {}. Answer with the translation only.",
+                    str_of("target_language")
+                );
                 let mut r = ChatRequest::new(system, text.clone());
                 r.stand_in = Some(text);
                 (r, "text")
@@ -190,8 +208,12 @@ impl Executor for ModelSteps {
                 let text = text_at(job)?;
                 let labels = string_list(config.get("labels"));
                 let multi = config.get("multi_label") == Some(&Value::Bool(true));
-                let how = if multi { "every label that applies, comma-separated" } else { "exactly one label" };
-                let system = format!("Classify the user's text. Labels: {}. Answer with {how}, nothing else.", labels.join(", "));
+                let how =
+                    if multi { "every label that applies, comma-separated" } else { "exactly one label" };
+                let system = format!(
+                    "Classify the user's text. Labels: {}. Answer with {how}, nothing else.",
+                    labels.join(", ")
+                );
                 let mut r = ChatRequest::new(system, text);
                 r.stand_in = labels.first().cloned();
                 (r, "classify")
@@ -205,7 +227,10 @@ impl Executor for ModelSteps {
                 );
                 let mut r = ChatRequest::new(system, text);
                 r.temperature = Some(0.0);
-                r.stand_in = Some(json!({"score": max / 2.0, "rationale": "Offline stand-in: no model judged this."}).to_string());
+                r.stand_in = Some(
+                    json!({"score": max / 2.0, "rationale": "Offline stand-in: no model judged this."})
+                        .to_string(),
+                );
                 (r, "judge")
             }
             other => return Err(Failure::new("not_executable", format!("{other} is not a model step"))),
@@ -224,10 +249,18 @@ impl Executor for ModelSteps {
                 let Some(first) = chosen.first().cloned() else {
                     return Err(Failure::new(
                         "provider_error",
-                        format!("the model answered {:?}, which is none of the labels {}", lf_core::clip(&answer.text, 80), labels.join(", ")),
+                        format!(
+                            "the model answered {:?}, which is none of the labels {}",
+                            lf_core::clip(&answer.text, 80),
+                            labels.join(", ")
+                        ),
                     ));
                 };
-                let chosen = if config.get("multi_label") == Some(&Value::Bool(true)) { chosen } else { vec![first.clone()] };
+                let chosen = if config.get("multi_label") == Some(&Value::Bool(true)) {
+                    chosen
+                } else {
+                    vec![first.clone()]
+                };
                 let mut o = JsonObject::new();
                 o.insert("label".into(), Value::String(first));
                 o.insert("labels".into(), json!(chosen));
@@ -237,14 +270,23 @@ impl Executor for ModelSteps {
             "judge" => {
                 let max = config.get("max_score").and_then(Value::as_f64).unwrap_or(10.0);
                 let verdict = first_json_object(&answer.text).ok_or_else(|| {
-                    Failure::new("provider_error", format!("the judge's answer holds no JSON object: {:?}", lf_core::clip(&answer.text, 80)))
+                    Failure::new(
+                        "provider_error",
+                        format!(
+                            "the judge's answer holds no JSON object: {:?}",
+                            lf_core::clip(&answer.text, 80)
+                        ),
+                    )
                 })?;
                 let score = verdict.get("score").and_then(Value::as_f64).ok_or_else(|| {
                     Failure::new("provider_error", "the judge's answer has no numeric score")
                 })?;
                 let mut o = JsonObject::new();
                 o.insert("score".into(), json!(score.clamp(0.0, max)));
-                o.insert("rationale".into(), verdict.get("rationale").cloned().unwrap_or(Value::String(String::new())));
+                o.insert(
+                    "rationale".into(),
+                    verdict.get("rationale").cloned().unwrap_or(Value::String(String::new())),
+                );
                 o.insert("model".into(), out["model"].clone());
                 o.insert("input_tokens".into(), out["input_tokens"].clone());
                 o.insert("output_tokens".into(), out["output_tokens"].clone());

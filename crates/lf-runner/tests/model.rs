@@ -63,7 +63,11 @@ impl World {
         let facts = Arc::new(MemoryLenses::new());
         let runs = Arc::new(MemoryRunStore::new());
         let workflows = Arc::new(MemoryWorkflowStore::new());
-        let wf = Arc::new(WorkflowService::new(workflows.clone(), facts.clone(), Arc::new(MemoryConnections::new())));
+        let wf = Arc::new(WorkflowService::new(
+            workflows.clone(),
+            facts.clone(),
+            Arc::new(MemoryConnections::new()),
+        ));
         let executors = ModelSteps::new(model.clone(), lenses.clone(), pricing).register(Executors::pure());
         let runner = Runner::new(
             runs.clone(),
@@ -87,19 +91,34 @@ impl World {
             params: vec![],
         };
         let view = self.lenses.create(&self.me, new).await.unwrap();
-        let params = view.version.params.iter().map(|p| LensParam { label: p.label.clone(), optional: p.optional }).collect();
+        let params = view
+            .version
+            .params
+            .iter()
+            .map(|p| LensParam { label: p.label.clone(), optional: p.optional })
+            .collect();
         self.facts.insert(
             self.owner,
             true,
-            LensFacts { lens_id: view.lens.id, version_id: view.version.id, title: "Research".into(), params },
+            LensFacts {
+                lens_id: view.lens.id,
+                version_id: view.version.id,
+                title: "Research".into(),
+                params,
+            },
         );
         view.lens.id
     }
 
     async fn workflow(&self, steps: Value, connections: Value) -> WorkflowId {
-        let wf = WorkflowService::new(self.workflows.clone(), self.facts.clone(), Arc::new(MemoryConnections::new()));
+        let wf = WorkflowService::new(
+            self.workflows.clone(),
+            self.facts.clone(),
+            Arc::new(MemoryConnections::new()),
+        );
         let blueprint: RawBlueprint =
-            serde_json::from_value(json!({"title": "t", "steps": steps, "connections": connections})).unwrap();
+            serde_json::from_value(json!({"title": "t", "steps": steps, "connections": connections}))
+                .unwrap();
         wf.create(&self.me, NewWorkflow { blueprint, owner: None }).await.expect("created").workflow.id
     }
 
@@ -130,7 +149,11 @@ fn step_output(run: &Run, node: u32) -> Value {
 }
 
 fn start(workflow: WorkflowId, inputs: Value) -> StartRun {
-    StartRun { workflow_id: Some(workflow), inputs: inputs.as_object().unwrap().clone(), ..Default::default() }
+    StartRun {
+        workflow_id: Some(workflow),
+        inputs: inputs.as_object().unwrap().clone(),
+        ..Default::default()
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -149,8 +172,15 @@ async fn a_lens_step_resolves_its_lens_with_wired_inputs_and_asks_the_model() {
     assert_eq!(run.status(), RunStatus::Completed, "{:?}", run.state.error);
     let asked = w.model.asked.lock().unwrap().clone();
     assert_eq!(asked.len(), 1);
-    assert_eq!(asked[0].user, "Write three facts about otters for kids.", "wired and configured values, by label");
-    assert_eq!(asked[0].model.as_deref(), Some("big-model"), "global_model_id overrides the configured model");
+    assert_eq!(
+        asked[0].user, "Write three facts about otters for kids.",
+        "wired and configured values, by label"
+    );
+    assert_eq!(
+        asked[0].model.as_deref(),
+        Some("big-model"),
+        "global_model_id overrides the configured model"
+    );
     let out = step_output(&run, 1);
     assert_eq!(out["model"], json!("big-model"));
     assert!(out["text"].as_str().unwrap().starts_with("Offline answer to: Write three facts"));
@@ -199,7 +229,8 @@ async fn an_answer_that_is_no_label_fails_the_step_after_its_retries() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_judge_reads_the_score_out_of_prose_and_keeps_it_on_its_scale() {
     let w = World::new(Pricing::default());
-    *w.model.script.lock().unwrap() = Some("Sure! {\"score\": 42, \"rationale\": \"great\"} Hope that helps.".into());
+    *w.model.script.lock().unwrap() =
+        Some("Sure! {\"score\": 42, \"rationale\": \"great\"} Hope that helps.".into());
     let wf = w
         .workflow(
             json!([trigger(), {"key": "judge", "kind": "tool", "name": "Judge", "node_type": "judge_evaluator", "config": {"rubric": "Accurate.", "max_score": 10}}]),

@@ -51,8 +51,8 @@ pub use settings::{CONFIG_ENV, CONFIG_FLAG, ConfigError, Kind, Reader, Setting, 
 pub use wiring::{Built, build_server, connection_service, open_database, services, workflow_service};
 
 // The binaries drive the runner through the composition root.
-pub use lf_runner::Runner;
 /// What workflow steps may reach besides public addresses (`LENSERFIGHT_EGRESS_ALLOW`).
 pub use lf_egress::Allow as EgressAllow;
+pub use lf_runner::Runner;
 // The binaries reach the database through the composition root, not lf-store.
 pub use lf_store::{Database, redact_url};

@@ -113,14 +113,7 @@ const TABLE: [(Setting, &str, &str, &str, Kind, Reader); 25] = [
     ),
     (Setting::ModelName, "model_name", lf_model::MODEL_NAME_KEY, "--model-name", Kind::Text, Reader::Both),
     (Setting::SecretKey, "secret_key", "LENSERFIGHT_SECRET_KEY", "--secret-key", Kind::Text, Reader::Both),
-    (
-        Setting::EgressAllow,
-        "egress_allow",
-        lf_egress::ALLOW_KEY,
-        "--egress-allow",
-        Kind::List,
-        Reader::Both,
-    ),
+    (Setting::EgressAllow, "egress_allow", lf_egress::ALLOW_KEY, "--egress-allow", Kind::List, Reader::Both),
     (Setting::Bind, "bind", "LENSERFIGHT_BIND", "--bind", Kind::Text, Reader::Http),
     (Setting::PublicUrl, "public_url", "LENSERFIGHT_PUBLIC_URL", "--public-url", Kind::Text, Reader::Http),
     (

@@ -5,11 +5,11 @@ use std::sync::Arc;
 
 use lf_battle::BattleService;
 use lf_core::{ModelProvider, Principal, Spawner};
-use lf_lens::LensService;
-use lf_store::Database;
 use lf_egress::{Egress, EgressConfig};
+use lf_lens::LensService;
 use lf_runner::outbound::Outbound;
 use lf_runner::{Executors, ModelSteps, Pricing, Runner, RunnerConfig};
+use lf_store::Database;
 use lf_tools::{Catalog, CatalogOptions, LfServer, Services};
 use lf_workflow::{ConnectionService, LensLookup, WorkflowService};
 
@@ -56,7 +56,8 @@ pub fn services(
     let connections = connection_service(db, sealer);
     let egress = Egress::new(EgressConfig { allow: egress_allow, ..EgressConfig::default() })
         .expect("the outbound HTTP client builds with the default TLS settings");
-    let executors = ModelSteps::new(model.clone(), lens.clone(), Pricing::default()).register(Executors::pure());
+    let executors =
+        ModelSteps::new(model.clone(), lens.clone(), Pricing::default()).register(Executors::pure());
     let executors = Outbound::new(egress, Arc::new(connections.clone())).register(executors);
     let can_run = executors.clone();
     let runner = Runner::new(db.run_store(), db.workflow_store(), executors, RunnerConfig::default());

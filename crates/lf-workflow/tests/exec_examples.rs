@@ -14,6 +14,8 @@ const EXPECTED: &[&str] = &[
     "aggregate",
     "data_mapper",
     "debug_inspector",
+    "error_catch",
+    "output_parser",
     "deduplicate",
     "extract_field",
     "filter_items",

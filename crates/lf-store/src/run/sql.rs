@@ -330,9 +330,6 @@ pub(crate) async fn request_cancel<C: Conn>(
 }
 
 pub(crate) async fn next_due<C: Conn>(conn: &mut C) -> LfResult<Option<Timestamp>> {
-    let row = query::<C::Database>(NEXT_DUE)
-        .fetch_one(conn.exec())
-        .await
-        .map_err(map_db_err)?;
+    let row = query::<C::Database>(NEXT_DUE).fetch_one(conn.exec()).await.map_err(map_db_err)?;
     row.opt_time("due")
 }

@@ -81,6 +81,15 @@ pub(super) fn stop_return(c: &Config, input: &Value) -> Result<Value, NodeError>
     select("return_path", &c.pick("return_path")?, input).map(|v| v.into_owned())
 }
 
+/// `fallback_value` when it is set, else the caught error itself (the
+/// engine ends the run after it when `continue_on_error` is false).
+pub(super) fn error_catch(c: &Config, input: &Value) -> Result<Value, NodeError> {
+    Ok(match c.get("fallback_value") {
+        Some(v) if !v.is_null() => v.clone(),
+        _ => input.clone(),
+    })
+}
+
 /// The input, unchanged (noop; logger, whose log line the engine writes).
 pub(super) fn pass_on(_: &Config, input: &Value) -> Result<Value, NodeError> {
     Ok(input.clone())

@@ -101,6 +101,8 @@ pub const PURE_TYPES: &[&str] = &[
     "noop",
     "logger",
     "debug_inspector",
+    "error_catch",
+    "output_parser",
 ];
 
 type Executor = fn(&Config, &Value) -> Result<Value, NodeError>;
@@ -124,6 +126,8 @@ fn executor(node_type: &str) -> Option<Executor> {
         "stop_return" => flow::stop_return,
         "noop" | "logger" => flow::pass_on,
         "debug_inspector" => flow::debug_inspector,
+        "error_catch" => flow::error_catch,
+        "output_parser" => text::output_parser,
         _ => return None,
     })
 }

@@ -90,6 +90,34 @@ fn split(text: &str, size: usize, overlap: usize) -> Result<Vec<Range<usize>>, N
     Ok(chunks)
 }
 
+/// Most places `output_parser` tries a JSON value from: each try reads at
+/// most the rest of the text, so the work is bounded by this times its
+/// length.
+pub const MAX_PARSE_STARTS: usize = 64;
+
+/// The first JSON object or array in the text at `input_path` (a model
+/// often wraps it in prose or a code fence); with `strict`, text holding
+/// none fails the step, else the output is null.
+pub(super) fn output_parser(c: &Config, input: &Value) -> Result<Value, NodeError> {
+    let pick = c.pick("input_path")?;
+    let text = match select("input_path", &pick, input)?.into_owned() {
+        Value::String(s) => s,
+        other => return Err(not_a("input_path", &pick, &other, "a text", Within::Input)),
+    };
+    let found = text.match_indices(['{', '[']).take(MAX_PARSE_STARTS).find_map(|(i, _)| {
+        let mut values = serde_json::Deserializer::from_str(&text[i..]).into_iter::<Value>();
+        values.next().and_then(Result::ok).filter(|v| v.is_object() || v.is_array())
+    });
+    match found {
+        Some(v) => Ok(v),
+        None if c.flag("strict")? => Err(NodeError::input(format!(
+            "the text holds no JSON object or array (looked from its first {MAX_PARSE_STARTS} brackets): {}",
+            lf_core::clip(&text, 80)
+        ))),
+        None => Ok(Value::Null),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
