@@ -88,7 +88,8 @@ impl ModelSteps {
         lens: LensId,
         version: Option<VersionId>,
     ) -> Result<String, Failure> {
-        let owner = Principal::Lenser { id: job.workflow_owner, scopes: Scopes::READ };
+        // As the run's starter reads it: run_workflow checked they can.
+        let owner = Principal::Lenser { id: job.started_by, scopes: Scopes::READ };
         let which = version.map_or(VersionSelector::Head, VersionSelector::Id);
         let view = self.lenses.view(&owner, lens, which).await.map_err(|e| lens_failure(&e))?;
         let mut values = ParamValues::new();

@@ -109,6 +109,7 @@ impl Runner {
     /// ends after [`Runner::shutdown`].
     pub fn start(&self) -> tokio::task::JoinHandle<()> {
         let inner = self.inner.clone();
+        tokio::spawn(inner.clone().listen());
         tokio::spawn(async move { inner.claim_loop().await })
     }
 
@@ -145,11 +146,8 @@ impl RunSignal for Signal {
     }
 
     fn cancel_requested(&self, run: RunId) {
-        let Some(i) = self.0.upgrade() else { return };
-        let held = i.active.lock().unwrap_or_else(|p| p.into_inner()).get(&run).cloned();
-        match held {
-            Some(n) => n.notify_one(),
-            None => i.wake.notify_one(),
+        if let Some(i) = self.0.upgrade() {
+            i.woken_for(run);
         }
     }
 }
@@ -209,6 +207,46 @@ impl Inner {
                 _ = tokio::time::sleep(wait) => {}
                 _ = self.draining.cancelled() => return,
             }
+        }
+    }
+
+    /// Wakes this process for other processes' new runs and cancel
+    /// requests, while the store can tell of them (PostgreSQL); subscribes
+    /// again a second after a lost subscription.
+    async fn listen(self: Arc<Self>) {
+        while !self.draining.is_cancelled() {
+            let mut wakeups = match self.runs.wakeups().await {
+                Ok(Some(w)) => w,
+                Ok(None) => return,
+                Err(e) => {
+                    tracing::warn!(error = %e, "listening for other processes' workflow runs failed; trying again in a second");
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    continue;
+                }
+            };
+            loop {
+                tokio::select! {
+                    next = wakeups.next() => match next {
+                        Ok(run) => self.woken_for(run),
+                        Err(e) => {
+                            tracing::warn!(error = %e, "the subscription to other processes' workflow runs ended; subscribing again");
+                            tokio::time::sleep(Duration::from_secs(1)).await;
+                            break;
+                        }
+                    },
+                    _ = self.draining.cancelled() => return,
+                }
+            }
+        }
+    }
+
+    /// Run `run` may be due, or asked to stop: its drive looks (at once,
+    /// through a heartbeat) if this process holds it, else the claim loop.
+    fn woken_for(&self, run: RunId) {
+        let held = self.active.lock().unwrap_or_else(|p| p.into_inner()).get(&run).cloned();
+        match held {
+            Some(n) => n.notify_one(),
+            None => self.wake.notify_one(),
         }
     }
 

@@ -399,7 +399,9 @@ impl WorkflowService {
     }
 
     /// A version that may run: readable, not archived, and valid with the
-    /// lenses the caller can read and the owner's saved connections.
+    /// lenses the caller can read and the caller's saved connections (a
+    /// run opens its starter's connections, so running someone else's
+    /// public workflow never uses its owner's secrets).
     /// INVALID_ARGUMENT with the first problem (and all of them in
     /// `details.errors`) otherwise.
     pub async fn runnable(
@@ -416,7 +418,8 @@ impl WorkflowService {
             ));
         }
         let graph = Graph::of_version(&version);
-        let facts = self.facts(p.reach(), workflow.owner, &graph).await?;
+        // A run uses its starter's saved connections, never the owner's.
+        let facts = self.facts(p.reach(), p.owner_for_create()?, &graph).await?;
         let report = validate(&graph, catalog(), &facts);
         if let Some(first) = report.errors.first() {
             return Err(LfError::invalid_argument(format!(

@@ -50,7 +50,7 @@ impl Shared {
         let Some(connector) = &job.node().connector else { return Ok(None) };
         let r = connector.connection_ref.as_str();
         let (connection, secret) =
-            self.connections.open_secret(job.workflow_owner, r).await.map_err(|e| match e.code() {
+            self.connections.open_secret(job.started_by, r).await.map_err(|e| match e.code() {
                 ErrorCode::NotFound => Failure::new("not_found", e.message()),
                 _ => Failure::new(
                     "invalid_connection",

@@ -28,7 +28,7 @@
 //! # Saved connections
 //!
 //! A step names its connection in its connector; the runner opens it for
-//! the workflow's owner. What each provider keeps where:
+//! the run's starter (never the workflow owner's, for someone else's run). What each provider keeps where:
 //!
 //! | provider | secret | settings |
 //! |---|---|---|

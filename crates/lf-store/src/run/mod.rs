@@ -12,9 +12,10 @@ pub(crate) mod sql;
 use async_trait::async_trait;
 use lf_core::{LenserId, LfResult, Page, PageRequest, Timestamp, WorkflowId};
 use lf_workflow::engine::{NodeRun, RunState, Slot};
-use lf_workflow::run::{Held, IdempotencyKey, Lease, Run, RunFilter, RunId, RunStore};
+use lf_workflow::run::{Held, IdempotencyKey, Lease, Run, RunFilter, RunId, RunStore, Wakeups};
 
 use crate::conns::{Conns, on};
+use crate::error::map_db_err;
 
 /// [`RunStore`] over either backend.
 pub(crate) struct SqlRunStore {
@@ -78,5 +79,35 @@ impl RunStore for SqlRunStore {
 
     async fn next_due(&self) -> LfResult<Option<Timestamp>> {
         on!(&self.conns, reading, |conn| sql::next_due(conn))
+    }
+
+    /// PostgreSQL: `LISTEN` on the channel that run creations and cancel
+    /// requests notify, on a connection of its own.
+    async fn wakeups(&self) -> LfResult<Option<Box<dyn Wakeups>>> {
+        match &self.conns {
+            Conns::Sqlite(_) => Ok(None),
+            Conns::Postgres(pool) => {
+                let mut listener =
+                    sqlx::postgres::PgListener::connect_with(pool).await.map_err(map_db_err)?;
+                listener.listen(sql::CHANNEL).await.map_err(map_db_err)?;
+                Ok(Some(Box::new(Listening(listener))))
+            }
+        }
+    }
+}
+
+/// Notifications of runs made or asked to cancel by other processes.
+struct Listening(sqlx::postgres::PgListener);
+
+#[async_trait]
+impl Wakeups for Listening {
+    async fn next(&mut self) -> LfResult<RunId> {
+        loop {
+            let n = self.0.recv().await.map_err(map_db_err)?;
+            // A payload that is no run id is not ours to act on.
+            if let Ok(id) = RunId::parse("payload", n.payload()) {
+                return Ok(id);
+            }
+        }
     }
 }

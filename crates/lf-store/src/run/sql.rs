@@ -78,6 +78,10 @@ const BY_KEY: &str = concat!(
 /// transaction ends. PostgreSQL only: on SQLite the write transaction
 /// already holds the database's write lock.
 const LOCK_KEY: &str = "SELECT pg_advisory_xact_lock(hashtextextended($1::text || ' ' || $2, 0))";
+/// The channel other processes' runners listen on (PostgreSQL only); a
+/// notification is delivered when its transaction commits.
+pub(crate) const CHANNEL: &str = "lf_workflow_runs";
+const NOTIFY: &str = "SELECT pg_notify('lf_workflow_runs', $1)";
 
 /// Up to `$2` runs due at `$1`, oldest due first (ids break ties).
 macro_rules! due {
@@ -180,7 +184,17 @@ pub(crate) async fn create_run<C: Conn>(conn: &mut C, r: &Run) -> LfResult<(Run,
         }
     }
     insert(conn, bind_run(query(INSERT_RUN), r), || run_taken(r.id)).await?;
+    notify(conn, r.id).await?;
     Ok((header(r), true))
+}
+
+/// Tells the runners of other processes that run `id` may be due, or
+/// asked to stop.
+async fn notify<C: Conn>(conn: &mut C, id: RunId) -> LfResult<()> {
+    if <C::Database as Dialect>::BACKEND == Backend::Postgres {
+        execute(conn, query(NOTIFY).put(id.to_string())).await?;
+    }
+    Ok(())
 }
 
 pub(crate) async fn get_run<C: Conn>(conn: &mut C, id: RunId) -> LfResult<Run> {
@@ -325,7 +339,9 @@ pub(crate) async fn request_cancel<C: Conn>(
     by: &str,
     now: Timestamp,
 ) -> LfResult<Run> {
-    execute(conn, query(REQUEST_CANCEL).put(id.as_uuid()).put(by.to_owned()).put_time(now)).await?;
+    if execute(conn, query(REQUEST_CANCEL).put(id.as_uuid()).put(by.to_owned()).put_time(now)).await? > 0 {
+        notify(conn, id).await?;
+    }
     get_run(conn, id).await
 }
 

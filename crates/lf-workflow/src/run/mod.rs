@@ -25,7 +25,7 @@ pub use model::{
     RunFilter, RunId, RunOrigin,
 };
 pub use service::{NoSignal, RunDefaults, RunLog, RunService, RunSignal, Runnable, StartRun, Started};
-pub use store::RunStore;
+pub use store::{RunStore, Wakeups};
 
 /// NOT_FOUND for a run that is not there or not the caller's to read.
 pub fn run_not_found(id: RunId) -> LfError {

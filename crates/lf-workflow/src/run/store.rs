@@ -88,4 +88,20 @@ pub trait RunStore: Send + Sync {
     /// asked to cancel, else its wake time): the runner sleeps until then
     /// unless woken.
     async fn next_due(&self) -> LfResult<Option<Timestamp>>;
+
+    /// News of runs made, or asked to cancel, by other processes on the
+    /// same database, so that their runners wake at once instead of at
+    /// their next due time. `None` (the default): the store has no way to
+    /// tell (memory, SQLite), and runners rely on [`RunStore::next_due`].
+    async fn wakeups(&self) -> LfResult<Option<Box<dyn Wakeups>>> {
+        Ok(None)
+    }
+}
+
+/// A subscription to other processes' new runs and cancel requests.
+#[async_trait]
+pub trait Wakeups: Send {
+    /// Waits for the next one: the run it is about. An error means the
+    /// subscription is gone (the runner then subscribes again).
+    async fn next(&mut self) -> LfResult<RunId>;
 }
