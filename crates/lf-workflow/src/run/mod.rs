@@ -6,12 +6,14 @@
 //! - `model.rs`: [`Run`], [`RunId`], [`IdempotencyKey`], [`Lease`];
 //! - `store.rs`: [`RunStore`] and its contract;
 //! - `memory.rs`: [`MemoryRunStore`];
-//! - `service.rs`: [`RunService`], the use cases for a principal, and
-//!   `form.rs`, a form trigger's fields applied to a run's inputs;
+//! - `service.rs`: [`RunService`], the use cases for a principal,
+//!   `form.rs`, a form trigger's fields applied to a run's inputs, and
+//!   `inputs.rs`, the bounds of what a starter hands a run;
 //! - `contract.rs`: the suite every store runs.
 
 pub mod contract;
 mod form;
+mod inputs;
 mod memory;
 mod model;
 mod service;
@@ -19,6 +21,7 @@ mod store;
 
 use lf_core::LfError;
 
+pub use inputs::{MAX_INPUT_BYTES, MAX_MODEL_ID_CHARS};
 pub use memory::MemoryRunStore;
 pub use model::{
     Held, IDEMPOTENCY_WINDOW_MICROS, IdempotencyKey, Lease, LeaseToken, MAX_IDEMPOTENCY_KEY_CHARS, Run,

@@ -1,0 +1,88 @@
+//! Who may control a run, and what a start refuses before it looks
+//! anything up, on the in-memory stores with nothing running the runs.
+
+use std::sync::Arc;
+
+use lf_core::{ErrorCode, LenserId, Principal, Scopes};
+use lf_workflow::run::{MemoryRunStore, NoSignal, RunService, StartRun};
+use lf_workflow::{
+    MemoryConnections, MemoryLenses, MemoryWorkflowStore, NewWorkflow, RawBlueprint, WorkflowService,
+};
+use serde_json::json;
+
+fn lenser(id: LenserId) -> Principal {
+    Principal::Lenser { id, scopes: Scopes::READ_WRITE }
+}
+
+fn services() -> (Arc<WorkflowService>, RunService) {
+    let workflows = Arc::new(WorkflowService::new(
+        Arc::new(MemoryWorkflowStore::new()),
+        Arc::new(MemoryLenses::new()),
+        Arc::new(MemoryConnections::new()),
+    ));
+    let runs = RunService::new(workflows.clone(), Arc::new(MemoryRunStore::new()), Arc::new(NoSignal));
+    (workflows, runs)
+}
+
+async fn public_workflow(workflows: &WorkflowService, owner: &Principal) -> lf_core::WorkflowId {
+    let blueprint: RawBlueprint = serde_json::from_value(json!({
+        "title": "Log it", "visibility": "public",
+        "steps": [
+            {"key": "start", "kind": "trigger", "name": "Start", "node_type": "manual_trigger"},
+            {"key": "log", "kind": "tool", "name": "Log", "node_type": "noop"}
+        ],
+        "connections": [{"from_step": "start", "to_step": "log", "input_parameter": "input"}]
+    }))
+    .unwrap();
+    workflows.create(owner, NewWorkflow { blueprint, owner: None }).await.unwrap().workflow.id
+}
+
+#[test]
+fn the_starter_the_owner_and_the_operator_control_a_run_and_nobody_else() {
+    pollster::block_on(async {
+        let (workflows, runs) = services();
+        let (owner, starter, other) = (LenserId::new(), LenserId::new(), LenserId::new());
+        let workflow = public_workflow(&workflows, &lenser(owner)).await;
+        let start = || StartRun { workflow_id: Some(workflow), ..Default::default() };
+        let run = runs.start(&lenser(starter), start()).await.unwrap().run;
+
+        let e = runs.cancel(&lenser(other), run.id).await.unwrap_err();
+        assert_eq!(e.code(), ErrorCode::Forbidden, "{}", e.message());
+        let e = runs.retry(&lenser(other), run.id, false).await.unwrap_err();
+        assert_eq!(e.code(), ErrorCode::Forbidden, "{}", e.message());
+        for who in [lenser(starter), lenser(owner), Principal::Service { acting_as: Some(other) }] {
+            let run = runs.start(&lenser(starter), start()).await.unwrap().run;
+            let asked = runs.cancel(&who, run.id).await.unwrap();
+            assert_eq!(asked.cancel_requested_by, who.lenser().map(|l| l.to_string()), "{who:?}");
+            // Still pending: nothing runs it. Only a failed or cancelled run is retried.
+            let e = runs.retry(&who, run.id, true).await.unwrap_err();
+            assert_eq!(e.code(), ErrorCode::InvalidTransition, "{who:?}: {}", e.message());
+        }
+    });
+}
+
+#[test]
+fn a_start_refuses_oversized_deep_or_secret_inputs_first() {
+    pollster::block_on(async {
+        let (workflows, runs) = services();
+        let me = lenser(LenserId::new());
+        let workflow = public_workflow(&workflows, &me).await;
+        let with = |inputs: serde_json::Value, model: Option<&str>| StartRun {
+            workflow_id: Some(workflow),
+            inputs: inputs.as_object().unwrap().clone(),
+            global_model_id: model.map(str::to_owned),
+            ..Default::default()
+        };
+        for (s, field) in [
+            (with(json!({"token": "abc"}), None), "inputs"),
+            (with(json!({"text": "x".repeat(lf_workflow::run::MAX_INPUT_BYTES)}), None), "inputs"),
+            (with(json!({}), Some(" ")), "global_model_id"),
+        ] {
+            let e = runs.start(&me, s).await.unwrap_err();
+            assert_eq!(e.code(), ErrorCode::InvalidArgument);
+            assert!(format!("{:?}", e.details()).contains(field), "{}", e.message());
+        }
+        let ok = runs.start(&me, with(json!({"topic": "tides"}), Some("local-model"))).await.unwrap();
+        assert_eq!(ok.run.global_model_id.as_deref(), Some("local-model"));
+    });
+}
