@@ -155,7 +155,7 @@ fn battle_group_matches_the_spec() {
 #[test]
 fn workflow_group_matches_the_spec() {
     use Safety::*;
-    // The spec's seven reads and create_workflow, then two of DESIGN's extras.
+    // The spec's thirteen in its order, then DESIGN's extras.
     let expected = [
         ("list_workflows", Read),
         ("get_workflow", Read),
@@ -164,14 +164,25 @@ fn workflow_group_matches_the_spec() {
         ("list_workflow_node_types", Read),
         ("describe_workflow_node_type", Read),
         ("validate_workflow", Read),
+        ("get_workflow_run_status", Read),
+        ("get_workflow_run_logs", Read),
+        ("summarize_workflow", Read),
         ("create_workflow", Write),
+        ("run_workflow", Execute),
+        ("retry_workflow", Execute),
         ("update_workflow", Write),
         ("archive_workflow", Destructive),
         ("list_connections", Read),
+        ("list_workflow_runs", Read),
+        ("cancel_workflow_run", Destructive),
     ];
     let catalog = catalog();
     assert_eq!(group_tools(&catalog, Group::parse("workflow").unwrap()), expected);
-    for (tool, _) in &expected[8..] {
+    // Starting and retrying reach whatever the steps reach.
+    for tool in ["run_workflow", "retry_workflow"] {
+        assert!(catalog.get(tool).unwrap().open_world(), "{tool}");
+    }
+    for (tool, _) in &expected[13..] {
         assert!(
             !catalog.get(tool).unwrap().differs_from_spec.is_empty(),
             "{tool} says it is not in the spec"
@@ -241,6 +252,67 @@ fn workflow_spec_parameters_are_kept() {
         keys("update_workflow"),
         ["changelog", "connections", "description", "steps", "title", "visibility", "workflow_id"]
     );
+
+    // The run tools: the spec's names, then this server's additions.
+    assert_eq!(
+        keys("run_workflow"),
+        ["budget_credits", "global_model_id", "idempotency_key", "inputs", "version", "workflow_id"]
+    );
+    assert_eq!(required("run_workflow"), ["workflow_id"]);
+    let run = schema("run_workflow");
+    let p = &run["properties"];
+    assert_eq!(p["inputs"]["default"], json!({}));
+    assert_eq!(
+        (p["idempotency_key"]["minLength"].as_i64(), p["idempotency_key"]["maxLength"].as_i64()),
+        (Some(1), Some(128))
+    );
+    assert_eq!(p["budget_credits"]["minimum"], 0);
+    assert_eq!(p["version"]["minimum"], 1);
+    for tool in ["get_workflow_run_status", "get_workflow_run_logs", "summarize_workflow"] {
+        assert_eq!(keys(tool), ["run_id"], "{tool}");
+        assert_eq!(required(tool), ["run_id"], "{tool}");
+    }
+    assert_eq!(keys("retry_workflow"), ["resume", "run_id"]);
+    assert_eq!(schema("retry_workflow")["properties"]["resume"]["default"], false);
+    assert_eq!(keys("cancel_workflow_run"), ["confirm", "run_id"]);
+    assert_eq!(schema("cancel_workflow_run")["properties"]["confirm"]["const"], true);
+    assert_eq!(keys("list_workflow_runs"), ["limit", "offset", "status", "workflow_id"]);
+    assert_eq!(
+        schema("list_workflow_runs")["properties"]["status"]["enum"],
+        json!(["pending", "running", "completed", "failed", "cancelled", null])
+    );
+    // The spec's result fields, each kept under its name.
+    let out = |tool: &str| -> Vec<String> {
+        let o = catalog.get(tool).unwrap().output_schema.clone();
+        o["properties"].as_object().unwrap().keys().cloned().collect()
+    };
+    let has = |tool: &str, fields: &[&str]| {
+        let got = out(tool);
+        for f in fields {
+            assert!(got.iter().any(|g| g == f), "{tool} answers no {f}: {got:?}");
+        }
+    };
+    has("run_workflow", &["id", "status", "created_at", "workflow_id", "version", "replayed"]);
+    has(
+        "get_workflow_run_status",
+        &["id", "status", "started_at", "completed_at", "spent_credits", "budget_credits", "cost_metadata"],
+    );
+    has("get_workflow_run_logs", &["run", "node_results"]);
+    has(
+        "summarize_workflow",
+        &[
+            "run_id",
+            "workflow_id",
+            "status",
+            "duration_ms",
+            "spent_credits",
+            "budget_credits",
+            "cost_metadata",
+            "nodes",
+        ],
+    );
+    has("retry_workflow", &["new_run", "original_run_id"]);
+    has("cancel_workflow_run", &["run_id", "status", "cancel_requested_by"]);
 }
 
 #[test]

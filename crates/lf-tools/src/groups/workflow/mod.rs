@@ -1,22 +1,32 @@
-//! The Workflow tools: the spec's seven reads and create_workflow, and
-//! update_workflow and archive_workflow, over [`lf_workflow::WorkflowService`],
+//! The Workflow tools: the spec's thirteen (its reads, create_workflow,
+//! run_workflow and retry_workflow) and update_workflow, archive_workflow,
+//! list_workflow_runs and cancel_workflow_run, over
+//! [`lf_workflow::WorkflowService`] and [`lf_workflow::run::RunService`],
 //! and list_connections over [`lf_workflow::ConnectionService`].
-//! The blueprint's checks, the validator, the node catalog and what a
-//! reader of someone else's workflow sees are lf-workflow's; these files
-//! adapt arguments and results. Runs (run_workflow and the run reads) are
-//! part 2.
+//! The blueprint's checks, the validator, the node catalog, who may read,
+//! start, cancel and retry what, and what a reader of someone else's
+//! workflow sees are lf-workflow's; the runner runs what run_workflow
+//! starts. These files adapt arguments and results.
 
+mod run_shapes;
 mod shapes;
 
 mod archive_workflow;
+mod cancel_workflow_run;
 mod create_workflow;
 mod describe_workflow;
 mod describe_workflow_node_type;
 mod get_workflow;
 mod get_workflow_graph;
+mod get_workflow_run_logs;
+mod get_workflow_run_status;
 mod list_connections;
 mod list_workflow_node_types;
+mod list_workflow_runs;
 mod list_workflows;
+mod retry_workflow;
+mod run_workflow;
+mod summarize_workflow;
 mod update_workflow;
 mod validate_workflow;
 
@@ -26,7 +36,7 @@ use crate::tool::declare;
 pub static GROUP: Group = Group {
     id: "workflow",
     title: "Workflow",
-    description: "Multi-step pipelines of a trigger, lens steps and tool steps: create, version, inspect and validate them against the node catalog.",
+    description: "Multi-step pipelines of a trigger, lens steps and tool steps: create, version, inspect and validate them against the node catalog, run them and follow their runs.",
     tools: |g| {
         vec![
             declare::<list_workflows::ListWorkflows>(g),
@@ -36,10 +46,17 @@ pub static GROUP: Group = Group {
             declare::<list_workflow_node_types::ListWorkflowNodeTypes>(g),
             declare::<describe_workflow_node_type::DescribeWorkflowNodeType>(g),
             declare::<validate_workflow::ValidateWorkflow>(g),
+            declare::<get_workflow_run_status::GetWorkflowRunStatus>(g),
+            declare::<get_workflow_run_logs::GetWorkflowRunLogs>(g),
+            declare::<summarize_workflow::SummarizeWorkflow>(g),
             declare::<create_workflow::CreateWorkflow>(g),
+            declare::<run_workflow::RunWorkflow>(g),
+            declare::<retry_workflow::RetryWorkflow>(g),
             declare::<update_workflow::UpdateWorkflow>(g),
             declare::<archive_workflow::ArchiveWorkflow>(g),
             declare::<list_connections::ListConnections>(g),
+            declare::<list_workflow_runs::ListWorkflowRuns>(g),
+            declare::<cancel_workflow_run::CancelWorkflowRun>(g),
         ]
     },
 };

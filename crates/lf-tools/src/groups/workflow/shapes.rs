@@ -1,9 +1,11 @@
 //! What several Workflow tools share: the blueprint's steps and
 //! connections as the schema lists them (converted to lf-workflow's raw
 //! blueprint, which checks them), ids and version numbers, and the
-//! workflow, version and issue shapes they answer.
+//! workflow, version and issue shapes they answer. What the run tools
+//! answer is in `run_shapes.rs`.
 
 use lf_core::{LfError, LfResult, WorkflowId};
+use lf_workflow::run::RunId;
 use lf_workflow::{
     Issue, NodeSummary, RawConnection, RawConnector, RawStep, Report, VersionSelector, VersionSummary,
     Visibility, Workflow,
@@ -53,15 +55,33 @@ pub fn workflow_id(s: &str) -> LfResult<WorkflowId> {
     WorkflowId::parse("workflow_id", s)
 }
 
+/// A run by id.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunIdIn {
+    /// The run (run_workflow and list_workflow_runs give its id).
+    #[schemars(extend("format" = "uuid"))]
+    pub run_id: String,
+}
+
+pub fn run_id(s: &str) -> LfResult<RunId> {
+    RunId::parse("run_id", s)
+}
+
 /// The highest version number a caller may ask for: far beyond any real
 /// history, and within the store's `u32`.
 pub const MAX_VERSION: i64 = 1_000_000;
 
 /// A version by number (`version`), or the head when none is given.
 pub fn version(n: Option<i64>) -> LfResult<VersionSelector> {
+    version_number(n).map(VersionSelector::from_number)
+}
+
+/// A version number (`version`), checked; `None` stands for the head.
+pub fn version_number(n: Option<i64>) -> LfResult<Option<u32>> {
     match n {
-        None => Ok(VersionSelector::Head),
-        Some(n) if (1..=MAX_VERSION).contains(&n) => Ok(VersionSelector::Number(n as u32)),
+        None => Ok(None),
+        Some(n) if (1..=MAX_VERSION).contains(&n) => Ok(Some(n as u32)),
         Some(n) => Err(LfError::invalid_argument(format!(
             "version must be a version number from 1 to {MAX_VERSION} (get_workflow lists them); got {n}. Leave it out for the head version."
         ))

@@ -1,0 +1,65 @@
+use lf_core::LfResult;
+use lf_workflow::engine::RunStatus;
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::Value;
+
+use super::run_shapes::{CostOut, RunErrorOut, redacted, time};
+use super::shapes::{RunIdIn, run_id};
+use crate::services::Ctx;
+use crate::tool::{Safety, Tool};
+
+pub struct GetWorkflowRunStatus;
+
+#[derive(Serialize, JsonSchema)]
+pub struct RunStatusOut {
+    pub id: String,
+    /// pending, running, completed, failed or cancelled.
+    pub status: &'static str,
+    pub started_at: Option<String>,
+    pub completed_at: Option<String>,
+    pub spent_credits: u64,
+    /// Most credits it may spend; null: no limit.
+    pub budget_credits: Option<u64>,
+    pub cost_metadata: CostOut,
+    pub workflow_id: String,
+    /// The version number it runs.
+    pub version: u32,
+    /// Why it failed or was cancelled.
+    pub error: Option<RunErrorOut>,
+    /// What its last steps output, once completed.
+    pub result: Option<Value>,
+    /// Who asked to cancel it.
+    pub cancel_requested_by: Option<String>,
+}
+
+impl Tool for GetWorkflowRunStatus {
+    const NAME: &'static str = "get_workflow_run_status";
+    const TITLE: &'static str = "Get a workflow run's status";
+    const SAFETY: Safety = Safety::Read;
+    const DESCRIPTION: &'static str = "Poll a run: its status, credits spent and model cost; a completed run's result, a failed one's error (get_workflow_run_logs shows each step).";
+    const DIFFERS_FROM_SPEC: &'static str =
+        "Adds workflow_id, version, error, result and cancel_requested_by.";
+    type Input = RunIdIn;
+    type Output = RunStatusOut;
+
+    async fn call(ctx: Ctx, i: RunIdIn) -> LfResult<RunStatusOut> {
+        let run = ctx.services.runs.log(&ctx.principal, run_id(&i.run_id)?).await?.run;
+        let s = &run.state;
+        let usage = s.usage();
+        Ok(RunStatusOut {
+            id: run.id.to_string(),
+            status: s.status.as_str(),
+            started_at: time(s.started_at),
+            completed_at: time(s.finished_at),
+            spent_credits: usage.credits,
+            budget_credits: s.limits.budget_credits,
+            cost_metadata: usage.into(),
+            workflow_id: run.workflow_id.to_string(),
+            version: run.version,
+            error: s.error.as_ref().map(RunErrorOut::from),
+            result: s.result.clone().filter(|_| s.status == RunStatus::Completed).map(redacted),
+            cancel_requested_by: run.cancel_requested_by.clone(),
+        })
+    }
+}

@@ -1,0 +1,97 @@
+use lf_core::{LfError, LfResult};
+use lf_workflow::run::{IdempotencyKey, StartRun};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::shapes::{version_number, workflow_id};
+use crate::services::Ctx;
+use crate::tool::{Reaches, Safety, Tool};
+
+pub struct RunWorkflow;
+
+/// The largest budget a run may be given: far beyond any real run.
+const MAX_BUDGET_CREDITS: i64 = 1_000_000_000;
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunWorkflowIn {
+    /// The workflow to run (validate_workflow first).
+    #[schemars(extend("format" = "uuid"))]
+    pub workflow_id: String,
+    /// What the trigger passes to the first steps: a form trigger's fields by name.
+    #[schemars(extend("default" = {}))]
+    pub inputs: Option<Map<String, Value>>,
+    /// Overrides the model of every AI step.
+    #[schemars(length(min = 1, max = 200))]
+    pub global_model_id: Option<String>,
+    /// Repeated within 24 hours, returns the first run instead of starting another.
+    #[schemars(length(min = 1, max = 128))]
+    pub idempotency_key: Option<String>,
+    /// Most credits its model calls may spend; omit for the server's default.
+    #[schemars(range(min = 0, max = 1000000000))]
+    pub budget_credits: Option<i64>,
+    /// The version number to run; omit for the head.
+    #[schemars(range(min = 1, max = 1000000))]
+    pub version: Option<i64>,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct RunStartedOut {
+    /// The run's id: poll get_workflow_run_status with it.
+    pub id: String,
+    pub status: &'static str,
+    pub created_at: String,
+    pub workflow_id: String,
+    /// The version number it runs.
+    pub version: u32,
+    /// True when the idempotency key named an earlier run, which this is.
+    pub replayed: bool,
+}
+
+fn budget(n: Option<i64>) -> LfResult<Option<u64>> {
+    match n {
+        None => Ok(None),
+        Some(n) if (0..=MAX_BUDGET_CREDITS).contains(&n) => Ok(Some(n as u64)),
+        Some(n) => Err(LfError::invalid_argument(format!(
+            "budget_credits must be from 0 to {MAX_BUDGET_CREDITS}; got {n}. Leave it out for the server's default."
+        ))
+        .with_field("budget_credits")),
+    }
+}
+
+impl Tool for RunWorkflow {
+    const NAME: &'static str = "run_workflow";
+    const TITLE: &'static str = "Run a workflow";
+    const SAFETY: Safety = Safety::Execute;
+    const REACHES: Reaches = Reaches::Outside;
+    const DESCRIPTION: &'static str = "Start a run of a workflow that validates; it answers at once with the run's id. Poll get_workflow_run_status until it is completed, failed or cancelled.";
+    const DIFFERS_FROM_SPEC: &'static str = "Adds budget_credits and version, and answers version and replayed. Refuses a workflow that does not validate, inputs that do not fit a form trigger's fields, and inputs over 256 KiB, nested deeper than 32 levels or holding a secret-named field. An idempotency key holds for 24 hours per workflow (the original never deduplicated).";
+    type Input = RunWorkflowIn;
+    type Output = RunStartedOut;
+
+    async fn call(ctx: Ctx, i: RunWorkflowIn) -> LfResult<RunStartedOut> {
+        let start = StartRun {
+            workflow_id: Some(workflow_id(&i.workflow_id)?),
+            version: version_number(i.version)?,
+            inputs: i.inputs.unwrap_or_default(),
+            global_model_id: i.global_model_id,
+            idempotency_key: i
+                .idempotency_key
+                .as_deref()
+                .map(|k| IdempotencyKey::parse("idempotency_key", k))
+                .transpose()?,
+            budget_credits: budget(i.budget_credits)?,
+        };
+        let started = ctx.services.runs.start(&ctx.principal, start).await?;
+        let run = started.run;
+        Ok(RunStartedOut {
+            id: run.id.to_string(),
+            status: run.status().as_str(),
+            created_at: run.created_at.to_rfc3339(),
+            workflow_id: run.workflow_id.to_string(),
+            version: run.version,
+            replayed: !started.created,
+        })
+    }
+}
