@@ -5,7 +5,9 @@
 //! `LfServer::call` (the whole `tools/call` path short of the transport) or
 //! through `POST /mcp` with the principal's bearer token, and checks the
 //! shape every result must have, and a [`Digest`] of everything a store
-//! holds, to prove a refused call wrote nothing.
+//! holds, to prove a refused call wrote nothing. Workflow runs are kept in
+//! memory (the HTTP server's own run store over HTTP) and nothing runs
+//! them: [`TestStore::end_run`] records an end as a runner would.
 //!
 //! This crate knows no tool by name: the test files hold their own tables.
 
@@ -19,6 +21,8 @@ use lf_lens::{
     Lens, LensFilter, LensService, LensStore, LensVersion, MemoryLensStore, VersionSelector, VersionSummary,
 };
 use lf_tools::{Catalog, CatalogOptions, LfServer, Services};
+use lf_workflow::engine::{RunError, RunStatus};
+use lf_workflow::run::{MemoryRunStore, NoSignal, Run, RunFilter, RunId, RunStore};
 use lf_workflow::{
     Connection, ConnectionLookup, ConnectionRef, ConnectionStore, MemoryConnections, MemoryWorkflowStore,
     Provider, SealedSecret, WorkflowFilter, WorkflowService, WorkflowStore,
@@ -57,6 +61,8 @@ enum Backing {
 /// lf-mcp-http serving the test's SQLite file, and a token per lenser.
 struct HttpServer {
     mcp_url: String,
+    /// The server's run store, which the tests' own services share.
+    runs: Arc<dyn RunStore>,
     auth: Arc<lf_auth::AuthService>,
     tokens: Mutex<HashMap<(LenserId, bool), String>>,
     client: reqwest::Client,
@@ -78,12 +84,14 @@ impl HttpServer {
         let prepared = lf_mcp_http::prepare(config).await.expect("the HTTP server starts");
         let mcp_url = prepared.state.resource.to_string();
         let auth = prepared.state.auth.clone();
+        let runs = prepared.state.server.services().runs.store().clone();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         tokio::spawn(lf_mcp_http::serve(prepared, async move {
             let _ = stopped.await;
         }));
         HttpServer {
             mcp_url,
+            runs,
             auth,
             tokens: Mutex::new(HashMap::new()),
             client: lf_model::client_builder().build().expect("an HTTP client"),
@@ -152,6 +160,7 @@ pub struct TestStore {
     battles: Arc<dyn BattleStore>,
     workflows: Arc<dyn WorkflowStore>,
     connections: Arc<dyn ConnectionStore>,
+    runs: Arc<dyn RunStore>,
     backing: Backing,
     catalog: Arc<Catalog>,
     services: Arc<Services>,
@@ -195,6 +204,10 @@ impl TestStore {
                 (db.workflow_store(), db.connection_store(), db.connection_lookup())
             }
         };
+        let runs: Arc<dyn RunStore> = match &backing {
+            Backing::Sqlite { http: Some(http), .. } => http.runs.clone(),
+            _ => Arc::new(MemoryRunStore::new()),
+        };
         let lens = LensService::new(store.clone());
         let workflow = WorkflowService::new(
             workflows.clone(),
@@ -211,6 +224,7 @@ impl TestStore {
                     connections.clone(),
                     Arc::new(lf_server::KeySealer::new(None)),
                 ))
+                .runs(runs.clone(), Arc::new(NoSignal))
                 .build(),
         );
         TestStore {
@@ -218,6 +232,7 @@ impl TestStore {
             battles,
             workflows,
             connections,
+            runs,
             backing,
             catalog: Arc::new(Catalog::new()),
             services,
@@ -236,6 +251,36 @@ impl TestStore {
     /// The workflow store the services write to.
     pub fn workflows(&self) -> &Arc<dyn WorkflowStore> {
         &self.workflows
+    }
+
+    /// The run store the services (and, over HTTP, the server) write to.
+    pub fn runs(&self) -> &Arc<dyn RunStore> {
+        &self.runs
+    }
+
+    /// Ends run `id` as `status` (failed or cancelled, say), as its runner
+    /// would: claims what is due, writes this run's end and gives the
+    /// others back unchanged.
+    pub async fn end_run(&self, id: &str, status: RunStatus) {
+        let id = RunId::parse("run_id", id).expect("a run id");
+        let now = lf_core::Timestamp::from_micros(i64::MAX / 2);
+        let leases = self.runs.claim("tests", now, 60_000, 10_000).await.expect("claiming runs");
+        assert!(leases.iter().any(|l| l.run == id), "run {id} is not due: has it ended?");
+        for lease in leases {
+            let mut state = self.runs.load_run(lease.run).await.expect("a claimed run").state;
+            if lease.run == id {
+                let at = lf_core::Timestamp::from_micros(1_767_225_600_000_000);
+                state.status = status;
+                (state.started_at, state.finished_at) = (Some(at), Some(at));
+                state.error = Some(RunError {
+                    code: status.as_str().to_owned(),
+                    message: format!("ended as {status} by the test"),
+                    node: None,
+                });
+            }
+            state.slots.clear();
+            assert!(self.runs.save(&lease, &state, &[], true).await.expect("saving a run"), "lost {id}");
+        }
     }
 
     /// Saves a connection of `owner` in the store (its ref and provider;
@@ -330,7 +375,11 @@ impl TestStore {
             workflows.push((w, versions));
         }
         workflows.sort_by_key(|(w, _)| w.id);
-        Digest { lenses, runs: self.run_count().await, battles, workflows }
+        let mut workflow_runs = Vec::new();
+        for (w, _) in &workflows {
+            workflow_runs.extend(all_runs(self.runs.as_ref(), w.id).await);
+        }
+        Digest { lenses, runs: self.run_count().await, battles, workflows, workflow_runs }
     }
 }
 
@@ -365,6 +414,24 @@ pub async fn all_workflows(store: &dyn WorkflowStore, reach: Reach) -> Vec<lf_wo
         let got = store.list_workflows(reach, &filter, page).await.expect("listing workflows");
         let more = got.has_more() && !got.items.is_empty();
         out.extend(got.items);
+        if !more {
+            return out;
+        }
+    }
+}
+
+/// Every run of `workflow`, newest first, with its node results.
+pub async fn all_runs(store: &dyn RunStore, workflow: lf_core::WorkflowId) -> Vec<Run> {
+    let filter = RunFilter { workflow_id: Some(workflow), status: None };
+    let mut out = Vec::new();
+    loop {
+        let page = PageRequest::new(Some(100), Some(out.len() as i64)).expect("a valid page");
+        // With a workflow in the filter, whoever lists sees all its runs.
+        let got = store.list_runs(LenserId::new(), &filter, page).await.expect("listing runs");
+        let more = got.has_more() && !got.items.is_empty();
+        for run in got.items {
+            out.push(store.load_run(run.id).await.expect("a listed run"));
+        }
         if !more {
             return out;
         }
@@ -410,6 +477,8 @@ pub struct Digest {
     pub battles: Vec<BattleSheet>,
     /// Every workflow with its versions, by id.
     pub workflows: Vec<(lf_workflow::Workflow, Vec<lf_workflow::VersionSummary>)>,
+    /// Every workflow run, by workflow, with its node results.
+    pub workflow_runs: Vec<Run>,
 }
 
 impl Digest {
@@ -467,6 +536,20 @@ impl Digest {
                 out.push(format!("workflow {} appeared", w.id));
             }
         }
+        for run in &self.workflow_runs {
+            match after.workflow_runs.iter().find(|r| r.id == run.id) {
+                None => out.push(format!("workflow run {} disappeared", run.id)),
+                Some(r) if r != run => {
+                    out.push(format!("workflow run {} changed: {} -> {}", run.id, cut(run), cut(r)))
+                }
+                Some(_) => {}
+            }
+        }
+        for run in &after.workflow_runs {
+            if !self.workflow_runs.iter().any(|r| r.id == run.id) {
+                out.push(format!("workflow run {} appeared ({})", run.id, run.status()));
+            }
+        }
         out
     }
 }
@@ -515,11 +598,12 @@ impl fmt::Debug for Digest {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "Digest({} lenses, {} runs, {} battles, {} workflows)",
+            "Digest({} lenses, {} runs, {} battles, {} workflows, {} workflow runs)",
             self.lenses.len(),
             self.runs,
             self.battles.len(),
-            self.workflows.len()
+            self.workflows.len(),
+            self.workflow_runs.len()
         )
     }
 }

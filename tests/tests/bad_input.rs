@@ -10,8 +10,8 @@
 //! express (BAD_INPUT, CONFIRMATION_REQUIRED, parameters absent from the
 //! template…) are listed in `semantic_cases`, the Battle tools' in
 //! `battle_cases` and the Workflow tools' (the blueprint checks, unknown
-//! node types, cycles, lenses and workflows the caller cannot see…) in
-//! `workflow_cases`. A free-form JSON object (a step's `config` or
+//! node types, cycles, lenses, workflows and runs the caller cannot see,
+//! form inputs that do not fit…) in `workflow_cases`. A free-form JSON object (a step's `config` or
 //! `parameters`, a connection's `condition`) takes any value, so its
 //! generated cases are sizes: a 10 MB value or key, nesting 64 deep, and a
 //! secret-named field deep inside.
@@ -27,6 +27,8 @@ use std::time::Instant;
 use lf_core::{BattleId, ContenderId, LensId, LenserId, Principal, VersionId, WorkflowId};
 use lf_tests::{Digest, Reply, StoreKind, TestStore, call, lenser};
 use lf_tools::{Catalog, LfServer};
+use lf_workflow::engine::RunStatus;
+use lf_workflow::run::RunId;
 use serde_json::{Map, Value, json};
 
 const INVALID: &[&str] = &["INVALID_ARGUMENT"];
@@ -45,8 +47,9 @@ const MAX_MESSAGE_CHARS: usize = 1_000;
 /// An error result, message and details together.
 const MAX_ERROR_BYTES: usize = 4_096;
 /// The corpus must stay big enough to mean something: about 950 cases for
-/// the Lens tools, 650 for the Battle tools and 670 for the Workflow tools.
-const MIN_CASES: usize = 2_200;
+/// the Lens tools, 650 for the Battle tools and 950 for the Workflow tools
+/// (280 of them for its run tools).
+const MIN_CASES: usize = 2_450;
 
 const BODY: &str = "You are a senior [[Language]] engineer. Review the following code for bugs, security issues and performance problems.\n\nCode:\n[[Code]]\n\nFocus area: [[FocusArea!]]";
 
@@ -97,8 +100,19 @@ struct Fixture {
     /// running `lens` and a step posting through the caller's saved
     /// connection `team-slack`.
     workflow: String,
-    /// Another lenser's private workflow.
+    /// Another lenser's private workflow (a trigger and a noop step).
     hidden_workflow: String,
+    /// An empty workflow of the caller's: it does not validate.
+    draft_workflow: String,
+    /// A workflow of the caller's started by a form of two fields: topic
+    /// (a required string) and count (an optional integer).
+    form_workflow: String,
+    /// The caller's run of `workflow`, pending (nothing runs it).
+    run: String,
+    /// The caller's run of `workflow`, failed.
+    ended_run: String,
+    /// Another lenser's run of `hidden_workflow`.
+    hidden_run: String,
     /// A draft ai_vs_ai battle of 3 slots, with one ai_model contender in
     /// slot A (`draft_contender`, standing for `draft_ref`).
     draft: String,
@@ -239,8 +253,28 @@ async fn fixture(store: &TestStore) -> Fixture {
         json!({"title": "Review and post", "visibility": "public", "steps": steps(&lens_id, &v1), "connections": connections()}),
     )
     .await;
-    let hidden_workflow =
-        ok(&b, "create_workflow", json!({"title": "Hidden flow", "visibility": "private"})).await;
+    let logged = |title: &str, trigger: Value| {
+        json!({
+            "title": title, "visibility": "private",
+            "steps": [trigger, {"key": "log", "kind": "tool", "name": "Log", "node_type": "noop"}],
+            "connections": [{"from_step": "start", "to_step": "log", "input_parameter": "input"}],
+        })
+    };
+    let manual = json!({"key": "start", "kind": "trigger", "name": "Start", "node_type": "manual_trigger"});
+    let hidden_workflow = ok(&b, "create_workflow", logged("Hidden flow", manual)).await;
+    let draft_workflow = ok(&a, "create_workflow", json!({"title": "Draft flow"})).await;
+    let form = json!({"key": "start", "kind": "trigger", "name": "Form", "node_type": "form_input_trigger",
+        "config": {"fields": [{"name": "topic", "kind": "string"}, {"name": "count", "kind": "integer", "required": false}]}});
+    let form_workflow = ok(&a, "create_workflow", logged("Form flow", form)).await;
+    let started = |server: &LfServer, workflow: &Value| {
+        let args = json!({"workflow_id": id_of(workflow, "id")});
+        let server = server.clone();
+        async move { id_of(&ok(&server, "run_workflow", args).await, "id") }
+    };
+    let run = started(&a, &workflow).await;
+    let ended_run = started(&a, &workflow).await;
+    store.end_run(&ended_run, RunStatus::Failed).await;
+    let hidden_run = started(&b, &hidden_workflow).await;
 
     Fixture {
         owner,
@@ -254,6 +288,11 @@ async fn fixture(store: &TestStore) -> Fixture {
         sibling_version: id_of(&sibling["head_version"], "id"),
         workflow: id_of(&workflow, "id"),
         hidden_workflow: id_of(&hidden_workflow, "id"),
+        draft_workflow: id_of(&draft_workflow, "id"),
+        form_workflow: id_of(&form_workflow, "id"),
+        run,
+        ended_run,
+        hidden_run,
         draft,
         draft_contender,
         draft_ref,
@@ -362,6 +401,18 @@ fn base(tool: &str, fx: &Fixture) -> Option<Base> {
         }),
         "archive_workflow" => json!({"workflow_id": fx.workflow, "confirm": true}),
         "list_connections" => json!({"limit": 10, "offset": 0}),
+        "run_workflow" => json!({
+            "workflow_id": fx.workflow, "inputs": {"code": "fn main() {}"}, "global_model_id": "local-model",
+            "idempotency_key": "req-1", "budget_credits": 100, "version": 1,
+        }),
+        "get_workflow_run_status" | "get_workflow_run_logs" | "summarize_workflow" => {
+            json!({"run_id": fx.run})
+        }
+        "retry_workflow" => json!({"run_id": fx.ended_run, "resume": true}),
+        "cancel_workflow_run" => json!({"run_id": fx.run, "confirm": true}),
+        "list_workflow_runs" => json!({
+            "workflow_id": fx.workflow, "status": "pending", "limit": 10, "offset": 0,
+        }),
         _ => return None,
     };
     let needs_owner = matches!(
@@ -372,6 +423,10 @@ fn base(tool: &str, fx: &Fixture) -> Option<Base> {
             | "cast_battle_vote"
             | "create_workflow"
             | "list_connections"
+            | "run_workflow"
+            | "retry_workflow"
+            | "cancel_workflow_run"
+            | "list_workflow_runs"
     );
     Some(Base { args, needs_owner })
 }
@@ -381,7 +436,7 @@ fn spec_override(tool: &str, prop: &str, kind: &str) -> Option<&'static [&'stati
     match (tool, prop, kind) {
         // confirm is "must be exactly true": false, null or nothing all ask for it.
         (
-            "delete_lens" | "set_battle_status" | "archive_workflow",
+            "delete_lens" | "set_battle_status" | "archive_workflow" | "cancel_workflow_run",
             "confirm",
             "missing" | "null" | "const",
         ) => Some(CONFIRMATION),
@@ -559,6 +614,11 @@ impl Gen<'_> {
                 vec![
                     ("another lenser's private workflow", fx.hidden_workflow.clone()),
                     ("an unknown workflow", WorkflowId::new().to_string()),
+                ]
+            } else if name == "run_id" {
+                vec![
+                    ("another lenser's run of a private workflow", fx.hidden_run.clone()),
+                    ("an unknown run", RunId::new().to_string()),
                 ]
             } else {
                 vec![]
@@ -1253,7 +1313,10 @@ fn battle_cases(tool: &'static str, base: &Value, fx: &Fixture) -> Vec<Case> {
 /// The refusals of the Workflow tools no schema expresses: the blueprint's
 /// checks (keys, kinds, one trigger, reachability, secrets), node types
 /// the catalog lacks, cycles, saved connections that are not, versions
-/// that do not exist, and other lensers' workflows and lenses.
+/// that do not exist, and other lensers' workflows and lenses; for runs,
+/// workflows that do not validate, form inputs that do not fit, runs that
+/// have ended or not failed, and runs another lenser may read but not
+/// control.
 fn workflow_cases(tool: &'static str, base: &Value, fx: &Fixture) -> Vec<Case> {
     let mut out = Vec::new();
     let mut push =
@@ -1507,6 +1570,44 @@ fn workflow_cases(tool: &'static str, base: &Value, fx: &Fixture) -> Vec<Case> {
                 None,
             );
         }
+        "run_workflow" => {
+            let draft = json!({"workflow_id": fx.draft_workflow});
+            push(me, "a workflow that does not validate", draft, INVALID, None);
+            push(me, "a version that does not exist", with(base, "version", json!(2)), NOT_FOUND, None);
+            let form = |inputs: Value| json!({"workflow_id": fx.form_workflow, "inputs": inputs});
+            for (what, inputs) in [
+                ("a form without its required field", json!({"count": 2})),
+                ("a form field of the wrong kind", json!({"topic": 5})),
+                ("a field the form does not declare", json!({"topic": "tides", "tone": "calm"})),
+                ("an integer field with a fraction", json!({"topic": "tides", "count": 1.5})),
+            ] {
+                push(me, what, form(inputs), INVALID, Some("inputs"));
+            }
+            push(
+                me,
+                "every form field wrong at once",
+                form(json!({"count": "two", "tone": 1})),
+                INVALID,
+                None,
+            );
+        }
+        "cancel_workflow_run" => {
+            push(Who::Other, "another lenser cancels the caller's run", base.clone(), FORBIDDEN, None);
+            push(
+                Who::Other,
+                "another lenser cancels the caller's run without confirm",
+                without(base, "confirm"),
+                CONFIRMATION,
+                None,
+            );
+            let ended = json!({"run_id": fx.ended_run, "confirm": true});
+            push(me, "a run that has ended", ended, INVALID_TRANSITION, None);
+        }
+        "retry_workflow" => {
+            push(Who::Other, "another lenser retries the caller's run", base.clone(), FORBIDDEN, None);
+            let pending = json!({"run_id": fx.run});
+            push(me, "a run that has not failed", pending, INVALID_TRANSITION, None);
+        }
         "describe_workflow_node_type" => {
             for t in ["slack_post", "notion_write", "SCHEDULE_TRIGGER", "schedule trigger"] {
                 push(
@@ -1648,6 +1749,7 @@ async fn corpus(kind: StoreKind) {
     let other = store.server(lenser(fx.other));
     let service = store.server(Principal::Service { acting_as: None });
     let mut baseline = store.digest().await;
+    assert_eq!(baseline.workflow_runs.len(), 3, "the digest holds the fixture's runs: {baseline:?}");
     for tool in store.catalog().tools() {
         let Some(base) = base(tool.name, &fx) else { continue };
         let schema = &*tool.input_schema;

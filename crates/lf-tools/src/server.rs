@@ -115,6 +115,12 @@ impl LfServer {
         Self { toolset_source: Some(source), ..self }
     }
 
+    /// The services its tools call: what an embedder or a test reads
+    /// beside the tools (the run store a runner claims from, say).
+    pub fn services(&self) -> &Arc<Services> {
+        &self.services
+    }
+
     /// Whether this server lists its tools by dynamic toolsets.
     pub fn dynamic_toolsets(&self) -> bool {
         self.session.is_some()
