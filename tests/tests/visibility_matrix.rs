@@ -8,6 +8,10 @@
 //! every mismatch is collected before the test fails, so one run shows the
 //! whole picture.
 //!
+//! A second matrix does the same for every Workflow tool (and the Search
+//! tools) on a workflow of A's that is {private, unlisted, public}, and
+//! for the run tools on a run A started of it.
+//!
 //! The property: random sequences of tool calls by random principals over a
 //! few lenses never show a lenser the title or template of a lens it may not
 //! read, in any tool result.
@@ -18,6 +22,8 @@ use std::time::Instant;
 use lf_core::{LensId, LenserId, Principal, Reach};
 use lf_lens::{Lens, LensStatus, VersionSelector};
 use lf_tests::{Caller, Reply, StoreKind, TestStore, all_lenses, all_versions, call, item_ids, lenser};
+use lf_workflow::engine::RunStatus;
+use lf_workflow::run::Run;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use serde_json::{Value, json};
@@ -762,6 +768,28 @@ const WORKFLOW_MATRIX: &[(&str, [[Want; 3]; 3])] = &[
     ("list_connections",            [[OK, OK, OK],             [OK,       OK,        OK],        [OK, OK, OK]]),
     ("search",                      [[Listed, Listed, Listed], [Hidden,   Hidden,    Listed],    [Listed, Listed, Listed]]),
     ("fetch",                       [[OK, OK, OK],             [NotFound, OK,        OK],        [OK, OK, OK]]),
+    // The run tools, on a run A started: whoever reads the workflow reads
+    // and lists its runs and may start one; only A and the operator
+    // control A's run.
+    ("run_workflow",                [[OK, OK, OK],             [NotFound, OK,        OK],        [OK, OK, OK]]),
+    ("get_workflow_run_status",     [[OK, OK, OK],             [NotFound, OK,        OK],        [OK, OK, OK]]),
+    ("get_workflow_run_logs",       [[OK, OK, OK],             [NotFound, OK,        OK],        [OK, OK, OK]]),
+    ("summarize_workflow",          [[OK, OK, OK],             [NotFound, OK,        OK],        [OK, OK, OK]]),
+    ("list_workflow_runs",          [[Listed, Listed, Listed], [NotFound, Listed,    Listed],    [Listed, Listed, Listed]]),
+    ("retry_workflow",              [[OK, OK, OK],             [NotFound, Forbidden, Forbidden], [OK, OK, OK]]),
+    ("cancel_workflow_run",         [[OK, OK, OK],             [NotFound, Forbidden, Forbidden], [OK, OK, OK]]),
+];
+
+/// The tools of the workflow matrix that act on a run: their cells run in
+/// [`Matrix::run_cell`].
+const RUN_TOOLS: &[&str] = &[
+    "run_workflow",
+    "get_workflow_run_status",
+    "get_workflow_run_logs",
+    "summarize_workflow",
+    "list_workflow_runs",
+    "retry_workflow",
+    "cancel_workflow_run",
 ];
 
 /// A fresh workflow of A's for one cell: version 1 and version 2, its title
@@ -838,6 +866,9 @@ impl Matrix<'_> {
 
     /// Runs one cell of the workflow matrix; the mismatches found, if any.
     async fn workflow_cell(&mut self, tool: &str, who: Who, tier: &str, want: Want) -> Vec<String> {
+        if RUN_TOOLS.contains(&tool) {
+            return self.run_cell(tool, who, tier, want).await;
+        }
         let w = self.cell_workflow(tier).await;
         let server = self.caller(who).await;
         let before = self.workflow_snapshot(&w.id).await;
@@ -935,6 +966,109 @@ impl Matrix<'_> {
             if reply.value["nodes"][1]["parameters"]["Topic"] != "tides" {
                 out.push("the lens step's parameter assignments are not shown".to_owned());
             }
+        }
+        out
+    }
+}
+
+/// The runs of a workflow, with their node results, as stored.
+async fn runs_of(store: &TestStore, workflow: &str) -> Vec<Run> {
+    let id = lf_core::WorkflowId::parse("workflow_id", workflow).expect("a workflow id");
+    lf_tests::all_runs(store.runs().as_ref(), id).await
+}
+
+impl Matrix<'_> {
+    /// Runs one cell of a run tool on a run of a fresh workflow of A's,
+    /// started by A with the cell's marker in its inputs (and failed, for
+    /// retry_workflow); the mismatches found, if any.
+    async fn run_cell(&mut self, tool: &str, who: Who, tier: &str, want: Want) -> Vec<String> {
+        let w = self.cell_workflow(tier).await;
+        let a = self.caller(Who::Owner).await;
+        let started =
+            must(&a, "run_workflow", json!({"workflow_id": w.id, "inputs": {"note": w.marker}})).await;
+        let run = started["id"].as_str().expect("a run id").to_owned();
+        if tool == "retry_workflow" {
+            self.store.end_run(&run, RunStatus::Failed).await;
+        }
+        let before = runs_of(self.store, &w.id).await;
+        let server = self.caller(who).await;
+        let args = match tool {
+            "run_workflow" | "list_workflow_runs" => json!({"workflow_id": w.id}),
+            "cancel_workflow_run" => json!({"run_id": run, "confirm": true}),
+            _ => json!({"run_id": run}),
+        };
+        let reply = match call(&server, tool, args).await {
+            Ok(r) => r,
+            Err(e) => return vec![e],
+        };
+        let after = runs_of(self.store, &w.id).await;
+        let code = reply.code();
+        let expected = match want {
+            NotFound => Some("NOT_FOUND"),
+            Forbidden => Some("FORBIDDEN"),
+            _ => None,
+        };
+        if code != expected {
+            return vec![format!("answered {} ({})", code.unwrap_or("success"), reply.brief())];
+        }
+        let mut out = Vec::new();
+        if want == NotFound && shown_text(&reply).contains(&w.marker) {
+            out.push(format!("the reply shows the hidden run: {}", reply.brief()));
+        }
+        let me = self.lenser_of(who).to_string();
+        let new_runs: Vec<&Run> = after.iter().filter(|r| !before.iter().any(|b| b.id == r.id)).collect();
+        let changed = match (want, tool) {
+            (Want::Ok, "run_workflow") => {
+                let made = new_runs
+                    .iter()
+                    .any(|r| r.id.to_string() == reply.str("id") && r.started_by.to_string() == me);
+                if !made || after.len() != before.len() + 1 {
+                    out.push(format!("no run started by the caller: {}", reply.brief()));
+                }
+                true
+            }
+            (Want::Ok, "retry_workflow") => {
+                let made = new_runs.iter().any(|r| {
+                    r.parent_run_id.map(|p| p.to_string()) == Some(run.clone())
+                        && r.started_by.to_string() == me
+                });
+                if !made || after.len() != before.len() + 1 {
+                    out.push(format!("no retry started by the caller: {}", reply.brief()));
+                }
+                true
+            }
+            (Want::Ok, "cancel_workflow_run") => {
+                let asked = after
+                    .iter()
+                    .find(|r| r.id.to_string() == run)
+                    .and_then(|r| r.cancel_requested_by.clone());
+                if asked.as_deref() != Some(me.as_str()) {
+                    out.push(format!("the cancel was not recorded as the caller's: {asked:?}"));
+                }
+                true
+            }
+            _ => false,
+        };
+        if !changed && before != after {
+            out.push("the workflow's runs changed".to_owned());
+        }
+        match (want, tool) {
+            (Listed, _) if !item_ids(&reply.value).contains(&run) => {
+                out.push(format!("the run is not listed: {}", reply.brief()));
+            }
+            (Hidden, _) if item_ids(&reply.value).contains(&run) => out.push("the run is listed".to_owned()),
+            (Want::Ok, "get_workflow_run_status") if reply.str("id") != run => {
+                out.push(format!("another run's status: {}", reply.brief()));
+            }
+            (Want::Ok, "get_workflow_run_logs")
+                if reply.value["run"]["metadata"]["inputs"]["note"] != w.marker.as_str() =>
+            {
+                out.push(format!("the log does not show the run's inputs: {}", reply.brief()));
+            }
+            (Want::Ok, "summarize_workflow") if reply.str("run_id") != run => {
+                out.push(format!("another run's summary: {}", reply.brief()));
+            }
+            _ => {}
         }
         out
     }
