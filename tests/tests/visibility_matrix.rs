@@ -43,6 +43,17 @@ enum Want {
 
 use Want::{Forbidden, Hidden, Listed, NotFound};
 
+impl Want {
+    /// The error code a cell wanting this answers; `None`: a success.
+    fn code(self) -> Option<&'static str> {
+        match self {
+            NotFound => Some("NOT_FOUND"),
+            Forbidden => Some("FORBIDDEN"),
+            _ => None,
+        }
+    }
+}
+
 const OK: Want = Want::Ok;
 
 /// Tiers of the lens, in the order of each row's inner arrays.
@@ -254,11 +265,7 @@ impl Matrix<'_> {
         let (before, after) = (before.as_ref(), after.as_ref());
         let mut out = Vec::new();
         let code = reply.code();
-        let expected_code = match want {
-            NotFound => Some("NOT_FOUND"),
-            Forbidden => Some("FORBIDDEN"),
-            _ => None,
-        };
+        let expected_code = want.code();
         if code != expected_code {
             out.push(format!("answered {} ({})", code.unwrap_or("success"), reply.brief()));
             return out;
@@ -910,11 +917,7 @@ impl Matrix<'_> {
         let after = self.workflow_snapshot(&w.id).await;
         let mut out = Vec::new();
         let code = reply.code();
-        let expected = match want {
-            NotFound => Some("NOT_FOUND"),
-            Forbidden => Some("FORBIDDEN"),
-            _ => None,
-        };
+        let expected = want.code();
         if code != expected {
             return vec![format!("answered {} ({})", code.unwrap_or("success"), reply.brief())];
         }
@@ -1003,11 +1006,7 @@ impl Matrix<'_> {
         };
         let after = runs_of(self.store, &w.id).await;
         let code = reply.code();
-        let expected = match want {
-            NotFound => Some("NOT_FOUND"),
-            Forbidden => Some("FORBIDDEN"),
-            _ => None,
-        };
+        let expected = want.code();
         if code != expected {
             return vec![format!("answered {} ({})", code.unwrap_or("success"), reply.brief())];
         }

@@ -4,10 +4,8 @@
 
 use std::sync::Arc;
 
-use lf_battle::{BattleService, MemoryBattleStore};
 use lf_core::{BattleId, LensId, LenserId, Principal, Scopes};
-use lf_lens::{LensService, MemoryLensStore};
-use lf_tools::{Catalog, CatalogOptions, LfServer, Services};
+use lf_tools::{Catalog, CatalogOptions, LfServer};
 use rmcp::ServiceExt;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
@@ -105,12 +103,7 @@ fn lenser() -> Principal {
 
 /// Alice and Bob on one set of in-memory stores.
 fn alice_and_bob() -> (LfServer, LfServer) {
-    let services = Services::builder()
-        .lens(LensService::new(Arc::new(MemoryLensStore::new())))
-        .battle(BattleService::new(Arc::new(MemoryBattleStore::new())))
-        .workflow(common::memory_workflows())
-        .connections(common::memory_connections())
-        .build();
+    let services = common::memory_services();
     let alice =
         LfServer::new(Arc::new(Catalog::new()), Arc::new(services), CatalogOptions::default(), lenser());
     let bob = alice.for_principal(lenser());

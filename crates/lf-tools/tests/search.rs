@@ -4,10 +4,8 @@
 
 use std::sync::Arc;
 
-use lf_battle::{BattleService, MemoryBattleStore};
 use lf_core::{BattleId, LensId, LenserId, Principal, Scopes};
-use lf_lens::{LensService, MemoryLensStore};
-use lf_tools::{Catalog, CatalogOptions, Group, LfServer, Services};
+use lf_tools::{Catalog, CatalogOptions, Group, LfServer};
 use serde_json::{Value, json};
 
 mod common;
@@ -21,12 +19,7 @@ fn lenser(scopes: Scopes) -> Principal {
 
 /// Alice and Bob on one set of in-memory stores.
 fn alice_and_bob() -> (LfServer, LfServer) {
-    let services = Services::builder()
-        .lens(LensService::new(Arc::new(MemoryLensStore::new())))
-        .battle(BattleService::new(Arc::new(MemoryBattleStore::new())))
-        .workflow(common::memory_workflows())
-        .connections(common::memory_connections())
-        .build();
+    let services = common::memory_services();
     let alice = LfServer::new(
         Arc::new(Catalog::new()),
         Arc::new(services),
@@ -248,14 +241,7 @@ async fn a_read_token_and_the_search_toolset_serve_the_pair() {
     ok(&reader, "fetch", json!({"id": shared})).await;
 
     let only = CatalogOptions { toolsets: Some(vec![Group::parse("search").unwrap()]), ..Default::default() };
-    let services = Arc::new(
-        Services::builder()
-            .lens(LensService::new(Arc::new(MemoryLensStore::new())))
-            .battle(BattleService::new(Arc::new(MemoryBattleStore::new())))
-            .workflow(common::memory_workflows())
-            .connections(common::memory_connections())
-            .build(),
-    );
+    let services = Arc::new(common::memory_services());
     let s = LfServer::new(Arc::new(Catalog::new()), services, only, Principal::Service { acting_as: None });
     let names: Vec<String> = s.listing(&[]).iter().map(|t| t.name.to_string()).collect();
     assert_eq!(names, ["search", "fetch"]);

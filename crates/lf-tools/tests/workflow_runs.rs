@@ -5,9 +5,7 @@
 
 use std::sync::Arc;
 
-use lf_battle::{BattleService, MemoryBattleStore};
 use lf_core::{LenserId, Principal, Scopes, Timestamp};
-use lf_lens::{LensService, MemoryLensStore};
 use lf_tools::{Catalog, CatalogOptions, LfServer, Services};
 use lf_workflow::engine::{Failure, NodeRun, NodeStatus, RunError, RunState, RunStatus, Slot, Usage};
 use lf_workflow::run::{RunId, RunStore};
@@ -24,14 +22,7 @@ struct World {
 
 impl World {
     fn new() -> Self {
-        let services = Arc::new(
-            Services::builder()
-                .lens(LensService::new(Arc::new(MemoryLensStore::new())))
-                .battle(BattleService::new(Arc::new(MemoryBattleStore::new())))
-                .workflow(common::memory_workflows())
-                .connections(common::memory_connections())
-                .build(),
-        );
+        let services = Arc::new(common::memory_services());
         World { services, alice: LenserId::new(), bob: LenserId::new() }
     }
 

@@ -74,6 +74,19 @@ pub fn memory_connections() -> lf_workflow::ConnectionService {
     lf_workflow::ConnectionService::new(Arc::new(lf_workflow::MemoryConnections::new()), Arc::new(NoSecrets))
 }
 
+/// Every service on fresh memory stores, with no lens, battle, workflow,
+/// saved connection or run in them.
+#[allow(dead_code, reason = "the tests that read their stores build their own")]
+pub fn memory_services() -> lf_tools::Services {
+    use std::sync::Arc;
+    lf_tools::Services::builder()
+        .lens(lf_lens::LensService::new(Arc::new(lf_lens::MemoryLensStore::new())))
+        .battle(lf_battle::BattleService::new(Arc::new(lf_battle::MemoryBattleStore::new())))
+        .workflow(memory_workflows())
+        .connections(memory_connections())
+        .build()
+}
+
 /// A workflow of `s`'s lenser at `visibility`, a manual trigger wired into
 /// one `noop` step (it needs no lens and no saved connection): its id.
 #[allow(dead_code, reason = "the tests of resources and search read workflows; others do not")]
