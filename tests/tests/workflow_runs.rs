@@ -16,6 +16,7 @@ use lf_runner::{Done, Executor, Executors, Job, Runner, RunnerConfig};
 use lf_tests::{Reply, call, lenser};
 use lf_tools::{Catalog, CatalogOptions, LfServer, Services};
 use lf_workflow::engine::Failure;
+use lf_workflow::examples::{manual_trigger, tool_step, wire};
 use lf_workflow::run::MemoryRunStore;
 use lf_workflow::{ConnectionService, MemoryConnections, MemoryLenses, MemoryWorkflowStore, WorkflowService};
 use serde_json::{Value, json};
@@ -99,18 +100,6 @@ async fn until_ended(server: &LfServer, run: &str) -> Value {
     .await
 }
 
-fn trigger() -> Value {
-    json!({"key": "start", "kind": "trigger", "name": "Start", "node_type": "manual_trigger"})
-}
-
-fn tool(key: &str, node_type: &str, config: Value) -> Value {
-    json!({"key": key, "kind": "tool", "name": key, "node_type": node_type, "config": config})
-}
-
-fn wire(from: &str, to: &str) -> Value {
-    json!({"from_step": from, "to_step": to, "input_parameter": "input"})
-}
-
 async fn workflow(server: &LfServer, steps: Value, connections: Value) -> String {
     let args = json!({"title": "Flow", "visibility": "public", "steps": steps, "connections": connections});
     s(&ok(server, "create_workflow", args).await["id"]).to_owned()
@@ -138,9 +127,9 @@ async fn a_run_completes_and_its_status_log_summary_and_listing_agree() {
     let wf = workflow(
         &a,
         json!([
-            trigger(),
-            tool("pick", "extract_field", json!({"path": "$.items[*].title"})),
-            tool("tidy", "deduplicate", json!({}))
+            manual_trigger(),
+            tool_step("pick", "extract_field", json!({"path": "$.items[*].title"})),
+            tool_step("tidy", "deduplicate", json!({}))
         ]),
         json!([wire("start", "pick"), wire("pick", "tidy")]),
     )
@@ -193,9 +182,9 @@ impl Executor for Hang {
 
 fn posting() -> (Value, Value) {
     let steps = json!([
-        trigger(),
-        tool("pick", "extract_field", json!({"path": "n"})),
-        tool("post", "webhook_sender", json!({"url": "https://hooks.example.com/x"}))
+        manual_trigger(),
+        tool_step("pick", "extract_field", json!({"path": "n"})),
+        tool_step("post", "webhook_sender", json!({"url": "https://hooks.example.com/x"}))
     ]);
     (steps, json!([wire("start", "pick"), wire("pick", "post")]))
 }
@@ -297,7 +286,8 @@ async fn form_inputs_are_checked_field_by_field() {
         {"name": "tone", "kind": "select", "options": ["formal", "casual"], "required": false},
         {"name": "count", "kind": "integer", "default": 3}
     ]}});
-    let wf = workflow(&a, json!([form, tool("log", "noop", json!({}))]), json!([wire("start", "log")])).await;
+    let wf =
+        workflow(&a, json!([form, tool_step("log", "noop", json!({}))]), json!([wire("start", "log")])).await;
     let run = |inputs: Value| json!({"workflow_id": wf, "inputs": inputs});
 
     let one = err(&a, "run_workflow", run(json!({"topic": 5}))).await;
@@ -343,8 +333,12 @@ async fn a_workflow_that_does_not_validate_does_not_start() {
 async fn a_run_takes_a_budget_and_a_version() {
     let w = World::start(Executors::pure());
     let a = w.as_(w.alice);
-    let wf =
-        workflow(&a, json!([trigger(), tool("log", "noop", json!({}))]), json!([wire("start", "log")])).await;
+    let wf = workflow(
+        &a,
+        json!([manual_trigger(), tool_step("log", "noop", json!({}))]),
+        json!([wire("start", "log")]),
+    )
+    .await;
     let started = ok(&a, "run_workflow", json!({"workflow_id": wf, "budget_credits": 0, "version": 1})).await;
     assert_eq!(started["version"], 1);
     let id = s(&started["id"]).to_owned();

@@ -1,5 +1,6 @@
 //! Blueprints worth sharing between the crate's tests and the catalog's:
-//! the spec's example of `create_workflow`.
+//! the spec's example of `create_workflow`, and the pieces of small
+//! blueprints (a manual trigger, a tool step, a connection into `input`).
 
 use lf_core::LensId;
 use serde_json::{Value, json};
@@ -28,4 +29,19 @@ pub fn spec_digest(lens_id: LensId) -> Value {
             {"from_step": "research", "output_key": "result", "to_step": "publish", "input_parameter": "content"}
         ]
     })
+}
+
+/// A manual trigger keyed `start`.
+pub fn manual_trigger() -> Value {
+    json!({"key": "start", "kind": "trigger", "name": "Start", "node_type": "manual_trigger"})
+}
+
+/// A tool step of `node_type` keyed and named `key`, with `config`.
+pub fn tool_step(key: &str, node_type: &str, config: Value) -> Value {
+    json!({"key": key, "kind": "tool", "name": key, "node_type": node_type, "config": config})
+}
+
+/// A connection carrying all of `from`'s output into `to`'s `input`.
+pub fn wire(from: &str, to: &str) -> Value {
+    json!({"from_step": from, "to_step": to, "input_parameter": "input"})
 }
