@@ -283,3 +283,70 @@ async def test_workflow_create_validate_get(binary, mode):
 @pytest.fixture
 def anyio_backend():
     return "asyncio"
+
+
+async def wait_for_run(client, run_id, want=("completed", "failed", "cancelled"), tries=400):
+    import anyio
+
+    for _ in range(tries):
+        status = await client.call_tool("get_workflow_run_status", {"run_id": run_id})
+        assert not status.is_error, status
+        if status.structured_content["status"] in want:
+            return status.structured_content
+        await anyio.sleep(0.025)
+    raise AssertionError(f"run {run_id} is still {status.structured_content['status']}")
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_workflow_runs_and_survives_a_restart(binary, mode):
+    with tempfile.TemporaryDirectory() as db_dir:
+        async with Client(params(binary, db_dir), mode=mode) as client:
+            lens = await client.call_tool("create_lens", {"title": "Team note", "template_body": WORKFLOW_BODY})
+            lens_id = lens.structured_content["id"]
+            workflow = (await client.call_tool("create_workflow", digest_blueprint(lens_id))).structured_content
+
+            started = await client.call_tool(
+                "run_workflow", {"workflow_id": workflow["id"], "inputs": {"topic": "release day"}, "idempotency_key": "once"}
+            )
+            assert not started.is_error, started
+            run = started.structured_content
+            assert (run["workflow_id"], run["replayed"]) == (workflow["id"], False)
+            again = await client.call_tool(
+                "run_workflow", {"workflow_id": workflow["id"], "inputs": {"topic": "release day"}, "idempotency_key": "once"}
+            )
+            assert (again.structured_content["id"], again.structured_content["replayed"]) == (run["id"], True)
+
+            done = await wait_for_run(client, run["id"])
+            assert done["status"] == "completed", done
+            assert done["cost_metadata"]["model_calls"] == 1
+            logs = (await client.call_tool("get_workflow_run_logs", {"run_id": run["id"]})).structured_content
+            steps = {n["step"]: n for n in logs["node_results"]}
+            assert set(steps) == {"start", "note", "log"}
+            assert steps["note"]["output"]["model"] == "offline-deterministic", "the offline provider names itself"
+            assert "release day" in steps["note"]["input"]["Topic"]
+
+            # A run waiting on a timer when the session closes.
+            waiting = {
+                "title": "Wait, then log",
+                "steps": [
+                    {"key": "start", "kind": "trigger", "name": "Start", "node_type": "manual_trigger"},
+                    {"key": "pause", "kind": "tool", "name": "Pause", "node_type": "wait_delay", "config": {"delay_ms": 1500}},
+                    {"key": "log", "kind": "tool", "name": "Log", "node_type": "logger", "config": {"message": "[[input]]"}},
+                ],
+                "connections": [
+                    {"from_step": "start", "to_step": "pause", "input_parameter": "input"},
+                    {"from_step": "pause", "to_step": "log", "input_parameter": "input"},
+                ],
+            }
+            wf2 = (await client.call_tool("create_workflow", waiting)).structured_content
+            later = (await client.call_tool("run_workflow", {"workflow_id": wf2["id"], "inputs": {"n": 1}})).structured_content
+            running = await wait_for_run(client, later["id"], want=("running",))
+            assert running["completed_at"] is None
+
+        # The next session's server resumes it.
+        async with Client(params(binary, db_dir), mode=mode) as client:
+            done = await wait_for_run(client, later["id"])
+            assert done["status"] == "completed", done
+            summary = (await client.call_tool("summarize_workflow", {"run_id": later["id"]})).structured_content
+            assert summary["nodes"]["completed"] == 3, summary

@@ -253,6 +253,12 @@ impl TestStore {
         &self.workflows
     }
 
+    /// Whether a runner runs this store's workflow runs (over HTTP: the
+    /// server's own), so that a run moves on by itself.
+    pub fn runs_itself(&self) -> bool {
+        matches!(&self.backing, Backing::Sqlite { http: Some(_), .. })
+    }
+
     /// The run store the services (and, over HTTP, the server) write to.
     pub fn runs(&self) -> &Arc<dyn RunStore> {
         &self.runs

@@ -776,7 +776,8 @@ const WORKFLOW_MATRIX: &[(&str, [[Want; 3]; 3])] = &[
     ("search",                      [[Listed, Listed, Listed], [Hidden,   Hidden,    Listed],    [Listed, Listed, Listed]]),
     ("fetch",                       [[OK, OK, OK],             [NotFound, OK,        OK],        [OK, OK, OK]]),
     // The run tools, on a run A started: whoever reads the workflow reads
-    // and lists its runs and may start one; only A and the operator
+    // and lists its runs and may start one (with a saved connection of
+    // their own of the ref its step names); only A and the operator
     // control A's run.
     ("run_workflow",                [[OK, OK, OK],             [NotFound, OK,        OK],        [OK, OK, OK]]),
     ("get_workflow_run_status",     [[OK, OK, OK],             [NotFound, OK,        OK],        [OK, OK, OK]]),
@@ -990,8 +991,28 @@ impl Matrix<'_> {
         let started =
             must(&a, "run_workflow", json!({"workflow_id": w.id, "inputs": {"note": w.marker}})).await;
         let run = started["id"].as_str().expect("a run id").to_owned();
+        if self.store.runs_itself() {
+            // The server's runner takes it to its pause: wait for that, so
+            // that the cell sees one state.
+            let id = lf_workflow::run::RunId::parse("run_id", &run).expect("a run id");
+            let mut paused = false;
+            for _ in 0..500 {
+                let r = self.store.runs().load_run(id).await.expect("the run");
+                if r.state.slots.values().any(|n| n.wake_at.is_some()) {
+                    paused = true;
+                    break;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            }
+            assert!(paused, "the server's runner did not take run {run} to its pause");
+        }
         if tool == "retry_workflow" {
             self.store.end_run(&run, RunStatus::Failed).await;
+        }
+        if tool == "run_workflow" && who != Who::Owner {
+            // A run opens its starter's saved connections, never A's: the
+            // caller saves one of the same ref to run A's workflow.
+            self.store.save_connection(self.lenser_of(who), "slack", &format!("slack-{}", w.marker)).await;
         }
         let before = runs_of(self.store, &w.id).await;
         let server = self.caller(who).await;
@@ -1081,10 +1102,14 @@ fn workflow_steps(connection: &str) -> (Value, Value) {
         {"key": "write", "kind": "tool", "name": "Write", "node_type": "prompt_template",
          "parameters": {"Topic": "tides"}, "config": {"template": "A note about [[Topic]]."}},
         {"key": "post", "kind": "tool", "name": "Post", "node_type": "slack_notify", "config": {"text": "[[input]]"},
-         "connector": {"provider": "slack", "connection_ref": connection}}
+         "connector": {"provider": "slack", "connection_ref": connection}},
+        // Where a run waits, so that a server that runs it (over HTTP) holds
+        // it still while a cell looks at it.
+        {"key": "pause", "kind": "tool", "name": "Pause", "node_type": "wait_delay", "config": {"delay_ms": 600_000}}
     ]);
     let connections = json!([
-        {"from_step": "start", "to_step": "write", "input_parameter": "input"},
+        {"from_step": "start", "to_step": "pause", "input_parameter": "input"},
+        {"from_step": "pause", "to_step": "write", "input_parameter": "input"},
         {"from_step": "write", "output_key": "text", "to_step": "post", "input_parameter": "input"}
     ]);
     (steps, connections)
