@@ -86,3 +86,37 @@ fn a_start_refuses_oversized_deep_or_secret_inputs_first() {
         assert_eq!(ok.run.global_model_id.as_deref(), Some("local-model"));
     });
 }
+
+#[test]
+fn a_run_of_someone_elses_workflow_uses_the_starters_connections() {
+    pollster::block_on(async {
+        let connections = Arc::new(MemoryConnections::new());
+        let workflows = Arc::new(WorkflowService::new(
+            Arc::new(MemoryWorkflowStore::new()),
+            Arc::new(MemoryLenses::new()),
+            connections.clone(),
+        ));
+        let runs = RunService::new(workflows.clone(), Arc::new(MemoryRunStore::new()), Arc::new(NoSignal));
+        let (owner, other) = (LenserId::new(), LenserId::new());
+        connections.insert(owner, "slack", "team-slack");
+        let blueprint: RawBlueprint = serde_json::from_value(json!({
+            "title": "Post it", "visibility": "public",
+            "steps": [
+                {"key": "start", "kind": "trigger", "name": "Start", "node_type": "manual_trigger"},
+                {"key": "post", "kind": "tool", "name": "Post", "node_type": "slack_notify", "config": {"text": "hi"},
+                 "connector": {"provider": "slack", "connection_ref": "team-slack"}}
+            ],
+            "connections": [{"from_step": "start", "to_step": "post", "input_parameter": "input"}]
+        }))
+        .unwrap();
+        let workflow =
+            workflows.create(&lenser(owner), NewWorkflow { blueprint, owner: None }).await.unwrap().workflow.id;
+        let start = || StartRun { workflow_id: Some(workflow), ..Default::default() };
+        assert!(runs.start(&lenser(owner), start()).await.is_ok(), "the owner runs it with their connection");
+        let e = runs.start(&lenser(other), start()).await.unwrap_err();
+        assert_eq!(e.code(), ErrorCode::InvalidArgument);
+        assert!(e.message().contains("team-slack"), "the missing connection is named: {}", e.message());
+        connections.insert(other, "slack", "team-slack");
+        assert!(runs.start(&lenser(other), start()).await.is_ok(), "with a connection of their own of that ref");
+    });
+}
