@@ -57,6 +57,22 @@ impl World {
         Runner::new(self.runs.clone(), self.workflows.clone() as Arc<dyn WorkflowStore>, executors, config)
     }
 
+    /// A runner whose posts hang, and a run of it whose post has started.
+    async fn hanging_post(&self) -> (Runner, tokio::task::JoinHandle<()>, RunService, RunId) {
+        let sink = Arc::new(Sink::default());
+        sink.hang.store(true, Ordering::SeqCst);
+        let runner =
+            self.runner(Executors::none().with("webhook_sender", sink.clone()), Duration::from_secs(30));
+        let task = runner.start();
+        let service = self.runs(Some(&runner));
+        let wf = posting(self).await;
+        let id = self.start(&service, wf, json!({})).await;
+        while sink.started.load(Ordering::SeqCst) == 0 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        (runner, task, service, id)
+    }
+
     fn runs(&self, runner: Option<&Runner>) -> RunService {
         let signal = runner.map_or_else(|| Arc::new(NoSignal) as _, Runner::signal);
         RunService::new(self.service.clone(), self.runs.clone(), signal)
@@ -201,16 +217,7 @@ fn a_run_whose_runner_died_is_taken_over_and_its_effect_keyed_the_same() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancel_stops_a_running_node_at_once() {
     let w = World::new();
-    let sink = Arc::new(Sink::default());
-    sink.hang.store(true, Ordering::SeqCst);
-    let runner = w.runner(Executors::none().with("webhook_sender", sink.clone()), Duration::from_secs(30));
-    let task = runner.start();
-    let service = w.runs(Some(&runner));
-    let wf = posting(&w).await;
-    let id = w.start(&service, wf, json!({})).await;
-    while sink.started.load(Ordering::SeqCst) == 0 {
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    let (runner, task, service, id) = w.hanging_post().await;
     service.cancel(&w.me, id).await.expect("cancel");
     let run = w.until_ended(id).await;
     assert_eq!(run.status(), RunStatus::Cancelled);
@@ -277,16 +284,7 @@ impl Executor for Flaky {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shutdown_lets_running_nodes_finish_then_releases_the_rest() {
     let w = World::new();
-    let sink = Arc::new(Sink::default());
-    sink.hang.store(true, Ordering::SeqCst);
-    let runner = w.runner(Executors::none().with("webhook_sender", sink.clone()), Duration::from_secs(30));
-    let task = runner.start();
-    let service = w.runs(Some(&runner));
-    let wf = posting(&w).await;
-    let id = w.start(&service, wf, json!({})).await;
-    while sink.started.load(Ordering::SeqCst) == 0 {
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    let (runner, task, service, id) = w.hanging_post().await;
     runner.shutdown().await;
     task.await.unwrap();
     assert_eq!(runner.active(), 0);

@@ -109,14 +109,21 @@ fn a_run_of_someone_elses_workflow_uses_the_starters_connections() {
             "connections": [{"from_step": "start", "to_step": "post", "input_parameter": "input"}]
         }))
         .unwrap();
-        let workflow =
-            workflows.create(&lenser(owner), NewWorkflow { blueprint, owner: None }).await.unwrap().workflow.id;
+        let workflow = workflows
+            .create(&lenser(owner), NewWorkflow { blueprint, owner: None })
+            .await
+            .unwrap()
+            .workflow
+            .id;
         let start = || StartRun { workflow_id: Some(workflow), ..Default::default() };
         assert!(runs.start(&lenser(owner), start()).await.is_ok(), "the owner runs it with their connection");
         let e = runs.start(&lenser(other), start()).await.unwrap_err();
         assert_eq!(e.code(), ErrorCode::InvalidArgument);
         assert!(e.message().contains("team-slack"), "the missing connection is named: {}", e.message());
         connections.insert(other, "slack", "team-slack");
-        assert!(runs.start(&lenser(other), start()).await.is_ok(), "with a connection of their own of that ref");
+        assert!(
+            runs.start(&lenser(other), start()).await.is_ok(),
+            "with a connection of their own of that ref"
+        );
     });
 }

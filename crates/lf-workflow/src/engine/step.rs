@@ -536,7 +536,7 @@ impl Mover<'_> {
             Some(Value::Array(_)) => None,
             Some(other) => Some(Failure::new(
                 "invalid_input",
-                format!("items_path {at} selects {}, not an array", kind_of(other)),
+                format!("items_path {at} selects {}, not an array", crate::json::kind(other)),
             )),
             None => {
                 Some(Failure::new("invalid_input", format!("items_path {at} selects nothing in the input")))
@@ -752,17 +752,6 @@ fn one_or_keyed(mut outs: Vec<(String, Value)>) -> Value {
         return outs.remove(0).1;
     }
     Value::Object(outs.into_iter().collect())
-}
-
-fn kind_of(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 /// When a `wait_delay` started `now` ends: `until`, or `delay_ms` after
