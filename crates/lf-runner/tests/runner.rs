@@ -284,7 +284,7 @@ impl Executor for Flaky {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shutdown_lets_running_nodes_finish_then_releases_the_rest() {
     let w = World::new();
-    let (runner, task, service, id) = w.hanging_post().await;
+    let (runner, task, _service, id) = w.hanging_post().await;
     runner.shutdown().await;
     task.await.unwrap();
     assert_eq!(runner.active(), 0);
