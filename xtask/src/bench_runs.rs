@@ -168,7 +168,7 @@ async fn measure(
         }
     }
     let ms = |d: Duration| d.as_secs_f64() * 1_000.0;
-    Ok((tput, ms(percentile(&lat, 50.0)), ms(percentile(&lat, 99.0))))
+    Ok((tput, ms(percentile(&lat, 0.50)), ms(percentile(&lat, 0.99))))
 }
 
 /// How many runs of `wf` have completed (a failed one stops the bench).
