@@ -75,7 +75,7 @@ async fn measure(
                     model.clone(),
                     Arc::new(Inline),
                     sealer(),
-                    lf_server::EgressAllow::default(),
+                    &lf_server::RunSettings::default(),
                 );
                 first.get_or_insert(services.runs.clone());
                 out.push((runner, Some(db), services));
@@ -90,7 +90,7 @@ async fn measure(
                 model.clone(),
                 Arc::new(Inline),
                 sealer(),
-                lf_server::EgressAllow::default(),
+                &lf_server::RunSettings::default(),
             );
             // The same wiring with the runs in memory: the runner's own cost.
             let store = Arc::new(lf_workflow::run::MemoryRunStore::new());

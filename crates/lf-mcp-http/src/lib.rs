@@ -95,7 +95,7 @@ pub async fn prepare(mut config: HttpConfig) -> Result<Prepared, ConfigError> {
         config.common.options.clone(),
         Principal::Service { acting_as: None },
         config.common.sealer(),
-        config.common.egress_allow.clone(),
+        &config.common.runs,
     );
     let state = AppState::new(app::Shared {
         resource: config.resource().into(),

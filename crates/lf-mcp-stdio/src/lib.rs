@@ -144,7 +144,7 @@ pub fn server(config: &StdioConfig, db: &Database, spawner: Arc<dyn Spawner>) ->
         config.common.options.clone(),
         config.principal(),
         config.common.sealer(),
-        config.common.egress_allow.clone(),
+        &config.common.runs,
     )
 }
 

@@ -56,6 +56,22 @@ pub struct CommonArgs {
     #[arg(long, env = "LENSERFIGHT_EGRESS_ALLOW", value_name = "HOSTS")]
     pub egress_allow: Option<String>,
 
+    /// The credits a workflow run may spend when run_workflow gives no budget_credits [default: no limit]
+    #[arg(long, env = "LENSERFIGHT_RUN_BUDGET_CREDITS", value_name = "CREDITS")]
+    pub run_budget_credits: Option<u64>,
+
+    /// What model calls in workflow runs cost: credits per 1,000 tokens of prompt and answer, rounded up per call [default: 1]
+    #[arg(long, env = "LENSERFIGHT_CREDITS_PER_1K_TOKENS", value_name = "CREDITS")]
+    pub credits_per_1k_tokens: Option<u64>,
+
+    /// Seconds a workflow run may take before it fails [default: 600]
+    #[arg(long, env = "LENSERFIGHT_RUN_TIMEOUT", value_name = "SECONDS")]
+    pub run_timeout: Option<u64>,
+
+    /// Seconds one attempt of a workflow step may take when its config sets no timeout_ms [default: 60]
+    #[arg(long, env = "LENSERFIGHT_STEP_TIMEOUT", value_name = "SECONDS")]
+    pub step_timeout: Option<u64>,
+
     /// Which of these values came from the configuration file (set by
     /// [`crate::parse`]), so that an error names the key where it was set.
     #[arg(skip)]
@@ -144,6 +160,30 @@ impl CommonArgs {
             .map_err(|e| self.bad(Setting::EgressAllow, e))
     }
 
+    /// How workflow runs are bounded and priced: the run settings, checked.
+    pub fn runs(&self) -> Result<RunSettings, ConfigError> {
+        let seconds = |v: Option<u64>, default: u64, setting: Setting, most: u64| match v {
+            None => Ok(default * 1_000),
+            Some(s) if (1..=most).contains(&s) => Ok(s * 1_000),
+            Some(s) => Err(self.bad(setting, format!("must be 1 to {most} seconds, got {s}"))),
+        };
+        let limits = lf_workflow::engine::Limits {
+            run_timeout_ms: seconds(self.run_timeout, 600, Setting::RunTimeout, 8 * 86_400)?,
+            node_timeout_ms: seconds(self.step_timeout, 60, Setting::StepTimeout, 86_400)?,
+            budget_credits: self.run_budget_credits,
+            ..lf_workflow::engine::Limits::default()
+        };
+        let rate = self.credits_per_1k_tokens.unwrap_or(1);
+        if rate > 1_000_000 {
+            return Err(self.bad(Setting::CreditsPer1kTokens, format!("must be at most 1000000, got {rate}")));
+        }
+        Ok(RunSettings {
+            egress_allow: self.egress_allow()?,
+            defaults: lf_workflow::run::RunDefaults { limits },
+            pricing: lf_runner::Pricing { credits_per_1k_tokens: rate },
+        })
+    }
+
     /// Which tools are on.
     pub fn options(&self) -> Result<CatalogOptions, ConfigError> {
         let toolsets = match &self.toolsets {
@@ -159,6 +199,17 @@ impl CommonArgs {
     }
 }
 
+/// The settings of workflow runs, checked.
+#[derive(Clone, Debug, Default)]
+pub struct RunSettings {
+    /// What steps may reach besides public addresses (`LENSERFIGHT_EGRESS_ALLOW`).
+    pub egress_allow: lf_egress::Allow,
+    /// What a run gets when its starter says nothing: budget and timeouts.
+    pub defaults: lf_workflow::run::RunDefaults,
+    /// What model calls cost.
+    pub pricing: lf_runner::Pricing,
+}
+
 /// The shared settings, checked.
 #[derive(Clone)]
 pub struct Config {
@@ -169,8 +220,9 @@ pub struct Config {
     /// `LENSERFIGHT_SECRET_KEY`, when set: what [`Config::sealer`] seals
     /// under (else the key file).
     pub secret_key: Option<SecretKey>,
-    /// What workflow steps may reach besides public addresses.
-    pub egress_allow: lf_egress::Allow,
+    /// What workflow runs may reach, how long they may take and what
+    /// their model calls cost.
+    pub runs: RunSettings,
     /// Which settings came from the configuration file.
     pub from_file: FromFile,
 }
@@ -182,7 +234,7 @@ impl std::fmt::Debug for Config {
             .field("options", &self.options)
             .field("model", &self.model.name())
             .field("secret_key", &self.secret_key.as_ref().map(|_| "[set]"))
-            .field("egress_allow", &self.egress_allow.to_string())
+            .field("runs", &self.runs)
             .field("from_file", &self.from_file)
             .finish()
     }
@@ -196,8 +248,8 @@ impl Config {
         let database_url = args.database_url()?;
         let model = args.model_provider()?;
         let secret_key = args.secret_key()?;
-        let egress_allow = args.egress_allow()?;
-        Ok(Self { database_url, options, model, secret_key, egress_allow, from_file: args.from_file.clone() })
+        let runs = args.runs()?;
+        Ok(Self { database_url, options, model, secret_key, runs, from_file: args.from_file.clone() })
     }
 
     /// The sealer of saved connections' secrets: under
@@ -216,5 +268,49 @@ impl Config {
     /// The database URL with any password masked, for logs.
     pub fn redacted_database_url(&self) -> String {
         lf_store::redact_url(&self.database_url)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_settings_default_and_bad_values_name_their_key() {
+        let runs = CommonArgs::default().runs().unwrap();
+        let l = runs.defaults.limits;
+        assert_eq!(
+            (l.run_timeout_ms, l.node_timeout_ms, l.budget_credits, l.parallel),
+            (600_000, 60_000, None, 4)
+        );
+        assert_eq!(runs.pricing.credits_per_1k_tokens, 1);
+
+        let set = CommonArgs {
+            run_timeout: Some(30),
+            step_timeout: Some(5),
+            run_budget_credits: Some(250),
+            credits_per_1k_tokens: Some(3),
+            ..CommonArgs::default()
+        };
+        let runs = set.runs().unwrap();
+        let l = runs.defaults.limits;
+        assert_eq!((l.run_timeout_ms, l.node_timeout_ms, l.budget_credits), (30_000, 5_000, Some(250)));
+        assert_eq!(runs.pricing.credits_per_1k_tokens, 3);
+
+        for (args, key) in [
+            (CommonArgs { run_timeout: Some(0), ..CommonArgs::default() }, "LENSERFIGHT_RUN_TIMEOUT"),
+            (CommonArgs { step_timeout: Some(86_401), ..CommonArgs::default() }, "LENSERFIGHT_STEP_TIMEOUT"),
+            (
+                CommonArgs { credits_per_1k_tokens: Some(2_000_000), ..CommonArgs::default() },
+                "LENSERFIGHT_CREDITS_PER_1K_TOKENS",
+            ),
+            (
+                CommonArgs { egress_allow: Some("10.0.0.0/33".into()), ..CommonArgs::default() },
+                "LENSERFIGHT_EGRESS_ALLOW",
+            ),
+        ] {
+            let e = Config::from_args(&args).unwrap_err().to_string();
+            assert!(e.contains(key), "{key} in {e}");
+        }
     }
 }

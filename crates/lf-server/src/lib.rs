@@ -39,7 +39,7 @@ mod settings;
 mod wiring;
 
 pub use background::{Background, SHUTDOWN_GRACE, Shutdown};
-pub use config::{CommonArgs, Config, KeyText};
+pub use config::{CommonArgs, Config, KeyText, RunSettings};
 pub use connection_cli::{
     AsLenser, ByHandle, CommandError, ConnectionCommand, ConnectionOwner, run_connection_command,
 };
@@ -51,8 +51,6 @@ pub use settings::{CONFIG_ENV, CONFIG_FLAG, ConfigError, Kind, Reader, Setting, 
 pub use wiring::{Built, build_server, connection_service, open_database, services, workflow_service};
 
 // The binaries drive the runner through the composition root.
-/// What workflow steps may reach besides public addresses (`LENSERFIGHT_EGRESS_ALLOW`).
-pub use lf_egress::Allow as EgressAllow;
 pub use lf_runner::Runner;
 // The binaries reach the database through the composition root, not lf-store.
 pub use lf_store::{Database, redact_url};

@@ -57,6 +57,10 @@ pub enum Setting {
     ModelName,
     SecretKey,
     EgressAllow,
+    RunBudgetCredits,
+    CreditsPer1kTokens,
+    RunTimeout,
+    StepTimeout,
     Bind,
     PublicUrl,
     AllowedOrigins,
@@ -72,7 +76,7 @@ pub enum Setting {
 }
 
 /// `(setting, file key, environment variable, flag, kind, reader)`.
-const TABLE: [(Setting, &str, &str, &str, Kind, Reader); 25] = [
+const TABLE: [(Setting, &str, &str, &str, Kind, Reader); 29] = [
     (
         Setting::DatabaseUrl,
         "database_url",
@@ -114,6 +118,38 @@ const TABLE: [(Setting, &str, &str, &str, Kind, Reader); 25] = [
     (Setting::ModelName, "model_name", lf_model::MODEL_NAME_KEY, "--model-name", Kind::Text, Reader::Both),
     (Setting::SecretKey, "secret_key", "LENSERFIGHT_SECRET_KEY", "--secret-key", Kind::Text, Reader::Both),
     (Setting::EgressAllow, "egress_allow", lf_egress::ALLOW_KEY, "--egress-allow", Kind::List, Reader::Both),
+    (
+        Setting::RunBudgetCredits,
+        "run_budget_credits",
+        "LENSERFIGHT_RUN_BUDGET_CREDITS",
+        "--run-budget-credits",
+        Kind::Count,
+        Reader::Both,
+    ),
+    (
+        Setting::CreditsPer1kTokens,
+        "credits_per_1k_tokens",
+        "LENSERFIGHT_CREDITS_PER_1K_TOKENS",
+        "--credits-per-1k-tokens",
+        Kind::Count,
+        Reader::Both,
+    ),
+    (
+        Setting::RunTimeout,
+        "run_timeout",
+        "LENSERFIGHT_RUN_TIMEOUT",
+        "--run-timeout",
+        Kind::Count,
+        Reader::Both,
+    ),
+    (
+        Setting::StepTimeout,
+        "step_timeout",
+        "LENSERFIGHT_STEP_TIMEOUT",
+        "--step-timeout",
+        Kind::Count,
+        Reader::Both,
+    ),
     (Setting::Bind, "bind", "LENSERFIGHT_BIND", "--bind", Kind::Text, Reader::Http),
     (Setting::PublicUrl, "public_url", "LENSERFIGHT_PUBLIC_URL", "--public-url", Kind::Text, Reader::Http),
     (

@@ -8,12 +8,12 @@ use lf_core::{ModelProvider, Principal, Spawner};
 use lf_egress::{Egress, EgressConfig};
 use lf_lens::LensService;
 use lf_runner::outbound::Outbound;
-use lf_runner::{Executors, ModelSteps, Pricing, Runner, RunnerConfig};
+use lf_runner::{Executors, ModelSteps, Runner, RunnerConfig};
 use lf_store::Database;
 use lf_tools::{Catalog, CatalogOptions, LfServer, Services};
 use lf_workflow::{ConnectionService, LensLookup, WorkflowService};
 
-use crate::config::Config;
+use crate::config::{Config, RunSettings};
 use crate::file::FromFile;
 use crate::lenses::WorkflowLenses;
 use crate::sealer::KeySealer;
@@ -49,15 +49,14 @@ pub fn services(
     model: Arc<dyn ModelProvider>,
     spawner: Arc<dyn Spawner>,
     sealer: KeySealer,
-    egress_allow: lf_egress::Allow,
+    runs: &RunSettings,
 ) -> (Services, Runner) {
     let lens = LensService::new(db.lens_store());
     let workflow = workflow_service(db, Arc::new(WorkflowLenses::new(lens.clone())));
     let connections = connection_service(db, sealer);
-    let egress = Egress::new(EgressConfig { allow: egress_allow, ..EgressConfig::default() })
+    let egress = Egress::new(EgressConfig { allow: runs.egress_allow.clone(), ..EgressConfig::default() })
         .expect("the outbound HTTP client builds with the default TLS settings");
-    let executors =
-        ModelSteps::new(model.clone(), lens.clone(), Pricing::default()).register(Executors::pure());
+    let executors = ModelSteps::new(model.clone(), lens.clone(), runs.pricing).register(Executors::pure());
     let executors = Outbound::new(egress, Arc::new(connections.clone())).register(executors);
     let can_run = executors.clone();
     let runner = Runner::new(db.run_store(), db.workflow_store(), executors, RunnerConfig::default());
@@ -66,6 +65,7 @@ pub fn services(
         .battle(BattleService::new(db.battle_store()))
         .workflow(workflow)
         .runs(db.run_store(), runner.signal())
+        .run_defaults(runs.defaults)
         .runnable(Arc::new(move |t: &str| can_run.handles(t)))
         .connections(connections)
         .model(model)
@@ -84,9 +84,9 @@ pub fn build_server(
     options: CatalogOptions,
     principal: Principal,
     sealer: KeySealer,
-    egress_allow: lf_egress::Allow,
+    runs: &RunSettings,
 ) -> Built {
-    let (services, runner) = services(db, model, spawner, sealer, egress_allow);
+    let (services, runner) = services(db, model, spawner, sealer, runs);
     Built { server: LfServer::new(Arc::new(Catalog::new()), Arc::new(services), options, principal), runner }
 }
 
