@@ -1,6 +1,7 @@
 //! Workflow runners on a real PostgreSQL server, as several server
 //! processes would run them: each runner has its own tokio runtime and its
-//! own connection pool. Not built by `cargo test --workspace` (`test =
+//! own connection pool; and two HTTP servers on one database serving the
+//! same users. Not built by `cargo test --workspace` (`test =
 //! false`); `.ci/run` runs it with
 //!
 //! ```text
@@ -245,4 +246,70 @@ impl ShutdownIn for Runner {
             s.spawn(|| rt.block_on(r.shutdown()));
         });
     }
+}
+
+/// lf-mcp-http serving `url`, as a process of its own would; its MCP URL
+/// and its accounts.
+async fn http_server(url: &str) -> (String, Arc<lf_auth::AuthService>, tokio::sync::oneshot::Sender<()>) {
+    let args = lf_mcp_http::ServeArgs {
+        common: lf_server::CommonArgs { database_url: Some(url.to_owned()), ..Default::default() },
+        bind: "127.0.0.1:0".into(),
+        ..Default::default()
+    };
+    let config = lf_mcp_http::HttpConfig::from_args(&args).expect("a valid HTTP configuration");
+    let prepared = lf_mcp_http::prepare(config).await.expect("the HTTP server starts");
+    let mcp = prepared.state.resource.to_string();
+    let auth = prepared.state.auth.clone();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(lf_mcp_http::serve(prepared, async move {
+        let _ = stopped.await;
+    }));
+    (mcp, auth, stop)
+}
+
+/// The status of an MCP initialize sent to `mcp` with `token`.
+async fn initialize(client: &reqwest::Client, mcp: &str, token: &str) -> u16 {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    client
+        .post(mcp)
+        .bearer_auth(token)
+        .header("accept", "application/json, text/event-stream")
+        .json(&body)
+        .send()
+        .await
+        .expect("the server answers")
+        .status()
+        .as_u16()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_http_servers_on_one_database_serve_the_same_users_and_a_revoked_token_is_refused_by_both() {
+    let scratch = Scratch::new().await;
+    let (a_url, a_auth, a_stop) = http_server(&scratch.url).await;
+    let (b_url, _b_auth, b_stop) = http_server(&scratch.url).await;
+    let lenser = a_auth.create_lenser("sharedlenser", "a long enough password").await.expect("an account");
+    let token = a_auth
+        .issue_token(lf_auth::NewToken {
+            lenser: lenser.id,
+            scopes: Scopes::READ_WRITE,
+            resource: None,
+            ttl: None,
+            label: None,
+        })
+        .await
+        .expect("a token");
+    let client = lf_model::client_builder().build().unwrap();
+    assert_eq!(initialize(&client, &a_url, &token.secret).await, 200, "the server that issued it");
+    assert_eq!(
+        initialize(&client, &b_url, &token.secret).await,
+        200,
+        "the other server, on the same database"
+    );
+    a_auth.revoke_token(token.info.id).await.expect("revoked through the first");
+    assert_eq!(initialize(&client, &a_url, &token.secret).await, 401);
+    assert_eq!(initialize(&client, &b_url, &token.secret).await, 401, "refused by the other at once");
+    let _ = (a_stop.send(()), b_stop.send(()));
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    scratch.remove().await;
 }
