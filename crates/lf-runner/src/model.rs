@@ -16,7 +16,7 @@ use async_trait::async_trait;
 use lf_core::{ChatRequest, ErrorCode, LensId, LfError, ModelProvider, Principal, Scopes, VersionId};
 use lf_lens::{LensService, ParamValues, VersionSelector, estimate_tokens};
 use lf_workflow::engine::{Failure, Usage, main_input};
-use lf_workflow::exec::fill_placeholders;
+use lf_workflow::exec::{fill_placeholders, first_json, text};
 use lf_workflow::{JsonObject, Pick};
 use serde_json::{Value, json};
 
@@ -61,11 +61,13 @@ impl ModelSteps {
         executors
     }
 
+    /// Asks the model with the step's overrides: the answer, what it cost
+    /// and how many of its tokens were the prompt's.
     async fn ask(
         &self,
         job: &Job,
         mut request: ChatRequest,
-    ) -> Result<(lf_core::ChatResponse, Usage), Failure> {
+    ) -> Result<(lf_core::ChatResponse, Usage, u64), Failure> {
         let config = &job.node().config;
         request.model =
             config.get("model").and_then(Value::as_str).map(str::to_owned).or(job.global_model_id.clone());
@@ -79,7 +81,7 @@ impl ModelSteps {
         let answer = self.model.chat(request).await.map_err(model_failure)?;
         let tokens = prompt_tokens + estimate_tokens(&answer.text);
         let credits = (tokens * self.pricing.credits_per_1k_tokens).div_ceil(1_000);
-        Ok((answer, Usage { model_calls: 1, tokens, credits }))
+        Ok((answer, Usage { model_calls: 1, tokens, credits }, prompt_tokens))
     }
 
     async fn lens_prompt(
@@ -95,7 +97,7 @@ impl ModelSteps {
         let mut values = ParamValues::new();
         if let Value::Object(inputs) = &job.input {
             for (k, v) in inputs {
-                values = values.insert(k.clone(), as_text(v));
+                values = values.insert(k.clone(), text(v).into_owned());
             }
         }
         LensService::resolve(&view.lens, &view.version, &values)
@@ -121,20 +123,13 @@ fn lens_failure(e: &LfError) -> Failure {
     Failure::new(code, e.message().to_owned())
 }
 
-fn as_text(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
-
 /// The text a step works on: the part of its main input at `input_path`.
 fn text_at(job: &Job) -> Result<String, Failure> {
     let at = job.node().config.get("input_path").and_then(Value::as_str).unwrap_or("output");
     let pick =
         Pick::parse("input_path", at).map_err(|e| Failure::new("config_invalid", e.message().to_owned()))?;
     match pick.pick(main_input(&job.input)) {
-        Some(v) => Ok(as_text(&v)),
+        Some(v) => Ok(text(&v).into_owned()),
         None => {
             Err(Failure::new("invalid_input", format!("input_path {at} selects nothing in the step's input")))
         }
@@ -236,8 +231,7 @@ impl Executor for ModelSteps {
             }
             other => return Err(Failure::new("not_executable", format!("{other} is not a model step"))),
         };
-        let prompt_tokens = estimate_tokens(&request.system) + estimate_tokens(&request.user);
-        let (answer, usage) = self.ask(job, request).await?;
+        let (answer, usage, prompt_tokens) = self.ask(job, request).await?;
         let mut out = text_output(&answer, usage, prompt_tokens);
         match kind {
             "classify" => {
@@ -270,15 +264,20 @@ impl Executor for ModelSteps {
             }
             "judge" => {
                 let max = config.get("max_score").and_then(Value::as_f64).unwrap_or(10.0);
-                let verdict = first_json_object(&answer.text).ok_or_else(|| {
-                    Failure::new(
-                        "provider_error",
-                        format!(
-                            "the judge's answer holds no JSON object: {:?}",
-                            lf_core::clip(&answer.text, 80)
-                        ),
-                    )
-                })?;
+                let verdict = first_json(&answer.text, &['{'])
+                    .and_then(|v| match v {
+                        Value::Object(o) => Some(o),
+                        _ => None,
+                    })
+                    .ok_or_else(|| {
+                        Failure::new(
+                            "provider_error",
+                            format!(
+                                "the judge's answer holds no JSON object: {:?}",
+                                lf_core::clip(&answer.text, 80)
+                            ),
+                        )
+                    })?;
                 let score = verdict.get("score").and_then(Value::as_f64).ok_or_else(|| {
                     Failure::new("provider_error", "the judge's answer has no numeric score")
                 })?;
@@ -301,16 +300,4 @@ impl Executor for ModelSteps {
 
 fn string_list(v: Option<&Value>) -> Vec<String> {
     v.and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).map(str::to_owned).collect()
-}
-
-/// The first JSON object in `text` (a model often wraps it in prose or a
-/// code fence). Tries at most 16 opening braces.
-fn first_json_object(text: &str) -> Option<serde_json::Map<String, Value>> {
-    text.match_indices('{').take(16).find_map(|(i, _)| {
-        let mut stream = serde_json::Deserializer::from_str(&text[i..]).into_iter::<Value>();
-        match stream.next() {
-            Some(Ok(Value::Object(o))) => Some(o),
-            _ => None,
-        }
-    })
 }

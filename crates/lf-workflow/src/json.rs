@@ -89,7 +89,7 @@ pub(crate) fn truthy(v: &Value) -> bool {
 
 /// A string as it is, anything else as compact JSON: how a value reads
 /// inside a text.
-pub(crate) fn text(v: &Value) -> Cow<'_, str> {
+pub fn text(v: &Value) -> Cow<'_, str> {
     match v {
         Value::String(s) => Cow::Borrowed(s),
         other => Cow::Owned(other.to_string()),

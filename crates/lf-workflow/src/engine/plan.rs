@@ -39,6 +39,13 @@ pub enum Role {
     Stop,
 }
 
+impl Role {
+    /// Whether an executor runs it (the others the engine settles itself).
+    pub const fn is_executed(self) -> bool {
+        matches!(self, Role::Work | Role::Catch | Role::Stop)
+    }
+}
+
 /// One connection into a node.
 #[derive(Clone, Debug)]
 pub struct Wire {

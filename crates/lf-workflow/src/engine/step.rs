@@ -10,6 +10,7 @@ use serde_json::{Map, Value, json};
 
 use super::plan::{ERROR_PORT, Plan, Role, Wire};
 use super::state::{Failure, Limits, NodeRun, NodeStatus, RunError, RunState, RunStatus, Slot, Usage};
+use crate::exec::combine;
 use crate::model::MergeStrategy;
 use crate::path::Pick;
 
@@ -686,13 +687,6 @@ impl Mover<'_> {
     }
 }
 
-impl Role {
-    /// Whether an executor runs it (the others the engine settles itself).
-    pub const fn is_executed(self) -> bool {
-        matches!(self, Role::Work | Role::Catch | Role::Stop)
-    }
-}
-
 fn add_usage(to: &mut Usage, u: Usage) {
     to.model_calls += u.model_calls;
     to.tokens += u.tokens;
@@ -719,32 +713,22 @@ fn resolve_inputs(plan: &Plan, parameters: &Map<String, Value>, carried: &[(&Wir
         }
     }
     for p in params {
-        let values: Vec<(&Wire, &Value)> =
-            carried.iter().filter(|(w, _)| w.param == p).map(|(w, v)| (*w, v)).collect();
-        let configured = parameters.get(p);
-        let merged = match values[0].0.strategy {
-            MergeStrategy::LastWriteWins => values[values.len() - 1].1.clone(),
-            MergeStrategy::Concat => {
-                let texts = configured.into_iter().chain(values.iter().map(|(_, v)| *v)).map(as_text);
-                Value::String(texts.collect::<Vec<_>>().join("\n\n"))
+        let strategy = carried
+            .iter()
+            .find(|(w, _)| w.param == p)
+            .map_or(MergeStrategy::LastWriteWins, |(w, _)| w.strategy);
+        let wired =
+            carried.iter().filter(|(w, _)| w.param == p).map(|(w, v)| (plan.node(w.from).key.as_str(), v));
+        let merged = match (strategy, parameters.get(p)) {
+            // The configured value comes first where it is kept at all.
+            (MergeStrategy::Concat | MergeStrategy::Array, Some(configured)) => {
+                combine(strategy, std::iter::once(("", configured)).chain(wired))
             }
-            MergeStrategy::Array => {
-                Value::Array(configured.into_iter().chain(values.iter().map(|(_, v)| *v)).cloned().collect())
-            }
-            MergeStrategy::JsonObject => Value::Object(
-                values.iter().map(|(w, v)| (plan.node(w.from).key.clone(), (*v).clone())).collect(),
-            ),
+            _ => combine(strategy, wired),
         };
         out.insert(p.to_owned(), merged);
     }
     Value::Object(out)
-}
-
-fn as_text(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
 }
 
 fn one_or_keyed(mut outs: Vec<(String, Value)>) -> Value {

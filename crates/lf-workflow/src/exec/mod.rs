@@ -29,9 +29,11 @@ use std::fmt;
 
 use serde_json::Value;
 
+/// A value as it reads inside a text: a string as it is, anything else as compact JSON.
+pub use crate::json::text;
 pub use data::fill_placeholders;
 pub use flow::combine;
-pub use text::{MAX_CHUNK_BYTES, MAX_CHUNKS};
+pub use text::{MAX_CHUNK_BYTES, MAX_CHUNKS, MAX_PARSE_STARTS, first_json};
 
 use crate::catalog::{NodeTypeSpec, catalog, check_config, normalize_config};
 use crate::condition::Condition;

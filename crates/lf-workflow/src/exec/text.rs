@@ -95,6 +95,16 @@ fn split(text: &str, size: usize, overlap: usize) -> Result<Vec<Range<usize>>, N
 /// length.
 pub const MAX_PARSE_STARTS: usize = 64;
 
+/// The first JSON value that starts at one of `starts` (`{` for an object,
+/// `[` for an array) in `text`, trying at most [`MAX_PARSE_STARTS`] of
+/// them: how a model's structured answer is read out of its prose.
+pub fn first_json(text: &str, starts: &[char]) -> Option<Value> {
+    text.match_indices(starts).take(MAX_PARSE_STARTS).find_map(|(i, _)| {
+        let mut values = serde_json::Deserializer::from_str(&text[i..]).into_iter::<Value>();
+        values.next().and_then(Result::ok).filter(|v| v.is_object() || v.is_array())
+    })
+}
+
 /// The first JSON object or array in the text at `input_path` (a model
 /// often wraps it in prose or a code fence); with `strict`, text holding
 /// none fails the step, else the output is null.
@@ -104,11 +114,7 @@ pub(super) fn output_parser(c: &Config, input: &Value) -> Result<Value, NodeErro
         Value::String(s) => s,
         other => return Err(not_a("input_path", &pick, &other, "a text", Within::Input)),
     };
-    let found = text.match_indices(['{', '[']).take(MAX_PARSE_STARTS).find_map(|(i, _)| {
-        let mut values = serde_json::Deserializer::from_str(&text[i..]).into_iter::<Value>();
-        values.next().and_then(Result::ok).filter(|v| v.is_object() || v.is_array())
-    });
-    match found {
+    match first_json(&text, &['{', '[']) {
         Some(v) => Ok(v),
         None if c.flag("strict")? => Err(NodeError::input(format!(
             "the text holds no JSON object or array (looked from its first {MAX_PARSE_STARTS} brackets): {}",
