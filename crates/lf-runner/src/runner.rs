@@ -462,25 +462,11 @@ impl Drive<'_> {
                 }
                 _ = beat.tick() => self.heartbeat(lease_ms).await?,
                 _ = cancel.notified() => self.heartbeat(lease_ms).await?,
-                _ = self.inner.draining.cancelled(), if !self.running.is_empty() => {
-                    // Let the running nodes finish within the grace period.
-                    tokio::select! {
-                        _ = self.inner.stop.cancelled() => {
-                            self.tasks.abort_all();
-                            self.inner.runs.save(&self.lease, &self.state, &[], true).await?;
-                            return Ok(());
-                        }
-                        Some(joined) = self.tasks.join_next() => {
-                            if let Ok((slot, attempt, result)) = joined {
-                                self.running.remove(&slot);
-                                let event = match result {
-                                    Ok(done) => Event::NodeFinished { slot, attempt, output: done.output, usage: done.usage },
-                                    Err(failure) => Event::NodeFailed { slot, attempt, failure, usage: Usage::default() },
-                                };
-                                self.apply(event).await?;
-                            }
-                        }
-                    }
+                // Past the grace period: what still runs is run again by the next holder.
+                _ = self.inner.stop.cancelled() => {
+                    self.tasks.abort_all();
+                    self.inner.runs.save(&self.lease, &self.state, &[], true).await?;
+                    return Ok(());
                 }
             }
         }

@@ -59,12 +59,13 @@ pub fn services(
     let executors = ModelSteps::new(model.clone(), lens.clone(), runs.pricing).register(Executors::pure());
     let executors = Outbound::new(egress, Arc::new(connections.clone())).register(executors);
     let can_run = executors.clone();
-    let runner = Runner::new(db.run_store(), db.workflow_store(), executors, RunnerConfig::default());
+    let run_store = db.run_store();
+    let runner = Runner::new(run_store.clone(), db.workflow_store(), executors, RunnerConfig::default());
     let services = Services::builder()
         .lens(lens)
         .battle(BattleService::new(db.battle_store()))
         .workflow(workflow)
-        .runs(db.run_store(), runner.signal())
+        .runs(run_store, runner.signal())
         .run_defaults(runs.defaults)
         .runnable(Arc::new(move |t: &str| can_run.handles(t)))
         .connections(connections)

@@ -3,10 +3,9 @@
 //! nothing undeclared. The declaration itself was checked when the
 //! workflow was saved (catalog/check.rs).
 
-use lf_core::LfResult;
+use lf_core::{Detail, LfError, LfResult};
 use serde_json::{Map, Value};
 
-use super::service::field_errors;
 use crate::model::JsonObject;
 
 /// The inputs as the run gets them, or INVALID_ARGUMENT naming every bad field.
@@ -43,6 +42,20 @@ pub(super) fn check_form_inputs(config: &Map<String, Value>, mut inputs: JsonObj
         ));
     }
     if problems.is_empty() { Ok(inputs) } else { Err(field_errors(problems)) }
+}
+
+/// Details of a refused start, for clients that show each problem.
+fn field_errors(problems: Vec<(String, String)>) -> LfError {
+    let first = problems.first().map(|(f, m)| format!("{f}: {m}")).unwrap_or_default();
+    let mut e = LfError::invalid_argument(if problems.len() == 1 {
+        format!("inputs.{first}")
+    } else {
+        format!("{} inputs do not fit the workflow's form; first, inputs.{first}", problems.len())
+    });
+    if let [(f, _)] = &problems[..] {
+        e = e.with_field(&format!("inputs.{f}"));
+    }
+    e.with_detail("fields", Detail::Strs(problems.iter().map(|(f, m)| format!("inputs.{f}: {m}")).collect()))
 }
 
 fn fits(kind: &str, options: Option<&Value>, v: &Value) -> Result<(), String> {

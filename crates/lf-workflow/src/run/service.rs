@@ -5,9 +5,7 @@
 
 use std::sync::Arc;
 
-use lf_core::{
-    Clock, Detail, ErrorCode, LfError, LfResult, Page, PageRequest, Principal, SystemClock, WorkflowId,
-};
+use lf_core::{Clock, ErrorCode, LfError, LfResult, Page, PageRequest, Principal, SystemClock, WorkflowId};
 use serde_json::Value;
 
 use super::form::check_form_inputs;
@@ -284,18 +282,4 @@ impl RunService {
         }
         Ok(who)
     }
-}
-
-/// Details of a refused start, for clients that show each problem.
-pub(super) fn field_errors(problems: Vec<(String, String)>) -> LfError {
-    let first = problems.first().map(|(f, m)| format!("{f}: {m}")).unwrap_or_default();
-    let mut e = LfError::invalid_argument(if problems.len() == 1 {
-        format!("inputs.{first}")
-    } else {
-        format!("{} inputs do not fit the workflow's form; first, inputs.{first}", problems.len())
-    });
-    if let [(f, _)] = &problems[..] {
-        e = e.with_field(&format!("inputs.{f}"));
-    }
-    e.with_detail("fields", Detail::Strs(problems.iter().map(|(f, m)| format!("inputs.{f}: {m}")).collect()))
 }
