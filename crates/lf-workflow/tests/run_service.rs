@@ -127,3 +127,48 @@ fn a_run_of_someone_elses_workflow_uses_the_starters_connections() {
         );
     });
 }
+
+#[test]
+fn a_trigger_starts_a_private_workflow_as_its_owner() {
+    pollster::block_on(async {
+        let (workflows, runs) = services();
+        let owner = LenserId::new();
+        let blueprint: RawBlueprint = serde_json::from_value(json!({
+            "title": "Mine", "visibility": "private",
+            "steps": [
+                {"key": "start", "kind": "trigger", "name": "Start", "node_type": "manual_trigger"},
+                {"key": "log", "kind": "tool", "name": "Log", "node_type": "noop"}
+            ],
+            "connections": [{"from_step": "start", "to_step": "log", "input_parameter": "input"}]
+        }))
+        .unwrap();
+        let workflow = workflows
+            .create(&lenser(owner), NewWorkflow { blueprint, owner: None })
+            .await
+            .unwrap()
+            .workflow
+            .id;
+        // Someone else cannot even see it...
+        let e = runs
+            .start(&lenser(LenserId::new()), StartRun { workflow_id: Some(workflow), ..Default::default() })
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), ErrorCode::NotFound, "{}", e.message());
+        // ...but its own trigger starts it, as its owner.
+        let started = runs
+            .start_triggered(
+                lf_workflow::run::RunOrigin::Schedule,
+                StartRun { workflow_id: Some(workflow), ..Default::default() },
+            )
+            .await
+            .unwrap();
+        assert!(started.created);
+        assert_eq!(started.run.started_by, owner);
+        assert_eq!(started.run.origin, lf_workflow::run::RunOrigin::Schedule);
+        let e = runs
+            .start_triggered(lf_workflow::run::RunOrigin::Webhook, StartRun::default())
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), ErrorCode::InvalidArgument);
+    })
+}

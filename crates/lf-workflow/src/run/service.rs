@@ -121,6 +121,25 @@ impl RunService {
     /// not validate, the inputs do not fit its form, or they are too large,
     /// too deep or hold a secret.
     pub async fn start(&self, p: &Principal, s: StartRun) -> LfResult<Started> {
+        self.start_with(p, RunOrigin::Manual, s).await
+    }
+
+    /// Starts a run for a trigger of the workflow itself (its schedule,
+    /// its webhook, an event it follows): as the workflow's owner, who is
+    /// its starter, with the same checks as [`RunService::start`]. The
+    /// caller has already checked what entitles it (the webhook's secret,
+    /// the schedule's row): this reads the workflow whatever its
+    /// visibility.
+    pub async fn start_triggered(&self, origin: RunOrigin, s: StartRun) -> LfResult<Started> {
+        let workflow_id = s
+            .workflow_id
+            .ok_or_else(|| LfError::invalid_argument("workflow_id is required").with_field("workflow_id"))?;
+        let owner = self.workflows.store().get_workflow(lf_core::Reach::Everything, workflow_id).await?.owner;
+        let as_owner = Principal::Lenser { id: owner, scopes: lf_core::Scopes::READ_WRITE };
+        self.start_with(&as_owner, origin, s).await
+    }
+
+    async fn start_with(&self, p: &Principal, origin: RunOrigin, s: StartRun) -> LfResult<Started> {
         check_start(&s)?;
         let workflow_id = s
             .workflow_id
@@ -172,7 +191,7 @@ impl RunService {
             version: version.number,
             workflow_owner: workflow.owner,
             started_by: starter,
-            origin: RunOrigin::Manual,
+            origin,
             parent_run_id: None,
             idempotency_key: s.idempotency_key,
             global_model_id: s.global_model_id,
