@@ -313,3 +313,15 @@ async fn two_http_servers_on_one_database_serve_the_same_users_and_a_revoked_tok
     tokio::time::sleep(Duration::from_millis(200)).await;
     scratch.remove().await;
 }
+
+#[path = "shared/schedules.rs"]
+mod schedules;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_processes_fire_each_tick_of_a_schedule_once() {
+    let scratch = Scratch::new().await;
+    let (a, b) = (scratch.connect().await, scratch.connect().await);
+    schedules::each_tick_fires_once(&a, &b, 5).await;
+    drop((a, b));
+    scratch.remove().await;
+}

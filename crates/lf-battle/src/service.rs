@@ -14,8 +14,9 @@
 use std::sync::{Arc, Mutex};
 
 use lf_core::{
-    BattleId, Clock, ContenderId, ContenderRefId, ErrorCode, LenserId, LfError, LfResult, ModelProvider,
-    Page, PageRequest, Principal, SearchQuery, Spawner, SubmissionId, SystemClock, Timestamp, VoteId,
+    BattleId, Clock, ContenderId, ContenderRefId, DomainEvent, ErrorCode, EventKind, EventSink, LenserId,
+    LfError, LfResult, ModelProvider, NoEvents, Page, PageRequest, Principal, SearchQuery, Spawner,
+    SubmissionId, SystemClock, Timestamp, VoteId,
 };
 
 use crate::judge::{self, JudgeFailure};
@@ -154,6 +155,7 @@ pub struct BattleService {
     /// Where judging runs in the background (see [`crate::pipeline`]).
     spawner: Option<Arc<dyn Spawner>>,
     in_flight: InFlight,
+    events: Arc<dyn EventSink>,
 }
 
 /// Leaderboards computed from the results of one
@@ -181,7 +183,15 @@ impl BattleService {
             boards: Mutex::default(),
             spawner: None,
             in_flight: InFlight::default(),
+            events: Arc::new(NoEvents),
         }
+    }
+
+    /// Tells `events` of each battle that closes (`battle.closed`, seen by
+    /// everyone: battles are public).
+    pub fn with_events(mut self, events: Arc<dyn EventSink>) -> Self {
+        self.events = events;
+        self
     }
 
     /// Uses `clock` for every timestamp.
@@ -237,6 +247,13 @@ impl BattleService {
     /// by votes, `human_vs_human_ai_votes` by an AI); a `json_schema` check
     /// that the configured validator refuses, or without a validator.
     pub async fn create(&self, p: &Principal, new: NewBattle) -> LfResult<Battle> {
+        self.create_with_id(p, BattleId::new(), new).await
+    }
+
+    /// [`BattleService::create`] under a chosen id, for a caller that must
+    /// be able to make the same battle twice and get one (a workflow step
+    /// run again): CONFLICT when the id is taken, nothing written.
+    pub async fn create_with_id(&self, p: &Principal, id: BattleId, new: NewBattle) -> LfResult<Battle> {
         let creator = p.owner_for_create()?;
         let battle_type = new.battle_type.unwrap_or(BattleType::AiVsAi);
         let mode = new.judging_mode.unwrap_or(JudgingMode::default_for(battle_type));
@@ -304,7 +321,7 @@ impl BattleService {
         }
         let now = self.now();
         let battle = Battle {
-            id: BattleId::new(),
+            id,
             title: new.title,
             task_prompt: new.task_prompt,
             battle_type,
@@ -488,6 +505,16 @@ impl BattleService {
                 scoring::standings(b, &sheet.contenders, &sheet.submissions, &sheet.votes, &sheet.verdicts);
             let winner = standings.first().map(|s| s.contender_id);
             self.store.close_battle(id, &standings, winner, now).await?;
+            let winner_slot = winner
+                .and_then(|w| sheet.contenders.iter().find(|c| c.id == w))
+                .map(|c| c.slot.to_string())
+                .unwrap_or_default();
+            self.events.publish(
+                DomainEvent::new(EventKind::BattleClosed, b.creator, true)
+                    .with("battle_id", id.to_string())
+                    .with("title", b.title.as_str())
+                    .with("winner", winner_slot),
+            );
         } else {
             self.store.set_status(id, b.status, to, now).await?;
         }

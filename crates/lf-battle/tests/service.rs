@@ -869,3 +869,34 @@ fn history_and_leaderboard() {
     let theirs = run(w.service.history(&nobody, Some(as_contender), None, PageRequest::default())).unwrap();
     assert_eq!(theirs.total, 6, "battles taken part in count too");
 }
+
+/// Keeps what it hears.
+#[derive(Default)]
+struct Heard(Mutex<Vec<lf_core::DomainEvent>>);
+
+impl lf_core::EventSink for Heard {
+    fn publish(&self, event: lf_core::DomainEvent) {
+        self.0.lock().unwrap().push(event);
+    }
+}
+
+#[test]
+fn closing_a_battle_tells_its_events_once_with_the_winner() {
+    let heard = Arc::new(Heard::default());
+    let w = World::with(|s| s.with_events(heard.clone()));
+    let (b, cs) = w.voting(2);
+    let (_, voter) = lenser();
+    run(w.service.cast_vote(&voter, b.id, VotePick::Contender(cs[1].id), None)).unwrap();
+    w.status(b.id, Scoring).unwrap();
+    assert!(heard.0.lock().unwrap().is_empty(), "only closing is an event");
+    w.status(b.id, Closed).unwrap();
+    w.status(b.id, Published).unwrap();
+    let events = heard.0.lock().unwrap().clone();
+    assert_eq!(events.len(), 1, "{events:?}");
+    let e = &events[0];
+    assert_eq!((e.kind, e.owner, e.public), (lf_core::EventKind::BattleClosed, w.creator, true));
+    let fields: std::collections::HashMap<_, _> = e.fields.iter().cloned().collect();
+    assert_eq!(fields["battle_id"], b.id.to_string());
+    assert_eq!(fields["winner"], "B");
+    assert_eq!(fields["title"], "Haiku duel");
+}

@@ -13,6 +13,7 @@
 mod background;
 mod clock;
 mod error;
+mod events;
 mod id;
 pub mod model;
 mod page;
@@ -24,6 +25,7 @@ mod words;
 pub use background::{Spawner, Task};
 pub use clock::{Clock, FixedClock, SystemClock, Timestamp};
 pub use error::{Detail, DetailValue, ErrorCode, ErrorDetails, LfError, LfResult, clip};
+pub use events::{DomainEvent, EventKind, EventSink, NoEvents};
 pub use id::{
     BattleId, ContenderId, ContenderRefId, LensId, LenserId, ParamId, RunId, SubmissionId, VersionId, VoteId,
     WorkflowId, parse_uuid,

@@ -5,8 +5,8 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use lf_core::{
-    Clock, Detail, ErrorCode, LensId, LfError, LfResult, Page, PageRequest, Principal, RunId, SystemClock,
-    Timestamp, WorkflowId,
+    Clock, Detail, DomainEvent, ErrorCode, EventKind, EventSink, LensId, LfError, LfResult, NoEvents, Page,
+    PageRequest, Principal, RunId, SystemClock, Timestamp, WorkflowId,
 };
 
 use crate::model::{
@@ -232,15 +232,33 @@ pub fn estimate_tokens(text: &str) -> u64 {
 pub struct LensService {
     store: Arc<dyn LensStore>,
     clock: Arc<dyn Clock>,
+    events: Arc<dyn EventSink>,
 }
 
 impl LensService {
     pub fn new(store: Arc<dyn LensStore>) -> Self {
-        Self { store, clock: Arc::new(SystemClock) }
+        Self::with_clock(store, Arc::new(SystemClock))
     }
 
     pub fn with_clock(store: Arc<dyn LensStore>, clock: Arc<dyn Clock>) -> Self {
-        Self { store, clock }
+        Self { store, clock, events: Arc::new(NoEvents) }
+    }
+
+    /// Tells `events` of each lens created (`lens.created`: by
+    /// `create_lens` or `fork_lens`) and each new version (`lens.updated`).
+    pub fn with_events(mut self, events: Arc<dyn EventSink>) -> Self {
+        self.events = events;
+        self
+    }
+
+    fn tell(&self, kind: EventKind, lens: &Lens, version: &LensVersion) {
+        self.events.publish(
+            DomainEvent::new(kind, lens.owner, lens.visibility != Visibility::Private)
+                .with("lens_id", lens.id.to_string())
+                .with("title", lens.title.as_str())
+                .with("version_id", version.id.to_string())
+                .with("semver", version.semver.to_string()),
+        );
     }
 
     pub fn store(&self) -> &Arc<dyn LensStore> {
@@ -273,6 +291,7 @@ impl LensService {
         }
         .build(self.now());
         self.store.create_lens(&lens, &version).await?;
+        self.tell(EventKind::LensCreated, &lens, &version);
         Ok(LensView { lens, version })
     }
 
@@ -513,6 +532,9 @@ impl LensService {
             }
         };
         let lens = self.store.get_lens(p.reach(), lens.id).await?;
+        if bump.is_some() {
+            self.tell(EventKind::LensUpdated, &lens, &version);
+        }
         Ok(UpdateOutcome { lens, version, previous_semver: head.semver, bump })
     }
 
@@ -547,6 +569,7 @@ impl LensService {
         }
         .build(self.now());
         self.store.create_lens(&lens, &version).await?;
+        self.tell(EventKind::LensCreated, &lens, &version);
         Ok(LensView { lens, version })
     }
 

@@ -84,6 +84,11 @@ impl Executors {
         self
     }
 
+    /// The executor of `node_type`, if it has one.
+    pub fn get(&self, node_type: &str) -> Option<Arc<dyn Executor>> {
+        self.by_type.get(node_type).cloned()
+    }
+
     /// Whether `node_type` has an executor.
     pub fn handles(&self, node_type: &str) -> bool {
         self.by_type.contains_key(node_type)

@@ -17,12 +17,18 @@
 //!   store makes it due again when its timer fires.
 //! - [`Runner::shutdown`] stops claiming and starting nodes, lets running
 //!   nodes finish within the grace period, then releases what it holds.
+//! - A [`Scheduler`] given to [`Runner::schedule`] starts the runs of
+//!   scheduled workflows at their ticks, once per tick across processes.
 
+mod compose;
 mod executor;
 mod model;
 pub mod outbound;
 mod runner;
+mod schedule;
 
+pub use compose::{DEEPEST, Services as OwnServices};
 pub use executor::{Done, Executor, Executors, Job};
 pub use model::{MODEL_TYPES, ModelSteps, Pricing};
 pub use runner::{Runner, RunnerConfig};
+pub use schedule::{LONGEST_SLEEP, Scheduler};

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use lf_core::{Clock, LfResult, Reach, SystemClock, Timestamp};
+use lf_core::{Clock, DomainEvent, EventKind, EventSink, LfResult, Reach, SystemClock, Timestamp};
 use lf_workflow::engine::{
     Action, Event, Failure, NodeStatus, Plan, RunError, RunState, RunStatus, Slot, Tick, Usage, step,
 };
@@ -15,6 +15,7 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use crate::executor::{Executors, Job};
+use crate::schedule::Scheduler;
 
 /// How a runner behaves.
 #[derive(Clone, Debug)]
@@ -62,6 +63,10 @@ struct Inner {
     draining: CancellationToken,
     /// Set when the grace period is over: stop, release, return.
     stop: CancellationToken,
+    /// Starts the runs of scheduled workflows, when the process has one.
+    scheduler: std::sync::OnceLock<Scheduler>,
+    /// Hears of every run that ends (`workflow.run.completed` / `failed`).
+    events: std::sync::OnceLock<Arc<dyn EventSink>>,
 }
 
 /// The plans kept in memory (versions are immutable, so a plan never goes stale).
@@ -96,6 +101,8 @@ impl Runner {
                 plans: Mutex::default(),
                 draining: CancellationToken::new(),
                 stop: CancellationToken::new(),
+                scheduler: std::sync::OnceLock::new(),
+                events: std::sync::OnceLock::new(),
             }),
         }
     }
@@ -110,7 +117,29 @@ impl Runner {
     pub fn start(&self) -> tokio::task::JoinHandle<()> {
         let inner = self.inner.clone();
         tokio::spawn(inner.clone().listen());
+        if let Some(s) = inner.scheduler.get() {
+            tokio::spawn(s.clone().run(inner.draining.clone()));
+        }
         tokio::spawn(async move { inner.claim_loop().await })
+    }
+
+    /// Fires scheduled workflows' ticks too, from [`Runner::start`] until
+    /// [`Runner::shutdown`] (set it before starting; a second one is
+    /// ignored).
+    pub fn schedule(&self, scheduler: Scheduler) {
+        let _ = self.inner.scheduler.set(scheduler);
+    }
+
+    /// Tells `events` of every run that ends, completed or failed (set it
+    /// before starting; a second one is ignored).
+    pub fn events(&self, events: Arc<dyn EventSink>) {
+        let _ = self.inner.events.set(events);
+    }
+
+    /// Cancelled when [`Runner::shutdown`] begins: for work started on the
+    /// runner's behalf that must tell a stop from a failure.
+    pub fn stopping(&self) -> CancellationToken {
+        self.inner.draining.clone()
     }
 
     /// How many runs this process drives now.
@@ -162,6 +191,34 @@ fn seed() -> u64 {
 }
 
 impl Inner {
+    /// Tells the event sink that `run` ended in `state` (completed or
+    /// failed; a cancelled run is no event), seen by whoever may read its
+    /// workflow.
+    fn ended(&self, run: &Run, state: &lf_workflow::engine::RunState) {
+        let kind = match state.status {
+            RunStatus::Completed => EventKind::WorkflowRunCompleted,
+            RunStatus::Failed => EventKind::WorkflowRunFailed,
+            _ => return,
+        };
+        let Some(events) = self.events.get().cloned() else { return };
+        let (workflows, workflow_id) = (self.workflows.clone(), run.workflow_id);
+        let mut event = DomainEvent::new(kind, run.workflow_owner, false)
+            .with("run_id", run.id.to_string())
+            .with("workflow_id", run.workflow_id.to_string())
+            .with("status", state.status.as_str());
+        if let Some(e) = &state.error {
+            event = event.with("error", e.message.clone());
+        }
+        event.run = Some((run.id.as_uuid(), run.workflow_id.as_uuid()));
+        tokio::spawn(async move {
+            // Readable to all when its workflow is not private.
+            if let Ok(w) = workflows.get_workflow(Reach::Everything, workflow_id).await {
+                event.public = w.visibility != lf_workflow::Visibility::Private;
+                events.publish(event);
+            }
+        });
+    }
+
     async fn claim_loop(self: Arc<Self>) {
         let lease_ms = ms(self.config.lease);
         loop {
@@ -292,7 +349,9 @@ impl Inner {
                 state.status = RunStatus::Failed;
                 state.finished_at = Some(self.clock.now());
                 state.error = Some(RunError { code: "not_runnable".into(), message: why, node: None });
-                self.runs.save(&lease, &state, &[], true).await?;
+                if self.runs.save(&lease, &state, &[], true).await? {
+                    self.ended(&run, &state);
+                }
                 return Ok(());
             }
         };
@@ -369,6 +428,10 @@ impl Drive<'_> {
         {
             self.lost = true;
             return Ok(());
+        }
+        if ended {
+            // The one save that ended it: the end is told once.
+            self.inner.ended(self.run, &self.state);
         }
         for a in out.actions {
             match a {

@@ -8,7 +8,7 @@ use lf_core::{ModelProvider, Principal, Spawner};
 use lf_egress::{Egress, EgressConfig};
 use lf_lens::LensService;
 use lf_runner::outbound::Outbound;
-use lf_runner::{Executors, ModelSteps, Runner, RunnerConfig};
+use lf_runner::{Executors, ModelSteps, OwnServices, Runner, RunnerConfig, Scheduler};
 use lf_store::Database;
 use lf_tools::{Catalog, CatalogOptions, LfServer, Services};
 use lf_workflow::{ConnectionService, LensLookup, WorkflowService};
@@ -51,19 +51,22 @@ pub fn services(
     sealer: KeySealer,
     runs: &RunSettings,
 ) -> (Services, Runner) {
-    let lens = LensService::new(db.lens_store());
+    // Heard by the workflows that follow events, once the services exist.
+    let own = OwnServices::new();
+    let lens = LensService::new(db.lens_store()).with_events(Arc::new(own.clone()));
     let workflow = workflow_service(db, Arc::new(WorkflowLenses::new(lens.clone())));
     let connections = connection_service(db, sealer);
     let egress = Egress::new(EgressConfig { allow: runs.egress_allow.clone(), ..EgressConfig::default() })
         .expect("the outbound HTTP client builds with the default TLS settings");
     let executors = ModelSteps::new(model.clone(), lens.clone(), runs.pricing).register(Executors::pure());
     let executors = Outbound::new(egress, Arc::new(connections.clone())).register(executors);
+    let executors = own.register(executors);
     let can_run = executors.clone();
     let run_store = db.run_store();
     let runner = Runner::new(run_store.clone(), db.workflow_store(), executors, RunnerConfig::default());
     let services = Services::builder()
         .lens(lens)
-        .battle(BattleService::new(db.battle_store()))
+        .battle(BattleService::new(db.battle_store()).with_events(Arc::new(own.clone())))
         .workflow(workflow)
         .runs(run_store, runner.signal())
         .run_defaults(runs.defaults)
@@ -72,6 +75,9 @@ pub fn services(
         .model(model)
         .spawner(spawner)
         .build();
+    runner.schedule(Scheduler::new(db.workflow_store(), services.runs.clone()));
+    own.bind(services.runs.clone(), services.battle.clone(), db.workflow_store(), runner.stopping());
+    runner.events(Arc::new(own));
     (services, runner)
 }
 

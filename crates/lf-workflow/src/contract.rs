@@ -34,6 +34,8 @@ pub async fn suite(store: Arc<dyn WorkflowStore>) {
     listing(s).await;
     search(s).await;
     conflicts(s).await;
+    schedules(s).await;
+    followers(s).await;
 }
 
 pub(crate) struct Fixture {
@@ -105,6 +107,20 @@ pub(crate) fn small_graph(n: usize) -> GraphDraft {
         conns.push(link("start", &key, "input"));
     }
     GraphDraft::parse(steps, conns, catalog()).expect("the small graph parses")
+}
+
+/// A schedule trigger (09:00 in Istanbul every day) and one step.
+fn scheduled_graph() -> GraphDraft {
+    let mut start = step("start", "trigger", Some("schedule_trigger"));
+    start.config = Some(
+        json!({"cron": "0 9 * * *", "timezone": "Europe/Istanbul"}).as_object().cloned().unwrap_or_default(),
+    );
+    GraphDraft::parse(
+        vec![start, step("log", "tool", Some("noop"))],
+        vec![link("start", "log", "input")],
+        catalog(),
+    )
+    .expect("the scheduled graph parses")
 }
 
 impl Fixture {
@@ -485,6 +501,87 @@ async fn conflicts(s: &dyn WorkflowStore) {
     let head = s.get_version(Reach::Everything, w.id, VersionSelector::Head).await.unwrap();
     assert_eq!(head, next, "refused appends change nothing");
     assert_eq!(s.list_versions(Reach::Everything, w.id).await.unwrap().len(), 2);
+}
+
+/// The event followers the store keeps with each head: listed by their
+/// event, removed by a head that follows none, hidden while archived.
+async fn followers(s: &dyn WorkflowStore) {
+    use lf_core::EventKind::{BattleClosed, LensCreated};
+    let mut f = Fixture::new();
+    let owner = LenserId::new();
+    let mut start = step("start", "trigger", Some("event_trigger"));
+    start.config = Some(json!({"event_type": "lens.created"}).as_object().cloned().unwrap_or_default());
+    let graph = GraphDraft::parse(
+        vec![start, step("log", "tool", Some("noop"))],
+        vec![link("start", "log", "input")],
+        catalog(),
+    )
+    .expect("the event graph parses");
+    let (w, v1) = f.workflow(owner, Visibility::Private, graph);
+    s.create_workflow(&w, &v1).await.expect("create_workflow");
+    let mine = async |kind| -> Vec<crate::follow::Follower> {
+        s.followers(kind).await.expect("followers").into_iter().filter(|x| x.workflow_id == w.id).collect()
+    };
+    let expected = crate::follow::Follower { workflow_id: w.id, owner, version_id: v1.id, kind: LensCreated };
+    assert_eq!(mine(LensCreated).await, vec![expected], "listed by its event, as written");
+    assert!(mine(BattleClosed).await.is_empty(), "and by no other");
+    let t = f.tick();
+    s.update_workflow(w.id, &WorkflowPatch { archived_at: Some(Some(t)), ..Default::default() })
+        .await
+        .unwrap();
+    assert!(mine(LensCreated).await.is_empty(), "an archived workflow follows nothing");
+    s.update_workflow(w.id, &WorkflowPatch { archived_at: Some(None), ..Default::default() }).await.unwrap();
+    let v2 = f.next_version(&v1, small_graph(1));
+    s.append_version(w.id, v1.id, &v2, &WorkflowPatch::default()).await.unwrap();
+    assert!(mine(LensCreated).await.is_empty(), "a head with a manual trigger follows nothing");
+}
+
+/// The schedule rows the store keeps with each head: written with a
+/// scheduled head, removed by an unscheduled one, due at their tick,
+/// moved only from the tick they were read with, hidden while archived.
+async fn schedules(s: &dyn WorkflowStore) {
+    let mut f = Fixture::new();
+    let owner = LenserId::new();
+    let (w, v1) = f.workflow(owner, Visibility::Private, scheduled_graph());
+    s.create_workflow(&w, &v1).await.expect("create_workflow");
+    let row = crate::schedule::ScheduleRow::for_head(owner, &v1, v1.created_at).expect("a scheduled head");
+    assert!(row.next_fire_at > v1.created_at);
+    let mine = async |now: Timestamp| -> Vec<crate::schedule::ScheduleRow> {
+        let all = s.due_schedules(now, 10_000).await.expect("due_schedules");
+        all.into_iter().filter(|r| r.workflow_id == w.id).collect()
+    };
+    assert!(mine(row.next_fire_at.plus_micros(-1)).await.is_empty(), "not due before its tick");
+    assert_eq!(mine(row.next_fire_at).await, vec![row.clone()], "due at its tick, as written");
+    assert!(s.next_schedule().await.unwrap().is_some_and(|t| t <= row.next_fire_at));
+
+    let later = row.next_fire_at.plus_micros(86_400_000_000);
+    assert!(s.advance_schedule(&row, Some(later)).await.unwrap(), "moved from the tick it was read with");
+    assert!(!s.advance_schedule(&row, Some(later)).await.unwrap(), "a second move from the same tick fails");
+    let moved = crate::schedule::ScheduleRow { next_fire_at: later, ..row.clone() };
+    assert!(mine(later.plus_micros(-1)).await.is_empty());
+    assert_eq!(mine(later).await, vec![moved.clone()]);
+
+    let v2 = f.next_version(&v1, small_graph(1));
+    s.append_version(w.id, v1.id, &v2, &WorkflowPatch::default()).await.unwrap();
+    assert!(mine(later.plus_micros(1_000_000_000_000)).await.is_empty(), "an unscheduled head removes it");
+    assert!(!s.advance_schedule(&moved, Some(later)).await.unwrap(), "and nothing moves it");
+
+    let v3 = f.next_version(&v2, scheduled_graph());
+    s.append_version(w.id, v2.id, &v3, &WorkflowPatch::default()).await.unwrap();
+    let row3 = crate::schedule::ScheduleRow::for_head(owner, &v3, v3.created_at).unwrap();
+    assert_eq!(row3.version_id, v3.id);
+    assert_eq!(mine(row3.next_fire_at).await, vec![row3.clone()], "a scheduled head writes it again");
+    assert!(!s.advance_schedule(&row, Some(later)).await.unwrap(), "a row read from an older head is stale");
+
+    let t = f.tick();
+    s.update_workflow(w.id, &WorkflowPatch { archived_at: Some(Some(t)), ..Default::default() })
+        .await
+        .unwrap();
+    assert!(mine(row3.next_fire_at).await.is_empty(), "an archived workflow is not due");
+    s.update_workflow(w.id, &WorkflowPatch { archived_at: Some(None), ..Default::default() }).await.unwrap();
+    assert_eq!(mine(row3.next_fire_at).await.len(), 1);
+    assert!(s.advance_schedule(&row3, None).await.unwrap(), "None retires it");
+    assert!(mine(row3.next_fire_at.plus_micros(1_000_000_000_000)).await.is_empty());
 }
 
 #[cfg(test)]

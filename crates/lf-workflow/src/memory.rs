@@ -13,11 +13,13 @@ use lf_core::{
 };
 
 use crate::connection::{Connection, ConnectionStore, SealedSecret, connection_not_found, connection_taken};
+use crate::follow::Follower;
 use crate::lookup::{LensFacts, LensLookup};
 use crate::model::{
     ConnectionRef, JsonObject, Provider, VersionSelector, VersionSummary, Visibility, Workflow,
     WorkflowFilter, WorkflowPatch, WorkflowVersion, WorkflowVersionId,
 };
+use crate::schedule::ScheduleRow;
 use crate::store::WorkflowStore;
 
 fn read<T>(l: &RwLock<T>) -> RwLockReadGuard<'_, T> {
@@ -31,6 +33,10 @@ struct Row {
     workflow: Workflow,
     /// Oldest first.
     versions: Vec<WorkflowVersion>,
+    /// The head's schedule, when it has one.
+    schedule: Option<ScheduleRow>,
+    /// The event the head follows, when it does.
+    follows: Option<Follower>,
 }
 
 impl Row {
@@ -140,7 +146,12 @@ impl WorkflowStore for MemoryWorkflowStore {
                 workflow.id
             )));
         }
-        rows.insert(workflow.id, Row { workflow: workflow.clone(), versions: vec![first.clone()] });
+        let schedule = ScheduleRow::for_head(workflow.owner, first, first.created_at);
+        let follows = Follower::for_head(workflow.owner, first);
+        rows.insert(
+            workflow.id,
+            Row { workflow: workflow.clone(), versions: vec![first.clone()], schedule, follows },
+        );
         Ok(())
     }
 
@@ -222,6 +233,8 @@ impl WorkflowStore for MemoryWorkflowStore {
         row.versions.push(version.clone());
         row.workflow.head_version_id = version.id;
         row.workflow.head_version = version.number;
+        row.schedule = ScheduleRow::for_head(row.workflow.owner, version, version.created_at);
+        row.follows = Follower::for_head(row.workflow.owner, version);
         apply(&mut row.workflow, patch);
         Ok(())
     }
@@ -231,6 +244,52 @@ impl WorkflowStore for MemoryWorkflowStore {
         let row = rows.get_mut(&id).ok_or_else(|| workflow_not_found(id))?;
         apply(&mut row.workflow, patch);
         Ok(())
+    }
+
+    async fn due_schedules(&self, now: Timestamp, limit: u32) -> LfResult<Vec<ScheduleRow>> {
+        let rows = read(&self.rows);
+        let mut due: Vec<ScheduleRow> = rows
+            .values()
+            .filter(|r| r.workflow.archived_at.is_none())
+            .filter_map(|r| r.schedule.clone())
+            .filter(|s| s.next_fire_at <= now)
+            .collect();
+        due.sort_by_key(|s| (s.next_fire_at, s.workflow_id));
+        due.truncate(limit as usize);
+        Ok(due)
+    }
+
+    async fn advance_schedule(&self, row: &ScheduleRow, to: Option<Timestamp>) -> LfResult<bool> {
+        let mut rows = write(&self.rows);
+        let Some(r) = rows.get_mut(&row.workflow_id) else { return Ok(false) };
+        let Some(s) = r.schedule.as_mut() else { return Ok(false) };
+        if s.version_id != row.version_id || s.next_fire_at != row.next_fire_at {
+            return Ok(false);
+        }
+        match to {
+            Some(t) => s.next_fire_at = t,
+            None => r.schedule = None,
+        }
+        Ok(true)
+    }
+
+    async fn followers(&self, kind: lf_core::EventKind) -> LfResult<Vec<Follower>> {
+        let rows = read(&self.rows);
+        Ok(rows
+            .values()
+            .filter(|r| r.workflow.archived_at.is_none())
+            .filter_map(|r| r.follows.clone())
+            .filter(|f| f.kind == kind)
+            .collect())
+    }
+
+    async fn next_schedule(&self) -> LfResult<Option<Timestamp>> {
+        let rows = read(&self.rows);
+        Ok(rows
+            .values()
+            .filter(|r| r.workflow.archived_at.is_none())
+            .filter_map(|r| r.schedule.as_ref().map(|s| s.next_fire_at))
+            .min())
     }
 }
 

@@ -8,12 +8,14 @@
 //! workflow keeps them).
 
 use async_trait::async_trait;
-use lf_core::{LfResult, Page, PageRequest, Reach, SearchQuery, WorkflowId};
+use lf_core::{EventKind, LfResult, Page, PageRequest, Reach, SearchQuery, Timestamp, WorkflowId};
 
+use crate::follow::Follower;
 use crate::model::{
     VersionSelector, VersionSummary, Workflow, WorkflowFilter, WorkflowPatch, WorkflowVersion,
     WorkflowVersionId,
 };
+use crate::schedule::ScheduleRow;
 
 /// Where workflows and their versions live.
 ///
@@ -110,4 +112,27 @@ pub trait WorkflowStore: Send + Sync {
 
     /// Applies `patch` to the workflow. NOT_FOUND if it is missing.
     async fn update_workflow(&self, id: WorkflowId, patch: &WorkflowPatch) -> LfResult<()>;
+
+    /// Workflows that are not archived and whose schedule's next tick is at
+    /// or before `now`, earliest first, at most `limit`.
+    ///
+    /// The schedules are the store's to keep: [`WorkflowStore::create_workflow`]
+    /// and [`WorkflowStore::append_version`] write, in their transaction,
+    /// [`ScheduleRow::for_head`] of the new head at its `created_at` and
+    /// its [`Follower::for_head`] (and remove them when the new head has
+    /// neither).
+    async fn due_schedules(&self, now: Timestamp, limit: u32) -> LfResult<Vec<ScheduleRow>>;
+
+    /// Moves `row`'s schedule to the tick `to` (removes it with `None`: no
+    /// tick left) if it still waits for `row.next_fire_at` from
+    /// `row.version_id`. `false`, writing nothing: another scheduler moved
+    /// it first, or a new head replaced it.
+    async fn advance_schedule(&self, row: &ScheduleRow, to: Option<Timestamp>) -> LfResult<bool>;
+
+    /// The earliest next tick of a workflow that is not archived.
+    async fn next_schedule(&self) -> LfResult<Option<Timestamp>>;
+
+    /// The workflows that are not archived and whose head follows `kind`
+    /// ([`Follower::for_head`], kept with the head as schedules are).
+    async fn followers(&self, kind: EventKind) -> LfResult<Vec<Follower>>;
 }

@@ -7,10 +7,14 @@
 //! [`crate::conns`]).
 
 pub(crate) mod rows;
+mod schedule;
 pub(crate) mod sql;
 
 use async_trait::async_trait;
-use lf_core::{LfResult, Page, PageRequest, Reach, SearchQuery, WorkflowId};
+use lf_core::EventKind;
+use lf_core::{LfResult, Page, PageRequest, Reach, SearchQuery, Timestamp, WorkflowId};
+use lf_workflow::follow::Follower;
+use lf_workflow::schedule::ScheduleRow;
 use lf_workflow::{
     VersionSelector, VersionSummary, Workflow, WorkflowFilter, WorkflowPatch, WorkflowStore, WorkflowVersion,
     WorkflowVersionId,
@@ -94,5 +98,21 @@ impl WorkflowStore for SqlWorkflowStore {
 
     async fn update_workflow(&self, id: WorkflowId, patch: &WorkflowPatch) -> LfResult<()> {
         on!(&self.conns, write_one, |conn| sql::update_workflow(conn, id, patch))
+    }
+
+    async fn due_schedules(&self, now: Timestamp, limit: u32) -> LfResult<Vec<ScheduleRow>> {
+        on!(&self.conns, reading, |conn| schedule::due(conn, now, limit))
+    }
+
+    async fn advance_schedule(&self, row: &ScheduleRow, to: Option<Timestamp>) -> LfResult<bool> {
+        on!(&self.conns, write_one, |conn| schedule::advance(conn, row, to))
+    }
+
+    async fn followers(&self, kind: EventKind) -> LfResult<Vec<Follower>> {
+        on!(&self.conns, reading, |conn| schedule::followers(conn, kind))
+    }
+
+    async fn next_schedule(&self) -> LfResult<Option<Timestamp>> {
+        on!(&self.conns, reading, |conn| schedule::next(conn))
     }
 }

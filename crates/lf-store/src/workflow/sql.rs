@@ -11,7 +11,7 @@
 //! new head is set only after [`LOCK_WORKFLOW`] read the head the caller
 //! expected.
 
-use lf_core::{LfError, LfResult, Page, PageRequest, Reach, SearchQuery, WorkflowId};
+use lf_core::{LenserId, LfError, LfResult, Page, PageRequest, Reach, SearchQuery, WorkflowId};
 use lf_workflow::{
     VersionSelector, VersionSummary, Workflow, WorkflowFilter, WorkflowPatch, WorkflowVersion,
     WorkflowVersionId, workflow_head_moved, workflow_not_found, workflow_version_not_found,
@@ -113,8 +113,8 @@ const LIST_VERSIONS: Spellings = spelled!(list_versions);
 /// SQLite locks no rows: the write transaction's `BEGIN IMMEDIATE` already
 /// holds the database's write lock.
 const LOCK_WORKFLOW: Spellings = Spellings {
-    sqlite: "SELECT head_version_id FROM workflows WHERE id = $1",
-    postgres: "SELECT head_version_id FROM workflows WHERE id = $1 FOR UPDATE",
+    sqlite: "SELECT head_version_id, owner_id FROM workflows WHERE id = $1",
+    postgres: "SELECT head_version_id, owner_id FROM workflows WHERE id = $1 FOR UPDATE",
 };
 
 /// A [`WorkflowPatch`] as assignments, `$2`..`$8` bound by
@@ -171,7 +171,8 @@ pub(crate) async fn create_workflow<C: Conn>(
         format!("workflow {} already exists", w.id)
     })
     .await?;
-    insert_version(conn, first).await
+    insert_version(conn, first).await?;
+    super::schedule::sync_schedule(conn, w.owner, first).await
 }
 
 pub(crate) async fn get_workflow<C: Conn>(conn: &mut C, reach: Reach, id: WorkflowId) -> LfResult<Workflow> {
@@ -297,13 +298,14 @@ pub(crate) async fn append_version<C: Conn>(
     version: &WorkflowVersion,
     patch: &WorkflowPatch,
 ) -> LfResult<()> {
-    let head: Uuid = query::<C::Database>(LOCK_WORKFLOW.of::<C::Database>())
+    let locked = query::<C::Database>(LOCK_WORKFLOW.of::<C::Database>())
         .put(id.as_uuid())
         .fetch_optional(conn.exec())
         .await
         .map_err(map_db_err)?
-        .ok_or_else(|| workflow_not_found(id))?
-        .value("head_version_id")?;
+        .ok_or_else(|| workflow_not_found(id))?;
+    let head: Uuid = locked.value("head_version_id")?;
+    let owner = LenserId::from_uuid(locked.value("owner_id")?);
     if head != expected_head.as_uuid() {
         return Err(workflow_head_moved(id));
     }
@@ -318,7 +320,7 @@ pub(crate) async fn append_version<C: Conn>(
         .put(version.id.as_uuid())
         .put(i64::from(version.number));
     execute(conn, q).await?;
-    Ok(())
+    super::schedule::sync_schedule(conn, owner, version).await
 }
 
 pub(crate) async fn update_workflow<C: Conn>(

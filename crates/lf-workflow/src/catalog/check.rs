@@ -178,7 +178,13 @@ fn check_value(f: &ConfigField, v: &Value) -> Result<(), String> {
             Condition::parse(v).map(|_| ()).map_err(|e| format!("is not a valid condition: {e}"))
         }
         FieldKind::Cron => match v.as_str() {
-            Some(s) => check_cron(s),
+            // Our own reading first (its messages name the field), then the
+            // scheduler's, so that what validates also schedules.
+            Some(s) => check_cron(s).and_then(|()| crate::schedule::check_fires(s)),
+            None => wrong(),
+        },
+        FieldKind::TimeZone => match v.as_str() {
+            Some(s) => crate::schedule::parse_zone(s).map(|_| ()),
             None => wrong(),
         },
         FieldKind::Url => match v.as_str() {

@@ -34,6 +34,8 @@ lf_core::word_enum!(
         Condition = "condition",
         /// A five-field cron expression (minute hour day-of-month month day-of-week).
         Cron = "cron",
+        /// An IANA time zone name, such as Europe/Istanbul or UTC.
+        TimeZone = "timezone",
         /// An `http://` or `https://` URL.
         Url = "url",
         /// A UUID.

@@ -121,7 +121,7 @@ impl RunService {
     /// not validate, the inputs do not fit its form, or they are too large,
     /// too deep or hold a secret.
     pub async fn start(&self, p: &Principal, s: StartRun) -> LfResult<Started> {
-        self.start_with(p, RunOrigin::Manual, s).await
+        self.start_with(p, RunOrigin::Manual, None, s).await
     }
 
     /// Starts a run for a trigger of the workflow itself (its schedule,
@@ -131,15 +131,41 @@ impl RunService {
     /// the schedule's row): this reads the workflow whatever its
     /// visibility.
     pub async fn start_triggered(&self, origin: RunOrigin, s: StartRun) -> LfResult<Started> {
+        self.start_triggered_by(origin, None, s).await
+    }
+
+    /// [`RunService::start_triggered`] for a run caused by another run (an
+    /// event of its end), linked to it by `parent_run_id`.
+    pub async fn start_triggered_by(
+        &self,
+        origin: RunOrigin,
+        parent: Option<RunId>,
+        s: StartRun,
+    ) -> LfResult<Started> {
         let workflow_id = s
             .workflow_id
             .ok_or_else(|| LfError::invalid_argument("workflow_id is required").with_field("workflow_id"))?;
         let owner = self.workflows.store().get_workflow(lf_core::Reach::Everything, workflow_id).await?.owner;
         let as_owner = Principal::Lenser { id: owner, scopes: lf_core::Scopes::READ_WRITE };
-        self.start_with(&as_owner, origin, s).await
+        self.start_with(&as_owner, origin, parent, s).await
     }
 
-    async fn start_with(&self, p: &Principal, origin: RunOrigin, s: StartRun) -> LfResult<Started> {
+    /// Starts a run for a `sub_workflow` step of run `parent`, as that
+    /// run's starter (who must be able to read the workflow it names),
+    /// linked to it by `parent_run_id`; the step's idempotency key makes a
+    /// step run again after a takeover find the run it started.
+    pub async fn start_child(&self, parent: &Run, s: StartRun) -> LfResult<Started> {
+        let as_starter = Principal::Lenser { id: parent.started_by, scopes: lf_core::Scopes::READ_WRITE };
+        self.start_with(&as_starter, RunOrigin::SubWorkflow, Some(parent.id), s).await
+    }
+
+    async fn start_with(
+        &self,
+        p: &Principal,
+        origin: RunOrigin,
+        parent_run_id: Option<RunId>,
+        s: StartRun,
+    ) -> LfResult<Started> {
         check_start(&s)?;
         let workflow_id = s
             .workflow_id
@@ -192,7 +218,7 @@ impl RunService {
             workflow_owner: workflow.owner,
             started_by: starter,
             origin,
-            parent_run_id: None,
+            parent_run_id,
             idempotency_key: s.idempotency_key,
             global_model_id: s.global_model_id,
             resume_from: None,

@@ -30,7 +30,7 @@ pub(super) fn entries() -> Vec<NodeTypeSpec> {
                 field("cron", "Cron expression", FieldKind::Cron, "minute hour day-of-month month day-of-week, such as \"0 9 * * 1\" (Mondays at 09:00).")
                     .required()
                     .aliases(&["cronExpression"]),
-                field("timezone", "Time zone", FieldKind::String, "The IANA time zone the schedule is read in, such as Europe/Istanbul.")
+                field("timezone", "Time zone", FieldKind::TimeZone, "The IANA time zone the schedule is read in, such as Europe/Istanbul.")
                     .default(json!("UTC"))
                     .aliases(&["timeZone"]),
             ])

@@ -1,0 +1,345 @@
+//! Steps that use the server's own services: `sub_workflow` (a run of
+//! another workflow, waited for) and `battle_create` (a battle made as
+//! the workflow's owner).
+//!
+//! It is also the [`EventSink`] of the server's services: each event
+//! starts a run of every workflow that follows it and may see it
+//! ([`Follower::hears`]), as that workflow's owner, keyed by the event (a
+//! workflow hears an event once), linked to the run whose end it is for a
+//! run event; a chain of runs started by run events stops at [`DEEPEST`].
+//!
+//! Both steps are made before the services they call exist (the run service
+//! needs the runner's signal, the runner needs its executors), so they
+//! hold a [`Services`] cell that the composition root fills once the
+//! services are built ([`Services::bind`]); a step run before that fails
+//! with `not_ready`.
+//!
+//! Each is safe to run again: a `sub_workflow` step's run carries the
+//! step's idempotency key, so an attempt run again after a takeover waits
+//! for the run it started instead of starting another; `battle_create`
+//! makes its battle under an id derived from that key, so a second try
+//! finds the first battle.
+
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use lf_battle::{BattleService, BattleTitle, BattleType, JudgingMode, MaxContenders, NewBattle, TaskPrompt};
+use lf_core::{BattleId, DomainEvent, ErrorCode, EventSink, LfError, Principal, Scopes, WorkflowId};
+use lf_workflow::engine::{Failure, RunStatus, main_input};
+use lf_workflow::exec::fill_placeholders;
+use lf_workflow::follow::{Follower, event_inputs};
+use lf_workflow::run::{IdempotencyKey, RunId, RunOrigin, RunService, StartRun};
+use lf_workflow::{JsonObject, Pick, WorkflowStore};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::executor::{Done, Executor, Executors, Job};
+
+/// The most nesting `max_depth` may allow.
+pub const DEEPEST: u32 = 8;
+
+#[derive(Clone)]
+struct Bound {
+    runs: Arc<RunService>,
+    battles: Arc<BattleService>,
+    workflows: Arc<dyn WorkflowStore>,
+    /// The runner's shutdown: a step given up because the process stops
+    /// leaves its sub-run running (the next holder waits for it again).
+    draining: CancellationToken,
+}
+
+/// The services these steps call, bound after they are built.
+#[derive(Clone, Default)]
+pub struct Services {
+    cell: Arc<OnceLock<Bound>>,
+}
+
+impl Services {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Binds the services (once; a second call is ignored).
+    pub fn bind(
+        &self,
+        runs: Arc<RunService>,
+        battles: Arc<BattleService>,
+        workflows: Arc<dyn WorkflowStore>,
+        draining: CancellationToken,
+    ) {
+        let _ = self.cell.set(Bound { runs, battles, workflows, draining });
+    }
+
+    fn get(&self) -> Result<&Bound, Failure> {
+        self.cell
+            .get()
+            .ok_or_else(|| Failure::new("not_ready", "the server's services are not bound to the runner yet"))
+    }
+
+    /// Adds `sub_workflow` and `battle_create` to `executors`.
+    pub fn register(&self, executors: Executors) -> Executors {
+        executors
+            .with("sub_workflow", Arc::new(SubWorkflow(self.clone())))
+            .with("battle_create", Arc::new(BattleCreate(self.clone())))
+    }
+}
+
+fn failure(code: &str, e: &LfError) -> Failure {
+    Failure::new(code, e.message().to_owned())
+}
+
+/// The step's own key: the run, the step (and item), the attempt.
+fn step_key(job: &Job) -> String {
+    job.idempotency_key.clone().unwrap_or_else(|| {
+        let item = job.slot.item.map(|i| format!("#{i}")).unwrap_or_default();
+        format!("{}:{}{item}:{}", job.run, job.node().key, job.attempt)
+    })
+}
+
+struct SubWorkflow(Services);
+
+#[async_trait]
+impl Executor for SubWorkflow {
+    async fn execute(&self, job: &Job) -> Result<Done, Failure> {
+        let bound = self.0.get()?;
+        let config = &job.node().config;
+        let invalid = |what: String| Failure::new("invalid_config", what);
+        let workflow_id = config
+            .get("workflow_id")
+            .and_then(Value::as_str)
+            .and_then(|s| lf_core::parse_uuid("workflow_id", s).ok())
+            .map(WorkflowId::from_uuid)
+            .ok_or_else(|| invalid("workflow_id must be a workflow's id".into()))?;
+        let version =
+            config.get("version").and_then(Value::as_u64).map(|v| v.min(u64::from(u32::MAX)) as u32);
+        let max_depth =
+            config.get("max_depth").and_then(Value::as_u64).unwrap_or(2).clamp(1, u64::from(DEEPEST));
+
+        let parent = bound.runs.store().get_run(job.run).await.map_err(|e| failure("store", &e))?;
+        // How deep this run is: its chain of sub-workflow parents (read no
+        // further than the deepest nesting allowed).
+        let mut depth = 0u64;
+        let mut up = parent.clone();
+        while up.origin == RunOrigin::SubWorkflow
+            && let Some(p) = up.parent_run_id
+            && depth < max_depth
+        {
+            depth += 1;
+            up = bound.runs.store().get_run(p).await.map_err(|e| failure("store", &e))?;
+        }
+        if depth + 1 > max_depth {
+            return Err(Failure::new(
+                "too_deep",
+                format!(
+                    "step {} would nest workflows {} deep, past its max_depth of {max_depth} (a workflow that runs itself would never end)",
+                    job.node().key,
+                    depth + 1
+                ),
+            ));
+        }
+
+        let input = main_input(&job.input);
+        let inputs = inputs_for(config.get("input_mapping"), input).map_err(invalid)?;
+        let key =
+            IdempotencyKey::parse("idempotency_key", &step_key(job)).map_err(|e| failure("invalid", &e))?;
+        let start = StartRun {
+            workflow_id: Some(workflow_id),
+            version,
+            inputs,
+            global_model_id: job.global_model_id.clone(),
+            idempotency_key: Some(key),
+            budget_credits: parent.state.limits.budget_credits,
+        };
+        let child = match bound.runs.start_child(&parent, start).await {
+            Ok(s) => s.run.id,
+            Err(e) if e.code() == ErrorCode::Internal => return Err(failure("store", &e)),
+            Err(e) => return Err(failure("not_runnable", &e)),
+        };
+        let guard = CancelChild { bound: bound.clone(), child, parent: job.run, done: false };
+        let ended = wait(&bound.runs, child).await?;
+        let mut guard = guard;
+        guard.done = true;
+        match ended.status() {
+            // Its result is the step's output; the run itself is found by
+            // its parent_run_id.
+            RunStatus::Completed => Ok(Done::output(ended.state.result.clone().unwrap_or(Value::Null))),
+            status => {
+                let why =
+                    ended.state.error.as_ref().map_or_else(|| status.to_string(), |e| e.message.clone());
+                Err(Failure::new(
+                    "sub_workflow_failed",
+                    format!("the run {child} of workflow {workflow_id} ended {status}: {why}"),
+                ))
+            }
+        }
+    }
+}
+
+/// The sub-run's inputs: the mapping's picks of the step's input, or the
+/// input itself (an object; anything else as `{"input": value}`).
+fn inputs_for(mapping: Option<&Value>, input: &Value) -> Result<JsonObject, String> {
+    match mapping.and_then(Value::as_object) {
+        Some(m) => {
+            let mut out = JsonObject::new();
+            for (name, pick) in m {
+                let text = pick.as_str().ok_or_else(|| format!("input_mapping.{name} must be a pick"))?;
+                let pick = Pick::parse("input_mapping", text).map_err(|e| e.message().to_owned())?;
+                out.insert(name.clone(), pick.pick(input).map_or(Value::Null, std::borrow::Cow::into_owned));
+            }
+            Ok(out)
+        }
+        None => Ok(match input {
+            Value::Object(m) => m.clone(),
+            other => {
+                let mut m = JsonObject::new();
+                m.insert("input".into(), other.clone());
+                m
+            }
+        }),
+    }
+}
+
+/// Waits for run `id` to end, reading it a little less often the longer it
+/// takes (the step's timeout bounds the wait).
+async fn wait(runs: &RunService, id: RunId) -> Result<lf_workflow::run::Run, Failure> {
+    let mut pause = Duration::from_millis(5);
+    loop {
+        let run = runs.store().get_run(id).await.map_err(|e| failure("store", &e))?;
+        if run.status().is_final() {
+            return Ok(run);
+        }
+        tokio::time::sleep(pause).await;
+        pause = (pause * 2).min(Duration::from_millis(500));
+    }
+}
+
+/// Cancels the sub-run when the step is given up before it ended (its
+/// timeout, its run cancelled), but not when the process is stopping.
+struct CancelChild {
+    bound: Bound,
+    child: RunId,
+    parent: RunId,
+    done: bool,
+}
+
+impl Drop for CancelChild {
+    fn drop(&mut self) {
+        if self.done || self.bound.draining.is_cancelled() {
+            return;
+        }
+        let (runs, child, parent) = (self.bound.runs.clone(), self.child, self.parent);
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.spawn(async move {
+                // As the one who started both runs; a sub-run that ended
+                // meanwhile answers INVALID_TRANSITION, which is fine.
+                if let Ok(by) = runs.store().get_run(parent).await.map(|p| p.started_by) {
+                    let _ = runs.cancel(&Principal::Service { acting_as: Some(by) }, child).await;
+                }
+            });
+        }
+    }
+}
+
+struct BattleCreate(Services);
+
+#[async_trait]
+impl Executor for BattleCreate {
+    async fn execute(&self, job: &Job) -> Result<Done, Failure> {
+        let bound = self.0.get()?;
+        let config = &job.node().config;
+        let input = main_input(&job.input);
+        let text = |key: &str| config.get(key).and_then(Value::as_str).map(|t| fill_placeholders(t, input));
+        let invalid = |e: LfError| Failure::new("invalid_config", e.message().to_owned());
+        let title = BattleTitle::parse(text("title").unwrap_or_default()).map_err(invalid)?;
+        let task = TaskPrompt::parse(text("task_prompt").unwrap_or_default()).map_err(invalid)?;
+        let mut new = NewBattle::new(title, task);
+        if let Some(t) = config.get("battle_type").and_then(Value::as_str) {
+            new.battle_type = Some(BattleType::parse(t).map_err(invalid)?);
+        }
+        if let Some(m) = config.get("judging_mode").and_then(Value::as_str) {
+            new.judging_mode = Some(JudgingMode::parse(m).map_err(invalid)?);
+        }
+        if let Some(n) = config.get("max_contenders").and_then(Value::as_i64) {
+            new.max_contenders = Some(MaxContenders::parse(n).map_err(invalid)?);
+        }
+        // The same attempt makes the same battle: its id comes from the key.
+        let id = BattleId::from_uuid(uuid::Uuid::new_v5(&KEYS, step_key(job).as_bytes()));
+        let owner = Principal::Lenser { id: job.workflow_owner, scopes: Scopes::READ_WRITE };
+        let battle = match bound.battles.create_with_id(&owner, id, new).await {
+            Ok(b) => b,
+            Err(e) if e.code() == ErrorCode::Conflict => {
+                bound.battles.get(&owner, id).await.map_err(|e| failure("store", &e))?.battle
+            }
+            Err(e) if e.code() == ErrorCode::Internal => return Err(failure("store", &e)),
+            Err(e) => return Err(failure("invalid_config", &e)),
+        };
+        Ok(Done::output(json!({"battle_id": battle.id.to_string(), "status": battle.status.as_str()})))
+    }
+}
+
+/// The namespace of battle ids made from step keys.
+const KEYS: uuid::Uuid = uuid::Uuid::from_u128(0x6c66_6261_7474_6c65_8000_0000_0000_0001);
+
+impl EventSink for Services {
+    fn publish(&self, event: DomainEvent) {
+        let Some(bound) = self.cell.get().cloned() else { return };
+        let Ok(rt) = tokio::runtime::Handle::try_current() else { return };
+        rt.spawn(async move {
+            if let Err(e) = follow(&bound, &event).await {
+                eprintln!(
+                    "lenserfight: the workflows following {} were not started: {}",
+                    event.kind,
+                    e.message()
+                );
+            }
+        });
+    }
+}
+
+/// Starts the runs of the workflows that hear `event`.
+async fn follow(bound: &Bound, event: &DomainEvent) -> lf_core::LfResult<()> {
+    let followers: Vec<Follower> =
+        bound.workflows.followers(event.kind).await?.into_iter().filter(|f| f.hears(event)).collect();
+    if followers.is_empty() {
+        return Ok(());
+    }
+    let parent = event.run.map(|(run, _)| RunId::from_uuid(run));
+    if let Some(p) = parent {
+        // How many runs started by run events lead to this one.
+        let (mut depth, mut up) = (0, bound.runs.store().get_run(p).await?);
+        while up.origin == RunOrigin::Event
+            && let Some(next) = up.parent_run_id
+            && depth < DEEPEST
+        {
+            depth += 1;
+            up = bound.runs.store().get_run(next).await?;
+        }
+        if depth + 1 > DEEPEST {
+            eprintln!(
+                "lenserfight: run {p} ends a chain of {} runs started by run events; {} is not followed further",
+                depth + 1,
+                event.kind
+            );
+            return Ok(());
+        }
+    }
+    let key = IdempotencyKey::parse("idempotency_key", &format!("event:{}", event.id))?;
+    for f in followers {
+        let start = StartRun {
+            workflow_id: Some(f.workflow_id),
+            inputs: event_inputs(event),
+            idempotency_key: Some(key.clone()),
+            ..StartRun::default()
+        };
+        if let Err(e) = bound.runs.start_triggered_by(RunOrigin::Event, parent, start).await {
+            eprintln!(
+                "lenserfight: workflow {} did not start for {}: {}",
+                f.workflow_id,
+                event.kind,
+                e.message()
+            );
+        }
+    }
+    Ok(())
+}

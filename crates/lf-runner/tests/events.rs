@@ -1,0 +1,219 @@
+//! Event triggers on the in-memory stores with a real runner: a workflow
+//! that follows an event runs, as its owner, for each such event its owner
+//! may see, once per event; it never hears its own runs; and a chain of
+//! workflows started by each other's runs stops at the deepest nesting.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use lf_battle::{BattleService, MemoryBattleStore};
+use lf_core::{DomainEvent, EventKind, EventSink, LenserId, Principal, Scopes, WorkflowId};
+use lf_lens::{LensService, MemoryLensStore};
+use lf_runner::{DEEPEST, Executors, OwnServices, Runner, RunnerConfig};
+use lf_workflow::engine::RunStatus;
+use lf_workflow::run::{MemoryRunStore, Run, RunFilter, RunOrigin, RunService, RunStore, StartRun};
+use lf_workflow::{
+    MemoryConnections, MemoryLenses, MemoryWorkflowStore, NewWorkflow, RawBlueprint, WorkflowService,
+    WorkflowStore,
+};
+use serde_json::{Value, json};
+
+struct World {
+    runs: Arc<MemoryRunStore>,
+    service: Arc<WorkflowService>,
+    starts: Arc<RunService>,
+    lenses: LensService,
+    own: OwnServices,
+    runner: Runner,
+}
+
+fn lenser(id: LenserId) -> Principal {
+    Principal::Lenser { id, scopes: Scopes::READ_WRITE }
+}
+
+impl World {
+    fn new() -> Self {
+        let workflows = Arc::new(MemoryWorkflowStore::new());
+        let service = Arc::new(WorkflowService::new(
+            workflows.clone(),
+            Arc::new(MemoryLenses::new()),
+            Arc::new(MemoryConnections::new()),
+        ));
+        let runs = Arc::new(MemoryRunStore::new());
+        let own = OwnServices::new();
+        let runner = Runner::new(
+            runs.clone(),
+            workflows.clone() as Arc<dyn WorkflowStore>,
+            own.register(Executors::pure()),
+            RunnerConfig { lease: Duration::from_secs(30), ..RunnerConfig::default() },
+        );
+        let starts = Arc::new(RunService::new(service.clone(), runs.clone(), runner.signal()));
+        let battles = Arc::new(BattleService::new(Arc::new(MemoryBattleStore::new())));
+        own.bind(starts.clone(), battles, workflows.clone() as Arc<dyn WorkflowStore>, runner.stopping());
+        runner.events(Arc::new(own.clone()));
+        runner.start();
+        let lenses = LensService::new(Arc::new(MemoryLensStore::new())).with_events(Arc::new(own.clone()));
+        World { runs, service, starts, lenses, own, runner }
+    }
+
+    async fn workflow(&self, owner: LenserId, visibility: &str, trigger: Value) -> WorkflowId {
+        let blueprint: RawBlueprint = serde_json::from_value(json!({
+            "title": "t", "visibility": visibility,
+            "steps": [trigger, {"key": "log", "kind": "tool", "name": "Log", "node_type": "noop"}],
+            "connections": [{"from_step": "start", "to_step": "log", "input_parameter": "input"}]
+        }))
+        .unwrap();
+        self.service
+            .create(&lenser(owner), NewWorkflow { blueprint, owner: None })
+            .await
+            .expect("created")
+            .workflow
+            .id
+    }
+
+    async fn following(&self, owner: LenserId, event: &str) -> WorkflowId {
+        let t = json!({"key": "start", "kind": "trigger", "name": "On", "node_type": "event_trigger", "config": {"event_type": event}});
+        self.workflow(owner, "private", t).await
+    }
+
+    async fn runs_of(&self, owner: LenserId, wf: WorkflowId) -> Vec<Run> {
+        let filter = RunFilter { workflow_id: Some(wf), status: None };
+        let page = lf_core::PageRequest::new(Some(100), None).unwrap();
+        self.runs.list_runs(owner, &filter, page).await.unwrap().items
+    }
+
+    /// Waits until every run has ended and no new one appeared for a while.
+    async fn settle(&self, owner: LenserId) -> Vec<Run> {
+        let mut last = usize::MAX;
+        let mut calm = 0;
+        for _ in 0..500 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            let page = lf_core::PageRequest::new(Some(100), None).unwrap();
+            let all = self.runs.list_runs(owner, &RunFilter::default(), page).await.unwrap().items;
+            let ended = all.iter().all(|r| r.status().is_final());
+            calm = if ended && all.len() == last { calm + 1 } else { 0 };
+            last = all.len();
+            if calm >= 10 {
+                return all;
+            }
+        }
+        panic!("the runs did not settle");
+    }
+}
+
+fn manual() -> Value {
+    json!({"key": "start", "kind": "trigger", "name": "Start", "node_type": "manual_trigger"})
+}
+
+fn new_lens(title: &str, visibility: lf_lens::Visibility) -> lf_lens::NewLens {
+    lf_lens::NewLens {
+        title: lf_lens::Title::parse(title).unwrap(),
+        description: None,
+        body: lf_lens::TemplateBody::parse(
+            "Write three short, friendly sentences that explain [[Topic]] to a beginner.",
+        )
+        .unwrap(),
+        visibility,
+        params: Vec::new(),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lens_event_starts_the_workflows_whose_owner_may_see_it() {
+    let w = World::new();
+    let (alice, bob) = (LenserId::new(), LenserId::new());
+    let wf = w.following(alice, "lens.created").await;
+    let updates = w.following(alice, "lens.updated").await;
+
+    let mine = w.lenses.create(&lenser(alice), new_lens("Mine", lf_lens::Visibility::Private)).await.unwrap();
+    w.lenses.create(&lenser(bob), new_lens("Bob's secret", lf_lens::Visibility::Private)).await.unwrap();
+    let public =
+        w.lenses.create(&lenser(bob), new_lens("Bob's public", lf_lens::Visibility::Public)).await.unwrap();
+    w.settle(alice).await;
+    let runs = w.runs_of(alice, wf).await;
+    let mut heard: Vec<String> =
+        runs.iter().map(|r| r.state.inputs["lens_id"].as_str().unwrap().to_owned()).collect();
+    heard.sort();
+    let mut expected = vec![mine.lens.id.to_string(), public.lens.id.to_string()];
+    expected.sort();
+    assert_eq!(heard, expected, "her own lens and Bob's public one, not his private one");
+    for r in &runs {
+        assert_eq!((r.origin, r.started_by, r.status()), (RunOrigin::Event, alice, RunStatus::Completed));
+        assert_eq!(r.state.inputs["event"], "lens.created");
+        assert!(r.idempotency_key.as_ref().unwrap().as_str().starts_with("event:"));
+    }
+    assert!(w.runs_of(alice, updates).await.is_empty(), "no lens was updated");
+
+    // A new title alone makes no version; a new body does.
+    let title = lf_lens::LensUpdate {
+        title: Some(lf_lens::Title::parse("Renamed").unwrap()),
+        ..lf_lens::LensUpdate::new(mine.lens.id)
+    };
+    w.lenses.update(&lenser(alice), title).await.unwrap();
+    let body = lf_lens::TemplateBody::parse(
+        "Write four short, friendly sentences that explain [[Topic]] to a beginner.",
+    )
+    .unwrap();
+    let update = lf_lens::LensUpdate { body: Some(body), ..lf_lens::LensUpdate::new(mine.lens.id) };
+    w.lenses.update(&lenser(alice), update).await.unwrap();
+    w.settle(alice).await;
+    let runs = w.runs_of(alice, updates).await;
+    assert_eq!(runs.len(), 1, "one new version");
+    assert_eq!(runs[0].state.inputs["event"], "lens.updated");
+    assert_eq!(runs[0].state.inputs["title"], "Renamed");
+    assert_eq!(runs[0].state.inputs["semver"], "1.0.1");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_event_heard_twice_starts_one_run() {
+    let w = World::new();
+    let alice = LenserId::new();
+    let wf = w.following(alice, "battle.closed").await;
+    let event = DomainEvent::new(EventKind::BattleClosed, LenserId::new(), true).with("battle_id", "b-1");
+    w.own.publish(event.clone());
+    w.own.publish(event);
+    w.settle(alice).await;
+    let runs = w.runs_of(alice, wf).await;
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].state.inputs, json!({"event": "battle.closed", "battle_id": "b-1"}));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_that_ends_starts_its_followers_but_never_itself() {
+    let w = World::new();
+    let (alice, bob) = (LenserId::new(), LenserId::new());
+    let work = w.workflow(alice, "private", manual()).await;
+    let after = w.following(alice, "workflow.run.completed").await;
+    let bobs = w.workflow(bob, "private", manual()).await;
+
+    let s = StartRun { workflow_id: Some(work), ..Default::default() };
+    let first = w.starts.start(&lenser(alice), s).await.unwrap().run.id;
+    let s = StartRun { workflow_id: Some(bobs), ..Default::default() };
+    w.starts.start(&lenser(bob), s).await.unwrap();
+    w.settle(alice).await;
+    w.settle(bob).await;
+    let heard = w.runs_of(alice, after).await;
+    assert_eq!(heard.len(), 1, "one run for her run; none for Bob's private one, none for its own end");
+    let r = &heard[0];
+    assert_eq!(r.parent_run_id, Some(first), "linked to the run whose end it heard");
+    assert_eq!(r.state.inputs["run_id"], first.to_string());
+    assert_eq!(r.state.inputs["status"], "completed");
+    assert_eq!(r.state.inputs["workflow_id"], work.to_string());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_workflows_that_follow_each_other_stop_at_the_deepest_chain() {
+    let w = World::new();
+    let alice = LenserId::new();
+    let work = w.workflow(alice, "private", manual()).await;
+    let ping = w.following(alice, "workflow.run.completed").await;
+    let pong = w.following(alice, "workflow.run.completed").await;
+    let s = StartRun { workflow_id: Some(work), ..Default::default() };
+    w.starts.start(&lenser(alice), s).await.unwrap();
+    let all = w.settle(alice).await;
+    // The first run, then at each depth one run of each follower.
+    assert_eq!(all.len(), 1 + 2 * DEEPEST as usize, "{} runs", all.len());
+    assert_eq!(w.runs_of(alice, ping).await.len(), DEEPEST as usize);
+    assert_eq!(w.runs_of(alice, pong).await.len(), DEEPEST as usize);
+    w.runner.shutdown().await;
+}
