@@ -107,6 +107,7 @@ pub mod examples;
 pub mod exec;
 mod graph;
 mod json;
+pub mod kv;
 mod lookup;
 mod memory;
 mod model;
