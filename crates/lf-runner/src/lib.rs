@@ -19,10 +19,12 @@
 //!   nodes finish within the grace period, then releases what it holds.
 
 mod executor;
+mod kv;
 mod model;
 pub mod outbound;
 mod runner;
 
 pub use executor::{Done, Executor, Executors, Job};
+pub use kv::{KV_TYPES, KvSteps};
 pub use model::{MODEL_TYPES, ModelSteps, Pricing};
 pub use runner::{Runner, RunnerConfig};
