@@ -14,7 +14,9 @@
 //!   [`lf_workflow::run::RunSignal`] of [`Runner::signal`]; otherwise it
 //!   sleeps until the store's next due run (a timer, a lease's end).
 //! - A run with nothing running and only a distant timer is released; the
-//!   store makes it due again when its timer fires.
+//!   store makes it due again when its timer fires. An executor that
+//!   cannot go on yet ([`Done::again_at`], a full rate-limit window) is
+//!   such a timer too: the same attempt runs again then.
 //! - [`Runner::shutdown`] stops claiming and starting nodes, lets running
 //!   nodes finish within the grace period, then releases what it holds.
 
