@@ -351,3 +351,107 @@ async fn a_run_takes_a_budget_and_a_version() {
     assert_eq!(e.code(), Some("NOT_FOUND"));
     w.stop().await;
 }
+
+/// The kv steps over one memory store, beside the pure ones.
+fn with_kv() -> Executors {
+    lf_runner::KvSteps::new(Arc::new(lf_workflow::kv::MemoryKv::new())).register(Executors::pure())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_value_written_by_one_run_is_read_by_the_next_of_the_same_owner_only() {
+    let w = World::start(with_kv());
+    let (a, b) = (w.as_(w.alice), w.as_(w.bob));
+    let write = workflow(
+        &a,
+        json!([
+            manual_trigger(),
+            tool_step("save", "kv_store_write", json!({"key": "cursor:[[feed]]", "value_path": "$.seen"}))
+        ]),
+        json!([wire("start", "save")]),
+    )
+    .await;
+    let read_steps =
+        json!([manual_trigger(), tool_step("load", "kv_store_read", json!({"key": "cursor:[[feed]]"}))]);
+    let read = workflow(&a, read_steps.clone(), json!([wire("start", "load")])).await;
+    let run = |server: &LfServer, wf: &str, inputs: Value| {
+        let args = json!({"workflow_id": wf, "inputs": inputs});
+        let server = server.clone();
+        async move {
+            let id = s(&ok(&server, "run_workflow", args).await["id"]).to_owned();
+            until_ended(&server, &id).await
+        }
+    };
+    let before = run(&a, &read, json!({"feed": "news"})).await;
+    assert_eq!(before["result"], json!({"found": false, "value": null}), "{before}");
+    let seen = json!({"date": "2026-05-01", "ids": [3, 1, 2]});
+    let wrote = run(&a, &write, json!({"feed": "news", "seen": seen})).await;
+    assert_eq!(wrote["result"], json!({"key": "cursor:news", "value": seen}), "{wrote}");
+    let after = run(&a, &read, json!({"feed": "news"})).await;
+    assert_eq!(after["status"], "completed", "{after}");
+    assert_eq!(after["result"].to_string(), json!({"found": true, "value": seen}).to_string());
+    // Bob runs alice's (public) workflow: it reads alice's store, its owner's.
+    let bobs_run_of_alices = run(&b, &read, json!({"feed": "news"})).await;
+    assert_eq!(bobs_run_of_alices["result"]["found"], true, "{bobs_run_of_alices}");
+    // Bob's own copy of the workflow reads bob's store: nothing there.
+    let bobs = workflow(&b, read_steps, json!([wire("start", "load")])).await;
+    let bobs_run = run(&b, &bobs, json!({"feed": "news"})).await;
+    assert_eq!(bobs_run["result"], json!({"found": false, "value": null}), "{bobs_run}");
+    w.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rate_limit_fails_the_run_past_its_limit_or_waits_for_the_window() {
+    let w = World::start(with_kv());
+    let a = w.as_(w.alice);
+    let limited = |on_limit: &str, window: u64| {
+        json!([
+            manual_trigger(),
+            tool_step(
+                "limit",
+                "rate_limit",
+                json!({"limit": 1, "window_seconds": window, "on_limit": on_limit})
+            ),
+            tool_step("after", "noop", json!({}))
+        ])
+    };
+    let failing =
+        workflow(&a, limited("fail", 3_600), json!([wire("start", "limit"), wire("limit", "after")])).await;
+    let waiting =
+        workflow(&a, limited("wait", 1), json!([wire("start", "limit"), wire("limit", "after")])).await;
+    let start = |wf: &str| {
+        let args = json!({"workflow_id": wf, "inputs": {"x": 1}});
+        let a = a.clone();
+        async move { s(&ok(&a, "run_workflow", args).await["id"]).to_owned() }
+    };
+    let first = until_ended(&a, &start(&failing).await).await;
+    assert_eq!(first["status"], "completed", "{first}");
+    let id = start(&failing).await;
+    let second = until_ended(&a, &id).await;
+    assert_eq!(second["status"], "failed", "{second}");
+    let logs = ok(&a, "get_workflow_run_logs", json!({"run_id": id})).await;
+    let limit = step(&logs, "limit");
+    assert_eq!(limit["status"], "failed", "{limit}");
+    assert!(limit["error"].to_string().contains("throttled"), "{limit}");
+    assert!(limit["error"].to_string().contains("frees up at"), "{limit}");
+    assert_eq!(step(&logs, "after")["status"], "skipped");
+
+    // Waiting: both runs complete, the second once the window let it through.
+    let (one, two) = (start(&waiting).await, start(&waiting).await);
+    let (first, second) = (until_ended(&a, &one).await, until_ended(&a, &two).await);
+    assert_eq!((&first["status"], &second["status"]), (&json!("completed"), &json!("completed")));
+    assert_eq!((&first["result"], &second["result"]), (&json!({"x": 1}), &json!({"x": 1})));
+    let passed = |run: String| {
+        let a = a.clone();
+        async move {
+            let logs = ok(&a, "get_workflow_run_logs", json!({"run_id": run})).await;
+            let limit = step(&logs, "limit").clone();
+            assert_eq!(limit["attempts"], 1, "waiting is not retrying: {limit}");
+            let at = |f: &str| chrono::DateTime::parse_from_rfc3339(s(&limit[f])).unwrap();
+            (at("started_at"), at("completed_at"))
+        }
+    };
+    let ((one_started, one_done), (two_started, two_done)) = (passed(one).await, passed(two).await);
+    let (early, late) = if one_done < two_done { (one_started, two_done) } else { (two_started, one_done) };
+    assert!(late - early >= chrono::TimeDelta::seconds(1), "the later pass came a window after the first");
+    w.stop().await;
+}

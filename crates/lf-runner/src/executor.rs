@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use lf_core::{LenserId, WorkflowId};
+use lf_core::{LenserId, Timestamp, WorkflowId};
 use lf_workflow::engine::{Failure, Plan, PlanNode, Slot, Usage, main_input};
 use lf_workflow::exec::{PURE_TYPES, run_pure};
 use lf_workflow::run::RunId;
@@ -37,16 +37,31 @@ impl Job {
     }
 }
 
-/// What a finished attempt gives.
+/// What an attempt that did not fail gives: its output, or that it
+/// cannot go on yet.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Done {
     pub output: Value,
     pub usage: Usage,
+    /// Set when the attempt cannot go on before this time (a full
+    /// rate-limit window): the engine runs the same attempt again then, on
+    /// a durable timer ([`lf_workflow::engine::Event::NodeDeferred`]); the
+    /// output and usage are not recorded.
+    pub again_at: Option<Timestamp>,
 }
 
 impl Done {
     pub fn output(output: Value) -> Self {
-        Done { output, usage: Usage::default() }
+        Done { output, usage: Usage::default(), again_at: None }
+    }
+
+    pub fn with_usage(output: Value, usage: Usage) -> Self {
+        Done { output, usage, again_at: None }
+    }
+
+    /// Not yet: run this attempt again at `at`.
+    pub fn again_at(at: Timestamp) -> Self {
+        Done { output: Value::Null, usage: Usage::default(), again_at: Some(at) }
     }
 }
 

@@ -14,7 +14,9 @@
 //!   [`lf_workflow::run::RunSignal`] of [`Runner::signal`]; otherwise it
 //!   sleeps until the store's next due run (a timer, a lease's end).
 //! - A run with nothing running and only a distant timer is released; the
-//!   store makes it due again when its timer fires.
+//!   store makes it due again when its timer fires. An executor that
+//!   cannot go on yet ([`Done::again_at`], a full rate-limit window) is
+//!   such a timer too: the same attempt runs again then.
 //! - [`Runner::shutdown`] stops claiming and starting nodes, lets running
 //!   nodes finish within the grace period, then releases what it holds.
 //! - A [`Scheduler`] given to [`Runner::schedule`] starts the runs of
@@ -22,6 +24,7 @@
 
 mod compose;
 mod executor;
+mod kv;
 mod model;
 pub mod outbound;
 mod runner;
@@ -29,6 +32,7 @@ mod schedule;
 
 pub use compose::{DEEPEST, Services as OwnServices};
 pub use executor::{Done, Executor, Executors, Job};
+pub use kv::{KV_TYPES, KvSteps};
 pub use model::{MODEL_TYPES, ModelSteps, Pricing};
 pub use runner::{Runner, RunnerConfig};
 pub use schedule::{LONGEST_SLEEP, Scheduler};

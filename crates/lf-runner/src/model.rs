@@ -294,7 +294,7 @@ impl Executor for ModelSteps {
             }
             _ => {}
         }
-        Ok(Done { output: Value::Object(out), usage })
+        Ok(Done::with_usage(Value::Object(out), usage))
     }
 }
 

@@ -515,6 +515,7 @@ impl Drive<'_> {
                     let Ok((slot, attempt, result)) = joined else { continue };
                     self.running.remove(&slot);
                     let event = match result {
+                        Ok(crate::Done { again_at: Some(until), .. }) => Event::NodeDeferred { slot, attempt, until },
                         Ok(done) => Event::NodeFinished { slot, attempt, output: done.output, usage: done.usage },
                         Err(failure) => Event::NodeFailed { slot, attempt, failure, usage: Usage::default() },
                     };

@@ -22,6 +22,7 @@ mod github;
 mod http;
 #[path = "outbound/runner.rs"]
 mod runner;
+mod support;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -30,11 +31,10 @@ use lf_core::{LenserId, LfError, LfResult, Principal, Scopes};
 use lf_egress::{Allow, Egress, EgressConfig};
 use lf_runner::Job;
 use lf_runner::outbound::Outbound;
-use lf_workflow::engine::{Failure, Plan, Slot};
-use lf_workflow::run::RunId;
+use lf_workflow::engine::Failure;
 use lf_workflow::{
-    ConnectionService, MemoryConnections, MemoryLenses, MemoryWorkflowStore, NewConnection, NewWorkflow,
-    RawBlueprint, SealBinding, SealedSecret, Secret, SecretSealer, WorkflowService,
+    ConnectionService, MemoryConnections, MemoryLenses, MemoryWorkflowStore, NewConnection, SealBinding,
+    SealedSecret, Secret, SecretSealer, WorkflowService,
 };
 use serde_json::{Value, json};
 
@@ -119,30 +119,7 @@ impl World {
             let provider = provider.iter().find(|c| c.connection_ref.as_str() == r).expect("saved first");
             step["connector"] = json!({"provider": provider.provider.as_str(), "connection_ref": r});
         }
-        let blueprint: RawBlueprint = serde_json::from_value(json!({
-            "title": "t",
-            "steps": [{"key": "start", "kind": "trigger", "name": "Start", "node_type": "manual_trigger"}, step],
-            "connections": [{"from_step": "start", "to_step": "step", "input_parameter": "input"}],
-        }))
-        .unwrap();
-        let created =
-            self.workflows.create(&self.me, NewWorkflow { blueprint, owner: None }).await.expect("created");
-        let plan = Arc::new(Plan::new(&created.version).expect("a plan"));
-        let index = plan.nodes.iter().position(|n| n.key == "step").unwrap() as u32;
-        let run = RunId::new();
-        let keyed = plan.node(index).outside_effect;
-        Job {
-            run,
-            workflow_id: created.workflow.id,
-            workflow_owner: self.owner,
-            started_by: self.owner,
-            global_model_id: None,
-            plan,
-            slot: Slot::top(index),
-            attempt: 1,
-            input,
-            idempotency_key: keyed.then(|| format!("{run}:step:1")),
-        }
+        support::first_attempt(&self.workflows, self.owner, step, input).await
     }
 
     /// Runs `job` with its type's outbound executor.

@@ -8,7 +8,7 @@ use lf_core::{ModelProvider, Principal, Spawner};
 use lf_egress::{Egress, EgressConfig};
 use lf_lens::LensService;
 use lf_runner::outbound::Outbound;
-use lf_runner::{Executors, ModelSteps, OwnServices, Runner, RunnerConfig, Scheduler};
+use lf_runner::{Executors, KvSteps, ModelSteps, OwnServices, Runner, RunnerConfig, Scheduler};
 use lf_store::Database;
 use lf_tools::{Catalog, CatalogOptions, LfServer, Services};
 use lf_workflow::{ConnectionService, LensLookup, WorkflowService};
@@ -61,6 +61,7 @@ pub fn services(
     let executors = ModelSteps::new(model.clone(), lens.clone(), runs.pricing).register(Executors::pure());
     let executors = Outbound::new(egress, Arc::new(connections.clone())).register(executors);
     let executors = own.register(executors);
+    let executors = KvSteps::new(db.kv_store()).register(executors);
     let can_run = executors.clone();
     let run_store = db.run_store();
     let runner = Runner::new(run_store.clone(), db.workflow_store(), executors, RunnerConfig::default());

@@ -1,7 +1,7 @@
 //! The SQL stores of LenserFight: the domain store traits (today
 //! [`lf_lens::LensStore`], [`lf_auth::AuthStore`], [`lf_battle::BattleStore`],
-//! [`lf_workflow::WorkflowStore`], [`lf_workflow::ConnectionStore`] and
-//! [`lf_workflow::run::RunStore`]) implemented with sqlx
+//! [`lf_workflow::WorkflowStore`], [`lf_workflow::ConnectionStore`],
+//! [`lf_workflow::run::RunStore`] and [`lf_workflow::kv::KvStore`]) implemented with sqlx
 //! over SQLite, the embedded default, and PostgreSQL, for several server
 //! processes on one database.
 //! [`Database::connect`] opens either from a `LENSERFIGHT_DATABASE_URL`,
@@ -50,16 +50,20 @@
 //!   run made with an idempotency key is looked up and inserted under a
 //!   lock (SQLite's write lock; a PostgreSQL advisory lock on workflow and
 //!   key), so racing creations with one key make one run;
+//! - a kv write and a rate-limit pass each count and write in one write
+//!   transaction under a lock (SQLite's write lock; a PostgreSQL advisory
+//!   lock on the owner or the bucket), so racing writers never pass an
+//!   owner's entry bound or a window's limit together;
 //! - both backends pass the same contract suites
 //!   ([`lf_lens::contract::suite`], [`lf_auth::contract::suite`],
 //!   [`lf_battle::contract::suite`], [`lf_workflow::contract::suite`],
 //!   [`lf_workflow::connection::contract::suite`],
-//!   [`lf_workflow::run::contract::suite`]);
+//!   [`lf_workflow::run::contract::suite`], [`lf_workflow::kv::contract::suite`]);
 //!   migrations live per backend under `migrations/` and are never edited
 //!   once released.
 //!
 //! Layout: one folder per domain (`lens/`, `auth/`, `battle/`,
-//! `workflow/`, `connection/`, `run/`), each a
+//! `workflow/`, `connection/`, `run/`, `kv/`), each a
 //! store written once over both backends: `mod.rs` (the store type, over
 //! `conns::Conns`, each method one line saying how it runs), `sql.rs` (the
 //! statements and the functions that run them, generic over a connection of
@@ -82,6 +86,7 @@ mod connection;
 mod conns;
 mod dialect;
 mod error;
+mod kv;
 mod lens;
 mod location;
 mod page;
@@ -210,6 +215,12 @@ impl Database {
     /// this database, for the runner.
     pub fn run_store(&self) -> Arc<dyn RunStore> {
         Arc::new(run::SqlRunStore::new(self.conns.clone()))
+    }
+
+    /// The per-owner entries and rate-limit windows of workflow steps
+    /// over this database, for the runner's kv, cache and rate_limit steps.
+    pub fn kv_store(&self) -> Arc<dyn lf_workflow::kv::KvStore> {
+        Arc::new(kv::SqlKvStore::new(self.conns.clone()))
     }
 
     /// A small pool of separate connections to the SQLite database, for

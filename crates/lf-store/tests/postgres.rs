@@ -13,6 +13,7 @@
 mod auth_common;
 mod battle_common;
 mod common;
+mod kv_common;
 mod run_common;
 mod workflow_common;
 
@@ -200,6 +201,27 @@ async fn connection_contract_suite_twice() {
     lf_workflow::connection::contract::suite(db.connection_store()).await;
     lf_workflow::connection::contract::suite(db.connection_store()).await;
     db.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn kv_contract_suite_twice() {
+    let db = connect().await;
+    lf_workflow::kv::contract::suite(db.kv_store()).await;
+    lf_workflow::kv::contract::suite(db.kv_store()).await;
+    db.close().await;
+}
+
+/// Passes for a window's last places and writes for an owner's last
+/// entries, on one pool and then on two: never past the bound (the
+/// advisory locks on bucket and owner).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn kv_races_on_two_pools() {
+    let (a, b) = (connect().await, connect().await);
+    kv_common::racing_passes(&[a.kv_store()]).await;
+    kv_common::racing_passes(&[a.kv_store(), b.kv_store()]).await;
+    kv_common::racing_writes(&[a.kv_store(), b.kv_store()]).await;
+    a.close().await;
+    b.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

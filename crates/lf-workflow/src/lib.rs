@@ -108,6 +108,7 @@ pub mod exec;
 pub mod follow;
 mod graph;
 mod json;
+pub mod kv;
 mod lookup;
 mod memory;
 mod model;

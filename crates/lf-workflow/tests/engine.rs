@@ -642,3 +642,93 @@ fn a_loop_inside_a_loop_is_refused_with_the_steps_named() {
     let e = Plan::new(&v).unwrap_err();
     assert!(e.contains("inner") && e.contains("outer") && e.contains("sub_workflow"), "{e}");
 }
+
+fn rate_limited() -> WorkflowVersion {
+    version(
+        json!([
+            trigger(),
+            tool("limit", "rate_limit", json!({"limit": 1})),
+            tool("after", "noop", json!({}))
+        ]),
+        json!([wire("start", "limit"), wire("limit", "after")]),
+    )
+}
+
+#[test]
+fn a_deferred_attempt_runs_again_at_its_time_with_the_same_number_not_as_a_retry() {
+    let v = rate_limited();
+    let mut sim = Sim::new(&v, json!({"text": "hi"}), Limits::default(), echo());
+    sim.hold = true;
+    sim.send(Event::Started);
+    let start = sim.now;
+    let (slot, attempt, input) = sim.held.remove(0);
+    assert_eq!(attempt, 1);
+    let until = Timestamp::from_micros(start + 30_000_000);
+    sim.send(Event::NodeDeferred { slot, attempt, until });
+    let n = sim.node("limit", None);
+    assert_eq!((n.status, n.attempt, n.wake_at), (NodeStatus::Running, 1, Some(until)));
+    assert_eq!(n.error, None, "not a failure");
+    assert_eq!(sim.state.next_wake(), Some(until));
+    assert_eq!(sim.state.resume_at(), Some(until), "a runner that gives the run back takes it again then");
+    // Early: nothing happens.
+    sim.now = start + 29_000_000;
+    sim.send(Event::TimerFired);
+    assert_eq!(sim.started.len(), 1);
+    // On time: the same attempt, with its input, and no wake left.
+    sim.now = start + 30_000_000;
+    sim.send(Event::TimerFired);
+    assert_eq!(sim.started, [("limit".to_owned(), None, 1), ("limit".to_owned(), None, 1)]);
+    assert_eq!(sim.held, [(slot, 1, input.clone())]);
+    assert_eq!(sim.node("limit", None).wake_at, None);
+    sim.held.clear();
+    sim.hold = false;
+    sim.send(Event::NodeFinished { slot, attempt: 1, output: input, usage: Usage::default() });
+    assert_eq!(sim.state.status, RunStatus::Completed);
+    assert_eq!(sim.node("limit", None).attempt, 1);
+    assert_eq!(sim.status("after"), NodeStatus::Completed);
+}
+
+#[test]
+fn a_deferred_attempt_survives_a_restart_and_is_not_rerun_before_its_time() {
+    let v = rate_limited();
+    let mut sim = Sim::new(&v, json!({}), Limits::default(), echo());
+    sim.hold = true;
+    sim.send(Event::Started);
+    let (slot, attempt, _) = sim.held.remove(0);
+    let until = Timestamp::from_micros(sim.now + 60_000_000);
+    sim.send(Event::NodeDeferred { slot, attempt, until });
+    // Another process takes the state as the rows hold it.
+    let mut other = Sim::new(&v, json!({}), Limits::default(), echo());
+    other.state = sim.state.clone();
+    other.now = sim.now + 1_000_000;
+    other.hold = true;
+    other.send(Event::Resumed);
+    assert!(other.started.is_empty(), "a deferred attempt waits for its timer, also after a takeover");
+    other.hold = false;
+    assert_eq!(other.finish(), RunStatus::Completed);
+    assert_eq!(other.started, [("limit".to_owned(), None, 1), ("after".to_owned(), None, 1)]);
+    assert_eq!(other.node("limit", None).started_at, sim.node("limit", None).started_at);
+    assert!(other.node("after", None).started_at.unwrap() >= until);
+}
+
+#[test]
+fn a_deferral_for_another_attempt_or_in_the_past_does_no_harm() {
+    let v = rate_limited();
+    let mut sim = Sim::new(&v, json!({}), Limits::default(), echo());
+    sim.hold = true;
+    sim.send(Event::Started);
+    let (slot, _, _) = sim.held.remove(0);
+    let before = sim.state.clone();
+    sim.send(Event::NodeDeferred { slot, attempt: 2, until: Timestamp::from_micros(sim.now + 5) });
+    assert_eq!(sim.state, before, "a deferral for another attempt");
+    // A time already past runs the attempt again on the next timer.
+    sim.send(Event::NodeDeferred { slot, attempt: 1, until: Timestamp::from_micros(0) });
+    assert_eq!(sim.node("limit", None).wake_at, Some(Timestamp::from_micros(sim.now)));
+    sim.send(Event::TimerFired);
+    assert_eq!(sim.started.len(), 2);
+    // A cancel while deferred ends it like any running attempt.
+    sim.send(Event::NodeDeferred { slot, attempt: 1, until: Timestamp::from_micros(sim.now + 1_000) });
+    sim.send(Event::CancelAsked { by: "bob".into() });
+    assert_eq!((sim.state.status, sim.status("limit")), (RunStatus::Cancelled, NodeStatus::Cancelled));
+    assert_eq!(sim.state.next_wake(), None);
+}

@@ -136,12 +136,12 @@ impl Opened {
 }
 
 /// A step's config as the plan holds it: aliases renamed, defaults applied.
-pub(super) struct Config<'a> {
+pub(crate) struct Config<'a> {
     map: &'a Map<String, Value>,
 }
 
 impl<'a> Config<'a> {
-    pub(super) fn of(job: &'a Job) -> Self {
+    pub(crate) fn of(job: &'a Job) -> Self {
         Config { map: &job.node().config }
     }
 
@@ -149,19 +149,19 @@ impl<'a> Config<'a> {
         Failure::new("config_invalid", format!("{key} must be {what}"))
     }
 
-    pub(super) fn get(&self, key: &str) -> Option<&'a Value> {
+    pub(crate) fn get(&self, key: &str) -> Option<&'a Value> {
         self.map.get(key).filter(|v| !v.is_null())
     }
 
-    pub(super) fn str(&self, key: &str) -> Result<Option<&'a str>, Failure> {
+    pub(crate) fn str(&self, key: &str) -> Result<Option<&'a str>, Failure> {
         self.get(key).map(|v| v.as_str().ok_or_else(|| Self::wrong(key, "text"))).transpose()
     }
 
-    pub(super) fn required(&self, key: &str) -> Result<&'a str, Failure> {
+    pub(crate) fn required(&self, key: &str) -> Result<&'a str, Failure> {
         self.str(key)?.ok_or_else(|| Self::wrong(key, "given"))
     }
 
-    pub(super) fn uint(&self, key: &str) -> Result<Option<u64>, Failure> {
+    pub(crate) fn uint(&self, key: &str) -> Result<Option<u64>, Failure> {
         self.get(key).map(|v| v.as_u64().ok_or_else(|| Self::wrong(key, "a whole number"))).transpose()
     }
 
@@ -191,7 +191,7 @@ impl<'a> Config<'a> {
 /// What `[[name]]` placeholders are filled from: the step's inputs by
 /// name, then the fields of its main input that no input shares a name
 /// with (so a step fed a summarizer's whole output can say `[[text]]`).
-pub(super) fn scope(input: &Value) -> Value {
+pub(crate) fn scope(input: &Value) -> Value {
     let mut out = input.as_object().cloned().unwrap_or_default();
     if let Value::Object(main) = main_input(input) {
         for (k, v) in main {

@@ -48,7 +48,7 @@
 //! start of the service's answer, which the service wrote.
 
 mod chat;
-mod common;
+pub(crate) mod common;
 mod email;
 mod feed;
 mod github;

@@ -26,6 +26,10 @@
 //!   not nest (a sub-workflow does).
 //! - `wait_delay` and retries are timers in the state, not sleeping
 //!   tasks: [`RunState::next_wake`] says when to fire [`Event::TimerFired`].
+//!   So is an attempt an executor answered "not before T" for
+//!   ([`Event::NodeDeferred`], a full rate-limit window): it stays running
+//!   with its timer, is not a retry, and runs again with the same attempt
+//!   number when the timer fires (also after a takeover, not before).
 //! - A model-calling node is not started once the run's credits reach its
 //!   budget: the run fails with `budget_exceeded`, its results kept.
 //! - A run that outlives its timeout fails with `timeout`; a cancel stops

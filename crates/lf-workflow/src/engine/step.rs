@@ -40,6 +40,15 @@ pub enum Event {
         failure: Failure,
         usage: Usage,
     },
+    /// The attempt cannot go on before `until` (a rate limit's window is
+    /// full): the same attempt runs again then, on a durable timer. Not a
+    /// failure and not a retry: the attempt number stays, and with it the
+    /// idempotency key.
+    NodeDeferred {
+        slot: Slot,
+        attempt: u32,
+        until: Timestamp,
+    },
     /// The clock reached the run's [`RunState::next_wake`].
     TimerFired,
     CancelAsked {
@@ -94,6 +103,7 @@ pub fn step(plan: &Plan, state: &mut RunState, event: Event, tick: Tick) -> Step
         }
         Event::NodeFinished { slot, attempt, output, usage } => m.finished(slot, attempt, output, usage),
         Event::NodeFailed { slot, attempt, failure, usage } => m.failed(slot, attempt, failure, usage),
+        Event::NodeDeferred { slot, attempt, until } => m.deferred(slot, attempt, until),
         Event::TimerFired => m.timers(),
         Event::CancelAsked { by } => {
             let e = RunError { code: "cancelled".into(), message: format!("cancelled by {by}"), node: None };
@@ -163,7 +173,12 @@ impl Mover<'_> {
             .state
             .slots
             .iter()
-            .filter(|(s, n)| n.status == NodeStatus::Running && self.plan.node(s.node).role.is_executed())
+            // A deferred attempt runs again when its timer fires.
+            .filter(|(s, n)| {
+                n.status == NodeStatus::Running
+                    && n.wake_at.is_none()
+                    && self.plan.node(s.node).role.is_executed()
+            })
             .map(|(s, n)| (*s, n.attempt, n.input.clone().unwrap_or(Value::Null)))
             .collect();
         for (slot, attempt, input) in again {
@@ -242,6 +257,16 @@ impl Mover<'_> {
             add_usage(&mut n.usage, usage);
         });
         self.handle_failure(slot, failure);
+    }
+
+    /// The attempt asked to run again at `until`: it stays running (it
+    /// keeps its place under the parallel bound) with a timer.
+    fn deferred(&mut self, slot: Slot, attempt: u32, until: Timestamp) {
+        if !self.is_current(slot, attempt) {
+            return;
+        }
+        let at = until.max(self.now());
+        self.set(slot, |n| n.wake_at = Some(at));
     }
 
     /// A node failed for good: its `error` output, an enclosing loop, a
@@ -341,6 +366,15 @@ impl Mover<'_> {
             .collect();
         for (slot, status) in due {
             match status {
+                NodeStatus::Running if self.plan.node(slot.node).role.is_executed() => {
+                    // A deferred attempt's time has come: the same attempt again.
+                    let n = self.state.get(slot);
+                    let (attempt, input) =
+                        n.map_or((1, Value::Null), |n| (n.attempt, n.input.clone().unwrap_or(Value::Null)));
+                    let timeout_ms = self.timeout_ms(slot);
+                    self.set(slot, |n| n.wake_at = None);
+                    self.out.actions.push(Action::Run { slot, attempt, input, timeout_ms });
+                }
                 NodeStatus::Running => {
                     // A wait is over: its input flows on.
                     self.set(slot, |n| {

@@ -1,0 +1,37 @@
+-- The state workflow steps keep between runs, per workflow owner
+-- (lf-workflow's KvStore): the entries of the kv and cache steps, and the
+-- passes of rate_limit steps.
+--
+-- Conventions as in 0001: ids are UUIDs as 16-byte BLOBs, times INTEGER
+-- microseconds since the Unix epoch (UTC). A value is any JSON value
+-- stored as text, so it reads back with its key order.
+-- Released migrations are never edited: add a new file instead.
+
+-- One entry: the kv and cache namespaces never see each other. An entry
+-- whose expires_at has passed reads as absent and is deleted at its
+-- owner's next write.
+CREATE TABLE kv_entries (
+    owner_id   BLOB    NOT NULL CHECK (length(owner_id) = 16),
+    namespace  TEXT    NOT NULL CHECK (namespace IN ('kv', 'cache')),
+    entry_key  TEXT    NOT NULL CHECK (length(entry_key) BETWEEN 1 AND 256),
+    value      TEXT    NOT NULL CHECK (json_valid(value)),
+    expires_at INTEGER,
+    updated_at INTEGER NOT NULL,
+    PRIMARY KEY (owner_id, namespace, entry_key)
+);
+-- The purge of an owner's expired entries.
+CREATE INDEX kv_entries_expiring ON kv_entries (owner_id, expires_at) WHERE expires_at IS NOT NULL;
+
+-- One pass through a rate_limit step (owner, workflow, step) by one
+-- attempt (its idempotency key): at most one row per attempt, so the
+-- same attempt asking again is not counted twice. Passes older than the
+-- step's window are deleted when the step next asks.
+CREATE TABLE rate_limit_passes (
+    owner_id    BLOB    NOT NULL CHECK (length(owner_id) = 16),
+    workflow_id BLOB    NOT NULL CHECK (length(workflow_id) = 16),
+    step        TEXT    NOT NULL,
+    attempt_key TEXT    NOT NULL,
+    passed_at   INTEGER NOT NULL,
+    PRIMARY KEY (owner_id, workflow_id, step, attempt_key)
+);
+CREATE INDEX rate_limit_passes_in_window ON rate_limit_passes (owner_id, workflow_id, step, passed_at);
