@@ -106,6 +106,7 @@ pub mod engine;
 pub mod examples;
 pub mod exec;
 mod graph;
+pub mod hook;
 mod json;
 mod lookup;
 mod memory;
