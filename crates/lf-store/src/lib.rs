@@ -1,7 +1,7 @@
 //! The SQL stores of LenserFight: the domain store traits (today
 //! [`lf_lens::LensStore`], [`lf_auth::AuthStore`], [`lf_battle::BattleStore`],
-//! [`lf_workflow::WorkflowStore`], [`lf_workflow::ConnectionStore`] and
-//! [`lf_workflow::run::RunStore`]) implemented with sqlx
+//! [`lf_workflow::WorkflowStore`], [`lf_workflow::ConnectionStore`],
+//! [`lf_workflow::run::RunStore`] and [`lf_workflow::hook::WebhookStore`]) implemented with sqlx
 //! over SQLite, the embedded default, and PostgreSQL, for several server
 //! processes on one database.
 //! [`Database::connect`] opens either from a `LENSERFIGHT_DATABASE_URL`,
@@ -42,7 +42,8 @@
 //!   its nodes, its edges), the head read under lock first (as a battle's
 //!   status is) and compared with the one the caller expected;
 //! - a saved connection's secret is stored only as the sealed bytes the
-//!   domain hands over, and read back by one method only;
+//!   domain hands over, and read back by one method only; a webhook's
+//!   secret only as its SHA-256;
 //! - a run is claimed, and its state saved, in one write transaction each:
 //!   a claim locks what it picks (SQLite: `BEGIN IMMEDIATE`; PostgreSQL:
 //!   `FOR UPDATE SKIP LOCKED`), so each due run goes to one caller with a
@@ -54,12 +55,13 @@
 //!   ([`lf_lens::contract::suite`], [`lf_auth::contract::suite`],
 //!   [`lf_battle::contract::suite`], [`lf_workflow::contract::suite`],
 //!   [`lf_workflow::connection::contract::suite`],
-//!   [`lf_workflow::run::contract::suite`]);
+//!   [`lf_workflow::run::contract::suite`],
+//!   [`lf_workflow::hook::contract::suite`]);
 //!   migrations live per backend under `migrations/` and are never edited
 //!   once released.
 //!
 //! Layout: one folder per domain (`lens/`, `auth/`, `battle/`,
-//! `workflow/`, `connection/`, `run/`), each a
+//! `workflow/`, `connection/`, `run/`, `webhook/`), each a
 //! store written once over both backends: `mod.rs` (the store type, over
 //! `conns::Conns`, each method one line saying how it runs), `sql.rs` (the
 //! statements and the functions that run them, generic over a connection of
@@ -88,6 +90,7 @@ mod page;
 mod postgres;
 mod run;
 mod sqlite;
+mod webhook;
 mod workflow;
 
 use std::sync::Arc;
@@ -96,6 +99,7 @@ use lf_auth::AuthStore;
 use lf_battle::BattleStore;
 use lf_core::{LfError, LfResult};
 use lf_lens::LensStore;
+use lf_workflow::hook::WebhookStore;
 use lf_workflow::run::RunStore;
 use lf_workflow::{ConnectionLookup, ConnectionStore, WorkflowStore};
 
@@ -210,6 +214,12 @@ impl Database {
     /// this database, for the runner.
     pub fn run_store(&self) -> Arc<dyn RunStore> {
         Arc::new(run::SqlRunStore::new(self.conns.clone()))
+    }
+
+    /// The store of workflows' webhook secrets (their hashes) over this
+    /// database, for an [`lf_workflow::WorkflowService`].
+    pub fn webhook_store(&self) -> Arc<dyn WebhookStore> {
+        Arc::new(webhook::SqlWebhookStore::new(self.conns.clone()))
     }
 
     /// A small pool of separate connections to the SQLite database, for

@@ -203,6 +203,14 @@ async fn connection_contract_suite_twice() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn webhook_contract_suite_twice() {
+    let db = connect().await;
+    lf_workflow::hook::contract::suite(db.webhook_store(), db.workflow_store()).await;
+    lf_workflow::hook::contract::suite(db.webhook_store(), db.workflow_store()).await;
+    db.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn races_and_odd_input() {
     let db = connect().await;
     common::racing_appends(db.lens_store()).await;
