@@ -410,6 +410,24 @@ mod tests {
     }
 
     #[test]
+    fn hooks_are_limited_per_address_and_per_workflow() {
+        let limits = Limits::new(NonZeroU32::MIN, NonZeroU32::new(2).unwrap());
+        let (a, b, c) = (
+            ClientIp::of(ip("203.0.113.1")),
+            ClientIp::of(ip("203.0.113.2")),
+            ClientIp::of(ip("203.0.113.3")),
+        );
+        let (w, other) = (WorkflowId::new(), WorkflowId::new());
+        assert!(limits.hook(a, Some(w)).is_none() && limits.hook(b, Some(w)).is_none());
+        let refused = limits.hook(c, Some(w)).expect("a third call to w, from anywhere, is one too many");
+        assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
+        assert!(refused.headers().contains_key(header::RETRY_AFTER));
+        assert!(limits.hook(c, Some(other)).is_none(), "another workflow has its own count");
+        assert!(limits.hook(a, None).is_none(), "an id that is no workflow id counts for the address");
+        assert!(limits.hook(a, Some(other)).is_some(), "a's third call is one too many");
+    }
+
+    #[test]
     fn a_handle_is_locked_after_ten_failures_for_a_growing_time() {
         let failures = HandleFailures::default();
         let start = Instant::now();

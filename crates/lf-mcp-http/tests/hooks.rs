@@ -74,6 +74,12 @@ impl Hooked {
         (status, body, retry)
     }
 
+    /// A workflow with a webhook trigger: its id and its secret.
+    async fn hooked(&self) -> (String, String) {
+        let (id, created, _) = self.workflow("webhook_trigger").await;
+        (id, secret_of(&created))
+    }
+
     async fn runs_of(&self, id: &str) -> Vec<Value> {
         let (out, _) = self.tool("list_workflow_runs", json!({"workflow_id": id})).await;
         out["items"].as_array().unwrap().clone()
@@ -140,8 +146,7 @@ async fn a_hook_starts_a_run_that_completes_and_replays_answer_the_first() {
 #[tokio::test]
 async fn wrong_or_missing_secrets_and_other_workflows_get_one_401() {
     let h = Hooked::start(None).await;
-    let (id, created, _) = h.workflow("webhook_trigger").await;
-    let secret = secret_of(&created);
+    let (id, secret) = h.hooked().await;
     let (manual, plain, _) = h.workflow("manual_trigger").await;
     assert_eq!(plain["webhook"], Value::Null, "no webhook trigger, no secret");
     let wrong = format!("lfwh_{}", "0".repeat(64));
@@ -176,8 +181,7 @@ fn uuid() -> String {
 #[tokio::test]
 async fn bodies_must_be_json_objects_within_the_limit() {
     let h = Hooked::start(None).await;
-    let (id, created, _) = h.workflow("webhook_trigger").await;
-    let secret = secret_of(&created);
+    let (id, secret) = h.hooked().await;
     let auth = [("x-webhook-secret", secret.as_str())];
     for body in ["[1, 2]", "\"text\"", "42", "null", "{not json", ""] {
         let (status, answer, _) = h.post(&id, &auth, body).await;
@@ -219,8 +223,7 @@ async fn bodies_must_be_json_objects_within_the_limit() {
 #[tokio::test]
 async fn the_rate_limit_counts_every_call_per_workflow() {
     let h = Hooked::start(Some(|c| c.hooks_per_minute = std::num::NonZeroU32::new(3).unwrap())).await;
-    let (id, created, _) = h.workflow("webhook_trigger").await;
-    let secret = secret_of(&created);
+    let (id, secret) = h.hooked().await;
     let (status, _, _) = h.post(&id, &[("x-webhook-secret", &secret)], "{}").await;
     assert_eq!(status, StatusCode::ACCEPTED);
     for _ in 0..2 {
