@@ -4,7 +4,7 @@
 //! [`LfServer`], in both protocol eras, stateless unless `--sessions`; every
 //! request carries its caller, resolved by [`auth`] from a bearer token and
 //! attached to the request for the tools to read. `GET /health` answers
-//! liveness. `POST /hooks/{workflow_id}` ([`hooks`]) starts a run of a
+//! liveness. `POST /hooks/{workflow_id}` (`hooks.rs`) starts a run of a
 //! workflow whose trigger is a webhook trigger, its credential the
 //! workflow's webhook secret. [`guard`] keeps other hosts and browser origins out.
 //!
