@@ -107,6 +107,8 @@ struct Fixture {
     /// A workflow of the caller's started by a form of two fields: topic
     /// (a required string) and count (an optional integer).
     form_workflow: String,
+    /// A private workflow of the caller's started by its webhook.
+    hook_workflow: String,
     /// The caller's run of `workflow`, pending (nothing runs it).
     run: String,
     /// The caller's run of `workflow`, failed.
@@ -266,6 +268,8 @@ async fn fixture(store: &TestStore) -> Fixture {
     let form = json!({"key": "start", "kind": "trigger", "name": "Form", "node_type": "form_input_trigger",
         "config": {"fields": [{"name": "topic", "kind": "string"}, {"name": "count", "kind": "integer", "required": false}]}});
     let form_workflow = ok(&a, "create_workflow", logged("Form flow", form)).await;
+    let hook = json!({"key": "start", "kind": "trigger", "name": "Hook", "node_type": "webhook_trigger"});
+    let hook_workflow = ok(&a, "create_workflow", logged("Hook flow", hook)).await;
     let started = |server: &LfServer, workflow: &Value| {
         let args = json!({"workflow_id": id_of(workflow, "id")});
         let server = server.clone();
@@ -290,6 +294,7 @@ async fn fixture(store: &TestStore) -> Fixture {
         hidden_workflow: id_of(&hidden_workflow, "id"),
         draft_workflow: id_of(&draft_workflow, "id"),
         form_workflow: id_of(&form_workflow, "id"),
+        hook_workflow: id_of(&hook_workflow, "id"),
         run,
         ended_run,
         hidden_run,
@@ -400,6 +405,7 @@ fn base(tool: &str, fx: &Fixture) -> Option<Base> {
             "changelog": "Pins the lens's version 1.1.0.",
         }),
         "archive_workflow" => json!({"workflow_id": fx.workflow, "confirm": true}),
+        "rotate_webhook_secret" => json!({"workflow_id": fx.hook_workflow}),
         "list_connections" => json!({"limit": 10, "offset": 0}),
         "run_workflow" => json!({
             "workflow_id": fx.workflow, "inputs": {"code": "fn main() {}"}, "global_model_id": "local-model",
@@ -1567,6 +1573,26 @@ fn workflow_cases(tool: &'static str, base: &Value, fx: &Fixture) -> Vec<Case> {
                 "another lenser archives the caller's workflow without confirm",
                 without(base, "confirm"),
                 CONFIRMATION,
+                None,
+            );
+        }
+        "rotate_webhook_secret" => {
+            let of = |w: &str| json!({"workflow_id": w});
+            push(me, "a workflow whose trigger is not a webhook trigger", of(&fx.workflow), INVALID, None);
+            push(me, "an empty workflow", of(&fx.draft_workflow), INVALID, None);
+            push(me, "another lenser's private workflow", of(&fx.hidden_workflow), NOT_FOUND, None);
+            push(
+                Who::Other,
+                "another lenser rotates the caller's private hook",
+                base.clone(),
+                NOT_FOUND,
+                None,
+            );
+            push(
+                Who::Other,
+                "another lenser rotates the caller's public workflow",
+                of(&fx.workflow),
+                FORBIDDEN,
                 None,
             );
         }

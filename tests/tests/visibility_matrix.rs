@@ -771,6 +771,8 @@ const WORKFLOW_MATRIX: &[(&str, [[Want; 3]; 3])] = &[
     ("create_workflow",             [[OK, OK, OK],             [OK,       OK,        OK],        [OK, OK, OK]]),
     ("update_workflow",             [[OK, OK, OK],             [NotFound, Forbidden, Forbidden], [OK, OK, OK]]),
     ("archive_workflow",            [[OK, OK, OK],             [NotFound, Forbidden, Forbidden], [OK, OK, OK]]),
+    // On a workflow whose trigger is a webhook's: its secret is its owner's.
+    ("rotate_webhook_secret",       [[OK, OK, OK],             [NotFound, Forbidden, Forbidden], [OK, OK, OK]]),
     // Each lists their own: A's ref is A's alone.
     ("list_connections",            [[OK, OK, OK],             [OK,       OK,        OK],        [OK, OK, OK]]),
     ("search",                      [[Listed, Listed, Listed], [Hidden,   Hidden,    Listed],    [Listed, Listed, Listed]]),
@@ -878,6 +880,17 @@ impl Matrix<'_> {
             return self.run_cell(tool, who, tier, want).await;
         }
         let w = self.cell_workflow(tier).await;
+        if tool == "rotate_webhook_secret" {
+            let (mut steps, connections) = workflow_steps(&format!("slack-{}", w.marker));
+            steps[0]["node_type"] = json!("webhook_trigger");
+            let a = self.caller(Who::Owner).await;
+            must(
+                &a,
+                "update_workflow",
+                json!({"workflow_id": w.id, "steps": steps, "connections": connections}),
+            )
+            .await;
+        }
         let server = self.caller(who).await;
         let before = self.workflow_snapshot(&w.id).await;
         let id = w.id.clone();
@@ -892,6 +905,7 @@ impl Matrix<'_> {
                 json!({"workflow_id": id, "title": "Renamed flow", "visibility": other_tier})
             }
             "archive_workflow" => json!({"workflow_id": id, "confirm": true}),
+            "rotate_webhook_secret" => json!({"workflow_id": id}),
             "list_workflows" => json!({}),
             "list_connections" => json!({"limit": 100}),
             "search" => json!({"query": w.marker}),
@@ -939,6 +953,10 @@ impl Matrix<'_> {
         let lists_ref = listed.as_ref().is_some_and(|refs| refs.contains(&format!("slack-{}", w.marker)));
         if tool == "list_connections" && (who == Who::Owner) != lists_ref {
             out.push(format!("{who:?} lists A's connection ref: {}", reply.brief()));
+        }
+        let secret = reply.value["webhook"]["secret"].as_str().is_some_and(|s| s.starts_with("lfwh_"));
+        if tool == "rotate_webhook_secret" && secret != (want == Want::Ok) {
+            out.push(format!("the answer's secret does not fit {want:?}: {}", reply.brief()));
         }
         let writes = matches!(tool, "update_workflow" | "archive_workflow");
         if want == Want::Ok && writes {

@@ -17,6 +17,7 @@ use tower_http::timeout::TimeoutLayer;
 
 use crate::config::HttpConfig;
 use crate::guard::{Gate, gate};
+use crate::hooks;
 use crate::inflight::InFlight;
 use crate::limits::Limits;
 use crate::oauth;
@@ -60,7 +61,7 @@ pub struct Shared {
     pub auth: Arc<AuthService>,
     /// This server's MCP endpoint URL: the audience of its tokens.
     pub resource: Arc<str>,
-    /// Rate limits of sign-in, token and registration.
+    /// Rate limits of sign-in, token, registration and webhooks.
     pub limits: Arc<Limits>,
     /// With sessions: the request ids in flight in each session.
     pub inflight: Option<Arc<InFlight>>,
@@ -82,9 +83,13 @@ pub fn router(state: AppState, shutdown: CancellationToken) -> Router {
         .route("/oauth/token", post(oauth::token))
         .route("/oauth/revoke", post(oauth::revoke))
         .layer(DefaultBodyLimit::max(OAUTH_MAX_BODY));
+    let hooks = Router::new()
+        .route("/hooks/{workflow_id}", post(hooks::call))
+        .layer(DefaultBodyLimit::max(hooks::HOOK_MAX_BODY));
     Router::new()
         .route("/health", get(health))
         .merge(oauth)
+        .merge(hooks)
         .merge(mcp)
         .fallback(not_found)
         .layer(TimeoutLayer::with_status_code(StatusCode::GATEWAY_TIMEOUT, state.config.request_timeout))

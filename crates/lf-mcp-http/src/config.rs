@@ -68,6 +68,11 @@ pub struct ServeArgs {
     #[arg(long, env = "LENSERFIGHT_REGISTRATIONS_PER_HOUR", default_value_t = defaults::REGISTRATIONS_PER_HOUR)]
     pub registrations_per_hour: u64,
 
+    /// Most webhook calls (POST /hooks/{workflow_id}) a minute to one
+    /// workflow, and from one client address; refused and failed calls count.
+    #[arg(long, env = "LENSERFIGHT_HOOKS_PER_MINUTE", default_value_t = defaults::HOOKS_PER_MINUTE)]
+    pub hooks_per_minute: u64,
+
     /// Keep MCP sessions (Mcp-Session-Id) for clients of the initialize
     /// handshake. Off by default: every request stands alone, so several
     /// processes can serve one database.
@@ -91,6 +96,7 @@ mod defaults {
     pub const MAX_CONNECTIONS: u64 = 1024;
     pub const SHUTDOWN_TIMEOUT: u64 = 10;
     pub const REGISTRATIONS_PER_HOUR: u64 = 1000;
+    pub const HOOKS_PER_MINUTE: u64 = 60;
 }
 
 impl Default for ServeArgs {
@@ -107,6 +113,7 @@ impl Default for ServeArgs {
             shutdown_timeout: defaults::SHUTDOWN_TIMEOUT,
             trusted_proxies: None,
             registrations_per_hour: defaults::REGISTRATIONS_PER_HOUR,
+            hooks_per_minute: defaults::HOOKS_PER_MINUTE,
             sessions: false,
             dev_lenser: None,
         }
@@ -131,6 +138,8 @@ pub struct HttpConfig {
     /// Proxies whose X-Forwarded-For is believed.
     pub trusted_proxies: TrustedProxies,
     pub registrations_per_hour: NonZeroU32,
+    /// Webhook calls a minute, per workflow and per client address.
+    pub hooks_per_minute: NonZeroU32,
     pub sessions: bool,
     pub dev_lenser: Option<String>,
 }
@@ -205,6 +214,11 @@ impl HttpConfig {
             .and_then(NonZeroU32::new)
             .filter(|n| n.get() <= 1_000_000)
             .ok_or_else(|| bad(Setting::RegistrationsPerHour, "must be between 1 and 1000000".into()))?;
+        let hooks_per_minute = u32::try_from(args.hooks_per_minute)
+            .ok()
+            .and_then(NonZeroU32::new)
+            .filter(|n| n.get() <= 1_000_000)
+            .ok_or_else(|| bad(Setting::HooksPerMinute, "must be between 1 and 1000000".into()))?;
         let dev_lenser =
             args.dev_lenser.as_deref().map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned);
         if dev_lenser.is_some() {
@@ -236,6 +250,7 @@ impl HttpConfig {
             connections,
             trusted_proxies,
             registrations_per_hour,
+            hooks_per_minute,
             sessions: args.sessions,
             dev_lenser,
         })
@@ -319,6 +334,8 @@ mod tests {
         assert!(e.contains("LENSERFIGHT_TRUSTED_PROXIES"), "{e}");
         let e = HttpConfig::from_args(&args(|a| a.registrations_per_hour = 0)).unwrap_err().to_string();
         assert!(e.contains("LENSERFIGHT_REGISTRATIONS_PER_HOUR"), "{e}");
+        let e = HttpConfig::from_args(&args(|a| a.hooks_per_minute = 0)).unwrap_err().to_string();
+        assert!(e.contains("LENSERFIGHT_HOOKS_PER_MINUTE"), "{e}");
         let e = HttpConfig::from_args(&args(|a| a.allowed_origins = Some(vec!["null".into()])))
             .unwrap_err()
             .to_string();

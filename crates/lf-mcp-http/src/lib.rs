@@ -4,7 +4,9 @@
 //! [`LfServer`], in both protocol eras, stateless unless `--sessions`; every
 //! request carries its caller, resolved by [`auth`] from a bearer token and
 //! attached to the request for the tools to read. `GET /health` answers
-//! liveness. [`guard`] keeps other hosts and browser origins out.
+//! liveness. `POST /hooks/{workflow_id}` (`hooks.rs`) starts a run of a
+//! workflow whose trigger is a webhook trigger, its credential the
+//! workflow's webhook secret. [`guard`] keeps other hosts and browser origins out.
 //!
 //! This crate holds no domain logic and is the only one that knows HTTP; its
 //! configuration, database and wiring come from lf-server.
@@ -15,6 +17,7 @@ pub mod auth;
 pub mod config;
 mod connections;
 pub mod guard;
+mod hooks;
 mod inflight;
 pub mod limits;
 mod mcp;
@@ -85,7 +88,7 @@ pub async fn prepare(mut config: HttpConfig) -> Result<Prepared, ConfigError> {
     };
     let gate = guard::Gate::new(&config.public_url, &config.extra_origins);
     let sessions = config.sessions;
-    let registrations_per_hour = config.registrations_per_hour;
+    let (registrations_per_hour, hooks_per_minute) = (config.registrations_per_hour, config.hooks_per_minute);
     let background = Background::current();
     // The caller of each request comes from the request (see `router`).
     let lf_server::Built { server, runner } = lf_server::build_server(
@@ -104,7 +107,7 @@ pub async fn prepare(mut config: HttpConfig) -> Result<Prepared, ConfigError> {
         dev_lenser,
         server,
         auth: Arc::new(auth),
-        limits: Arc::new(limits::Limits::new(registrations_per_hour)),
+        limits: Arc::new(limits::Limits::new(registrations_per_hour, hooks_per_minute)),
         inflight: sessions.then(|| Arc::new(inflight::InFlight::default())),
     });
     Ok(Prepared { listener, state, db, background, runner })

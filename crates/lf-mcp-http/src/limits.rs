@@ -12,6 +12,9 @@
 //!   [`FIRST_LOCK`], then after each further failure for twice as long as
 //!   the time before, up to [`LONGEST_LOCK`], until a sign-in succeeds.
 //! - Overall: registrations per hour.
+//! - Webhook calls: `LENSERFIGHT_HOOKS_PER_MINUTE` per client address and,
+//!   from any address, per workflow id, counted before the secret is
+//!   checked (so guessing secrets is slow, and so is flooding one hook).
 //!
 //! Everything is counted in this process's memory: several processes on
 //! one database each count their own, so together they allow that many
@@ -31,6 +34,7 @@ use governor::state::{InMemoryState, NotKeyed};
 use governor::{Quota, RateLimiter};
 use http::request::Parts;
 use http::{HeaderMap, HeaderValue, StatusCode, header};
+use lf_core::WorkflowId;
 
 use crate::app::AppState;
 use crate::responses::json_error;
@@ -38,6 +42,13 @@ use crate::responses::json_error;
 type KeyedLimiter = RateLimiter<
     IpAddr,
     governor::state::keyed::DefaultKeyedStateStore<IpAddr>,
+    DefaultClock,
+    NoOpMiddleware<<DefaultClock as Clock>::Instant>,
+>;
+
+type WorkflowLimiter = RateLimiter<
+    WorkflowId,
+    governor::state::keyed::DefaultKeyedStateStore<WorkflowId>,
     DefaultClock,
     NoOpMiddleware<<DefaultClock as Clock>::Instant>,
 >;
@@ -66,6 +77,8 @@ pub struct Limits {
     register: KeyedLimiter,
     registrations: OverallLimiter,
     handles: HandleFailures,
+    hook_clients: KeyedLimiter,
+    hooks: WorkflowLimiter,
 }
 
 fn per_minute(n: u32, burst: u32) -> Quota {
@@ -77,8 +90,10 @@ impl Limits {
     /// Per address: sign-in 10 a minute (burst 5), token 120 a minute
     /// (burst 30), registration 10 a minute (burst 5); overall,
     /// `registrations_per_hour` registrations (a burst of that many, then
-    /// one every hour divided by it).
-    pub fn new(registrations_per_hour: NonZeroU32) -> Self {
+    /// one every hour divided by it); webhook calls `hooks_per_minute` a
+    /// minute (a burst of that many) per address and per workflow.
+    pub fn new(registrations_per_hour: NonZeroU32, hooks_per_minute: NonZeroU32) -> Self {
+        let hooks = Quota::per_minute(hooks_per_minute).allow_burst(hooks_per_minute);
         Self {
             sign_in: RateLimiter::keyed(per_minute(10, 5)),
             token: RateLimiter::keyed(per_minute(120, 30)),
@@ -87,7 +102,17 @@ impl Limits {
                 Quota::per_hour(registrations_per_hour).allow_burst(registrations_per_hour),
             ),
             handles: HandleFailures::default(),
+            hook_clients: RateLimiter::keyed(hooks),
+            hooks: RateLimiter::keyed(hooks),
         }
+    }
+
+    /// 429 when `client` calls webhooks too often, or `workflow`'s hook is
+    /// called too often from anywhere. A call refused for its address does
+    /// not count against the workflow.
+    pub fn hook(&self, client: ClientIp, workflow: Option<WorkflowId>) -> Option<Response> {
+        too_many(self.hook_clients.check_key(&client.0))
+            .or_else(|| workflow.and_then(|w| too_many(self.hooks.check_key(&w))))
     }
 
     /// 429 when `client` signs in too often.
@@ -127,6 +152,8 @@ impl Limits {
         self.sign_in.retain_recent();
         self.token.retain_recent();
         self.register.retain_recent();
+        self.hook_clients.retain_recent();
+        self.hooks.retain_recent();
         self.handles.forget_idle(Instant::now());
     }
 }
@@ -380,6 +407,24 @@ mod tests {
         }
         assert!(TrustedProxies::parse(&["2001:db8::/32", "0.0.0.0/0"]).is_ok());
         assert!(TrustedProxies::parse(&["0.0.0.0/0"]).unwrap().trusts(ip("198.51.100.1")));
+    }
+
+    #[test]
+    fn hooks_are_limited_per_address_and_per_workflow() {
+        let limits = Limits::new(NonZeroU32::MIN, NonZeroU32::new(2).unwrap());
+        let (a, b, c) = (
+            ClientIp::of(ip("203.0.113.1")),
+            ClientIp::of(ip("203.0.113.2")),
+            ClientIp::of(ip("203.0.113.3")),
+        );
+        let (w, other) = (WorkflowId::new(), WorkflowId::new());
+        assert!(limits.hook(a, Some(w)).is_none() && limits.hook(b, Some(w)).is_none());
+        let refused = limits.hook(c, Some(w)).expect("a third call to w, from anywhere, is one too many");
+        assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
+        assert!(refused.headers().contains_key(header::RETRY_AFTER));
+        assert!(limits.hook(c, Some(other)).is_none(), "another workflow has its own count");
+        assert!(limits.hook(a, None).is_none(), "an id that is no workflow id counts for the address");
+        assert!(limits.hook(a, Some(other)).is_some(), "a's third call is one too many");
     }
 
     #[test]

@@ -71,12 +71,13 @@ pub enum Setting {
     ShutdownTimeout,
     TrustedProxies,
     RegistrationsPerHour,
+    HooksPerMinute,
     Sessions,
     DevLenser,
 }
 
 /// `(setting, file key, environment variable, flag, kind, reader)`.
-const TABLE: [(Setting, &str, &str, &str, Kind, Reader); 29] = [
+const TABLE: [(Setting, &str, &str, &str, Kind, Reader); 30] = [
     (
         Setting::DatabaseUrl,
         "database_url",
@@ -213,6 +214,14 @@ const TABLE: [(Setting, &str, &str, &str, Kind, Reader); 29] = [
         "registrations_per_hour",
         "LENSERFIGHT_REGISTRATIONS_PER_HOUR",
         "--registrations-per-hour",
+        Kind::Count,
+        Reader::Http,
+    ),
+    (
+        Setting::HooksPerMinute,
+        "hooks_per_minute",
+        "LENSERFIGHT_HOOKS_PER_MINUTE",
+        "--hooks-per-minute",
         Kind::Count,
         Reader::Http,
     ),

@@ -98,11 +98,13 @@ pub fn build_server(
     Built { server: LfServer::new(Arc::new(Catalog::new()), Arc::new(services), options, principal), runner }
 }
 
-/// The workflow use cases over `db`'s workflows and saved connections,
+/// The workflow use cases over `db`'s workflows, saved connections and
+/// webhook secrets,
 /// asking `lenses` about the lenses lens steps run ([`WorkflowLenses`]
 /// over `LensService`).
 pub fn workflow_service(db: &Database, lenses: Arc<dyn LensLookup>) -> WorkflowService {
     WorkflowService::new(db.workflow_store(), lenses, db.connection_lookup())
+        .with_webhooks(db.webhook_store())
 }
 
 /// The saved-connection use cases over `db`, secrets sealed by `sealer`

@@ -1,7 +1,8 @@
 //! The SQL stores of LenserFight: the domain store traits (today
 //! [`lf_lens::LensStore`], [`lf_auth::AuthStore`], [`lf_battle::BattleStore`],
 //! [`lf_workflow::WorkflowStore`], [`lf_workflow::ConnectionStore`],
-//! [`lf_workflow::run::RunStore`] and [`lf_workflow::kv::KvStore`]) implemented with sqlx
+//! [`lf_workflow::run::RunStore`], [`lf_workflow::kv::KvStore`] and
+//! [`lf_workflow::hook::WebhookStore`]) implemented with sqlx
 //! over SQLite, the embedded default, and PostgreSQL, for several server
 //! processes on one database.
 //! [`Database::connect`] opens either from a `LENSERFIGHT_DATABASE_URL`,
@@ -42,7 +43,8 @@
 //!   its nodes, its edges), the head read under lock first (as a battle's
 //!   status is) and compared with the one the caller expected;
 //! - a saved connection's secret is stored only as the sealed bytes the
-//!   domain hands over, and read back by one method only;
+//!   domain hands over, and read back by one method only; a webhook's
+//!   secret only as its SHA-256;
 //! - a run is claimed, and its state saved, in one write transaction each:
 //!   a claim locks what it picks (SQLite: `BEGIN IMMEDIATE`; PostgreSQL:
 //!   `FOR UPDATE SKIP LOCKED`), so each due run goes to one caller with a
@@ -58,12 +60,13 @@
 //!   ([`lf_lens::contract::suite`], [`lf_auth::contract::suite`],
 //!   [`lf_battle::contract::suite`], [`lf_workflow::contract::suite`],
 //!   [`lf_workflow::connection::contract::suite`],
-//!   [`lf_workflow::run::contract::suite`], [`lf_workflow::kv::contract::suite`]);
+//!   [`lf_workflow::run::contract::suite`], [`lf_workflow::kv::contract::suite`],
+//!   [`lf_workflow::hook::contract::suite`]);
 //!   migrations live per backend under `migrations/` and are never edited
 //!   once released.
 //!
 //! Layout: one folder per domain (`lens/`, `auth/`, `battle/`,
-//! `workflow/`, `connection/`, `run/`, `kv/`), each a
+//! `workflow/`, `connection/`, `run/`, `kv/`, `webhook/`), each a
 //! store written once over both backends: `mod.rs` (the store type, over
 //! `conns::Conns`, each method one line saying how it runs), `sql.rs` (the
 //! statements and the functions that run them, generic over a connection of
@@ -93,6 +96,7 @@ mod page;
 mod postgres;
 mod run;
 mod sqlite;
+mod webhook;
 mod workflow;
 
 use std::sync::Arc;
@@ -101,6 +105,7 @@ use lf_auth::AuthStore;
 use lf_battle::BattleStore;
 use lf_core::{LfError, LfResult};
 use lf_lens::LensStore;
+use lf_workflow::hook::WebhookStore;
 use lf_workflow::run::RunStore;
 use lf_workflow::{ConnectionLookup, ConnectionStore, WorkflowStore};
 
@@ -221,6 +226,12 @@ impl Database {
     /// over this database, for the runner's kv, cache and rate_limit steps.
     pub fn kv_store(&self) -> Arc<dyn lf_workflow::kv::KvStore> {
         Arc::new(kv::SqlKvStore::new(self.conns.clone()))
+    }
+
+    /// The store of workflows' webhook secrets (their hashes) over this
+    /// database, for an [`lf_workflow::WorkflowService`].
+    pub fn webhook_store(&self) -> Arc<dyn WebhookStore> {
+        Arc::new(webhook::SqlWebhookStore::new(self.conns.clone()))
     }
 
     /// A small pool of separate connections to the SQLite database, for

@@ -10,17 +10,18 @@ use rmcp::model::ListToolsResult;
 use crate::catalog::{Catalog, CatalogOptions};
 
 /// Most bytes the full `tools/list` answer may take. About 4 bytes make a
-/// token: this is some 17,750 tokens of every conversation's context.
+/// token: this is some 18,000 tokens of every conversation's context.
 ///
 /// The 27 Lens and Battle tools take 39,700 bytes, Search's two 1,000; the
-/// Workflow group's eighteen take 29,800 (create_workflow alone 5,400: the
+/// Workflow group's nineteen take 30,800 (create_workflow alone 5,550: the
 /// blueprint is the schema a model most needs to read whole;
 /// update_workflow points at it instead of repeating it; the seven run
-/// tools 8,200), 70,700 in all. The budget leaves 250 for small changes.
+/// tools 8,200; rotate_webhook_secret and the webhook both answer 1,000),
+/// 71,700 in all. The budget leaves 280 for small changes.
 /// The aim for the whole catalog stays 100,000 bytes: after this, about
 /// 29,000 for the Agent group, some 1,500 bytes a tool, about today's
 /// average.
-pub const LISTING_BUDGET: usize = 71_000;
+pub const LISTING_BUDGET: usize = 72_000;
 
 /// One tool's share of the listing, in bytes of JSON.
 #[derive(Clone, Debug, PartialEq, Eq)]

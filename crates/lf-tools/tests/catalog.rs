@@ -175,6 +175,7 @@ fn workflow_group_matches_the_spec() {
         ("list_connections", Read),
         ("list_workflow_runs", Read),
         ("cancel_workflow_run", Destructive),
+        ("rotate_webhook_secret", Write),
     ];
     let catalog = catalog();
     assert_eq!(group_tools(&catalog, Group::parse("workflow").unwrap()), expected);

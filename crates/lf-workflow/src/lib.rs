@@ -9,7 +9,8 @@
 //! lf-lens. Saved connections are its own ([`connection`]): every
 //! [`ConnectionStore`] answers [`ConnectionLookup`], and secrets are sealed
 //! by a [`SecretSealer`] the composition root provides, so no key and no
-//! cipher is known here. It does not run workflows: runs, node results, leases and the
+//! cipher is known here. So are webhook secrets ([`hook`]): made here, kept
+//! by a [`hook::WebhookStore`] as their SHA-256 only. It does not run workflows: runs, node results, leases and the
 //! engine's step function are part 2, beside [`WorkflowStore`]. What it
 //! does run is what needs nothing from outside: [`Condition::test`], and
 //! the node types whose output is a pure function of their config and
@@ -107,6 +108,7 @@ pub mod examples;
 pub mod exec;
 pub mod follow;
 mod graph;
+pub mod hook;
 mod json;
 pub mod kv;
 mod lookup;

@@ -14,6 +14,9 @@ use lf_core::{
 
 use crate::blueprint::{Blueprint, GraphDraft, RawBlueprint, RawConnection, RawStep};
 use crate::catalog::{Category, NodeTypeSpec, catalog};
+use crate::hook::{
+    HookHash, IssuedWebhook, MemoryWebhookStore, WEBHOOK_TRIGGER, WebhookSecret, WebhookStore, hook_refused,
+};
 use crate::lookup::{ConnectionLookup, Facts, LensLookup};
 use crate::model::{
     Changelog, Description, NodeKind, Title, VersionSelector, VersionSummary, Visibility, Workflow,
@@ -50,6 +53,8 @@ pub struct Created {
     pub report: Report,
     pub summary: CreationSummary,
     pub next_steps: Vec<String>,
+    /// The webhook's secret, when version 1's trigger is a webhook trigger.
+    pub webhook: Option<IssuedWebhook>,
 }
 
 /// A change: a new version from a full blueprint (`steps`, and
@@ -88,6 +93,9 @@ pub struct Updated {
     pub head: VersionSummary,
     /// The new version's validation, when one was made.
     pub report: Option<Report>,
+    /// The webhook's secret, when the new version's trigger is a webhook
+    /// trigger and the workflow had no secret yet.
+    pub webhook: Option<IssuedWebhook>,
 }
 
 /// A workflow with its head version and every version.
@@ -125,6 +133,7 @@ pub struct WorkflowService {
     store: Arc<dyn WorkflowStore>,
     lenses: Arc<dyn LensLookup>,
     connections: Arc<dyn ConnectionLookup>,
+    hooks: Arc<dyn WebhookStore>,
     clock: Arc<dyn Clock>,
 }
 
@@ -134,7 +143,19 @@ impl WorkflowService {
         lenses: Arc<dyn LensLookup>,
         connections: Arc<dyn ConnectionLookup>,
     ) -> Self {
-        Self { store, lenses, connections, clock: Arc::new(SystemClock) }
+        Self {
+            store,
+            lenses,
+            connections,
+            hooks: Arc::new(MemoryWebhookStore::new()),
+            clock: Arc::new(SystemClock),
+        }
+    }
+
+    /// Keeps webhook secrets in `hooks` (without it, in this process's memory).
+    pub fn with_webhooks(mut self, hooks: Arc<dyn WebhookStore>) -> Self {
+        self.hooks = hooks;
+        self
     }
 
     pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
@@ -242,6 +263,7 @@ impl WorkflowService {
             archived_at: None,
         };
         self.store.create_workflow(&workflow, &version).await?;
+        let webhook = self.first_webhook_secret(&version).await?;
         let next_steps = if empty {
             vec!["Add steps with update_workflow (a trigger first), then call validate_workflow.".to_owned()]
         } else {
@@ -250,7 +272,7 @@ impl WorkflowService {
                 "Call run_workflow after validation succeeds.".to_owned(),
             ]
         };
-        Ok(Created { workflow, version, report, summary, next_steps })
+        Ok(Created { workflow, version, report, summary, next_steps, webhook })
     }
 
     /// A new immutable version from a full blueprint, and/or new metadata.
@@ -281,7 +303,7 @@ impl WorkflowService {
             self.store.update_workflow(w.id, &patch).await?;
             let workflow = self.store.get_workflow(p.reach(), w.id).await?;
             let head = self.store.get_version(p.reach(), w.id, VersionSelector::Head).await?.summary();
-            return Ok(Updated { workflow, head, report: None });
+            return Ok(Updated { workflow, head, report: None, webhook: None });
         }
         let Some(steps) = u.steps.filter(|s| !s.is_empty()) else {
             return Err(LfError::invalid_argument(
@@ -296,8 +318,62 @@ impl WorkflowService {
             draft.into_version(w.id, head.number + 1, changelog, p.lenser().unwrap_or(w.owner), now);
         let report = self.admit(p, w.owner, &version).await?;
         self.store.append_version(w.id, head.id, &version, &patch).await?;
+        let webhook = self.first_webhook_secret(&version).await?;
         let workflow = self.store.get_workflow(p.reach(), w.id).await?;
-        Ok(Updated { workflow, head: version.summary(), report: Some(report) })
+        Ok(Updated { workflow, head: version.summary(), report: Some(report), webhook })
+    }
+
+    /// A secret for a version's workflow when the version's trigger is a
+    /// webhook trigger and the workflow has none yet (of racing updates,
+    /// one shows the secret that is kept).
+    async fn first_webhook_secret(&self, version: &WorkflowVersion) -> LfResult<Option<IssuedWebhook>> {
+        if !has_webhook_trigger(version) {
+            return Ok(None);
+        }
+        let (secret, hash) = WebhookSecret::generate()?;
+        let added = self.hooks.add_webhook(version.workflow_id, &hash, self.now()).await?;
+        Ok(added.then_some(IssuedWebhook { workflow_id: version.workflow_id, secret }))
+    }
+
+    /// A new webhook secret for the workflow, shown once; the old one fails
+    /// from now on. Only its owner (or the Service principal) may; refused
+    /// when the head version's trigger is not a webhook trigger.
+    pub async fn rotate_webhook_secret(&self, p: &Principal, id: WorkflowId) -> LfResult<IssuedWebhook> {
+        let w = self.load_for_write(p, id).await?;
+        let head = self.store.get_version(p.reach(), w.id, VersionSelector::Head).await?;
+        if !has_webhook_trigger(&head) {
+            let trigger = head.nodes.iter().find(|n| n.kind == NodeKind::Trigger);
+            let what =
+                trigger.map_or("no trigger".to_owned(), |n| format!("a {} trigger", n.node_type.as_str()));
+            return Err(LfError::invalid_argument(format!(
+                "Workflow {id} has no webhook: its head version {} has {what}. Make its trigger a {WEBHOOK_TRIGGER} with update_workflow, whose answer shows the secret."
+            , head.number))
+            .with_field("workflow_id"));
+        }
+        let (secret, hash) = WebhookSecret::generate()?;
+        self.hooks.replace_webhook(w.id, &hash, self.now()).await?;
+        Ok(IssuedWebhook { workflow_id: w.id, secret })
+    }
+
+    /// The workflow a webhook call may start: `secret` is its webhook's,
+    /// it is not archived and its head's trigger is a webhook trigger.
+    /// Otherwise, whatever was wrong, [`hook_refused`]. Reads the workflow
+    /// whatever its visibility: the secret is the credential.
+    pub async fn webhook_caller(&self, id: WorkflowId, secret: Option<&str>) -> LfResult<Workflow> {
+        // Hashed whether or not the workflow exists, to answer alike.
+        let presented = HookHash::of(secret.unwrap_or_default());
+        let stored = self.hooks.webhook(id).await?;
+        let (workflow, head) =
+            match self.store.get_workflow_and_version(Reach::Everything, id, VersionSelector::Head).await {
+                Ok(found) => found,
+                Err(e) if e.code() == ErrorCode::NotFound => return Err(hook_refused()),
+                Err(e) => return Err(e),
+            };
+        let matches = stored.is_some_and(|s| s.hash.ct_eq(&presented)) && secret.is_some();
+        if !matches || workflow.archived_at.is_some() || !has_webhook_trigger(&head) {
+            return Err(hook_refused());
+        }
+        Ok(workflow)
     }
 
     /// Hides a workflow from lists; it stays readable by id, and its
@@ -471,6 +547,11 @@ impl WorkflowService {
             .with_detail("closest", Detail::Strs(closest.iter().map(|s| (*s).to_owned()).collect()))
         })
     }
+}
+
+/// Whether a version's trigger is a webhook trigger.
+fn has_webhook_trigger(version: &WorkflowVersion) -> bool {
+    version.nodes.iter().any(|n| n.kind == NodeKind::Trigger && n.node_type.as_str() == WEBHOOK_TRIGGER)
 }
 
 fn lens_not_found(lens_id: LensId, step: Option<&str>) -> LfError {

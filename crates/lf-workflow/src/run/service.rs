@@ -150,6 +150,25 @@ impl RunService {
         self.start_with(&as_owner, origin, parent, s).await
     }
 
+    /// Starts a run for a call of the workflow's webhook: `secret` must be
+    /// its webhook's, the workflow not archived and its head's trigger a
+    /// webhook trigger, else one refusal whatever was wrong
+    /// ([`crate::hook::hook_refused`]); then as [`RunService::start_triggered`]
+    /// with [`RunOrigin::Webhook`], the head version and `inputs`. A repeated
+    /// idempotency key returns the first run.
+    pub async fn start_from_webhook(
+        &self,
+        workflow_id: WorkflowId,
+        secret: Option<&str>,
+        inputs: JsonObject,
+        idempotency_key: Option<IdempotencyKey>,
+    ) -> LfResult<Started> {
+        self.workflows.webhook_caller(workflow_id, secret).await?;
+        let start =
+            StartRun { workflow_id: Some(workflow_id), inputs, idempotency_key, ..StartRun::default() };
+        self.start_triggered(RunOrigin::Webhook, start).await
+    }
+
     /// Starts a run for a `sub_workflow` step of run `parent`, as that
     /// run's starter (who must be able to read the workflow it names),
     /// linked to it by `parent_run_id`; the step's idempotency key makes a

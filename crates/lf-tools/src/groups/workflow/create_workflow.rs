@@ -4,7 +4,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::shapes::{
-    ConnectionIn, IssueOut, StepIn, VisibilityIn, WorkflowOut, raw_connections, raw_steps, warnings,
+    ConnectionIn, IssueOut, StepIn, VisibilityIn, WebhookOut, WorkflowOut, raw_connections, raw_steps,
+    warnings,
 };
 use crate::services::Ctx;
 use crate::tool::{Safety, Tool};
@@ -62,6 +63,8 @@ pub struct CreatedOut {
     pub warnings: Vec<IssueOut>,
     /// The calls to make next.
     pub next_steps: Vec<String>,
+    /// With a webhook_trigger: where to POST and the secret, shown only here.
+    pub webhook: Option<WebhookOut>,
 }
 
 impl Tool for CreateWorkflow {
@@ -106,6 +109,7 @@ impl Tool for CreateWorkflow {
             },
             warnings: warnings(&c.report),
             next_steps: c.next_steps,
+            webhook: c.webhook.map(WebhookOut::from),
         })
     }
 }

@@ -1,6 +1,6 @@
 //! The Workflow tools: the spec's thirteen (its reads, create_workflow,
 //! run_workflow and retry_workflow) and update_workflow, archive_workflow,
-//! list_workflow_runs and cancel_workflow_run, over
+//! list_workflow_runs, cancel_workflow_run and rotate_webhook_secret, over
 //! [`lf_workflow::WorkflowService`] and [`lf_workflow::run::RunService`],
 //! and list_connections over [`lf_workflow::ConnectionService`].
 //! The blueprint's checks, the validator, the node catalog, who may read,
@@ -25,6 +25,7 @@ mod list_workflow_node_types;
 mod list_workflow_runs;
 mod list_workflows;
 mod retry_workflow;
+mod rotate_webhook_secret;
 mod run_workflow;
 mod summarize_workflow;
 mod update_workflow;
@@ -57,6 +58,7 @@ pub static GROUP: Group = Group {
             declare::<list_connections::ListConnections>(g),
             declare::<list_workflow_runs::ListWorkflowRuns>(g),
             declare::<cancel_workflow_run::CancelWorkflowRun>(g),
+            declare::<rotate_webhook_secret::RotateWebhookSecret>(g),
         ]
     },
 };

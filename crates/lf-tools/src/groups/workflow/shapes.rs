@@ -5,6 +5,7 @@
 //! answer is in `run_shapes.rs`.
 
 use lf_core::{LfError, LfResult, WorkflowId};
+use lf_workflow::hook::{IssuedWebhook, WEBHOOK_SECRET_HEADER};
 use lf_workflow::run::RunId;
 use lf_workflow::{
     Issue, NodeSummary, RawConnection, RawConnector, RawStep, Report, VersionSelector, VersionSummary,
@@ -246,6 +247,28 @@ pub fn raw_connections(connections: Option<Vec<ConnectionIn>>) -> Option<Vec<Raw
 }
 
 // ---------------------------------------------------------------- outputs
+
+/// A webhook's secret, shown this once.
+#[derive(Serialize, JsonSchema)]
+pub struct WebhookOut {
+    /// POST a JSON object here on the HTTP server: it becomes the run's inputs.
+    pub path: String,
+    pub secret: String,
+    /// Where the secret goes (Authorization: Bearer works too).
+    pub header: &'static str,
+    pub note: &'static str,
+}
+
+impl From<IssuedWebhook> for WebhookOut {
+    fn from(w: IssuedWebhook) -> Self {
+        Self {
+            path: w.path(),
+            secret: w.secret.expose().to_owned(),
+            header: WEBHOOK_SECRET_HEADER,
+            note: "Shown once: keep it now. rotate_webhook_secret makes a new one.",
+        }
+    }
+}
 
 /// A workflow's record, without its graph.
 #[derive(Serialize, JsonSchema)]

@@ -5,8 +5,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::shapes::{
-    ConnectionIn, IssueOut, StepIn, VersionOut, VisibilityIn, WorkflowOut, raw_connections, raw_steps,
-    warnings, workflow_id,
+    ConnectionIn, IssueOut, StepIn, VersionOut, VisibilityIn, WebhookOut, WorkflowOut, raw_connections,
+    raw_steps, warnings, workflow_id,
 };
 use crate::services::Ctx;
 use crate::tool::{Safety, Tool};
@@ -50,6 +50,8 @@ pub struct UpdatedOut {
     pub version_created: bool,
     /// What passed but deserves a look, in the new version.
     pub warnings: Vec<IssueOut>,
+    /// When this version first gives it a webhook_trigger: where to POST and the secret, shown only here.
+    pub webhook: Option<WebhookOut>,
 }
 
 impl Tool for UpdateWorkflow {
@@ -76,6 +78,7 @@ impl Tool for UpdateWorkflow {
             head: VersionOut::from(&up.head),
             version_created: up.report.is_some(),
             warnings: up.report.as_ref().map(warnings).unwrap_or_default(),
+            webhook: up.webhook.map(WebhookOut::from),
         })
     }
 }

@@ -36,7 +36,7 @@ pub(super) fn entries() -> Vec<NodeTypeSpec> {
             ])
             .example("Every Monday at 09:00 in Istanbul.", json!({"cron": "0 9 * * 1", "timezone": "Europe/Istanbul"}), json!(null), json!({"scheduled_for": "2026-06-01T06:00:00Z", "timezone": "Europe/Istanbul"}), Some(("lens", "scheduled_for → date")))
             .use_case("A weekly digest that runs without anyone asking."),
-        trigger("webhook_trigger", "Webhook trigger", "Starts a run on POST /hooks/{workflow_id} with the workflow's webhook secret (made by the server, shown once, stored hashed); the JSON body is the run's inputs. Idempotency-Key is honoured.")
+        trigger("webhook_trigger", "Webhook trigger", "Starts a run on POST /hooks/{workflow_id} of the HTTP server (the stdio server has no webhooks) with the workflow's webhook secret in X-Webhook-Secret (made by the server, shown once by create_workflow, update_workflow or rotate_webhook_secret, stored hashed); the JSON object body is the run's inputs. Idempotency-Key is honoured.")
             .aliases(&["webhook"])
             .caps(&["webhook", "http", "inbound"])
             .example("A form service posts each new signup.", json!({}), json!(null), json!({"email": "ada@example.com", "plan": "pro"}), Some(("data_mapper", "output → input")))

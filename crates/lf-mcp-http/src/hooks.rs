@@ -1,0 +1,146 @@
+//! `POST /hooks/{workflow_id}`: an outside system starts a run of a
+//! workflow whose trigger is a webhook trigger. No OAuth token: the
+//! credential is the workflow's webhook secret, in `X-Webhook-Secret` or
+//! `Authorization: Bearer`. lf-workflow checks it
+//! ([`lf_workflow::run::RunService::start_from_webhook`]) and starts the run
+//! as the workflow's owner; the runner is woken as for `run_workflow`.
+//!
+//! In order: the rate limits (per client address, then per workflow;
+//! every call counts, refused ones too), the body (at most
+//! [`HOOK_MAX_BODY`], else 413; `application/json` holding an object, else
+//! 400: the same for every workflow id, so it tells nothing), the
+//! `Idempotency-Key` header (400 when malformed), then the secret and the
+//! workflow: a missing or wrong secret, an unknown or archived workflow
+//! and a head whose trigger is not a webhook's are all the same 401. A run
+//! started answers 202 `{run_id, workflow_id, status, replayed: false}`; a
+//! repeated `Idempotency-Key` (24 hours, per workflow) answers the first
+//! run with 200 and `replayed: true`, starting nothing.
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{Path, State};
+use axum::response::{IntoResponse, Response};
+use http::{HeaderMap, StatusCode, header};
+use lf_core::{ErrorCode, LfError, WorkflowId};
+use lf_workflow::JsonObject;
+use lf_workflow::hook::WEBHOOK_SECRET_HEADER;
+use lf_workflow::run::IdempotencyKey;
+use serde_json::{Value, json};
+
+use crate::app::AppState;
+use crate::limits::ClientIp;
+use crate::responses::json_error;
+
+/// The largest webhook body, in bytes (a run's inputs are at most 256 KiB
+/// of JSON too).
+pub const HOOK_MAX_BODY: usize = 256 * 1024;
+
+pub async fn call(
+    State(state): State<AppState>,
+    client: ClientIp,
+    Path(workflow_id): Path<String>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let workflow_id = WorkflowId::parse("workflow_id", &workflow_id).ok();
+    if let Some(refused) = state.limits.hook(client, workflow_id) {
+        return refused;
+    }
+    let body = match body {
+        Ok(body) => body,
+        Err(e) if e.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+            return json_error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "payload_too_large",
+                &format!("the body is over {} KiB", HOOK_MAX_BODY / 1024),
+            );
+        }
+        Err(e) => return json_error(e.status(), "invalid_request", &e.body_text()),
+    };
+    let inputs = match inputs(&headers, &body) {
+        Ok(inputs) => inputs,
+        Err(why) => return json_error(StatusCode::BAD_REQUEST, "invalid_request", why),
+    };
+    let key = match idempotency_key(&headers) {
+        Ok(key) => key,
+        Err(e) => return json_error(StatusCode::BAD_REQUEST, "invalid_request", e.message()),
+    };
+    let Some(workflow_id) = workflow_id else { return refused() };
+    let runs = &state.server.services().runs;
+    match runs.start_from_webhook(workflow_id, secret(&headers), inputs, key).await {
+        Ok(started) => {
+            let run = started.run;
+            let status = if started.created { StatusCode::ACCEPTED } else { StatusCode::OK };
+            let body = json!({
+                "run_id": run.id.to_string(),
+                "workflow_id": run.workflow_id.to_string(),
+                "status": run.status().as_str(),
+                "replayed": !started.created,
+            });
+            (status, Json(body)).into_response()
+        }
+        Err(e) => failed(&e),
+    }
+}
+
+/// The run's inputs: a JSON object sent as `application/json`.
+fn inputs(headers: &HeaderMap, body: &[u8]) -> Result<JsonObject, &'static str> {
+    let json = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/json"));
+    if !json {
+        return Err("send the run's inputs as Content-Type: application/json");
+    }
+    match serde_json::from_slice::<Value>(body) {
+        Ok(Value::Object(inputs)) => Ok(inputs),
+        Ok(_) => Err("the body must be a JSON object: it becomes the run's inputs"),
+        Err(_) => Err("the body is not JSON; send a JSON object, such as {}"),
+    }
+}
+
+fn idempotency_key(headers: &HeaderMap) -> Result<Option<IdempotencyKey>, LfError> {
+    let Some(value) = headers.get("idempotency-key") else { return Ok(None) };
+    let text = value.to_str().map_err(|_| {
+        LfError::invalid_argument("Idempotency-Key must be visible ASCII, such as a delivery id")
+    })?;
+    IdempotencyKey::parse("Idempotency-Key", text).map(Some)
+}
+
+/// The secret of `X-Webhook-Secret`, else of `Authorization: Bearer`.
+fn secret(headers: &HeaderMap) -> Option<&str> {
+    if let Some(v) = headers.get(WEBHOOK_SECRET_HEADER) {
+        return v.to_str().ok();
+    }
+    let auth = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = auth.split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+}
+
+/// The one 401 of a webhook call, whatever was wrong.
+fn refused() -> Response {
+    failed(&lf_workflow::hook::hook_refused())
+}
+
+/// A refused start as HTTP: PERMISSION_DENIED (and NOT_FOUND, a workflow
+/// gone meanwhile) 401; what start's checks refuse 400 or 409; the rest 500,
+/// its cause logged and not shown.
+fn failed(e: &LfError) -> Response {
+    match e.code() {
+        ErrorCode::PermissionDenied | ErrorCode::NotFound => {
+            json_error(StatusCode::UNAUTHORIZED, "unauthorized", lf_workflow::hook::hook_refused().message())
+        }
+        ErrorCode::InvalidArgument | ErrorCode::BadInput | ErrorCode::MissingParams => {
+            json_error(StatusCode::BAD_REQUEST, "invalid_request", e.message())
+        }
+        ErrorCode::InvalidTransition | ErrorCode::Conflict => {
+            json_error(StatusCode::CONFLICT, "conflict", e.message())
+        }
+        _ => {
+            tracing::error!(error = ?e, "a webhook call failed");
+            json_error(StatusCode::INTERNAL_SERVER_ERROR, "server_error", "the run could not be started")
+        }
+    }
+}
