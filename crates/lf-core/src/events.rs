@@ -25,7 +25,9 @@ pub struct DomainEvent {
     pub id: uuid::Uuid,
     pub kind: EventKind,
     /// The owner of what it is about (the lens, the battle's creator, the
-    /// run's workflow): who may see it, with everyone when `public`.
+    /// run's workflow): who may see it, with everyone when `public`. A run
+    /// event leaves `public` false: whether others may read the run's
+    /// workflow is read by the sink when others follow it.
     pub owner: LenserId,
     pub public: bool,
     /// What it is about, by field name: a run's inputs, with `event`.

@@ -28,7 +28,7 @@ use lf_battle::{BattleService, BattleTitle, BattleType, JudgingMode, MaxContende
 use lf_core::{BattleId, DomainEvent, ErrorCode, EventSink, LfError, Principal, Scopes, WorkflowId};
 use lf_workflow::engine::{Failure, RunStatus, main_input};
 use lf_workflow::exec::fill_placeholders;
-use lf_workflow::follow::{Follower, event_inputs};
+use lf_workflow::follow::event_inputs;
 use lf_workflow::run::{IdempotencyKey, RunId, RunOrigin, RunService, StartRun};
 use lf_workflow::{JsonObject, Pick, WorkflowStore};
 use serde_json::{Value, json};
@@ -286,21 +286,28 @@ impl EventSink for Services {
         let Some(bound) = self.cell.get().cloned() else { return };
         let Ok(rt) = tokio::runtime::Handle::try_current() else { return };
         rt.spawn(async move {
-            if let Err(e) = follow(&bound, &event).await {
-                eprintln!(
-                    "lenserfight: the workflows following {} were not started: {}",
-                    event.kind,
-                    e.message()
-                );
+            let kind = event.kind;
+            if let Err(e) = follow(&bound, event).await {
+                eprintln!("lenserfight: the workflows following {kind} were not started: {}", e.message());
             }
         });
     }
 }
 
 /// Starts the runs of the workflows that hear `event`.
-async fn follow(bound: &Bound, event: &DomainEvent) -> lf_core::LfResult<()> {
-    let followers: Vec<Follower> =
-        bound.workflows.followers(event.kind).await?.into_iter().filter(|f| f.hears(event)).collect();
+async fn follow(bound: &Bound, event: DomainEvent) -> lf_core::LfResult<()> {
+    let mut event = event;
+    let mut all = bound.workflows.followers(event.kind).await?;
+    if let Some((_, workflow)) = event.run
+        && all.iter().any(|f| f.owner != event.owner)
+    {
+        // A run is seen by whoever may read its workflow.
+        let w =
+            bound.workflows.get_workflow(lf_core::Reach::Everything, WorkflowId::from_uuid(workflow)).await?;
+        event = DomainEvent { public: w.visibility != lf_workflow::Visibility::Private, ..event };
+    }
+    all.retain(|f| f.hears(&event));
+    let followers = all;
     if followers.is_empty() {
         return Ok(());
     }
@@ -328,7 +335,7 @@ async fn follow(bound: &Bound, event: &DomainEvent) -> lf_core::LfResult<()> {
     for f in followers {
         let start = StartRun {
             workflow_id: Some(f.workflow_id),
-            inputs: event_inputs(event),
+            inputs: event_inputs(&event),
             idempotency_key: Some(key.clone()),
             ..StartRun::default()
         };

@@ -192,8 +192,7 @@ fn seed() -> u64 {
 
 impl Inner {
     /// Tells the event sink that `run` ended in `state` (completed or
-    /// failed; a cancelled run is no event), seen by whoever may read its
-    /// workflow.
+    /// failed; a cancelled run is no event).
     fn ended(&self, run: &Run, state: &lf_workflow::engine::RunState) {
         let kind = match state.status {
             RunStatus::Completed => EventKind::WorkflowRunCompleted,
@@ -201,7 +200,6 @@ impl Inner {
             _ => return,
         };
         let Some(events) = self.events.get().cloned() else { return };
-        let (workflows, workflow_id) = (self.workflows.clone(), run.workflow_id);
         let mut event = DomainEvent::new(kind, run.workflow_owner, false)
             .with("run_id", run.id.to_string())
             .with("workflow_id", run.workflow_id.to_string())
@@ -209,14 +207,9 @@ impl Inner {
         if let Some(e) = &state.error {
             event = event.with("error", e.message.clone());
         }
+        // Whether others may see it is the sink's to learn, if anyone else follows it.
         event.run = Some((run.id.as_uuid(), run.workflow_id.as_uuid()));
-        tokio::spawn(async move {
-            // Readable to all when its workflow is not private.
-            if let Ok(w) = workflows.get_workflow(Reach::Everything, workflow_id).await {
-                event.public = w.visibility != lf_workflow::Visibility::Private;
-                events.publish(event);
-            }
-        });
+        events.publish(event);
     }
 
     async fn claim_loop(self: Arc<Self>) {

@@ -7,24 +7,22 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use lf_battle::{BattleService, MemoryBattleStore};
 use lf_core::{LenserId, Principal, Scopes, WorkflowId};
-use lf_runner::{Executors, Job, OwnServices, Runner, RunnerConfig};
+use lf_runner::Job;
 use lf_workflow::engine::RunStatus;
-use lf_workflow::run::{MemoryRunStore, Run, RunOrigin, RunService, RunStore, StartRun};
-use lf_workflow::{
-    MemoryConnections, MemoryLenses, MemoryWorkflowStore, NewWorkflow, RawBlueprint, WorkflowService,
-    WorkflowStore, WorkflowUpdate,
-};
+use lf_workflow::run::{Run, RunOrigin, RunStore, StartRun};
+use lf_workflow::{NewWorkflow, RawBlueprint, WorkflowUpdate};
 use serde_json::{Value, json};
 
-struct World {
-    runs: Arc<MemoryRunStore>,
-    service: Arc<WorkflowService>,
-    starts: Arc<RunService>,
-    battles: Arc<BattleService>,
-    runner: Runner,
-    executors: Executors,
+mod support;
+
+struct World(support::Stack);
+
+impl std::ops::Deref for World {
+    type Target = support::Stack;
+    fn deref(&self) -> &support::Stack {
+        &self.0
+    }
 }
 
 fn lenser(id: LenserId) -> Principal {
@@ -33,28 +31,7 @@ fn lenser(id: LenserId) -> Principal {
 
 impl World {
     fn new() -> Self {
-        let workflows = Arc::new(MemoryWorkflowStore::new());
-        let service = Arc::new(WorkflowService::new(
-            workflows.clone(),
-            Arc::new(MemoryLenses::new()),
-            Arc::new(MemoryConnections::new()),
-        ));
-        let runs = Arc::new(MemoryRunStore::new());
-        let own = OwnServices::new();
-        let config = RunnerConfig { lease: Duration::from_secs(30), ..RunnerConfig::default() };
-        let executors = own.register(Executors::pure());
-        let runner =
-            Runner::new(runs.clone(), workflows.clone() as Arc<dyn WorkflowStore>, executors.clone(), config);
-        let starts = Arc::new(RunService::new(service.clone(), runs.clone(), runner.signal()));
-        let battles = Arc::new(BattleService::new(Arc::new(MemoryBattleStore::new())));
-        own.bind(
-            starts.clone(),
-            battles.clone(),
-            workflows.clone() as Arc<dyn WorkflowStore>,
-            runner.stopping(),
-        );
-        runner.start();
-        World { runs, service, starts, battles, runner, executors }
+        World(support::Stack::new())
     }
 
     async fn workflow(&self, owner: LenserId, visibility: &str, steps: Value) -> WorkflowId {

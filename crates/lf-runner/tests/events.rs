@@ -6,25 +6,26 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use lf_battle::{BattleService, MemoryBattleStore};
 use lf_core::{DomainEvent, EventKind, EventSink, LenserId, Principal, Scopes, WorkflowId};
 use lf_lens::{LensService, MemoryLensStore};
-use lf_runner::{DEEPEST, Executors, OwnServices, Runner, RunnerConfig};
+use lf_runner::DEEPEST;
 use lf_workflow::engine::RunStatus;
-use lf_workflow::run::{MemoryRunStore, Run, RunFilter, RunOrigin, RunService, RunStore, StartRun};
-use lf_workflow::{
-    MemoryConnections, MemoryLenses, MemoryWorkflowStore, NewWorkflow, RawBlueprint, WorkflowService,
-    WorkflowStore,
-};
+use lf_workflow::run::{Run, RunFilter, RunOrigin, RunStore, StartRun};
+use lf_workflow::{NewWorkflow, RawBlueprint};
 use serde_json::{Value, json};
 
+mod support;
+
 struct World {
-    runs: Arc<MemoryRunStore>,
-    service: Arc<WorkflowService>,
-    starts: Arc<RunService>,
+    stack: support::Stack,
     lenses: LensService,
-    own: OwnServices,
-    runner: Runner,
+}
+
+impl std::ops::Deref for World {
+    type Target = support::Stack;
+    fn deref(&self) -> &support::Stack {
+        &self.stack
+    }
 }
 
 fn lenser(id: LenserId) -> Principal {
@@ -33,27 +34,10 @@ fn lenser(id: LenserId) -> Principal {
 
 impl World {
     fn new() -> Self {
-        let workflows = Arc::new(MemoryWorkflowStore::new());
-        let service = Arc::new(WorkflowService::new(
-            workflows.clone(),
-            Arc::new(MemoryLenses::new()),
-            Arc::new(MemoryConnections::new()),
-        ));
-        let runs = Arc::new(MemoryRunStore::new());
-        let own = OwnServices::new();
-        let runner = Runner::new(
-            runs.clone(),
-            workflows.clone() as Arc<dyn WorkflowStore>,
-            own.register(Executors::pure()),
-            RunnerConfig { lease: Duration::from_secs(30), ..RunnerConfig::default() },
-        );
-        let starts = Arc::new(RunService::new(service.clone(), runs.clone(), runner.signal()));
-        let battles = Arc::new(BattleService::new(Arc::new(MemoryBattleStore::new())));
-        own.bind(starts.clone(), battles, workflows.clone() as Arc<dyn WorkflowStore>, runner.stopping());
-        runner.events(Arc::new(own.clone()));
-        runner.start();
-        let lenses = LensService::new(Arc::new(MemoryLensStore::new())).with_events(Arc::new(own.clone()));
-        World { runs, service, starts, lenses, own, runner }
+        let stack = support::Stack::new();
+        let lenses =
+            LensService::new(Arc::new(MemoryLensStore::new())).with_events(Arc::new(stack.own.clone()));
+        World { stack, lenses }
     }
 
     async fn workflow(&self, owner: LenserId, visibility: &str, trigger: Value) -> WorkflowId {
@@ -194,11 +178,21 @@ async fn a_run_that_ends_starts_its_followers_but_never_itself() {
     w.settle(bob).await;
     let heard = w.runs_of(alice, after).await;
     assert_eq!(heard.len(), 1, "one run for her run; none for Bob's private one, none for its own end");
-    let r = &heard[0];
+    let r = heard[0].clone();
     assert_eq!(r.parent_run_id, Some(first), "linked to the run whose end it heard");
     assert_eq!(r.state.inputs["run_id"], first.to_string());
     assert_eq!(r.state.inputs["status"], "completed");
     assert_eq!(r.state.inputs["workflow_id"], work.to_string());
+
+    // A run of Bob's public workflow is hers to see.
+    let open = w.workflow(bob, "public", manual()).await;
+    let s = StartRun { workflow_id: Some(open), ..Default::default() };
+    w.starts.start(&lenser(bob), s).await.unwrap();
+    w.settle(bob).await;
+    w.settle(alice).await;
+    let heard = w.runs_of(alice, after).await;
+    assert_eq!(heard.len(), 2);
+    assert!(heard.iter().any(|r| r.state.inputs["workflow_id"] == open.to_string()));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 /// The first attempt of `step` (a blueprint step whose key is `step`) in
 /// a new workflow of `owner`, which also starts the run, on `input`;
 /// keyed `run:step:1` when it has an outside effect.
+#[allow(dead_code)] // Not every test file runs a single attempt.
 pub async fn first_attempt(workflows: &WorkflowService, owner: LenserId, step: Value, input: Value) -> Job {
     let me = Principal::Lenser { id: owner, scopes: Scopes::READ_WRITE };
     let blueprint: RawBlueprint = serde_json::from_value(json!({
@@ -37,5 +38,58 @@ pub async fn first_attempt(workflows: &WorkflowService, owner: LenserId, step: V
         attempt: 1,
         input,
         idempotency_key: keyed.then(|| format!("{run}:step:1")),
+    }
+}
+
+/// The in-memory stores, the services over them and a started runner
+/// with the pure steps and the steps that call the services
+/// ([`lf_runner::OwnServices`], bound, and hearing the runner's events).
+#[allow(dead_code)] // Each test file uses its part.
+pub struct Stack {
+    pub workflows: Arc<lf_workflow::MemoryWorkflowStore>,
+    pub runs: Arc<lf_workflow::run::MemoryRunStore>,
+    pub service: Arc<WorkflowService>,
+    pub starts: Arc<lf_workflow::run::RunService>,
+    pub battles: Arc<lf_battle::BattleService>,
+    pub own: lf_runner::OwnServices,
+    pub executors: lf_runner::Executors,
+    pub runner: lf_runner::Runner,
+}
+
+#[allow(dead_code)]
+impl Stack {
+    pub fn new() -> Self {
+        use lf_workflow::WorkflowStore;
+        let workflows = Arc::new(lf_workflow::MemoryWorkflowStore::new());
+        let service = Arc::new(WorkflowService::new(
+            workflows.clone(),
+            Arc::new(lf_workflow::MemoryLenses::new()),
+            Arc::new(lf_workflow::MemoryConnections::new()),
+        ));
+        let runs = Arc::new(lf_workflow::run::MemoryRunStore::new());
+        let own = lf_runner::OwnServices::new();
+        let executors = own.register(lf_runner::Executors::pure());
+        let config = lf_runner::RunnerConfig {
+            lease: std::time::Duration::from_secs(30),
+            ..lf_runner::RunnerConfig::default()
+        };
+        let runner = lf_runner::Runner::new(
+            runs.clone(),
+            workflows.clone() as Arc<dyn WorkflowStore>,
+            executors.clone(),
+            config,
+        );
+        let starts =
+            Arc::new(lf_workflow::run::RunService::new(service.clone(), runs.clone(), runner.signal()));
+        let battles = Arc::new(lf_battle::BattleService::new(Arc::new(lf_battle::MemoryBattleStore::new())));
+        own.bind(
+            starts.clone(),
+            battles.clone(),
+            workflows.clone() as Arc<dyn WorkflowStore>,
+            runner.stopping(),
+        );
+        runner.events(Arc::new(own.clone()));
+        runner.start();
+        Stack { workflows, runs, service, starts, battles, own, executors, runner }
     }
 }
