@@ -72,6 +72,22 @@ pub struct CommonArgs {
     #[arg(long, env = "LENSERFIGHT_STEP_TIMEOUT", value_name = "SECONDS")]
     pub step_timeout: Option<u64>,
 
+    /// Steps of one workflow run that run at once [default: 4]
+    #[arg(long, env = "LENSERFIGHT_PARALLEL_STEPS", value_name = "STEPS")]
+    pub parallel_steps: Option<u32>,
+
+    /// Seconds a runner's claim on a run lasts without a heartbeat; a run whose server died is taken over after it [default: 30]
+    #[arg(long, env = "LENSERFIGHT_RUN_LEASE", value_name = "SECONDS")]
+    pub run_lease: Option<u64>,
+
+    /// Workflow runs this process drives at once [default: 16]
+    #[arg(long, env = "LENSERFIGHT_RUNS_PER_PROCESS", value_name = "RUNS")]
+    pub runs_per_process: Option<u64>,
+
+    /// Seconds shutdown waits for running workflow steps before it hands their runs back [default: 10]
+    #[arg(long, env = "LENSERFIGHT_RUNNER_GRACE", value_name = "SECONDS")]
+    pub runner_grace: Option<u64>,
+
     /// Which of these values came from the configuration file (set by
     /// [`crate::parse`]), so that an error names the key where it was set.
     #[arg(skip)]
@@ -171,7 +187,30 @@ impl CommonArgs {
             run_timeout_ms: seconds(self.run_timeout, 600, Setting::RunTimeout, 8 * 86_400)?,
             node_timeout_ms: seconds(self.step_timeout, 60, Setting::StepTimeout, 86_400)?,
             budget_credits: self.run_budget_credits,
-            ..lf_workflow::engine::Limits::default()
+            parallel: match self.parallel_steps {
+                None => 4,
+                Some(n @ 1..=64) => n,
+                Some(n) => return Err(self.bad(Setting::ParallelSteps, format!("must be 1 to 64, got {n}"))),
+            },
+        };
+        let lease = seconds(self.run_lease, 30, Setting::RunLease, 3_600)?;
+        let runs = match self.runs_per_process {
+            None => 16,
+            Some(n @ 1..=1_024) => n as usize,
+            Some(n) => return Err(self.bad(Setting::RunsPerProcess, format!("must be 1 to 1024, got {n}"))),
+        };
+        let grace = match self.runner_grace {
+            None => 10,
+            Some(s @ 0..=600) => s,
+            Some(s) => {
+                return Err(self.bad(Setting::RunnerGrace, format!("must be 0 to 600 seconds, got {s}")));
+            }
+        };
+        let runner = lf_runner::RunnerConfig {
+            lease: std::time::Duration::from_millis(lease),
+            max_runs: runs,
+            grace: std::time::Duration::from_secs(grace),
+            ..lf_runner::RunnerConfig::default()
         };
         let rate = self.credits_per_1k_tokens.unwrap_or(1);
         if rate > 1_000_000 {
@@ -181,6 +220,7 @@ impl CommonArgs {
             egress_allow: self.egress_allow()?,
             defaults: lf_workflow::run::RunDefaults { limits },
             pricing: lf_runner::Pricing { credits_per_1k_tokens: rate },
+            runner,
         })
     }
 
@@ -208,6 +248,8 @@ pub struct RunSettings {
     pub defaults: lf_workflow::run::RunDefaults,
     /// What model calls cost.
     pub pricing: lf_runner::Pricing,
+    /// How this process's runner claims and lets go of runs.
+    pub runner: lf_runner::RunnerConfig,
 }
 
 /// The shared settings, checked.
@@ -296,8 +338,28 @@ mod tests {
         let l = runs.defaults.limits;
         assert_eq!((l.run_timeout_ms, l.node_timeout_ms, l.budget_credits), (30_000, 5_000, Some(250)));
         assert_eq!(runs.pricing.credits_per_1k_tokens, 3);
+        assert_eq!((l.parallel, runs.runner.max_runs), (4, 16), "the defaults");
+        assert_eq!((runs.runner.lease.as_secs(), runs.runner.grace.as_secs()), (30, 10));
+
+        let set = CommonArgs {
+            parallel_steps: Some(2),
+            run_lease: Some(5),
+            runs_per_process: Some(64),
+            runner_grace: Some(0),
+            ..CommonArgs::default()
+        };
+        let runs = set.runs().unwrap();
+        assert_eq!((runs.defaults.limits.parallel, runs.runner.max_runs), (2, 64));
+        assert_eq!((runs.runner.lease.as_secs(), runs.runner.grace.as_secs()), (5, 0));
 
         for (args, key) in [
+            (CommonArgs { parallel_steps: Some(0), ..CommonArgs::default() }, "LENSERFIGHT_PARALLEL_STEPS"),
+            (CommonArgs { run_lease: Some(3_601), ..CommonArgs::default() }, "LENSERFIGHT_RUN_LEASE"),
+            (
+                CommonArgs { runs_per_process: Some(0), ..CommonArgs::default() },
+                "LENSERFIGHT_RUNS_PER_PROCESS",
+            ),
+            (CommonArgs { runner_grace: Some(601), ..CommonArgs::default() }, "LENSERFIGHT_RUNNER_GRACE"),
             (CommonArgs { run_timeout: Some(0), ..CommonArgs::default() }, "LENSERFIGHT_RUN_TIMEOUT"),
             (CommonArgs { step_timeout: Some(86_401), ..CommonArgs::default() }, "LENSERFIGHT_STEP_TIMEOUT"),
             (

@@ -61,6 +61,10 @@ pub enum Setting {
     CreditsPer1kTokens,
     RunTimeout,
     StepTimeout,
+    ParallelSteps,
+    RunLease,
+    RunsPerProcess,
+    RunnerGrace,
     Bind,
     PublicUrl,
     AllowedOrigins,
@@ -77,7 +81,7 @@ pub enum Setting {
 }
 
 /// `(setting, file key, environment variable, flag, kind, reader)`.
-const TABLE: [(Setting, &str, &str, &str, Kind, Reader); 30] = [
+const TABLE: [(Setting, &str, &str, &str, Kind, Reader); 34] = [
     (
         Setting::DatabaseUrl,
         "database_url",
@@ -148,6 +152,31 @@ const TABLE: [(Setting, &str, &str, &str, Kind, Reader); 30] = [
         "step_timeout",
         "LENSERFIGHT_STEP_TIMEOUT",
         "--step-timeout",
+        Kind::Count,
+        Reader::Both,
+    ),
+    (
+        Setting::ParallelSteps,
+        "parallel_steps",
+        "LENSERFIGHT_PARALLEL_STEPS",
+        "--parallel-steps",
+        Kind::Count,
+        Reader::Both,
+    ),
+    (Setting::RunLease, "run_lease", "LENSERFIGHT_RUN_LEASE", "--run-lease", Kind::Count, Reader::Both),
+    (
+        Setting::RunsPerProcess,
+        "runs_per_process",
+        "LENSERFIGHT_RUNS_PER_PROCESS",
+        "--runs-per-process",
+        Kind::Count,
+        Reader::Both,
+    ),
+    (
+        Setting::RunnerGrace,
+        "runner_grace",
+        "LENSERFIGHT_RUNNER_GRACE",
+        "--runner-grace",
         Kind::Count,
         Reader::Both,
     ),

@@ -8,7 +8,7 @@ use lf_core::{ModelProvider, Principal, Spawner};
 use lf_egress::{Egress, EgressConfig};
 use lf_lens::LensService;
 use lf_runner::outbound::Outbound;
-use lf_runner::{Executors, KvSteps, ModelSteps, OwnServices, Runner, RunnerConfig, Scheduler};
+use lf_runner::{Executors, KvSteps, ModelSteps, OwnServices, Runner, Scheduler};
 use lf_store::Database;
 use lf_tools::{Catalog, CatalogOptions, LfServer, Services};
 use lf_workflow::{ConnectionService, LensLookup, WorkflowService};
@@ -64,7 +64,7 @@ pub fn services(
     let executors = KvSteps::new(db.kv_store()).register(executors);
     let can_run = executors.clone();
     let run_store = db.run_store();
-    let runner = Runner::new(run_store.clone(), db.workflow_store(), executors, RunnerConfig::default());
+    let runner = Runner::new(run_store.clone(), db.workflow_store(), executors, runs.runner.clone());
     let services = Services::builder()
         .lens(lens)
         .battle(BattleService::new(db.battle_store()).with_events(Arc::new(own.clone())))
