@@ -496,8 +496,8 @@ struct Case {
 struct Gen<'a> {
     fx: &'a Fixture,
     huge: &'a Value,
-    /// Whether `workflow_id` names a workflow the tool reads (run_lens only
-    /// records it).
+    /// Whether `workflow_id` names a workflow the tool reads (every
+    /// Workflow tool, and run_lens, which records a run of it).
     reads_workflows: bool,
 }
 
@@ -1779,7 +1779,11 @@ async fn corpus(kind: StoreKind) {
     for tool in store.catalog().tools() {
         let Some(base) = base(tool.name, &fx) else { continue };
         let schema = &*tool.input_schema;
-        let g = Gen { fx: &fx, huge: &huge, reads_workflows: tool.group.id == "workflow" };
+        let g = Gen {
+            fx: &fx,
+            huge: &huge,
+            reads_workflows: tool.group.id == "workflow" || tool.name == "run_lens",
+        };
         let mut cases = generated_cases(&g, tool.name, schema, &base.args);
         cases.extend(semantic_cases(tool.name, schema, &base.args, &fx));
         cases.extend(battle_cases(tool.name, &base.args, &fx));

@@ -455,3 +455,41 @@ async fn a_rate_limit_fails_the_run_past_its_limit_or_waits_for_the_window() {
     assert!(late - early >= chrono::TimeDelta::seconds(1), "the later pass came a window after the first");
     w.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_lens_with_a_workflow_records_a_completed_run_in_the_run_tables() {
+    let w = World::start(Executors::pure());
+    let (a, b) = (w.as_(w.alice), w.as_(w.bob));
+    let private = json!({"title": "Mine", "visibility": "private", "steps": [manual_trigger(), tool_step("log", "noop", json!({}))], "connections": [wire("start", "log")]});
+    let wf = s(&ok(&a, "create_workflow", private).await["id"]).to_owned();
+    let body = "Write three short, friendly sentences that explain [[Topic]] to a beginner.";
+    let lens =
+        ok(&a, "create_lens", json!({"title": "Explainer", "template_body": body, "visibility": "public"}))
+            .await;
+    let args = json!({"lens_id": lens["id"], "param_values": {"Topic": "ownership"}, "workflow_id": wf});
+    let ran = ok(&a, "run_lens", args.clone()).await;
+    assert_eq!(ran["persisted"], true);
+    let run = s(&ran["run_id"]).to_owned();
+    let status = ok(&a, "get_workflow_run_status", json!({"run_id": run})).await;
+    assert_eq!(
+        (status["status"].as_str(), status["workflow_id"].as_str()),
+        (Some("completed"), Some(wf.as_str()))
+    );
+    let logs = ok(&a, "get_workflow_run_logs", json!({"run_id": run})).await;
+    assert_eq!(logs["run"]["metadata"]["origin"], "lens");
+    assert_eq!(logs["run"]["metadata"]["inputs"]["params_used"], json!(["Topic"]));
+    let listed = ok(&a, "list_workflow_runs", json!({"workflow_id": wf})).await;
+    assert_eq!(listed["total"], 1);
+    // Bob may run the public lens, but not record it against Alice's private workflow.
+    let refused = err(&b, "run_lens", args).await;
+    assert_eq!(refused.code(), Some("NOT_FOUND"), "{}", refused.value);
+    let without =
+        ok(&b, "run_lens", json!({"lens_id": lens["id"], "param_values": {"Topic": "ownership"}})).await;
+    assert_eq!((without["persisted"].as_bool(), without["run_id"].is_null()), (Some(false), true));
+    assert_eq!(
+        ok(&a, "list_workflow_runs", json!({"workflow_id": wf})).await["total"],
+        1,
+        "nothing more recorded"
+    );
+    w.stop().await;
+}

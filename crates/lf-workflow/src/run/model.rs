@@ -5,7 +5,7 @@
 use lf_core::{LenserId, LfError, LfResult, Timestamp, WorkflowId};
 
 use crate::engine::{RunState, RunStatus};
-use crate::model::WorkflowVersionId;
+use crate::model::{Workflow, WorkflowVersion, WorkflowVersionId};
 
 lf_core::id_newtype!(
     /// One run of one workflow version.
@@ -90,6 +90,34 @@ pub struct Run {
 }
 
 impl Run {
+    /// A new run of `version` of `workflow`, made by `started_by` at
+    /// `created_at` in `state`: no parent, key, model override or resumed run.
+    pub fn new(
+        workflow: &Workflow,
+        version: &WorkflowVersion,
+        started_by: LenserId,
+        origin: RunOrigin,
+        created_at: Timestamp,
+        state: RunState,
+    ) -> Run {
+        Run {
+            id: RunId::new(),
+            workflow_id: workflow.id,
+            version_id: version.id,
+            version: version.number,
+            workflow_owner: workflow.owner,
+            started_by,
+            origin,
+            parent_run_id: None,
+            idempotency_key: None,
+            global_model_id: None,
+            resume_from: None,
+            created_at,
+            cancel_requested_by: None,
+            state,
+        }
+    }
+
     pub fn status(&self) -> RunStatus {
         self.state.status
     }

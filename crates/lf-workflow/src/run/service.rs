@@ -229,27 +229,41 @@ impl RunService {
         if s.budget_credits.is_some() {
             limits.budget_credits = s.budget_credits;
         }
+        let state = RunState::new(Value::Object(inputs), limits);
         let run = Run {
-            id: RunId::new(),
-            workflow_id,
-            version_id: version.id,
-            version: version.number,
-            workflow_owner: workflow.owner,
-            started_by: starter,
-            origin,
             parent_run_id,
             idempotency_key: s.idempotency_key,
             global_model_id: s.global_model_id,
-            resume_from: None,
-            created_at: now,
-            cancel_requested_by: None,
-            state: RunState::new(Value::Object(inputs), limits),
+            ..Run::new(&workflow, &version, starter, origin, now, state)
         };
         let (run, created) = self.runs.create_run(&run).await?;
         if created {
             self.signal.started(run.id);
         }
         Ok(Started { run, created })
+    }
+
+    /// Records a lens that `run_lens` resolved for a workflow: a run of the
+    /// workflow's head (which the caller must be able to read: NOT_FOUND
+    /// otherwise), origin `lens`, started by the caller and already
+    /// completed, whose inputs and result are `call` (which lens and
+    /// version, with which parameters). Nothing runs it; the run tools read
+    /// it like any other.
+    pub async fn record_lens(&self, p: &Principal, workflow_id: WorkflowId, call: Value) -> LfResult<Run> {
+        let starter = p.owner_for_create()?;
+        let (workflow, version) = self
+            .workflows
+            .store()
+            .get_workflow_and_version(p.reach(), workflow_id, VersionSelector::Head)
+            .await?;
+        let now = self.clock.now();
+        let mut state = RunState::new(call.clone(), self.defaults.limits);
+        state.status = RunStatus::Completed;
+        state.started_at = Some(now);
+        state.finished_at = Some(now);
+        state.result = Some(call);
+        let run = Run::new(&workflow, &version, starter, RunOrigin::Lens, now, state);
+        Ok(self.runs.create_run(&run).await?.0)
     }
 
     /// The run, if the caller may read its workflow version.

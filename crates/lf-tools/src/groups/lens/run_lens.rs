@@ -61,9 +61,23 @@ impl Tool for RunLens {
         let r = ctx
             .services
             .lens
-            .run(&ctx.principal, lens_id(&i.lens_id)?, which, &values, workflow)
+            .run(&ctx.principal, lens_id(&i.lens_id)?, which, &values, None)
             .await
             .map_err(in_field("param_values"))?;
+        // The tracking run goes where every workflow run is.
+        let run_id = match workflow {
+            None => None,
+            Some(w) => {
+                let call = serde_json::json!({
+                    "lens_id": r.lens.id.to_string(),
+                    "version_id": r.version.id.to_string(),
+                    "semver": r.version.semver.to_string(),
+                    "params_used": r.params_used,
+                    "estimated_input_tokens": r.estimated_input_tokens,
+                });
+                Some(ctx.services.runs.record_lens(&ctx.principal, w, call).await?.id)
+            }
+        };
         Ok(RunOut {
             resolved_prompt: r.prompt,
             lens_title: r.lens.title.to_string(),
@@ -71,8 +85,8 @@ impl Tool for RunLens {
             lens_id: r.lens.id.to_string(),
             version_id: r.version.id.to_string(),
             semver: r.version.semver.to_string(),
-            persisted: r.run_id.is_some(),
-            run_id: r.run_id.map(|id| id.to_string()),
+            persisted: run_id.is_some(),
+            run_id: run_id.map(|id| id.to_string()),
             params_used: r.params_used,
             estimated_input_tokens: r.estimated_input_tokens,
             next_step: RUN_NEXT_STEP,
