@@ -38,7 +38,7 @@ fn unauthorized(state: &AppState, error: Option<(&str, &str)>) -> Response {
 }
 
 /// The token of an `Authorization: Bearer <token>` value (scheme case-insensitive).
-fn bearer_token(value: &str) -> Option<&str> {
+pub(crate) fn bearer_token(value: &str) -> Option<&str> {
     let (scheme, token) = value.trim().split_once(' ')?;
     let token = token.trim();
     (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)

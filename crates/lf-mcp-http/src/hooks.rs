@@ -114,9 +114,7 @@ fn secret(headers: &HeaderMap) -> Option<&str> {
     if let Some(v) = headers.get(WEBHOOK_SECRET_HEADER) {
         return v.to_str().ok();
     }
-    let auth = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
-    let (scheme, token) = auth.split_once(' ')?;
-    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+    crate::auth::bearer_token(headers.get(header::AUTHORIZATION)?.to_str().ok()?)
 }
 
 /// The one 401 of a webhook call, whatever was wrong.

@@ -10,8 +10,8 @@
 //!
 //! Both steps are made before the services they call exist (the run service
 //! needs the runner's signal, the runner needs its executors), so they
-//! hold a [`Services`] cell that the composition root fills once the
-//! services are built ([`Services::bind`]); a step run before that fails
+//! hold a [`OwnServices`] cell that the composition root fills once the
+//! services are built ([`OwnServices::bind`]); a step run before that fails
 //! with `not_ready`.
 //!
 //! Each is safe to run again: a `sub_workflow` step's run carries the
@@ -51,11 +51,11 @@ struct Bound {
 
 /// The services these steps call, bound after they are built.
 #[derive(Clone, Default)]
-pub struct Services {
+pub struct OwnServices {
     cell: Arc<OnceLock<Bound>>,
 }
 
-impl Services {
+impl OwnServices {
     pub fn new() -> Self {
         Self::default()
     }
@@ -89,15 +89,7 @@ fn failure(code: &str, e: &LfError) -> Failure {
     Failure::new(code, e.message().to_owned())
 }
 
-/// The step's own key: the run, the step (and item), the attempt.
-fn step_key(job: &Job) -> String {
-    job.idempotency_key.clone().unwrap_or_else(|| {
-        let item = job.slot.item.map(|i| format!("#{i}")).unwrap_or_default();
-        format!("{}:{}{item}:{}", job.run, job.node().key, job.attempt)
-    })
-}
-
-struct SubWorkflow(Services);
+struct SubWorkflow(OwnServices);
 
 #[async_trait]
 impl Executor for SubWorkflow {
@@ -117,17 +109,9 @@ impl Executor for SubWorkflow {
             config.get("max_depth").and_then(Value::as_u64).unwrap_or(2).clamp(1, u64::from(DEEPEST));
 
         let parent = bound.runs.store().get_run(job.run).await.map_err(|e| failure("store", &e))?;
-        // How deep this run is: its chain of sub-workflow parents (read no
-        // further than the deepest nesting allowed).
-        let mut depth = 0u64;
-        let mut up = parent.clone();
-        while up.origin == RunOrigin::SubWorkflow
-            && let Some(p) = up.parent_run_id
-            && depth < max_depth
-        {
-            depth += 1;
-            up = bound.runs.store().get_run(p).await.map_err(|e| failure("store", &e))?;
-        }
+        let depth = chain_depth(&bound.runs, &parent, RunOrigin::SubWorkflow, max_depth)
+            .await
+            .map_err(|e| failure("store", &e))?;
         if depth + 1 > max_depth {
             return Err(Failure::new(
                 "too_deep",
@@ -141,8 +125,8 @@ impl Executor for SubWorkflow {
 
         let input = main_input(&job.input);
         let inputs = inputs_for(config.get("input_mapping"), input).map_err(invalid)?;
-        let key =
-            IdempotencyKey::parse("idempotency_key", &step_key(job)).map_err(|e| failure("invalid", &e))?;
+        let key = IdempotencyKey::parse("idempotency_key", &job.attempt_key())
+            .map_err(|e| failure("invalid", &e))?;
         let start = StartRun {
             workflow_id: Some(workflow_id),
             version,
@@ -156,9 +140,8 @@ impl Executor for SubWorkflow {
             Err(e) if e.code() == ErrorCode::Internal => return Err(failure("store", &e)),
             Err(e) => return Err(failure("not_runnable", &e)),
         };
-        let guard = CancelChild { bound: bound.clone(), child, parent: job.run, done: false };
+        let mut guard = CancelChild { bound: bound.clone(), child, parent: job.run, done: false };
         let ended = wait(&bound.runs, child).await?;
-        let mut guard = guard;
         guard.done = true;
         match ended.status() {
             // Its result is the step's output; the run itself is found by
@@ -174,6 +157,27 @@ impl Executor for SubWorkflow {
             }
         }
     }
+}
+
+/// How many links of runs started by `origin` (a sub-workflow step, a run
+/// event) lead up from `run` to the run that began the chain, read no
+/// further than `most`.
+async fn chain_depth(
+    runs: &RunService,
+    run: &lf_workflow::run::Run,
+    origin: RunOrigin,
+    most: u64,
+) -> lf_core::LfResult<u64> {
+    let mut depth = 0;
+    let mut up = run.clone();
+    while up.origin == origin
+        && let Some(p) = up.parent_run_id
+        && depth < most
+    {
+        depth += 1;
+        up = runs.store().get_run(p).await?;
+    }
+    Ok(depth)
 }
 
 /// The sub-run's inputs: the mapping's picks of the step's input, or the
@@ -241,7 +245,7 @@ impl Drop for CancelChild {
     }
 }
 
-struct BattleCreate(Services);
+struct BattleCreate(OwnServices);
 
 #[async_trait]
 impl Executor for BattleCreate {
@@ -264,7 +268,7 @@ impl Executor for BattleCreate {
             new.max_contenders = Some(MaxContenders::parse(n).map_err(invalid)?);
         }
         // The same attempt makes the same battle: its id comes from the key.
-        let id = BattleId::from_uuid(uuid::Uuid::new_v5(&KEYS, step_key(job).as_bytes()));
+        let id = BattleId::from_uuid(uuid::Uuid::new_v5(&KEYS, job.attempt_key().as_bytes()));
         let owner = Principal::Lenser { id: job.workflow_owner, scopes: Scopes::READ_WRITE };
         let battle = match bound.battles.create_with_id(&owner, id, new).await {
             Ok(b) => b,
@@ -281,53 +285,40 @@ impl Executor for BattleCreate {
 /// The namespace of battle ids made from step keys.
 const KEYS: uuid::Uuid = uuid::Uuid::from_u128(0x6c66_6261_7474_6c65_8000_0000_0000_0001);
 
-impl EventSink for Services {
+impl EventSink for OwnServices {
     fn publish(&self, event: DomainEvent) {
         let Some(bound) = self.cell.get().cloned() else { return };
         let Ok(rt) = tokio::runtime::Handle::try_current() else { return };
         rt.spawn(async move {
             let kind = event.kind;
             if let Err(e) = follow(&bound, event).await {
-                eprintln!("lenserfight: the workflows following {kind} were not started: {}", e.message());
+                tracing::warn!(event = %kind, error = %e, "the workflows following an event were not started");
             }
         });
     }
 }
 
 /// Starts the runs of the workflows that hear `event`.
-async fn follow(bound: &Bound, event: DomainEvent) -> lf_core::LfResult<()> {
-    let mut event = event;
-    let mut all = bound.workflows.followers(event.kind).await?;
+async fn follow(bound: &Bound, mut event: DomainEvent) -> lf_core::LfResult<()> {
+    let mut followers = bound.workflows.followers(event.kind).await?;
     if let Some((_, workflow)) = event.run
-        && all.iter().any(|f| f.owner != event.owner)
+        && followers.iter().any(|f| f.owner != event.owner)
     {
         // A run is seen by whoever may read its workflow.
         let w =
             bound.workflows.get_workflow(lf_core::Reach::Everything, WorkflowId::from_uuid(workflow)).await?;
         event = DomainEvent { public: w.visibility != lf_workflow::Visibility::Private, ..event };
     }
-    all.retain(|f| f.hears(&event));
-    let followers = all;
+    followers.retain(|f| f.hears(&event));
     if followers.is_empty() {
         return Ok(());
     }
     let parent = event.run.map(|(run, _)| RunId::from_uuid(run));
     if let Some(p) = parent {
-        // How many runs started by run events lead to this one.
-        let (mut depth, mut up) = (0, bound.runs.store().get_run(p).await?);
-        while up.origin == RunOrigin::Event
-            && let Some(next) = up.parent_run_id
-            && depth < DEEPEST
-        {
-            depth += 1;
-            up = bound.runs.store().get_run(next).await?;
-        }
-        if depth + 1 > DEEPEST {
-            eprintln!(
-                "lenserfight: run {p} ends a chain of {} runs started by run events; {} is not followed further",
-                depth + 1,
-                event.kind
-            );
+        let run = bound.runs.store().get_run(p).await?;
+        let depth = chain_depth(&bound.runs, &run, RunOrigin::Event, u64::from(DEEPEST)).await?;
+        if depth + 1 > u64::from(DEEPEST) {
+            tracing::warn!(run = %p, event = %event.kind, "a chain of {} runs started by run events ends here", depth + 1);
             return Ok(());
         }
     }
@@ -339,13 +330,8 @@ async fn follow(bound: &Bound, event: DomainEvent) -> lf_core::LfResult<()> {
             idempotency_key: Some(key.clone()),
             ..StartRun::default()
         };
-        if let Err(e) = bound.runs.start_triggered_by(RunOrigin::Event, parent, start).await {
-            eprintln!(
-                "lenserfight: workflow {} did not start for {}: {}",
-                f.workflow_id,
-                event.kind,
-                e.message()
-            );
+        if let Err(e) = bound.runs.start_triggered(RunOrigin::Event, f.owner, parent, start).await {
+            tracing::warn!(workflow = %f.workflow_id, event = %event.kind, error = %e, "a workflow following an event did not start");
         }
     }
     Ok(())

@@ -35,6 +35,23 @@ impl Job {
     pub fn node(&self) -> &PlanNode {
         self.plan.node(self.slot.node)
     }
+
+    /// This attempt's own key, `run:step[#item]:attempt`: its
+    /// `idempotency_key` when it has an outside effect, and the same
+    /// words for a step that keys its own writes (a sub-run, a battle, a
+    /// rate-limit pass).
+    pub fn attempt_key(&self) -> String {
+        self.idempotency_key
+            .clone()
+            .unwrap_or_else(|| attempt_key(self.run, &self.node().key, self.slot, self.attempt))
+    }
+}
+
+/// `run:step[#item]:attempt`: the same for every try of one attempt, also
+/// after a takeover.
+pub(crate) fn attempt_key(run: RunId, step: &str, slot: Slot, attempt: u32) -> String {
+    let item = slot.item.map(|i| format!("#{i}")).unwrap_or_default();
+    format!("{run}:{step}{item}:{attempt}")
 }
 
 /// What an attempt that did not fail gives: its output, or that it

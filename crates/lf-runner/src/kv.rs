@@ -143,10 +143,7 @@ async fn rate_limit(store: &dyn KvStore, job: &Job, now: Timestamp) -> Result<Do
     let node = job.node();
     let bucket = Bucket { owner: job.workflow_owner, workflow: job.workflow_id, step: node.key.clone() };
     // The attempt's own key: the same after a takeover, so it counts once.
-    let attempt = job.idempotency_key.clone().unwrap_or_else(|| {
-        let item = job.slot.item.map(|i| format!("#{i}")).unwrap_or_default();
-        format!("{}:{}{item}:{}", job.run, node.key, job.attempt)
-    });
+    let attempt = job.attempt_key();
     match store.pass(&bucket, &attempt, limit, micros(window), now).await.map_err(|e| failure(&e))? {
         Pass::Through | Pass::Again => Ok(Done::output(main_input(&job.input).clone())),
         Pass::Full { frees_at } if wait => Ok(Done::again_at(frees_at)),

@@ -30,7 +30,7 @@ pub mod outbound;
 mod runner;
 mod schedule;
 
-pub use compose::{DEEPEST, Services as OwnServices};
+pub use compose::{DEEPEST, OwnServices};
 pub use executor::{Done, Executor, Executors, Job};
 pub use kv::{KV_TYPES, KvSteps};
 pub use model::{MODEL_TYPES, ModelSteps, Pricing};

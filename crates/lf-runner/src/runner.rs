@@ -448,10 +448,8 @@ impl Drive<'_> {
             return;
         }
         let node = self.plan.node(slot.node);
-        let idempotency_key = node.outside_effect.then(|| {
-            let item = slot.item.map(|i| format!("#{i}")).unwrap_or_default();
-            format!("{}:{}{item}:{attempt}", self.run.id, node.key)
-        });
+        let idempotency_key =
+            node.outside_effect.then(|| crate::executor::attempt_key(self.run.id, &node.key, slot, attempt));
         let job = Job {
             run: self.run.id,
             workflow_id: self.run.workflow_id,

@@ -13,7 +13,7 @@
 //!   due, and the next pass finds its run by the key.
 //!
 //! A tick whose run cannot start (the head no longer validates, its lens is
-//! gone) is skipped with a warning on stderr: the schedule moves on. A
+//! gone) is skipped with a warning in the log: the schedule moves on. A
 //! store that fails is tried again at the next pass.
 
 use std::sync::Arc;
@@ -77,10 +77,7 @@ impl Scheduler {
             Err(why) => {
                 // What validated once no longer parses (a zone gone from the
                 // database): nothing will ever fire it.
-                eprintln!(
-                    "lenserfight: workflow {} schedule \"{}\" {why}; it is removed",
-                    row.workflow_id, row.cron
-                );
+                tracing::warn!(workflow = %row.workflow_id, cron = %row.cron, "the schedule {why}; it is removed");
                 self.workflows.advance_schedule(row, None).await?;
                 return Ok(None);
             }
@@ -92,16 +89,11 @@ impl Scheduler {
             idempotency_key: Some(key),
             ..StartRun::default()
         };
-        let made = match self.starts.start_triggered(RunOrigin::Schedule, start).await {
+        let made = match self.starts.start_triggered(RunOrigin::Schedule, row.owner, None, start).await {
             Ok(started) => started.created.then_some(started.run.id),
             Err(e) if e.code() == ErrorCode::Internal => return Err(e),
             Err(e) => {
-                eprintln!(
-                    "lenserfight: workflow {} did not start for its tick {}: {}",
-                    row.workflow_id,
-                    row.next_fire_at.to_rfc3339(),
-                    e.message()
-                );
+                tracing::warn!(workflow = %row.workflow_id, tick = %row.next_fire_at.to_rfc3339(), error = %e, "a scheduled workflow did not start for its tick");
                 None
             }
         };
@@ -114,7 +106,7 @@ impl Scheduler {
     pub(crate) async fn run(self, stop: CancellationToken) {
         loop {
             if let Err(e) = self.fire_due().await {
-                eprintln!("lenserfight: the scheduler could not read its schedules: {}", e.message());
+                tracing::warn!(error = %e, "the scheduler could not read its schedules; trying again at its next pass");
             }
             let now = self.clock.now();
             let sleep = match self.workflows.next_schedule().await {

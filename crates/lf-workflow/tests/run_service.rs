@@ -25,8 +25,16 @@ fn services() -> (Arc<WorkflowService>, RunService) {
 }
 
 async fn public_workflow(workflows: &WorkflowService, owner: &Principal) -> lf_core::WorkflowId {
+    workflow_of(workflows, owner, "public").await
+}
+
+async fn workflow_of(
+    workflows: &WorkflowService,
+    owner: &Principal,
+    visibility: &str,
+) -> lf_core::WorkflowId {
     let blueprint: RawBlueprint = serde_json::from_value(json!({
-        "title": "Log it", "visibility": "public",
+        "title": "Log it", "visibility": visibility,
         "steps": [
             {"key": "start", "kind": "trigger", "name": "Start", "node_type": "manual_trigger"},
             {"key": "log", "kind": "tool", "name": "Log", "node_type": "noop"}
@@ -133,21 +141,7 @@ fn a_trigger_starts_a_private_workflow_as_its_owner() {
     pollster::block_on(async {
         let (workflows, runs) = services();
         let owner = LenserId::new();
-        let blueprint: RawBlueprint = serde_json::from_value(json!({
-            "title": "Mine", "visibility": "private",
-            "steps": [
-                {"key": "start", "kind": "trigger", "name": "Start", "node_type": "manual_trigger"},
-                {"key": "log", "kind": "tool", "name": "Log", "node_type": "noop"}
-            ],
-            "connections": [{"from_step": "start", "to_step": "log", "input_parameter": "input"}]
-        }))
-        .unwrap();
-        let workflow = workflows
-            .create(&lenser(owner), NewWorkflow { blueprint, owner: None })
-            .await
-            .unwrap()
-            .workflow
-            .id;
+        let workflow = workflow_of(&workflows, &lenser(owner), "private").await;
         // Someone else cannot even see it...
         let e = runs
             .start(&lenser(LenserId::new()), StartRun { workflow_id: Some(workflow), ..Default::default() })
@@ -158,6 +152,8 @@ fn a_trigger_starts_a_private_workflow_as_its_owner() {
         let started = runs
             .start_triggered(
                 lf_workflow::run::RunOrigin::Schedule,
+                owner,
+                None,
                 StartRun { workflow_id: Some(workflow), ..Default::default() },
             )
             .await
@@ -166,7 +162,7 @@ fn a_trigger_starts_a_private_workflow_as_its_owner() {
         assert_eq!(started.run.started_by, owner);
         assert_eq!(started.run.origin, lf_workflow::run::RunOrigin::Schedule);
         let e = runs
-            .start_triggered(lf_workflow::run::RunOrigin::Webhook, StartRun::default())
+            .start_triggered(lf_workflow::run::RunOrigin::Webhook, owner, None, StartRun::default())
             .await
             .unwrap_err();
         assert_eq!(e.code(), ErrorCode::InvalidArgument);

@@ -7,8 +7,8 @@
 //! [`crate::conns`]).
 
 pub(crate) mod rows;
-mod schedule;
 pub(crate) mod sql;
+mod triggers;
 
 use async_trait::async_trait;
 use lf_core::EventKind;
@@ -101,18 +101,18 @@ impl WorkflowStore for SqlWorkflowStore {
     }
 
     async fn due_schedules(&self, now: Timestamp, limit: u32) -> LfResult<Vec<ScheduleRow>> {
-        on!(&self.conns, reading, |conn| schedule::due(conn, now, limit))
+        on!(&self.conns, reading, |conn| triggers::due(conn, now, limit))
     }
 
     async fn advance_schedule(&self, row: &ScheduleRow, to: Option<Timestamp>) -> LfResult<bool> {
-        on!(&self.conns, write_one, |conn| schedule::advance(conn, row, to))
+        on!(&self.conns, write_one, |conn| triggers::advance(conn, row, to))
     }
 
     async fn followers(&self, kind: EventKind) -> LfResult<Vec<Follower>> {
-        on!(&self.conns, reading, |conn| schedule::followers(conn, kind))
+        on!(&self.conns, reading, |conn| triggers::followers(conn, kind))
     }
 
     async fn next_schedule(&self) -> LfResult<Option<Timestamp>> {
-        on!(&self.conns, reading, |conn| schedule::next(conn))
+        on!(&self.conns, reading, |conn| triggers::next(conn))
     }
 }

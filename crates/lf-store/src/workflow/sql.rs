@@ -172,7 +172,7 @@ pub(crate) async fn create_workflow<C: Conn>(
     })
     .await?;
     insert_version(conn, first).await?;
-    super::schedule::sync_schedule(conn, w.owner, first).await
+    super::triggers::sync_triggers(conn, w.owner, first).await
 }
 
 pub(crate) async fn get_workflow<C: Conn>(conn: &mut C, reach: Reach, id: WorkflowId) -> LfResult<Workflow> {
@@ -320,7 +320,7 @@ pub(crate) async fn append_version<C: Conn>(
         .put(version.id.as_uuid())
         .put(i64::from(version.number));
     execute(conn, q).await?;
-    super::schedule::sync_schedule(conn, owner, version).await
+    super::triggers::sync_triggers(conn, owner, version).await
 }
 
 pub(crate) async fn update_workflow<C: Conn>(

@@ -5,7 +5,9 @@
 
 use std::sync::Arc;
 
-use lf_core::{Clock, ErrorCode, LfError, LfResult, Page, PageRequest, Principal, SystemClock, WorkflowId};
+use lf_core::{
+    Clock, ErrorCode, LenserId, LfError, LfResult, Page, PageRequest, Principal, SystemClock, WorkflowId,
+};
 use serde_json::Value;
 
 use super::form::check_form_inputs;
@@ -125,27 +127,19 @@ impl RunService {
     }
 
     /// Starts a run for a trigger of the workflow itself (its schedule,
-    /// its webhook, an event it follows): as the workflow's owner, who is
-    /// its starter, with the same checks as [`RunService::start`]. The
-    /// caller has already checked what entitles it (the webhook's secret,
-    /// the schedule's row): this reads the workflow whatever its
-    /// visibility.
-    pub async fn start_triggered(&self, origin: RunOrigin, s: StartRun) -> LfResult<Started> {
-        self.start_triggered_by(origin, None, s).await
-    }
-
-    /// [`RunService::start_triggered`] for a run caused by another run (an
-    /// event of its end), linked to it by `parent_run_id`.
-    pub async fn start_triggered_by(
+    /// its webhook, an event it follows) as `owner`, the workflow's owner
+    /// as the trigger's own record names it (the schedule's row, the
+    /// follower's row, the workflow the webhook's secret matched), who is
+    /// its starter, with the same checks as [`RunService::start`]. A run
+    /// caused by another run (an event of its end) names it as `parent`.
+    /// The caller has already checked what entitles it.
+    pub async fn start_triggered(
         &self,
         origin: RunOrigin,
+        owner: LenserId,
         parent: Option<RunId>,
         s: StartRun,
     ) -> LfResult<Started> {
-        let workflow_id = s
-            .workflow_id
-            .ok_or_else(|| LfError::invalid_argument("workflow_id is required").with_field("workflow_id"))?;
-        let owner = self.workflows.store().get_workflow(lf_core::Reach::Everything, workflow_id).await?.owner;
         let as_owner = Principal::Lenser { id: owner, scopes: lf_core::Scopes::READ_WRITE };
         self.start_with(&as_owner, origin, parent, s).await
     }
@@ -163,10 +157,10 @@ impl RunService {
         inputs: JsonObject,
         idempotency_key: Option<IdempotencyKey>,
     ) -> LfResult<Started> {
-        self.workflows.webhook_caller(workflow_id, secret).await?;
+        let workflow = self.workflows.webhook_caller(workflow_id, secret).await?;
         let start =
             StartRun { workflow_id: Some(workflow_id), inputs, idempotency_key, ..StartRun::default() };
-        self.start_triggered(RunOrigin::Webhook, start).await
+        self.start_triggered(RunOrigin::Webhook, workflow.owner, None, start).await
     }
 
     /// Starts a run for a `sub_workflow` step of run `parent`, as that

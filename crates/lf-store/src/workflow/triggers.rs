@@ -1,8 +1,9 @@
-//! The statements of the schedule half of [`lf_workflow::WorkflowStore`]:
-//! `workflow_schedules`, one row per workflow whose head is scheduled,
-//! written inside the transactions that write a head
-//! ([`sync_schedule`]), and moved forward by schedulers only from the
-//! tick they read ([`advance`]). The same SQL on both backends.
+//! The statements of the trigger half of [`lf_workflow::WorkflowStore`]:
+//! `workflow_schedules` (one row per workflow whose head is scheduled) and
+//! `workflow_event_triggers` (one per head that follows an event), written
+//! inside the transactions that write a head ([`sync_triggers`]); a
+//! schedule moves forward only from the tick a scheduler read
+//! ([`advance`]). The same SQL on both backends.
 
 use lf_core::{EventKind, LenserId, LfResult, Timestamp, WorkflowId};
 use lf_workflow::follow::Follower;
@@ -35,7 +36,7 @@ const NEXT: &str = "SELECT min(s.next_fire_at) AS due FROM workflow_schedules s 
 
 /// Makes the schedule row and the event follower say what the new head
 /// `version` of a workflow owned by `owner` says; run it in the transaction that writes the head.
-pub(crate) async fn sync_schedule<C: Conn>(
+pub(crate) async fn sync_triggers<C: Conn>(
     conn: &mut C,
     owner: LenserId,
     version: &WorkflowVersion,
