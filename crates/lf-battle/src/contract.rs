@@ -17,10 +17,10 @@ use lf_core::{
 };
 
 use crate::model::{
-    AutoCheck, Battle, BattleFilter, BattleStatus, BattleTitle, BattleType, Contender, ContenderType,
-    CriterionDescription, CriterionTitle, DisplayName, HistoryFilter, JudgeError, JudgingMode, MaxContenders,
-    ModelKey, Rationale, Rubric, RubricCriterion, Score, Slot, Standing, Submission, SubmissionText,
-    TaskPrompt, Verdict, VerdictKind, Vote, VotePick,
+    AnswerError, AutoCheck, Battle, BattleFilter, BattleStatus, BattleTitle, BattleType, Contender,
+    ContenderType, CriterionDescription, CriterionTitle, DisplayName, HistoryFilter, JudgeError, JudgingMode,
+    MaxContenders, ModelKey, Rationale, Rubric, RubricCriterion, Score, Slot, Standing, Submission,
+    SubmissionText, TaskPrompt, Verdict, VerdictKind, Vote, VotePick,
 };
 use crate::store::BattleStore;
 
@@ -36,6 +36,7 @@ pub async fn suite(store: Arc<dyn BattleStore>) {
     submissions(s).await;
     votes(s).await;
     verdicts_and_errors(s).await;
+    answer_errors(s).await;
     closing_and_results(s).await;
     listing(s).await;
     search(s).await;
@@ -403,6 +404,41 @@ async fn votes(s: &dyn BattleStore) {
         .await
         .unwrap();
     assert_eq!(listed.items[0].votes, 3);
+}
+
+async fn answer_errors(s: &dyn BattleStore) {
+    let mut f = Fixture::new();
+    let me = LenserId::new();
+    let (b, cs) = f.with_contenders(s, me, 2, Executing).await;
+    let e1 = AnswerError {
+        battle_id: b.id,
+        contender_id: cs[1].id,
+        run_id: Some("0192f7a0-0000-7000-8000-000000000001".into()),
+        message: "Workflow run failed at step 'fetch': timed out — ünïcödé".into(),
+        at: f.tick(),
+    };
+    let e2 = AnswerError {
+        contender_id: cs[0].id,
+        run_id: None,
+        message: "did not start".into(),
+        at: f.tick(),
+        ..e1.clone()
+    };
+    s.add_answer_error(&e1).await.expect("add_answer_error");
+    s.add_answer_error(&e2).await.unwrap();
+    let sheet = s.get_sheet(Reach::Everything, b.id).await.unwrap();
+    assert_eq!(sheet.answer_errors, vec![e1.clone(), e2.clone()], "answer errors, oldest first");
+    assert_eq!(sheet.answer_error_of(cs[1].id), Some(&e1));
+    let stray = AnswerError { contender_id: ContenderId::new(), ..e1.clone() };
+    assert_eq!(code(s.add_answer_error(&stray).await), ErrorCode::NotFound, "a contender of another battle");
+    let lost = AnswerError { battle_id: BattleId::new(), ..e1.clone() };
+    assert_eq!(code(s.add_answer_error(&lost).await), ErrorCode::NotFound, "an unknown battle");
+    // In any status: a run may end after the battle moved on.
+    let (voting, vcs) = f.with_contenders(s, me, 2, Voting).await;
+    let late = AnswerError { battle_id: voting.id, contender_id: vcs[0].id, ..e2 };
+    s.add_answer_error(&late).await.unwrap();
+    let empty = f.with_contenders(s, me, 2, Executing).await.0;
+    assert!(s.get_sheet(Reach::Everything, empty.id).await.unwrap().answer_errors.is_empty());
 }
 
 async fn verdicts_and_errors(s: &dyn BattleStore) {

@@ -5,7 +5,7 @@
 
 use lf_core::Principal;
 
-use crate::model::{Battle, BattleStatus, JudgeError, Verdict};
+use crate::model::{Battle, BattleStatus, BattleType, JudgeError, Verdict};
 
 /// Where the judging of a battle stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -71,6 +71,10 @@ pub fn next_step(battle: &Battle, contenders: usize, judging: JudgingState) -> S
         ),
         Draft => "Open it with set_battle_status status open, or add more contenders.".to_owned(),
         Open => "Move it to executing (contenders submit with submit_battle_run) or voting with set_battle_status.".to_owned(),
+        Executing if battle.battle_type == BattleType::WorkflowBattle => format!(
+            "Its workflow contenders are running their workflows and submit their answers by themselves (a run that gives none shows an answer_error on its contender: submit for it with submit_battle_run); the last answer moves it to {} by itself.",
+            if judged { "scoring, and judging starts" } else { "voting" }
+        ),
         Executing => format!(
             "Submit every contender's answer with submit_battle_run; the last one moves it to {} by itself.",
             if judged { "scoring, and judging starts" } else { "voting" }

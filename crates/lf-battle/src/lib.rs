@@ -68,6 +68,7 @@
 //! - ratings are a pure function of the set of closed battles, not of their
 //!   order.
 
+mod answers;
 pub mod contract;
 pub mod guide;
 pub mod judge;
@@ -82,14 +83,15 @@ mod stand_in;
 pub mod state;
 mod store;
 
+pub use answers::{Answer, AnswerRun, WorkflowAnswers};
 pub use guide::JudgingState;
 pub use memory::{MemoryBattleStore, battle_not_found, contender_not_found, status_moved};
 pub use model::{
-    AutoCheck, Battle, BattleFilter, BattleResult, BattleSheet, BattleStatus, BattleSummary, BattleTitle,
-    BattleType, Contender, ContenderRef, ContenderType, ContenderVotes, CriterionDescription, CriterionTitle,
-    DisplayName, HistoryFilter, JudgeError, JudgingMode, MaxContenders, ModelKey, Rationale, ResultEntry,
-    Rubric, RubricCriterion, Score, Slot, Standing, Submission, SubmissionText, TaskPrompt, Verdict,
-    VerdictKind, Vote, VotePick, VoteTally,
+    AnswerError, AutoCheck, Battle, BattleFilter, BattleResult, BattleSheet, BattleStatus, BattleSummary,
+    BattleTitle, BattleType, Contender, ContenderRef, ContenderType, ContenderVotes, CriterionDescription,
+    CriterionTitle, DisplayName, HistoryFilter, JudgeError, JudgingMode, MaxContenders, ModelKey, Rationale,
+    ResultEntry, Rubric, RubricCriterion, Score, Slot, Standing, Submission, SubmissionText, TaskPrompt,
+    Verdict, VerdictKind, Vote, VotePick, VoteTally,
 };
 pub use pipeline::{BattleView, ScoreState, StatusChange, Submitted};
 pub use rating::{Leaderboard, LeaderboardOptions, Rating};

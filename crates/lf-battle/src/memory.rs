@@ -9,8 +9,9 @@ use async_trait::async_trait;
 use lf_core::{BattleId, ContenderId, LfError, LfResult, Page, PageRequest, Reach, SearchQuery, Timestamp};
 
 use crate::model::{
-    Battle, BattleFilter, BattleResult, BattleSheet, BattleStatus, BattleSummary, BattleType, Contender,
-    HistoryFilter, JudgeError, ResultEntry, Standing, Submission, Verdict, Vote, VotePick, VoteTally,
+    AnswerError, Battle, BattleFilter, BattleResult, BattleSheet, BattleStatus, BattleSummary, BattleType,
+    Contender, HistoryFilter, JudgeError, ResultEntry, Standing, Submission, Verdict, Vote, VotePick,
+    VoteTally,
 };
 use crate::state::visible;
 use crate::store::{BattleStore, StoredSubmission, StoredVote};
@@ -22,6 +23,7 @@ struct Row {
     votes: Vec<Vote>,
     verdicts: Vec<Verdict>,
     judge_errors: Vec<JudgeError>,
+    answer_errors: Vec<AnswerError>,
     standings: Vec<Standing>,
 }
 
@@ -123,6 +125,7 @@ impl BattleStore for MemoryBattleStore {
                 votes: Vec::new(),
                 verdicts: Vec::new(),
                 judge_errors: Vec::new(),
+                answer_errors: Vec::new(),
                 standings: Vec::new(),
             },
         );
@@ -152,6 +155,7 @@ impl BattleStore for MemoryBattleStore {
             votes: VoteTally::count(&row.contenders, &row.votes),
             verdicts,
             judge_errors: row.judge_errors.clone(),
+            answer_errors: row.answer_errors.clone(),
             standings,
         })
     }
@@ -338,6 +342,16 @@ impl BattleStore for MemoryBattleStore {
         let row = all.get_mut(&error.battle_id).ok_or_else(|| battle_not_found(error.battle_id))?;
         row.expect(&[BattleStatus::Scoring])?;
         row.judge_errors.push(error.clone());
+        Ok(())
+    }
+
+    async fn add_answer_error(&self, error: &AnswerError) -> LfResult<()> {
+        let mut all = self.write();
+        let row = all.get_mut(&error.battle_id).ok_or_else(|| battle_not_found(error.battle_id))?;
+        if !row.contenders.iter().any(|c| c.id == error.contender_id) {
+            return Err(contender_not_found(error.battle_id, error.contender_id));
+        }
+        row.answer_errors.push(error.clone());
         Ok(())
     }
 

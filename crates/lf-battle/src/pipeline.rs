@@ -5,6 +5,9 @@
 //! awaited by the caller, when it has none), one at a time per battle in
 //! this process; its verdicts or its error are what the views show.
 //!
+//! A move to executing also starts the runs of workflow contenders
+//! ([`crate::answers`]).
+//!
 //! These sit on top of [`BattleService::submit`],
 //! [`BattleService::set_status`] and [`BattleService::score`], which do one
 //! thing each and never start anything.
@@ -129,7 +132,9 @@ impl BattleService {
     /// ([`BattleService::set_status`]), except that asking for scoring on a
     /// judged battle already in scoring asks to judge it again, which only
     /// its creator (or the service) may (FORBIDDEN otherwise). Judging starts
-    /// whenever a judged battle is in scoring afterwards.
+    /// whenever a judged battle is in scoring afterwards; the runs of
+    /// workflow contenders start when it moves to executing
+    /// ([`crate::answers`]).
     pub async fn request_status(
         self: &Arc<Self>,
         p: &Principal,
@@ -144,6 +149,10 @@ impl BattleService {
         let judging_started = battle.status == BattleStatus::Scoring
             && battle.judging_mode.is_judged()
             && self.start_judging(id).await;
+        if to == BattleStatus::Executing && battle.status == BattleStatus::Executing {
+            let sheet = self.get(p, id).await?;
+            self.start_answers(&sheet).await;
+        }
         let sheet = self.get(p, id).await?;
         let judging =
             JudgingState::of(&sheet.battle, &sheet.verdicts, &sheet.judge_errors, self.judging_now(id));

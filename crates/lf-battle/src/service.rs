@@ -19,6 +19,7 @@ use lf_core::{
     SubmissionId, SystemClock, Timestamp, VoteId,
 };
 
+use crate::answers::WorkflowAnswers;
 use crate::judge::{self, JudgeFailure};
 use crate::model::{
     AutoCheck, Battle, BattleFilter, BattleResult, BattleSheet, BattleStatus, BattleSummary, BattleTitle,
@@ -156,6 +157,7 @@ pub struct BattleService {
     spawner: Option<Arc<dyn Spawner>>,
     in_flight: InFlight,
     events: Arc<dyn EventSink>,
+    answers: Option<Arc<dyn WorkflowAnswers>>,
 }
 
 /// Leaderboards computed from the results of one
@@ -184,6 +186,7 @@ impl BattleService {
             spawner: None,
             in_flight: InFlight::default(),
             events: Arc::new(NoEvents),
+            answers: None,
         }
     }
 
@@ -191,6 +194,13 @@ impl BattleService {
     /// everyone: battles are public).
     pub fn with_events(mut self, events: Arc<dyn EventSink>) -> Self {
         self.events = events;
+        self
+    }
+
+    /// Lets workflow contenders answer by themselves through `answers` (see
+    /// [`crate::answers`]); it also names a workflow contender's owner.
+    pub fn with_workflow_answers(mut self, answers: Arc<dyn WorkflowAnswers>) -> Self {
+        self.answers = Some(answers);
         self
     }
 
@@ -234,7 +244,15 @@ impl BattleService {
         &self.in_flight
     }
 
-    fn now(&self) -> Timestamp {
+    pub(crate) fn workflow_answers(&self) -> Option<&Arc<dyn WorkflowAnswers>> {
+        self.answers.as_ref()
+    }
+
+    pub(crate) fn store(&self) -> &Arc<dyn BattleStore> {
+        &self.store
+    }
+
+    pub(crate) fn now(&self) -> Timestamp {
         self.clock.now()
     }
 
@@ -412,11 +430,17 @@ impl BattleService {
 
     /// Adds a contender in the next free slot (see
     /// [`rules::next_slot`] for every refusal). Only the creator (or the
-    /// service): FORBIDDEN otherwise.
+    /// service): FORBIDDEN otherwise. With [`WorkflowAnswers`], a workflow
+    /// contender's workflow must be one the caller may read (NOT_FOUND
+    /// otherwise), and its owner answers for it.
     pub async fn add_contender(&self, p: &Principal, new: NewContender) -> LfResult<Contender> {
         let sheet = self.sheet_for_write(p, new.battle_id, "add contenders").await?;
         let slot =
             rules::next_slot(&sheet.battle, &sheet.contenders, new.contender_type, new.reference, new.slot)?;
+        let owner = match (&self.answers, new.contender_type) {
+            (Some(answers), ContenderType::Workflow) => Some(answers.owner(p, new.reference).await?),
+            _ => new.owner,
+        };
         let contender = Contender {
             id: ContenderId::new(),
             battle_id: new.battle_id,
@@ -424,7 +448,7 @@ impl BattleService {
             display_name: new.display_name,
             contender_type: new.contender_type,
             reference: new.reference,
-            owner: rules::contender_owner(new.contender_type, new.reference, new.owner),
+            owner: rules::contender_owner(new.contender_type, new.reference, owner),
             joined_at: self.now(),
         };
         self.store.add_contender(&contender, sheet.battle.status).await?;

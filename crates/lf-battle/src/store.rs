@@ -6,8 +6,8 @@ use async_trait::async_trait;
 use lf_core::{BattleId, ContenderId, LfResult, Page, PageRequest, Reach, SearchQuery, Timestamp};
 
 use crate::model::{
-    Battle, BattleFilter, BattleResult, BattleSheet, BattleStatus, BattleSummary, BattleType, Contender,
-    HistoryFilter, JudgeError, Standing, Submission, Verdict, Vote,
+    AnswerError, Battle, BattleFilter, BattleResult, BattleSheet, BattleStatus, BattleSummary, BattleType,
+    Contender, HistoryFilter, JudgeError, Standing, Submission, Verdict, Vote,
 };
 
 /// What [`BattleStore::put_submission`] did.
@@ -57,8 +57,8 @@ pub struct StoredVote {
 ///   contender's slot or reference is already taken in its battle.
 ///
 /// Orders: contenders by slot; submissions, verdicts and vote counts by their
-/// contender's slot; judge errors oldest first; standings by position; lists
-/// newest first (`created_at` descending, then id descending).
+/// contender's slot; judge errors and answer errors oldest first; standings
+/// by position; lists newest first (`created_at` descending, then id descending).
 #[async_trait]
 pub trait BattleStore: Send + Sync {
     /// Stores a new battle as given (the service creates them in draft, with
@@ -156,6 +156,11 @@ pub trait BattleStore: Send + Sync {
     /// Appends a judge error, if the battle is scoring. NOT_FOUND if missing;
     /// CONFLICT if not scoring.
     async fn add_judge_error(&self, error: &JudgeError) -> LfResult<()>;
+
+    /// Appends an answer error of one of the battle's contenders, in any
+    /// status. NOT_FOUND if the battle is missing or the contender is not
+    /// one of its.
+    async fn add_answer_error(&self, error: &AnswerError) -> LfResult<()>;
 
     /// Closes the battle if it is still scoring: status closed, `winner`,
     /// `closed_at = updated_at = at`, and the standings (one per contender),

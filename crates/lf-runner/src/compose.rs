@@ -8,6 +8,10 @@
 //! workflow hears an event once), linked to the run whose end it is for a
 //! run event; a chain of runs started by run events stops at [`DEEPEST`].
 //!
+//! As the runner's [`RunEnds`] it tells the run events, and hands the
+//! outcome of a workflow contender's run to its battle; as the battles'
+//! [`lf_battle::WorkflowAnswers`] it starts those runs ([`crate::answers`]).
+//!
 //! Both steps are made before the services they call exist (the run service
 //! needs the runner's signal, the runner needs its executors), so they
 //! hold a [`OwnServices`] cell that the composition root fills once the
@@ -25,25 +29,28 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use lf_battle::{BattleService, BattleTitle, BattleType, JudgingMode, MaxContenders, NewBattle, TaskPrompt};
-use lf_core::{BattleId, DomainEvent, ErrorCode, EventSink, LfError, Principal, Scopes, WorkflowId};
-use lf_workflow::engine::{Failure, RunStatus, main_input};
+use lf_core::{
+    BattleId, DomainEvent, ErrorCode, EventKind, EventSink, LfError, Principal, Scopes, WorkflowId,
+};
+use lf_workflow::engine::{Failure, RunState, RunStatus, main_input};
 use lf_workflow::exec::fill_placeholders;
 use lf_workflow::follow::event_inputs;
-use lf_workflow::run::{IdempotencyKey, RunId, RunOrigin, RunService, StartRun};
+use lf_workflow::run::{IdempotencyKey, Run, RunId, RunOrigin, RunService, StartRun};
 use lf_workflow::{JsonObject, Pick, WorkflowStore};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::executor::{Done, Executor, Executors, Job};
+use crate::runner::RunEnds;
 
 /// The most nesting `max_depth` may allow.
 pub const DEEPEST: u32 = 8;
 
 #[derive(Clone)]
-struct Bound {
-    runs: Arc<RunService>,
-    battles: Arc<BattleService>,
-    workflows: Arc<dyn WorkflowStore>,
+pub(crate) struct Bound {
+    pub(crate) runs: Arc<RunService>,
+    pub(crate) battles: Arc<BattleService>,
+    pub(crate) workflows: Arc<dyn WorkflowStore>,
     /// The runner's shutdown: a step given up because the process stops
     /// leaves its sub-run running (the next holder waits for it again).
     draining: CancellationToken,
@@ -69,6 +76,10 @@ impl OwnServices {
         draining: CancellationToken,
     ) {
         let _ = self.cell.set(Bound { runs, battles, workflows, draining });
+    }
+
+    pub(crate) fn bound(&self) -> Option<&Bound> {
+        self.cell.get()
     }
 
     fn get(&self) -> Result<&Bound, Failure> {
@@ -295,6 +306,42 @@ impl EventSink for OwnServices {
                 tracing::warn!(event = %kind, error = %e, "the workflows following an event were not started");
             }
         });
+    }
+}
+
+#[async_trait]
+impl RunEnds for OwnServices {
+    /// Tells `workflow.run.completed` / `failed` to the workflows that
+    /// follow them (a cancelled run is no event), and delivers the outcome
+    /// of a workflow contender's run to its battle.
+    fn ended(&self, run: &Run, state: &RunState) {
+        if run.origin == RunOrigin::Battle {
+            crate::answers::deliver(self, run, state);
+        }
+        let kind = match state.status {
+            RunStatus::Completed => EventKind::WorkflowRunCompleted,
+            RunStatus::Failed => EventKind::WorkflowRunFailed,
+            _ => return,
+        };
+        let mut event = DomainEvent::new(kind, run.workflow_owner, false)
+            .with("run_id", run.id.to_string())
+            .with("workflow_id", run.workflow_id.to_string())
+            .with("status", state.status.as_str());
+        if let Some(e) = &state.error {
+            event = event.with("error", e.message.clone());
+        }
+        // Whether others may see it is the sink's to learn, if anyone else follows it.
+        event.run = Some((run.id.as_uuid(), run.workflow_id.as_uuid()));
+        self.publish(event);
+    }
+
+    /// Starts the missing runs of workflow contenders and delivers the
+    /// outcomes nobody delivered ([`BattleService::answer_waiting`]).
+    async fn catch_up(&self) {
+        let Some(bound) = self.bound() else { return };
+        if let Err(e) = bound.battles.answer_waiting().await {
+            tracing::warn!(error = %e, "the workflow contenders waiting for an answer were not caught up");
+        }
     }
 }
 

@@ -21,7 +21,11 @@
 //!   nodes finish within the grace period, then releases what it holds.
 //! - A [`Scheduler`] given to [`Runner::schedule`] starts the runs of
 //!   scheduled workflows at their ticks, once per tick across processes.
+//! - The [`RunEnds`] given to [`Runner::on_end`] hears of every run that
+//!   ends ([`OwnServices`]: run events, and the answers of workflow
+//!   contenders) and catches up now and then on ends nobody heard.
 
+mod answers;
 mod compose;
 mod executor;
 mod kv;
@@ -34,5 +38,5 @@ pub use compose::{DEEPEST, OwnServices};
 pub use executor::{Done, Executor, Executors, Job};
 pub use kv::{KV_TYPES, KvSteps};
 pub use model::{MODEL_TYPES, ModelSteps, Pricing};
-pub use runner::{Runner, RunnerConfig};
+pub use runner::{CATCH_UP, RunEnds, Runner, RunnerConfig};
 pub use schedule::{LONGEST_SLEEP, Scheduler};

@@ -4,7 +4,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use lf_core::{Clock, DomainEvent, EventKind, EventSink, LfResult, Reach, SystemClock, Timestamp};
+use async_trait::async_trait;
+use lf_core::{Clock, LfResult, Reach, SystemClock, Timestamp};
 use lf_workflow::engine::{
     Action, Event, Failure, NodeStatus, Plan, RunError, RunState, RunStatus, Slot, Tick, Usage, step,
 };
@@ -42,6 +43,23 @@ impl Default for RunnerConfig {
     }
 }
 
+/// Hears of every run that ends, from the one save that ended it (so once
+/// for each end this process makes), and catches up on ends nobody heard.
+#[async_trait]
+pub trait RunEnds: Send + Sync {
+    /// `run` ended in `state` (completed, failed or cancelled). Returns at
+    /// once: slow work goes to a task of its own.
+    fn ended(&self, run: &Run, state: &RunState);
+
+    /// Makes up for ends that were not heard (their process died first,
+    /// or a run was cancelled before any runner held it). The runner calls
+    /// it when it starts and every [`CATCH_UP`] until it shuts down.
+    async fn catch_up(&self) {}
+}
+
+/// How often a runner calls [`RunEnds::catch_up`].
+pub const CATCH_UP: Duration = Duration::from_secs(60);
+
 /// Claims due runs and drives them. Cheap to clone.
 #[derive(Clone)]
 pub struct Runner {
@@ -65,8 +83,8 @@ struct Inner {
     stop: CancellationToken,
     /// Starts the runs of scheduled workflows, when the process has one.
     scheduler: std::sync::OnceLock<Scheduler>,
-    /// Hears of every run that ends (`workflow.run.completed` / `failed`).
-    events: std::sync::OnceLock<Arc<dyn EventSink>>,
+    /// Hears of every run that ends.
+    ends: std::sync::OnceLock<Arc<dyn RunEnds>>,
 }
 
 /// The plans kept in memory (versions are immutable, so a plan never goes stale).
@@ -102,7 +120,7 @@ impl Runner {
                 draining: CancellationToken::new(),
                 stop: CancellationToken::new(),
                 scheduler: std::sync::OnceLock::new(),
-                events: std::sync::OnceLock::new(),
+                ends: std::sync::OnceLock::new(),
             }),
         }
     }
@@ -120,6 +138,9 @@ impl Runner {
         if let Some(s) = inner.scheduler.get() {
             tokio::spawn(s.clone().run(inner.draining.clone()));
         }
+        if let Some(ends) = inner.ends.get() {
+            tokio::spawn(catch_up(ends.clone(), inner.draining.clone()));
+        }
         tokio::spawn(async move { inner.claim_loop().await })
     }
 
@@ -130,10 +151,10 @@ impl Runner {
         let _ = self.inner.scheduler.set(scheduler);
     }
 
-    /// Tells `events` of every run that ends, completed or failed (set it
+    /// Tells `ends` of every run that ends, and has it catch up (set it
     /// before starting; a second one is ignored).
-    pub fn events(&self, events: Arc<dyn EventSink>) {
-        let _ = self.inner.events.set(events);
+    pub fn on_end(&self, ends: Arc<dyn RunEnds>) {
+        let _ = self.inner.ends.set(ends);
     }
 
     /// Cancelled when [`Runner::shutdown`] begins: for work started on the
@@ -165,6 +186,17 @@ impl Runner {
     }
 }
 
+/// Calls [`RunEnds::catch_up`] now and every [`CATCH_UP`] until `draining`.
+async fn catch_up(ends: Arc<dyn RunEnds>, draining: CancellationToken) {
+    loop {
+        ends.catch_up().await;
+        tokio::select! {
+            _ = draining.cancelled() => return,
+            _ = tokio::time::sleep(CATCH_UP) => {}
+        }
+    }
+}
+
 struct Signal(Weak<Inner>);
 
 impl RunSignal for Signal {
@@ -191,25 +223,11 @@ fn seed() -> u64 {
 }
 
 impl Inner {
-    /// Tells the event sink that `run` ended in `state` (completed or
-    /// failed; a cancelled run is no event).
-    fn ended(&self, run: &Run, state: &lf_workflow::engine::RunState) {
-        let kind = match state.status {
-            RunStatus::Completed => EventKind::WorkflowRunCompleted,
-            RunStatus::Failed => EventKind::WorkflowRunFailed,
-            _ => return,
-        };
-        let Some(events) = self.events.get().cloned() else { return };
-        let mut event = DomainEvent::new(kind, run.workflow_owner, false)
-            .with("run_id", run.id.to_string())
-            .with("workflow_id", run.workflow_id.to_string())
-            .with("status", state.status.as_str());
-        if let Some(e) = &state.error {
-            event = event.with("error", e.message.clone());
+    /// Tells whoever hears ends that `run` ended in `state`.
+    fn ended(&self, run: &Run, state: &RunState) {
+        if let Some(ends) = self.ends.get() {
+            ends.ended(run, state);
         }
-        // Whether others may see it is the sink's to learn, if anyone else follows it.
-        event.run = Some((run.id.as_uuid(), run.workflow_id.as_uuid()));
-        events.publish(event);
     }
 
     async fn claim_loop(self: Arc<Self>) {

@@ -67,7 +67,11 @@ pub fn services(
     let runner = Runner::new(run_store.clone(), db.workflow_store(), executors, runs.runner.clone());
     let services = Services::builder()
         .lens(lens)
-        .battle(BattleService::new(db.battle_store()).with_events(Arc::new(own.clone())))
+        .battle(
+            BattleService::new(db.battle_store())
+                .with_events(Arc::new(own.clone()))
+                .with_workflow_answers(Arc::new(own.clone())),
+        )
         .workflow(workflow)
         .runs(run_store, runner.signal())
         .run_defaults(runs.defaults)
@@ -78,7 +82,7 @@ pub fn services(
         .build();
     runner.schedule(Scheduler::new(db.workflow_store(), services.runs.clone()));
     own.bind(services.runs.clone(), services.battle.clone(), db.workflow_store(), runner.stopping());
-    runner.events(Arc::new(own));
+    runner.on_end(Arc::new(own));
     (services, runner)
 }
 

@@ -227,6 +227,23 @@ pub struct JudgeError {
     pub at: Timestamp,
 }
 
+/// A workflow contender whose run did not give an answer: the run failed
+/// or was cancelled, would not start, or its answer could not be submitted.
+/// The contender can still be answered by hand (`submit`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AnswerError {
+    /// The battle.
+    pub battle_id: BattleId,
+    /// The contender.
+    pub contender_id: ContenderId,
+    /// The workflow run, when one ran (its logs say more).
+    pub run_id: Option<String>,
+    /// What went wrong, safe to show to the battle's readers.
+    pub message: String,
+    /// When.
+    pub at: Timestamp,
+}
+
 /// A contender's final place, recorded at closing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Standing {
@@ -260,6 +277,8 @@ pub struct BattleSheet {
     pub verdicts: Vec<Verdict>,
     /// Failed judging attempts, oldest first.
     pub judge_errors: Vec<JudgeError>,
+    /// Workflow contenders' runs that gave no answer, oldest first.
+    pub answer_errors: Vec<AnswerError>,
     /// Final places, by position; empty until closed.
     pub standings: Vec<Standing>,
 }
@@ -268,6 +287,11 @@ impl BattleSheet {
     /// The submission of `contender`, if any.
     pub fn submission_of(&self, contender: ContenderId) -> Option<&Submission> {
         self.submissions.iter().find(|s| s.contender_id == contender)
+    }
+
+    /// The last answer error of `contender`, if any.
+    pub fn answer_error_of(&self, contender: ContenderId) -> Option<&AnswerError> {
+        self.answer_errors.iter().rev().find(|e| e.contender_id == contender)
     }
 
     /// The contender `id`, if it belongs to this battle.

@@ -59,6 +59,12 @@ pub struct Stack {
 #[allow(dead_code)]
 impl Stack {
     pub fn new() -> Self {
+        Self::build(true)
+    }
+
+    /// A stack whose runner hears of ends (`hear_ends`), or not: as if
+    /// every process died between a run's end and its hearing.
+    pub fn build(hear_ends: bool) -> Self {
         use lf_workflow::WorkflowStore;
         let workflows = Arc::new(lf_workflow::MemoryWorkflowStore::new());
         let service = Arc::new(WorkflowService::new(
@@ -81,14 +87,19 @@ impl Stack {
         );
         let starts =
             Arc::new(lf_workflow::run::RunService::new(service.clone(), runs.clone(), runner.signal()));
-        let battles = Arc::new(lf_battle::BattleService::new(Arc::new(lf_battle::MemoryBattleStore::new())));
+        let battles = Arc::new(
+            lf_battle::BattleService::new(Arc::new(lf_battle::MemoryBattleStore::new()))
+                .with_workflow_answers(Arc::new(own.clone())),
+        );
         own.bind(
             starts.clone(),
             battles.clone(),
             workflows.clone() as Arc<dyn WorkflowStore>,
             runner.stopping(),
         );
-        runner.events(Arc::new(own.clone()));
+        if hear_ends {
+            runner.on_end(Arc::new(own.clone()));
+        }
         runner.start();
         Stack { workflows, runs, service, starts, battles, own, executors, runner }
     }

@@ -1,5 +1,5 @@
 //! [`BattleStore`] over either backend: the tables of `0003_battles.sql`
-//! and `0004_battle_results.sql`, through the statements of `sql`, the same
+//! `0004_battle_results.sql` and `0013_answer_errors.sql`, through the statements of `sql`, the same
 //! on both. Writes run in one write transaction that locks the battle's row
 //! first, `get_sheet` in one read transaction, other reads as one statement
 //! each (see [`crate::conns`]). On SQLite, `closed_results` (the one large
@@ -10,8 +10,9 @@ pub(crate) mod sql;
 
 use async_trait::async_trait;
 use lf_battle::{
-    Battle, BattleFilter, BattleResult, BattleSheet, BattleStatus, BattleStore, BattleSummary, BattleType,
-    Contender, HistoryFilter, JudgeError, Standing, StoredSubmission, StoredVote, Submission, Verdict, Vote,
+    AnswerError, Battle, BattleFilter, BattleResult, BattleSheet, BattleStatus, BattleStore, BattleSummary,
+    BattleType, Contender, HistoryFilter, JudgeError, Standing, StoredSubmission, StoredVote, Submission,
+    Verdict, Vote,
 };
 use lf_core::{BattleId, ContenderId, LfResult, Page, PageRequest, Reach, SearchQuery, Timestamp};
 
@@ -103,6 +104,10 @@ impl BattleStore for SqlBattleStore {
 
     async fn add_judge_error(&self, error: &JudgeError) -> LfResult<()> {
         on!(&self.conns, write, |conn| sql::add_judge_error(conn, error))
+    }
+
+    async fn add_answer_error(&self, error: &AnswerError) -> LfResult<()> {
+        on!(&self.conns, write, |conn| sql::add_answer_error(conn, error))
     }
 
     async fn close_battle(

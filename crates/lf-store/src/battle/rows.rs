@@ -9,10 +9,10 @@
 //! verdict criteria and result entries are JSON text on both.
 
 use lf_battle::{
-    AutoCheck, Battle, BattleResult, BattleStatus, BattleTitle, BattleType, Contender, ContenderRef,
-    ContenderType, CriterionDescription, CriterionTitle, DisplayName, JudgeError, JudgingMode, MaxContenders,
-    ModelKey, ResultEntry, Rubric, RubricCriterion, Score, Slot, Standing, Submission, SubmissionText,
-    TaskPrompt, Verdict, VerdictKind, Vote, VotePick,
+    AnswerError, AutoCheck, Battle, BattleResult, BattleStatus, BattleTitle, BattleType, Contender,
+    ContenderRef, ContenderType, CriterionDescription, CriterionTitle, DisplayName, JudgeError, JudgingMode,
+    MaxContenders, ModelKey, ResultEntry, Rubric, RubricCriterion, Score, Slot, Standing, Submission,
+    SubmissionText, TaskPrompt, Verdict, VerdictKind, Vote, VotePick,
 };
 use lf_core::{BattleId, ContenderId, ContenderRefId, LenserId, LfResult, SubmissionId};
 use serde_json::{Value, json};
@@ -243,6 +243,17 @@ pub(crate) fn judge_error<R: Columns>(row: &R) -> LfResult<JudgeError> {
     Ok(JudgeError {
         battle_id: BattleId::from_uuid(row.value("battle_id")?),
         model: row.value("model")?,
+        message: row.value("message")?,
+        at: row.time("at")?,
+    })
+}
+
+/// A `battle_answer_errors` row.
+pub(crate) fn answer_error<R: Columns>(row: &R) -> LfResult<AnswerError> {
+    Ok(AnswerError {
+        battle_id: BattleId::from_uuid(row.value("battle_id")?),
+        contender_id: ContenderId::from_uuid(row.value("contender_id")?),
+        run_id: row.value("run_id")?,
         message: row.value("message")?,
         at: row.time("at")?,
     })

@@ -15,9 +15,9 @@
 
 use futures_util::TryStreamExt;
 use lf_battle::{
-    Battle, BattleFilter, BattleResult, BattleSheet, BattleStatus, BattleSummary, BattleType, Contender,
-    ContenderVotes, HistoryFilter, JudgeError, Standing, StoredSubmission, StoredVote, Submission, Verdict,
-    Vote, VotePick, VoteTally, battle_not_found, contender_not_found, status_moved,
+    AnswerError, Battle, BattleFilter, BattleResult, BattleSheet, BattleStatus, BattleSummary, BattleType,
+    Contender, ContenderVotes, HistoryFilter, JudgeError, Standing, StoredSubmission, StoredVote, Submission,
+    Verdict, Vote, VotePick, VoteTally, battle_not_found, contender_not_found, status_moved,
 };
 use lf_core::{
     BattleId, ContenderId, LfError, LfResult, Page, PageRequest, Reach, SearchQuery, SubmissionId, Timestamp,
@@ -27,8 +27,9 @@ use sqlx::QueryBuilder;
 use uuid::Uuid;
 
 use super::rows::{
-    battle, battle_columns, battle_result, bind_battle, bind_contender, bind_standing, bind_submission,
-    bind_verdict, bind_vote, contender, judge_error, pick_id, standing, status, submission, verdict,
+    answer_error, battle, battle_columns, battle_result, bind_battle, bind_contender, bind_standing,
+    bind_submission, bind_verdict, bind_vote, contender, judge_error, pick_id, standing, status, submission,
+    verdict,
 };
 use crate::dialect::{Bind, Columns, Conn, Dialect, Spellings, all_rows, execute, insert, query};
 use crate::error::map_db_err;
@@ -126,6 +127,11 @@ const INSERT_JUDGE_ERROR: &str =
     "INSERT INTO battle_judge_errors (battle_id, model, message, at) VALUES ($1, $2, $3, $4)";
 const JUDGE_ERRORS: &str =
     "SELECT battle_id, model, message, at FROM battle_judge_errors WHERE battle_id = $1 ORDER BY at, seq";
+
+const INSERT_ANSWER_ERROR: &str = "INSERT INTO battle_answer_errors \
+     (battle_id, contender_id, run_id, message, at) VALUES ($1, $2, $3, $4, $5)";
+const ANSWER_ERRORS: &str = "SELECT battle_id, contender_id, run_id, message, at FROM battle_answer_errors \
+     WHERE battle_id = $1 ORDER BY at, seq";
 
 const INSERT_STANDING: &str = "INSERT INTO battle_standings \
      (battle_id, contender_id, position, rank, score, votes) VALUES ($1, $2, $3, $4, $5, $6)";
@@ -225,9 +231,19 @@ pub(crate) async fn get_sheet<C: Conn>(conn: &mut C, reach: Reach, id: BattleId)
     .await?;
     let verdicts = all_rows(conn, VERDICTS, id.as_uuid(), verdict).await?;
     let judge_errors = all_rows(conn, JUDGE_ERRORS, id.as_uuid(), judge_error).await?;
+    let answer_errors = all_rows(conn, ANSWER_ERRORS, id.as_uuid(), answer_error).await?;
     let standings = all_rows(conn, STANDINGS, id.as_uuid(), standing).await?;
     let votes = tally(&contenders, &counts);
-    Ok(BattleSheet { battle, contenders, submissions, votes, verdicts, judge_errors, standings })
+    Ok(BattleSheet {
+        battle,
+        contenders,
+        submissions,
+        votes,
+        verdicts,
+        judge_errors,
+        answer_errors,
+        standings,
+    })
 }
 
 /// The tally of `counts` (votes per picked contender, `None` for ties) for
@@ -401,6 +417,19 @@ pub(crate) async fn add_judge_error<C: Conn>(conn: &mut C, e: &JudgeError) -> Lf
     let q = query(INSERT_JUDGE_ERROR)
         .put(e.battle_id.as_uuid())
         .put(e.model.clone())
+        .put(e.message.clone())
+        .put_time(e.at);
+    execute(conn, q).await?;
+    Ok(())
+}
+
+pub(crate) async fn add_answer_error<C: Conn>(conn: &mut C, e: &AnswerError) -> LfResult<()> {
+    lock_battle(conn, e.battle_id).await?;
+    all_contenders_of(conn, e.battle_id, [e.contender_id]).await?;
+    let q = query(INSERT_ANSWER_ERROR)
+        .put(e.battle_id.as_uuid())
+        .put(e.contender_id.as_uuid())
+        .put(e.run_id.clone())
         .put(e.message.clone())
         .put_time(e.at);
     execute(conn, q).await?;

@@ -43,7 +43,7 @@ impl Tool for AddBattleContender {
     const NAME: &'static str = "add_battle_contender";
     const TITLE: &'static str = "Add a battle contender";
     const SAFETY: Safety = Safety::Write;
-    const DESCRIPTION: &'static str = "Add a contender to your battle in draft or open; it gets the next free slot, A to Z (SLOTS_FULL when none is left).";
+    const DESCRIPTION: &'static str = "Add a contender to your battle in draft or open; it gets the next free slot, A to Z (SLOTS_FULL when none is left). A workflow contender (a workflow you can read) answers by itself once executing.";
     type Input = AddContenderIn;
     type Output = AddedContenderOut;
 
@@ -54,8 +54,10 @@ impl Tool for AddBattleContender {
             contender_type: i.contender_type.into(),
             reference: ContenderRefId::parse("contender_ref_id", &i.contender_ref_id)?,
             slot: i.slot.as_deref().map(Slot::parse).transpose()?,
-            // Agents' and workflows' owners are not known to the catalog yet:
-            // only the battle's creator (or the agent itself) submits for them.
+            // A workflow's owner is named by the battle service (from the
+            // workflow, which the caller must be able to read); agents'
+            // owners are not known to the catalog yet: only the battle's
+            // creator (or the agent itself) submits for them.
             owner: None,
         };
         let c = ctx.services.battle.add_contender(&ctx.principal, new).await?;

@@ -85,7 +85,17 @@ pub struct ContenderOut {
     /// The lenser who answers for it (may submit for it, may not vote for it).
     pub owner_lenser_id: Option<String>,
     pub has_submitted: bool,
+    /// Why a workflow contender's run gave no answer (submit for it by hand).
+    pub answer_error: Option<AnswerErrorOut>,
     pub joined_at: String,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct AnswerErrorOut {
+    /// The workflow run, when one ran.
+    pub run_id: Option<String>,
+    pub message: String,
+    pub at: String,
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -151,6 +161,11 @@ fn battle_out(view: BattleView) -> BattleOut {
             contender_ref_id: c.reference.to_string(),
             owner_lenser_id: c.owner.map(|o| o.to_string()),
             has_submitted: s.submission_of(c.id).is_some(),
+            answer_error: s.answer_error_of(c.id).map(|e| AnswerErrorOut {
+                run_id: e.run_id.clone(),
+                message: e.message.clone(),
+                at: e.at.to_rfc3339(),
+            }),
             joined_at: c.joined_at.to_rfc3339(),
         })
         .collect();

@@ -37,7 +37,7 @@ impl Tool for SetBattleStatus {
     const TITLE: &'static str = "Set battle status";
     const SAFETY: Safety = Safety::Write;
     const REACHES: Reaches = Reaches::Model;
-    const DESCRIPTION: &'static str = "Move your battle along draft → open → executing → voting → scoring → closed → published, or to archived; closed and archived need confirm: true. Moving to scoring starts judging.";
+    const DESCRIPTION: &'static str = "Move your battle along draft → open → executing → voting → scoring → closed → published, or to archived; closed and archived need confirm: true. Executing runs workflow contenders; scoring starts judging.";
     type Input = SetStatusIn;
     type Output = StatusOut;
 
