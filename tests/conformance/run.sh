@@ -72,11 +72,28 @@ run_suite() {
     --expected-failures "$2" -o "$work/results-$(basename "$2" .yml)"
 }
 
+# run_extension REVISION BASELINE: the server scenarios of extensions that
+# REVISION's requirement set runs without scoring them (and so without
+# reading a baseline), each run on its own against BASELINE.
+run_extension() {
+  local requirements="$work/node_modules/@modelcontextprotocol/conformance/requirements/$1.yaml"
+  local scenarios scenario status=0
+  scenarios="$(awk '/- scenario:/ {name = $3} /leg:/ {leg = $2} /reason: extension/ {if (leg == "server") print name}' "$requirements")"
+  [ -n "$scenarios" ] || { echo "no extension scenarios in $requirements"; return 1; }
+  for scenario in $scenarios; do
+    echo "==== conformance $scenario ($1, extension) against $(basename "$2")"
+    "$conformance" server --url "http://localhost:$port/mcp" --scenario "$scenario" --spec-version "$1" --force \
+      --expected-failures "$2" -o "$work/results-$(basename "$2" .yml)" || status=1
+  done
+  return "$status"
+}
+
 status=0
 start_server
 seed_lens
 run_suite 2025-11-25 "$here/baseline-2025-11-25.yml" || status=1
 run_suite 2026-07-28 "$here/baseline-2026-07-28.yml" || status=1
+run_extension 2026-07-28 "$here/baseline-2026-07-28-tasks.yml" || status=1
 stop_server
 start_server --sessions
 run_suite 2025-11-25 "$here/baseline-2025-11-25-sessions.yml" || status=1

@@ -31,6 +31,7 @@ mod schema;
 mod server;
 mod services;
 mod size;
+mod tasks;
 mod tool;
 mod toolsets;
 
@@ -43,4 +44,4 @@ pub use output::ToolOutput;
 pub use server::{LfServer, PrincipalSource, SERVER_NAME, ToolsetSource};
 pub use services::{Ctx, Services, ServicesBuilder};
 pub use size::{LISTING_BUDGET, ListingSize, ToolSize, listing_size};
-pub use tool::{Reaches, Safety, Tool, ToolSpec};
+pub use tool::{Called, Reaches, Safety, Tool, ToolSpec};

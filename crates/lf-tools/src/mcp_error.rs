@@ -1,6 +1,8 @@
-//! The one place a domain error becomes an MCP tool result.
+//! The one place a domain error becomes an MCP tool result, or the
+//! JSON-RPC error of a request that is not a tool call.
 
 use lf_core::{DetailValue, ErrorCode, LfError};
+use rmcp::ErrorData as McpError;
 use rmcp::model::CallToolResult;
 use serde_json::{Map, Value, json};
 
@@ -32,6 +34,19 @@ pub fn error_value(tool: &str, err: &LfError) -> Value {
 /// and as JSON text.
 pub fn error_result(tool: &str, err: &LfError) -> CallToolResult {
     ToolOutput::error(error_value(tool, err)).into()
+}
+
+/// The JSON-RPC error of a request other than a tool call (prompts,
+/// resources, tasks) that met `err`: -32602 naming its code, or for
+/// INTERNAL, logged with its cause and answered generically.
+pub(crate) fn request_error(err: LfError) -> McpError {
+    match err.code() {
+        ErrorCode::Internal => {
+            tracing::error!(error = ?err, "request failed");
+            McpError::internal_error(err.message().to_owned(), None)
+        }
+        _ => McpError::invalid_params(format!("{}: {}", err.code(), err.message()), None),
+    }
 }
 
 #[cfg(test)]

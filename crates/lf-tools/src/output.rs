@@ -39,6 +39,19 @@ impl ToolOutput {
         Self { value, text, note: None, is_error }
     }
 
+    /// A result of third-party content (a tool's, or a run's for a task):
+    /// `value` with its text cleaned ([`crate::hygiene`]), and a note when it
+    /// reads like instructions to an AI. `tool` names it in the log.
+    pub(crate) fn cleaned(tool: &str, mut value: Value, is_error: bool) -> Self {
+        let reasons = crate::hygiene::clean_value(&mut value);
+        let output = Self::new(value, is_error);
+        if reasons.is_empty() {
+            return output;
+        }
+        tracing::warn!(tool, reasons = ?reasons, "result flagged as possible prompt injection");
+        output.with_note(crate::hygiene::injection_note(&reasons))
+    }
+
     /// The same result with `note` after its JSON.
     pub(crate) fn with_note(self, note: String) -> Self {
         Self { note: Some(note), ..self }

@@ -1,18 +1,20 @@
 //! [`LfServer`]: the rmcp `ServerHandler` both transports serve. It lists and
-//! calls the catalog's tools, serves lenses as MCP prompts, and lenses,
-//! workflows and battles as MCP resources ([`crate::resources`]).
+//! calls the catalog's tools, serves lenses as MCP prompts, lenses,
+//! workflows and battles as MCP resources ([`crate::resources`]), and
+//! workflow runs as the tasks of MCP's tasks extension ([`crate::tasks`]).
 
 use std::sync::Arc;
 
-use lf_core::{ErrorCode, LensId, LfError, PageRequest, Principal};
+use lf_core::{ErrorCode, LensId, LfError, PageRequest, Principal, Scope};
 use lf_lens::{LensFilter, LensService, ParamValues, VersionSelector};
+use lf_workflow::run::RunId;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
-    CompletionInfo, Extensions, GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, Prompt, PromptArgument, PromptMessage, ProtocolVersion,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Reference, ResourceContents, Role,
-    ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, CompleteRequestParams,
+    CompleteResult, CompletionInfo, Extensions, GetPromptRequestParams, GetPromptResponse, GetPromptResult,
+    GetTaskParams, GetTaskResult, Implementation, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, Prompt, PromptArgument, PromptMessage,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Reference,
+    ResourceContents, Role, ServerCapabilities, ServerConfig, Tool, UpdateTaskParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -20,11 +22,12 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use crate::catalog::{Catalog, CatalogOptions};
 use crate::documents::{self, DocId};
 use crate::group::Group;
-use crate::hygiene::{clean_value, injection_note, sanitize_text};
-use crate::mcp_error::error_value;
+use crate::hygiene::sanitize_text;
+use crate::mcp_error::{error_value, request_error};
 use crate::output::ToolOutput;
 use crate::resources::{self, Cursor, Hint};
 use crate::services::{Ctx, Services};
+use crate::tasks;
 use crate::tool::{Safety, ToolSpec};
 use crate::toolsets::{self, Enabled};
 
@@ -71,16 +74,18 @@ impl LfServer {
         principal: Principal,
     ) -> Self {
         let listed = catalog.listing(&options);
-        let capabilities = ServerCapabilities::builder()
+        let mut capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_prompts()
             .enable_resources()
             .enable_completions();
-        let capabilities = if options.dynamic {
-            capabilities.enable_tool_list_changed().build()
-        } else {
-            capabilities.build()
-        };
+        if options.dynamic {
+            capabilities = capabilities.enable_tool_list_changed();
+        }
+        if tasks::offered(&options) {
+            capabilities = capabilities.enable_tasks();
+        }
+        let capabilities = capabilities.build();
         let info = ServerConfig::new(capabilities)
             .with_server_info(
                 Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION")).with_title("LenserFight"),
@@ -127,11 +132,17 @@ impl LfServer {
     }
 
     /// Whether a call of `tool` may be answered without rmcp (see
-    /// [`LfServer::direct_call`]). With dynamic toolsets, not when requests
-    /// name toolsets for themselves (only rmcp's request context carries
-    /// them), and not `enable_toolset` or `list_toolsets`, whose answer may
-    /// come with a notification sent through rmcp's peer.
+    /// [`LfServer::direct_call`]): not one that may answer with a task.
+    /// With dynamic toolsets, not when requests name toolsets for
+    /// themselves (only rmcp's request context carries them), and not
+    /// `enable_toolset` or `list_toolsets`, whose answer may come with a
+    /// notification sent through rmcp's peer.
     pub(crate) fn answers_directly(&self, tool: &str) -> bool {
+        // Whether a call answers with a task depends on the client's
+        // capabilities, which only rmcp's request context carries.
+        if self.info.capabilities.supports_tasks() && self.catalog.get(tool).is_some_and(|t| t.starts_run) {
+            return false;
+        }
         self.session.is_none() || (self.toolset_source.is_none() && !toolsets::is_meta(tool))
     }
 
@@ -222,24 +233,26 @@ impl LfServer {
         name: &str,
         args: rmcp::model::JsonObject,
     ) -> Result<ToolOutput, McpError> {
-        Ok(self.call_with(principal, name, args, &[]).await?.0)
+        Ok(self.call_with(principal, name, args, &[]).await?.output)
     }
 
     /// [`LfServer::call_as`] with the groups `also` enabled besides this
-    /// session's; also says whether the call changed the session's tools.
+    /// session's; also says whether the call changed the session's tools,
+    /// and which run it started.
     async fn call_with(
         &self,
         principal: Principal,
         name: &str,
         args: rmcp::model::JsonObject,
         also: &[&'static Group],
-    ) -> Result<(ToolOutput, bool), McpError> {
+    ) -> Result<Outcome, McpError> {
+        let answered = |output| Outcome { output, changed: false, run: None };
         if let Some(session) = &self.session
             && toolsets::is_meta(name)
         {
             return Ok(match toolsets::call(&self.catalog, session, also, name, args) {
-                Ok((value, changed)) => (ToolOutput::success(value), changed),
-                Err(err) => (ToolOutput::error(error_value(name, &err)), false),
+                Ok((value, changed)) => Outcome { changed, ..answered(ToolOutput::success(value)) },
+                Err(err) => answered(ToolOutput::error(error_value(name, &err))),
             });
         }
         let tool = self.catalog.get(name).filter(|t| self.offers(t, also)).ok_or_else(|| {
@@ -256,40 +269,37 @@ impl LfServer {
                 None,
             )
         })?;
-        if let Principal::Lenser { scopes, .. } = &principal
-            && !scopes.allows(tool.required_scope())
-        {
-            let err = LfError::permission_denied(format!(
-                "{name} changes data and this token has the read scope only: sign in again granting the write scope"
-            ));
-            return Ok((ToolOutput::error(error_value(name, &err)), false));
+        if let Some(err) = lacks_scope(&principal, tool.required_scope(), name) {
+            return Ok(answered(ToolOutput::error(error_value(name, &err))));
         }
         let ctx = Ctx { principal, services: self.services.clone() };
-        let output = match tool.call(ctx, args).await {
-            Ok(mut value) => {
-                let reasons = clean_value(&mut value);
-                let output = ToolOutput::success(value);
-                if reasons.is_empty() {
-                    output
-                } else {
-                    tracing::warn!(tool = name, reasons = ?reasons, "result flagged as possible prompt injection");
-                    output.with_note(injection_note(&reasons))
-                }
+        Ok(match tool.call(ctx, args).await {
+            Ok(called) => {
+                Outcome { run: called.run, ..answered(ToolOutput::cleaned(name, called.value, false)) }
             }
-            Err(err) => ToolOutput::error(error_value(name, &err)),
-        };
-        Ok((output, false))
+            Err(err) => answered(ToolOutput::error(error_value(name, &err))),
+        })
     }
 }
 
-fn request_error(err: LfError) -> McpError {
-    match err.code() {
-        ErrorCode::Internal => {
-            tracing::error!(error = ?err, "request failed");
-            McpError::internal_error(err.message().to_owned(), None)
-        }
-        _ => McpError::invalid_params(format!("{}: {}", err.code(), err.message()), None),
-    }
+/// What a tool call came to, before a transport writes it.
+struct Outcome {
+    output: ToolOutput,
+    /// Whether the session's tools changed (dynamic toolsets).
+    changed: bool,
+    /// The workflow run it started, if the tool says ([`crate::Tool::STARTS_RUN`]).
+    run: Option<RunId>,
+}
+
+/// PERMISSION_DENIED when `principal` is a Lenser whose token lacks
+/// `needed`, which `what` (a tool, a method) needs.
+fn lacks_scope(principal: &Principal, needed: Scope, what: &str) -> Option<LfError> {
+    let Principal::Lenser { scopes, .. } = principal else { return None };
+    (!scopes.allows(needed)).then(|| {
+        LfError::permission_denied(format!(
+            "{what} changes data and this token has the read scope only: sign in again granting the write scope"
+        ))
+    })
 }
 
 /// The error of a `resources/read` that finds nothing at `uri`: -32002
@@ -355,12 +365,26 @@ impl ServerHandler for LfServer {
     ) -> Result<CallToolResponse, McpError> {
         let principal = self.caller(&context)?;
         let also = self.named_toolsets(&context);
-        let (output, changed) =
-            self.call_with(principal, &request.name, request.arguments.unwrap_or_default(), &also).await?;
-        if changed && let Err(e) = context.peer.notify_tool_list_changed().await {
+        let outcome = self
+            .call_with(principal.clone(), &request.name, request.arguments.unwrap_or_default(), &also)
+            .await?;
+        if outcome.changed
+            && let Err(e) = context.peer.notify_tool_list_changed().await
+        {
             tracing::debug!(error = %e, "this session cannot be told its tool list changed");
         }
-        Ok(CallToolResult::from(output).into())
+        // A run started for a client of the tasks extension is its task.
+        if let Some(run) = outcome.run
+            && self.info.capabilities.supports_tasks()
+            && context.client_capabilities().is_some_and(|c| c.supports_tasks())
+        {
+            match tasks::created(&self.services.runs, &principal, run).await {
+                Ok(task) => return Ok(task.into()),
+                // The result names the run too: the client can follow it.
+                Err(e) => tracing::error!(error = ?e, %run, "a started run could not be read back as a task"),
+            }
+        }
+        Ok(CallToolResult::from(outcome.output).into())
     }
 
     async fn list_prompts(
@@ -515,5 +539,43 @@ impl ServerHandler for LfServer {
         let result =
             ReadResourceResult::new(vec![ResourceContents::text(text, uri).with_mime_type(resources::MIME)]);
         Ok(hinted!(result, hint, &context).into())
+    }
+
+    // The tasks extension: rmcp answers -32601 when the server does not
+    // declare it, and -32021 to a request whose client did not.
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, McpError> {
+        let principal = self.caller(&context)?;
+        tasks::get(&self.services.runs, &principal, &request.task_id).await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let principal = self.caller(&context)?;
+        if self.options.read_only {
+            return Err(McpError::invalid_request(
+                "tasks/cancel cancels a workflow run, and this server is read-only (--read-only): cancel it through a server that allows changes",
+                None,
+            ));
+        }
+        if let Some(err) = lacks_scope(&principal, Scope::Write, "tasks/cancel") {
+            return Err(request_error(err));
+        }
+        tasks::cancel(&self.services.runs, &principal, &request.task_id).await
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let principal = self.caller(&context)?;
+        tasks::update(&self.services.runs, &principal, &request.task_id).await
     }
 }

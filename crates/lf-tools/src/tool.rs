@@ -8,6 +8,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use lf_core::{LfError, LfResult, Scope, clip};
+use lf_workflow::run::RunId;
 use rmcp::model::{JsonObject, Tool as McpTool, ToolAnnotations};
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -73,13 +74,24 @@ pub trait Tool {
     type Input: DeserializeOwned + JsonSchema + Send + 'static;
     /// The result; its JSON Schema is the tool's output schema.
     type Output: Serialize + JsonSchema + 'static;
+    /// For a tool whose call starts a workflow run: the run its result
+    /// names. A client that declared MCP's tasks extension then gets that
+    /// run as a task instead of the result (lf-tools' `tasks` module).
+    const STARTS_RUN: Option<fn(&Self::Output) -> RunId> = None;
 
     /// Runs the tool for `ctx`'s caller.
     fn call(ctx: Ctx, input: Self::Input) -> impl Future<Output = LfResult<Self::Output>> + Send;
 }
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
-type Handler = Box<dyn Fn(Ctx, JsonObject) -> BoxFuture<LfResult<Value>> + Send + Sync>;
+type Handler = Box<dyn Fn(Ctx, JsonObject) -> BoxFuture<LfResult<Called>> + Send + Sync>;
+
+/// What a handler answers: the result's JSON, and the run the call started
+/// when the tool says which ([`Tool::STARTS_RUN`]).
+pub struct Called {
+    pub value: Value,
+    pub run: Option<RunId>,
+}
 
 /// One tool: everything clients, docs and tests see of it, and its handler.
 pub struct ToolSpec {
@@ -94,6 +106,9 @@ pub struct ToolSpec {
     pub differs_from_spec: &'static str,
     pub input_schema: Arc<JsonObject>,
     pub output_schema: Arc<JsonObject>,
+    /// Whether a call starts a workflow run that a client of the tasks
+    /// extension gets as a task (see [`Tool::STARTS_RUN`]).
+    pub starts_run: bool,
     handler: Handler,
 }
 
@@ -139,7 +154,8 @@ pub(crate) fn declare<T: Tool>(group: &'static Group) -> ToolSpec {
         Box::pin(async move {
             let input: T::Input = parse_args(args)?;
             let out = T::call(ctx, input).await?;
-            serde_json::to_value(out).map_err(LfError::internal)
+            let run = T::STARTS_RUN.map(|started| started(&out));
+            Ok(Called { value: serde_json::to_value(out).map_err(LfError::internal)?, run })
         })
     });
     ToolSpec {
@@ -152,6 +168,7 @@ pub(crate) fn declare<T: Tool>(group: &'static Group) -> ToolSpec {
         differs_from_spec: T::DIFFERS_FROM_SPEC,
         input_schema: crate::schema::input::<T::Input>(),
         output_schema: crate::schema::output::<T::Output>(),
+        starts_run: T::STARTS_RUN.is_some(),
         handler,
     }
 }
@@ -195,7 +212,7 @@ impl ToolSpec {
     }
 
     /// Calls the handler with raw arguments.
-    pub async fn call(&self, ctx: Ctx, args: JsonObject) -> LfResult<Value> {
+    pub async fn call(&self, ctx: Ctx, args: JsonObject) -> LfResult<Called> {
         (self.handler)(ctx, args).await
     }
 }

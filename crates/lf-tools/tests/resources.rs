@@ -6,77 +6,13 @@ use std::sync::Arc;
 
 use lf_core::{BattleId, LensId, LenserId, Principal, Scopes};
 use lf_tools::{Catalog, CatalogOptions, LfServer};
-use rmcp::ServiceExt;
-use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
+use serde_json::json;
 
 mod common;
+use common::wire::Wire;
 use common::{err, ok, small_workflow};
 
-/// A client of one server, writing JSON-RPC lines.
-struct Wire {
-    reader: BufReader<ReadHalf<DuplexStream>>,
-    writer: WriteHalf<DuplexStream>,
-    /// The 2026-07-28 era: every request carries its own `_meta`.
-    inline: bool,
-    next_id: u64,
-}
-
 impl Wire {
-    /// A session with `server` in protocol `version`.
-    async fn open(server: LfServer, version: &str) -> Self {
-        let (client, served) = tokio::io::duplex(1 << 20);
-        tokio::spawn(async move {
-            if let Ok(running) = server.serve(served).await {
-                let _ = running.waiting().await;
-            }
-        });
-        let (reader, writer) = tokio::io::split(client);
-        let inline = version >= "2026-07-28";
-        let mut wire = Self { reader: BufReader::new(reader), writer, inline, next_id: 0 };
-        if !inline {
-            let init = wire
-                .request("initialize", json!({"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}))
-                .await;
-            assert_eq!(init["result"]["protocolVersion"], version, "{init}");
-            assert_eq!(init["result"]["capabilities"]["resources"], json!({}), "{init}");
-            wire.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
-        }
-        wire
-    }
-
-    async fn send(&mut self, msg: Value) {
-        self.writer.write_all(format!("{msg}\n").as_bytes()).await.unwrap();
-    }
-
-    /// The whole answer to `method` with `params`.
-    async fn request(&mut self, method: &str, mut params: Value) -> Value {
-        if self.inline {
-            params["_meta"] = json!({
-                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
-                "io.modelcontextprotocol/clientCapabilities": {}
-            });
-        }
-        self.next_id += 1;
-        let id = self.next_id;
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})).await;
-        let mut line = String::new();
-        tokio::time::timeout(std::time::Duration::from_secs(10), self.reader.read_line(&mut line))
-            .await
-            .expect("an answer within 10 s")
-            .unwrap();
-        let reply: Value = serde_json::from_str(&line).unwrap();
-        assert_eq!(reply["id"], id, "{reply}");
-        reply
-    }
-
-    async fn result(&mut self, method: &str, params: Value) -> Value {
-        let reply = self.request(method, params).await;
-        assert!(reply.get("error").is_none(), "{method}: {reply}");
-        reply["result"].clone()
-    }
-
     /// Every resource URI of every page, following the cursors.
     async fn all_uris(&mut self) -> Vec<String> {
         let mut uris = Vec::new();
@@ -136,6 +72,7 @@ async fn templates_name_every_kind() {
     let (alice, _) = alice_and_bob();
     for version in ["2025-11-25", "2026-07-28"] {
         let mut w = Wire::open(alice.clone(), version).await;
+        assert_eq!(w.server_capabilities["resources"], json!({}), "{}", w.server_capabilities);
         let t = w.result("resources/templates/list", json!({})).await;
         let uris: Vec<&str> = t["resourceTemplates"]
             .as_array()

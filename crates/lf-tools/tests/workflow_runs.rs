@@ -3,59 +3,14 @@
 //! records, through the run store, what a runner would have. What each
 //! tool answers of a run, who may cancel and retry it, and bad input.
 
-use std::sync::Arc;
-
-use lf_core::{LenserId, Principal, Scopes, Timestamp};
-use lf_tools::{Catalog, CatalogOptions, LfServer, Services};
+use lf_core::{Principal, Timestamp};
+use lf_tools::LfServer;
 use lf_workflow::engine::{Failure, NodeRun, NodeStatus, RunError, RunState, RunStatus, Slot, Usage};
-use lf_workflow::run::{RunId, RunStore};
+use lf_workflow::run::RunId;
 use serde_json::{Value, json};
 
 mod common;
-use common::{err, ok};
-
-struct World {
-    services: Arc<Services>,
-    alice: LenserId,
-    bob: LenserId,
-}
-
-impl World {
-    fn new() -> Self {
-        let services = Arc::new(common::memory_services());
-        World { services, alice: LenserId::new(), bob: LenserId::new() }
-    }
-
-    fn server(&self, principal: Principal) -> LfServer {
-        LfServer::new(Arc::new(Catalog::new()), self.services.clone(), CatalogOptions::default(), principal)
-    }
-
-    fn as_(&self, who: LenserId) -> LfServer {
-        self.server(Principal::Lenser { id: who, scopes: Scopes::READ_WRITE })
-    }
-
-    fn store(&self) -> &Arc<dyn RunStore> {
-        self.services.runs.store()
-    }
-
-    /// Records `state` with `slots` for run `id`, as its runner would: claims
-    /// what is due, writes this run and gives the others back unchanged.
-    async fn record(&self, id: &str, state: RunState, slots: Vec<(Slot, NodeRun)>) {
-        let id = RunId::parse("run_id", id).unwrap();
-        let now = Timestamp::from_micros(i64::MAX / 2);
-        let leases = self.store().claim("test", now, 60_000, 1_000).await.unwrap();
-        assert!(leases.iter().any(|l| l.run == id), "run {id} is not due");
-        for lease in leases {
-            let saved = if lease.run == id {
-                self.store().save(&lease, &state, &slots, true).await
-            } else {
-                let other = self.store().load_run(lease.run).await.unwrap();
-                self.store().save(&lease, &other.state, &[], true).await
-            };
-            assert!(saved.unwrap());
-        }
-    }
-}
+use common::{World, err, ok};
 
 fn at(seconds: i64) -> Timestamp {
     Timestamp::from_micros(1_767_225_600_000_000 + seconds * 1_000_000)

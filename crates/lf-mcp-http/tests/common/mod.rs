@@ -46,6 +46,8 @@ pub struct Options {
     pub serve: Option<fn(&mut ServeArgs)>,
     /// Changes to the checked settings, made after the checks.
     pub config: Option<fn(&mut HttpConfig)>,
+    /// Serve this database (another server's) instead of a fresh file.
+    pub database_url: Option<String>,
 }
 
 impl Options {
@@ -67,7 +69,8 @@ impl Server {
 
     pub async fn with(options: Options) -> Self {
         let dir = tempfile::tempdir().unwrap();
-        let database_url = format!("sqlite:{}", dir.path().join("t.db").display());
+        let database_url = (options.database_url.clone())
+            .unwrap_or_else(|| format!("sqlite:{}", dir.path().join("t.db").display()));
         for handle in &options.lensers {
             let cmd = lf_mcp_http::admin::AdminCommand::CreateLenser {
                 common: CommonArgs { database_url: Some(database_url.clone()), ..CommonArgs::default() },

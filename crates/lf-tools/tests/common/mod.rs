@@ -1,7 +1,12 @@
 //! Calling tools through `LfServer::call` and reading their results: shared
 //! by the test files of this crate.
 
+#[allow(dead_code, reason = "for the tests that speak JSON-RPC through rmcp")]
+pub mod wire;
+
 use lf_tools::LfServer;
+use lf_workflow::engine::{NodeRun, RunState, Slot};
+use lf_workflow::run::{RunId, RunStore};
 use serde_json::Value;
 
 pub fn args(v: Value) -> rmcp::model::JsonObject {
@@ -105,4 +110,59 @@ pub async fn small_workflow(s: &LfServer, title: &str, visibility: &str) -> Stri
     )
     .await;
     made["id"].as_str().expect("a workflow id").to_owned()
+}
+
+/// Alice and Bob on one set of memory stores.
+#[allow(dead_code, reason = "for the tests of runs")]
+pub struct World {
+    pub services: std::sync::Arc<lf_tools::Services>,
+    pub alice: lf_core::LenserId,
+    pub bob: lf_core::LenserId,
+}
+
+#[allow(dead_code, reason = "for the tests of runs")]
+impl World {
+    pub fn new() -> Self {
+        let services = std::sync::Arc::new(memory_services());
+        World { services, alice: lf_core::LenserId::new(), bob: lf_core::LenserId::new() }
+    }
+
+    /// The server of every tool, for `principal`.
+    pub fn server(&self, principal: lf_core::Principal) -> LfServer {
+        self.server_with(principal, lf_tools::CatalogOptions::default())
+    }
+
+    /// The server `options` make, for `principal`.
+    pub fn server_with(&self, principal: lf_core::Principal, options: lf_tools::CatalogOptions) -> LfServer {
+        let catalog = std::sync::Arc::new(lf_tools::Catalog::new());
+        LfServer::new(catalog, self.services.clone(), options, principal)
+    }
+
+    /// The server of every tool, for `who` with a read-write token.
+    pub fn as_(&self, who: lf_core::LenserId) -> LfServer {
+        self.server(lf_core::Principal::Lenser { id: who, scopes: lf_core::Scopes::READ_WRITE })
+    }
+
+    pub fn store(&self) -> &std::sync::Arc<dyn RunStore> {
+        self.services.runs.store()
+    }
+
+    /// Records `state` with `slots` for run `id`, as its runner would:
+    /// claims what is due, writes this run and gives the others back
+    /// unchanged.
+    pub async fn record(&self, id: &str, state: RunState, slots: Vec<(Slot, NodeRun)>) {
+        let id = RunId::parse("run_id", id).unwrap();
+        let now = lf_core::Timestamp::from_micros(i64::MAX / 2);
+        let leases = self.store().claim("test", now, 60_000, 1_000).await.unwrap();
+        assert!(leases.iter().any(|l| l.run == id), "run {id} is not due");
+        for lease in leases {
+            let saved = if lease.run == id {
+                self.store().save(&lease, &state, &slots, true).await
+            } else {
+                let other = self.store().load_run(lease.run).await.unwrap();
+                self.store().save(&lease, &other.state, &[], true).await
+            };
+            assert!(saved.unwrap());
+        }
+    }
 }

@@ -1,5 +1,6 @@
 use lf_core::LfResult;
 use lf_workflow::engine::RunStatus;
+use lf_workflow::run::Run;
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
@@ -45,9 +46,18 @@ impl Tool for GetWorkflowRunStatus {
 
     async fn call(ctx: Ctx, i: RunIdIn) -> LfResult<RunStatusOut> {
         let run = ctx.services.runs.log(&ctx.principal, run_id(&i.run_id)?).await?.run;
+        Ok(RunStatusOut::from(&run))
+    }
+}
+
+/// A run's status as this tool answers it (and a client of the tasks
+/// extension gets as the result of a run that ended): `run` read with its
+/// node results, whose usage it sums.
+impl From<&Run> for RunStatusOut {
+    fn from(run: &Run) -> Self {
         let s = &run.state;
         let usage = s.usage();
-        Ok(RunStatusOut {
+        RunStatusOut {
             id: run.id.to_string(),
             status: s.status.as_str(),
             started_at: time(s.started_at),
@@ -60,6 +70,6 @@ impl Tool for GetWorkflowRunStatus {
             error: s.error.as_ref().map(RunErrorOut::from),
             result: s.result.clone().filter(|_| s.status == RunStatus::Completed).map(redacted),
             cancel_requested_by: run.cancel_requested_by.clone(),
-        })
+        }
     }
 }

@@ -31,6 +31,8 @@ mod summarize_workflow;
 mod update_workflow;
 mod validate_workflow;
 
+pub(crate) use get_workflow_run_status::RunStatusOut;
+
 use crate::group::Group;
 use crate::tool::declare;
 

@@ -1,5 +1,5 @@
 use lf_core::{LfError, LfResult};
-use lf_workflow::run::{IdempotencyKey, StartRun};
+use lf_workflow::run::{IdempotencyKey, RunId, StartRun};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -38,6 +38,9 @@ pub struct RunWorkflowIn {
 
 #[derive(Serialize, JsonSchema)]
 pub struct RunStartedOut {
+    /// The run, for a client of the tasks extension (the task is the run).
+    #[serde(skip)]
+    pub run: RunId,
     /// The run's id: poll get_workflow_run_status with it.
     pub id: String,
     pub status: &'static str,
@@ -66,9 +69,10 @@ impl Tool for RunWorkflow {
     const SAFETY: Safety = Safety::Execute;
     const REACHES: Reaches = Reaches::Outside;
     const DESCRIPTION: &'static str = "Start a run of a workflow that validates; it answers at once with the run's id. Poll get_workflow_run_status until it is completed, failed or cancelled.";
-    const DIFFERS_FROM_SPEC: &'static str = "Adds budget_credits and version, and answers version and replayed. Refuses a workflow that does not validate, inputs that do not fit a form trigger's fields, and inputs over 256 KiB, nested deeper than 32 levels or holding a secret-named field. An idempotency key holds for 24 hours per workflow (the original never deduplicated).";
+    const DIFFERS_FROM_SPEC: &'static str = "Adds budget_credits and version, and answers version and replayed. Refuses a workflow that does not validate, inputs that do not fit a form trigger's fields, and inputs over 256 KiB, nested deeper than 32 levels or holding a secret-named field. An idempotency key holds for 24 hours per workflow (the original never deduplicated). A client that declared MCP's tasks extension gets the run as a task instead (its task id is the run's id; tasks/get, tasks/cancel).";
     type Input = RunWorkflowIn;
     type Output = RunStartedOut;
+    const STARTS_RUN: Option<fn(&RunStartedOut) -> RunId> = Some(|out| out.run);
 
     async fn call(ctx: Ctx, i: RunWorkflowIn) -> LfResult<RunStartedOut> {
         let start = StartRun {
@@ -86,6 +90,7 @@ impl Tool for RunWorkflow {
         let started = ctx.services.runs.start(&ctx.principal, start).await?;
         let run = started.run;
         Ok(RunStartedOut {
+            run: run.id,
             id: run.id.to_string(),
             status: run.status().as_str(),
             created_at: run.created_at.to_rfc3339(),
