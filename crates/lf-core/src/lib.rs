@@ -30,7 +30,10 @@ pub use id::{
     BattleId, ContenderId, ContenderRefId, LensId, LenserId, ParamId, RunId, SubmissionId, VersionId, VoteId,
     WorkflowId, parse_uuid,
 };
-pub use model::{ChatRequest, ChatResponse, ModelProvider, OFFLINE_MODEL_NAME};
+pub use model::{
+    ChatRequest, ChatResponse, ModelProvider, OFFLINE_MODEL_NAME, ToolCall, ToolChatRequest,
+    ToolChatResponse, ToolSpec, Turn,
+};
 pub use page::{Page, PageRequest};
 pub use principal::{Principal, Reach, Scope, Scopes};
 pub use search::SearchQuery;

@@ -97,6 +97,61 @@ pub struct ChatResponse {
     pub model: String,
 }
 
+/// A tool a model may call in a [`ToolChatRequest`] (OpenAI's `tools`, of
+/// type `function`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolSpec {
+    /// Its name, as the model calls it.
+    pub name: String,
+    /// What it does, for the model.
+    pub description: String,
+    /// The JSON Schema of its arguments, as JSON text (an object schema).
+    pub parameters: String,
+}
+
+/// A call a model asked for (one of OpenAI's `tool_calls`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolCall {
+    /// The model's id of the call, which its result answers.
+    pub id: String,
+    /// The tool.
+    pub name: String,
+    /// Its arguments as the model wrote them: JSON text, not checked.
+    pub arguments: String,
+}
+
+/// A turn of a tool-calling conversation after its first user message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Turn {
+    /// What the model answered: its text, if any, and the calls it asked for.
+    Assistant { text: Option<String>, calls: Vec<ToolCall> },
+    /// The result of call `call_id`, as text (JSON or an error's message).
+    ToolResult { call_id: String, content: String },
+}
+
+/// A chat-completions call that offers tools: the [`ChatRequest`] (its
+/// system and first user message), the tools, and the conversation so far.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolChatRequest {
+    pub chat: ChatRequest,
+    pub tools: Vec<ToolSpec>,
+    /// The turns after the first user message, oldest first.
+    pub turns: Vec<Turn>,
+}
+
+/// A model's answer to a [`ToolChatRequest`]: text, calls to make, or both.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolChatResponse {
+    /// The text of the answer (empty when the model only asked for calls).
+    pub text: String,
+    /// The calls it asked for, in its order; none when it answered.
+    pub calls: Vec<ToolCall>,
+    /// The model that answered, as [`ChatResponse::model`].
+    pub model: String,
+    /// The tokens the call took, when the server said (`usage.total_tokens`).
+    pub tokens: Option<u64>,
+}
+
 /// Where model answers come from: an OpenAI-compatible HTTP client, the
 /// deterministic offline provider, or a test double.
 ///
@@ -118,4 +173,26 @@ pub trait ModelProvider: Send + Sync {
     where
         'life0: 'async_trait,
         Self: 'async_trait;
+
+    /// Sends one chat request that offers `request.tools`, with the
+    /// conversation so far, and waits for the answer (the same signature as
+    /// `async fn chat_with_tools(&self, request: ToolChatRequest) ->
+    /// LfResult<ToolChatResponse>` under `async-trait`).
+    ///
+    /// By default a provider calls no tool: it answers the first message
+    /// with [`ModelProvider::chat`] (so an offline provider answers its
+    /// stand-in, under its own name), whatever the tools and turns.
+    fn chat_with_tools<'life0, 'async_trait>(
+        &'life0 self,
+        request: ToolChatRequest,
+    ) -> Pin<Box<dyn Future<Output = LfResult<ToolChatResponse>> + Send + 'async_trait>>
+    where
+        'life0: 'async_trait,
+        Self: 'async_trait,
+    {
+        Box::pin(async move {
+            let answer = self.chat(request.chat).await?;
+            Ok(ToolChatResponse { text: answer.text, calls: Vec::new(), model: answer.model, tokens: None })
+        })
+    }
 }

@@ -5,7 +5,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use lf_core::{ChatRequest, ChatResponse, Detail, ErrorCode, LfError, LfResult, ModelProvider};
+use lf_core::{
+    ChatRequest, ChatResponse, Detail, ErrorCode, LfError, LfResult, ModelProvider, ToolCall,
+    ToolChatRequest, ToolChatResponse, Turn,
+};
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue, RETRY_AFTER};
 use reqwest::{StatusCode, Url};
 use serde_json::{Map, Value, json};
@@ -19,7 +22,9 @@ pub const PROVIDER_NAME: &str = "openai-compatible";
 const ERROR_EXCERPT_BYTES: usize = 2048;
 
 /// An OpenAI-compatible chat-completions client: POST
-/// `{base_url}/chat/completions` with one system and one user message,
+/// `{base_url}/chat/completions` with one system and one user message
+/// (and, for [`ModelProvider::chat_with_tools`], the tools offered and the
+/// turns so far: assistant messages with `tool_calls`, `tool` results),
 /// `stream: false`. Works with OpenAI, Ollama (`http://localhost:11434/v1`),
 /// vLLM and llama.cpp's server.
 ///
@@ -232,8 +237,24 @@ fn redact(text: String, key: Option<&str>) -> String {
     }
 }
 
+/// What a chat-completions answer holds.
+#[derive(Debug, PartialEq, Eq)]
+struct Answer {
+    text: String,
+    calls: Vec<ToolCall>,
+    model: Option<String>,
+    tokens: Option<u64>,
+}
+
 /// The text and model of a chat-completions answer, or what is wrong with it.
 fn parse_answer(body: &[u8]) -> Result<(String, Option<String>), String> {
+    let a = parse_tool_answer(body, false)?;
+    Ok((a.text, a.model))
+}
+
+/// A chat-completions answer that may ask for tool calls (`with_tools`):
+/// then `content` may be null, and `tool_calls` are read strictly.
+fn parse_tool_answer(body: &[u8], with_tools: bool) -> Result<Answer, String> {
     let value: Value = serde_json::from_slice(body).map_err(|e| format!("not JSON: {e}"))?;
     let Some(object) = value.as_object() else { return Err("the answer is not a JSON object".into()) };
     if let Some(error) = object.get("error") {
@@ -244,14 +265,41 @@ fn parse_answer(body: &[u8]) -> Result<(String, Option<String>), String> {
         .and_then(Value::as_array)
         .and_then(|c| c.first())
         .ok_or("the answer has no choices[0]")?;
-    let text = match choice.get("message").and_then(|m| m.get("content")) {
+    let message = choice.get("message");
+    let calls = match message.and_then(|m| m.get("tool_calls")) {
+        Some(Value::Array(calls)) if with_tools => calls.iter().map(tool_call).collect::<Result<_, _>>()?,
+        _ => Vec::new(),
+    };
+    let text = match message.and_then(|m| m.get("content")) {
         Some(Value::String(s)) => s.clone(),
+        Some(Value::Null) | None if !calls.is_empty() => String::new(),
         Some(Value::Null) | None => return Err("choices[0].message.content is missing or null".into()),
         Some(other) => return Err(format!("choices[0].message.content is not a string: {other}")),
     };
     let model =
         object.get("model").and_then(Value::as_str).filter(|m| !m.trim().is_empty()).map(str::to_owned);
-    Ok((text, model))
+    let tokens = object.get("usage").and_then(|u| u.get("total_tokens")).and_then(Value::as_u64);
+    Ok(Answer { text, calls, model, tokens })
+}
+
+/// One of `choices[0].message.tool_calls`: `{id, type: function,
+/// function: {name, arguments}}`, the arguments a JSON text.
+fn tool_call(call: &Value) -> Result<ToolCall, String> {
+    let text = |v: Option<&Value>, what: &str| match v {
+        Some(Value::String(s)) if !s.is_empty() => Ok(s.clone()),
+        _ => Err(format!("a tool call's {what} is missing or not a string: {call}")),
+    };
+    let function = call.get("function");
+    Ok(ToolCall {
+        id: text(call.get("id"), "id")?,
+        name: text(function.and_then(|f| f.get("name")), "function.name")?,
+        arguments: match function.and_then(|f| f.get("arguments")) {
+            Some(Value::String(s)) => s.clone(),
+            // Some servers send the object itself.
+            Some(v @ Value::Object(_)) => v.to_string(),
+            _ => return Err(format!("a tool call's function.arguments is missing: {call}")),
+        },
+    })
 }
 
 impl OpenAiCompatible {
@@ -295,6 +343,15 @@ impl OpenAiCompatible {
     }
 
     fn body(&self, request: &ChatRequest) -> LfResult<(String, Vec<u8>)> {
+        self.body_with(request, None)
+    }
+
+    /// The body of `request`, with the tools and turns of `tools` when given.
+    fn body_with(
+        &self,
+        request: &ChatRequest,
+        tools: Option<&ToolChatRequest>,
+    ) -> LfResult<(String, Vec<u8>)> {
         let model = match request.model.as_deref().map(str::trim).filter(|m| !m.is_empty()) {
             Some(m) => parse_model_name(m).map_err(|why| {
                 LfError::invalid_argument(format!("The model to ask is not valid: {why}."))
@@ -304,10 +361,33 @@ impl OpenAiCompatible {
         };
         let mut body = Map::new();
         body.insert("model".into(), json!(model));
-        body.insert(
-            "messages".into(),
-            json!([{"role": "system", "content": request.system}, {"role": "user", "content": request.user}]),
-        );
+        let mut messages = vec![
+            json!({"role": "system", "content": request.system}),
+            json!({"role": "user", "content": request.user}),
+        ];
+        if let Some(t) = tools {
+            messages.extend(t.turns.iter().map(turn_message));
+            let specs = t
+                .tools
+                .iter()
+                .map(|spec| {
+                    let parameters: Value = serde_json::from_str(&spec.parameters).map_err(|e| {
+                        LfError::invalid_argument(format!(
+                            "The parameters of tool {} are not JSON: {e}.",
+                            spec.name
+                        ))
+                        .with_field("tools")
+                    })?;
+                    Ok(json!({"type": "function", "function": {
+                        "name": spec.name, "description": spec.description, "parameters": parameters
+                    }}))
+                })
+                .collect::<LfResult<Vec<Value>>>()?;
+            if !specs.is_empty() {
+                body.insert("tools".into(), Value::Array(specs));
+            }
+        }
+        body.insert("messages".into(), Value::Array(messages));
         if let Some(n) = request.max_tokens {
             body.insert("max_tokens".into(), json!(n));
         }
@@ -359,10 +439,59 @@ impl ModelProvider for OpenAiCompatible {
 
     async fn chat(&self, request: ChatRequest) -> LfResult<ChatResponse> {
         let (model, body) = self.body(&request)?;
+        let answer = self.send(&model, &body).await?;
+        match parse_answer(&answer) {
+            Ok((text, answered_by)) => Ok(ChatResponse { text, model: answered_by.unwrap_or(model) }),
+            Err(why) => Err(self.malformed(&model, &answer, &why)),
+        }
+    }
+
+    /// The request with its tools and turns (OpenAI's `tools`, assistant
+    /// messages with `tool_calls`, `tool` messages); the answer's text, the
+    /// calls it asks for (read strictly: a call without an id or a name is
+    /// a malformed answer) and `usage.total_tokens`.
+    async fn chat_with_tools(&self, request: ToolChatRequest) -> LfResult<ToolChatResponse> {
+        let (model, body) = self.body_with(&request.chat, Some(&request))?;
+        let answer = self.send(&model, &body).await?;
+        match parse_tool_answer(&answer, true) {
+            Ok(a) => Ok(ToolChatResponse {
+                text: a.text,
+                calls: a.calls,
+                model: a.model.unwrap_or(model),
+                tokens: a.tokens,
+            }),
+            Err(why) => Err(self.malformed(&model, &answer, &why)),
+        }
+    }
+}
+
+/// A turn as a chat-completions message.
+fn turn_message(turn: &Turn) -> Value {
+    match turn {
+        Turn::Assistant { text, calls } => {
+            let mut m = json!({"role": "assistant", "content": text});
+            if !calls.is_empty() {
+                m["tool_calls"] = calls
+                    .iter()
+                    .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}))
+                    .collect();
+            }
+            m
+        }
+        Turn::ToolResult { call_id, content } => {
+            json!({"role": "tool", "tool_call_id": call_id, "content": content})
+        }
+    }
+}
+
+impl OpenAiCompatible {
+    /// Posts `body` (asking `model`), retrying once as the type's docs say:
+    /// the answer's bytes, or the error.
+    async fn send(&self, model: &str, body: &[u8]) -> LfResult<Vec<u8>> {
         let mut retried = false;
-        let answer = loop {
-            match self.attempt(&body).await {
-                Ok(answer) => break answer,
+        loop {
+            match self.attempt(body).await {
+                Ok(answer) => return Ok(answer),
                 Err(failure) => {
                     let wait = if retried { None } else { failure.retry_wait(&self.config) };
                     let cause = redact(failure.describe(), self.key.as_deref());
@@ -373,30 +502,30 @@ impl ModelProvider for OpenAiCompatible {
                             retried = true;
                         }
                         None => {
-                            let err = failure.into_error(&model, &self.config);
+                            let err = failure.into_error(model, &self.config);
                             tracing::warn!(target: "lf_model", endpoint = %self.endpoint, %model, %cause, code = %err.code(), "model call failed");
                             return Err(err);
                         }
                     }
                 }
             }
-        };
-        match parse_answer(&answer) {
-            Ok((text, answered_by)) => Ok(ChatResponse { text, model: answered_by.unwrap_or(model) }),
-            Err(why) => {
-                let head = redact(
-                    String::from_utf8_lossy(&answer[..answer.len().min(ERROR_EXCERPT_BYTES)]).into_owned(),
-                    self.key.as_deref(),
-                );
-                let cause = format!("malformed chat-completions answer: {why}; body starts: {head}");
-                tracing::warn!(target: "lf_model", endpoint = %self.endpoint, %model, %cause, "model call failed");
-                Err(LfError::new(
-                    ErrorCode::Internal,
-                    "The model server's answer was not a chat completion; try again later.",
-                )
-                .with_source(cause))
-            }
         }
+    }
+
+    /// The error of an answer that is not a chat completion, logged with
+    /// the start of its body.
+    fn malformed(&self, model: &str, answer: &[u8], why: &str) -> LfError {
+        let head = redact(
+            String::from_utf8_lossy(&answer[..answer.len().min(ERROR_EXCERPT_BYTES)]).into_owned(),
+            self.key.as_deref(),
+        );
+        let cause = format!("malformed chat-completions answer: {why}; body starts: {head}");
+        tracing::warn!(target: "lf_model", endpoint = %self.endpoint, %model, %cause, "model call failed");
+        LfError::new(
+            ErrorCode::Internal,
+            "The model server's answer was not a chat completion; try again later.",
+        )
+        .with_source(cause)
     }
 }
 
@@ -419,6 +548,37 @@ mod tests {
             br#"{"error":{"message":"overloaded"}}"#,
         ] {
             assert!(parse_answer(bad).is_err(), "{}", String::from_utf8_lossy(bad));
+        }
+    }
+
+    #[test]
+    fn tool_calls_are_read_strictly() {
+        let calls = br#"{"model":"m","choices":[{"message":{"role":"assistant","content":null,"tool_calls":[
+            {"id":"call_1","type":"function","function":{"name":"get_lens","arguments":"{\"lens_id\":\"x\"}"}},
+            {"id":"call_2","type":"function","function":{"name":"noop","arguments":{"a":1}}}]}}],
+            "usage":{"total_tokens":42}}"#;
+        let a = parse_tool_answer(calls, true).unwrap();
+        assert_eq!(a.text, "");
+        assert_eq!(a.tokens, Some(42));
+        assert_eq!(
+            a.calls,
+            vec![
+                ToolCall {
+                    id: "call_1".into(),
+                    name: "get_lens".into(),
+                    arguments: r#"{"lens_id":"x"}"#.into()
+                },
+                ToolCall { id: "call_2".into(), name: "noop".into(), arguments: r#"{"a":1}"#.into() },
+            ]
+        );
+        assert!(parse_tool_answer(calls, false).is_err(), "without tools, a null content is malformed");
+        for bad in [
+            &br#"{"choices":[{"message":{"content":null,"tool_calls":[{"type":"function","function":{"name":"x","arguments":"{}"}}]}}]}"#[..],
+            br#"{"choices":[{"message":{"content":null,"tool_calls":[{"id":"c","function":{"arguments":"{}"}}]}}]}"#,
+            br#"{"choices":[{"message":{"content":null,"tool_calls":[{"id":"c","function":{"name":"x"}}]}}]}"#,
+            br#"{"choices":[{"message":{"content":null,"tool_calls":[]}}]}"#,
+        ] {
+            assert!(parse_tool_answer(bad, true).is_err(), "{}", String::from_utf8_lossy(bad));
         }
     }
 

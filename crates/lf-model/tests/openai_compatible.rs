@@ -15,7 +15,9 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use axum::routing::post;
 use http_body::Frame;
-use lf_core::{ChatRequest, Detail, ErrorCode, LfError, ModelProvider};
+use lf_core::{
+    ChatRequest, Detail, ErrorCode, LfError, ModelProvider, ToolCall, ToolChatRequest, ToolSpec, Turn,
+};
 use lf_model::{ApiKey, EndpointConfig, OpenAiCompatible, parse_base_url};
 use serde_json::{Value, json};
 
@@ -429,5 +431,87 @@ async fn the_battle_judge_runs_over_the_client() {
     let seen = server.script.seen.lock().unwrap();
     assert!(
         seen.iter().all(|s| s.body["model"] == "test-model" && s.body["messages"][0]["role"] == "system")
+    );
+}
+
+#[tokio::test]
+async fn a_tool_calling_exchange_sends_the_tools_calls_and_results() {
+    let asks = Reply::json(
+        200,
+        json!({
+            "model": "test-model", "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+                "role": "assistant", "content": null,
+                "tool_calls": [{"id": "call_7", "type": "function", "function": {"name": "get_lens", "arguments": "{\"lens_id\":\"L\"}"}}]
+            }}],
+            "usage": {"total_tokens": 30}
+        }),
+    );
+    let server = Server::start(vec![asks, Reply::answer("The lens says hi.", "test-model")]).await;
+    let client = server.client();
+    let tools = vec![ToolSpec {
+        name: "get_lens".into(),
+        description: "Read a lens.".into(),
+        parameters: r#"{"type":"object","properties":{"lens_id":{"type":"string"}},"required":["lens_id"]}"#
+            .into(),
+    }];
+    let mut convo = ToolChatRequest { chat: request(), tools, turns: Vec::new() };
+    let first = client.chat_with_tools(convo.clone()).await.unwrap();
+    assert_eq!(first.text, "");
+    assert_eq!(first.tokens, Some(30));
+    assert_eq!(
+        first.calls,
+        vec![ToolCall {
+            id: "call_7".into(),
+            name: "get_lens".into(),
+            arguments: r#"{"lens_id":"L"}"#.into()
+        }]
+    );
+    convo.turns.push(Turn::Assistant { text: None, calls: first.calls.clone() });
+    convo.turns.push(Turn::ToolResult { call_id: "call_7".into(), content: r#"{"title":"Hi"}"#.into() });
+    let second = client.chat_with_tools(convo).await.unwrap();
+    assert_eq!((second.text.as_str(), second.calls.len(), second.tokens), ("The lens says hi.", 0, Some(2)));
+
+    let seen = server.script.seen.lock().unwrap();
+    let tool = json!({"type": "function", "function": {"name": "get_lens", "description": "Read a lens.",
+        "parameters": {"type": "object", "properties": {"lens_id": {"type": "string"}}, "required": ["lens_id"]}}});
+    assert_eq!(seen[0].body["tools"], json!([tool]));
+    assert_eq!(seen[0].body["messages"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        seen[1].body["messages"],
+        json!([
+            {"role": "system", "content": "You are terse."},
+            {"role": "user", "content": "Say hi."},
+            {"role": "assistant", "content": null, "tool_calls": [
+                {"id": "call_7", "type": "function", "function": {"name": "get_lens", "arguments": "{\"lens_id\":\"L\"}"}}]},
+            {"role": "tool", "tool_call_id": "call_7", "content": "{\"title\":\"Hi\"}"}
+        ])
+    );
+}
+
+#[tokio::test]
+async fn tools_with_bad_parameters_are_refused_before_any_call() {
+    let server = Server::start(vec![]).await;
+    let tools = vec![ToolSpec { name: "x".into(), description: "d".into(), parameters: "{not json".into() }];
+    let e = server
+        .client()
+        .chat_with_tools(ToolChatRequest { chat: request(), tools, turns: Vec::new() })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), ErrorCode::InvalidArgument, "{e:?}");
+    assert_eq!(server.calls(), 0);
+}
+
+#[tokio::test]
+async fn the_offline_provider_calls_no_tool_and_names_itself() {
+    let tools = vec![ToolSpec { name: "get_lens".into(), description: "d".into(), parameters: "{}".into() }];
+    let mut chat = request();
+    chat.stand_in = Some("offline answer".into());
+    let answer = lf_model::OfflineProvider
+        .chat_with_tools(ToolChatRequest { chat, tools, turns: Vec::new() })
+        .await
+        .unwrap();
+    assert_eq!(
+        (answer.text.as_str(), answer.calls.len(), answer.model.as_str()),
+        ("offline answer", 0, lf_model::OFFLINE_MODEL_NAME)
     );
 }
