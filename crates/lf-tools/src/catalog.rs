@@ -45,6 +45,15 @@ impl Catalog {
         self.tools.iter().find(|t| t.name == name)
     }
 
+    /// The tool `tool` names: its stable id ([`ToolSpec::id`], any case) or
+    /// its name.
+    pub fn find(&self, tool: &str) -> Option<&ToolSpec> {
+        match uuid::Uuid::parse_str(tool.trim()) {
+            Ok(id) => self.tools.iter().find(|t| t.id() == id),
+            Err(_) => self.get(tool),
+        }
+    }
+
     /// The tools `options` enables, as `tools/list` lists them: a field
     /// description already given by an earlier tool of the listing is not
     /// given again (see [`crate::schema::drop_repeated_descriptions`]).

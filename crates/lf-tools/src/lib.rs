@@ -44,4 +44,4 @@ pub use output::ToolOutput;
 pub use server::{LfServer, PrincipalSource, SERVER_NAME, ToolsetSource};
 pub use services::{Ctx, Services, ServicesBuilder};
 pub use size::{LISTING_BUDGET, ListingSize, ToolSize, listing_size};
-pub use tool::{Called, Reaches, Safety, Tool, ToolSpec};
+pub use tool::{Called, Reaches, Safety, TOOL_ID_NAMESPACE, Tool, ToolSpec, tool_id};

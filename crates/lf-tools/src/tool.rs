@@ -112,6 +112,23 @@ pub struct ToolSpec {
     handler: Handler,
 }
 
+/// The namespace of tool ids ([`ToolSpec::id`]). Never change it: agents'
+/// grants name tools by these ids.
+pub const TOOL_ID_NAMESPACE: uuid::Uuid = uuid::Uuid::from_u128(0x6c66_746f_6f6c_7300_8000_0000_0000_0001);
+
+impl ToolSpec {
+    /// The tool's stable id: a UUID v5 of its name, the same on every
+    /// server and in every version (agents' grants name tools by it).
+    pub fn id(&self) -> uuid::Uuid {
+        tool_id(self.name)
+    }
+}
+
+/// The stable id of the tool named `name` (see [`ToolSpec::id`]).
+pub fn tool_id(name: &str) -> uuid::Uuid {
+    uuid::Uuid::new_v5(&TOOL_ID_NAMESPACE, name.as_bytes())
+}
+
 /// The name between the first pair of backticks of a serde message, as in
 /// "missing field `lens_id`" or "unknown field `extra`, expected ...".
 fn backticked<'a>(message: &'a str, prefix: &str) -> Option<&'a str> {

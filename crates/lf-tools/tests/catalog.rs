@@ -757,3 +757,24 @@ async fn dynamic_toolsets_list_what_a_session_enabled() {
     assert!(listed.contains(&"get_battle".to_owned()) && !listed.contains(&"create_battle".to_owned()));
     assert!(!listed.iter().any(|n| n.contains("lens")));
 }
+
+#[test]
+fn every_tool_has_a_stable_id_that_finds_it() {
+    let catalog = Catalog::new();
+    let ids: HashSet<_> = catalog.tools().iter().map(|t| t.id()).collect();
+    assert_eq!(ids.len(), catalog.tools().len(), "one id per tool");
+    for t in catalog.tools() {
+        assert_eq!(t.id().get_version_num(), 5, "{}", t.name);
+        assert_eq!(catalog.find(&t.id().to_string()).map(|f| f.name), Some(t.name));
+        assert_eq!(catalog.find(&t.id().to_string().to_uppercase()).map(|f| f.name), Some(t.name));
+        assert_eq!(catalog.find(t.name).map(|f| f.name), Some(t.name));
+    }
+    assert!(catalog.find("no_such_tool").is_none());
+    assert!(catalog.find(&uuid::Uuid::new_v4().to_string()).is_none());
+    // Grants are stored by these ids: they must never change. (If this
+    // fails, the namespace or the derivation changed; put it back.)
+    assert_eq!(lf_tools::tool_id("get_lens").to_string(), GET_LENS_ID);
+}
+
+/// The id of get_lens, as the first version that had ids made it.
+const GET_LENS_ID: &str = "74977c7f-9a00-5e11-8b1b-5842509b5e62";
