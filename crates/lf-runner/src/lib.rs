@@ -25,6 +25,7 @@
 //!   ends ([`OwnServices`]: run events, and the answers of workflow
 //!   contenders) and catches up now and then on ends nobody heard.
 
+pub mod agent_loop;
 mod answers;
 mod compose;
 mod executor;
