@@ -149,11 +149,14 @@ impl BattleService {
         let judging_started = battle.status == BattleStatus::Scoring
             && battle.judging_mode.is_judged()
             && self.start_judging(id).await;
-        if to == BattleStatus::Executing && battle.status == BattleStatus::Executing {
-            let sheet = self.get(p, id).await?;
-            self.start_answers(&sheet).await;
+        let mut sheet = self.get(p, id).await?;
+        // Delivering an ended run's answer changes the sheet: read it again then.
+        if to == BattleStatus::Executing
+            && battle.status == BattleStatus::Executing
+            && self.start_answers(&sheet).await > 0
+        {
+            sheet = self.get(p, id).await?;
         }
-        let sheet = self.get(p, id).await?;
         let judging =
             JudgingState::of(&sheet.battle, &sheet.verdicts, &sheet.judge_errors, self.judging_now(id));
         let next_step = guide::next_step(&sheet.battle, sheet.contenders.len(), judging);

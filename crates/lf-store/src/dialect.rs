@@ -150,7 +150,16 @@ pub(crate) async fn all_rows<C: Conn, P: Value, T>(
     param: P,
     from_row: fn(&<C::Database as Database>::Row) -> LfResult<T>,
 ) -> LfResult<Vec<T>> {
-    let rows = query::<C::Database>(sql).put(param).fetch_all(conn.exec()).await.map_err(map_db_err)?;
+    rows_of(conn, query::<C::Database>(sql).put(param), from_row).await
+}
+
+/// Runs `q` and reads every row it answers with `from_row`.
+pub(crate) async fn rows_of<C: Conn, T>(
+    conn: &mut C,
+    q: Query<C::Database>,
+    from_row: impl Fn(&<C::Database as Database>::Row) -> LfResult<T>,
+) -> LfResult<Vec<T>> {
+    let rows = q.fetch_all(conn.exec()).await.map_err(map_db_err)?;
     rows.iter().map(from_row).collect()
 }
 

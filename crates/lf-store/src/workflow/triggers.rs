@@ -10,7 +10,7 @@ use lf_workflow::follow::Follower;
 use lf_workflow::schedule::ScheduleRow;
 use lf_workflow::{WorkflowVersion, WorkflowVersionId};
 
-use crate::dialect::{Bind, Columns, Conn, execute, query};
+use crate::dialect::{Bind, Columns, Conn, execute, query, rows_of};
 use crate::error::map_db_err;
 
 const UPSERT: &str = "INSERT INTO workflow_schedules (workflow_id, version_id, cron, timezone, next_fire_at) \
@@ -62,42 +62,29 @@ pub(crate) async fn sync_triggers<C: Conn>(
 }
 
 pub(crate) async fn followers<C: Conn>(conn: &mut C, kind: EventKind) -> LfResult<Vec<Follower>> {
-    let rows = query::<C::Database>(FOLLOWERS)
-        .put(kind.as_str().to_owned())
-        .fetch_all(conn.exec())
-        .await
-        .map_err(map_db_err)?;
-    rows.iter()
-        .map(|row| {
-            Ok(Follower {
-                workflow_id: WorkflowId::from_uuid(row.value(0)?),
-                owner: LenserId::from_uuid(row.value(1)?),
-                version_id: WorkflowVersionId::from_uuid(row.value(2)?),
-                kind,
-            })
+    rows_of(conn, query::<C::Database>(FOLLOWERS).put(kind.as_str().to_owned()), |row| {
+        Ok(Follower {
+            workflow_id: WorkflowId::from_uuid(row.value(0)?),
+            owner: LenserId::from_uuid(row.value(1)?),
+            version_id: WorkflowVersionId::from_uuid(row.value(2)?),
+            kind,
         })
-        .collect()
+    })
+    .await
 }
 
 pub(crate) async fn due<C: Conn>(conn: &mut C, now: Timestamp, limit: u32) -> LfResult<Vec<ScheduleRow>> {
-    let rows = query::<C::Database>(DUE)
-        .put_time(now)
-        .put(i64::from(limit))
-        .fetch_all(conn.exec())
-        .await
-        .map_err(map_db_err)?;
-    rows.iter()
-        .map(|row| {
-            Ok(ScheduleRow {
-                workflow_id: WorkflowId::from_uuid(row.value(0)?),
-                owner: LenserId::from_uuid(row.value(1)?),
-                version_id: WorkflowVersionId::from_uuid(row.value(2)?),
-                cron: row.value(3)?,
-                timezone: row.value(4)?,
-                next_fire_at: row.time(5)?,
-            })
+    rows_of(conn, query::<C::Database>(DUE).put_time(now).put(i64::from(limit)), |row| {
+        Ok(ScheduleRow {
+            workflow_id: WorkflowId::from_uuid(row.value(0)?),
+            owner: LenserId::from_uuid(row.value(1)?),
+            version_id: WorkflowVersionId::from_uuid(row.value(2)?),
+            cron: row.value(3)?,
+            timezone: row.value(4)?,
+            next_fire_at: row.time(5)?,
         })
-        .collect()
+    })
+    .await
 }
 
 pub(crate) async fn advance<C: Conn>(
