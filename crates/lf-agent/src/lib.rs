@@ -12,7 +12,8 @@
 //! catalog or workflows: a tool is the identity the catalog hands over
 //! ([`ToolRef`]: stable id, name, group, safety class), a team run names
 //! its workflow and workflow run by id, and whether a person holds a
-//! handle will be asked of the accounts. It needs no async runtime.
+//! handle is asked through [`LenserHandles`]. It needs no async runtime of
+//! its own: the [`MemoryAgentStore`] runs on any executor.
 //!
 //! Invariants:
 //! - a handle is held by one lenser or agent at most, archived agents
@@ -29,18 +30,22 @@
 //! - a team run moves only along the table of [`team`]; a finished one
 //!   never moves, and its events are numbered in the order they happened.
 
+pub mod contract;
 mod errors;
 pub mod grants;
+mod memory;
 mod model;
 mod patch;
 pub mod policy;
 pub mod roles;
+mod store;
 pub mod team;
 
 pub use errors::{
     agent_moved, agent_not_found, handle_taken, team_run_moved, team_run_not_found, too_many_agents,
     too_many_grants, too_many_members,
 };
+pub use memory::MemoryAgentStore;
 pub use model::{
     ACTION_WORDS, ActionEntry, ActionId, ActionName, ActionOutcome, Agent, AgentFilter, AgentHandle,
     AgentStatus, ArgsSummary, Ask, Bio, Cap, CreditLimit, Decision, DelegationPolicy, DisplayName,
@@ -50,3 +55,4 @@ pub use model::{
     ToolRef, Usage, UsageDay, UsageKind, WebUrl, tool_for_action,
 };
 pub use patch::{AgentPatch, PATCH_FIELDS};
+pub use store::{AgentStore, LenserHandles, NoLensers};
