@@ -13,7 +13,38 @@
 //! ([`ToolRef`]: stable id, name, group, safety class), a team run names
 //! its workflow and workflow run by id, and whether a person holds a
 //! handle is asked through [`LenserHandles`]. It needs no async runtime of
-//! its own: the [`MemoryAgentStore`] runs on any executor.
+//! its own: an app can run the whole [`AgentService`] on the
+//! [`MemoryAgentStore`] with any executor.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use lf_core::{LenserId, Principal};
+//! use lf_agent::{
+//!     AgentHandle, AgentService, Call, DisplayName, MemoryAgentStore, NewAgent, NoLensers, Safety, ToolGroup,
+//!     ToolId, ToolName, ToolRef,
+//! };
+//! use pollster::block_on as run;
+//!
+//! let service = AgentService::new(Arc::new(MemoryAgentStore::new()), Arc::new(NoLensers));
+//! let me = Principal::Service { acting_as: Some(LenserId::new()) };
+//! let agent = run(service.create(&me, NewAgent::new(
+//!     AgentHandle::parse("lens_scout").unwrap(),
+//!     DisplayName::parse("Lens Scout").unwrap(),
+//! ))).unwrap();
+//! let get_lens = ToolRef {
+//!     id: ToolId::new(),
+//!     name: ToolName::parse("tool", "get_lens").unwrap(),
+//!     group: ToolGroup::parse("group", "lens").unwrap(),
+//!     safety: Safety::Read,
+//! };
+//! // Not granted yet: refused, and the refusal is logged.
+//! let call = Call::new(get_lens.clone(), 0);
+//! assert!(run(service.check_call(&me, agent.id, &call)).is_err());
+//! run(service.assign_tool(&me, agent.id, get_lens, false)).unwrap();
+//! let pass = run(service.check_call(&me, agent.id, &call)).unwrap();
+//! // The tool runs as the agent, with its owner's reach.
+//! assert_eq!(pass.principal, Principal::Agent { agent_id: agent.id, owner: agent.owner });
+//! ```
 //!
 //! Invariants:
 //! - a handle is held by one lenser or agent at most, archived agents
@@ -38,6 +69,7 @@ mod model;
 mod patch;
 pub mod policy;
 pub mod roles;
+mod service;
 mod store;
 pub mod team;
 
@@ -55,4 +87,5 @@ pub use model::{
     ToolRef, Usage, UsageDay, UsageKind, WebUrl, tool_for_action,
 };
 pub use patch::{AgentPatch, PATCH_FIELDS};
+pub use service::{AgentLimits, AgentService, AgentView, Call, CallPass, NewAgent, NewTeamRun, Updated};
 pub use store::{AgentStore, LenserHandles, NoLensers};

@@ -1,0 +1,197 @@
+//! The team-run use cases: start (the service only), decide an approval,
+//! cancel, record the runner's progress, read runs and events. Every move
+//! goes through [`crate::team::plan`] on the run as read and is written
+//! only if the run is still in that status; a move that lost a race is
+//! planned again on the run as it now stands, so cancelling a run that
+//! just finished answers INVALID_TRANSITION, not CONFLICT.
+
+use lf_core::{ErrorCode, LenserId, LfError, LfResult, Page, PageRequest, Principal, Reach, WorkflowId};
+
+use super::AgentService;
+use crate::model::{
+    DelegationPolicy, EventFilter, Reason, Reservation, TeamEvent, TeamInputs, TeamRun, TeamRunFilter,
+    TeamRunId, TeamRunStatus, TeamRunUpdate,
+};
+use crate::policy;
+use crate::roles::Permission;
+use crate::team::{self, Move};
+
+/// A team run to start.
+#[derive(Clone, Debug)]
+pub struct NewTeamRun {
+    pub agent: LenserId,
+    pub workflow_id: WorkflowId,
+    pub inputs: TeamInputs,
+    pub policy: DelegationPolicy,
+    /// The agent's team run this one is nested in.
+    pub parent: Option<TeamRunId>,
+}
+
+/// How often a move that lost a race is planned again before its CONFLICT
+/// is answered.
+const ATTEMPTS: usize = 3;
+
+impl AgentService {
+    /// Records a team run of the agent's, queued or awaiting approval by
+    /// its policy (the runner starts its workflow run). The service
+    /// principal only: PERMISSION_DENIED for anyone else, as the spec says
+    /// of `start_agent_team_run` over HTTP. PERMISSION_DENIED for an
+    /// archived agent; INVALID_ARGUMENT past the nesting limit
+    /// ([`TeamRun::MAX_DEPTH`]); THROTTLED past the day's team-run cap.
+    pub async fn start_team_run(&self, p: &Principal, new: NewTeamRun) -> LfResult<TeamRunUpdate> {
+        let Principal::Service { acting_as } = p else {
+            return Err(LfError::permission_denied(
+                "start_agent_team_run is for the service role only (the stdio server, or the runner); over HTTP it is refused.",
+            ));
+        };
+        let agent = self.store().get_agent(Reach::Everything, new.agent).await?;
+        if !agent.is_active() {
+            return Err(LfError::permission_denied(format!(
+                "@{} is archived and starts no team run.",
+                agent.handle
+            )));
+        }
+        let depth = match new.parent {
+            None => 0,
+            Some(parent) => {
+                let parent = self.store().get_team_run(Reach::Everything, agent.id, parent).await?;
+                if parent.depth >= TeamRun::MAX_DEPTH {
+                    return Err(LfError::invalid_argument(format!(
+                        "Team runs nest at most {} deep; team run {} is at depth {} already. Run this workflow from a shallower run.",
+                        TeamRun::MAX_DEPTH,
+                        parent.id,
+                        parent.depth
+                    ))
+                    .with_field("parent_team_run_id"));
+                }
+                parent.depth + 1
+            }
+        };
+        let now = self.now();
+        let day = crate::model::UsageDay::of(now);
+        if let Reservation::Refused { kind, used, asked, limit } =
+            self.store().reserve_usage(agent.id, day, &policy::team_run_asks(&agent)).await?
+        {
+            return Err(policy::over_limit(&agent, day, kind, used, asked, limit));
+        }
+        let opening = team::opening(new.policy);
+        let run = TeamRun {
+            id: TeamRunId::new(),
+            agent: agent.id,
+            workflow_id: new.workflow_id,
+            workflow_run: None,
+            inputs: new.inputs,
+            policy: new.policy,
+            status: opening.to,
+            parent: new.parent,
+            depth,
+            started_by: *acting_as,
+            decision: None,
+            error: None,
+            created_at: now,
+            updated_at: now,
+            finished_at: None,
+        };
+        let events = self.store().create_team_run(&run, &opening.events).await?;
+        Ok(TeamRunUpdate { run, events })
+    }
+
+    /// Approves or rejects a team run awaiting approval (an owner or
+    /// co-owner). INVALID_TRANSITION for a run that is not awaiting one.
+    pub async fn decide_approval(
+        &self,
+        p: &Principal,
+        agent: LenserId,
+        run: TeamRunId,
+        approve: bool,
+        reason: Option<Reason>,
+    ) -> LfResult<TeamRunUpdate> {
+        self.load(p, agent, Permission::DecideApproval).await?;
+        let by = p.lenser();
+        let reason = reason.map(Reason::into_string);
+        let mv = if approve { Move::Approve { by, reason } } else { Move::Reject { by, reason } };
+        self.advance(p, agent, run, mv).await
+    }
+
+    /// Cancels a team run that has not finished (anyone the agent belongs
+    /// to). INVALID_TRANSITION for a finished run.
+    pub async fn cancel_team_run(
+        &self,
+        p: &Principal,
+        agent: LenserId,
+        run: TeamRunId,
+        reason: Option<Reason>,
+    ) -> LfResult<TeamRunUpdate> {
+        self.load(p, agent, Permission::CancelTeamRun).await?;
+        let mv = Move::Cancel { by: p.lenser(), reason: reason.map(Reason::into_string) };
+        self.advance(p, agent, run, mv).await
+    }
+
+    /// Records the runner's progress on a team run: its dispatch, its
+    /// steps, its tool calls and its end. The service principal only.
+    pub async fn record_progress(
+        &self,
+        p: &Principal,
+        agent: LenserId,
+        run: TeamRunId,
+        mv: Move,
+    ) -> LfResult<TeamRunUpdate> {
+        if !matches!(p, Principal::Service { .. }) {
+            return Err(LfError::permission_denied(
+                "Only the runner (the service principal) records a team run's progress.",
+            ));
+        }
+        self.advance(p, agent, run, mv).await
+    }
+
+    /// Plans `mv` on the run as read and writes it, planning again on a
+    /// CONFLICT.
+    async fn advance(
+        &self,
+        p: &Principal,
+        agent: LenserId,
+        id: TeamRunId,
+        mv: Move,
+    ) -> LfResult<TeamRunUpdate> {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let run = self.store().get_team_run(p.reach(), agent, id).await?;
+            let change = team::plan(&run, &mv, self.now())?;
+            match self.store().advance_team_run(&change).await {
+                Err(e) if e.code() == ErrorCode::Conflict && attempt < ATTEMPTS => continue,
+                other => return other,
+            }
+        }
+    }
+
+    /// One of the agent's team runs.
+    pub async fn get_team_run(&self, p: &Principal, agent: LenserId, run: TeamRunId) -> LfResult<TeamRun> {
+        self.load(p, agent, Permission::View).await?;
+        self.store().get_team_run(p.reach(), agent, run).await
+    }
+
+    /// The agent's team runs, newest first.
+    pub async fn list_team_runs(
+        &self,
+        p: &Principal,
+        agent: LenserId,
+        status: Option<TeamRunStatus>,
+        page: PageRequest,
+    ) -> LfResult<Page<TeamRun>> {
+        self.load(p, agent, Permission::View).await?;
+        self.store().list_team_runs(p.reach(), agent, &TeamRunFilter { status }, page).await
+    }
+
+    /// Events of the agent's team runs, newest first.
+    pub async fn list_events(
+        &self,
+        p: &Principal,
+        agent: LenserId,
+        filter: &EventFilter,
+        page: PageRequest,
+    ) -> LfResult<Page<TeamEvent>> {
+        self.load(p, agent, Permission::View).await?;
+        self.store().list_events(p.reach(), agent, filter, page).await
+    }
+}

@@ -1,0 +1,307 @@
+//! `check_call`, what the catalog will ask before it runs a tool as an
+//! agent: grants, the policy's flags, caps that fire at the exact count and
+//! reset at the UTC day boundary, the credit limit, the log, and caps that
+//! hold under concurrent calls.
+
+mod support;
+
+use std::sync::Arc;
+use std::thread;
+
+use chrono::TimeDelta;
+use lf_agent::{
+    ActionName, ActionOutcome, Agent, AgentPatch, AgentService, ArgsSummary, Call, Cap, CreditLimit, Role,
+    Safety, ToolRef, UsageDay,
+};
+use lf_core::{Clock, Detail, ErrorCode, LenserId, LfError, PageRequest, Principal, Timestamp};
+use support::*;
+
+fn policy(w: &World, owner: &Principal, agent: &Agent, patch: AgentPatch) {
+    run(w.service.update(owner, agent.id, patch)).unwrap();
+}
+
+fn granted(w: &World, owner: &Principal, agent: &Agent, name: &str, group: &str) -> ToolRef {
+    let t = tool(name, group, Safety::Write);
+    run(w.service.assign_tool(owner, agent.id, t.clone(), false)).unwrap();
+    t
+}
+
+#[test]
+fn an_ungranted_tool_is_refused_naming_it_and_how_to_grant_it() {
+    let w = World::new();
+    let (owner_id, owner) = person();
+    let a = w.agent(&owner, "careful_bot");
+    let itself = Principal::Agent { agent_id: a.id, owner: owner_id };
+    let get_lens = tool("get_lens", "lens", Safety::Read);
+    let e = run(w.service.check_call(&itself, a.id, &Call::new(get_lens.clone(), 0))).unwrap_err();
+    assert_eq!(e.code(), ErrorCode::PermissionDenied);
+    assert!(
+        e.message().contains(&get_lens.id.to_string()) && e.message().contains("assign_agent_tool"),
+        "{}",
+        e.message()
+    );
+
+    let t = granted(&w, &owner, &a, "get_lens", "lens");
+    let pass = run(w.service.check_call(&itself, a.id, &Call::new(t.clone(), 0))).unwrap();
+    assert_eq!(
+        pass.principal,
+        Principal::Agent { agent_id: a.id, owner: owner_id },
+        "runs as the agent for its owner"
+    );
+    assert_eq!((pass.actor, pass.usage.tool_calls), (Some(a.id), 1));
+
+    // A tool of the Agent group is refused even if a grant were there.
+    let manage = tool("update_ai_lenser", "agent", Safety::Write);
+    assert_eq!(
+        code(run(w.service.check_call(&owner, a.id, &Call::new(manage, 0)))),
+        ErrorCode::PermissionDenied
+    );
+    // Revoked: refused again.
+    run(w.service.revoke_tool(&owner, a.id, &(&t).into())).unwrap();
+    assert_eq!(code(run(w.service.check_call(&itself, a.id, &Call::new(t, 0)))), ErrorCode::PermissionDenied);
+}
+
+#[test]
+fn who_may_act_for_an_agent() {
+    let w = World::new();
+    let (owner_id, owner) = person();
+    let (op_id, op) = person();
+    let (_, stranger) = person();
+    let a = w.agent(&owner, "acting_bot");
+    let b = w.agent(&owner, "other_bot");
+    run(w.service.add_member(&owner, a.id, op_id, Role::Operator)).unwrap();
+    let t = granted(&w, &owner, &a, "get_lens", "lens");
+    let call = Call::new(t, 0);
+
+    assert_eq!(run(w.service.check_call(&op, a.id, &call)).unwrap().actor, Some(op_id), "an operator acts");
+    assert_eq!(run(w.service.check_call(&owner, a.id, &call)).unwrap().actor, Some(owner_id));
+    assert_eq!(run(w.service.check_call(&service_as(owner_id), a.id, &call)).unwrap().actor, Some(owner_id));
+    assert_eq!(
+        code(run(w.service.check_call(&stranger, a.id, &call))),
+        ErrorCode::NotFound,
+        "no action for others"
+    );
+    let as_b = Principal::Agent { agent_id: b.id, owner: owner_id };
+    assert_eq!(
+        code(run(w.service.check_call(&as_b, a.id, &call))),
+        ErrorCode::PermissionDenied,
+        "only as itself"
+    );
+    let wrong_owner = Principal::Agent { agent_id: a.id, owner: LenserId::new() };
+    assert_eq!(
+        code(run(w.service.check_call(&wrong_owner, a.id, &call))),
+        ErrorCode::PermissionDenied,
+        "for its owner"
+    );
+
+    run(w.service.archive(&owner, a.id, true)).unwrap();
+    let e = run(w.service.check_call(&owner, a.id, &call)).unwrap_err();
+    assert_eq!(e.code(), ErrorCode::PermissionDenied);
+    assert!(e.message().contains("archived"), "{}", e.message());
+}
+
+#[test]
+fn policy_flags_gate_battle_tools() {
+    let w = World::new();
+    let (_, owner) = person();
+    let a = w.agent(&owner, "battler");
+    for (name, flag) in [
+        ("add_battle_contender", "can_join_battles"),
+        ("submit_battle_run", "can_join_battles"),
+        ("cast_battle_vote", "can_vote"),
+        ("create_battle", "can_create_battles"),
+    ] {
+        let t = granted(&w, &owner, &a, name, "battle");
+        let e = run(w.service.check_call(&owner, a.id, &Call::new(t, 0))).unwrap_err();
+        assert_eq!(e.code(), ErrorCode::PermissionDenied, "{name}");
+        assert_eq!(str_detail(&e, "policy_flag").as_deref(), Some(flag), "{name}");
+        assert!(e.message().contains("update_ai_lenser"), "{}", e.message());
+    }
+    policy(&w, &owner, &a, AgentPatch { can_vote: Some(true), ..Default::default() });
+    let vote = run(w.service.list_tools(&owner, a.id, PageRequest::default()))
+        .unwrap()
+        .items
+        .into_iter()
+        .find(|g| g.tool.name.as_str() == "cast_battle_vote")
+        .unwrap()
+        .tool;
+    let pass = run(w.service.check_call(&owner, a.id, &Call::new(vote, 0))).unwrap();
+    assert_eq!((pass.usage.votes, pass.usage.tool_calls), (1, 1), "a vote counts as a vote and a call");
+}
+
+/// THROTTLED at the exact count, naming the cap and the next UTC midnight;
+/// nothing counted for a refused call; a new day starts from zero.
+#[test]
+fn caps_fire_at_the_exact_count_and_reset_at_midnight() {
+    let w = World::new();
+    let (_, owner) = person();
+    let a = w.agent(&owner, "capped_bot");
+    policy(
+        &w,
+        &owner,
+        &a,
+        AgentPatch {
+            can_vote: Some(true),
+            max_daily_votes: Some(Cap::of(2)),
+            max_daily_tool_calls: Some(Cap::of(3)),
+            ..Default::default()
+        },
+    );
+    let vote = Call::new(granted(&w, &owner, &a, "cast_battle_vote", "battle"), 0);
+    let read = Call::new(granted(&w, &owner, &a, "get_lens", "lens"), 0);
+
+    run(w.service.check_call(&owner, a.id, &vote)).expect("vote 1 of 2");
+    run(w.service.check_call(&owner, a.id, &vote)).expect("vote 2 of 2");
+    let e = run(w.service.check_call(&owner, a.id, &vote)).unwrap_err();
+    assert_eq!(e.code(), ErrorCode::Throttled);
+    assert_eq!(str_detail(&e, "cap").as_deref(), Some("max_daily_votes"));
+    assert_eq!(str_detail(&e, "resets_at").as_deref(), Some("2026-05-02T00:00:00Z"));
+    assert_eq!((detail(&e, "limit"), detail(&e, "used")), (Some(Detail::Int(2)), Some(Detail::Int(2))));
+    assert!(
+        e.message().contains("max_daily_votes") && e.message().contains("2026-05-02T00:00:00Z"),
+        "{}",
+        e.message()
+    );
+
+    run(w.service.check_call(&owner, a.id, &read)).expect("call 3 of 3: the refused vote counted nothing");
+    let e = run(w.service.check_call(&owner, a.id, &read)).unwrap_err();
+    assert_eq!(str_detail(&e, "cap").as_deref(), Some("max_daily_tool_calls"));
+
+    // One microsecond before midnight: still today.
+    let to_midnight = UsageDay::of(w.clock.now()).resets_at().as_micros() - w.clock.now().as_micros();
+    w.clock.advance(TimeDelta::microseconds(to_midnight - 10));
+    assert_eq!(code(run(w.service.check_call(&owner, a.id, &read))), ErrorCode::Throttled);
+    w.clock.advance(TimeDelta::microseconds(10));
+    let pass = run(w.service.check_call(&owner, a.id, &vote)).expect("a new day");
+    assert_eq!(pass.day.to_string(), "2026-05-02");
+    assert_eq!((pass.usage.votes, pass.usage.tool_calls), (1, 1));
+    let view = run(w.service.get(&owner, a.id)).unwrap();
+    assert_eq!((view.day, view.usage.votes), (pass.day, 1), "get shows today's usage");
+
+    // A cap of zero allows none.
+    policy(&w, &owner, &a, AgentPatch { max_daily_tool_calls: Some(Cap::of(0)), ..Default::default() });
+    assert_eq!(code(run(w.service.check_call(&owner, a.id, &read))), ErrorCode::Throttled);
+}
+
+#[test]
+fn the_credit_limit_answers_budget_exceeded() {
+    let w = World::new();
+    let (_, owner) = person();
+    let a = w.agent(&owner, "spender");
+    policy(
+        &w,
+        &owner,
+        &a,
+        AgentPatch { spending_limit_credits: Some(CreditLimit::of(50)), ..Default::default() },
+    );
+    let t = granted(&w, &owner, &a, "run_lens", "lens");
+    run(w.service.check_call(&owner, a.id, &Call::new(t.clone(), 30))).unwrap();
+    let e = run(w.service.check_call(&owner, a.id, &Call::new(t.clone(), 30))).unwrap_err();
+    assert_eq!(e.code(), ErrorCode::BudgetExceeded);
+    assert_eq!(str_detail(&e, "cap").as_deref(), Some("spending_limit_credits"));
+    assert!(e.message().contains("20 of its spending_limit_credits of 50"), "{}", e.message());
+    let pass =
+        run(w.service.check_call(&owner, a.id, &Call::new(t.clone(), 20))).expect("exactly to the limit");
+    assert_eq!((pass.usage.credits, pass.usage.tool_calls), (50, 2), "the refused call was not counted");
+    run(w.service.check_call(&owner, a.id, &Call::new(t.clone(), 0))).expect("a free call still passes");
+    assert_eq!(
+        code(run(w.service.check_call(&owner, a.id, &Call::new(t.clone(), 1)))),
+        ErrorCode::BudgetExceeded
+    );
+    w.clock.advance(TimeDelta::days(1));
+    run(w.service.check_call(&owner, a.id, &Call::new(t, 50))).expect("the limit resets with the day");
+}
+
+#[test]
+fn every_call_is_logged() {
+    let w = World::new();
+    let (owner_id, owner) = person();
+    let a = w.agent(&owner, "logged_bot");
+    let t = granted(&w, &owner, &a, "add_battle_contender", "battle");
+    let call = Call::new(t.clone(), 0).asked_as(
+        ActionName::parse("action_type", "join_battle").unwrap(),
+        ArgsSummary::new(&format!("{{\"battle_id\": \"{}\"}}", "x".repeat(1_000))),
+    );
+    let refused = run(w.service.check_call(&owner, a.id, &call)).unwrap_err();
+    policy(&w, &owner, &a, AgentPatch { can_join_battles: Some(true), ..Default::default() });
+    let pass = run(w.service.check_call(&owner, a.id, &call)).unwrap();
+    run(w.service.record_call(&pass, Ok(()))).unwrap();
+    let pass = run(w.service.check_call(&owner, a.id, &call)).unwrap();
+    let failure = LfError::not_found("Battle", "b1");
+    run(w.service.record_call(&pass, Err(&failure))).unwrap();
+
+    let log = run(w.service.list_actions(&owner, a.id, PageRequest::default())).unwrap().items;
+    let outcomes: Vec<_> = log.iter().map(|e| (e.outcome, e.code)).collect();
+    assert_eq!(
+        outcomes,
+        [
+            (ActionOutcome::Failed, Some(ErrorCode::NotFound)),
+            (ActionOutcome::Succeeded, None),
+            (ActionOutcome::Refused, Some(refused.code())),
+        ],
+        "newest first"
+    );
+    for e in &log {
+        assert_eq!((e.action.as_str(), e.tool.as_ref(), e.actor), ("join_battle", Some(&t), Some(owner_id)));
+        assert_eq!(e.arguments.as_str().chars().count(), ArgsSummary::MAX_CHARS + 1, "summaries are cut");
+    }
+    assert_eq!(log[2].message.as_deref(), Some(refused.message()));
+    assert!(log.windows(2).all(|p| p[0].at > p[1].at));
+}
+
+/// Many threads racing for the same caps: exactly the cap passes, never one
+/// more, for calls, votes and credits alike.
+#[test]
+fn concurrent_calls_never_pass_a_cap() {
+    let w = World::new();
+    let (_, owner) = person();
+    let a = w.agent(&owner, "racing_bot");
+    policy(
+        &w,
+        &owner,
+        &a,
+        AgentPatch {
+            can_vote: Some(true),
+            max_daily_tool_calls: Some(Cap::of(10_000)),
+            max_daily_votes: Some(Cap::of(37)),
+            spending_limit_credits: Some(CreditLimit::of(1_000)),
+            ..Default::default()
+        },
+    );
+    let vote = Call::new(granted(&w, &owner, &a, "cast_battle_vote", "battle"), 0);
+    let paid = Call::new(granted(&w, &owner, &a, "run_lens", "lens"), 7);
+
+    let race =
+        |service: &Arc<AgentService>, call: &Call, threads: usize, each: usize| -> (usize, Vec<ErrorCode>) {
+            thread::scope(|s| {
+                let handles: Vec<_> = (0..threads)
+                    .map(|_| {
+                        let (service, call, owner) = (service.clone(), call.clone(), owner.clone());
+                        s.spawn(move || {
+                            (0..each)
+                                .map(|_| run(service.check_call(&owner, a.id, &call)).map_err(|e| e.code()))
+                                .collect::<Vec<_>>()
+                        })
+                    })
+                    .collect();
+                let results: Vec<_> = handles.into_iter().flat_map(|h| h.join().unwrap()).collect();
+                let passed = results.iter().filter(|r| r.is_ok()).count();
+                (passed, results.into_iter().filter_map(Result::err).collect())
+            })
+        };
+
+    let (passed, refused) = race(&w.service, &vote, 8, 25);
+    assert_eq!(passed, 37, "exactly the vote cap");
+    assert!(refused.iter().all(|c| *c == ErrorCode::Throttled), "{refused:?}");
+    let (passed, refused) = race(&w.service, &paid, 8, 25);
+    assert_eq!(passed, 1_000 / 7, "as many 7-credit calls as fit in 1,000");
+    assert!(refused.iter().all(|c| *c == ErrorCode::BudgetExceeded));
+    let usage = run(w.service.get(&owner, a.id)).unwrap().usage;
+    assert_eq!((usage.votes, usage.credits, usage.tool_calls), (37, 7 * (1_000 / 7), 37 + 1_000 / 7));
+
+    // Before the day boundary and after: a fresh allowance, raced again.
+    w.clock.advance(TimeDelta::days(1));
+    let (passed, _) = race(&w.service, &vote, 8, 25);
+    assert_eq!(passed, 37);
+    assert!(Timestamp::from_micros(NOON) < w.clock.now());
+}

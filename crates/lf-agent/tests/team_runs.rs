@@ -1,0 +1,332 @@
+//! Team runs through `AgentService`: who starts them, the approval wait,
+//! the order of their events, cancellation of unfinished runs only, the
+//! nesting limit and the daily cap.
+
+mod support;
+
+use lf_agent::team::Move;
+use lf_agent::{
+    AgentPatch, Cap, DelegationPolicy, EventFilter, NewTeamRun, Reason, Role, TeamEventKind, TeamInputs,
+    TeamRunId, TeamRunStatus,
+};
+use lf_core::{ErrorCode, LenserId, PageRequest, Principal, RunId, WorkflowId};
+use support::*;
+
+use TeamEventKind as K;
+
+fn new_run(agent: LenserId, policy: DelegationPolicy) -> NewTeamRun {
+    let mut inputs = serde_json::Map::new();
+    inputs.insert("topic".into(), serde_json::json!("rust"));
+    NewTeamRun {
+        agent,
+        workflow_id: WorkflowId::new(),
+        inputs: TeamInputs::new(inputs).unwrap(),
+        policy,
+        parent: None,
+    }
+}
+
+fn kinds_oldest_first(
+    w: &World,
+    p: &Principal,
+    agent: LenserId,
+    run_id: TeamRunId,
+) -> Vec<(u32, TeamEventKind)> {
+    let filter = EventFilter { team_run: Some(run_id), kind: None };
+    let page = run(w.service.list_events(p, agent, &filter, PageRequest::default())).unwrap();
+    page.items.iter().rev().map(|e| (e.seq, e.kind)).collect()
+}
+
+#[test]
+fn only_the_service_starts_team_runs() {
+    let w = World::new();
+    let (owner_id, owner) = person();
+    let a = w.agent(&owner, "team_lead");
+    let e = run(w.service.start_team_run(&owner, new_run(a.id, DelegationPolicy::Auto))).unwrap_err();
+    assert_eq!(e.code(), ErrorCode::PermissionDenied, "an HTTP caller, even the owner");
+    let itself = Principal::Agent { agent_id: a.id, owner: owner_id };
+    assert_eq!(
+        code(run(w.service.start_team_run(&itself, new_run(a.id, DelegationPolicy::Auto)))),
+        ErrorCode::PermissionDenied
+    );
+
+    let service = service_as(owner_id);
+    let started = run(w.service.start_team_run(&service, new_run(a.id, DelegationPolicy::Auto))).unwrap();
+    assert_eq!(
+        (started.run.status, started.run.depth, started.run.started_by),
+        (TeamRunStatus::Queued, 0, Some(owner_id))
+    );
+    assert_eq!(started.events.iter().map(|e| (e.seq, e.kind)).collect::<Vec<_>>(), [(1, K::DispatchQueued)]);
+    assert_eq!(
+        run(w.service.get_team_run(&owner, a.id, started.run.id)).unwrap(),
+        started.run,
+        "the owner reads it"
+    );
+    let (_, stranger) = person();
+    assert_eq!(code(run(w.service.get_team_run(&stranger, a.id, started.run.id))), ErrorCode::NotFound);
+    assert_eq!(
+        code(run(w.service.start_team_run(&service, new_run(LenserId::new(), DelegationPolicy::Auto)))),
+        ErrorCode::NotFound
+    );
+
+    run(w.service.archive(&owner, a.id, true)).unwrap();
+    assert_eq!(
+        code(run(w.service.start_team_run(&service, new_run(a.id, DelegationPolicy::Auto)))),
+        ErrorCode::PermissionDenied
+    );
+}
+
+#[test]
+fn an_approval_run_waits_for_an_owner_and_its_events_come_in_order() {
+    let w = World::new();
+    let (owner_id, owner) = person();
+    let (op_id, op) = person();
+    let a = w.agent(&owner, "approver_bot");
+    run(w.service.add_member(&owner, a.id, op_id, Role::Operator)).unwrap();
+    let service = service_as(owner_id);
+    let started =
+        run(w.service.start_team_run(&service, new_run(a.id, DelegationPolicy::ApprovalRequired))).unwrap();
+    let id = started.run.id;
+    assert_eq!(started.run.status, TeamRunStatus::AwaitingApproval);
+    assert_eq!(
+        code(run(w.service.record_progress(&service, a.id, id, Move::Dispatch { run: RunId::new() }))),
+        ErrorCode::InvalidTransition,
+        "not before approval"
+    );
+
+    let reason = Some(Reason::parse("Looks right").unwrap());
+    assert_eq!(
+        code(run(w.service.decide_approval(&op, a.id, id, true, reason.clone()))),
+        ErrorCode::Forbidden,
+        "operators do not decide"
+    );
+    let approved = run(w.service.decide_approval(&owner, a.id, id, true, reason)).unwrap();
+    assert_eq!(approved.run.status, TeamRunStatus::Queued);
+    let d = approved.run.decision.clone().unwrap();
+    assert_eq!((d.approved, d.by, d.reason.as_deref()), (true, Some(owner_id), Some("Looks right")));
+    assert_eq!(approved.events[0].detail.actor, Some(owner_id));
+    assert_eq!(
+        code(run(w.service.decide_approval(&owner, a.id, id, false, None))),
+        ErrorCode::InvalidTransition,
+        "decided once"
+    );
+
+    let workflow_run = RunId::new();
+    let dispatched =
+        run(w.service.record_progress(&service, a.id, id, Move::Dispatch { run: workflow_run })).unwrap();
+    assert_eq!(
+        (dispatched.run.status, dispatched.run.workflow_run),
+        (TeamRunStatus::Running, Some(workflow_run))
+    );
+    for mv in [
+        Move::NodeStarted { node: "draft".into() },
+        Move::ToolCalled { node: Some("draft".into()), tool: "get_lens".into(), outcome: "ran".into() },
+        Move::NodeFailed { node: "draft".into(), error: "timeout".into() },
+        Move::NodeStarted { node: "draft".into() },
+        Move::NodeCompleted { node: "draft".into() },
+        Move::Complete,
+    ] {
+        run(w.service.record_progress(&service, a.id, id, mv)).unwrap();
+    }
+    assert_eq!(
+        code(run(w.service.record_progress(&owner, a.id, id, Move::Complete))),
+        ErrorCode::PermissionDenied,
+        "progress is the runner's"
+    );
+    let seen = kinds_oldest_first(&w, &op, a.id, id);
+    assert_eq!(
+        seen,
+        [
+            (1, K::ApprovalRequested),
+            (2, K::ApprovalGranted),
+            (3, K::DispatchQueued),
+            (4, K::DispatchStarted),
+            (5, K::NodeStarted),
+            (6, K::ToolCalled),
+            (7, K::NodeFailed),
+            (8, K::NodeStarted),
+            (9, K::NodeCompleted),
+            (10, K::Completed),
+        ]
+    );
+    let done = run(w.service.get_team_run(&owner, a.id, id)).unwrap();
+    assert_eq!(done.status, TeamRunStatus::Completed);
+    assert!(done.finished_at.is_some());
+
+    // Cancelling a finished run is INVALID_TRANSITION, and changes nothing.
+    let e = run(w.service.cancel_team_run(&op, a.id, id, None)).unwrap_err();
+    assert_eq!(e.code(), ErrorCode::InvalidTransition);
+    assert!(e.message().contains("completed"), "{}", e.message());
+    assert_eq!(kinds_oldest_first(&w, &owner, a.id, id).len(), 10);
+}
+
+#[test]
+fn a_rejected_run_never_runs_and_unfinished_runs_cancel() {
+    let w = World::new();
+    let (owner_id, owner) = person();
+    let (op_id, op) = person();
+    let a = w.agent(&owner, "cancel_bot");
+    run(w.service.add_member(&owner, a.id, op_id, Role::Operator)).unwrap();
+    let service = service_as(owner_id);
+    let start = |p| run(w.service.start_team_run(&service, new_run(a.id, p))).unwrap().run.id;
+
+    let rejected = start(DelegationPolicy::ApprovalRequired);
+    let r = run(w.service.decide_approval(
+        &owner,
+        a.id,
+        rejected,
+        false,
+        Some(Reason::parse("Too costly").unwrap()),
+    ))
+    .unwrap();
+    assert_eq!(r.run.status, TeamRunStatus::Rejected);
+    assert_eq!(r.events[0].detail.note.as_deref(), Some("Too costly"));
+    assert_eq!(
+        code(run(w.service.record_progress(&service, a.id, rejected, Move::Dispatch { run: RunId::new() }))),
+        ErrorCode::InvalidTransition
+    );
+
+    // Queued, awaiting approval and running runs all cancel, by an operator too.
+    let queued = start(DelegationPolicy::Auto);
+    let waiting = start(DelegationPolicy::ApprovalRequired);
+    let running = start(DelegationPolicy::Auto);
+    run(w.service.record_progress(&service, a.id, running, Move::Dispatch { run: RunId::new() })).unwrap();
+    for id in [queued, waiting, running] {
+        let c = run(w.service.cancel_team_run(&op, a.id, id, Some(Reason::parse("Stop").unwrap()))).unwrap();
+        assert_eq!(c.run.status, TeamRunStatus::Cancelled);
+        assert_eq!((c.events[0].kind, c.events[0].detail.actor), (K::RunCancelled, Some(op_id)));
+        assert_eq!(c.run.error.as_deref(), Some("Stop"));
+        assert_eq!(
+            code(run(w.service.cancel_team_run(&owner, a.id, id, None))),
+            ErrorCode::InvalidTransition,
+            "once"
+        );
+    }
+    // A node event after the cancel is refused: the runner stops.
+    assert_eq!(
+        code(run(w.service.record_progress(&service, a.id, running, Move::NodeStarted { node: "n".into() }))),
+        ErrorCode::InvalidTransition
+    );
+    let (_, stranger) = person();
+    assert_eq!(code(run(w.service.cancel_team_run(&stranger, a.id, queued, None))), ErrorCode::NotFound);
+    let other = w.agent(&owner, "other_bot");
+    assert_eq!(
+        code(run(w.service.cancel_team_run(&owner, other.id, queued, None))),
+        ErrorCode::NotFound,
+        "another agent's run"
+    );
+
+    let page =
+        run(w.service.list_team_runs(&owner, a.id, Some(TeamRunStatus::Cancelled), PageRequest::default()))
+            .unwrap();
+    assert_eq!(
+        page.items.iter().map(|r| r.id).collect::<Vec<_>>(),
+        [running, waiting, queued],
+        "newest first"
+    );
+}
+
+#[test]
+fn events_list_newest_first_with_filters_and_pages() {
+    let w = World::new();
+    let (owner_id, owner) = person();
+    let a = w.agent(&owner, "event_bot");
+    let service = service_as(owner_id);
+    let one = run(w.service.start_team_run(&service, new_run(a.id, DelegationPolicy::Auto))).unwrap().run.id;
+    let two = run(w.service.start_team_run(&service, new_run(a.id, DelegationPolicy::ApprovalRequired)))
+        .unwrap()
+        .run
+        .id;
+    run(w.service.record_progress(&service, a.id, one, Move::Dispatch { run: RunId::new() })).unwrap();
+    run(w.service.record_progress(&service, a.id, one, Move::Fail { error: "boom".into() })).unwrap();
+
+    let all =
+        run(w.service.list_events(&owner, a.id, &EventFilter::default(), PageRequest::default())).unwrap();
+    let listed: Vec<_> = all.items.iter().map(|e| (e.team_run, e.kind)).collect();
+    assert_eq!(
+        listed,
+        [(one, K::Failed), (one, K::DispatchStarted), (two, K::ApprovalRequested), (one, K::DispatchQueued)]
+    );
+    let page = run(w.service.list_events(
+        &owner,
+        a.id,
+        &EventFilter::default(),
+        PageRequest::new(Some(2), Some(2)).unwrap(),
+    ))
+    .unwrap();
+    assert_eq!((page.total, page.items.len(), page.has_more()), (4, 2, false));
+    let failed = EventFilter { team_run: None, kind: Some(K::Failed) };
+    let page = run(w.service.list_events(&owner, a.id, &failed, PageRequest::default())).unwrap();
+    assert_eq!(page.items[0].detail.note.as_deref(), Some("boom"));
+    let (_, stranger) = person();
+    assert_eq!(
+        code(run(w.service.list_events(&stranger, a.id, &EventFilter::default(), PageRequest::default()))),
+        ErrorCode::NotFound
+    );
+}
+
+#[test]
+fn nesting_is_limited_to_eight() {
+    let w = World::new();
+    let (owner_id, owner) = person();
+    let a = w.agent(&owner, "nesting_bot");
+    run(w.service.update(
+        &owner,
+        a.id,
+        AgentPatch { max_daily_team_runs: Some(Cap::of(100)), ..Default::default() },
+    ))
+    .unwrap();
+    let service = service_as(owner_id);
+    let mut parent =
+        run(w.service.start_team_run(&service, new_run(a.id, DelegationPolicy::Auto))).unwrap().run;
+    for depth in 1..=8 {
+        let child = run(w.service.start_team_run(
+            &service,
+            NewTeamRun { parent: Some(parent.id), ..new_run(a.id, DelegationPolicy::Auto) },
+        ))
+        .unwrap()
+        .run;
+        assert_eq!((child.depth, child.parent), (depth, Some(parent.id)));
+        parent = child;
+    }
+    let e = run(w.service.start_team_run(
+        &service,
+        NewTeamRun { parent: Some(parent.id), ..new_run(a.id, DelegationPolicy::Auto) },
+    ))
+    .unwrap_err();
+    assert_eq!(
+        (e.code(), str_detail(&e, "field").as_deref()),
+        (ErrorCode::InvalidArgument, Some("parent_team_run_id"))
+    );
+    let missing = NewTeamRun { parent: Some(TeamRunId::new()), ..new_run(a.id, DelegationPolicy::Auto) };
+    assert_eq!(code(run(w.service.start_team_run(&service, missing))), ErrorCode::NotFound);
+}
+
+#[test]
+fn the_daily_team_run_cap_throttles() {
+    let w = World::new();
+    let (owner_id, owner) = person();
+    let a = w.agent(&owner, "busy_bot");
+    run(w.service.update(
+        &owner,
+        a.id,
+        AgentPatch { max_daily_team_runs: Some(Cap::of(2)), ..Default::default() },
+    ))
+    .unwrap();
+    let service = service_as(owner_id);
+    for _ in 0..2 {
+        run(w.service.start_team_run(&service, new_run(a.id, DelegationPolicy::Auto))).unwrap();
+    }
+    let e = run(w.service.start_team_run(&service, new_run(a.id, DelegationPolicy::Auto))).unwrap_err();
+    assert_eq!(
+        (e.code(), str_detail(&e, "cap").as_deref()),
+        (ErrorCode::Throttled, Some("max_daily_team_runs"))
+    );
+    assert_eq!(
+        run(w.service.list_team_runs(&owner, a.id, None, PageRequest::default())).unwrap().total,
+        2,
+        "nothing recorded"
+    );
+    w.clock.advance(chrono::TimeDelta::days(1));
+    run(w.service.start_team_run(&service, new_run(a.id, DelegationPolicy::Auto))).expect("a new day");
+}
