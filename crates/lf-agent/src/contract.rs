@@ -38,6 +38,7 @@ pub async fn suite(store: Arc<dyn AgentStore>) {
     actions(s).await;
     team::team_runs(s).await;
     team::events(s).await;
+    team::by_status(s).await;
 }
 
 struct Fixture {

@@ -12,9 +12,10 @@
 //! catalog or workflows: a tool is the identity the catalog hands over
 //! ([`ToolRef`]: stable id, name, group, safety class), a team run names
 //! its workflow and workflow run by id, and whether a person holds a
-//! handle is asked through [`LenserHandles`]. It needs no async runtime of
-//! its own: an app can run the whole [`AgentService`] on the
-//! [`MemoryAgentStore`] with any executor.
+//! handle is asked through [`LenserHandles`]; what runs a team run's
+//! workflow is a [`TeamDispatch`] hook the composition root binds. It
+//! needs no async runtime of its own: an app can run the whole
+//! [`AgentService`] on the [`MemoryAgentStore`] with any executor.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -62,6 +63,7 @@
 //!   never moves, and its events are numbered in the order they happened.
 
 pub mod contract;
+mod dispatch;
 mod errors;
 pub mod grants;
 mod memory;
@@ -73,6 +75,7 @@ mod service;
 mod store;
 pub mod team;
 
+pub use dispatch::TeamDispatch;
 pub use errors::{
     agent_moved, agent_not_found, handle_taken, team_run_moved, team_run_not_found, too_many_agents,
     too_many_grants, too_many_members,

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 
 use async_trait::async_trait;
-use lf_core::{LenserId, LfError, LfResult, Page, PageRequest, Reach};
+use lf_core::{LenserId, LfError, LfResult, Page, PageRequest, Reach, Timestamp};
 
 use crate::errors::{
     agent_moved, agent_not_found, handle_taken, team_run_moved, team_run_not_found, too_many_agents,
@@ -15,8 +15,8 @@ use crate::errors::{
 };
 use crate::model::{
     ActionEntry, Agent, AgentFilter, AgentHandle, Ask, EventFilter, Grant, Member, NewEvent, Reservation,
-    Role, StoredGrant, TeamEvent, TeamEventId, TeamRun, TeamRunFilter, TeamRunId, TeamRunUpdate, ToolKey,
-    Usage, UsageDay,
+    Role, StoredGrant, TeamEvent, TeamEventId, TeamRun, TeamRunFilter, TeamRunId, TeamRunStatus,
+    TeamRunUpdate, ToolKey, Usage, UsageDay,
 };
 use crate::store::AgentStore;
 use crate::team::TeamRunChange;
@@ -316,6 +316,24 @@ impl AgentStore for MemoryAgentStore {
             .collect();
         items.sort_by_key(|r| Reverse((r.created_at, r.id)));
         Ok(page_of(items, page))
+    }
+
+    async fn team_runs_in(
+        &self,
+        status: TeamRunStatus,
+        after: Option<(Timestamp, TeamRunId)>,
+        limit: u32,
+    ) -> LfResult<Vec<TeamRun>> {
+        let st = self.lock();
+        let mut runs: Vec<TeamRun> = st
+            .runs
+            .values()
+            .filter(|r| r.status == status && after.is_none_or(|a| (r.created_at, r.id) > a))
+            .cloned()
+            .collect();
+        runs.sort_by_key(|r| (r.created_at, r.id));
+        runs.truncate(limit as usize);
+        Ok(runs)
     }
 
     async fn advance_team_run(&self, change: &TeamRunChange) -> LfResult<TeamRunUpdate> {

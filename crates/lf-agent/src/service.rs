@@ -17,6 +17,7 @@ use lf_core::{
     Timestamp,
 };
 
+use crate::dispatch::TeamDispatch;
 use crate::grants::{self, MAX_GRANTS};
 use crate::model::{
     ActionEntry, ActionId, ActionName, ActionOutcome, Agent, AgentFilter, AgentHandle, AgentStatus,
@@ -137,6 +138,8 @@ pub struct AgentService {
     lensers: Arc<dyn LenserHandles>,
     clock: Arc<dyn Clock>,
     limits: AgentLimits,
+    /// Runs team runs; none: nothing is dispatched.
+    dispatch: Option<Arc<dyn TeamDispatch>>,
 }
 
 /// FORBIDDEN for an agent managing agents (it holds no Agent tool).
@@ -165,7 +168,17 @@ impl AgentService {
     /// A service on `store`, asking `lensers` whether a person holds a
     /// handle, with the system clock and the default limits.
     pub fn new(store: Arc<dyn AgentStore>, lensers: Arc<dyn LenserHandles>) -> Self {
-        Self { store, lensers, clock: Arc::new(SystemClock), limits: AgentLimits::default() }
+        Self { store, lensers, clock: Arc::new(SystemClock), limits: AgentLimits::default(), dispatch: None }
+    }
+
+    /// Tells `dispatch` of every team run left queued (started with policy
+    /// `auto`, or approved) and of every cancel of a queued or running one
+    /// ([`TeamDispatch`]). Without it (the default: embedding, tests)
+    /// nothing is dispatched and team runs stay queued until someone
+    /// records their progress.
+    pub fn with_dispatch(mut self, dispatch: Arc<dyn TeamDispatch>) -> Self {
+        self.dispatch = Some(dispatch);
+        self
     }
 
     /// Uses `clock` for every timestamp and for the day caps count in.
@@ -186,6 +199,10 @@ impl AgentService {
 
     pub(crate) fn store(&self) -> &dyn AgentStore {
         self.store.as_ref()
+    }
+
+    pub(crate) fn dispatcher(&self) -> Option<&dyn TeamDispatch> {
+        self.dispatch.as_deref()
     }
 
     pub(crate) fn now(&self) -> Timestamp {

@@ -3,11 +3,12 @@
 //! [`crate::contract::suite`].
 
 use async_trait::async_trait;
-use lf_core::{LenserId, LfResult, Page, PageRequest, Reach};
+use lf_core::{LenserId, LfResult, Page, PageRequest, Reach, Timestamp};
 
 use crate::model::{
     ActionEntry, Agent, AgentFilter, AgentHandle, Ask, EventFilter, Grant, Member, NewEvent, Reservation,
-    StoredGrant, TeamEvent, TeamRun, TeamRunFilter, TeamRunId, TeamRunUpdate, ToolKey, Usage, UsageDay,
+    StoredGrant, TeamEvent, TeamRun, TeamRunFilter, TeamRunId, TeamRunStatus, TeamRunUpdate, ToolKey, Usage,
+    UsageDay,
 };
 use crate::team::TeamRunChange;
 
@@ -150,6 +151,19 @@ pub trait AgentStore: Send + Sync {
         filter: &TeamRunFilter,
         page: PageRequest,
     ) -> LfResult<Page<TeamRun>>;
+
+    /// Every agent's team runs in `status`, oldest first (`created_at`
+    /// ascending, then id ascending), only those after `after` in that
+    /// order (the `(created_at, id)` of the last run of the previous
+    /// batch), at most `limit`. Takes no reach: it is for the runner's
+    /// catch-up, which dispatches the queued runs a dead process never
+    /// dispatched and delivers the ends of running ones nobody heard.
+    async fn team_runs_in(
+        &self,
+        status: TeamRunStatus,
+        after: Option<(Timestamp, TeamRunId)>,
+        limit: u32,
+    ) -> LfResult<Vec<TeamRun>>;
 
     /// Applies `change` if the team run is still in `change.from`: status
     /// `change.to`, `updated_at = change.at`, `finished_at = change.at`

@@ -330,3 +330,81 @@ fn the_daily_team_run_cap_throttles() {
     w.clock.advance(chrono::TimeDelta::days(1));
     run(w.service.start_team_run(&service, new_run(a.id, DelegationPolicy::Auto))).expect("a new day");
 }
+
+/// What a dispatch hook heard: `("dispatch" | "cancel", run, status)`.
+#[derive(Default)]
+struct Heard(std::sync::Mutex<Vec<(&'static str, TeamRunId, TeamRunStatus)>>);
+
+#[async_trait::async_trait]
+impl lf_agent::TeamDispatch for Heard {
+    async fn dispatch(&self, run: &lf_agent::TeamRun) {
+        self.0.lock().unwrap().push(("dispatch", run.id, run.status));
+    }
+    async fn cancel(&self, run: &lf_agent::TeamRun) {
+        self.0.lock().unwrap().push(("cancel", run.id, run.status));
+    }
+}
+
+#[test]
+fn the_dispatch_hook_hears_queued_runs_and_cancels() {
+    use std::sync::Arc;
+    let heard = Arc::new(Heard::default());
+    let store = Arc::new(lf_agent::MemoryAgentStore::new());
+    let service = lf_agent::AgentService::new(store, Arc::new(lf_agent::NoLensers))
+        .with_clock(Arc::new(lf_core::FixedClock::new(
+            lf_core::Timestamp::from_micros(NOON),
+            chrono::TimeDelta::microseconds(1),
+        )))
+        .with_dispatch(heard.clone());
+    let (owner_id, owner) = person();
+    let new = lf_agent::NewAgent::new(
+        lf_agent::AgentHandle::parse("hook_bot").unwrap(),
+        lf_agent::DisplayName::parse("Hook").unwrap(),
+    );
+    let a = run(service.create(&owner, new)).unwrap();
+    run(service.update(
+        &owner,
+        a.id,
+        AgentPatch { max_daily_team_runs: Some(Cap::of(10)), ..Default::default() },
+    ))
+    .unwrap();
+    let svc = service_as(owner_id);
+    let take = || std::mem::take(&mut *heard.0.lock().unwrap());
+
+    let auto = run(service.start_team_run(&svc, new_run(a.id, DelegationPolicy::Auto))).unwrap().run.id;
+    assert_eq!(take(), [("dispatch", auto, TeamRunStatus::Queued)], "a queued run is dispatched");
+    let waiting =
+        run(service.start_team_run(&svc, new_run(a.id, DelegationPolicy::ApprovalRequired))).unwrap().run.id;
+    assert_eq!(take(), [], "not before approval");
+    run(service.decide_approval(&owner, a.id, waiting, true, None)).unwrap();
+    assert_eq!(take(), [("dispatch", waiting, TeamRunStatus::Queued)], "once approved");
+    let rejected =
+        run(service.start_team_run(&svc, new_run(a.id, DelegationPolicy::ApprovalRequired))).unwrap().run.id;
+    run(service.decide_approval(&owner, a.id, rejected, false, None)).unwrap();
+    let awaiting =
+        run(service.start_team_run(&svc, new_run(a.id, DelegationPolicy::ApprovalRequired))).unwrap().run.id;
+    run(service.cancel_team_run(&owner, a.id, awaiting, None)).unwrap();
+    assert_eq!(take(), [], "a rejected run, and one cancelled while awaiting approval, had no workflow run");
+
+    run(service.record_progress(&svc, a.id, auto, Move::Dispatch { run: RunId::new() })).unwrap();
+    run(service.cancel_team_run(&owner, a.id, auto, None)).unwrap();
+    run(service.cancel_team_run(&owner, a.id, waiting, None)).unwrap();
+    assert_eq!(
+        take(),
+        [("cancel", auto, TeamRunStatus::Cancelled), ("cancel", waiting, TeamRunStatus::Cancelled)],
+        "a running and a queued run are cancelled through the hook"
+    );
+    assert_eq!(code(run(service.cancel_team_run(&owner, a.id, auto, None))), ErrorCode::InvalidTransition);
+    assert_eq!(take(), [], "a refused cancel tells nothing");
+
+    // What the catch-up reads: every agent's runs in a status, the service's only.
+    let cancelled = run(service.team_runs_in(&svc, TeamRunStatus::Cancelled, None, 10)).unwrap();
+    assert_eq!(cancelled.iter().map(|r| r.id).collect::<Vec<_>>(), [auto, waiting, awaiting], "oldest first");
+    let after = Some((cancelled[0].created_at, cancelled[0].id));
+    let rest = run(service.team_runs_in(&svc, TeamRunStatus::Cancelled, after, 1)).unwrap();
+    assert_eq!(rest.iter().map(|r| r.id).collect::<Vec<_>>(), [waiting]);
+    assert_eq!(
+        code(run(service.team_runs_in(&owner, TeamRunStatus::Queued, None, 10))),
+        ErrorCode::PermissionDenied
+    );
+}

@@ -4,7 +4,7 @@ use lf_core::{Detail, ErrorCode, LenserId, PageRequest, Reach, RunId, Timestamp}
 
 use super::{Fixture, code, event};
 use crate::model::{
-    Decision, DelegationPolicy, EventDetail, EventFilter, NewEvent, TeamEventKind, TeamRunFilter,
+    Decision, DelegationPolicy, EventDetail, EventFilter, NewEvent, TeamEventKind, TeamRunFilter, TeamRunId,
     TeamRunStatus,
 };
 use crate::store::AgentStore;
@@ -238,4 +238,79 @@ pub(super) async fn events(s: &dyn AgentStore) {
         ),
         ErrorCode::NotFound
     );
+}
+
+/// `team_runs_in`: every agent's runs in one status, oldest first, in
+/// batches after a cursor. The store may hold other runs (a shared
+/// database): only this check's runs are compared, in their order.
+pub(super) async fn by_status(s: &dyn AgentStore) {
+    let mut f = Fixture::new();
+    let (a, b) = (f.create(s, LenserId::new()).await, f.create(s, LenserId::new()).await);
+    let mut mine = Vec::new();
+    for (agent, status) in [
+        (a.id, TeamRunStatus::Queued),
+        (b.id, TeamRunStatus::Queued),
+        (a.id, TeamRunStatus::AwaitingApproval),
+        (b.id, TeamRunStatus::Queued),
+        (a.id, TeamRunStatus::Queued),
+    ] {
+        let run = f.team_run(agent, DelegationPolicy::Auto, status);
+        s.create_team_run(&run, &[event(TeamEventKind::DispatchQueued)]).await.unwrap();
+        mine.push(run);
+    }
+    // Two created in the same microsecond: the id breaks the tie.
+    let mut twin = f.team_run(b.id, DelegationPolicy::Auto, TeamRunStatus::Queued);
+    twin.created_at = mine[4].created_at;
+    s.create_team_run(&twin, &[]).await.unwrap();
+    mine.push(twin);
+    let queued: Vec<TeamRunId> = {
+        let mut q: Vec<_> = mine.iter().filter(|r| r.status == TeamRunStatus::Queued).collect();
+        q.sort_by_key(|r| (r.created_at, r.id));
+        q.iter().map(|r| r.id).collect()
+    };
+    let ours = |runs: &[crate::model::TeamRun]| -> Vec<TeamRunId> {
+        runs.iter().map(|r| r.id).filter(|id| mine.iter().any(|m| m.id == *id)).collect()
+    };
+
+    // From just before the first (a cursor a microsecond earlier, whatever
+    // its id), in batches of two.
+    let from_first = Some((Timestamp::from_micros(mine[0].created_at.as_micros() - 1), mine[0].id));
+    let mut after = from_first;
+    let mut seen = Vec::new();
+    let last = mine.iter().map(|r| (r.created_at, r.id)).max().unwrap();
+    loop {
+        let batch = s.team_runs_in(TeamRunStatus::Queued, after, 2).await.unwrap();
+        assert!(batch.len() <= 2, "at most the limit");
+        for w in batch.windows(2) {
+            assert!((w[0].created_at, w[0].id) < (w[1].created_at, w[1].id), "oldest first: {w:?}");
+        }
+        assert!(batch.iter().all(|r| r.status == TeamRunStatus::Queued), "only that status");
+        seen.extend(ours(&batch));
+        match batch.last() {
+            Some(r) if (r.created_at, r.id) < last => after = Some((r.created_at, r.id)),
+            _ => break,
+        }
+    }
+    assert_eq!(seen, queued, "each queued run once, in order, across batches");
+
+    // A run read back as stored, and gone from its old status once moved.
+    let awaiting = s.team_runs_in(TeamRunStatus::AwaitingApproval, from_first, 100).await.unwrap();
+    let found = awaiting.iter().find(|r| r.id == mine[2].id).expect("the run awaiting approval");
+    assert_eq!(found, &mine[2], "read back as stored");
+    let start = TeamRunChange {
+        id: mine[0].id,
+        agent: a.id,
+        from: TeamRunStatus::Queued,
+        to: TeamRunStatus::Running,
+        workflow_run: Some(RunId::new()),
+        decision: None,
+        error: None,
+        at: f.tick(),
+        events: vec![event(TeamEventKind::DispatchStarted)],
+    };
+    s.advance_team_run(&start).await.unwrap();
+    let queued_now = ours(&s.team_runs_in(TeamRunStatus::Queued, from_first, 100).await.unwrap());
+    assert_eq!(queued_now, queued[1..], "moved out of queued");
+    let running = ours(&s.team_runs_in(TeamRunStatus::Running, from_first, 100).await.unwrap());
+    assert_eq!(running, [mine[0].id], "and into running");
 }

@@ -4,8 +4,16 @@
 //! only if the run is still in that status; a move that lost a race is
 //! planned again on the run as it now stands, so cancelling a run that
 //! just finished answers INVALID_TRANSITION, not CONFLICT.
+//!
+//! A write that leaves a run queued (a start with policy `auto`, an
+//! approval) is followed by the [`crate::TeamDispatch`] hook's `dispatch`,
+//! a cancel of a queued or running run by its `cancel`, once the write is
+//! done: what the hook fails to do changes nothing of the answer (the run
+//! stays queued for the runner's catch-up).
 
-use lf_core::{ErrorCode, LenserId, LfError, LfResult, Page, PageRequest, Principal, Reach, WorkflowId};
+use lf_core::{
+    ErrorCode, LenserId, LfError, LfResult, Page, PageRequest, Principal, Reach, Timestamp, WorkflowId,
+};
 
 use super::AgentService;
 use crate::model::{
@@ -33,7 +41,9 @@ const ATTEMPTS: usize = 3;
 
 impl AgentService {
     /// Records a team run of the agent's, queued or awaiting approval by
-    /// its policy (the runner starts its workflow run). The service
+    /// its policy; a queued one is then handed to the dispatch hook, which
+    /// starts its workflow run (the answer is the run as this write left
+    /// it, queued: the hook may have moved it on since). The service
     /// principal only: PERMISSION_DENIED for anyone else, as the spec says
     /// of `start_agent_team_run` over HTTP. PERMISSION_DENIED for an
     /// archived agent; INVALID_ARGUMENT past the nesting limit
@@ -93,11 +103,22 @@ impl AgentService {
             finished_at: None,
         };
         let events = self.store().create_team_run(&run, &opening.events).await?;
+        self.dispatch_queued(&run).await;
         Ok(TeamRunUpdate { run, events })
     }
 
+    /// Hands a queued run to the dispatch hook, if there is one.
+    async fn dispatch_queued(&self, run: &TeamRun) {
+        if run.status == TeamRunStatus::Queued
+            && let Some(d) = self.dispatcher()
+        {
+            d.dispatch(run).await;
+        }
+    }
+
     /// Approves or rejects a team run awaiting approval (an owner or
-    /// co-owner). INVALID_TRANSITION for a run that is not awaiting one.
+    /// co-owner); an approved one is then dispatched as a new queued one
+    /// is. INVALID_TRANSITION for a run that is not awaiting one.
     pub async fn decide_approval(
         &self,
         p: &Principal,
@@ -110,11 +131,15 @@ impl AgentService {
         let by = p.lenser();
         let reason = reason.map(Reason::into_string);
         let mv = if approve { Move::Approve { by, reason } } else { Move::Reject { by, reason } };
-        self.advance(p, agent, run, mv).await
+        let (_, update) = self.advance(p, agent, run, mv).await?;
+        self.dispatch_queued(&update.run).await;
+        Ok(update)
     }
 
     /// Cancels a team run that has not finished (anyone the agent belongs
-    /// to). INVALID_TRANSITION for a finished run.
+    /// to); for one that was queued or running, the dispatch hook then
+    /// stops its workflow run (within one step). INVALID_TRANSITION for a
+    /// finished run.
     pub async fn cancel_team_run(
         &self,
         p: &Principal,
@@ -124,7 +149,13 @@ impl AgentService {
     ) -> LfResult<TeamRunUpdate> {
         self.load(p, agent, Permission::CancelTeamRun).await?;
         let mv = Move::Cancel { by: p.lenser(), reason: reason.map(Reason::into_string) };
-        self.advance(p, agent, run, mv).await
+        let (from, update) = self.advance(p, agent, run, mv).await?;
+        if from != TeamRunStatus::AwaitingApproval
+            && let Some(d) = self.dispatcher()
+        {
+            d.cancel(&update.run).await;
+        }
+        Ok(update)
     }
 
     /// Records the runner's progress on a team run: its dispatch, its
@@ -141,18 +172,37 @@ impl AgentService {
                 "Only the runner (the service principal) records a team run's progress.",
             ));
         }
-        self.advance(p, agent, run, mv).await
+        Ok(self.advance(p, agent, run, mv).await?.1)
+    }
+
+    /// Every agent's team runs in `status`, oldest first, after `after`
+    /// (the `(created_at, id)` of the last of the previous batch), at most
+    /// `limit` (at most 100): what the runner's catch-up goes through. The
+    /// service principal only.
+    pub async fn team_runs_in(
+        &self,
+        p: &Principal,
+        status: TeamRunStatus,
+        after: Option<(Timestamp, TeamRunId)>,
+        limit: u32,
+    ) -> LfResult<Vec<TeamRun>> {
+        if !matches!(p, Principal::Service { .. }) {
+            return Err(LfError::permission_denied(
+                "Only the runner (the service principal) reads every agent's team runs.",
+            ));
+        }
+        self.store().team_runs_in(status, after, limit.clamp(1, PageRequest::MAX_LIMIT)).await
     }
 
     /// Plans `mv` on the run as read and writes it, planning again on a
-    /// CONFLICT.
+    /// CONFLICT; the status it moved from, with the write.
     async fn advance(
         &self,
         p: &Principal,
         agent: LenserId,
         id: TeamRunId,
         mv: Move,
-    ) -> LfResult<TeamRunUpdate> {
+    ) -> LfResult<(TeamRunStatus, TeamRunUpdate)> {
         let mut attempt = 0;
         loop {
             attempt += 1;
@@ -160,7 +210,7 @@ impl AgentService {
             let change = team::plan(&run, &mv, self.now())?;
             match self.store().advance_team_run(&change).await {
                 Err(e) if e.code() == ErrorCode::Conflict && attempt < ATTEMPTS => continue,
-                other => return other,
+                other => return other.map(|u| (change.from, u)),
             }
         }
     }
