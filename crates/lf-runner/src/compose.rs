@@ -11,6 +11,9 @@
 //! As the runner's [`RunEnds`] it tells the run events, and hands the
 //! outcome of a workflow contender's run to its battle; as the battles'
 //! [`lf_battle::WorkflowAnswers`] it starts those runs ([`crate::answers`]).
+//! As the agents' [`lf_agent::TeamDispatch`] it runs team runs as workflow
+//! runs, and records their ends on them ([`crate::teams`]), once bound to
+//! the agent service ([`OwnServices::bind_agents`]).
 //!
 //! Both steps are made before the services they call exist (the run service
 //! needs the runner's signal, the runner needs its executors), so they
@@ -60,6 +63,7 @@ pub(crate) struct Bound {
 #[derive(Clone, Default)]
 pub struct OwnServices {
     cell: Arc<OnceLock<Bound>>,
+    teams: Arc<OnceLock<crate::teams::Teams>>,
 }
 
 impl OwnServices {
@@ -78,8 +82,20 @@ impl OwnServices {
         let _ = self.cell.set(Bound { runs, battles, workflows, draining });
     }
 
+    /// Binds the agent service whose team runs this runs (once; a second
+    /// call is ignored). Without it team runs are not run; with it, give
+    /// the agent service this as its dispatch
+    /// ([`lf_agent::AgentService::with_dispatch`]).
+    pub fn bind_agents(&self, agents: Arc<lf_agent::AgentService>) {
+        let _ = self.teams.set(crate::teams::Teams::new(agents));
+    }
+
     pub(crate) fn bound(&self) -> Option<&Bound> {
         self.cell.get()
+    }
+
+    pub(crate) fn teams(&self) -> Option<&crate::teams::Teams> {
+        self.teams.get()
     }
 
     fn get(&self) -> Result<&Bound, Failure> {
@@ -312,11 +328,14 @@ impl EventSink for OwnServices {
 #[async_trait]
 impl RunEnds for OwnServices {
     /// Tells `workflow.run.completed` / `failed` to the workflows that
-    /// follow them (a cancelled run is no event), and delivers the outcome
-    /// of a workflow contender's run to its battle.
+    /// follow them (a cancelled run is no event), delivers the outcome of
+    /// a workflow contender's run to its battle, and records a team run's
+    /// end on it.
     fn ended(&self, run: &Run, state: &RunState) {
-        if run.origin == RunOrigin::Battle {
-            crate::answers::deliver(self, run, state);
+        match run.origin {
+            RunOrigin::Battle => crate::answers::deliver(self, run, state),
+            RunOrigin::Team => crate::teams::ended(self, run, state),
+            _ => {}
         }
         let kind = match state.status {
             RunStatus::Completed => EventKind::WorkflowRunCompleted,
@@ -336,11 +355,18 @@ impl RunEnds for OwnServices {
     }
 
     /// Starts the missing runs of workflow contenders and delivers the
-    /// outcomes nobody delivered ([`BattleService::answer_waiting`]).
+    /// outcomes nobody delivered ([`BattleService::answer_waiting`]); then
+    /// dispatches the queued team runs and records the ends nobody
+    /// recorded ([`OwnServices::catch_up_teams`]).
     async fn catch_up(&self) {
         let Some(bound) = self.bound() else { return };
         if let Err(e) = bound.battles.answer_waiting().await {
             tracing::warn!(error = %e, "the workflow contenders waiting for an answer were not caught up");
+        }
+        if self.teams().is_some()
+            && let Err(e) = self.catch_up_teams().await
+        {
+            tracing::warn!(error = %e, "the team runs were not caught up");
         }
     }
 }

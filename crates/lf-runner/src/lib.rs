@@ -22,8 +22,12 @@
 //! - A [`Scheduler`] given to [`Runner::schedule`] starts the runs of
 //!   scheduled workflows at their ticks, once per tick across processes.
 //! - The [`RunEnds`] given to [`Runner::on_end`] hears of every run that
-//!   ends ([`OwnServices`]: run events, and the answers of workflow
-//!   contenders) and catches up now and then on ends nobody heard.
+//!   ends ([`OwnServices`]: run events, the answers of workflow
+//!   contenders, the ends of agents' team runs) and catches up now and
+//!   then on ends nobody heard.
+//! - [`OwnServices`] is also the agents' [`lf_agent::TeamDispatch`]: a
+//!   team run is run as a workflow run of origin `team`, keyed by the team
+//!   run, and its steps and end are recorded on it.
 
 pub mod agent_loop;
 mod answers;
@@ -34,6 +38,7 @@ mod model;
 pub mod outbound;
 mod runner;
 mod schedule;
+mod teams;
 
 pub use compose::{DEEPEST, OwnServices};
 pub use executor::{Done, Executor, Executors, Job};
@@ -41,3 +46,4 @@ pub use kv::{KV_TYPES, KvSteps};
 pub use model::{MODEL_TYPES, ModelSteps, Pricing};
 pub use runner::{CATCH_UP, RunEnds, Runner, RunnerConfig};
 pub use schedule::{LONGEST_SLEEP, Scheduler};
+pub use teams::TeamsCaughtUp;

@@ -51,6 +51,8 @@ pub struct Stack {
     pub service: Arc<WorkflowService>,
     pub starts: Arc<lf_workflow::run::RunService>,
     pub battles: Arc<lf_battle::BattleService>,
+    /// Agents, whose team runs the runner runs (bound to `own`).
+    pub agents: Arc<lf_agent::AgentService>,
     pub own: lf_runner::OwnServices,
     pub executors: lf_runner::Executors,
     pub runner: lf_runner::Runner,
@@ -65,6 +67,13 @@ impl Stack {
     /// A stack whose runner hears of ends (`hear_ends`), or not: as if
     /// every process died between a run's end and its hearing.
     pub fn build(hear_ends: bool) -> Self {
+        Self::build_with(hear_ends, true)
+    }
+
+    /// As [`Stack::build`], with an agent service that tells `own` of its
+    /// team runs (`dispatch`), or not: as if every process died between a
+    /// team run's write and its dispatch.
+    pub fn build_with(hear_ends: bool, dispatch: bool) -> Self {
         use lf_workflow::WorkflowStore;
         let workflows = Arc::new(lf_workflow::MemoryWorkflowStore::new());
         let service = Arc::new(WorkflowService::new(
@@ -97,10 +106,16 @@ impl Stack {
             workflows.clone() as Arc<dyn WorkflowStore>,
             runner.stopping(),
         );
+        let agents = lf_agent::AgentService::new(
+            Arc::new(lf_agent::MemoryAgentStore::new()),
+            Arc::new(lf_agent::NoLensers),
+        );
+        let agents = Arc::new(if dispatch { agents.with_dispatch(Arc::new(own.clone())) } else { agents });
+        own.bind_agents(agents.clone());
         if hear_ends {
             runner.on_end(Arc::new(own.clone()));
         }
         runner.start();
-        Stack { workflows, runs, service, starts, battles, own, executors, runner }
+        Stack { workflows, runs, service, starts, battles, agents, own, executors, runner }
     }
 }

@@ -61,6 +61,9 @@ lf_core::word_enum!(
         Battle = "battle",
         /// `run_lens` with a `workflow_id`: a run that records one lens call.
         Lens = "lens",
+        /// An agent's team run (lf-agent), run by the runner as the
+        /// agent's owner, keyed `team:<agent id>:<team run id>`.
+        Team = "team",
     ]
 );
 
