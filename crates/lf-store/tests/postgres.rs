@@ -10,6 +10,7 @@
 //! unset or the server does not answer. The database may hold data from
 //! earlier runs: every check uses fresh ids and words.
 
+mod agent_common;
 mod auth_common;
 mod battle_common;
 mod common;
@@ -144,6 +145,33 @@ async fn battle_races() {
     // Two pools on one database, as two server processes would have.
     battle_common::racing_last_slot(&[a.battle_store(), b.battle_store()]).await;
     battle_common::racing_submissions(&[a.battle_store(), b.battle_store()]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn agent_contract_suite_twice() {
+    let db = connect().await;
+    lf_agent::contract::suite(db.agent_store()).await;
+    lf_agent::contract::suite(db.agent_store()).await;
+    agent_common::handles_are_one_namespace(&db).await;
+    agent_common::service_round_trip(&db).await;
+    db.close().await;
+}
+
+/// Reservations against a cap, creations against the owner's limit, one
+/// handle asked for by several agents, and by a lenser and an agent, on one
+/// pool and then on two: never past a limit, one holder of a handle (the
+/// agent's row lock, the advisory locks on owner and handle).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn agent_races_on_two_pools() {
+    let (a, b) = (connect().await, connect().await);
+    agent_common::racing_reservations(&[a.agent_store()]).await;
+    agent_common::racing_creates(&[a.agent_store()]).await;
+    agent_common::racing_reservations(&[a.agent_store(), b.agent_store()]).await;
+    agent_common::racing_creates(&[a.agent_store(), b.agent_store()]).await;
+    agent_common::racing_lenser_and_agent(&a, &a).await;
+    agent_common::racing_lenser_and_agent(&a, &b).await;
+    a.close().await;
+    b.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
