@@ -252,6 +252,7 @@ async fn kv_races_on_two_pools() {
     b.close().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn webhook_contract_suite_twice() {
     let db = connect().await;
     lf_workflow::hook::contract::suite(db.webhook_store(), db.workflow_store()).await;
