@@ -1,5 +1,5 @@
 //! The storage contract of agents. Implementations: [`crate::MemoryAgentStore`]
-//! here, SQLite and PostgreSQL in lf-store (next). All of them run
+//! here, SQLite and PostgreSQL in lf-store. All of them run
 //! [`crate::contract::suite`].
 
 use async_trait::async_trait;

@@ -1,8 +1,9 @@
 //! The SQL stores of LenserFight: the domain store traits (today
 //! [`lf_lens::LensStore`], [`lf_auth::AuthStore`], [`lf_battle::BattleStore`],
 //! [`lf_workflow::WorkflowStore`], [`lf_workflow::ConnectionStore`],
-//! [`lf_workflow::run::RunStore`], [`lf_workflow::kv::KvStore`] and
-//! [`lf_workflow::hook::WebhookStore`]) implemented with sqlx
+//! [`lf_workflow::run::RunStore`], [`lf_workflow::kv::KvStore`],
+//! [`lf_workflow::hook::WebhookStore`] and [`lf_agent::AgentStore`])
+//! implemented with sqlx
 //! over SQLite, the embedded default, and PostgreSQL, for several server
 //! processes on one database.
 //! [`Database::connect`] opens either from a `LENSERFIGHT_DATABASE_URL`,
@@ -56,17 +57,26 @@
 //!   transaction under a lock (SQLite's write lock; a PostgreSQL advisory
 //!   lock on the owner or the bucket), so racing writers never pass an
 //!   owner's entry bound or a window's limit together;
+//! - an agent's writes lock its row first (SQLite: `BEGIN IMMEDIATE`;
+//!   PostgreSQL: `SELECT … FOR NO KEY UPDATE`) and check what they expect
+//!   (a revision, a count, the day's usage) under that lock: a
+//!   `reserve_usage` reads the day's counts, checks every ask and writes
+//!   them all or none, so racing calls never pass a cap together; creating
+//!   an agent checks the owner's count and the handle among agents and
+//!   lensers, and creating a lenser the handle among agents, under SQLite's
+//!   write lock or PostgreSQL advisory locks on the owner and the handle,
+//!   so a handle is one lenser's or one agent's;
 //! - both backends pass the same contract suites
 //!   ([`lf_lens::contract::suite`], [`lf_auth::contract::suite`],
 //!   [`lf_battle::contract::suite`], [`lf_workflow::contract::suite`],
 //!   [`lf_workflow::connection::contract::suite`],
 //!   [`lf_workflow::run::contract::suite`], [`lf_workflow::kv::contract::suite`],
-//!   [`lf_workflow::hook::contract::suite`]);
+//!   [`lf_workflow::hook::contract::suite`], [`lf_agent::contract::suite`]);
 //!   migrations live per backend under `migrations/` and are never edited
 //!   once released.
 //!
 //! Layout: one folder per domain (`lens/`, `auth/`, `battle/`,
-//! `workflow/`, `connection/`, `run/`, `kv/`, `webhook/`), each a
+//! `workflow/`, `connection/`, `run/`, `kv/`, `webhook/`, `agent/`), each a
 //! store written once over both backends: `mod.rs` (the store type, over
 //! `conns::Conns`, each method one line saying how it runs), `sql.rs` (the
 //! statements and the functions that run them, generic over a connection of
@@ -83,6 +93,7 @@
 //! microsecond per match, too much for a word found in 100,000 lenses. With
 //! fewer matches the ranking is exact. `total` always counts every match.
 
+mod agent;
 mod auth;
 mod battle;
 mod connection;
@@ -101,6 +112,7 @@ mod workflow;
 
 use std::sync::Arc;
 
+use lf_agent::{AgentStore, LenserHandles};
 use lf_auth::AuthStore;
 use lf_battle::BattleStore;
 use lf_core::{LfError, LfResult};
@@ -232,6 +244,23 @@ impl Database {
     /// database, for an [`lf_workflow::WorkflowService`].
     pub fn webhook_store(&self) -> Arc<dyn WebhookStore> {
         Arc::new(webhook::SqlWebhookStore::new(self.conns.clone()))
+    }
+
+    /// The store of AI Lensers (agents, their members, grants, daily
+    /// usage, action log and team runs) over this database, for an
+    /// [`lf_agent::AgentService`].
+    pub fn agent_store(&self) -> Arc<dyn AgentStore> {
+        Arc::new(agent::SqlAgentStore::new(self.conns.clone()))
+    }
+
+    /// Whether a lenser (an account of [`Database::auth_store`]) holds a
+    /// handle, for an [`lf_agent::AgentService`]: lensers and agents share
+    /// one namespace of handles. (Creating an agent in
+    /// [`Database::agent_store`] also refuses a lenser's handle, and
+    /// creating a lenser an agent's, each checked in its write
+    /// transaction.)
+    pub fn lenser_handles(&self) -> Arc<dyn LenserHandles> {
+        Arc::new(agent::SqlLenserHandles::new(self.conns.clone()))
     }
 
     /// A small pool of separate connections to the SQLite database, for

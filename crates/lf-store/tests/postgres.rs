@@ -10,6 +10,7 @@
 //! unset or the server does not answer. The database may hold data from
 //! earlier runs: every check uses fresh ids and words.
 
+mod agent_common;
 mod auth_common;
 mod battle_common;
 mod common;
@@ -147,6 +148,33 @@ async fn battle_races() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn agent_contract_suite_twice() {
+    let db = connect().await;
+    lf_agent::contract::suite(db.agent_store()).await;
+    lf_agent::contract::suite(db.agent_store()).await;
+    agent_common::handles_are_one_namespace(&db).await;
+    agent_common::service_round_trip(&db).await;
+    db.close().await;
+}
+
+/// Reservations against a cap, creations against the owner's limit, one
+/// handle asked for by several agents, and by a lenser and an agent, on one
+/// pool and then on two: never past a limit, one holder of a handle (the
+/// agent's row lock, the advisory locks on owner and handle).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn agent_races_on_two_pools() {
+    let (a, b) = (connect().await, connect().await);
+    agent_common::racing_reservations(&[a.agent_store()]).await;
+    agent_common::racing_creates(&[a.agent_store()]).await;
+    agent_common::racing_reservations(&[a.agent_store(), b.agent_store()]).await;
+    agent_common::racing_creates(&[a.agent_store(), b.agent_store()]).await;
+    agent_common::racing_lenser_and_agent(&a, &a).await;
+    agent_common::racing_lenser_and_agent(&a, &b).await;
+    a.close().await;
+    b.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn workflow_contract_suite_twice() {
     let db = connect().await;
     lf_workflow::contract::suite(db.workflow_store()).await;
@@ -224,6 +252,7 @@ async fn kv_races_on_two_pools() {
     b.close().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn webhook_contract_suite_twice() {
     let db = connect().await;
     lf_workflow::hook::contract::suite(db.webhook_store(), db.workflow_store()).await;

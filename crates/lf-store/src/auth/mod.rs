@@ -48,7 +48,8 @@ impl SqlAuthStore {
 #[async_trait]
 impl AuthStore for SqlAuthStore {
     async fn create_lenser(&self, record: &LenserRecord) -> LfResult<()> {
-        on!(&self.conns, write_one, |conn| sql::insert_lenser(conn, record))
+        // Two statements and a lock: the agents' handles are checked too.
+        on!(&self.conns, write, |conn| sql::insert_lenser(conn, record))
     }
 
     async fn lenser_by_handle(&self, handle: &Handle) -> LfResult<Option<LenserRecord>> {

@@ -159,14 +159,29 @@ async fn fetch_one_by<C: Conn, K: Value, T>(
     row.as_ref().map(from_row).transpose()
 }
 
+/// Stores a lenser unless its handle or id is taken, by another lenser or
+/// (the handle) by an AI Lenser: handles are one namespace. Run it in a
+/// write transaction: the agents are checked under the handle's lock (see
+/// `agent::sql`), so a racing agent creation and this one never both pass.
 pub(crate) async fn insert_lenser<C: Conn>(conn: &mut C, record: &LenserRecord) -> LfResult<()> {
     let l = &record.lenser;
+    let taken = || format!("The handle {} (or the id) is taken.", l.handle);
+    let handle = l.handle.as_str();
+    crate::agent::sql::lock_handle(conn, handle).await?;
+    let agent = query::<C::Database>(crate::agent::sql::AGENT_HOLDS)
+        .put(handle.to_owned())
+        .fetch_optional(conn.exec())
+        .await
+        .map_err(map_db_err)?;
+    if agent.is_some() {
+        return Err(LfError::conflict(taken()));
+    }
     let q = query(INSERT_LENSER)
         .put(l.id.as_uuid())
-        .put(l.handle.as_str().to_owned())
+        .put(handle.to_owned())
         .put(record.password_hash.clone())
         .put_time(l.created_at);
-    insert(conn, q, || format!("The handle {} (or the id) is taken.", l.handle)).await
+    insert(conn, q, taken).await
 }
 
 pub(crate) async fn lenser_by_handle<C: Conn>(

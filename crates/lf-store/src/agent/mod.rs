@@ -1,0 +1,160 @@
+//! [`AgentStore`] over either backend: the tables of `0014_agents.sql`
+//! (SQLite) and `0013_agents.sql` (PostgreSQL), through the statements of
+//! `sql`, the same on both. Writes run in one write transaction that locks
+//! the agent's row (or the team run's) first; reads of more than one
+//! statement (the reach check and what it guards, an agent and its
+//! members) in one snapshot (see [`crate::conns`]). Why concurrent writes
+//! keep the limits is in `sql`.
+//!
+//! [`SqlLenserHandles`] answers lf-agent's [`LenserHandles`] from the
+//! accounts' `lensers` table, for the one namespace of handles.
+
+pub(crate) mod rows;
+pub(crate) mod sql;
+
+use async_trait::async_trait;
+use lf_agent::team::TeamRunChange;
+use lf_agent::{
+    ActionEntry, Agent, AgentFilter, AgentHandle, AgentStore, Ask, EventFilter, Grant, LenserHandles, Member,
+    NewEvent, Reservation, StoredGrant, TeamEvent, TeamRun, TeamRunFilter, TeamRunId, TeamRunUpdate, ToolKey,
+    Usage, UsageDay,
+};
+use lf_core::{LenserId, LfResult, Page, PageRequest, Reach};
+
+use crate::conns::{Conns, on};
+
+/// [`AgentStore`] over either backend.
+pub(crate) struct SqlAgentStore {
+    conns: Conns,
+}
+
+impl SqlAgentStore {
+    pub(crate) fn new(conns: Conns) -> Self {
+        Self { conns }
+    }
+}
+
+#[async_trait]
+impl AgentStore for SqlAgentStore {
+    async fn create_agent(&self, agent: &Agent, max_per_owner: u32) -> LfResult<()> {
+        on!(&self.conns, write, |conn| sql::create_agent(conn, agent, max_per_owner))
+    }
+
+    async fn get_agent(&self, reach: Reach, id: LenserId) -> LfResult<Agent> {
+        on!(&self.conns, snapshot, |conn| sql::get_agent(conn, reach, id))
+    }
+
+    async fn handle_taken(&self, handle: &AgentHandle) -> LfResult<bool> {
+        on!(&self.conns, reading, |conn| sql::handle_taken_by_agent(conn, handle))
+    }
+
+    async fn list_agents(
+        &self,
+        reach: Reach,
+        filter: &AgentFilter,
+        page: PageRequest,
+    ) -> LfResult<Page<Agent>> {
+        on!(&self.conns, snapshot, |conn| sql::list_agents(conn, reach, filter, page))
+    }
+
+    async fn update_agent(&self, agent: &Agent, expected_revision: u64) -> LfResult<()> {
+        on!(&self.conns, write, |conn| sql::update_agent(conn, agent, expected_revision))
+    }
+
+    async fn put_member(&self, agent: LenserId, member: &Member, max_members: u32) -> LfResult<bool> {
+        on!(&self.conns, write, |conn| sql::put_member(conn, agent, member, max_members))
+    }
+
+    async fn remove_member(&self, agent: LenserId, lenser: LenserId) -> LfResult<bool> {
+        on!(&self.conns, write, |conn| sql::remove_member(conn, agent, lenser))
+    }
+
+    async fn put_grant(&self, grant: &Grant, max_grants: u32) -> LfResult<StoredGrant> {
+        on!(&self.conns, write, |conn| sql::put_grant(conn, grant, max_grants))
+    }
+
+    async fn get_grant(&self, reach: Reach, agent: LenserId, tool: &ToolKey) -> LfResult<Option<Grant>> {
+        on!(&self.conns, snapshot, |conn| sql::get_grant(conn, reach, agent, tool))
+    }
+
+    async fn list_grants(&self, reach: Reach, agent: LenserId, page: PageRequest) -> LfResult<Page<Grant>> {
+        on!(&self.conns, snapshot, |conn| sql::list_grants(conn, reach, agent, page))
+    }
+
+    async fn revoke_grant(&self, agent: LenserId, tool: &ToolKey) -> LfResult<Option<Grant>> {
+        on!(&self.conns, write, |conn| sql::revoke_grant(conn, agent, tool))
+    }
+
+    async fn reserve_usage(&self, agent: LenserId, day: UsageDay, asks: &[Ask]) -> LfResult<Reservation> {
+        on!(&self.conns, write, |conn| sql::reserve_usage(conn, agent, day, asks))
+    }
+
+    async fn usage(&self, reach: Reach, agent: LenserId, day: UsageDay) -> LfResult<Usage> {
+        on!(&self.conns, snapshot, |conn| sql::usage_for(conn, reach, agent, day))
+    }
+
+    async fn record_action(&self, entry: &ActionEntry) -> LfResult<()> {
+        on!(&self.conns, write, |conn| sql::record_action(conn, entry))
+    }
+
+    async fn list_actions(
+        &self,
+        reach: Reach,
+        agent: LenserId,
+        page: PageRequest,
+    ) -> LfResult<Page<ActionEntry>> {
+        on!(&self.conns, snapshot, |conn| sql::list_actions(conn, reach, agent, page))
+    }
+
+    async fn create_team_run(&self, run: &TeamRun, events: &[NewEvent]) -> LfResult<Vec<TeamEvent>> {
+        on!(&self.conns, write, |conn| sql::create_team_run(conn, run, events))
+    }
+
+    async fn get_team_run(&self, reach: Reach, agent: LenserId, id: TeamRunId) -> LfResult<TeamRun> {
+        on!(&self.conns, snapshot, |conn| sql::get_team_run(conn, reach, agent, id))
+    }
+
+    async fn list_team_runs(
+        &self,
+        reach: Reach,
+        agent: LenserId,
+        filter: &TeamRunFilter,
+        page: PageRequest,
+    ) -> LfResult<Page<TeamRun>> {
+        on!(&self.conns, snapshot, |conn| sql::list_team_runs(conn, reach, agent, filter, page))
+    }
+
+    async fn advance_team_run(&self, change: &TeamRunChange) -> LfResult<TeamRunUpdate> {
+        on!(&self.conns, write, |conn| sql::advance_team_run(conn, change))
+    }
+
+    async fn list_events(
+        &self,
+        reach: Reach,
+        agent: LenserId,
+        filter: &EventFilter,
+        page: PageRequest,
+    ) -> LfResult<Page<TeamEvent>> {
+        on!(&self.conns, snapshot, |conn| sql::list_events(conn, reach, agent, filter, page))
+    }
+}
+
+/// [`LenserHandles`] over either backend: whether a lenser (an account in
+/// `lensers`) holds a handle. A lenser's handle is stored lowercase; the
+/// handle asked about is lowercased first.
+pub(crate) struct SqlLenserHandles {
+    conns: Conns,
+}
+
+impl SqlLenserHandles {
+    pub(crate) fn new(conns: Conns) -> Self {
+        Self { conns }
+    }
+}
+
+#[async_trait]
+impl LenserHandles for SqlLenserHandles {
+    async fn lenser_holds(&self, handle: &str) -> LfResult<bool> {
+        on!(&self.conns, reading, |conn| sql::lenser_holds(conn, handle))
+    }
+}
