@@ -55,7 +55,7 @@ async def test_list_create_run_and_missing_params(binary, mode):
             tools = await client.list_tools()
             names = {t.name for t in tools.tools}
             assert {"create_lens", "run_lens", "search_lenses", "find_and_run_lens"} <= names
-            assert len(names) == 48, "17 Lens tools, 10 Battle tools, search and fetch, and 19 Workflow tools"
+            assert len(names) == 63, "17 Lens tools, 10 Battle tools, search and fetch, 19 Workflow tools and 15 Agent tools"
             run_tool = next(t for t in tools.tools if t.name == "run_lens")
             assert run_tool.output_schema is not None
             # MCP's default for a missing readOnlyHint is false, and the server leaves defaults out.

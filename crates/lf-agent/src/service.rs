@@ -416,7 +416,7 @@ impl AgentService {
         } else if call.tool.group.is_agent()
             || self.store.get_grant(Reach::Everything, id, &key).await?.is_none()
         {
-            Some(grants::not_granted(&agent, &key))
+            Some(grants::not_granted(&agent, &ToolKey::Name(call.tool.name.clone())))
         } else {
             None
         };

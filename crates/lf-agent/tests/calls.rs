@@ -36,7 +36,7 @@ fn an_ungranted_tool_is_refused_naming_it_and_how_to_grant_it() {
     let e = run(w.service.check_call(&itself, a.id, &Call::new(get_lens.clone(), 0))).unwrap_err();
     assert_eq!(e.code(), ErrorCode::PermissionDenied);
     assert!(
-        e.message().contains(&get_lens.id.to_string()) && e.message().contains("assign_agent_tool"),
+        e.message().contains("was not granted get_lens") && e.message().contains("tool_id get_lens"),
         "{}",
         e.message()
     );

@@ -1,6 +1,6 @@
 use crate::error::{LfError, LfResult};
 
-/// One page of a listing: `limit` in 1..=100, `offset` from 0.
+/// One page of a listing: `limit` in 1..=100 (or a list's own range), `offset` from 0.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PageRequest {
     limit: u32,
@@ -15,13 +15,16 @@ impl PageRequest {
     pub const MAX_OFFSET: u64 = 1_000_000;
 
     pub fn new(limit: Option<i64>, offset: Option<i64>) -> LfResult<Self> {
-        let limit = limit.unwrap_or(Self::DEFAULT_LIMIT as i64);
-        if !(1..=Self::MAX_LIMIT as i64).contains(&limit) {
-            return Err(LfError::invalid_argument(format!(
-                "limit must be between 1 and {}, got {limit}",
-                Self::MAX_LIMIT
-            ))
-            .with_field("limit"));
+        Self::within(limit, offset, Self::DEFAULT_LIMIT, Self::MAX_LIMIT)
+    }
+
+    /// A page of a listing whose `limit` defaults to `default` and goes up
+    /// to `max` (the spec gives some lists their own range).
+    pub fn within(limit: Option<i64>, offset: Option<i64>, default: u32, max: u32) -> LfResult<Self> {
+        let limit = limit.unwrap_or(default as i64);
+        if !(1..=max as i64).contains(&limit) {
+            return Err(LfError::invalid_argument(format!("limit must be between 1 and {max}, got {limit}"))
+                .with_field("limit"));
         }
         let offset = offset.unwrap_or(0);
         if !(0..=Self::MAX_OFFSET as i64).contains(&offset) {

@@ -20,7 +20,11 @@ async fn handshake_era() {
     let tools = c.request(2, "tools/list", json!({})).await;
     let names: Vec<&str> =
         tools["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert_eq!(names.len(), 48, "17 Lens tools, 10 Battle tools, the 2 of Search and 19 Workflow tools");
+    assert_eq!(
+        names.len(),
+        63,
+        "17 Lens tools, 10 Battle tools, the 2 of Search, 19 Workflow tools and 15 Agent tools"
+    );
     assert!(names.contains(&"run_lens"));
 
     let created = c
@@ -74,7 +78,7 @@ async fn handshake_era() {
 async fn handshake_free_era() {
     let mut c = Client::start(None).await;
     let listed = c.request(1, "tools/list", json!({"_meta": inline_meta()})).await;
-    assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 48, "{listed}");
+    assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 63, "{listed}");
     let created = c
         .request(2, "tools/call", json!({"_meta": inline_meta(), "name": "create_lens", "arguments": {"title": "Essay", "template_body": BODY}}))
         .await;

@@ -88,6 +88,10 @@ pub struct CommonArgs {
     #[arg(long, env = "LENSERFIGHT_RUNNER_GRACE", value_name = "SECONDS")]
     pub runner_grace: Option<u64>,
 
+    /// Active AI Lensers one person may own [default: 5]
+    #[arg(long, env = "LENSERFIGHT_AGENTS_PER_OWNER", value_name = "AGENTS")]
+    pub agents_per_owner: Option<u64>,
+
     /// Which of these values came from the configuration file (set by
     /// [`crate::parse`]), so that an error names the key where it was set.
     #[arg(skip)]
@@ -216,7 +220,13 @@ impl CommonArgs {
         if rate > 1_000_000 {
             return Err(self.bad(Setting::CreditsPer1kTokens, format!("must be at most 1000000, got {rate}")));
         }
+        let per_owner = match self.agents_per_owner {
+            None => 5,
+            Some(n @ 1..=1_000) => n as u32,
+            Some(n) => return Err(self.bad(Setting::AgentsPerOwner, format!("must be 1 to 1000, got {n}"))),
+        };
         Ok(RunSettings {
+            agents: lf_agent::AgentLimits { per_owner, ..lf_agent::AgentLimits::default() },
             egress_allow: self.egress_allow()?,
             defaults: lf_workflow::run::RunDefaults { limits },
             pricing: lf_runner::Pricing { credits_per_1k_tokens: rate },
@@ -250,6 +260,8 @@ pub struct RunSettings {
     pub pricing: lf_runner::Pricing,
     /// How this process's runner claims and lets go of runs.
     pub runner: lf_runner::RunnerConfig,
+    /// How many agents a person may own, and their members and grants.
+    pub agents: lf_agent::AgentLimits,
 }
 
 /// The shared settings, checked.
@@ -340,21 +352,28 @@ mod tests {
         assert_eq!(runs.pricing.credits_per_1k_tokens, 3);
         assert_eq!((l.parallel, runs.runner.max_runs), (4, 16), "the defaults");
         assert_eq!((runs.runner.lease.as_secs(), runs.runner.grace.as_secs()), (30, 10));
+        assert_eq!(runs.agents.per_owner, 5, "the original's limit");
 
         let set = CommonArgs {
             parallel_steps: Some(2),
             run_lease: Some(5),
             runs_per_process: Some(64),
             runner_grace: Some(0),
+            agents_per_owner: Some(12),
             ..CommonArgs::default()
         };
         let runs = set.runs().unwrap();
+        assert_eq!(runs.agents.per_owner, 12);
         assert_eq!((runs.defaults.limits.parallel, runs.runner.max_runs), (2, 64));
         assert_eq!((runs.runner.lease.as_secs(), runs.runner.grace.as_secs()), (5, 0));
 
         for (args, key) in [
             (CommonArgs { parallel_steps: Some(0), ..CommonArgs::default() }, "LENSERFIGHT_PARALLEL_STEPS"),
             (CommonArgs { run_lease: Some(3_601), ..CommonArgs::default() }, "LENSERFIGHT_RUN_LEASE"),
+            (
+                CommonArgs { agents_per_owner: Some(0), ..CommonArgs::default() },
+                "LENSERFIGHT_AGENTS_PER_OWNER",
+            ),
             (
                 CommonArgs { runs_per_process: Some(0), ..CommonArgs::default() },
                 "LENSERFIGHT_RUNS_PER_PROCESS",

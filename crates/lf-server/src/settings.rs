@@ -65,6 +65,7 @@ pub enum Setting {
     RunLease,
     RunsPerProcess,
     RunnerGrace,
+    AgentsPerOwner,
     Bind,
     PublicUrl,
     AllowedOrigins,
@@ -81,7 +82,7 @@ pub enum Setting {
 }
 
 /// `(setting, file key, environment variable, flag, kind, reader)`.
-const TABLE: [(Setting, &str, &str, &str, Kind, Reader); 34] = [
+const TABLE: [(Setting, &str, &str, &str, Kind, Reader); 35] = [
     (
         Setting::DatabaseUrl,
         "database_url",
@@ -177,6 +178,14 @@ const TABLE: [(Setting, &str, &str, &str, Kind, Reader); 34] = [
         "runner_grace",
         "LENSERFIGHT_RUNNER_GRACE",
         "--runner-grace",
+        Kind::Count,
+        Reader::Both,
+    ),
+    (
+        Setting::AgentsPerOwner,
+        "agents_per_owner",
+        "LENSERFIGHT_AGENTS_PER_OWNER",
+        "--agents-per-owner",
         Kind::Count,
         Reader::Both,
     ),

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use lf_agent::AgentService;
 use lf_battle::BattleService;
 use lf_core::{ModelProvider, Principal, Spawner};
 use lf_egress::{Egress, EgressConfig};
@@ -77,11 +78,17 @@ pub fn services(
         .run_defaults(runs.defaults)
         .runnable(Arc::new(move |t: &str| can_run.handles(t)))
         .connections(connections)
+        .agents(
+            AgentService::new(db.agent_store(), db.lenser_handles())
+                .with_limits(runs.agents)
+                .with_dispatch(Arc::new(own.clone())),
+        )
         .model(model)
         .spawner(spawner)
         .build();
     runner.schedule(Scheduler::new(db.workflow_store(), services.runs.clone()));
     own.bind(services.runs.clone(), services.battle.clone(), db.workflow_store(), runner.stopping());
+    own.bind_agents(services.agents.clone());
     runner.on_end(Arc::new(own));
     (services, runner)
 }

@@ -15,6 +15,7 @@
 //! - a mistake the caller can fix is a tool result with `isError: true` and
 //!   `{code, message, details}`; no panic, SQL or cause text reaches a client.
 
+pub mod agent_calls;
 mod catalog;
 pub mod direct;
 mod documents;

@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use lf_agent::{AgentService, MemoryAgentStore, NoLensers};
 use lf_battle::BattleService;
 use lf_core::{ModelProvider, Principal, Spawner};
 use lf_lens::LensService;
@@ -19,6 +20,8 @@ pub struct Services {
     pub runs: Arc<RunService>,
     /// Saved connections (listed to their owner; the catalog never handles a secret).
     pub connections: ConnectionService,
+    /// AI Lensers: their profiles, grants, caps, action log and team runs.
+    pub agents: Arc<AgentService>,
 }
 
 impl Services {
@@ -43,6 +46,7 @@ pub struct ServicesBuilder {
     battle: Option<BattleService>,
     workflow: Option<WorkflowService>,
     connections: Option<ConnectionService>,
+    agents: Option<AgentService>,
     runs: Option<(Arc<dyn RunStore>, Arc<dyn RunSignal>)>,
     run_defaults: RunDefaults,
     runnable: Option<Runnable>,
@@ -65,6 +69,12 @@ impl ServicesBuilder {
 
     pub fn connections(self, connections: ConnectionService) -> Self {
         Self { connections: Some(connections), ..self }
+    }
+
+    /// Agents are kept by `agents`' store. Without it, in memory, with no
+    /// lenser holding a handle (embedding, tests).
+    pub fn agents(self, agents: AgentService) -> Self {
+        Self { agents: Some(agents), ..self }
     }
 
     /// Runs are kept in `store`, and `signal` wakes the runner that claims
@@ -127,6 +137,9 @@ impl ServicesBuilder {
             workflow,
             runs: Arc::new(runs),
             connections: self.connections.expect("Services::builder() needs .connections(...)"),
+            agents: Arc::new(self.agents.unwrap_or_else(|| {
+                AgentService::new(Arc::new(MemoryAgentStore::new()), Arc::new(NoLensers))
+            })),
         }
     }
 }

@@ -1031,8 +1031,15 @@ async fn the_tools_that_reach_the_model_say_so() {
         );
     }
     // Outside the Battle group, only the tools that start workflow runs
-    // reach out: whatever a run's steps reach.
+    // reach out (whatever a run's steps reach), and run_agent_action,
+    // which calls whichever tool the agent was granted.
     for tool in catalog.tools().iter().filter(|t| t.open_world() && t.group.id != "battle") {
-        assert_eq!((tool.group.id, tool.reaches), ("workflow", Reaches::Outside), "{}", tool.name);
+        let group = if tool.group.id == "agent" {
+            assert!(["run_agent_action", "start_agent_team_run"].contains(&tool.name), "{}", tool.name);
+            "agent"
+        } else {
+            "workflow"
+        };
+        assert_eq!((tool.group.id, tool.reaches), (group, Reaches::Outside), "{}", tool.name);
     }
 }

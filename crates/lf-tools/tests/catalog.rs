@@ -192,6 +192,71 @@ fn workflow_group_matches_the_spec() {
 }
 
 #[test]
+fn agent_group_matches_the_spec() {
+    use Safety::*;
+    // The spec's twelve in its order, then DESIGN's extras.
+    let expected = [
+        ("list_ai_lensers", Read),
+        ("get_ai_lenser", Read),
+        ("list_agent_tools", Read),
+        ("list_agent_run_events", Read),
+        ("list_agent_actions", Read),
+        ("create_ai_lenser", Write),
+        ("update_ai_lenser", Write),
+        ("assign_agent_tool", Write),
+        ("run_agent_action", Execute),
+        ("start_agent_team_run", Execute),
+        ("archive_ai_lenser", Destructive),
+        ("revoke_agent_tool", Destructive),
+        ("cancel_agent_run", Destructive),
+        ("set_ai_lenser_member", Write),
+        ("decide_agent_approval", Write),
+    ];
+    let catalog = catalog();
+    assert_eq!(group_tools(&catalog, Group::parse("agent").unwrap()), expected);
+    // The original's parameters, by their names.
+    for (tool, required) in [
+        ("get_ai_lenser", &["ai_lenser_id"][..]),
+        ("create_ai_lenser", &["display_name", "handle"]),
+        ("update_ai_lenser", &["ai_lenser_id", "patch"]),
+        ("archive_ai_lenser", &["ai_lenser_id"]),
+        ("list_agent_tools", &["ai_lenser_id"]),
+        ("assign_agent_tool", &["ai_lenser_id", "tool_id"]),
+        ("revoke_agent_tool", &["ai_lenser_id", "tool_id"]),
+        ("run_agent_action", &["action_type", "ai_lenser_id"]),
+        ("start_agent_team_run", &["ai_lenser_id", "workflow_id"]),
+        ("cancel_agent_run", &["ai_lenser_id", "team_run_id"]),
+        ("list_agent_run_events", &["ai_lenser_id"]),
+    ] {
+        assert_eq!(required_fields(&catalog, tool), required, "{tool}");
+    }
+    let props =
+        |tool: &str| catalog.get(tool).unwrap().input_schema["properties"].as_object().unwrap().clone();
+    for (tool, field) in [
+        ("list_ai_lensers", "owner_lenser_id"),
+        ("create_ai_lenser", "owner_lenser_id"),
+        ("run_agent_action", "context_type"),
+        ("run_agent_action", "context_id"),
+        ("run_agent_action", "metadata"),
+        ("start_agent_team_run", "inputs"),
+        ("start_agent_team_run", "policy"),
+        ("list_agent_run_events", "run_id"),
+        ("list_agent_run_events", "event_type"),
+        ("list_agent_run_events", "limit"),
+    ] {
+        assert!(props(tool).contains_key(field), "{tool} takes {field}");
+    }
+    assert_eq!(props("list_agent_run_events")["limit"]["maximum"], 500);
+    assert_eq!(props("list_agent_tools")["limit"]["default"], 50);
+    for (tool, _) in &expected[13..] {
+        assert!(
+            !catalog.get(tool).unwrap().differs_from_spec.is_empty(),
+            "{tool} says it is not in the spec"
+        );
+    }
+}
+
+#[test]
 fn workflow_spec_parameters_are_kept() {
     let catalog = catalog();
     let schema = |tool: &str| Value::Object((*catalog.get(tool).unwrap().input_schema).clone());
@@ -712,7 +777,7 @@ async fn dynamic_toolsets_list_what_a_session_enabled() {
 
     let listed = ok(&s, "list_toolsets", json!({})).await;
     let ids: Vec<_> = listed["toolsets"].as_array().unwrap().iter().map(|g| g["id"].clone()).collect();
-    assert_eq!(ids, [json!("lens"), json!("battle"), json!("search"), json!("workflow")]);
+    assert_eq!(ids, [json!("lens"), json!("battle"), json!("search"), json!("workflow"), json!("agent")]);
     assert!(listed["toolsets"].as_array().unwrap().iter().all(|g| g["enabled"] == false));
     assert_eq!(listed["toolsets"][0]["tools"].as_array().unwrap().len(), 17);
 

@@ -16,10 +16,10 @@ use async_trait::async_trait;
 use lf_agent::team::TeamRunChange;
 use lf_agent::{
     ActionEntry, Agent, AgentFilter, AgentHandle, AgentStore, Ask, EventFilter, Grant, LenserHandles, Member,
-    NewEvent, Reservation, StoredGrant, TeamEvent, TeamRun, TeamRunFilter, TeamRunId, TeamRunUpdate, ToolKey,
-    Usage, UsageDay,
+    NewEvent, Reservation, StoredGrant, TeamEvent, TeamRun, TeamRunFilter, TeamRunId, TeamRunStatus,
+    TeamRunUpdate, ToolKey, Usage, UsageDay,
 };
-use lf_core::{LenserId, LfResult, Page, PageRequest, Reach};
+use lf_core::{LenserId, LfResult, Page, PageRequest, Reach, Timestamp};
 
 use crate::conns::{Conns, on};
 
@@ -122,6 +122,15 @@ impl AgentStore for SqlAgentStore {
         page: PageRequest,
     ) -> LfResult<Page<TeamRun>> {
         on!(&self.conns, snapshot, |conn| sql::list_team_runs(conn, reach, agent, filter, page))
+    }
+
+    async fn team_runs_in(
+        &self,
+        status: TeamRunStatus,
+        after: Option<(Timestamp, TeamRunId)>,
+        limit: u32,
+    ) -> LfResult<Vec<TeamRun>> {
+        on!(&self.conns, snapshot, |conn| sql::team_runs_in(conn, status, after, limit))
     }
 
     async fn advance_team_run(&self, change: &TeamRunChange) -> LfResult<TeamRunUpdate> {

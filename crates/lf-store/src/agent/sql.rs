@@ -28,9 +28,9 @@
 use lf_agent::team::TeamRunChange;
 use lf_agent::{
     ActionEntry, Agent, AgentFilter, AgentHandle, Ask, EventFilter, Grant, Member, NewEvent, Reservation,
-    Role, StoredGrant, TeamEvent, TeamEventId, TeamRun, TeamRunFilter, TeamRunId, TeamRunUpdate, ToolKey,
-    Usage, UsageDay, agent_moved, agent_not_found, handle_taken, team_run_moved, team_run_not_found,
-    too_many_agents, too_many_grants, too_many_members,
+    Role, StoredGrant, TeamEvent, TeamEventId, TeamRun, TeamRunFilter, TeamRunId, TeamRunStatus,
+    TeamRunUpdate, ToolKey, Usage, UsageDay, agent_moved, agent_not_found, handle_taken, team_run_moved,
+    team_run_not_found, too_many_agents, too_many_grants, too_many_members,
 };
 use lf_core::{LenserId, LfError, LfResult, Page, PageRequest, Reach, Timestamp};
 use sqlx::QueryBuilder;
@@ -661,6 +661,37 @@ pub(crate) async fn list_team_runs<C: Conn>(
         }
     };
     listing(conn, select, from, " ORDER BY created_at DESC, id DESC", page, team_run).await
+}
+
+/// Every agent's team runs in `$1`, oldest first, from the start.
+const RUNS_IN: &str = concat!(
+    "SELECT ",
+    team_run_columns!(),
+    " FROM agent_team_runs WHERE status = $1 ORDER BY created_at, id LIMIT $2"
+);
+/// The same after the run created at `$2` with id `$3`.
+const RUNS_IN_AFTER: &str = concat!(
+    "SELECT ",
+    team_run_columns!(),
+    " FROM agent_team_runs WHERE status = $1 AND (created_at > $2 OR (created_at = $2 AND id > $3))",
+    " ORDER BY created_at, id LIMIT $4"
+);
+
+pub(crate) async fn team_runs_in<C: Conn>(
+    conn: &mut C,
+    status: TeamRunStatus,
+    after: Option<(Timestamp, TeamRunId)>,
+    limit: u32,
+) -> LfResult<Vec<TeamRun>> {
+    let q = match after {
+        None => query::<C::Database>(RUNS_IN).put(status.as_str().to_owned()).put(i64::from(limit)),
+        Some((at, id)) => query::<C::Database>(RUNS_IN_AFTER)
+            .put(status.as_str().to_owned())
+            .put_time(at)
+            .put(id.as_uuid())
+            .put(i64::from(limit)),
+    };
+    rows_of(conn, q, team_run).await
 }
 
 pub(crate) async fn advance_team_run<C: Conn>(

@@ -6,6 +6,7 @@
 //! [`ALL`] is the registry the catalog, `--toolsets`, the docs and the
 //! snapshot tests read: adding a group is a folder and one line here.
 
+pub mod agent;
 pub mod battle;
 pub mod lens;
 pub mod search;
@@ -14,4 +15,4 @@ pub mod workflow;
 use crate::group::Group;
 
 /// Every group, in catalog order.
-pub static ALL: &[&Group] = &[&lens::GROUP, &battle::GROUP, &search::GROUP, &workflow::GROUP];
+pub static ALL: &[&Group] = &[&lens::GROUP, &battle::GROUP, &search::GROUP, &workflow::GROUP, &agent::GROUP];

@@ -15,7 +15,7 @@ pub struct GetWorkflowRunLogs;
 pub struct RunMetadataOut {
     pub workflow_id: String,
     pub version: u32,
-    /// manual, retry, schedule, webhook, event, sub_workflow, battle or lens.
+    /// manual, retry, schedule, webhook, event, sub_workflow, battle, lens or team.
     pub origin: &'static str,
     /// The lenser who started it.
     pub started_by: String,

@@ -189,7 +189,7 @@ pub struct RunSummaryOut {
     /// The version number it runs.
     pub version: u32,
     pub status: &'static str,
-    /// manual, retry, schedule, webhook, event, sub_workflow, battle or lens.
+    /// manual, retry, schedule, webhook, event, sub_workflow, battle, lens or team.
     pub origin: &'static str,
     pub created_at: String,
     pub started_at: Option<String>,

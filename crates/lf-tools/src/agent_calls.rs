@@ -1,0 +1,103 @@
+//! Calling a catalog tool as an agent: the one way an agent acts, used by
+//! `run_agent_action` (and by the `agent_execute` step's tool box).
+//!
+//! The tool is found in the catalog by name, stable id or action word;
+//! [`lf_agent::AgentService::check_call`] checks the caller may act for the
+//! agent, the agent is active, the tool is granted, the policy allows it and
+//! the day's caps and credit limit have room (counted at once); the tool then
+//! runs as `Principal::Agent { agent, owner }` (its owner's reach, never
+//! more), and what came of it is written to the agent's action log.
+
+use std::sync::LazyLock;
+
+use lf_agent::{ActionName, ArgsSummary, Call, ToolGroup, ToolId, ToolName, ToolRef};
+use lf_core::{LenserId, LfError, LfResult};
+use rmcp::model::JsonObject;
+use serde_json::Value;
+
+use crate::catalog::Catalog;
+use crate::services::Ctx;
+use crate::tool::{Reaches, Safety, ToolSpec};
+
+/// The whole catalog, built once: what grants name.
+pub(crate) fn catalog() -> &'static Catalog {
+    static CATALOG: LazyLock<Catalog> = LazyLock::new(Catalog::new);
+    &CATALOG
+}
+
+/// The identity of a catalog tool, as lf-agent keeps it in a grant.
+pub fn tool_ref(spec: &ToolSpec) -> ToolRef {
+    ToolRef {
+        id: ToolId::from_uuid(spec.id()),
+        name: ToolName::parse("tool", spec.name).expect("catalog tool names are words"),
+        group: ToolGroup::parse("group", spec.group.id).expect("group ids are words"),
+        safety: match spec.safety {
+            Safety::Read => lf_agent::Safety::Read,
+            Safety::Write => lf_agent::Safety::Write,
+            Safety::Execute => lf_agent::Safety::Execute,
+            Safety::Destructive => lf_agent::Safety::Destructive,
+        },
+    }
+}
+
+/// The catalog tool `key` names (a stable id or a name); NOT_FOUND naming
+/// `field` otherwise.
+pub(crate) fn find_tool(field: &str, key: &str) -> LfResult<&'static ToolSpec> {
+    catalog().find(key).ok_or_else(|| {
+        LfError::new(
+            lf_core::ErrorCode::NotFound,
+            format!(
+                "No catalog tool {}: give a tool's name (as tools/list shows it) or its tool_id (list_agent_tools shows the ids of granted ones).",
+                LfError::excerpt(key)
+            ),
+        )
+        .with_field(field)
+    })
+}
+
+/// The credits a call of `spec` counts against the agent's daily credit
+/// limit: one for a tool that reaches a model or an outside service, none
+/// for one the server answers alone.
+pub fn credits_of(spec: &ToolSpec) -> u64 {
+    match spec.reaches {
+        Reaches::ServerOnly => 0,
+        Reaches::Model | Reaches::Outside => 1,
+    }
+}
+
+/// What a call as an agent answered.
+pub struct AgentCalled {
+    pub tool: &'static ToolSpec,
+    pub value: Value,
+    /// The action log's entry of the call.
+    pub action_log_id: String,
+}
+
+/// Calls the tool `action` names (a tool's name or id, or an action word)
+/// with `args` as agent `agent`, for `ctx`'s caller. A refused call answers
+/// its refusal (PERMISSION_DENIED, THROTTLED, BUDGET_EXCEEDED), logged; a
+/// passed one runs, and its outcome is logged, its error answered as it is.
+pub async fn call_as_agent(
+    ctx: &Ctx,
+    agent: LenserId,
+    action: &str,
+    args: JsonObject,
+    note: Option<String>,
+) -> LfResult<AgentCalled> {
+    let asked = ActionName::parse("action_type", action.trim()).or_else(|_| {
+        find_tool("action_type", action).and_then(|t| ActionName::parse("action_type", t.name))
+    })?;
+    let tool = find_tool("action_type", lf_agent::tool_for_action(&asked))?;
+    let mut summary = Value::Object(args.clone()).to_string();
+    if let Some(note) = note {
+        summary = format!("{note} {summary}");
+    }
+    let call = Call::new(tool_ref(tool), credits_of(tool)).asked_as(asked, ArgsSummary::new(&summary));
+    let agents = &ctx.services.agents;
+    let pass = agents.check_call(&ctx.principal, agent, &call).await?;
+    let inner = Ctx { principal: pass.principal.clone(), services: ctx.services.clone() };
+    let result = tool.call(inner, args).await;
+    let entry = agents.record_call(&pass, result.as_ref().map(|_| ())).await?;
+    let called = result?;
+    Ok(AgentCalled { tool, value: called.value, action_log_id: entry.id.to_string() })
+}

@@ -1,0 +1,77 @@
+use lf_core::LfResult;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::shapes::ai_lenser_id;
+use crate::agent_calls::call_as_agent;
+use crate::services::Ctx;
+use crate::tool::{Reaches, Safety, Tool};
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunAgentActionIn {
+    /// The AI Lenser (one you own, co-own or operate).
+    #[schemars(extend("format" = "uuid"))]
+    pub ai_lenser_id: String,
+    /// A granted tool's name, or join_battle, cast_vote, submit_entry, create_battle, run_lens, run_workflow.
+    #[schemars(length(min = 1, max = 64))]
+    pub action_type: String,
+    /// What it is about, for the action log.
+    #[schemars(length(max = 64))]
+    pub context_type: Option<String>,
+    /// The id of what it is about.
+    #[schemars(extend("format" = "uuid"))]
+    pub context_id: Option<String>,
+    /// The tool's arguments.
+    pub metadata: Option<Map<String, Value>>,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct ActionResultOut {
+    /// The tool's result.
+    pub result: Value,
+    pub action: String,
+    /// The tool it ran as.
+    pub tool: &'static str,
+    pub agent_id: String,
+    pub action_log_id: String,
+}
+
+pub struct RunAgentAction;
+
+impl Tool for RunAgentAction {
+    const NAME: &'static str = "run_agent_action";
+    const TITLE: &'static str = "Act as an AI Lenser";
+    const SAFETY: Safety = Safety::Execute;
+    const REACHES: Reaches = Reaches::Outside;
+    const DESCRIPTION: &'static str = "Call a tool granted to your AI Lenser, as the agent: metadata holds the tool's arguments. Checked against its grants, policy, daily caps and credit limit, and logged.";
+    const DIFFERS_FROM_SPEC: &'static str =
+        "Runs the tool: result is its result, with the tool and action_log_id.";
+    type Input = RunAgentActionIn;
+    type Output = ActionResultOut;
+
+    async fn call(ctx: Ctx, i: RunAgentActionIn) -> LfResult<ActionResultOut> {
+        let id = ai_lenser_id(&i.ai_lenser_id)?;
+        if let Some(t) = &i.context_type {
+            lf_core::check_text("context_type", t, 0, 64)?;
+        }
+        let context_id = i.context_id.as_deref().map(|s| lf_core::parse_uuid("context_id", s)).transpose()?;
+        let note = match (&i.context_type, context_id) {
+            (None, None) => None,
+            (t, id) => Some(format!(
+                "[{} {}]",
+                t.as_deref().unwrap_or("context"),
+                id.map_or_else(String::new, |id| id.to_string())
+            )),
+        };
+        let called = call_as_agent(&ctx, id, &i.action_type, i.metadata.unwrap_or_default(), note).await?;
+        Ok(ActionResultOut {
+            result: called.value,
+            action: i.action_type.trim().to_owned(),
+            tool: called.tool.name,
+            agent_id: id.to_string(),
+            action_log_id: called.action_log_id,
+        })
+    }
+}

@@ -1,0 +1,350 @@
+//! The Agent tools through `LfServer::call`: profiles, ownership, grants of
+//! catalog tools, `run_agent_action` as `Principal::Agent` (only granted
+//! tools, the owner's reach, the policy, the day's caps and credit limit,
+//! the action log), and team runs (service only, approval, cancel, events).
+
+use std::sync::Arc;
+
+use chrono::TimeDelta;
+use lf_agent::{AgentService, MemoryAgentStore, NoLensers};
+use lf_battle::BattleService;
+use lf_core::{FixedClock, LenserId, Principal, Scopes, Timestamp};
+use lf_lens::{LensService, MemoryLensStore};
+use lf_tools::{Catalog, CatalogOptions, LfServer, Services, tool_id};
+use serde_json::{Value, json};
+
+mod common;
+use common::{err, ok};
+
+struct World {
+    services: Arc<Services>,
+    clock: Arc<FixedClock>,
+}
+
+impl World {
+    async fn new() -> World {
+        let clock = Arc::new(FixedClock::new(
+            Timestamp::from_micros(1_780_000_000_000_000),
+            TimeDelta::milliseconds(1),
+        ));
+        let battles = lf_store::Database::connect("sqlite::memory:").await.unwrap().battle_store();
+        let agents = AgentService::new(Arc::new(MemoryAgentStore::new()), Arc::new(NoLensers))
+            .with_clock(clock.clone());
+        let services = Services::builder()
+            .lens(LensService::new(Arc::new(MemoryLensStore::new())))
+            .battle(BattleService::new(battles))
+            .workflow(common::memory_workflows())
+            .connections(common::memory_connections())
+            .agents(agents)
+            .build();
+        World { services: Arc::new(services), clock }
+    }
+
+    fn server(&self, principal: Principal) -> LfServer {
+        LfServer::new(Arc::new(Catalog::new()), self.services.clone(), CatalogOptions::default(), principal)
+    }
+
+    fn person(&self) -> (LenserId, LfServer) {
+        let id = LenserId::new();
+        (id, self.server(Principal::Lenser { id, scopes: Scopes::READ_WRITE }))
+    }
+}
+
+async fn agent(s: &LfServer, handle: &str) -> String {
+    let out = ok(s, "create_ai_lenser", json!({"handle": handle, "display_name": "Ada Bot"})).await;
+    assert_eq!(out["status"], "created");
+    out["ai_lenser_id"].as_str().unwrap().to_owned()
+}
+
+async fn private_lens(s: &LfServer, title: &str) -> String {
+    let out = ok(
+        s,
+        "create_lens",
+        json!({"title": title, "template_body": "Summarize [[Text]] in three bullet points for a busy reader.", "visibility": "private"}),
+    )
+    .await;
+    out["id"].as_str().unwrap().to_owned()
+}
+
+async fn act(s: &LfServer, agent: &str, action: &str, metadata: Value) -> (bool, Value) {
+    common::call(
+        s,
+        "run_agent_action",
+        json!({"ai_lenser_id": agent, "action_type": action, "metadata": metadata}),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn profiles_handles_limits_and_patches() {
+    let w = World::new().await;
+    let (alice, a) = w.person();
+    let id = agent(&a, "Ada_Bot").await;
+    let got = ok(&a, "get_ai_lenser", json!({"ai_lenser_id": id})).await;
+    assert_eq!(got["handle"], "ada_bot", "handles are lowercased");
+    assert_eq!(got["owner_lenser_id"], alice.to_string());
+    assert_eq!(got["your_role"], "owner");
+    assert_eq!(got["policy"]["can_vote"], false, "a new agent may do none of the gated things");
+    assert_eq!(got["usage"]["tool_calls_used"], 0);
+
+    let taken = err(&a, "create_ai_lenser", json!({"handle": "ADA_BOT", "display_name": "Again"})).await;
+    assert_eq!(taken["code"], "CONFLICT");
+    assert!(taken["message"].as_str().unwrap().contains("ada_bot"), "{taken}");
+    for bad in ["ab", "has-dash", "x".repeat(25).as_str()] {
+        let e = err(&a, "create_ai_lenser", json!({"handle": bad, "display_name": "Bad"})).await;
+        assert_eq!(
+            (e["code"].as_str(), e["details"]["field"].as_str()),
+            (Some("INVALID_ARGUMENT"), Some("handle"))
+        );
+    }
+    let long =
+        err(&a, "create_ai_lenser", json!({"handle": "longname", "display_name": "n".repeat(61)})).await;
+    assert_eq!(long["details"]["field"], "display_name");
+
+    for n in 2..=5 {
+        agent(&a, &format!("bot_{n}")).await;
+    }
+    let full = err(&a, "create_ai_lenser", json!({"handle": "bot_six", "display_name": "Six"})).await;
+    assert_eq!(full["code"], "SLOTS_FULL", "five active agents per owner: {full}");
+
+    let u = ok(
+        &a,
+        "update_ai_lenser",
+        json!({"ai_lenser_id": id, "patch": {"bio": "Reads lenses.", "display_name": "Ada Bot", "can_vote": true, "max_daily_votes": 3}}),
+    )
+    .await;
+    assert_eq!(
+        u["patched_keys"],
+        json!(["bio", "can_vote", "max_daily_votes"]),
+        "what changed, not what was sent"
+    );
+    let cleared = ok(&a, "update_ai_lenser", json!({"ai_lenser_id": id, "patch": {"bio": null}})).await;
+    assert_eq!(cleared["patched_keys"], json!(["bio"]));
+    let unknown = err(&a, "update_ai_lenser", json!({"ai_lenser_id": id, "patch": {"colour": "red"}})).await;
+    assert_eq!(unknown["code"], "INVALID_ARGUMENT");
+    let empty = err(&a, "update_ai_lenser", json!({"ai_lenser_id": id, "patch": {}})).await;
+    assert_eq!(empty["details"]["field"], "patch");
+
+    let (_, b) = w.person();
+    let hidden = err(&b, "get_ai_lenser", json!({"ai_lenser_id": id})).await;
+    assert_eq!(hidden["code"], "NOT_FOUND", "another person's agent does not exist for them");
+    let listed = ok(&b, "list_ai_lensers", json!({})).await;
+    assert_eq!(listed["total"], 0);
+    assert_eq!(ok(&a, "list_ai_lensers", json!({})).await["total"], 5);
+
+    let unconfirmed = err(&a, "archive_ai_lenser", json!({"ai_lenser_id": id})).await;
+    assert_eq!(unconfirmed["code"], "CONFIRMATION_REQUIRED");
+    let archived = ok(&a, "archive_ai_lenser", json!({"ai_lenser_id": id, "confirm": true})).await;
+    assert_eq!(archived["status"], "archived");
+    agent(&a, "bot_six").await; // archiving freed a slot
+    assert_eq!(ok(&a, "list_ai_lensers", json!({"include_archived": true})).await["total"], 6);
+}
+
+#[tokio::test]
+async fn grants_are_catalog_tools_by_id_or_name() {
+    let w = World::new().await;
+    let (_, a) = w.person();
+    let id = agent(&a, "granted").await;
+    let by_name = ok(&a, "assign_agent_tool", json!({"ai_lenser_id": id, "tool_id": "get_lens"})).await;
+    assert_eq!(by_name["tool_id"], tool_id("get_lens").to_string());
+    assert_eq!((by_name["group"].as_str(), by_name["safety"].as_str()), (Some("lens"), Some("read")));
+    assert_eq!(by_name["created"], true);
+    let again =
+        ok(&a, "assign_agent_tool", json!({"ai_lenser_id": id, "tool_id": tool_id("get_lens").to_string()}))
+            .await;
+    assert_eq!(again["created"], false, "the same tool by its id: nothing new");
+
+    let agent_tool =
+        err(&a, "assign_agent_tool", json!({"ai_lenser_id": id, "tool_id": "run_agent_action"})).await;
+    assert_eq!(agent_tool["code"], "INVALID_ARGUMENT", "no Agent tool is grantable: {agent_tool}");
+    let destructive =
+        err(&a, "assign_agent_tool", json!({"ai_lenser_id": id, "tool_id": "delete_lens"})).await;
+    assert_eq!(destructive["code"], "CONFIRMATION_REQUIRED");
+    ok(&a, "assign_agent_tool", json!({"ai_lenser_id": id, "tool_id": "delete_lens", "confirm": true})).await;
+    let unknown = err(&a, "assign_agent_tool", json!({"ai_lenser_id": id, "tool_id": "no_such_tool"})).await;
+    assert_eq!(
+        (unknown["code"].as_str(), unknown["details"]["field"].as_str()),
+        (Some("NOT_FOUND"), Some("tool_id"))
+    );
+
+    let listed = ok(&a, "list_agent_tools", json!({"ai_lenser_id": id})).await;
+    let names: Vec<&str> =
+        listed["items"].as_array().unwrap().iter().map(|g| g["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["delete_lens", "get_lens"], "grants by name");
+    assert_eq!(listed["limit"], 50, "the spec's default");
+
+    let revoked = ok(&a, "revoke_agent_tool", json!({"ai_lenser_id": id, "tool_id": "delete_lens"})).await;
+    assert_eq!(revoked["revoked"], true);
+    let twice = ok(&a, "revoke_agent_tool", json!({"ai_lenser_id": id, "tool_id": "delete_lens"})).await;
+    assert_eq!(twice["revoked"], false);
+    assert_eq!(ok(&a, "list_agent_tools", json!({"ai_lenser_id": id})).await["total"], 1);
+}
+
+#[tokio::test]
+async fn an_agent_calls_only_granted_tools_with_its_owners_reach() {
+    let w = World::new().await;
+    let (_, a) = w.person();
+    let (_, b) = w.person();
+    let id = agent(&a, "reader").await;
+    let mine = private_lens(&a, "Alice's notes").await;
+    let theirs = private_lens(&b, "Bob's notes").await;
+
+    let (refused, e) = act(&a, &id, "get_lens", json!({"lens_id": mine})).await;
+    assert!(refused);
+    assert_eq!(e["code"], "PERMISSION_DENIED");
+    let m = e["message"].as_str().unwrap();
+    assert!(
+        m.contains("get_lens") && m.contains("assign_agent_tool"),
+        "names the tool and how to grant it: {m}"
+    );
+
+    ok(&a, "assign_agent_tool", json!({"ai_lenser_id": id, "tool_id": "get_lens"})).await;
+    let (failed, got) = act(&a, &id, "get_lens", json!({"lens_id": mine})).await;
+    assert!(!failed, "{got}");
+    assert_eq!(got["result"]["title"], "Alice's notes");
+    assert_eq!((got["tool"].as_str(), got["agent_id"].as_str()), (Some("get_lens"), Some(id.as_str())));
+    let (failed, e) = act(&a, &id, "get_lens", json!({"lens_id": theirs})).await;
+    assert!(failed);
+    assert_eq!(e["code"], "NOT_FOUND", "an agent never reaches past its owner: {e}");
+
+    // Only its owners and operators act through it.
+    let (_, e) = act(&b, &id, "get_lens", json!({"lens_id": mine})).await;
+    assert_eq!(e["code"], "NOT_FOUND");
+
+    let log = ok(&a, "list_agent_actions", json!({"ai_lenser_id": id})).await;
+    let outcomes: Vec<&str> =
+        log["items"].as_array().unwrap().iter().map(|e| e["outcome"].as_str().unwrap()).collect();
+    assert_eq!(
+        outcomes,
+        ["failed", "succeeded", "refused"],
+        "newest first, bob's call never reached the log"
+    );
+    assert_eq!(log["items"][1]["action_log_id"], got["action_log_id"]);
+}
+
+#[tokio::test]
+async fn action_words_policy_flags_and_daily_caps() {
+    let w = World::new().await;
+    let (_, a) = w.person();
+    let id = agent(&a, "voter").await;
+    ok(&a, "assign_agent_tool", json!({"ai_lenser_id": id, "tool_id": "add_battle_contender"})).await;
+    ok(&a, "assign_agent_tool", json!({"ai_lenser_id": id, "tool_id": "list_lenses"})).await;
+    let battle = ok(&a, "create_battle", json!({"title": "Duel", "task_prompt": "Name a sea."})).await;
+    let join = json!({"battle_id": battle["id"], "display_name": "Voter", "contender_type": "ai_agent", "contender_ref_id": id});
+    let (_, e) = act(&a, &id, "join_battle", join.clone()).await;
+    assert_eq!(e["code"], "PERMISSION_DENIED");
+    assert!(e["message"].as_str().unwrap().contains("can_join_battles"), "{e}");
+    ok(
+        &a,
+        "update_ai_lenser",
+        json!({"ai_lenser_id": id, "patch": {"can_join_battles": true, "max_daily_tool_calls": 3}}),
+    )
+    .await;
+    let (failed, joined) = act(&a, &id, "join_battle", join).await;
+    assert!(!failed, "{joined}");
+    assert_eq!(
+        (joined["action"].as_str(), joined["tool"].as_str()),
+        (Some("join_battle"), Some("add_battle_contender"))
+    );
+
+    // Three calls a day: the third passes (the join was the first), the fourth is throttled.
+    assert!(!act(&a, &id, "list_lenses", json!({})).await.0);
+    assert!(!act(&a, &id, "list_lenses", json!({})).await.0);
+    let (_, e) = act(&a, &id, "list_lenses", json!({})).await;
+    assert_eq!(e["code"], "THROTTLED");
+    assert_eq!(e["details"]["cap"], "max_daily_tool_calls");
+    let resets = e["details"]["resets_at"].as_str().unwrap().to_owned();
+    assert!(
+        resets.ends_with("T00:00:00+00:00") || resets.ends_with("T00:00:00Z"),
+        "the next UTC midnight: {resets}"
+    );
+    let got = ok(&a, "get_ai_lenser", json!({"ai_lenser_id": id})).await;
+    assert_eq!(
+        (got["usage"]["tool_calls_used"].as_u64(), got["usage"]["battles_used"].as_u64()),
+        (Some(3), Some(1))
+    );
+
+    // A new UTC day starts the counts again.
+    w.clock.advance(TimeDelta::hours(24));
+    assert!(!act(&a, &id, "list_lenses", json!({})).await.0, "the cap resets at the day boundary");
+}
+
+#[tokio::test]
+async fn operators_act_but_do_not_change_the_agent() {
+    let w = World::new().await;
+    let (_, a) = w.person();
+    let (bob, b) = w.person();
+    let id = agent(&a, "shared").await;
+    ok(&a, "assign_agent_tool", json!({"ai_lenser_id": id, "tool_id": "list_lenses"})).await;
+    let members = ok(
+        &a,
+        "set_ai_lenser_member",
+        json!({"ai_lenser_id": id, "lenser_id": bob.to_string(), "role": "operator"}),
+    )
+    .await;
+    assert_eq!(members["members"], json!([{"lenser_id": bob.to_string(), "role": "operator"}]));
+    assert_eq!(ok(&b, "get_ai_lenser", json!({"ai_lenser_id": id})).await["your_role"], "operator");
+    assert!(!act(&b, &id, "list_lenses", json!({})).await.0, "an operator runs it");
+    let e = err(&b, "update_ai_lenser", json!({"ai_lenser_id": id, "patch": {"bio": "mine now"}})).await;
+    assert_eq!(e["code"], "FORBIDDEN");
+    let e = err(&b, "assign_agent_tool", json!({"ai_lenser_id": id, "tool_id": "get_lens"})).await;
+    assert_eq!(e["code"], "FORBIDDEN");
+    ok(&a, "set_ai_lenser_member", json!({"ai_lenser_id": id, "lenser_id": bob.to_string(), "role": "none"}))
+        .await;
+    assert_eq!(err(&b, "get_ai_lenser", json!({"ai_lenser_id": id})).await["code"], "NOT_FOUND");
+}
+
+#[tokio::test]
+async fn team_runs_are_the_services_and_move_in_order() {
+    let w = World::new().await;
+    let (alice, a) = w.person();
+    let id = agent(&a, "teamer").await;
+    let flow = ok(
+        &a,
+        "create_workflow",
+        json!({"title": "Flow", "visibility": "private",
+            "steps": [{"key": "start", "kind": "trigger", "name": "Start", "node_type": "manual_trigger"},
+                      {"key": "log", "kind": "tool", "name": "Log", "node_type": "noop"}],
+            "connections": [{"from_step": "start", "to_step": "log", "input_parameter": "input"}]}),
+    )
+    .await;
+    let start = json!({"ai_lenser_id": id, "workflow_id": flow["id"], "policy": "approval_required"});
+    let over_http = err(&a, "start_agent_team_run", start.clone()).await;
+    assert_eq!(over_http["code"], "PERMISSION_DENIED", "service role only: {over_http}");
+
+    let service = w.server(Principal::Service { acting_as: Some(alice) });
+    let run = ok(&service, "start_agent_team_run", start).await;
+    assert_eq!(run["status"], "awaiting_approval");
+    let team_run = run["team_run_id"].as_str().unwrap();
+    let decided = ok(
+        &a,
+        "decide_agent_approval",
+        json!({"ai_lenser_id": id, "team_run_id": team_run, "decision": "approve", "reason": "fine"}),
+    )
+    .await;
+    assert_eq!(decided["status"], "queued");
+    let cancelled = ok(&a, "cancel_agent_run", json!({"ai_lenser_id": id, "team_run_id": team_run})).await;
+    assert_eq!(cancelled["status"], "cancelled");
+    let again = err(&a, "cancel_agent_run", json!({"ai_lenser_id": id, "team_run_id": team_run})).await;
+    assert_eq!(again["code"], "INVALID_TRANSITION", "a finished run is not cancelled again");
+
+    let events = ok(&a, "list_agent_run_events", json!({"ai_lenser_id": id, "run_id": team_run})).await;
+    let kinds: Vec<&str> =
+        events["items"].as_array().unwrap().iter().map(|e| e["event_type"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        ["run_cancelled", "dispatch_queued", "approval_granted", "approval_requested"],
+        "newest first"
+    );
+    assert_eq!(events["items"][2]["payload"]["note"], "fine");
+    let only =
+        ok(&a, "list_agent_run_events", json!({"ai_lenser_id": id, "event_type": "approval_granted"})).await;
+    assert_eq!(only["total"], 1);
+
+    // A workflow its owner cannot read is not run for the agent.
+    let (_, b) = w.person();
+    let bobs = ok(&b, "create_workflow", json!({"title": "Bob's", "visibility": "private"})).await;
+    let e =
+        err(&service, "start_agent_team_run", json!({"ai_lenser_id": id, "workflow_id": bobs["id"]})).await;
+    assert_eq!(e["code"], "NOT_FOUND");
+}
