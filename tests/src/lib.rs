@@ -15,6 +15,9 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex};
 
+use lf_agent::{
+    AgentFilter, AgentService, AgentStore, LenserHandles, MemoryAgentStore, NoLensers, TeamRunFilter,
+};
 use lf_battle::{BattleFilter, BattleService, BattleSheet, BattleStatus, BattleStore, MemoryBattleStore};
 use lf_core::{LenserId, PageRequest, Principal, Reach, Scopes};
 use lf_lens::{
@@ -161,6 +164,7 @@ pub struct TestStore {
     workflows: Arc<dyn WorkflowStore>,
     connections: Arc<dyn ConnectionStore>,
     runs: Arc<dyn RunStore>,
+    agents: Arc<dyn AgentStore>,
     backing: Backing,
     catalog: Arc<Catalog>,
     services: Arc<Services>,
@@ -208,6 +212,11 @@ impl TestStore {
             Backing::Sqlite { http: Some(http), .. } => http.runs.clone(),
             _ => Arc::new(MemoryRunStore::new()),
         };
+        let (agents, lensers): (Arc<dyn AgentStore>, Arc<dyn LenserHandles>) = match &backing {
+            Backing::Memory(_) => (Arc::new(MemoryAgentStore::new()), Arc::new(NoLensers)),
+            Backing::Sqlite { db, .. } => (db.agent_store(), db.lenser_handles()),
+        };
+        let agent_service = AgentService::new(agents.clone(), lensers);
         let lens = LensService::new(store.clone());
         let workflow = WorkflowService::new(
             workflows.clone(),
@@ -225,6 +234,7 @@ impl TestStore {
                     Arc::new(lf_server::KeySealer::new(None)),
                 ))
                 .runs(runs.clone(), Arc::new(NoSignal))
+                .agents(agent_service)
                 .build(),
         );
         TestStore {
@@ -233,6 +243,7 @@ impl TestStore {
             workflows,
             connections,
             runs,
+            agents,
             backing,
             catalog: Arc::new(Catalog::new()),
             services,
@@ -244,6 +255,11 @@ impl TestStore {
     }
 
     /// The battle store the services write to.
+    /// The agent store the services use.
+    pub fn agents(&self) -> &Arc<dyn AgentStore> {
+        &self.agents
+    }
+
     pub fn battles(&self) -> &Arc<dyn BattleStore> {
         &self.battles
     }
@@ -385,7 +401,33 @@ impl TestStore {
         for (w, _) in &workflows {
             workflow_runs.extend(all_runs(self.runs.as_ref(), w.id).await);
         }
-        Digest { lenses, runs: self.run_count().await, battles, workflows, workflow_runs }
+        let mut agents = Vec::new();
+        let filter = AgentFilter { include_archived: true, ..AgentFilter::default() };
+        let page = PageRequest::within(Some(500), None, 500, 500).expect("a valid page");
+        let listed = self.agents.list_agents(Reach::Everything, &filter, page).await.expect("listing agents");
+        for agent in listed.items {
+            let grants = self
+                .agents
+                .list_grants(Reach::Everything, agent.id, page)
+                .await
+                .expect("listing grants")
+                .items;
+            let runs = self
+                .agents
+                .list_team_runs(Reach::Everything, agent.id, &TeamRunFilter::default(), page)
+                .await
+                .expect("listing team runs")
+                .items;
+            let events = self
+                .agents
+                .list_events(Reach::Everything, agent.id, &lf_agent::EventFilter::default(), page)
+                .await
+                .expect("listing team-run events")
+                .total;
+            agents.push(AgentDigest { agent, grants, team_runs: runs, events });
+        }
+        agents.sort_by_key(|a| a.agent.id);
+        Digest { lenses, runs: self.run_count().await, battles, workflows, workflow_runs, agents }
     }
 }
 
@@ -485,6 +527,20 @@ pub struct Digest {
     pub workflows: Vec<(lf_workflow::Workflow, Vec<lf_workflow::VersionSummary>)>,
     /// Every workflow run, by workflow, with its node results.
     pub workflow_runs: Vec<Run>,
+    /// Every agent (archived ones included) with its grants and team runs.
+    /// Its action log and day counts are left out: every call an agent
+    /// makes is logged and counted, refused or not.
+    pub agents: Vec<AgentDigest>,
+}
+
+/// One agent as a [`Digest`] holds it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AgentDigest {
+    pub agent: lf_agent::Agent,
+    pub grants: Vec<lf_agent::Grant>,
+    pub team_runs: Vec<lf_agent::TeamRun>,
+    /// How many events its team runs have.
+    pub events: u64,
 }
 
 impl Digest {
@@ -556,6 +612,20 @@ impl Digest {
                 out.push(format!("workflow run {} appeared ({})", run.id, run.status()));
             }
         }
+        for a in &self.agents {
+            match after.agents.iter().find(|b| b.agent.id == a.agent.id) {
+                None => out.push(format!("agent {} disappeared", a.agent.id)),
+                Some(b) if b != a => {
+                    out.push(format!("agent {} changed: {} -> {}", a.agent.id, cut(a), cut(b)))
+                }
+                Some(_) => {}
+            }
+        }
+        for b in &after.agents {
+            if !self.agents.iter().any(|a| a.agent.id == b.agent.id) {
+                out.push(format!("agent {} appeared (@{})", b.agent.id, b.agent.handle));
+            }
+        }
         out
     }
 }
@@ -604,12 +674,13 @@ impl fmt::Debug for Digest {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "Digest({} lenses, {} runs, {} battles, {} workflows, {} workflow runs)",
+            "Digest({} lenses, {} runs, {} battles, {} workflows, {} workflow runs, {} agents)",
             self.lenses.len(),
             self.runs,
             self.battles.len(),
             self.workflows.len(),
-            self.workflow_runs.len()
+            self.workflow_runs.len(),
+            self.agents.len()
         )
     }
 }

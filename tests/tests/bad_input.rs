@@ -39,6 +39,8 @@ const MISSING_LENSER: &[&str] = &["MISSING_LENSER"];
 const FORBIDDEN: &[&str] = &["FORBIDDEN"];
 const INVALID_TRANSITION: &[&str] = &["INVALID_TRANSITION"];
 const SLOTS_FULL: &[&str] = &["SLOTS_FULL"];
+const PERMISSION_DENIED: &[&str] = &["PERMISSION_DENIED"];
+const CONFLICT: &[&str] = &["CONFLICT"];
 
 /// 10 MiB: far beyond any limit, built once per run.
 const HUGE_BYTES: usize = 10 * 1024 * 1024;
@@ -135,6 +137,12 @@ struct Fixture {
     scoring: String,
     /// Another lenser's draft battle: drafts are readable only by their creator.
     hidden_battle: String,
+    /// The caller's AI Lenser (@fixture_bot), granted get_lens.
+    agent: String,
+    /// Another lenser's AI Lenser.
+    hidden_agent: String,
+    /// A team run of `agent` (of `workflow`) awaiting approval.
+    team_run: String,
 }
 
 async fn ok(server: &LfServer, tool: &str, args: Value) -> Value {
@@ -280,7 +288,26 @@ async fn fixture(store: &TestStore) -> Fixture {
     store.end_run(&ended_run, RunStatus::Failed).await;
     let hidden_run = started(&b, &hidden_workflow).await;
 
+    let new_agent = |server: &LfServer, handle: &str| {
+        let args = json!({"handle": handle, "display_name": "Fixture bot"});
+        let server = server.clone();
+        async move { id_of(&ok(&server, "create_ai_lenser", args).await, "ai_lenser_id") }
+    };
+    let agent = new_agent(&a, "fixture_bot").await;
+    ok(&a, "assign_agent_tool", json!({"ai_lenser_id": agent, "tool_id": "get_lens"})).await;
+    let hidden_agent = new_agent(&b, "hidden_bot").await;
+    let service = store.server(Principal::Service { acting_as: Some(owner) });
+    let team_run = ok(
+        &service,
+        "start_agent_team_run",
+        json!({"ai_lenser_id": agent, "workflow_id": id_of(&workflow, "id"), "policy": "approval_required"}),
+    )
+    .await;
+
     Fixture {
+        agent,
+        hidden_agent,
+        team_run: id_of(&team_run, "team_run_id"),
         owner,
         other,
         v1: id_of(&created["head_version"], "id"),
@@ -318,6 +345,9 @@ struct Base {
     /// Whether the call creates a row someone must own: a Service principal
     /// with no lenser gets MISSING_LENSER.
     needs_owner: bool,
+    /// Whether only the service role may call it: its cases are called by
+    /// the service acting as the fixture's owner.
+    service: bool,
 }
 
 /// The one hand-written table: valid arguments per tool, every optional
@@ -419,6 +449,43 @@ fn base(tool: &str, fx: &Fixture) -> Option<Base> {
         "list_workflow_runs" => json!({
             "workflow_id": fx.workflow, "status": "pending", "limit": 10, "offset": 0,
         }),
+        "list_ai_lensers" => {
+            json!({"owner_lenser_id": fx.owner.to_string(), "include_archived": true, "limit": 10, "offset": 0})
+        }
+        "get_ai_lenser" => json!({"ai_lenser_id": fx.agent}),
+        "archive_ai_lenser" => json!({"ai_lenser_id": fx.agent, "confirm": true}),
+        "list_agent_tools" | "list_agent_actions" => {
+            json!({"ai_lenser_id": fx.agent, "limit": 10, "offset": 0})
+        }
+        "list_agent_run_events" => json!({
+            "ai_lenser_id": fx.agent, "run_id": fx.team_run, "event_type": "approval_requested", "limit": 10, "offset": 0,
+        }),
+        "create_ai_lenser" => json!({
+            "handle": "new_bot", "display_name": "New bot", "bio": "Reads lenses.", "headline": "A reader",
+            "persona": "You are terse.", "model": "llama3.2", "runtime_pref": "local", "owner_lenser_id": fx.owner.to_string(),
+        }),
+        "update_ai_lenser" => {
+            json!({"ai_lenser_id": fx.agent, "patch": {"bio": "Reads more.", "can_vote": true, "max_daily_votes": 3}})
+        }
+        "assign_agent_tool" => json!({"ai_lenser_id": fx.agent, "tool_id": "list_lenses", "confirm": true}),
+        "revoke_agent_tool" => json!({"ai_lenser_id": fx.agent, "tool_id": "get_lens"}),
+        "run_agent_action" => json!({
+            "ai_lenser_id": fx.agent, "action_type": "get_lens", "context_type": "lens", "context_id": fx.lens,
+            "metadata": {"lens_id": fx.lens},
+        }),
+        "start_agent_team_run" => json!({
+            "ai_lenser_id": fx.agent, "workflow_id": fx.workflow, "inputs": {"topic": "seas"}, "policy": "auto",
+            "parent_team_run_id": fx.team_run,
+        }),
+        "cancel_agent_run" => {
+            json!({"team_run_id": fx.team_run, "ai_lenser_id": fx.agent, "reason": "Not needed."})
+        }
+        "decide_agent_approval" => json!({
+            "team_run_id": fx.team_run, "ai_lenser_id": fx.agent, "decision": "approve", "reason": "Fine.",
+        }),
+        "set_ai_lenser_member" => {
+            json!({"ai_lenser_id": fx.agent, "lenser_id": fx.other.to_string(), "role": "operator"})
+        }
         _ => return None,
     };
     let needs_owner = matches!(
@@ -434,7 +501,9 @@ fn base(tool: &str, fx: &Fixture) -> Option<Base> {
             | "cancel_workflow_run"
             | "list_workflow_runs"
     );
-    Some(Base { args, needs_owner })
+    // The service role alone starts team runs (stdio acting as the owner).
+    let service = tool == "start_agent_team_run";
+    Some(Base { args, needs_owner, service })
 }
 
 /// Where the spec answers a mutation with another code than INVALID_ARGUMENT.
@@ -442,7 +511,11 @@ fn spec_override(tool: &str, prop: &str, kind: &str) -> Option<&'static [&'stati
     match (tool, prop, kind) {
         // confirm is "must be exactly true": false, null or nothing all ask for it.
         (
-            "delete_lens" | "set_battle_status" | "archive_workflow" | "cancel_workflow_run",
+            "delete_lens"
+            | "set_battle_status"
+            | "archive_workflow"
+            | "cancel_workflow_run"
+            | "archive_ai_lenser",
             "confirm",
             "missing" | "null" | "const",
         ) => Some(CONFIRMATION),
@@ -479,6 +552,8 @@ enum Who {
     Other,
     /// A Service principal acting as nobody.
     Service,
+    /// A Service principal acting as the fixture's owner (stdio).
+    OwnerService,
 }
 
 /// One call of the corpus.
@@ -497,8 +572,11 @@ struct Gen<'a> {
     fx: &'a Fixture,
     huge: &'a Value,
     /// Whether `workflow_id` names a workflow the tool reads (every
-    /// Workflow tool, and run_lens, which records a run of it).
+    /// Workflow tool, run_lens, which records a run of it, and
+    /// start_agent_team_run, which runs it).
     reads_workflows: bool,
+    /// Whether the service calls the cases (it sees every agent).
+    service: bool,
 }
 
 fn schema_types(schema: &Value) -> (String, bool) {
@@ -621,6 +699,14 @@ impl Gen<'_> {
                     ("another lenser's private workflow", fx.hidden_workflow.clone()),
                     ("an unknown workflow", WorkflowId::new().to_string()),
                 ]
+            } else if name == "ai_lenser_id" {
+                let mut v = vec![("an unknown AI Lenser", LenserId::new().to_string())];
+                if !self.service {
+                    v.push(("another lenser's AI Lenser", fx.hidden_agent.clone()));
+                }
+                v
+            } else if name.ends_with("team_run_id") {
+                vec![("an unknown team run", lf_agent::TeamRunId::new().to_string())]
             } else if name == "run_id" {
                 vec![
                     ("another lenser's run of a private workflow", fx.hidden_run.clone()),
@@ -992,6 +1078,7 @@ fn battle_cases(tool: &'static str, base: &Value, fx: &Fixture) -> Vec<Case> {
                     Who::Owner => "semantic",
                     Who::Other => "not the creator",
                     Who::Service => "no owner",
+                    Who::OwnerService => "the service",
                 },
                 what: what.to_owned(),
                 args,
@@ -1714,6 +1801,191 @@ impl Tally {
     }
 }
 
+/// The Agent tools' refusals no schema expresses: handles, grants,
+/// ungranted tools, the service role, someone else's agent.
+fn agent_cases(tool: &'static str, base: &Value, fx: &Fixture) -> Vec<Case> {
+    let mut out = Vec::new();
+    let mut push =
+        |who: Who, what: &str, args: Value, codes: &'static [&'static str], field: Option<&str>| {
+            out.push(Case {
+                tool,
+                who,
+                kind: "agent",
+                what: what.to_owned(),
+                args,
+                codes,
+                field: field.map(str::to_owned),
+            });
+        };
+    let me = Who::Owner;
+    match tool {
+        "create_ai_lenser" => {
+            push(me, "a taken handle", with(base, "handle", json!("Fixture_Bot")), CONFLICT, None);
+            for h in ["", "bot", "has-dash", "has space", "dotted.bot", &"b".repeat(25), "émile_bot"] {
+                push(me, &format!("handle {h:?}"), with(base, "handle", json!(h)), INVALID, Some("handle"));
+            }
+            for (field, n) in [("display_name", 61), ("bio", 501), ("headline", 121), ("persona", 4001)] {
+                push(
+                    me,
+                    &format!("{field} of {n}"),
+                    with(base, field, json!("n".repeat(n))),
+                    INVALID,
+                    Some(field),
+                );
+            }
+            push(
+                me,
+                "a blank display name",
+                with(base, "display_name", json!("   ")),
+                INVALID,
+                Some("display_name"),
+            );
+            let theirs = with(base, "owner_lenser_id", json!(fx.other.to_string()));
+            push(me, "an agent for someone else", theirs, PERMISSION_DENIED, None);
+            // The service names the owner, or acts as one.
+            push(
+                Who::Service,
+                "the service naming no owner",
+                without(base, "owner_lenser_id"),
+                MISSING_LENSER,
+                None,
+            );
+        }
+        "update_ai_lenser" => {
+            push(me, "an empty patch", with(base, "patch", json!({})), INVALID, Some("patch"));
+            for (field, v) in [
+                ("max_daily_votes", json!(10_001)),
+                ("max_daily_tool_calls", json!(-1)),
+                ("spending_limit_credits", json!(-5)),
+                ("website_url", json!("ftp://example.com")),
+                ("avatar_url", json!("not a link")),
+                ("display_name", json!("")),
+                ("colour", json!("red")),
+            ] {
+                push(
+                    me,
+                    &format!("patch {field} {v}"),
+                    with(base, "patch", json!({field: v})),
+                    INVALID,
+                    Some("patch"),
+                );
+            }
+            let theirs = with(base, "ai_lenser_id", json!(fx.hidden_agent));
+            push(
+                Who::Other,
+                "the owner's agent, patched by another",
+                with(&theirs, "ai_lenser_id", json!(fx.agent)),
+                NOT_FOUND,
+                None,
+            );
+        }
+        "assign_agent_tool" => {
+            for t in ["run_agent_action", "create_ai_lenser", "decide_agent_approval"] {
+                push(
+                    me,
+                    &format!("the Agent tool {t}"),
+                    with(base, "tool_id", json!(t)),
+                    INVALID,
+                    Some("tool_id"),
+                );
+            }
+            let destructive = with(&with(base, "tool_id", json!("delete_lens")), "confirm", json!(false));
+            push(me, "a Destructive tool unconfirmed", destructive, CONFIRMATION, None);
+            push(
+                me,
+                "no such tool",
+                with(base, "tool_id", json!("no_such_tool")),
+                NOT_FOUND,
+                Some("tool_id"),
+            );
+            let unknown_id = lf_agent::ToolId::new().to_string();
+            push(
+                me,
+                "an id of no tool",
+                with(base, "tool_id", json!(unknown_id)),
+                NOT_FOUND,
+                Some("tool_id"),
+            );
+            for t in ["", "Get-Lens", &"x".repeat(65)] {
+                push(
+                    me,
+                    &format!("tool_id {t:?}"),
+                    with(base, "tool_id", json!(t)),
+                    INVALID,
+                    Some("tool_id"),
+                );
+            }
+        }
+        "run_agent_action" => {
+            push(
+                me,
+                "an ungranted tool",
+                with(base, "action_type", json!("list_lenses")),
+                PERMISSION_DENIED,
+                None,
+            );
+            push(
+                me,
+                "an action word of an ungranted tool",
+                with(base, "action_type", json!("cast_vote")),
+                PERMISSION_DENIED,
+                None,
+            );
+            push(
+                me,
+                "no such tool",
+                with(base, "action_type", json!("no_such_tool")),
+                NOT_FOUND,
+                Some("action_type"),
+            );
+            for a in ["Get-Lens", "get lens"] {
+                push(
+                    me,
+                    &format!("action_type {a:?}"),
+                    with(base, "action_type", json!(a)),
+                    INVALID,
+                    Some("action_type"),
+                );
+            }
+            let hidden = with(base, "metadata", json!({"lens_id": fx.hidden_lens}));
+            push(me, "another lenser's private lens through the agent", hidden, NOT_FOUND, None);
+            let bad = with(base, "metadata", json!({"lens_id": "not-a-uuid"}));
+            push(me, "a malformed argument of the tool", bad, INVALID, Some("metadata"));
+            push(
+                me,
+                "a missing argument of the tool",
+                with(base, "metadata", json!({})),
+                INVALID,
+                Some("metadata"),
+            );
+            push(Who::Other, "another lenser acts through the agent", base.clone(), NOT_FOUND, None);
+        }
+        "start_agent_team_run" => {
+            // Any lenser (an HTTP caller) is refused; the caller's own cases run as the service.
+            push(Who::Other, "started by a lenser (over HTTP)", base.clone(), PERMISSION_DENIED, None);
+            let secret = with(base, "inputs", json!({"api_key": "sk-1"}));
+            push(Who::OwnerService, "a secret in the inputs", secret, INVALID, Some("inputs"));
+        }
+        "cancel_agent_run"
+        | "decide_agent_approval"
+        | "list_agent_run_events"
+        | "get_ai_lenser"
+        | "list_agent_tools"
+        | "list_agent_actions"
+        | "archive_ai_lenser"
+        | "revoke_agent_tool"
+        | "set_ai_lenser_member" => {
+            push(Who::Other, "another lenser's view of the agent", base.clone(), NOT_FOUND, None);
+        }
+        _ => {}
+    }
+    if tool == "set_ai_lenser_member" {
+        let owner = with(base, "lenser_id", json!(fx.owner.to_string()));
+        push(me, "the owner as a member", owner, INVALID, Some("lenser_id"));
+    }
+    out
+}
+
 async fn run_case(
     server: &LfServer,
     store: &TestStore,
@@ -1755,7 +2027,9 @@ async fn check_bases(kind: StoreKind, catalog: &Catalog, tally: &mut Tally) {
             tally.fail(tool.name, "base", "no base argument set: add one to the `base` table");
             continue;
         };
-        match call(&store.server(lenser(fx.owner)), tool.name, base.args).await {
+        let who =
+            if base.service { Principal::Service { acting_as: Some(fx.owner) } } else { lenser(fx.owner) };
+        match call(&store.server(who), tool.name, base.args).await {
             Ok(r) if !r.is_error => {}
             Ok(r) => tally.fail(tool.name, "base", format!("the base arguments are refused: {}", r.brief())),
             Err(e) => tally.fail(tool.name, "base", e),
@@ -1774,6 +2048,7 @@ async fn corpus(kind: StoreKind) {
     let caller = store.server(lenser(fx.owner));
     let other = store.server(lenser(fx.other));
     let service = store.server(Principal::Service { acting_as: None });
+    let owner_service = store.server(Principal::Service { acting_as: Some(fx.owner) });
     let mut baseline = store.digest().await;
     assert_eq!(baseline.workflow_runs.len(), 3, "the digest holds the fixture's runs: {baseline:?}");
     for tool in store.catalog().tools() {
@@ -1782,17 +2057,24 @@ async fn corpus(kind: StoreKind) {
         let g = Gen {
             fx: &fx,
             huge: &huge,
-            reads_workflows: tool.group.id == "workflow" || tool.name == "run_lens",
+            reads_workflows: tool.group.id == "workflow"
+                || ["run_lens", "start_agent_team_run"].contains(&tool.name),
+            service: base.service,
         };
         let mut cases = generated_cases(&g, tool.name, schema, &base.args);
         cases.extend(semantic_cases(tool.name, schema, &base.args, &fx));
         cases.extend(battle_cases(tool.name, &base.args, &fx));
         cases.extend(workflow_cases(tool.name, &base.args, &fx));
-        for case in cases {
+        cases.extend(agent_cases(tool.name, &base.args, &fx));
+        for mut case in cases {
+            if base.service && matches!(case.who, Who::Owner) {
+                case.who = Who::OwnerService;
+            }
             let server = match case.who {
                 Who::Owner => &caller,
                 Who::Other => &other,
                 Who::Service => &service,
+                Who::OwnerService => &owner_service,
             };
             run_case(server, &store, case, &mut baseline, &mut tally).await;
         }
@@ -1830,4 +2112,97 @@ async fn bad_inputs_on_the_memory_store() {
 #[tokio::test]
 async fn bad_inputs_on_sqlite() {
     corpus(StoreKind::Sqlite).await;
+}
+
+// ---------------------------------------------------------------- agents
+
+/// Every catalog tool but the Agent group's, called through an agent with
+/// `run_agent_action` by its owner, on a fresh fixture each: refused while
+/// not granted (PERMISSION_DENIED, nothing written), then granted: every id
+/// of a row the owner cannot see answers NOT_FOUND through the agent too,
+/// and the tool's base arguments succeed, run as the agent.
+async fn through_an_agent(kind: StoreKind) {
+    let started = Instant::now();
+    let catalog = Catalog::new();
+    let huge = Value::String(String::new());
+    let mut failures = Vec::new();
+    let mut tools = 0;
+    for tool in catalog.tools().iter().filter(|t| t.group.id != "agent") {
+        tools += 1;
+        let store = TestStore::open(kind).await;
+        let fx = fixture(&store).await;
+        let Some(base) = base(tool.name, &fx) else {
+            failures.push(format!("{}: no base argument set", tool.name));
+            continue;
+        };
+        let owner = store.server(lenser(fx.owner));
+        let agent =
+            ok(&owner, "create_ai_lenser", json!({"handle": "reach_bot", "display_name": "Reach bot"})).await;
+        let agent = id_of(&agent, "ai_lenser_id");
+        let open = json!({"can_join_battles": true, "can_vote": true, "can_create_battles": true});
+        ok(&owner, "update_ai_lenser", json!({"ai_lenser_id": agent, "patch": open})).await;
+        let act = |args: Value| json!({"ai_lenser_id": agent, "action_type": tool.name, "metadata": args});
+
+        let before = store.digest().await;
+        let refused = call(&owner, "run_agent_action", act(base.args.clone())).await;
+        match refused {
+            Ok(r) if r.code() == Some("PERMISSION_DENIED") && r.contains("assign_agent_tool") => {}
+            Ok(r) => failures.push(format!("{} ungranted: {}", tool.name, r.brief())),
+            Err(e) => failures.push(format!("{} ungranted: {e}", tool.name)),
+        }
+        if store.digest().await != before {
+            failures.push(format!("{} ungranted: the store changed", tool.name));
+        }
+
+        let grant = json!({"ai_lenser_id": agent, "tool_id": tool.id().to_string(), "confirm": true});
+        ok(&owner, "assign_agent_tool", grant).await;
+        let g = Gen {
+            fx: &fx,
+            huge: &huge,
+            reads_workflows: tool.group.id == "workflow" || tool.name == "run_lens",
+            service: false,
+        };
+        let props =
+            tool.input_schema.get("properties").and_then(Value::as_object).cloned().unwrap_or_default();
+        for (name, prop) in &props {
+            for m in
+                g.mutations(name, prop, base.args.get(name)).into_iter().filter(|m| m.kind == "unseen id")
+            {
+                let before = store.digest().await;
+                match call(&owner, "run_agent_action", act(with(&base.args, name, m.value))).await {
+                    Ok(r) if r.code() == Some("NOT_FOUND") => {}
+                    Ok(r) => failures.push(format!("{} {name}: {}: {}", tool.name, m.what, r.brief())),
+                    Err(e) => failures.push(format!("{} {name}: {}: {e}", tool.name, m.what)),
+                }
+                if store.digest().await != before {
+                    failures.push(format!("{} {name}: {}: the store changed", tool.name, m.what));
+                }
+            }
+        }
+        match call(&owner, "run_agent_action", act(base.args)).await {
+            Ok(r)
+                if !r.is_error
+                    && r.value["tool"] == json!(tool.name)
+                    && r.value["agent_id"] == json!(agent) => {}
+            Ok(r) => failures.push(format!("{} granted: {}", tool.name, r.brief())),
+            Err(e) => failures.push(format!("{} granted: {e}", tool.name)),
+        }
+    }
+    println!(
+        "{tools} tools through an agent on {} in {:.1}s",
+        kind.as_str(),
+        started.elapsed().as_secs_f64()
+    );
+    assert!(tools >= 48, "only {tools} tools");
+    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+}
+
+#[tokio::test]
+async fn every_tool_through_an_agent_on_the_memory_store() {
+    through_an_agent(StoreKind::Memory).await;
+}
+
+#[tokio::test]
+async fn every_tool_through_an_agent_on_sqlite() {
+    through_an_agent(StoreKind::Sqlite).await;
 }

@@ -1191,3 +1191,195 @@ async fn all_workflows_of(store: &TestStore, who: LenserId) -> usize {
         .filter(|w| w.owner == who)
         .count()
 }
+
+// ---------------------------------------------------------------- agents
+
+/// What someone is to the agent of a cell: its owner A, a co-owner, an
+/// operator, a stranger (someone else entirely), or the Service principal.
+const AGENT_ROLES: [&str; 5] = ["owner", "co_owner", "operator", "stranger", "service"];
+
+/// Want::Forbidden for a lenser who is nothing: PERMISSION_DENIED, which
+/// `start_agent_team_run` answers every lenser (the service role only).
+const DENIED: Want = Want::Forbidden;
+
+/// Every Agent tool but `create_ai_lenser` (no one's agent yet) × who the
+/// caller is to the agent, from lf-agent's roles table: a stranger never
+/// learns the agent exists.
+const AGENT_MATRIX: &[(&str, [Want; 5])] = &[
+    ("list_ai_lensers", [Listed, Listed, Listed, Hidden, Listed]),
+    ("get_ai_lenser", [OK, OK, OK, NotFound, OK]),
+    ("list_agent_tools", [OK, OK, OK, NotFound, OK]),
+    ("list_agent_run_events", [OK, OK, OK, NotFound, OK]),
+    ("list_agent_actions", [OK, OK, OK, NotFound, OK]),
+    ("update_ai_lenser", [OK, OK, Forbidden, NotFound, OK]),
+    ("assign_agent_tool", [OK, OK, Forbidden, NotFound, OK]),
+    ("run_agent_action", [OK, OK, OK, NotFound, OK]),
+    ("start_agent_team_run", [DENIED, DENIED, DENIED, DENIED, OK]),
+    ("archive_ai_lenser", [OK, Forbidden, Forbidden, NotFound, OK]),
+    ("revoke_agent_tool", [OK, OK, Forbidden, NotFound, OK]),
+    ("cancel_agent_run", [OK, OK, OK, NotFound, OK]),
+    ("set_ai_lenser_member", [OK, Forbidden, Forbidden, NotFound, OK]),
+    ("decide_agent_approval", [OK, OK, Forbidden, NotFound, OK]),
+];
+
+/// One cell's agent: A's, with a co-owner and an operator, granted
+/// get_lens, with a team run awaiting approval and a private lens of A's.
+struct CellAgent {
+    agent: String,
+    team_run: String,
+    workflow: String,
+    lens: String,
+    people: [LenserId; 4],
+}
+
+async fn cell_agent(store: &TestStore, n: usize) -> CellAgent {
+    let people = [LenserId::new(), LenserId::new(), LenserId::new(), LenserId::new()];
+    let a = store.caller(lenser(people[0])).await;
+    let created =
+        must(&a, "create_ai_lenser", json!({"handle": format!("cell_bot_{n}"), "display_name": "Cell bot"}))
+            .await;
+    let agent = created["ai_lenser_id"].as_str().unwrap().to_owned();
+    for (who, role) in [(people[1], "co_owner"), (people[2], "operator")] {
+        must(
+            &a,
+            "set_ai_lenser_member",
+            json!({"ai_lenser_id": agent, "lenser_id": who.to_string(), "role": role}),
+        )
+        .await;
+    }
+    must(&a, "assign_agent_tool", json!({"ai_lenser_id": agent, "tool_id": "get_lens"})).await;
+    let lens = must(
+        &a,
+        "create_lens",
+        json!({"title": format!("Cell notes {n}"), "template_body": body("agent"), "visibility": "private"}),
+    )
+    .await;
+    let workflow = must(
+        &a,
+        "create_workflow",
+        json!({"title": "Cell flow", "visibility": "private",
+            "steps": [{"key": "start", "kind": "trigger", "name": "Start", "node_type": "manual_trigger"},
+                      {"key": "log", "kind": "tool", "name": "Log", "node_type": "noop"}],
+            "connections": [{"from_step": "start", "to_step": "log", "input_parameter": "input"}]}),
+    )
+    .await;
+    let workflow = workflow["id"].as_str().unwrap().to_owned();
+    // The service role starts team runs; over HTTP it is the tests' own server on the same database.
+    let service = Caller::Local(store.server(Principal::Service { acting_as: Some(people[0]) }));
+    let run = must(
+        &service,
+        "start_agent_team_run",
+        json!({"ai_lenser_id": agent, "workflow_id": workflow, "policy": "approval_required"}),
+    )
+    .await;
+    CellAgent {
+        agent,
+        team_run: run["team_run_id"].as_str().unwrap().to_owned(),
+        workflow,
+        lens: lens["id"].as_str().unwrap().to_owned(),
+        people,
+    }
+}
+
+fn agent_args(tool: &str, c: &CellAgent) -> Value {
+    let agent = &c.agent;
+    match tool {
+        "list_ai_lensers" => json!({"limit": 100}),
+        "get_ai_lenser" | "list_agent_tools" | "list_agent_actions" => json!({"ai_lenser_id": agent}),
+        "list_agent_run_events" => json!({"ai_lenser_id": agent, "run_id": c.team_run}),
+        "update_ai_lenser" => json!({"ai_lenser_id": agent, "patch": {"bio": "Changed."}}),
+        "assign_agent_tool" => json!({"ai_lenser_id": agent, "tool_id": "list_lenses"}),
+        "run_agent_action" => {
+            json!({"ai_lenser_id": agent, "action_type": "get_lens", "metadata": {"lens_id": c.lens}})
+        }
+        "start_agent_team_run" => json!({"ai_lenser_id": agent, "workflow_id": c.workflow}),
+        "archive_ai_lenser" => json!({"ai_lenser_id": agent, "confirm": true}),
+        "revoke_agent_tool" => json!({"ai_lenser_id": agent, "tool_id": "get_lens"}),
+        "cancel_agent_run" => json!({"ai_lenser_id": agent, "team_run_id": c.team_run}),
+        "set_ai_lenser_member" => {
+            json!({"ai_lenser_id": agent, "lenser_id": LenserId::new().to_string(), "role": "operator"})
+        }
+        "decide_agent_approval" => {
+            json!({"ai_lenser_id": agent, "team_run_id": c.team_run, "decision": "reject"})
+        }
+        other => panic!("no arguments for {other}"),
+    }
+}
+
+async fn agent_matrix(kind: StoreKind) {
+    let started = Instant::now();
+    let store = TestStore::open(kind).await;
+    let agent_tools: Vec<&str> =
+        store.catalog().tools().iter().filter(|t| t.group.id == "agent").map(|t| t.name).collect();
+    let covered: Vec<&str> = AGENT_MATRIX.iter().map(|(t, _)| *t).chain(["create_ai_lenser"]).collect();
+    for t in &agent_tools {
+        assert!(covered.contains(t), "{t} has no row in AGENT_MATRIX");
+    }
+    let mut failures = Vec::new();
+    let (mut n, mut ran) = (0, 0);
+    for (tool, row) in AGENT_MATRIX {
+        for (who, want) in AGENT_ROLES.iter().zip(row) {
+            n += 1;
+            let cell = cell_agent(&store, n).await;
+            let principal = match *who {
+                "service" => Principal::Service { acting_as: None },
+                "owner" => lenser(cell.people[0]),
+                "co_owner" => lenser(cell.people[1]),
+                "operator" => lenser(cell.people[2]),
+                _ => lenser(cell.people[3]),
+            };
+            if kind == StoreKind::Http && *who == "service" {
+                continue; // over HTTP every caller is a lenser
+            }
+            ran += 1;
+            let caller = store.caller(principal).await;
+            let before = store.digest().await;
+            let reply = match call(&caller, tool, agent_args(tool, &cell)).await {
+                Ok(r) => r,
+                Err(e) => {
+                    failures.push(format!("{tool} / {who}: {e}"));
+                    continue;
+                }
+            };
+            let handle = format!("cell_bot_{n}");
+            let got = match (*want, reply.code()) {
+                (Listed | Hidden, None) => {
+                    let listed = reply.value["items"]
+                        .as_array()
+                        .is_some_and(|items| items.iter().any(|i| i["ai_lenser_id"] == json!(cell.agent)));
+                    if listed == (*want == Listed) { None } else { Some(format!("listed: {listed}")) }
+                }
+                (Want::Ok, None) => None,
+                (w, Some(code)) if w.code() == Some(code) => None,
+                (w, Some("PERMISSION_DENIED")) if w == DENIED => None,
+                (_, code) => Some(format!("answered {}", code.unwrap_or("a success"))),
+            };
+            if let Some(why) = got {
+                failures.push(format!("{tool} / {who}: wanted {want:?}, {why}: {}", reply.brief()));
+            }
+            if *who == "stranger" && reply.contains(&handle) {
+                failures.push(format!("{tool} / stranger: the reply names @{handle}"));
+            }
+            if reply.is_error && store.digest().await != before {
+                failures.push(format!("{tool} / {who}: refused, yet the store changed"));
+            }
+        }
+    }
+    println!("agent matrix on {}: {ran} cells in {:.1}s", kind.as_str(), started.elapsed().as_secs_f64());
+    assert!(failures.is_empty(), "{} of {ran} agent cells failed:\n{}", failures.len(), failures.join("\n"));
+}
+
+#[tokio::test]
+async fn agent_matrix_on_the_memory_store() {
+    agent_matrix(StoreKind::Memory).await;
+}
+
+#[tokio::test]
+async fn agent_matrix_on_sqlite() {
+    agent_matrix(StoreKind::Sqlite).await;
+}
+
+#[tokio::test]
+async fn agent_matrix_over_http() {
+    agent_matrix(StoreKind::Http).await;
+}

@@ -140,6 +140,16 @@ impl LfError {
         self.with_detail("field", DetailValue::Str(field.to_owned()))
     }
 
+    /// The same error of an argument nested in `parent`: its
+    /// `details.field` becomes `parent.field` (`parent` when it named none).
+    pub fn within_field(mut self, parent: &str) -> Self {
+        match self.details.iter_mut().find(|(k, _)| k == "field") {
+            Some((_, DetailValue::Str(f))) => *f = format!("{parent}.{f}"),
+            _ => return self.with_field(parent),
+        }
+        self
+    }
+
     pub fn with_source(mut self, source: impl Into<Box<dyn StdError + Send + Sync>>) -> Self {
         self.source = Some(source.into());
         self

@@ -74,7 +74,8 @@ pub struct AgentCalled {
 }
 
 /// Calls the tool `action` names (a tool's name or id, or an action word)
-/// with `args` as agent `agent`, for `ctx`'s caller. A refused call answers
+/// with `args` as agent `agent`, for `ctx`'s caller. The log keeps the
+/// arguments in short, secret-named fields redacted. A refused call answers
 /// its refusal (PERMISSION_DENIED, THROTTLED, BUDGET_EXCEEDED), logged; a
 /// passed one runs, and its outcome is logged, its error answered as it is.
 pub async fn call_as_agent(
@@ -84,11 +85,15 @@ pub async fn call_as_agent(
     args: JsonObject,
     note: Option<String>,
 ) -> LfResult<AgentCalled> {
-    let asked = ActionName::parse("action_type", action.trim()).or_else(|_| {
-        find_tool("action_type", action).and_then(|t| ActionName::parse("action_type", t.name))
-    })?;
+    let action = action.trim();
+    let asked = match lf_core::parse_uuid("action_type", action) {
+        Ok(_) => ActionName::parse("action_type", find_tool("action_type", action)?.name)?,
+        Err(_) => ActionName::parse("action_type", action)?,
+    };
     let tool = find_tool("action_type", lf_agent::tool_for_action(&asked))?;
-    let mut summary = Value::Object(args.clone()).to_string();
+    let mut shown = args.clone();
+    lf_workflow::secrets::redact(&mut shown);
+    let mut summary = Value::Object(shown).to_string();
     if let Some(note) = note {
         summary = format!("{note} {summary}");
     }

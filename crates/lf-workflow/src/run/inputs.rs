@@ -15,10 +15,11 @@ pub const MAX_INPUT_BYTES: usize = 256 * 1024;
 /// Longest `global_model_id`.
 pub const MAX_MODEL_ID_CHARS: usize = 200;
 
-/// INVALID_ARGUMENT naming the field when `s`'s inputs or model override
-/// cannot go into a run.
-pub(super) fn check_start(s: &StartRun) -> LfResult<()> {
-    let (depth, bytes) = shape(&s.inputs, MAX_INPUT_BYTES);
+/// INVALID_ARGUMENT naming `inputs` when they cannot go into a run: too
+/// deep, too large, or holding a secret-named field. Also what a team run's
+/// inputs are checked by before it is kept.
+pub fn check_inputs(inputs: &crate::JsonObject) -> LfResult<()> {
+    let (depth, bytes) = shape(inputs, MAX_INPUT_BYTES);
     if depth > MAX_JSON_DEPTH {
         return Err(LfError::invalid_argument(format!(
             "inputs nest deeper than {MAX_JSON_DEPTH} levels: flatten them."
@@ -32,13 +33,20 @@ pub(super) fn check_start(s: &StartRun) -> LfResult<()> {
         ))
         .with_field("inputs"));
     }
-    if let Some(field) = find_secret_field([&s.inputs]) {
+    if let Some(field) = find_secret_field([inputs]) {
         return Err(LfError::invalid_argument(format!(
             "inputs include the secret field \"{}\": runs keep their inputs readable, so credentials go in a saved connection (list_connections) that a step names.",
             clip(field, 60)
         ))
         .with_field("inputs"));
     }
+    Ok(())
+}
+
+/// INVALID_ARGUMENT naming the field when `s`'s inputs or model override
+/// cannot go into a run.
+pub(super) fn check_start(s: &StartRun) -> LfResult<()> {
+    check_inputs(&s.inputs)?;
     if let Some(m) = &s.global_model_id
         && (m.trim().is_empty()
             || m.chars().nth(MAX_MODEL_ID_CHARS).is_some()

@@ -21,7 +21,7 @@ mod store;
 
 use lf_core::LfError;
 
-pub use inputs::{MAX_INPUT_BYTES, MAX_MODEL_ID_CHARS};
+pub use inputs::{MAX_INPUT_BYTES, MAX_MODEL_ID_CHARS, check_inputs};
 pub use memory::MemoryRunStore;
 pub use model::{
     Held, IDEMPOTENCY_WINDOW_MICROS, IdempotencyKey, Lease, LeaseToken, MAX_IDEMPOTENCY_KEY_CHARS, Run,

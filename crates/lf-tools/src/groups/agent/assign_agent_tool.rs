@@ -42,7 +42,9 @@ impl Tool for AssignAgentTool {
 
     async fn call(ctx: Ctx, i: AssignAgentToolIn) -> LfResult<AssignedOut> {
         let id = ai_lenser_id(&i.ai_lenser_id)?;
-        let tool = tool_ref(find_tool("tool_id", &i.tool_id)?);
+        // A malformed name or id is a mistake; a well-formed one of no tool is not found.
+        lf_agent::ToolKey::parse("tool_id", &i.tool_id)?;
+        let tool = tool_ref(find_tool("tool_id", i.tool_id.trim())?);
         let stored =
             ctx.services.agents.assign_tool(&ctx.principal, id, tool, i.confirm == Some(true)).await?;
         Ok(AssignedOut {

@@ -1,4 +1,4 @@
-use lf_core::LfResult;
+use lf_core::{Detail, ErrorCode, LfError, LfResult};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -40,6 +40,18 @@ pub struct ActionResultOut {
 
 pub struct RunAgentAction;
 
+/// A mistake in the tool's arguments, named as the field of `metadata` it
+/// is; a mistake in `action_type` stays as it is.
+fn in_metadata(e: LfError) -> LfError {
+    let names =
+        |f: &str| e.details().iter().any(|(k, v)| k == "field" && matches!(v, Detail::Str(s) if s == f));
+    if e.code() == ErrorCode::InvalidArgument && !names("action_type") {
+        e.within_field("metadata")
+    } else {
+        e
+    }
+}
+
 impl Tool for RunAgentAction {
     const NAME: &'static str = "run_agent_action";
     const TITLE: &'static str = "Act as an AI Lenser";
@@ -65,7 +77,9 @@ impl Tool for RunAgentAction {
                 id.map_or_else(String::new, |id| id.to_string())
             )),
         };
-        let called = call_as_agent(&ctx, id, &i.action_type, i.metadata.unwrap_or_default(), note).await?;
+        let called = call_as_agent(&ctx, id, &i.action_type, i.metadata.unwrap_or_default(), note)
+            .await
+            .map_err(in_metadata)?;
         Ok(ActionResultOut {
             result: called.value,
             action: i.action_type.trim().to_owned(),

@@ -64,10 +64,12 @@ impl Tool for StartAgentTeamRun {
             PolicyIn::Auto => DelegationPolicy::Auto,
             PolicyIn::ApprovalRequired | PolicyIn::Manual => DelegationPolicy::ApprovalRequired,
         };
+        let inputs = i.inputs.unwrap_or_default();
+        lf_workflow::run::check_inputs(&inputs)?;
         let new = NewTeamRun {
             agent,
             workflow_id,
-            inputs: TeamInputs::new(i.inputs.unwrap_or_default())?,
+            inputs: TeamInputs::new(inputs)?,
             policy,
             parent: i
                 .parent_team_run_id

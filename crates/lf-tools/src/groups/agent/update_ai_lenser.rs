@@ -118,7 +118,7 @@ impl Tool for UpdateAiLenser {
 
     async fn call(ctx: Ctx, i: UpdateAiLenserIn) -> LfResult<UpdatedOut> {
         let id = ai_lenser_id(&i.ai_lenser_id)?;
-        let patch = i.patch.into_patch()?;
+        let patch = i.patch.into_patch().map_err(|e| e.within_field("patch"))?;
         let u = ctx.services.agents.update(&ctx.principal, id, patch).await?;
         Ok(UpdatedOut { ai_lenser_id: id.to_string(), patched_keys: u.changed })
     }
