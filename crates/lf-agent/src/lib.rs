@@ -82,12 +82,12 @@ pub use errors::{
 };
 pub use memory::MemoryAgentStore;
 pub use model::{
-    ACTION_WORDS, ActionEntry, ActionId, ActionName, ActionOutcome, Agent, AgentFilter, AgentHandle,
-    AgentStatus, ArgsSummary, Ask, Bio, Cap, CreditLimit, Decision, DelegationPolicy, DisplayName,
-    EventDetail, EventFilter, Grant, Headline, Member, ModelName, NewEvent, Persona, Policy, Profile, Reason,
-    Reservation, Role, Runtime, Safety, StoredGrant, TeamEvent, TeamEventId, TeamEventKind, TeamInputs,
-    TeamRun, TeamRunFilter, TeamRunId, TeamRunStatus, TeamRunUpdate, ToolGroup, ToolId, ToolKey, ToolName,
-    ToolRef, Usage, UsageDay, UsageKind, WebUrl, tool_for_action,
+    ACTION_WORDS, ANSWER_BATTLE, ActionEntry, ActionId, ActionName, ActionOutcome, Agent, AgentFilter,
+    AgentHandle, AgentStatus, ArgsSummary, Ask, Bio, Cap, CreditLimit, Decision, DelegationPolicy,
+    DisplayName, EventDetail, EventFilter, Grant, Headline, Member, ModelName, NewEvent, Persona, Policy,
+    Profile, Reason, Reservation, Role, Runtime, Safety, StoredGrant, TeamEvent, TeamEventId, TeamEventKind,
+    TeamInputs, TeamRun, TeamRunFilter, TeamRunId, TeamRunStatus, TeamRunUpdate, ToolGroup, ToolId, ToolKey,
+    ToolName, ToolRef, Usage, UsageDay, UsageKind, WebUrl, tool_for_action,
 };
 pub use patch::{AgentPatch, PATCH_FIELDS};
 pub use service::{AgentLimits, AgentService, AgentView, Call, CallPass, NewAgent, NewTeamRun, Updated};

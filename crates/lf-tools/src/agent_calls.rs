@@ -10,7 +10,9 @@
 
 use std::sync::LazyLock;
 
-use lf_agent::{ActionName, ArgsSummary, Call, ToolGroup, ToolId, ToolName, ToolRef};
+use lf_agent::{ANSWER_BATTLE, ActionName, ArgsSummary, Call, ToolGroup, ToolId, ToolName, ToolRef};
+use lf_battle::ContenderType;
+use lf_core::{BattleId, ChatRequest, ContenderId, ErrorCode, Principal};
 use lf_core::{LenserId, LfError, LfResult};
 use rmcp::model::JsonObject;
 use serde_json::Value;
@@ -97,12 +99,64 @@ pub async fn call_as_agent(
     if let Some(note) = note {
         summary = format!("{note} {summary}");
     }
-    let call = Call::new(tool_ref(tool), credits_of(tool)).asked_as(asked, ArgsSummary::new(&summary));
+    let answering = asked.as_str() == ANSWER_BATTLE;
+    // Answering a battle asks the model once.
+    let credits = if answering { 1 } else { credits_of(tool) };
+    let call = Call::new(tool_ref(tool), credits).asked_as(asked, ArgsSummary::new(&summary));
     let agents = &ctx.services.agents;
     let pass = agents.check_call(&ctx.principal, agent, &call).await?;
     let inner = Ctx { principal: pass.principal.clone(), services: ctx.services.clone() };
-    let result = tool.call(inner, args).await;
+    let result = match answering {
+        true => match answer(&inner, agent, args).await {
+            Ok(args) => tool.call(inner, args).await,
+            Err(e) => Err(e),
+        },
+        false => tool.call(inner, args).await,
+    };
     let entry = agents.record_call(&pass, result.as_ref().map(|_| ())).await?;
     let called = result?;
     Ok(AgentCalled { tool, value: called.value, action_log_id: entry.id.to_string() })
+}
+
+/// `submit_battle_run`'s arguments for agent `agent` answering the battle
+/// `args.battle_id` names (as `inner`, the agent): its contender there
+/// (`args.contender_id`, or the ai_agent contender standing for it), and
+/// the answer its persona and model give the task prompt.
+async fn answer(inner: &Ctx, agent: LenserId, args: JsonObject) -> LfResult<JsonObject> {
+    let text = |key: &str| args.get(key).and_then(Value::as_str);
+    let battle = BattleId::parse("battle_id", text("battle_id").unwrap_or_default())?;
+    let sheet = inner.services.battle.get(&inner.principal, battle).await?;
+    let contender = match text("contender_id") {
+        Some(c) => {
+            let id = ContenderId::parse("contender_id", c)?;
+            sheet.contenders.iter().find(|c| c.id == id)
+        }
+        None => sheet.contenders.iter().find(|c| {
+            c.contender_type == ContenderType::AiAgent && c.reference.as_uuid() == agent.as_uuid()
+        }),
+    }
+    .ok_or_else(|| {
+        LfError::new(
+            ErrorCode::NotFound,
+            format!("The AI Lenser is not a contender of battle {battle}: its creator adds it with add_battle_contender (contender_type ai_agent, contender_ref_id {agent})."),
+        )
+        .with_field("contender_id")
+    })?;
+    let me = inner.services.agents.get(&Principal::Service { acting_as: None }, agent).await?.agent;
+    let profile = &me.profile;
+    let system = match &profile.persona {
+        Some(p) => p.as_str().to_owned(),
+        None => format!(
+            "You are {}, an AI Lenser answering a battle. Answer the task well and directly.",
+            profile.display_name.as_str()
+        ),
+    };
+    let mut request = ChatRequest::new(system, sheet.battle.task_prompt.as_str());
+    request.model = profile.model.as_ref().map(|m| m.as_str().to_owned());
+    let answered = inner.services.model().chat(request).await?;
+    let mut out = JsonObject::new();
+    out.insert("battle_id".into(), Value::String(battle.to_string()));
+    out.insert("contender_id".into(), Value::String(contender.id.to_string()));
+    out.insert("content_text".into(), Value::String(answered.text));
+    Ok(out)
 }

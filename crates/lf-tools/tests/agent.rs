@@ -3,12 +3,17 @@
 //! tools, the owner's reach, the policy, the day's caps and credit limit,
 //! the action log), and team runs (service only, approval, cancel, events).
 
-use std::sync::Arc;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use chrono::TimeDelta;
 use lf_agent::{AgentService, MemoryAgentStore, NoLensers};
 use lf_battle::BattleService;
-use lf_core::{FixedClock, LenserId, Principal, Scopes, Timestamp};
+use lf_core::{
+    ChatRequest, ChatResponse, FixedClock, LenserId, LfResult, ModelProvider, Principal, Scopes, Timestamp,
+};
 use lf_lens::{LensService, MemoryLensStore};
 use lf_tools::{Catalog, CatalogOptions, LfServer, Services, tool_id};
 use serde_json::{Value, json};
@@ -21,8 +26,42 @@ struct World {
     clock: Arc<FixedClock>,
 }
 
+/// A model that answers in the voice its system prompt gives, and notes
+/// what it was asked: an agent's persona is its system prompt.
+#[derive(Default)]
+struct Voices {
+    asked: Mutex<Vec<(Option<String>, String, String)>>,
+}
+
+impl ModelProvider for Voices {
+    fn name(&self) -> &str {
+        "voices"
+    }
+
+    fn chat<'a, 'b>(
+        &'a self,
+        r: ChatRequest,
+    ) -> Pin<Box<dyn Future<Output = LfResult<ChatResponse>> + Send + 'b>>
+    where
+        'a: 'b,
+        Self: 'b,
+    {
+        self.asked.lock().unwrap().push((r.model.clone(), r.system.clone(), r.user.clone()));
+        let text = if r.system.contains("Judge") || r.system.contains("judge") {
+            "{}".to_owned()
+        } else {
+            format!("{} says: {}", r.system, r.user)
+        };
+        Box::pin(async move { Ok(ChatResponse { text, model: r.model.unwrap_or_else(|| "voices".into()) }) })
+    }
+}
+
 impl World {
     async fn new() -> World {
+        Self::with_model(None).await
+    }
+
+    async fn with_model(model: Option<Arc<dyn ModelProvider>>) -> World {
         let clock = Arc::new(FixedClock::new(
             Timestamp::from_micros(1_780_000_000_000_000),
             TimeDelta::milliseconds(1),
@@ -30,13 +69,16 @@ impl World {
         let battles = lf_store::Database::connect("sqlite::memory:").await.unwrap().battle_store();
         let agents = AgentService::new(Arc::new(MemoryAgentStore::new()), Arc::new(NoLensers))
             .with_clock(clock.clone());
-        let services = Services::builder()
+        let builder = Services::builder()
             .lens(LensService::new(Arc::new(MemoryLensStore::new())))
             .battle(BattleService::new(battles))
             .workflow(common::memory_workflows())
             .connections(common::memory_connections())
-            .agents(agents)
-            .build();
+            .agents(agents);
+        let services = match model {
+            Some(m) => builder.model(m).build(),
+            None => builder.build(),
+        };
         World { services: Arc::new(services), clock }
     }
 
@@ -347,4 +389,113 @@ async fn team_runs_are_the_services_and_move_in_order() {
     let e =
         err(&service, "start_agent_team_run", json!({"ai_lenser_id": id, "workflow_id": bobs["id"]})).await;
     assert_eq!(e["code"], "NOT_FOUND");
+}
+
+#[tokio::test]
+async fn two_agents_and_a_person_fight_a_battle_the_agents_answer_themselves() {
+    let voices = Arc::new(Voices::default());
+    let w = World::with_model(Some(voices.clone())).await;
+    let (_, alice) = w.person();
+    let (_, bob) = w.person();
+    let (carol_id, carol) = w.person();
+    let mut agents = Vec::new();
+    for (s, handle, persona, model) in [
+        (&alice, "ada_bot", "Ada, who always mentions borrow checking", "model-a"),
+        (&bob, "bobby_bot", "Bobby", "model-b"),
+    ] {
+        let id = agent(s, handle).await;
+        let patch = json!({"persona": persona, "model": model, "can_join_battles": true});
+        ok(s, "update_ai_lenser", json!({"ai_lenser_id": id, "patch": patch})).await;
+        ok(s, "assign_agent_tool", json!({"ai_lenser_id": id, "tool_id": "submit_battle_run"})).await;
+        agents.push(id);
+    }
+    let battle = ok(
+        &alice,
+        "create_battle",
+        json!({"title": "Explain ownership", "task_prompt": "Explain Rust ownership in one sentence.",
+            "battle_type": "human_vs_ai", "max_contenders": 3, "judging_mode": "auto_score",
+            "auto_check": {"kind": "contains", "needle": "borrow"}}),
+    )
+    .await;
+    let b = battle["id"].as_str().unwrap().to_owned();
+    let mut contenders = Vec::new();
+    for (name, kind, reference) in [
+        ("Ada", "ai_agent", agents[0].clone()),
+        ("Bobby", "ai_agent", agents[1].clone()),
+        ("Carol", "human", carol_id.to_string()),
+    ] {
+        let added = ok(
+            &alice,
+            "add_battle_contender",
+            json!({"battle_id": b, "display_name": name, "contender_type": kind, "contender_ref_id": reference}),
+        )
+        .await;
+        contenders.push(added["contender_id"].as_str().unwrap().to_owned());
+    }
+    for status in ["open", "executing"] {
+        ok(&alice, "set_battle_status", json!({"battle_id": b, "status": status})).await;
+    }
+
+    // Not answering a battle it is no contender of, nor without its policy.
+    let stranger = agent(&alice, "idle_bot").await;
+    ok(&alice, "assign_agent_tool", json!({"ai_lenser_id": stranger, "tool_id": "submit_battle_run"})).await;
+    let (_, e) = act(&alice, &stranger, "answer_battle", json!({"battle_id": b})).await;
+    assert_eq!(e["code"], "PERMISSION_DENIED", "can_join_battles is off: {e}");
+
+    // Each agent answers for itself, through its owner.
+    let (failed, ada) = act(&alice, &agents[0], "answer_battle", json!({"battle_id": b})).await;
+    assert!(!failed, "{ada}");
+    assert_eq!(
+        (ada["tool"].as_str(), ada["action"].as_str()),
+        (Some("submit_battle_run"), Some("answer_battle"))
+    );
+    let (failed, bobby) = act(&bob, &agents[1], "answer_battle", json!({"battle_id": b})).await;
+    assert!(!failed, "{bobby}");
+    {
+        let asked = voices.asked.lock().unwrap();
+        assert_eq!(asked.len(), 2, "one model call per answer");
+        assert_eq!(asked[0].0.as_deref(), Some("model-a"), "the agent's model");
+        assert!(asked[0].1.contains("borrow checking"), "its persona is the system prompt");
+        assert_eq!(asked[1].2, "Explain Rust ownership in one sentence.", "the task prompt");
+    }
+    let sheet = ok(&alice, "get_battle", json!({"battle_id": b})).await;
+    let texts: Vec<String> = sheet["submissions"].as_array().unwrap().iter().map(|s| s.to_string()).collect();
+    assert!(texts.iter().any(|t| t.contains("Ada, who always mentions borrow checking says")), "{sheet}");
+    let again = act(&alice, &agents[0], "answer_battle", json!({"battle_id": b})).await;
+    assert!(!again.0, "an agent may replace its answer while the battle runs: {}", again.1);
+
+    ok(
+        &carol,
+        "submit_battle_run",
+        json!({"battle_id": b, "contender_id": contenders[2], "content_text": "Values have one owner."}),
+    )
+    .await;
+    let mut score = Value::Null;
+    for _ in 0..500 {
+        score = ok(&alice, "get_battle_score", json!({"battle_id": b})).await;
+        if score["judging"] != "pending" && score["judging"] != "running" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(score["judging"], "judged", "{score}");
+    let closed = ok(&alice, "set_battle_status", json!({"battle_id": b, "status": "closed", "confirm": true})).await;
+    assert_eq!(closed["winner_contender_id"], contenders[0], "Ada's answer has the needle: {closed}");
+
+    let board = ok(&carol, "get_leaderboard", json!({"battle_type": "human_vs_ai", "min_battles": 1})).await;
+    let rated: Vec<(&str, &str)> = board["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| (i["contender_ref_id"].as_str().unwrap(), i["contender_type"].as_str().unwrap()))
+        .collect();
+    assert_eq!(rated.len(), 3, "{board}");
+    assert_eq!(rated[0], (agents[0].as_str(), "ai_agent"), "the winning agent leads: {board}");
+    assert!(rated.contains(&(agents[1].as_str(), "ai_agent")));
+
+    let log = ok(&bob, "list_agent_actions", json!({"ai_lenser_id": agents[1]})).await;
+    assert_eq!(
+        (log["items"][0]["action"].as_str(), log["items"][0]["outcome"].as_str()),
+        (Some("answer_battle"), Some("succeeded"))
+    );
 }

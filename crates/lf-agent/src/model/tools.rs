@@ -232,7 +232,13 @@ pub const ACTION_WORDS: &[(&str, &str)] = &[
     ("create_battle", "create_battle"),
     ("run_lens", "run_lens"),
     ("run_workflow", "run_workflow"),
+    // The agent answers a battle itself: its persona and model answer the
+    // task prompt, submitted as its contender's answer.
+    (ANSWER_BATTLE, "submit_battle_run"),
 ];
+
+/// The action word of an agent answering a battle it is a contender of.
+pub const ANSWER_BATTLE: &str = "answer_battle";
 
 /// The tool name `action` runs as: the tool an action word maps onto, or
 /// `action` itself (a tool's name).

@@ -1,4 +1,4 @@
-use lf_battle::{DisplayName, NewContender, Slot};
+use lf_battle::{ContenderType, DisplayName, NewContender, Slot};
 use lf_core::{ContenderRefId, LfResult};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -39,6 +39,16 @@ pub struct AddedContenderOut {
 
 pub struct AddBattleContender;
 
+/// The owner of the AI Lenser `reference` names, if it is one.
+async fn agent_owner(ctx: &Ctx, reference: ContenderRefId) -> LfResult<Option<lf_core::LenserId>> {
+    let id = lf_core::LenserId::from_uuid(reference.as_uuid());
+    match ctx.services.agents.get(&lf_core::Principal::Service { acting_as: None }, id).await {
+        Ok(view) => Ok(Some(view.agent.owner)),
+        Err(e) if e.code() == lf_core::ErrorCode::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
 impl Tool for AddBattleContender {
     const NAME: &'static str = "add_battle_contender";
     const TITLE: &'static str = "Add a battle contender";
@@ -55,10 +65,13 @@ impl Tool for AddBattleContender {
             reference: ContenderRefId::parse("contender_ref_id", &i.contender_ref_id)?,
             slot: i.slot.as_deref().map(Slot::parse).transpose()?,
             // A workflow's owner is named by the battle service (from the
-            // workflow, which the caller must be able to read); agents'
-            // owners are not known to the catalog yet: only the battle's
-            // creator (or the agent itself) submits for them.
+            // workflow, which the caller must be able to read); an AI
+            // Lenser's is its owner, who may then submit for it too.
             owner: None,
+        };
+        let new = match new.contender_type {
+            ContenderType::AiAgent => NewContender { owner: agent_owner(&ctx, new.reference).await?, ..new },
+            _ => new,
         };
         let c = ctx.services.battle.add_contender(&ctx.principal, new).await?;
         Ok(AddedContenderOut {
