@@ -182,6 +182,10 @@ pub(crate) enum Calls {
     Lenses,
     /// `echo` with a short message.
     Echo,
+    /// get_lens alone, over the seeded lenses.
+    GetLens,
+    /// get_lens called through `run_agent_action` as this agent.
+    AgentGetLens(LenserId),
 }
 
 impl Calls {
@@ -189,6 +193,15 @@ impl Calls {
     pub(crate) fn request(self, id: u64, lenses: &[LensId]) -> String {
         let call = match self {
             Calls::Echo => json!({"name": "echo", "arguments": {"message": "tides for kids"}}),
+            Calls::GetLens => {
+                json!({"name": "get_lens", "arguments": {"lens_id": lenses[(id as usize * 7919) % lenses.len()].to_string()}})
+            }
+            Calls::AgentGetLens(agent) => {
+                let lens = lenses[(id as usize * 7919) % lenses.len()].to_string();
+                json!({"name": "run_agent_action", "arguments": {
+                    "ai_lenser_id": agent.to_string(), "action_type": "get_lens", "metadata": {"lens_id": lens},
+                }})
+            }
             Calls::Lenses => {
                 let lens = lenses[(id as usize * 7919) % lenses.len()].to_string();
                 if id.is_multiple_of(2) {
@@ -211,7 +224,7 @@ impl Calls {
         let result = reply.result.ok_or_else(|| failed("not a result"))?;
         let answered = result.is_error == Some(false)
             && match self {
-                Calls::Lenses => result.structured.is_some(),
+                Calls::Lenses | Calls::GetLens | Calls::AgentGetLens(_) => result.structured.is_some(),
                 Calls::Echo => {
                     result.content.first().and_then(|b| b.text.as_deref()) == Some("tides for kids")
                 }
@@ -281,7 +294,7 @@ pub(crate) fn echo_binary(args: &[String], root: &Path) -> Result<Option<PathBuf
 }
 
 /// One run of `calls` requests through a fresh server process; calls/s.
-async fn stdio_round(
+pub(crate) async fn stdio_round(
     mut server: tokio::process::Command,
     kind: Calls,
     lenses: &[LensId],
@@ -404,7 +417,7 @@ fn release_dir(root: &Path) -> PathBuf {
 }
 
 /// The median of `rates` and all of them, as printed.
-fn median_of(mut rates: Vec<f64>) -> (f64, String) {
+pub(crate) fn median_of(mut rates: Vec<f64>) -> (f64, String) {
     rates.sort_by(f64::total_cmp);
     let runs = rates.iter().map(|r| format!("{r:.0}")).collect::<Vec<_>>().join(", ");
     (rates[rates.len() / 2], runs)

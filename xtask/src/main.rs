@@ -19,6 +19,10 @@
 //! - `bench-runs [--runs N] [--probes N] [--runners N] [--database URL]`:
 //!   workflow runs end to end (runs per second, start latency p50/p99) on
 //!   the memory run store and on SQLite (or the given database).
+//! - `bench-agent [--lenses N] [--calls N] [--rounds N] [--bin PATH] [--baseline [--echo-bin PATH]]`:
+//!   get_lens over stdio called directly and through `run_agent_action` by
+//!   an agent granted it, alternating (with `--baseline`, next to a bare
+//!   rmcp echo server).
 
 // As in lf-mcp-stdio and lf-mcp-http: bench-search and bench-leaderboard
 // measure the stores and the catalog in this process.
@@ -26,6 +30,7 @@
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod bench;
+mod bench_agent;
 mod bench_http;
 mod bench_leaderboard;
 mod bench_runs;
@@ -98,9 +103,10 @@ fn main() -> ExitCode {
         Some("bench-leaderboard") => report(bench_leaderboard::run(&args[1..])),
         Some("bench-workflow") => report(bench_workflow::run(&args[1..])),
         Some("bench-runs") => report(bench_runs::run(&args[1..])),
+        Some("bench-agent") => report(bench_agent::run(&args[1..], &workspace_root())),
         _ => {
             eprintln!(
-                "usage: cargo xtask gen-docs | catalog-size | bench-stdio | bench-search | bench-http | bench-leaderboard | bench-workflow | bench-runs"
+                "usage: cargo xtask gen-docs | catalog-size | bench-stdio | bench-search | bench-http | bench-leaderboard | bench-workflow | bench-runs | bench-agent"
             );
             ExitCode::from(2)
         }

@@ -300,8 +300,9 @@ impl AgentService {
         Ok(Updated { agent, changed })
     }
 
-    /// Archives the agent (owner only, `confirm: true`): it acts no more
-    /// and no longer counts against its owner's limit. Archiving an
+    /// Archives the agent (owner only, `confirm: true`): it acts no more,
+    /// no longer counts against its owner's limit, and its unfinished team
+    /// runs are cancelled (their workflow runs stopped). Archiving an
     /// archived agent changes nothing.
     pub async fn archive(&self, p: &Principal, id: LenserId, confirm: bool) -> LfResult<Agent> {
         if !confirm {
@@ -317,6 +318,7 @@ impl AgentService {
         agent.updated_at = now;
         self.store.update_agent(&agent, agent.revision).await?;
         agent.revision += 1;
+        self.stop_team_runs(p, id).await?;
         Ok(agent)
     }
 

@@ -408,3 +408,30 @@ fn the_dispatch_hook_hears_queued_runs_and_cancels() {
         ErrorCode::PermissionDenied
     );
 }
+
+#[test]
+fn archiving_an_agent_stops_its_unfinished_team_runs() {
+    let w = World::new();
+    let (owner_id, owner) = person();
+    let a = w.agent(&owner, "retiring");
+    let service = service_as(owner_id);
+    let waiting =
+        run(w.service.start_team_run(&service, new_run(a.id, DelegationPolicy::ApprovalRequired))).unwrap();
+    let queued = run(w.service.start_team_run(&service, new_run(a.id, DelegationPolicy::Auto))).unwrap();
+    let running = run(w.service.start_team_run(&service, new_run(a.id, DelegationPolicy::Auto))).unwrap();
+    run(w.service.record_progress(&service, a.id, running.run.id, Move::Dispatch { run: RunId::new() }))
+        .unwrap();
+    let done = run(w.service.start_team_run(&service, new_run(a.id, DelegationPolicy::Auto))).unwrap();
+    run(w.service.record_progress(&service, a.id, done.run.id, Move::Dispatch { run: RunId::new() }))
+        .unwrap();
+    run(w.service.record_progress(&service, a.id, done.run.id, Move::Complete)).unwrap();
+
+    run(w.service.archive(&owner, a.id, true)).unwrap();
+    for id in [waiting.run.id, queued.run.id, running.run.id] {
+        let r = run(w.service.get_team_run(&owner, a.id, id)).unwrap();
+        assert_eq!(r.status, TeamRunStatus::Cancelled, "{id}");
+        assert_eq!(kinds_oldest_first(&w, &owner, a.id, id).last().unwrap().1, K::RunCancelled);
+    }
+    let r = run(w.service.get_team_run(&owner, a.id, done.run.id)).unwrap();
+    assert_eq!(r.status, TeamRunStatus::Completed, "a finished run stays as it was");
+}

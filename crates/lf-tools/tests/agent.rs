@@ -479,7 +479,8 @@ async fn two_agents_and_a_person_fight_a_battle_the_agents_answer_themselves() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     assert_eq!(score["judging"], "judged", "{score}");
-    let closed = ok(&alice, "set_battle_status", json!({"battle_id": b, "status": "closed", "confirm": true})).await;
+    let closed =
+        ok(&alice, "set_battle_status", json!({"battle_id": b, "status": "closed", "confirm": true})).await;
     assert_eq!(closed["winner_contender_id"], contenders[0], "Ada's answer has the needle: {closed}");
 
     let board = ok(&carol, "get_leaderboard", json!({"battle_type": "human_vs_ai", "min_battles": 1})).await;

@@ -158,6 +158,53 @@ impl AgentService {
         Ok(update)
     }
 
+    /// Cancels every unfinished team run of `agent` (its owner archived
+    /// it), stopping their workflow runs; how many it cancelled. A run that
+    /// finished meanwhile is left as it is.
+    pub(crate) async fn stop_team_runs(&self, p: &Principal, agent: LenserId) -> LfResult<usize> {
+        let mut stopped = 0;
+        for status in [TeamRunStatus::Queued, TeamRunStatus::AwaitingApproval, TeamRunStatus::Running] {
+            loop {
+                let page = self
+                    .store()
+                    .list_team_runs(
+                        Reach::Everything,
+                        agent,
+                        &TeamRunFilter { status: Some(status) },
+                        PageRequest::first(100),
+                    )
+                    .await?;
+                if page.items.is_empty() {
+                    break;
+                }
+                let mut moved = false;
+                for run in page.items {
+                    let mv = Move::Cancel {
+                        by: p.lenser(),
+                        reason: Some("its AI Lenser was archived".to_owned()),
+                    };
+                    match self.advance(&Principal::Service { acting_as: None }, agent, run.id, mv).await {
+                        Ok((from, update)) => {
+                            stopped += 1;
+                            moved = true;
+                            if from != TeamRunStatus::AwaitingApproval
+                                && let Some(d) = self.dispatcher()
+                            {
+                                d.cancel(&update.run).await;
+                            }
+                        }
+                        Err(e) if e.code() == ErrorCode::InvalidTransition => {}
+                        Err(e) => return Err(e),
+                    }
+                }
+                if !moved {
+                    break;
+                }
+            }
+        }
+        Ok(stopped)
+    }
+
     /// Records the runner's progress on a team run: its dispatch, its
     /// steps, its tool calls and its end. The service principal only.
     pub async fn record_progress(
