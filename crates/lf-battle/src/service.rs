@@ -479,7 +479,8 @@ impl BattleService {
             battle_id,
             contender_id,
             text,
-            submitted_by: p.lenser(),
+            // An agent's answer is recorded as the agent's.
+            submitted_by: p.actor(),
             created_at: now,
             updated_at: now,
         };

@@ -79,6 +79,16 @@ impl Principal {
         }
     }
 
+    /// Who a row this principal writes records as its actor: the agent
+    /// itself for an agent (its owner owns what it creates), the lenser,
+    /// or the lenser the service acts as.
+    pub fn actor(&self) -> Option<LenserId> {
+        match self {
+            Principal::Agent { agent_id, .. } => Some(*agent_id),
+            _ => self.lenser(),
+        }
+    }
+
     /// Whether this principal may change a row owned by `owner`.
     pub fn may_write(&self, owner: LenserId) -> bool {
         match self {

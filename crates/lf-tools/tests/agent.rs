@@ -461,6 +461,16 @@ async fn two_agents_and_a_person_fight_a_battle_the_agents_answer_themselves() {
     let sheet = ok(&alice, "get_battle", json!({"battle_id": b})).await;
     let texts: Vec<String> = sheet["submissions"].as_array().unwrap().iter().map(|s| s.to_string()).collect();
     assert!(texts.iter().any(|t| t.contains("Ada, who always mentions borrow checking says")), "{sheet}");
+    let by: Vec<&str> = sheet["submissions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["submitted_by"].as_str().unwrap())
+        .collect();
+    assert!(
+        by.contains(&agents[0].as_str()) && by.contains(&agents[1].as_str()),
+        "submitted as the agents: {by:?}"
+    );
     let again = act(&alice, &agents[0], "answer_battle", json!({"battle_id": b})).await;
     assert!(!again.0, "an agent may replace its answer while the battle runs: {}", again.1);
 
