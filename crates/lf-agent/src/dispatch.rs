@@ -26,9 +26,19 @@ pub trait TeamDispatch: Send + Sync {
     /// be dispatched by the catch-up, so it must be safe to do twice.
     async fn dispatch(&self, run: &TeamRun);
 
-    /// `run` was just cancelled from queued or running: stop its workflow
-    /// run if it has one ([`TeamRun::workflow_run`], or one a dispatch
-    /// started but had not recorded yet). Not called for a run cancelled
-    /// while awaiting approval (it never had one).
+    /// `run` was just cancelled from queued or running (or while a step
+    /// of its workflow run held a tool call for approval): stop its
+    /// workflow run if it has one ([`TeamRun::workflow_run`], or one a
+    /// dispatch started but had not recorded yet). Not called for a run
+    /// cancelled while awaiting approval to start (it never had one).
     async fn cancel(&self, run: &TeamRun);
+
+    /// An owner just decided the tool call a step of `run`'s workflow run
+    /// held for approval (`run` is running again, its decision recorded as
+    /// its last `approval_granted` or `approval_rejected` event): wake the
+    /// step, which reads the decision and goes on. By default nothing is
+    /// woken: the step finds the decision when it next looks.
+    async fn held_call_decided(&self, run: &TeamRun) {
+        let _ = run;
+    }
 }

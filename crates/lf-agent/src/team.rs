@@ -14,6 +14,14 @@
 //! | complete   | running                                | completed         | completed                           |
 //! | fail       | queued, running                        | failed            | failed                              |
 //! | cancel     | queued, awaiting_approval, running     | cancelled         | run_cancelled                       |
+//! | hold_call  | running                                | awaiting_approval | approval_requested                  |
+//!
+//! A team run awaiting approval that has a workflow run waits on a held
+//! tool call of an `agent_execute` step (`hold_call`), not on its start:
+//! its approve and reject take it back to running (approval_granted, or
+//! approval_rejected: the step tells the agent and goes on), and while it
+//! waits its workflow run's progress is recorded, its end ends it, and a
+//! cancel cancels it as a running one's does ([`held_step`]).
 //!
 //! Completed, failed, cancelled and rejected runs are finished: nothing
 //! moves them, so cancelling a finished run answers INVALID_TRANSITION
@@ -50,6 +58,9 @@ pub enum Move {
     Fail { error: String },
     /// Someone cancelled it.
     Cancel { by: Option<LenserId>, reason: Option<String> },
+    /// A step of its workflow run holds a tool call until an owner
+    /// approves it: `call` says what it is (the tool and its arguments).
+    HoldCall { node: String, tool: String, call: String },
 }
 
 impl Move {
@@ -66,6 +77,7 @@ impl Move {
             Move::Complete => "Completing",
             Move::Fail { .. } => "Failing",
             Move::Cancel { .. } => "Cancelling",
+            Move::HoldCall { .. } => "Holding a tool call for approval",
         }
     }
 
@@ -78,7 +90,8 @@ impl Move {
             | Move::NodeCompleted { .. }
             | Move::NodeFailed { .. }
             | Move::ToolCalled { .. }
-            | Move::Complete => &[Running],
+            | Move::Complete
+            | Move::HoldCall { .. } => &[Running],
             Move::Fail { .. } => &[Queued, Running],
             Move::Cancel { .. } => &[Queued, AwaitingApproval, Running],
         }
@@ -151,6 +164,44 @@ pub fn step(status: TeamRunStatus, mv: &Move) -> LfResult<Step> {
         Move::Complete => (Completed, vec![event(K::Completed, EventDetail::default())]),
         Move::Fail { error } => (Failed, vec![event(K::Failed, EventDetail::note(error))]),
         Move::Cancel { by, reason } => (Cancelled, vec![event(K::RunCancelled, with_reason(by, reason))]),
+        Move::HoldCall { node, tool, call } => (
+            AwaitingApproval,
+            vec![event(K::ApprovalRequested, EventDetail::note(call).with_node(node).with_tool(tool))],
+        ),
+    };
+    Ok(Step { to, events })
+}
+
+/// What `mv` does to a team run awaiting approval of a held tool call
+/// (one that has a workflow run): approve and reject take it back to
+/// running, the workflow run's progress leaves it waiting, its end and a
+/// cancel end it; INVALID_TRANSITION for a dispatch or another hold.
+pub fn held_step(mv: &Move) -> LfResult<Step> {
+    use TeamEventKind as K;
+    let decided = |kind, by: &Option<LenserId>, reason: &Option<String>| {
+        let d = EventDetail::default().with_actor(*by);
+        event(
+            kind,
+            match reason {
+                Some(r) => d.with_note(r),
+                None => d,
+            },
+        )
+    };
+    let (to, events) = match mv {
+        Move::Approve { by, reason } => (Running, vec![decided(K::ApprovalGranted, by, reason)]),
+        Move::Reject { by, reason } => (Running, vec![decided(K::ApprovalRejected, by, reason)]),
+        Move::Dispatch { .. } | Move::HoldCall { .. } => {
+            let e = wrong_status(mv, AwaitingApproval);
+            return Err(LfError::new(
+                e.code(),
+                format!("{} A step of its workflow run already holds a tool call for approval.", e.message()),
+            ));
+        }
+        other => {
+            let Step { to, events } = step(Running, other)?;
+            (if to == Running { AwaitingApproval } else { to }, events)
+        }
     };
     Ok(Step { to, events })
 }
@@ -177,7 +228,7 @@ pub struct TeamRunChange {
 /// The write that `mv` makes of `run` at `at`; INVALID_TRANSITION when
 /// `run`'s status does not take it.
 pub fn plan(run: &TeamRun, mv: &Move, at: Timestamp) -> LfResult<TeamRunChange> {
-    let Step { to, events } = step(run.status, mv)?;
+    let Step { to, events } = if holds_call(run) { held_step(mv)? } else { step(run.status, mv)? };
     let decision = match mv {
         Move::Approve { by, reason } | Move::Reject { by, reason } => Some(Decision {
             approved: matches!(mv, Move::Approve { .. }),
@@ -207,6 +258,12 @@ pub fn plan(run: &TeamRun, mv: &Move, at: Timestamp) -> LfResult<TeamRunChange> 
         at,
         events,
     })
+}
+
+/// Whether `run` waits on a held tool call of its workflow run (awaiting
+/// approval with a workflow run), not on its start.
+pub fn holds_call(run: &TeamRun) -> bool {
+    run.status == AwaitingApproval && run.workflow_run.is_some()
 }
 
 /// INVALID_TRANSITION for `mv` on a team run in `status`.
@@ -248,6 +305,41 @@ mod tests {
         for from in [Queued, AwaitingApproval, Running] {
             assert_eq!(step(from, &Move::Cancel { by: None, reason: None }).unwrap().to, Cancelled);
         }
+    }
+
+    #[test]
+    fn a_held_call_waits_and_its_decision_takes_the_run_back_to_running() {
+        use TeamEventKind::{ApprovalGranted, ApprovalRejected, ApprovalRequested};
+        let hold = Move::HoldCall {
+            node: "agent".into(),
+            tool: "delete_lens".into(),
+            call: "delete_lens {}".into(),
+        };
+        let held = step(Running, &hold).unwrap();
+        assert_eq!((held.to, kinds(&held)), (AwaitingApproval, vec![ApprovalRequested]));
+        let d = &held.events[0].detail;
+        assert_eq!((d.node.as_deref(), d.tool.as_deref()), (Some("agent"), Some("delete_lens")));
+        assert_eq!(step(Queued, &hold).unwrap_err().code(), ErrorCode::InvalidTransition);
+
+        let by = Some(LenserId::new());
+        let ok = held_step(&Move::Approve { by, reason: None }).unwrap();
+        assert_eq!((ok.to, kinds(&ok), ok.events[0].detail.actor), (Running, vec![ApprovalGranted], by));
+        let no = held_step(&Move::Reject { by, reason: Some("not that one".into()) }).unwrap();
+        assert_eq!((no.to, kinds(&no)), (Running, vec![ApprovalRejected]));
+        assert_eq!(no.events[0].detail.note.as_deref(), Some("not that one"));
+        let progress =
+            held_step(&Move::ToolCalled { node: None, tool: "get_lens".into(), outcome: "ran".into() });
+        assert_eq!(progress.unwrap().to, AwaitingApproval, "progress leaves it waiting");
+        assert_eq!(held_step(&Move::Complete).unwrap().to, Completed);
+        assert_eq!(held_step(&Move::Fail { error: "x".into() }).unwrap().to, Failed);
+        assert_eq!(held_step(&Move::Cancel { by: None, reason: None }).unwrap().to, Cancelled);
+        let twice = held_step(&hold).unwrap_err();
+        assert_eq!(twice.code(), ErrorCode::InvalidTransition);
+        assert!(twice.message().contains("already holds"), "{}", twice.message());
+        assert_eq!(
+            held_step(&Move::Dispatch { run: RunId::new() }).unwrap_err().code(),
+            ErrorCode::InvalidTransition
+        );
     }
 
     #[test]

@@ -343,6 +343,78 @@ impl lf_agent::TeamDispatch for Heard {
     async fn cancel(&self, run: &lf_agent::TeamRun) {
         self.0.lock().unwrap().push(("cancel", run.id, run.status));
     }
+    async fn held_call_decided(&self, run: &lf_agent::TeamRun) {
+        self.0.lock().unwrap().push(("decided", run.id, run.status));
+    }
+}
+
+#[test]
+fn a_held_tool_call_is_decided_by_an_owner_and_its_run_goes_on() {
+    use std::sync::Arc;
+    let heard = Arc::new(Heard::default());
+    let service = lf_agent::AgentService::new(
+        Arc::new(lf_agent::MemoryAgentStore::new()),
+        Arc::new(lf_agent::NoLensers),
+    )
+    .with_dispatch(heard.clone());
+    let (owner_id, owner) = person();
+    let (op_id, op) = person();
+    let new = lf_agent::NewAgent::new(
+        lf_agent::AgentHandle::parse("careful_bot").unwrap(),
+        lf_agent::DisplayName::parse("Careful").unwrap(),
+    );
+    let a = run(service.create(&owner, new)).unwrap();
+    run(service.add_member(&owner, a.id, op_id, Role::Operator)).unwrap();
+    let svc = service_as(owner_id);
+    let take = || std::mem::take(&mut *heard.0.lock().unwrap());
+    let id = run(service.start_team_run(&svc, new_run(a.id, DelegationPolicy::Auto))).unwrap().run.id;
+    run(service.record_progress(&svc, a.id, id, Move::Dispatch { run: RunId::new() })).unwrap();
+    take();
+
+    let hold = || Move::HoldCall {
+        node: "agent".into(),
+        tool: "delete_lens".into(),
+        call: "delete_lens {\"lens_id\":\"L\"}".into(),
+    };
+    let held = run(service.record_progress(&svc, a.id, id, hold())).unwrap();
+    assert_eq!(held.run.status, TeamRunStatus::AwaitingApproval);
+    let asked = &held.events[0];
+    assert_eq!(
+        (asked.kind, asked.detail.node.as_deref(), asked.detail.tool.as_deref()),
+        (K::ApprovalRequested, Some("agent"), Some("delete_lens"))
+    );
+    assert_eq!(
+        code(run(service.record_progress(&svc, a.id, id, hold()))),
+        ErrorCode::InvalidTransition,
+        "one held call at a time"
+    );
+    let progress =
+        Move::ToolCalled { node: Some("other".into()), tool: "get_lens".into(), outcome: "ran".into() };
+    let still = run(service.record_progress(&svc, a.id, id, progress)).unwrap();
+    assert_eq!(
+        still.run.status,
+        TeamRunStatus::AwaitingApproval,
+        "other steps' progress is recorded meanwhile"
+    );
+    assert_eq!(code(run(service.decide_approval(&op, a.id, id, true, None))), ErrorCode::Forbidden);
+
+    let approved = run(service.decide_approval(&owner, a.id, id, true, None)).unwrap();
+    assert_eq!(approved.run.status, TeamRunStatus::Running, "back to running, not queued");
+    assert_eq!(approved.events.iter().map(|e| e.kind).collect::<Vec<_>>(), [K::ApprovalGranted]);
+    assert_eq!(take(), [("decided", id, TeamRunStatus::Running)], "the hook wakes the step; no dispatch");
+
+    run(service.record_progress(&svc, a.id, id, hold())).unwrap();
+    let why = Some(Reason::parse("Keep that one").unwrap());
+    let rejected = run(service.decide_approval(&owner, a.id, id, false, why)).unwrap();
+    assert_eq!(rejected.run.status, TeamRunStatus::Running, "a rejected call does not end the run");
+    assert_eq!(rejected.events[0].kind, K::ApprovalRejected);
+    assert_eq!(rejected.events[0].detail.note.as_deref(), Some("Keep that one"));
+    assert_eq!(take(), [("decided", id, TeamRunStatus::Running)]);
+
+    // Cancelled while a call is held: its workflow run is stopped through the hook.
+    run(service.record_progress(&svc, a.id, id, hold())).unwrap();
+    run(service.cancel_team_run(&owner, a.id, id, None)).unwrap();
+    assert_eq!(take(), [("cancel", id, TeamRunStatus::Cancelled)]);
 }
 
 #[test]

@@ -10,15 +10,25 @@
 //! - A call that needs approval stops the loop in [`LoopEnd::Waiting`],
 //!   holding that exact call and the state, both as JSON
 //!   ([`LoopState::to_json`]) for the step to keep durably. Resumed with the
-//!   approval ([`Resume::Approved`]), the held call runs once and the model
-//!   is asked again with its result; rejected ([`Resume::Rejected`]), the
-//!   rejection is its result. The model is not asked again for it.
+//!   approval ([`Resume::Approved`]), the held call runs once, then the
+//!   calls of the same answer after it, and the model is asked again with
+//!   their results; rejected ([`Resume::Rejected`]), the rejection is its
+//!   result. The model is not asked again for it.
 //! - Caps: turns (model calls, default 10), tool calls, tokens (what the
 //!   server reports, else an estimate of a quarter of the characters) and
 //!   wall-clock time. Reaching one ends the loop with [`LoopEnd::Stopped`]
 //!   (`max_turns`, `budget` or `time`) and the last answer, not an error.
 //! - Every call is told to the toolbox's [`ToolBox::record`] with its
 //!   outcome (for the team run's `tool_called` events).
+//! - Durable ([`run_loop_with`]): the state is given to a [`Saver`] after
+//!   each answer of the model, before each call runs (the call marked
+//!   [`LoopState::running`]) and after its result, so a loop resumed from
+//!   the last save neither asks the model again for what it answered nor
+//!   runs a call twice. A call that was running when the process stopped
+//!   is not run again: its result tells the model its outcome is unknown
+//!   (at most once, never twice). Resumed, the loop first finishes the
+//!   calls of the model's last answer that have no result yet (those after
+//!   a held one), then asks the model.
 //!
 //! A provider that calls no tool (the offline provider) answers on the
 //! first turn, under its own name.
@@ -87,6 +97,23 @@ impl Default for Caps {
     }
 }
 
+/// Where a loop keeps its state as it goes ([`run_loop_with`]).
+#[async_trait]
+pub trait Saver: Send + Sync {
+    /// Keeps `state` durably; an error stops the loop (nothing more runs).
+    async fn save(&self, state: &LoopState) -> LfResult<()>;
+}
+
+/// A [`Saver`] that keeps nothing (what [`run_loop`] uses).
+pub struct NoSaver;
+
+#[async_trait]
+impl Saver for NoSaver {
+    async fn save(&self, _: &LoopState) -> LfResult<()> {
+        Ok(())
+    }
+}
+
 /// Where a loop is: the turns after the first message and what it spent.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LoopState {
@@ -100,6 +127,9 @@ pub struct LoopState {
     pub last_answer: String,
     /// The model that answered last.
     pub model: String,
+    /// The call running when the state was saved (it has no result yet):
+    /// found on resuming, it ran or not, nobody knows.
+    pub running: Option<ToolCall>,
 }
 
 /// Why a loop was stopped.
@@ -136,7 +166,8 @@ pub enum LoopEnd {
 pub enum Resume {
     /// From its state (a new loop: an empty state).
     Continue,
-    /// The held call was approved: run it once, then ask the model.
+    /// The held call was approved: run it once (then the calls of the same
+    /// answer after it), then ask the model.
     Approved(ToolCall),
     /// The held call was rejected, for this reason.
     Rejected(ToolCall, String),
@@ -148,22 +179,48 @@ pub async fn run_loop(
     chat: &ChatRequest,
     tools: &dyn ToolBox,
     caps: Caps,
+    state: LoopState,
+    resume: Resume,
+) -> LfResult<(LoopEnd, LoopState)> {
+    run_loop_with(provider, chat, tools, caps, state, resume, &NoSaver).await
+}
+
+/// What the model reads of a call that was running when the process
+/// stopped.
+pub const UNKNOWN_OUTCOME: &str = "the server stopped while this call ran, so whether it took effect is unknown; check before calling it again";
+
+/// [`run_loop`], giving the state to `saver` as it goes (see the module
+/// docs): a loop resumed from its last save runs no call twice.
+pub async fn run_loop_with(
+    provider: &dyn ModelProvider,
+    chat: &ChatRequest,
+    tools: &dyn ToolBox,
+    caps: Caps,
     mut state: LoopState,
     resume: Resume,
+    saver: &dyn Saver,
 ) -> LfResult<(LoopEnd, LoopState)> {
     let started = Instant::now();
     let offered = tools.tools();
+    if let Some(call) = state.running.take() {
+        tools.record(&call, &Outcome::Failed(UNKNOWN_OUTCOME.to_owned()));
+        state.turns.push(Turn::ToolResult {
+            call_id: call.id,
+            content: json!({"error": UNKNOWN_OUTCOME}).to_string(),
+        });
+    }
     match resume {
         Resume::Continue => {}
-        Resume::Approved(call) => {
-            let content = run_checked(tools, &call).await;
-            state.turns.push(Turn::ToolResult { call_id: call.id, content });
-        }
+        Resume::Approved(call) => run_saved(tools, &call, &mut state, saver).await?,
         Resume::Rejected(call, why) => {
             let content = refusal(&format!("a person rejected this call: {why}"));
             tools.record(&call, &Outcome::Rejected(why));
             state.turns.push(Turn::ToolResult { call_id: call.id, content });
+            saver.save(&state).await?;
         }
+    }
+    if let Some(end) = run_pending(tools, caps, &mut state, saver).await? {
+        return Ok((end, state));
     }
     loop {
         if state.model_calls >= caps.max_turns {
@@ -191,29 +248,74 @@ pub async fn run_loop(
             return Ok((LoopEnd::Answered, state));
         }
         let text = (!answer.text.is_empty()).then(|| answer.text.clone());
-        state.turns.push(Turn::Assistant { text, calls: answer.calls.clone() });
-        for call in answer.calls {
-            if state.tool_calls >= caps.max_tool_calls {
-                // The calls past the cap get no result: the loop ends here.
-                return Ok((LoopEnd::Stopped(Stop::Budget), state));
+        state.turns.push(Turn::Assistant { text, calls: answer.calls });
+        saver.save(&state).await?;
+        if let Some(end) = run_pending(tools, caps, &mut state, saver).await? {
+            return Ok((end, state));
+        }
+    }
+}
+
+/// The calls of the model's last answer that have no result yet, in its
+/// order.
+fn pending(turns: &[Turn]) -> Vec<ToolCall> {
+    let Some(at) = turns.iter().rposition(|t| matches!(t, Turn::Assistant { .. })) else {
+        return Vec::new();
+    };
+    let Turn::Assistant { calls, .. } = &turns[at] else { return Vec::new() };
+    let answered: Vec<&str> = turns[at + 1..]
+        .iter()
+        .filter_map(|t| match t {
+            Turn::ToolResult { call_id, .. } => Some(call_id.as_str()),
+            Turn::Assistant { .. } => None,
+        })
+        .collect();
+    calls.iter().filter(|c| !answered.contains(&c.id.as_str())).cloned().collect()
+}
+
+/// Checks and runs the pending calls, one at a time: how the loop ends
+/// if one is held or the tool-call cap is reached.
+async fn run_pending(
+    tools: &dyn ToolBox,
+    caps: Caps,
+    state: &mut LoopState,
+    saver: &dyn Saver,
+) -> LfResult<Option<LoopEnd>> {
+    for call in pending(&state.turns) {
+        if state.tool_calls >= caps.max_tool_calls {
+            // The calls past the cap get no result: the loop ends here.
+            return Ok(Some(LoopEnd::Stopped(Stop::Budget)));
+        }
+        state.tool_calls += 1;
+        match tools.check(&call).await {
+            Check::Allowed => run_saved(tools, &call, state, saver).await?,
+            Check::Refused(why) => {
+                tools.record(&call, &Outcome::Refused(why.clone()));
+                state.turns.push(Turn::ToolResult { call_id: call.id, content: refusal(&why) });
             }
-            state.tool_calls += 1;
-            match tools.check(&call).await {
-                Check::Allowed => {
-                    let content = run_checked(tools, &call).await;
-                    state.turns.push(Turn::ToolResult { call_id: call.id, content });
-                }
-                Check::Refused(why) => {
-                    tools.record(&call, &Outcome::Refused(why.clone()));
-                    state.turns.push(Turn::ToolResult { call_id: call.id, content: refusal(&why) });
-                }
-                Check::NeedsApproval => {
-                    tools.record(&call, &Outcome::Held);
-                    return Ok((LoopEnd::Waiting(call), state));
-                }
+            Check::NeedsApproval => {
+                tools.record(&call, &Outcome::Held);
+                return Ok(Some(LoopEnd::Waiting(call)));
             }
         }
     }
+    Ok(None)
+}
+
+/// Runs a checked call between two saves: marked running before, its
+/// result after.
+async fn run_saved(
+    tools: &dyn ToolBox,
+    call: &ToolCall,
+    state: &mut LoopState,
+    saver: &dyn Saver,
+) -> LfResult<()> {
+    state.running = Some(call.clone());
+    saver.save(state).await?;
+    let content = run_checked(tools, call).await;
+    state.running = None;
+    state.turns.push(Turn::ToolResult { call_id: call.id.clone(), content });
+    saver.save(state).await
 }
 
 /// Runs a call that passed its check, and tells what came of it.
@@ -258,6 +360,7 @@ impl LoopState {
             "tokens": self.tokens,
             "last_answer": self.last_answer,
             "model": self.model,
+            "running": self.running.as_ref().map(call_json),
         })
     }
 
@@ -270,6 +373,10 @@ impl LoopState {
             tokens: v.get("tokens")?.as_u64()?,
             last_answer: v.get("last_answer")?.as_str()?.to_owned(),
             model: v.get("model")?.as_str()?.to_owned(),
+            running: match v.get("running") {
+                None | Some(Value::Null) => None,
+                Some(c) => Some(call_from_json(c)?),
+            },
         })
     }
 }

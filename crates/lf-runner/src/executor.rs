@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use lf_core::{LenserId, Timestamp, WorkflowId};
-use lf_workflow::engine::{Failure, Plan, PlanNode, Slot, Usage, main_input};
+use lf_workflow::engine::{Failure, Plan, PlanNode, Slot, Usage, Wait, main_input};
 use lf_workflow::exec::{PURE_TYPES, run_pure};
 use lf_workflow::run::RunId;
 use serde_json::Value;
@@ -29,11 +29,52 @@ pub struct Job {
     /// same for every try of this attempt (also after a takeover), sent as
     /// an `Idempotency-Key` where the target is HTTP.
     pub idempotency_key: Option<String>,
+    /// What this step last saved of itself ([`Job::checkpoint`], or a
+    /// [`Done::hold`]), when it runs again: after a takeover, a wait, a
+    /// retry. `None` the first time.
+    pub saved: Option<Value>,
+    /// The run's credits left under its budget when the attempt started
+    /// (`None`: no budget).
+    pub credits_left: Option<u64>,
+    /// Where [`Job::checkpoint`] saves (the runner's; `None` outside one).
+    pub saves: Option<Checkpoints>,
+}
+
+/// A running attempt's way to save where it is, through the runner that
+/// drives its run (see [`Job::checkpoint`]).
+#[derive(Clone, Debug)]
+pub struct Checkpoints(pub(crate) tokio::sync::mpsc::UnboundedSender<Checkpoint>);
+
+/// One save asked for: written under the run's lease, then answered.
+#[derive(Debug)]
+pub(crate) struct Checkpoint {
+    pub(crate) slot: Slot,
+    pub(crate) attempt: u32,
+    pub(crate) state: Value,
+    pub(crate) usage: Usage,
+    pub(crate) saved: tokio::sync::oneshot::Sender<bool>,
 }
 
 impl Job {
     pub fn node(&self) -> &PlanNode {
         self.plan.node(self.slot.node)
+    }
+
+    /// Saves `state` as where this attempt is, with what it used since its
+    /// last save (counted in the run's usage at once), under the run's
+    /// lease, before it answers: true once written. False when it could
+    /// not be (the run was lost to another runner, or this attempt was
+    /// stopped): do nothing more that must not happen twice. It is handed
+    /// back as [`Job::saved`] whenever the step runs again. A job outside a
+    /// runner saves nothing and answers true.
+    pub async fn checkpoint(&self, state: Value, usage: Usage) -> bool {
+        let Some(Checkpoints(tx)) = &self.saves else { return true };
+        let (saved, answer) = tokio::sync::oneshot::channel();
+        let ask = Checkpoint { slot: self.slot, attempt: self.attempt, state, usage, saved };
+        if tx.send(ask).is_err() {
+            return false;
+        }
+        answer.await.unwrap_or(false)
     }
 
     /// This attempt's own key, `run:step[#item]:attempt`: its
@@ -65,20 +106,38 @@ pub struct Done {
     /// a durable timer ([`lf_workflow::engine::Event::NodeDeferred`]); the
     /// output and usage are not recorded.
     pub again_at: Option<Timestamp>,
+    /// Set when the attempt waits (for a person's decision): it is kept as
+    /// it is ([`Hold::state`], handed back as [`Job::saved`]), the usage is
+    /// recorded, and the same attempt runs again at [`Wait::until`] or when
+    /// the run is woken ([`lf_workflow::run::RunService::wake_waiting`]);
+    /// the output is not recorded.
+    pub hold: Option<Hold>,
+}
+
+/// What a waiting attempt keeps, and what it waits for.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Hold {
+    pub state: Value,
+    pub wait: Wait,
 }
 
 impl Done {
     pub fn output(output: Value) -> Self {
-        Done { output, usage: Usage::default(), again_at: None }
+        Done { output, usage: Usage::default(), again_at: None, hold: None }
     }
 
     pub fn with_usage(output: Value, usage: Usage) -> Self {
-        Done { output, usage, again_at: None }
+        Done { output, usage, again_at: None, hold: None }
     }
 
     /// Not yet: run this attempt again at `at`.
     pub fn again_at(at: Timestamp) -> Self {
-        Done { output: Value::Null, usage: Usage::default(), again_at: Some(at) }
+        Done { output: Value::Null, usage: Usage::default(), again_at: Some(at), hold: None }
+    }
+
+    /// Waits, keeping `state`, for what `wait` says (see [`Done::hold`]).
+    pub fn hold(state: Value, usage: Usage, wait: Wait) -> Self {
+        Done { output: Value::Null, usage, again_at: None, hold: Some(Hold { state, wait }) }
     }
 }
 

@@ -28,8 +28,13 @@
 //! - [`OwnServices`] is also the agents' [`lf_agent::TeamDispatch`]: a
 //!   team run is run as a workflow run of origin `team`, keyed by the team
 //!   run, and its steps and end are recorded on it.
+//! - [`AgentSteps`] runs `agent_execute`: an AI Lenser's tool-calling loop
+//!   ([`agent_loop`]) with the tools an [`AgentTools`] gives, saved as it
+//!   goes ([`Job::checkpoint`]), waiting durably for an owner's approval of
+//!   a destructive call ([`Done::hold`]).
 
 pub mod agent_loop;
+mod agent_step;
 mod answers;
 mod compose;
 mod executor;
@@ -40,8 +45,9 @@ mod runner;
 mod schedule;
 mod teams;
 
+pub use agent_step::{AGENT_STEP, AgentSteps, AgentTools, RECHECK};
 pub use compose::{DEEPEST, OwnServices};
-pub use executor::{Done, Executor, Executors, Job};
+pub use executor::{Checkpoints, Done, Executor, Executors, Hold, Job};
 pub use kv::{KV_TYPES, KvSteps};
 pub use model::{MODEL_TYPES, ModelSteps, Pricing};
 pub use runner::{CATCH_UP, RunEnds, Runner, RunnerConfig};

@@ -106,7 +106,7 @@ impl ModelSteps {
     }
 }
 
-fn model_failure(e: LfError) -> Failure {
+pub(crate) fn model_failure(e: LfError) -> Failure {
     let code = match e.code() {
         ErrorCode::Throttled => "rate_limit",
         ErrorCode::BudgetExceeded => "budget_exceeded",

@@ -15,7 +15,7 @@ use tokio::sync::Notify;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use crate::executor::{Executors, Job};
+use crate::executor::{Checkpoint, Checkpoints, Executors, Job};
 use crate::schedule::Scheduler;
 
 /// How a runner behaves.
@@ -211,6 +211,12 @@ impl RunSignal for Signal {
             i.woken_for(run);
         }
     }
+
+    fn woken(&self, run: RunId) {
+        if let Some(i) = self.0.upgrade() {
+            i.woken_for(run);
+        }
+    }
 }
 
 fn ms(d: Duration) -> u64 {
@@ -308,8 +314,9 @@ impl Inner {
         }
     }
 
-    /// Run `run` may be due, or asked to stop: its drive looks (at once,
-    /// through a heartbeat) if this process holds it, else the claim loop.
+    /// Run `run` may be due, asked to stop, or woken for its waiting steps:
+    /// its drive looks (at once, through a heartbeat, then waking its
+    /// waiting steps) if this process holds it, else the claim loop.
     fn woken_for(&self, run: RunId) {
         let held = self.active.lock().unwrap_or_else(|p| p.into_inner()).get(&run).cloned();
         match held {
@@ -372,6 +379,7 @@ impl Inner {
         {
             reuse_completed(&mut state, &self.runs.load_run(parent).await?.state, &plan);
         }
+        let (saves, saved) = tokio::sync::mpsc::unbounded_channel();
         let mut d = Drive {
             inner: &self,
             run: &run,
@@ -381,6 +389,8 @@ impl Inner {
             tasks: JoinSet::new(),
             running: HashMap::new(),
             lost: false,
+            saves,
+            saved,
         };
         d.apply(Event::Started).await?;
         if let Some(by) = run.cancel_requested_by.clone() {
@@ -413,6 +423,9 @@ struct Drive<'a> {
     tasks: JoinSet<(Slot, u32, Result<crate::Done, Failure>)>,
     running: HashMap<Slot, tokio::task::AbortHandle>,
     lost: bool,
+    /// Where running attempts ask to save where they are ([`Job::checkpoint`]).
+    saves: tokio::sync::mpsc::UnboundedSender<Checkpoint>,
+    saved: tokio::sync::mpsc::UnboundedReceiver<Checkpoint>,
 }
 
 impl Drive<'_> {
@@ -468,6 +481,9 @@ impl Drive<'_> {
         let node = self.plan.node(slot.node);
         let idempotency_key =
             node.outside_effect.then(|| crate::executor::attempt_key(self.run.id, &node.key, slot, attempt));
+        let saved = self.state.get(slot).and_then(|n| n.checkpoint().cloned());
+        let credits_left =
+            self.state.limits.budget_credits.map(|b| b.saturating_sub(self.state.usage().credits));
         let job = Job {
             run: self.run.id,
             workflow_id: self.run.workflow_id,
@@ -479,6 +495,9 @@ impl Drive<'_> {
             attempt,
             input,
             idempotency_key,
+            saved,
+            credits_left,
+            saves: Some(Checkpoints(self.saves.clone())),
         };
         let inner = self.inner.clone();
         let handle = self.tasks.spawn(async move {
@@ -524,6 +543,9 @@ impl Drive<'_> {
                     let Ok((slot, attempt, result)) = joined else { continue };
                     self.running.remove(&slot);
                     let event = match result {
+                        Ok(crate::Done { hold: Some(h), usage, .. }) => {
+                            Event::NodeCheckpoint { slot, attempt, state: h.state, usage, wait: Some(h.wait) }
+                        }
                         Ok(crate::Done { again_at: Some(until), .. }) => Event::NodeDeferred { slot, attempt, until },
                         Ok(done) => Event::NodeFinished { slot, attempt, output: done.output, usage: done.usage },
                         Err(failure) => Event::NodeFailed { slot, attempt, failure, usage: Usage::default() },
@@ -533,8 +555,14 @@ impl Drive<'_> {
                 _ = tokio::time::sleep(timer), if wake.is_some() => {
                     self.apply(Event::TimerFired).await?;
                 }
+                Some(save) = self.saved.recv() => self.checkpoint(save).await?,
                 _ = beat.tick() => self.heartbeat(lease_ms).await?,
-                _ = cancel.notified() => self.heartbeat(lease_ms).await?,
+                _ = cancel.notified() => {
+                    self.heartbeat(lease_ms).await?;
+                    if !self.lost && self.state.waiting().next().is_some() {
+                        self.apply(Event::Woken).await?;
+                    }
+                }
                 // Past the grace period: what still runs is run again by the next holder.
                 _ = self.inner.stop.cancelled() => {
                     self.tasks.abort_all();
@@ -543,6 +571,22 @@ impl Drive<'_> {
                 }
             }
         }
+    }
+
+    /// Writes what a running attempt saved of itself, and tells it whether
+    /// it was written (not when the attempt is no longer current, or the
+    /// run was lost).
+    async fn checkpoint(&mut self, save: Checkpoint) -> LfResult<()> {
+        let Checkpoint { slot, attempt, state, usage, saved } = save;
+        let current = |s: &RunState| {
+            s.get(slot).is_some_and(|n| n.status == NodeStatus::Running && n.attempt == attempt)
+        };
+        let was = current(&self.state) && !self.lost;
+        if was {
+            self.apply(Event::NodeCheckpoint { slot, attempt, state, usage, wait: None }).await?;
+        }
+        let _ = saved.send(was && !self.lost && current(&self.state));
+        Ok(())
     }
 
     async fn heartbeat(&mut self, lease_ms: u64) -> LfResult<()> {

@@ -19,6 +19,12 @@
 //!   delivery are not recorded again.
 //! - Cancel: a cancelled team run's workflow run is asked to stop (as the
 //!   service, for its starter), which it does within one step.
+//! - A held tool call ([`crate::agent_step`]): an `agent_execute` step
+//!   holds a call for approval as `Move::HoldCall` (the team run awaits
+//!   approval meanwhile, its workflow run going on); once an owner decides
+//!   it, the step is woken ([`lf_workflow::run::RunService::wake_waiting`]).
+//!   The end of a workflow run that ends while a call is held is recorded
+//!   as any other.
 //! - Catch-up ([`OwnServices::catch_up_teams`], at the runner's start and
 //!   every [`crate::CATCH_UP`]): queued team runs are dispatched, and
 //!   running ones whose workflow run has ended get their end.
@@ -47,7 +53,7 @@ fn key(agent: LenserId, run: TeamRunId) -> String {
 }
 
 /// The agent and team run a workflow run runs, read from its key.
-fn team_of(run: &Run) -> Option<(LenserId, TeamRunId)> {
+pub(crate) fn team_of(run: &Run) -> Option<(LenserId, TeamRunId)> {
     if run.origin != RunOrigin::Team {
         return None;
     }
@@ -69,7 +75,7 @@ fn workflow_run(id: lf_core::RunId) -> RunId {
 }
 
 /// The runner, recording progress.
-const SERVICE: Principal = Principal::Service { acting_as: None };
+pub(crate) const SERVICE: Principal = Principal::Service { acting_as: None };
 
 /// What [`OwnServices::bind_agents`] binds.
 pub(crate) struct Teams {
@@ -82,6 +88,10 @@ pub(crate) struct Teams {
 impl Teams {
     pub(crate) fn new(agents: Arc<AgentService>) -> Self {
         Teams { agents, delivering: Mutex::default() }
+    }
+
+    pub(crate) fn agents(&self) -> &AgentService {
+        &self.agents
     }
 }
 
@@ -110,7 +120,7 @@ fn transient(e: &LfError) -> bool {
 
 /// Ignores INVALID_TRANSITION: the team run moved meanwhile (cancelled,
 /// or recorded by another delivery).
-fn moved<T>(r: LfResult<T>) -> LfResult<Option<T>> {
+pub(crate) fn moved<T>(r: LfResult<T>) -> LfResult<Option<T>> {
     match r {
         Ok(v) => Ok(Some(v)),
         Err(e) if e.code() == ErrorCode::InvalidTransition => Ok(None),
@@ -129,6 +139,14 @@ impl TeamDispatch for OwnServices {
     async fn cancel(&self, run: &TeamRun) {
         if let Err(e) = cancel(self, run).await {
             tracing::warn!(team_run = %run.id, agent = %run.agent, error = %e, "a cancelled team run's workflow run was not cancelled");
+        }
+    }
+
+    /// Wakes the workflow run's waiting step, which reads the decision.
+    async fn held_call_decided(&self, run: &TeamRun) {
+        let (Some(bound), Some(id)) = (self.bound(), run.workflow_run) else { return };
+        if let Err(e) = bound.runs.wake_waiting(workflow_run(id)).await {
+            tracing::warn!(team_run = %run.id, agent = %run.agent, error = %e, "a decided tool call's step was not woken; it finds the decision when it next looks");
         }
     }
 }
@@ -157,12 +175,22 @@ impl OwnServices {
                 _ => break,
             }
         }
+        for status in [TeamRunStatus::Running, TeamRunStatus::AwaitingApproval] {
+            done.ended += self.catch_up_ends(bound, teams, status).await?;
+        }
+        Ok(done)
+    }
+
+    /// Records the ends of the team runs in `status` (running, or holding a
+    /// tool call) whose workflow run has ended; how many.
+    async fn catch_up_ends(&self, bound: &Bound, teams: &Teams, status: TeamRunStatus) -> LfResult<usize> {
+        let mut ended = 0;
         let mut after = None;
         loop {
-            let batch = teams.agents.team_runs_in(&SERVICE, TeamRunStatus::Running, after, BATCH).await?;
+            let batch = teams.agents.team_runs_in(&SERVICE, status, after, BATCH).await?;
             for t in &batch {
                 match end_if_ended(self, bound, t).await {
-                    Ok(true) => done.ended += 1,
+                    Ok(true) => ended += 1,
                     Ok(false) => {}
                     Err(e) => {
                         tracing::warn!(team_run = %t.id, agent = %t.agent, error = %e, "a team run's end was not recorded")
@@ -174,7 +202,7 @@ impl OwnServices {
                 _ => break,
             }
         }
-        Ok(done)
+        Ok(ended)
     }
 }
 
@@ -322,7 +350,8 @@ async fn deliver_once(
             None => agents.get_team_run(&SERVICE, agent, team).await?,
         };
     }
-    if now.status != TeamRunStatus::Running || now.workflow_run != Some(named(id)) {
+    let going = now.status == TeamRunStatus::Running || lf_agent::team::holds_call(&now);
+    if !going || now.workflow_run != Some(named(id)) {
         // Cancelled (its run stopped with it), or ended already.
         return Ok(false);
     }

@@ -254,3 +254,104 @@ async fn the_offline_provider_answers_at_once_under_its_own_name() {
     assert_eq!((state.model.as_str(), state.tool_calls), (lf_model::OFFLINE_MODEL_NAME, 0));
     assert!(state.last_answer.contains(lf_model::OFFLINE_MODEL_NAME));
 }
+
+/// Keeps every state it is given, as JSON (what a step's checkpoint holds).
+#[derive(Default)]
+struct Kept(Mutex<Vec<Value>>);
+
+#[async_trait]
+impl lf_runner::agent_loop::Saver for Kept {
+    async fn save(&self, state: &LoopState) -> lf_core::LfResult<()> {
+        self.0.lock().unwrap().push(state.to_json());
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn after_an_approval_the_rest_of_that_answers_calls_run_before_the_model_is_asked() {
+    let (m, base) = Model::start(vec![
+        calls(&[("a", "get_lens"), ("h", "archive_lens"), ("b", "get_lens")]),
+        answer("All three done."),
+    ])
+    .await;
+    let tools =
+        Grants { granted: vec!["get_lens", "archive_lens"], held: vec!["archive_lens"], ..Grants::default() };
+    let kept = Kept::default();
+    let (end, state) = lf_runner::agent_loop::run_loop_with(
+        &client(&base),
+        &chat(),
+        &tools,
+        Caps::default(),
+        LoopState::default(),
+        Resume::Continue,
+        &kept,
+    )
+    .await
+    .unwrap();
+    let LoopEnd::Waiting(held) = end else { panic!("{end:?}") };
+    assert_eq!((held.id.as_str(), tools.ran.lock().unwrap().clone()), ("h", vec!["a".to_owned()]));
+    // Saved after the answer, before and after the call that ran.
+    assert_eq!(kept.0.lock().unwrap().len(), 3);
+    assert_eq!(kept.0.lock().unwrap()[1]["running"]["id"], "a", "marked running while it runs");
+
+    let (end, state) = lf_runner::agent_loop::run_loop_with(
+        &client(&base),
+        &chat(),
+        &tools,
+        Caps::default(),
+        state,
+        Resume::Approved(held),
+        &kept,
+    )
+    .await
+    .unwrap();
+    assert_eq!(end, LoopEnd::Answered);
+    assert_eq!(*tools.ran.lock().unwrap(), vec!["a", "h", "b"], "the held call, then the one after it");
+    assert_eq!((m.asked(), state.tool_calls), (2, 3));
+    let answered: Vec<String> = results(&m, 1).into_iter().map(|r| r.0).collect();
+    assert_eq!(answered, ["a", "h", "b"], "every call of the answer has its result");
+}
+
+#[tokio::test]
+async fn a_call_that_was_running_when_the_process_stopped_is_not_run_again() {
+    let (m, base) =
+        Model::start(vec![calls(&[("x", "archive_lens"), ("y", "get_lens")]), answer("ok")]).await;
+    let tools = Grants { granted: vec!["get_lens", "archive_lens"], ..Grants::default() };
+    // The process dies while x runs: its last save marks x running.
+    struct DiesDuringX<'a>(&'a Kept);
+    #[async_trait]
+    impl lf_runner::agent_loop::Saver for DiesDuringX<'_> {
+        async fn save(&self, state: &LoopState) -> lf_core::LfResult<()> {
+            self.0.save(state).await?;
+            if state.running.as_ref().is_some_and(|c| c.id == "x") {
+                return Err(lf_core::LfError::internal("the process stopped"));
+            }
+            Ok(())
+        }
+    }
+    let kept = Kept::default();
+    let died = lf_runner::agent_loop::run_loop_with(
+        &client(&base),
+        &chat(),
+        &tools,
+        Caps::default(),
+        LoopState::default(),
+        Resume::Continue,
+        &DiesDuringX(&kept),
+    )
+    .await;
+    assert!(died.is_err());
+    assert!(tools.ran.lock().unwrap().is_empty(), "nothing ran after the failed save");
+
+    let last = LoopState::from_json(kept.0.lock().unwrap().last().unwrap()).unwrap();
+    assert_eq!(last.running.as_ref().map(|c| c.id.as_str()), Some("x"));
+    let (end, _) =
+        run_loop(&client(&base), &chat(), &tools, Caps::default(), last, Resume::Continue).await.unwrap();
+    assert_eq!(end, LoopEnd::Answered);
+    assert_eq!(*tools.ran.lock().unwrap(), vec!["y"], "x is not run again; y, never started, runs");
+    let r = results(&m, 1);
+    assert_eq!(r[0].0, "x");
+    assert!(r[0].1["error"].as_str().unwrap().contains("unknown"), "{r:?}");
+    let heard = tools.heard.lock().unwrap();
+    assert!(matches!(&heard[0], (id, Outcome::Failed(_)) if id == "x"));
+}

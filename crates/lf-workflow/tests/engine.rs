@@ -732,3 +732,99 @@ fn a_deferral_for_another_attempt_or_in_the_past_does_no_harm() {
     assert_eq!((sim.state.status, sim.status("limit")), (RunStatus::Cancelled, NodeStatus::Cancelled));
     assert_eq!(sim.state.next_wake(), None);
 }
+
+/// Two steps side by side after the trigger, then one after both.
+fn side_by_side() -> WorkflowVersion {
+    version(
+        json!([
+            trigger(),
+            tool("agent", "noop", json!({})),
+            tool("other", "noop", json!({})),
+            tool("after", "merge", json!({}))
+        ]),
+        json!([
+            wire("start", "agent"),
+            wire("start", "other"),
+            wire("agent", "after"),
+            wire("other", "after")
+        ]),
+    )
+}
+
+#[test]
+fn a_checkpoint_is_kept_and_a_waiting_attempt_runs_again_when_woken_or_at_its_time() {
+    let v = side_by_side();
+    let limits = Limits { parallel: 1, ..Limits::default() };
+    let mut sim = Sim::new(&v, json!({}), limits, echo());
+    sim.hold = true;
+    sim.send(Event::Started);
+    let start = sim.now;
+    let (slot, attempt, input) = sim.held.remove(0);
+    assert_eq!(sim.plan.node(slot.node).key, "agent");
+    assert_eq!(sim.started.len(), 1, "one at a time");
+
+    // A save while running: kept as the output's checkpoint, its usage counted.
+    let usage = Usage { model_calls: 1, tokens: 40, credits: 1 };
+    sim.send(Event::NodeCheckpoint { slot, attempt, state: json!({"turn": 1}), usage, wait: None });
+    let n = sim.node("agent", None);
+    assert_eq!(
+        (n.status, n.checkpoint(), n.waiting_for()),
+        (NodeStatus::Running, Some(&json!({"turn": 1})), None)
+    );
+    assert_eq!(sim.state.usage(), usage);
+    // Another attempt's save changes nothing.
+    let before = sim.state.clone();
+    sim.send(Event::NodeCheckpoint { slot, attempt: 2, state: json!({}), usage, wait: None });
+    assert_eq!(sim.state, before);
+
+    // Waiting: no place under the parallel bound, the wait added to the run's time limit.
+    let until = Timestamp::from_micros(start + 3_600_000_000);
+    let wait = lf_workflow::engine::Wait { until, reason: "approval of delete_lens".into() };
+    sim.send(Event::NodeCheckpoint {
+        slot,
+        attempt,
+        state: json!({"turn": 2}),
+        usage: Usage::default(),
+        wait: Some(wait),
+    });
+    assert_eq!(sim.state.waiting().collect::<Vec<_>>(), [(slot, "approval of delete_lens")]);
+    assert_eq!(sim.state.limits.run_timeout_ms, Limits::default().run_timeout_ms + 3_600_000);
+    assert_eq!(sim.started.last().unwrap().0, "other", "the other step starts in the freed place");
+    let other = sim.held.remove(0);
+    sim.send(Event::NodeFinished {
+        slot: other.0,
+        attempt: 1,
+        output: json!("other"),
+        usage: Usage::default(),
+    });
+    assert_eq!(sim.state.status, RunStatus::Running, "the run waits for the waiting step");
+
+    // A takeover does not run it before its time.
+    let mut taken = Sim::new(&v, json!({}), limits, echo());
+    taken.state = sim.state.clone();
+    taken.now = sim.now + 1_000_000;
+    taken.hold = true;
+    taken.send(Event::Resumed);
+    taken.send(Event::TimerFired);
+    assert!(taken.started.is_empty(), "a waiting attempt waits, also after a takeover");
+    // Past the original time limit, the run has not timed out.
+    taken.now = start + Limits::default().run_timeout_ms as i64 * 1_000 + 1;
+    taken.send(Event::TimerFired);
+    assert_eq!(taken.state.status, RunStatus::Running);
+    // Woken (a decision): the same attempt runs again now, its checkpoint kept, no longer waiting.
+    taken.send(Event::Woken);
+    assert_eq!(taken.held, [(slot, attempt, input.clone())]);
+    let n = taken.node("agent", None);
+    assert_eq!((n.checkpoint(), n.waiting_for(), n.wake_at), (Some(&json!({"turn": 2})), None, None));
+    taken.hold = false;
+    taken.send(Event::NodeFinished { slot, attempt, output: json!({"text": "done"}), usage });
+    assert_eq!(taken.state.status, RunStatus::Completed);
+    let n = taken.node("agent", None);
+    assert_eq!((n.output.clone(), n.checkpoint()), (Some(json!({"text": "done"})), None));
+    assert_eq!(taken.state.usage().tokens, 80, "the saves' usage and the end's");
+
+    // Not woken: at its time.
+    sim.now = until.as_micros();
+    sim.send(Event::TimerFired);
+    assert_eq!(sim.held, [(slot, attempt, input)]);
+}

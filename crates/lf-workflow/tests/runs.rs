@@ -11,5 +11,6 @@ fn the_memory_run_store_keeps_the_contract() {
     let workflows = Arc::new(MemoryWorkflowStore::new());
     pollster::block_on(contract::suite(runs.clone(), workflows.clone()));
     // Again on the same store: the suite leaves nothing due behind.
-    pollster::block_on(contract::suite(runs, workflows));
+    pollster::block_on(contract::suite(runs.clone(), workflows.clone()));
+    pollster::block_on(contract::wake_suite(runs, workflows));
 }

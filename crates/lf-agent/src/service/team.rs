@@ -118,7 +118,11 @@ impl AgentService {
 
     /// Approves or rejects a team run awaiting approval (an owner or
     /// co-owner); an approved one is then dispatched as a new queued one
-    /// is. INVALID_TRANSITION for a run that is not awaiting one.
+    /// is. A run whose workflow run holds a tool call for approval
+    /// ([`crate::team::holds_call`]) goes back to running instead, and the
+    /// dispatch hook is told ([`crate::TeamDispatch::held_call_decided`]):
+    /// approved, the held call runs once; rejected, the agent is told.
+    /// INVALID_TRANSITION for a run that is not awaiting one.
     pub async fn decide_approval(
         &self,
         p: &Principal,
@@ -131,14 +135,21 @@ impl AgentService {
         let by = p.lenser();
         let reason = reason.map(Reason::into_string);
         let mv = if approve { Move::Approve { by, reason } } else { Move::Reject { by, reason } };
-        let (_, update) = self.advance(p, agent, run, mv).await?;
+        let (from, update) = self.advance(p, agent, run, mv).await?;
+        if from == TeamRunStatus::AwaitingApproval
+            && update.run.status == TeamRunStatus::Running
+            && let Some(d) = self.dispatcher()
+        {
+            d.held_call_decided(&update.run).await;
+        }
         self.dispatch_queued(&update.run).await;
         Ok(update)
     }
 
     /// Cancels a team run that has not finished (anyone the agent belongs
-    /// to); for one that was queued or running, the dispatch hook then
-    /// stops its workflow run (within one step). INVALID_TRANSITION for a
+    /// to); for one that was queued or running (or held a tool call for
+    /// approval), the dispatch hook then stops its workflow run (within
+    /// one step). INVALID_TRANSITION for a
     /// finished run.
     pub async fn cancel_team_run(
         &self,
@@ -150,7 +161,7 @@ impl AgentService {
         self.load(p, agent, Permission::CancelTeamRun).await?;
         let mv = Move::Cancel { by: p.lenser(), reason: reason.map(Reason::into_string) };
         let (from, update) = self.advance(p, agent, run, mv).await?;
-        if from != TeamRunStatus::AwaitingApproval
+        if (from != TeamRunStatus::AwaitingApproval || update.run.workflow_run.is_some())
             && let Some(d) = self.dispatcher()
         {
             d.cancel(&update.run).await;
@@ -206,7 +217,8 @@ impl AgentService {
     }
 
     /// Records the runner's progress on a team run: its dispatch, its
-    /// steps, its tool calls and its end. The service principal only.
+    /// steps, its tool calls, a tool call held for approval
+    /// ([`Move::HoldCall`]) and its end. The service principal only.
     pub async fn record_progress(
         &self,
         p: &Principal,

@@ -38,6 +38,9 @@ pub async fn first_attempt(workflows: &WorkflowService, owner: LenserId, step: V
         attempt: 1,
         input,
         idempotency_key: keyed.then(|| format!("{run}:step:1")),
+        saved: None,
+        credits_left: None,
+        saves: None,
     }
 }
 

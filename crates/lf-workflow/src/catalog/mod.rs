@@ -6,11 +6,12 @@
 //! at that anchor).
 //!
 //! It lists only the types that part 2's runner executes; a type that
-//! cannot be made real is not listed. Of the original's 96 it keeps 52:
+//! cannot be made real is not listed. Of the original's 96 it keeps 53:
 //! - every trigger (5) and the lens step;
 //! - ai_primitive: lens_execute, prompt_template, summarizer, classifier,
-//!   translator, judge_evaluator (through the model provider) and
-//!   output_parser; not agent_execute (agents come with their own issue),
+//!   translator, judge_evaluator (through the model provider),
+//!   output_parser, and agent_execute (an AI Lenser's tool-calling loop,
+//!   with the catalog tools it was granted); not
 //!   embedding, rag_retrieval, vector_search, memory_read, memory_write
 //!   (no embedding model or vector store), chain (a workflow is the
 //!   chain), image_analyze, audio_transcribe, video_analyze (the model

@@ -30,6 +30,16 @@
 //!   ([`Event::NodeDeferred`], a full rate-limit window): it stays running
 //!   with its timer, is not a retry, and runs again with the same attempt
 //!   number when the timer fires (also after a takeover, not before).
+//! - An attempt may save where it is ([`Event::NodeCheckpoint`]): the
+//!   state it gives is kept as the node's `output` (`{"checkpoint": ..}`)
+//!   until the node ends, and handed back to it whenever it runs again
+//!   (after a takeover, its timer, a retry), so work it did is not done
+//!   twice. With a [`Wait`] it also waits (for a person's decision): it
+//!   stays running, holds no place under the parallel bound, shows what
+//!   it waits for (`{"waiting_for": ..}`, [`RunState::waiting`]), and runs
+//!   again, the same attempt, when its timer fires or the run is woken
+//!   ([`Event::Woken`]). The time it waits is added to the run's time
+//!   limit, so a person's slowness does not time the run out.
 //! - A model-calling node is not started once the run's credits reach its
 //!   budget: the run fails with `budget_exceeded`, its results kept.
 //! - A run that outlives its timeout fails with `timeout`; a cancel stops
@@ -43,5 +53,8 @@ mod state;
 mod step;
 
 pub use plan::{ERROR_PORT, Plan, PlanNode, Role, Wire, catch_port};
-pub use state::{Failure, Limits, NodeRun, NodeStatus, RunError, RunState, RunStatus, Slot, Usage};
-pub use step::{Action, Event, Step, Tick, main_input, step};
+pub use state::{
+    CHECKPOINT_FIELD, Failure, Limits, NodeRun, NodeStatus, RunError, RunState, RunStatus, Slot, Usage,
+    WAITING_FIELD, Wait,
+};
+pub use step::{Action, Event, Step, TIMEOUT_S_GRACE_MS, Tick, main_input, step};

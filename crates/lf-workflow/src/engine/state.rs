@@ -97,6 +97,24 @@ pub struct Usage {
     pub credits: u64,
 }
 
+/// Why, and until when, a running attempt waits
+/// ([`crate::engine::Event::NodeCheckpoint`]): for a person's decision,
+/// say, checked again at `until` or when the run is woken
+/// ([`crate::engine::Event::Woken`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Wait {
+    pub until: Timestamp,
+    /// What it waits for, for a person: "approval of delete_lens".
+    pub reason: String,
+}
+
+/// The field of a running node's `output` that holds what its attempt
+/// saved of itself ([`NodeRun::checkpoint`]).
+pub const CHECKPOINT_FIELD: &str = "checkpoint";
+/// The field of a running node's `output` that says what it waits for
+/// ([`NodeRun::waiting_for`]).
+pub const WAITING_FIELD: &str = "waiting_for";
+
 /// One node result.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NodeRun {
@@ -130,6 +148,27 @@ impl NodeRun {
     }
 }
 
+impl NodeRun {
+    /// What its attempt saved of itself (a checkpoint), while it has not
+    /// settled: handed back to the attempt when it runs again (after a
+    /// takeover, its timer, or a retry).
+    pub fn checkpoint(&self) -> Option<&Value> {
+        if self.status.is_settled() {
+            return None;
+        }
+        self.output.as_ref()?.get(CHECKPOINT_FIELD)
+    }
+
+    /// What it waits for: an attempt that saved itself waiting (for a
+    /// person's decision), until its timer fires or the run is woken.
+    pub fn waiting_for(&self) -> Option<&str> {
+        if self.status != NodeStatus::Running || self.wake_at.is_none() {
+            return None;
+        }
+        self.output.as_ref()?.get(WAITING_FIELD)?.as_str()
+    }
+}
+
 /// What bounds a run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
@@ -137,7 +176,8 @@ pub struct Limits {
     pub parallel: u32,
     /// Credits the run may spend; `None`: no limit.
     pub budget_credits: Option<u64>,
-    /// How long the whole run may take, in milliseconds (default 10 min).
+    /// How long the whole run may take, in milliseconds (default 10 min);
+    /// a step that waits for a person adds its wait to it.
     pub run_timeout_ms: u64,
     /// How long one attempt may take when its config says nothing (60 s).
     pub node_timeout_ms: u64,
@@ -189,6 +229,13 @@ impl RunState {
 
     pub fn get(&self, s: Slot) -> Option<&NodeRun> {
         self.slots.get(&s)
+    }
+
+    /// The steps that wait (for a person's decision), and what for
+    /// ([`NodeRun::waiting_for`]): the run has not ended, and does not go
+    /// on past them until they are decided.
+    pub fn waiting(&self) -> impl Iterator<Item = (Slot, &str)> {
+        self.slots.iter().filter_map(|(s, n)| n.waiting_for().map(|w| (*s, w)))
     }
 
     /// What the run used so far.

@@ -9,7 +9,10 @@ use lf_core::Timestamp;
 use serde_json::{Map, Value, json};
 
 use super::plan::{ERROR_PORT, Plan, Role, Wire};
-use super::state::{Failure, Limits, NodeRun, NodeStatus, RunError, RunState, RunStatus, Slot, Usage};
+use super::state::{
+    CHECKPOINT_FIELD, Failure, Limits, NodeRun, NodeStatus, RunError, RunState, RunStatus, Slot, Usage,
+    WAITING_FIELD, Wait,
+};
 use crate::exec::combine;
 use crate::model::MergeStrategy;
 use crate::path::Pick;
@@ -18,6 +21,8 @@ use crate::path::Pick;
 const MAX_BACKOFF_MS: u64 = 300_000;
 /// The longest `wait_delay`: 7 days.
 const MAX_WAIT_MS: u64 = 7 * 24 * 3_600_000;
+/// What an attempt of a step with a `timeout_s` may take past it.
+pub const TIMEOUT_S_GRACE_MS: u64 = 5_000;
 
 /// What happened to a run.
 #[derive(Clone, Debug, PartialEq)]
@@ -49,6 +54,23 @@ pub enum Event {
         attempt: u32,
         until: Timestamp,
     },
+    /// The attempt saved where it is: `state` is kept (as the node's
+    /// output's `checkpoint`) until the node ends and handed back to it
+    /// when it runs again, and `usage` is what it used since its last save.
+    /// With `wait`, it then waits: it stays running (no longer counted
+    /// under the parallel bound), shows `wait.reason` as what it waits for,
+    /// and the same attempt runs again at `wait.until` or when the run is
+    /// woken ([`Event::Woken`]); the run's time limit grows by the wait.
+    NodeCheckpoint {
+        slot: Slot,
+        attempt: u32,
+        state: Value,
+        usage: Usage,
+        wait: Option<Wait>,
+    },
+    /// Something a waiting step waits for may have happened (a person
+    /// decided): every waiting step runs again now.
+    Woken,
     /// The clock reached the run's [`RunState::next_wake`].
     TimerFired,
     CancelAsked {
@@ -104,6 +126,13 @@ pub fn step(plan: &Plan, state: &mut RunState, event: Event, tick: Tick) -> Step
         Event::NodeFinished { slot, attempt, output, usage } => m.finished(slot, attempt, output, usage),
         Event::NodeFailed { slot, attempt, failure, usage } => m.failed(slot, attempt, failure, usage),
         Event::NodeDeferred { slot, attempt, until } => m.deferred(slot, attempt, until),
+        Event::NodeCheckpoint { slot, attempt, state, usage, wait } => {
+            m.checkpoint(slot, attempt, state, usage, wait)
+        }
+        Event::Woken => {
+            m.wake_waiting();
+            m.timers();
+        }
         Event::TimerFired => m.timers(),
         Event::CancelAsked { by } => {
             let e = RunError { code: "cancelled".into(), message: format!("cancelled by {by}"), node: None };
@@ -269,6 +298,38 @@ impl Mover<'_> {
         self.set(slot, |n| n.wake_at = Some(at));
     }
 
+    /// The attempt saved `state` (and, with `wait`, waits).
+    fn checkpoint(&mut self, slot: Slot, attempt: u32, state: Value, usage: Usage, wait: Option<Wait>) {
+        if !self.is_current(slot, attempt) {
+            return;
+        }
+        let now = self.now();
+        let mut kept = Map::new();
+        kept.insert(CHECKPOINT_FIELD.into(), state);
+        let mut wake = None;
+        if let Some(w) = wait {
+            let until = w.until.max(now);
+            let waited_ms = (until.as_micros() - now.as_micros()).max(0) as u64 / 1_000;
+            self.state.limits.run_timeout_ms = self.state.limits.run_timeout_ms.saturating_add(waited_ms);
+            kept.insert(WAITING_FIELD.into(), Value::String(w.reason));
+            wake = Some(until);
+        }
+        self.set(slot, |n| {
+            n.output = Some(Value::Object(kept));
+            n.wake_at = wake;
+            add_usage(&mut n.usage, usage);
+        });
+    }
+
+    /// Makes every waiting step due now.
+    fn wake_waiting(&mut self) {
+        let now = self.now();
+        let waiting: Vec<Slot> = self.state.waiting().map(|(s, _)| s).collect();
+        for slot in waiting {
+            self.set(slot, |n| n.wake_at = Some(now));
+        }
+    }
+
     /// A node failed for good: its `error` output, an enclosing loop, a
     /// try step or, failing those, the run takes the failure.
     fn handle_failure(&mut self, slot: Slot, failure: Failure) {
@@ -367,12 +428,18 @@ impl Mover<'_> {
         for (slot, status) in due {
             match status {
                 NodeStatus::Running if self.plan.node(slot.node).role.is_executed() => {
-                    // A deferred attempt's time has come: the same attempt again.
+                    // A deferred or waiting attempt's time has come: the
+                    // same attempt again (no longer waiting while it runs).
                     let n = self.state.get(slot);
                     let (attempt, input) =
                         n.map_or((1, Value::Null), |n| (n.attempt, n.input.clone().unwrap_or(Value::Null)));
                     let timeout_ms = self.timeout_ms(slot);
-                    self.set(slot, |n| n.wake_at = None);
+                    self.set(slot, |n| {
+                        n.wake_at = None;
+                        if let Some(Value::Object(o)) = &mut n.output {
+                            o.remove(WAITING_FIELD);
+                        }
+                    });
                     self.out.actions.push(Action::Run { slot, attempt, input, timeout_ms });
                 }
                 NodeStatus::Running => {
@@ -423,16 +490,32 @@ impl Mover<'_> {
         self.state.get(slot).is_some_and(|n| n.status == NodeStatus::Running && n.attempt == attempt)
     }
 
+    /// How long one attempt of the node may take: its config's
+    /// `timeout_ms`, or its `timeout_s` and [`TIMEOUT_S_GRACE_MS`] more (a
+    /// step with a time cap of its own stops itself at it, and is given
+    /// the time to say so), else the run's node timeout.
     fn timeout_ms(&self, slot: Slot) -> u64 {
-        let node = self.plan.node(slot.node);
-        node.config.get("timeout_ms").and_then(Value::as_u64).unwrap_or(self.state.limits.node_timeout_ms)
+        let config = &self.plan.node(slot.node).config;
+        if let Some(ms) = config.get("timeout_ms").and_then(Value::as_u64) {
+            return ms;
+        }
+        match config.get("timeout_s").and_then(Value::as_u64) {
+            Some(s) => s.saturating_mul(1_000).saturating_add(TIMEOUT_S_GRACE_MS),
+            None => self.state.limits.node_timeout_ms,
+        }
     }
 
+    /// The executed attempts that hold a place under the parallel bound
+    /// (running, or deferred; not waiting for a person).
     fn running(&self) -> usize {
         self.state
             .slots
             .iter()
-            .filter(|(s, n)| n.status == NodeStatus::Running && self.plan.node(s.node).role.is_executed())
+            .filter(|(s, n)| {
+                n.status == NodeStatus::Running
+                    && n.waiting_for().is_none()
+                    && self.plan.node(s.node).role.is_executed()
+            })
             .count()
     }
 

@@ -37,6 +37,12 @@ pub async fn suite(runs: Arc<dyn RunStore>, workflows: Arc<dyn WorkflowStore>) {
     listing(r, w).await;
 }
 
+/// The checks of [`RunStore::wake`], for a store that implements it (the
+/// memory store; the default, which does nothing, does not pass them).
+pub async fn wake_suite(runs: Arc<dyn RunStore>, workflows: Arc<dyn WorkflowStore>) {
+    wakes_waiting_steps(runs.as_ref(), workflows.as_ref()).await;
+}
+
 const LEASE_MS: u64 = 30_000;
 /// Claims everything due, so that runs of other checks cannot crowd out a
 /// check's own.
@@ -313,6 +319,44 @@ async fn release_and_wake(r: &dyn RunStore, w: &dyn WorkflowStore) {
         .expect("a run given back mid-attempt is due at once");
     state.status = RunStatus::Completed;
     assert!(r.save(&fourth, &state, &[], true).await.unwrap());
+}
+
+async fn wakes_waiting_steps(r: &dyn RunStore, w: &dyn WorkflowStore) {
+    let mut c = Ctx::new();
+    let alice = LenserId::new();
+    let wf = c.workflow(w, alice).await;
+    let run = create(r, &c.run(wf, alice, alice)).await;
+    let now = c.now();
+    let lease = claim_one(r, "contract-a", now, run.id).await.unwrap();
+    let mut state = run.state.clone();
+    state.status = RunStatus::Running;
+    state.started_at = Some(now);
+    state.limits.run_timeout_ms = 3_600_000;
+    let wake = now.plus_micros(60_000_000);
+    let mut waiting = node(NodeStatus::Running, now);
+    waiting.wake_at = Some(wake);
+    waiting.output = Some(json!({"checkpoint": {"turn": 3}, "waiting_for": "approval of delete_lens"}));
+    // A deferred step (no waiting_for) keeps its timer.
+    let mut deferred = node(NodeStatus::Running, now);
+    deferred.wake_at = Some(wake);
+    deferred.output = None;
+    state.slots.insert(Slot::top(1), waiting.clone());
+    state.slots.insert(Slot::top(2), deferred.clone());
+    let slots = [(Slot::top(1), waiting), (Slot::top(2), deferred)];
+    assert!(r.save(&lease, &state, &slots, true).await.unwrap());
+    let soon = now.plus_micros(1_000);
+    assert!(claim_one(r, "contract-b", soon, run.id).await.is_none(), "not due before its timer");
+
+    r.wake(run.id, soon).await.expect("wake");
+    let loaded = r.load_run(run.id).await.unwrap();
+    assert_eq!(loaded.state.slots[&Slot::top(1)].wake_at, Some(soon), "the waiting step is due");
+    assert_eq!(loaded.state.slots[&Slot::top(2)].wake_at, Some(wake), "the deferred one is not");
+    assert_eq!(loaded.state.waiting().collect::<Vec<_>>(), [(Slot::top(1), "approval of delete_lens")]);
+    let again = claim_one(r, "contract-b", soon, run.id).await.expect("woken, the run is due");
+    state.status = RunStatus::Completed;
+    assert!(r.save(&again, &state, &[], true).await.unwrap());
+    r.wake(run.id, soon).await.expect("an ended run is left as it is");
+    assert!(claim_one(r, "contract-c", soon, run.id).await.is_none());
 }
 
 async fn cancel_requests(r: &dyn RunStore, w: &dyn WorkflowStore) {

@@ -219,6 +219,25 @@ impl RunStore for MemoryRunStore {
         Ok(header(&r.run))
     }
 
+    async fn wake(&self, id: RunId, now: Timestamp) -> LfResult<()> {
+        let mut rows = self.rows();
+        let r = rows.get_mut(&id).ok_or_else(|| run_not_found(id))?;
+        if r.run.state.status.is_final() {
+            return Ok(());
+        }
+        let mut woke = false;
+        for n in r.slots.values_mut() {
+            if n.waiting_for().is_some() && n.wake_at.is_some_and(|w| w > now) {
+                n.wake_at = Some(now);
+                woke = true;
+            }
+        }
+        if woke && r.lease.is_none() {
+            r.wake_at = Some(r.wake_at.map_or(now, |w| w.min(now)));
+        }
+        Ok(())
+    }
+
     async fn next_due(&self) -> LfResult<Option<Timestamp>> {
         let rows = self.rows();
         Ok(rows.values().filter(|r| !r.run.state.status.is_final()).map(Row::due_at).min())

@@ -28,6 +28,12 @@ pub trait RunSignal: Send + Sync {
     fn started(&self, run: RunId);
     /// Someone asked to cancel a run.
     fn cancel_requested(&self, run: RunId);
+    /// Something a waiting step of the run waits for happened (a person
+    /// decided): its runner looks again at once. By default nobody is told
+    /// (the step looks again at its own timer).
+    fn woken(&self, run: RunId) {
+        let _ = run;
+    }
 }
 
 /// A [`RunSignal`] that tells nobody.
@@ -301,6 +307,16 @@ impl RunService {
         let run = self.runs.request_cancel(id, &who.to_string(), self.clock.now()).await?;
         self.signal.cancel_requested(id);
         Ok(run)
+    }
+
+    /// Wakes the run's waiting steps ([`RunStore::wake`], then the
+    /// runner's signal): for the hooks that record what they wait for (a
+    /// person's decision on a held tool call), which have checked who
+    /// decided; it reveals nothing and changes nothing else.
+    pub async fn wake_waiting(&self, id: RunId) -> LfResult<()> {
+        self.runs.wake(id, self.clock.now()).await?;
+        self.signal.woken(id);
+        Ok(())
     }
 
     /// A new run of a failed or cancelled run's version with its inputs,

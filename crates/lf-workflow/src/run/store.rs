@@ -83,6 +83,22 @@ pub trait RunStore: Send + Sync {
     /// is after the write; a run that has ended is returned unchanged.
     async fn request_cancel(&self, id: RunId, by: &str, now: Timestamp) -> LfResult<Run>;
 
+    /// Makes the run's waiting steps ([`RunState::waiting`]: steps that
+    /// wait for a person's decision) due at `now`, their `wake_at` brought
+    /// forward, and the run with them unless a lease holds it (its holder
+    /// is told through the [`super::RunSignal`]): what a decision does, so
+    /// that the step goes on at once. A run that ended, or has no waiting
+    /// step, is left as it is.
+    ///
+    /// The default does nothing: a store without it leaves waiting steps
+    /// to their own timers (a waiting step checks again every minute or
+    /// so), which is slower but loses nothing. The memory store implements
+    /// it; [`super::contract::wake_suite`] checks it.
+    async fn wake(&self, id: RunId, now: Timestamp) -> LfResult<()> {
+        let _ = (id, now);
+        Ok(())
+    }
+
     /// When the earliest run that has not ended becomes due (its lease's
     /// end for a held run; for a free one its creation if it is pending or
     /// asked to cancel, else its wake time): the runner sleeps until then

@@ -98,6 +98,30 @@ pub(super) fn entries() -> Vec<NodeTypeSpec> {
             ]))
             .example("Grade an answer for accuracy.", json!({"rubric": "Accurate, cites a source, under 100 words.", "max_score": 10}), json!({"input": "Rust was first released in 2015."}), json!({"score": 7, "rationale": "Accurate; no source.", "model": "offline-deterministic", "input_tokens": 40, "output_tokens": 12}), Some(("if_condition", "score → input")))
             .use_case("Gate publishing on a quality score."),
+        entry("agent_execute", AiPrimitive, "AI Lenser", "Runs an AI Lenser's tool-calling loop on `prompt`: its persona is the system message, its model (else the server's) is asked with the catalog tools it was granted, each call the model makes is checked (granted, within the agent's policy and daily caps) and run as the agent before the model is asked again, until it answers or a cap stops it. A call of a Destructive tool waits for an owner's approval (in a team run: decide_agent_approval) and then runs once; refused and rejected calls are told to the model. The run's starter must be one the agent acts for. Output `{text, model, turns, tool_calls, tokens}`; a cap ends it with `{stopped: max_turns | budget | time, last_answer, ..}` instead of failing.")
+            .aliases(&["agent", "ai_lenser"])
+            .caps(&["agent", "tools", "llm", "approval"])
+            .io(&[IoType::Text, IoType::Json], IoType::AgentResult)
+            .side_effect(SideEffect::InternalWrite)
+            .open_outputs(vec![
+                port("text", IoType::Text, "The agent's answer (absent when a cap stopped it)."),
+                port("stopped", IoType::Text, "Set when a cap ended the loop: max_turns, budget (tokens, tool calls or the run's credits) or time."),
+                port("last_answer", IoType::Text, "With stopped: the model's last text."),
+                port("model", IoType::Text, "The model that answered last (the offline provider names itself)."),
+                port("turns", IoType::Number, "Model calls made."),
+                port("tool_calls", IoType::Number, "Tool calls the model asked for (run, refused or held)."),
+                port("tokens", IoType::Number, "Tokens over all turns."),
+            ])
+            .fields(vec![
+                field("ai_lenser_id", "AI Lenser", FieldKind::Uuid, "The agent that works this step: one the run's starter owns or acts for (in a team run, the team run's agent).").required().aliases(&["agent_id", "aiLenserId"]),
+                field("prompt", "Task", FieldKind::Template, "What the agent is asked to do, with [[name]] placeholders for the step's inputs or the fields of its main input.").required(),
+                field("max_turns", "Most turns", FieldKind::Integer, "Most model calls.").default(json!(10)).range(1.0, 50.0).aliases(&["maxTurns"]),
+                field("max_tool_calls", "Most tool calls", FieldKind::Integer, "Most tool calls, refused ones included.").default(json!(20)).range(1.0, 100.0),
+                field("max_tokens", "Most tokens", FieldKind::Integer, "Most tokens over all turns (the run's credit budget may stop it sooner).").default(json!(100_000)).range(100.0, 1_000_000.0),
+                field("timeout_s", "Time limit (s)", FieldKind::Integer, "Most seconds of work in one go (a wait for approval does not count).").default(json!(300)).range(5.0, 1_800.0),
+            ])
+            .example("Let an agent tidy its owner's lenses.", json!({"ai_lenser_id": "0190f5a2-7c1e-7d3a-9b2c-5e8f1a2b3c4d", "prompt": "Archive my lenses about [[topic]] that nobody ran this year.", "max_turns": 6}), json!({"topic": "regex"}), json!({"text": "Archived 2 lenses.", "model": "offline-deterministic", "turns": 3, "tool_calls": 3, "tokens": 1800}), Some(("slack_notify", "text → text")))
+            .use_case("Hand a task to an AI Lenser inside a workflow or its team run, with hard caps and an approval for destructive calls."),
         entry("output_parser", AiPrimitive, "Output parser", "Reads JSON out of a model's text (the first JSON object or array in it); with `strict`, text that holds none fails the node.")
             .aliases(&["parse_json", "json_parser"])
             .caps(&["parse", "json", "structured"])

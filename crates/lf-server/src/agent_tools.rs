@@ -1,0 +1,217 @@
+//! The tools an `agent_execute` step may call ([`lf_runner::AgentTools`]):
+//! the catalog tools granted to its agent, each call run as the agent
+//! through [`lf_tools::agent_calls::call_as_agent`].
+//!
+//! - Offered: the agent's grants, as the run's starter may list them (its
+//!   owner, a co-owner, an operator), each with its catalog description and
+//!   input schema. A grant of a tool this catalog no longer has is left out.
+//! - Checked before it runs: a tool that is not granted is refused (the
+//!   model reads why); a Destructive one needs an owner's approval
+//!   ([`Check::NeedsApproval`]: the step holds it, and runs it once
+//!   approved). Everything else passes to the call.
+//! - Called: `call_as_agent` as the starter, which checks the call again at
+//!   once and counts it (the agent is active, the tool granted, the policy's
+//!   flag on, the day's caps and credit limit have room), runs the tool as
+//!   `Principal::Agent` (the owner's reach) and writes the action log; a
+//!   refusal there, or the tool's error, is the call's result for the model
+//!   (`CODE: message`). Arguments that are not a JSON object are the
+//!   model's mistake, told back the same way.
+//!
+//! The services it calls are made after the runner's executors, so it holds
+//! a cell the composition root fills once they exist ([`CatalogTools::bind`]);
+//! a step run before that fails.
+
+use std::collections::HashSet;
+use std::sync::{Arc, LazyLock, OnceLock};
+
+use async_trait::async_trait;
+use lf_core::{LenserId, LfError, LfResult, PageRequest, Principal, Scopes, ToolCall, ToolSpec};
+use lf_runner::AgentTools;
+use lf_runner::agent_loop::{Check, Outcome, ToolBox};
+use lf_tools::agent_calls::call_as_agent;
+use lf_tools::{Catalog, Ctx, Safety, Services};
+use serde_json::Value;
+
+/// The whole catalog, built once: what grants name.
+static CATALOG: LazyLock<Catalog> = LazyLock::new(Catalog::new);
+
+/// The note an `agent_execute` call carries in the agent's action log.
+const NOTE: &str = "agent_execute";
+
+/// [`AgentTools`] over the tool catalog. Cheap to clone.
+#[derive(Clone, Default)]
+pub struct CatalogTools {
+    services: Arc<OnceLock<Arc<Services>>>,
+}
+
+impl CatalogTools {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Binds the services the tools run on (once; a second call is ignored).
+    pub fn bind(&self, services: Arc<Services>) {
+        let _ = self.services.set(services);
+    }
+}
+
+#[async_trait]
+impl AgentTools for CatalogTools {
+    async fn toolbox(&self, starter: LenserId, agent: LenserId) -> LfResult<Box<dyn ToolBox>> {
+        let services = self
+            .services
+            .get()
+            .cloned()
+            .ok_or_else(|| LfError::internal("the agent tools are not bound to the services yet"))?;
+        let principal = Principal::Lenser { id: starter, scopes: Scopes::READ_WRITE };
+        let mut offered = Vec::new();
+        let mut granted = HashSet::new();
+        let mut destructive = HashSet::new();
+        let mut offset = 0;
+        loop {
+            let page = PageRequest::new(Some(PageRequest::MAX_LIMIT as i64), Some(offset))?;
+            let grants = services.agents.list_tools(&principal, agent, page).await?;
+            for g in &grants.items {
+                let Some(spec) =
+                    CATALOG.find(&g.tool.id.to_string()).or_else(|| CATALOG.get(g.tool.name.as_str()))
+                else {
+                    continue;
+                };
+                if !granted.insert(spec.name.to_owned()) {
+                    continue;
+                }
+                if spec.safety == Safety::Destructive {
+                    destructive.insert(spec.name.to_owned());
+                }
+                offered.push(ToolSpec {
+                    name: spec.name.to_owned(),
+                    description: spec.description.to_owned(),
+                    parameters: Value::Object((*spec.input_schema).clone()).to_string(),
+                });
+            }
+            offset += grants.items.len() as i64;
+            if !grants.has_more() || grants.items.is_empty() {
+                break;
+            }
+        }
+        Ok(Box::new(AgentBox { ctx: Ctx { principal, services }, agent, offered, granted, destructive }))
+    }
+}
+
+/// One agent's tools, for one attempt of a step.
+struct AgentBox {
+    /// The run's starter, on the server's services.
+    ctx: Ctx,
+    agent: LenserId,
+    offered: Vec<ToolSpec>,
+    granted: HashSet<String>,
+    destructive: HashSet<String>,
+}
+
+#[async_trait]
+impl ToolBox for AgentBox {
+    fn tools(&self) -> Vec<ToolSpec> {
+        self.offered.clone()
+    }
+
+    async fn check(&self, call: &ToolCall) -> Check {
+        if !self.granted.contains(&call.name) {
+            return Check::Refused(format!(
+                "{} is not a tool granted to this agent: call only the tools you are offered (its owner grants more with assign_agent_tool).",
+                lf_core::clip(&call.name, 100)
+            ));
+        }
+        if self.destructive.contains(&call.name) {
+            return Check::NeedsApproval;
+        }
+        Check::Allowed
+    }
+
+    async fn call(&self, call: &ToolCall) -> Result<String, String> {
+        let args = match call.arguments.trim() {
+            "" => serde_json::Map::new(),
+            text => match serde_json::from_str::<Value>(text) {
+                Ok(Value::Object(args)) => args,
+                _ => {
+                    return Err(format!(
+                        "INVALID_ARGUMENT: the arguments of {} must be a JSON object, as its input schema says",
+                        call.name
+                    ));
+                }
+            },
+        };
+        match call_as_agent(&self.ctx, self.agent, &call.name, args, Some(NOTE.to_owned())).await {
+            Ok(called) => Ok(called.value.to_string()),
+            Err(e) => Err(format!("{}: {}", e.code().as_str(), e.message())),
+        }
+    }
+
+    /// The action log has it already (call_as_agent wrote it).
+    fn record(&self, _: &ToolCall, _: &Outcome) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use lf_agent::{AgentHandle, DisplayName, NewAgent};
+    use lf_tools::agent_calls::tool_ref;
+
+    use super::*;
+
+    fn call(id: &str, name: &str, arguments: &str) -> ToolCall {
+        ToolCall { id: id.into(), name: name.into(), arguments: arguments.into() }
+    }
+
+    #[test]
+    fn the_catalog_finds_granted_tools_by_id_and_knows_destructive_ones() {
+        let delete = CATALOG.get("delete_lens").expect("a catalog tool");
+        assert_eq!(CATALOG.find(&delete.id().to_string()).map(|t| t.name), Some("delete_lens"));
+        assert_eq!(delete.safety, Safety::Destructive);
+        assert_ne!(CATALOG.get("list_lenses").unwrap().safety, Safety::Destructive);
+    }
+
+    /// On the server's own wiring: the granted tools are offered, checked
+    /// and run as the agent; the rest refused.
+    #[tokio::test]
+    async fn an_agents_granted_tools_on_the_servers_wiring() {
+        let db = lf_store::Database::connect("sqlite::memory:").await.unwrap();
+        let (services, _runner) = crate::services(
+            &db,
+            Arc::new(lf_model::OfflineProvider),
+            crate::Background::new(tokio::runtime::Handle::current()),
+            crate::KeySealer::new(None),
+            &crate::RunSettings::default(),
+        );
+        let owner_id = LenserId::new();
+        let owner = Principal::Lenser { id: owner_id, scopes: Scopes::READ_WRITE };
+        let new =
+            NewAgent::new(AgentHandle::parse("tool_user").unwrap(), DisplayName::parse("Tools").unwrap());
+        let agent = services.agents.create(&owner, new).await.unwrap();
+        for (name, confirm) in [("list_lenses", false), ("delete_lens", true)] {
+            let spec = CATALOG.get(name).unwrap();
+            services.agents.assign_tool(&owner, agent.id, tool_ref(spec), confirm).await.unwrap();
+        }
+        let tools = CatalogTools::new();
+        assert!(tools.toolbox(owner_id, agent.id).await.is_err(), "not bound yet");
+        tools.bind(services.clone());
+        assert!(tools.toolbox(LenserId::new(), agent.id).await.is_err(), "a stranger does not act for it");
+
+        let b = tools.toolbox(owner_id, agent.id).await.unwrap();
+        let mut offered: Vec<String> = b.tools().into_iter().map(|t| t.name).collect();
+        offered.sort();
+        assert_eq!(offered, ["delete_lens", "list_lenses"]);
+        let schema: Value = serde_json::from_str(&b.tools()[0].parameters).unwrap();
+        assert_eq!(schema["type"], "object");
+        assert_eq!(b.check(&call("1", "list_lenses", "{}")).await, Check::Allowed);
+        assert_eq!(b.check(&call("2", "delete_lens", "{}")).await, Check::NeedsApproval);
+        assert!(matches!(b.check(&call("3", "create_lens", "{}")).await, Check::Refused(_)));
+
+        let listed: Value =
+            serde_json::from_str(&b.call(&call("1", "list_lenses", "")).await.unwrap()).unwrap();
+        assert!(listed.is_object(), "{listed}");
+        let bad = b.call(&call("4", "list_lenses", "[1]")).await.unwrap_err();
+        assert!(bad.starts_with("INVALID_ARGUMENT"), "{bad}");
+        let page = PageRequest::new(Some(10), None).unwrap();
+        let log = services.agents.list_actions(&owner, agent.id, page).await.unwrap();
+        assert_eq!(log.total, 1, "the call is in the agent's action log");
+    }
+}
