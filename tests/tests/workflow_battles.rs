@@ -31,12 +31,8 @@ impl Process {
             KeySealer::new(None),
             &RunSettings::default(),
         );
-        let server = LfServer::new(
-            Arc::new(Catalog::new()),
-            Arc::new(services),
-            CatalogOptions::default(),
-            lenser(who),
-        );
+        let server =
+            LfServer::new(Arc::new(Catalog::new()), services, CatalogOptions::default(), lenser(who));
         Process { server, runner }
     }
 

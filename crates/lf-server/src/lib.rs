@@ -28,6 +28,7 @@
 //! rule; a configuration mistake stops start-up with a [`ConfigError`] before
 //! anything is served.
 
+mod agent_tools;
 mod background;
 mod config;
 mod connection_cli;
@@ -38,6 +39,7 @@ pub mod sealer;
 mod settings;
 mod wiring;
 
+pub use agent_tools::CatalogTools;
 pub use background::{Background, SHUTDOWN_GRACE, Shutdown};
 pub use config::{CommonArgs, Config, KeyText, RunSettings};
 pub use connection_cli::{

@@ -9,11 +9,12 @@ use lf_core::{ModelProvider, Principal, Spawner};
 use lf_egress::{Egress, EgressConfig};
 use lf_lens::LensService;
 use lf_runner::outbound::Outbound;
-use lf_runner::{Executors, KvSteps, ModelSteps, OwnServices, Runner, Scheduler};
+use lf_runner::{AgentSteps, Executors, KvSteps, ModelSteps, OwnServices, Runner, Scheduler};
 use lf_store::Database;
 use lf_tools::{Catalog, CatalogOptions, LfServer, Services};
 use lf_workflow::{ConnectionService, LensLookup, WorkflowService};
 
+use crate::agent_tools::CatalogTools;
 use crate::config::{Config, RunSettings};
 use crate::file::FromFile;
 use crate::lenses::WorkflowLenses;
@@ -51,7 +52,7 @@ pub fn services(
     spawner: Arc<dyn Spawner>,
     sealer: KeySealer,
     runs: &RunSettings,
-) -> (Services, Runner) {
+) -> (Arc<Services>, Runner) {
     // Heard by the workflows that follow events, once the services exist.
     let own = OwnServices::new();
     let lens = LensService::new(db.lens_store()).with_events(Arc::new(own.clone()));
@@ -63,6 +64,11 @@ pub fn services(
     let executors = Outbound::new(egress, Arc::new(connections.clone())).register(executors);
     let executors = own.register(executors);
     let executors = KvSteps::new(db.kv_store()).register(executors);
+    // The tools an agent step calls are the catalog's, over the services
+    // made below (bound once they exist).
+    let agent_tools = CatalogTools::new();
+    let executors = AgentSteps::new(model.clone(), Arc::new(agent_tools.clone()), own.clone(), runs.pricing)
+        .register(executors);
     let can_run = executors.clone();
     let run_store = db.run_store();
     let runner = Runner::new(run_store.clone(), db.workflow_store(), executors, runs.runner.clone());
@@ -86,6 +92,8 @@ pub fn services(
         .model(model)
         .spawner(spawner)
         .build();
+    let services = Arc::new(services);
+    agent_tools.bind(services.clone());
     runner.schedule(Scheduler::new(db.workflow_store(), services.runs.clone()));
     own.bind(services.runs.clone(), services.battle.clone(), db.workflow_store(), runner.stopping());
     own.bind_agents(services.agents.clone());
@@ -106,7 +114,7 @@ pub fn build_server(
     runs: &RunSettings,
 ) -> Built {
     let (services, runner) = services(db, model, spawner, sealer, runs);
-    Built { server: LfServer::new(Arc::new(Catalog::new()), Arc::new(services), options, principal), runner }
+    Built { server: LfServer::new(Arc::new(Catalog::new()), services, options, principal), runner }
 }
 
 /// The workflow use cases over `db`'s workflows, saved connections and

@@ -15,11 +15,11 @@ use crate::catalog::{Catalog, CatalogOptions};
 /// The 27 Lens and Battle tools take 39,700 bytes, Search's two 1,000; the
 /// Workflow group's nineteen take 30,800 (create_workflow alone 5,550: the
 /// blueprint is the schema a model most needs to read whole); the Agent
-/// group's fifteen 17,500 (list_ai_lensers and get_ai_lenser 4,250 of it:
-/// the profile with its policy and usage is what an owner reads), 89,500 in
-/// all. The budget leaves 500 for small changes, under the aim of 100,000
+/// group's fifteen 18,100 (list_ai_lensers and get_ai_lenser 4,250 of it:
+/// the profile with its policy and usage is what an owner reads), 90,000 in
+/// all. The budget leaves 1,000 for small changes, under the aim of 100,000
 /// bytes for the whole catalog.
-pub const LISTING_BUDGET: usize = 90_000;
+pub const LISTING_BUDGET: usize = 91_000;
 
 /// One tool's share of the listing, in bytes of JSON.
 #[derive(Clone, Debug, PartialEq, Eq)]

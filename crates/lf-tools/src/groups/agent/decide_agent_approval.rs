@@ -37,7 +37,7 @@ impl Tool for DecideAgentApproval {
     const TITLE: &'static str = "Approve or reject a team run";
     const SAFETY: Safety = Safety::Write;
     const DESCRIPTION: &'static str =
-        "Approve (it runs) or reject (it never runs) a team run awaiting approval (owner or co-owner).";
+        "Approve or reject a team run awaiting approval (owner or co-owner): a new one then runs or never does; a tool call its agent step holds runs once, or the agent is told no.";
     const DIFFERS_FROM_SPEC: &'static str = "Not in the hosted original's reference documents.";
     type Input = DecideAgentApprovalIn;
     type Output = TeamRunOut;
