@@ -198,6 +198,7 @@ async fn run_contract_suite_twice() {
     let db = connect().await;
     lf_workflow::run::contract::suite(db.run_store(), db.workflow_store()).await;
     lf_workflow::run::contract::suite(db.run_store(), db.workflow_store()).await;
+    lf_workflow::run::contract::wake_suite(db.run_store(), db.workflow_store()).await;
     db.close().await;
 }
 

@@ -14,6 +14,7 @@ async fn run_contract_suite_on_a_file() {
     lf_workflow::run::contract::suite(db.run_store(), db.workflow_store()).await;
     // Twice: the suite must hold on a database that already has data.
     lf_workflow::run::contract::suite(db.run_store(), db.workflow_store()).await;
+    lf_workflow::run::contract::wake_suite(db.run_store(), db.workflow_store()).await;
     db.close().await;
 }
 

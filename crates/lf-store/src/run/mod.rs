@@ -77,6 +77,10 @@ impl RunStore for SqlRunStore {
         on!(&self.conns, write, |conn| sql::request_cancel(conn, id, by, now))
     }
 
+    async fn wake(&self, id: RunId, now: Timestamp) -> LfResult<()> {
+        on!(&self.conns, write, |conn| sql::wake(conn, id, now))
+    }
+
     async fn next_due(&self) -> LfResult<Option<Timestamp>> {
         on!(&self.conns, reading, |conn| sql::next_due(conn))
     }

@@ -143,6 +143,30 @@ const REQUEST_CANCEL: &str = concat!(
      WHERE id = $1 AND cancel_requested_by IS NULL AND ",
     unfinished!()
 );
+/// Steps of run `$1` waiting for a decision (running, a wake time later
+/// than `$2`, `waiting_for` in their output) are due at `$2`.
+macro_rules! wake_nodes {
+    ($b:tt) => {
+        concat!(
+            "UPDATE workflow_node_results SET wake_at = $2 WHERE run_id = $1 AND status = 'running' \
+             AND wake_at > $2 AND ",
+            wake_nodes!(waiting $b)
+        )
+    };
+    (waiting sqlite) => {
+        "json_extract(output, '$.waiting_for') IS NOT NULL"
+    };
+    (waiting postgres) => {
+        "(output::jsonb -> 'waiting_for') IS NOT NULL"
+    };
+}
+const WAKE_NODES: Spellings = spelled!(wake_nodes);
+/// Run `$1`, when no lease holds it, is due at `$2` (or earlier).
+const WAKE_RUN: &str = concat!(
+    "UPDATE workflow_runs SET wake_at = CASE WHEN wake_at IS NULL OR wake_at > $2 THEN $2 ELSE wake_at END \
+     WHERE id = $1 AND lease_token IS NULL AND ",
+    unfinished!()
+);
 /// When the earliest unfinished run becomes due: a held run when its lease
 /// ends, any other when it is free.
 const NEXT_DUE: &str = concat!(
@@ -343,6 +367,14 @@ pub(crate) async fn request_cancel<C: Conn>(
         notify(conn, id).await?;
     }
     get_run(conn, id).await
+}
+
+pub(crate) async fn wake<C: Conn>(conn: &mut C, id: RunId, now: Timestamp) -> LfResult<()> {
+    let woke = execute(conn, query(WAKE_NODES.of::<C::Database>()).put(id.as_uuid()).put_time(now)).await?;
+    if woke > 0 && execute(conn, query(WAKE_RUN).put(id.as_uuid()).put_time(now)).await? > 0 {
+        notify(conn, id).await?;
+    }
+    Ok(())
 }
 
 pub(crate) async fn next_due<C: Conn>(conn: &mut C) -> LfResult<Option<Timestamp>> {

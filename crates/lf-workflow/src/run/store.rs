@@ -92,8 +92,8 @@ pub trait RunStore: Send + Sync {
     ///
     /// The default does nothing: a store without it leaves waiting steps
     /// to their own timers (a waiting step checks again every minute or
-    /// so), which is slower but loses nothing. The memory store implements
-    /// it; [`super::contract::wake_suite`] checks it.
+    /// so), which is slower but loses nothing. The memory store and lf-store's
+    /// SQL stores implement it; [`super::contract::wake_suite`] checks it.
     async fn wake(&self, id: RunId, now: Timestamp) -> LfResult<()> {
         let _ = (id, now);
         Ok(())

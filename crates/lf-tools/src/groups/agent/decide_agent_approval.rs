@@ -36,8 +36,7 @@ impl Tool for DecideAgentApproval {
     const NAME: &'static str = "decide_agent_approval";
     const TITLE: &'static str = "Approve or reject a team run";
     const SAFETY: Safety = Safety::Write;
-    const DESCRIPTION: &'static str =
-        "Approve or reject a team run awaiting approval (owner or co-owner): a new one then runs or never does; a tool call its agent step holds runs once, or the agent is told no.";
+    const DESCRIPTION: &'static str = "Approve or reject a team run awaiting approval (owner or co-owner): a new one then runs or never does; a tool call its agent step holds runs once, or the agent is told no.";
     const DIFFERS_FROM_SPEC: &'static str = "Not in the hosted original's reference documents.";
     type Input = DecideAgentApprovalIn;
     type Output = TeamRunOut;
