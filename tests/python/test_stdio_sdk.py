@@ -350,3 +350,69 @@ async def test_workflow_runs_and_survives_a_restart(binary, mode):
             assert done["status"] == "completed", done
             summary = (await client.call_tool("summarize_workflow", {"run_id": later["id"]})).structured_content
             assert summary["nodes"]["completed"] == 3, summary
+
+
+async def events_of(client, agent, team_run):
+    listed = await client.call_tool("list_agent_run_events", {"ai_lenser_id": agent, "run_id": team_run})
+    assert not listed.is_error, listed
+    return [e["event_type"] for e in reversed(listed.structured_content["items"])]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_an_agent_acts_and_runs_a_team_run(binary, mode):
+    import anyio
+
+    with tempfile.TemporaryDirectory() as db_dir:
+        async with Client(params(binary, db_dir), mode=mode) as client:
+            created = await client.call_tool(
+                "create_ai_lenser", {"handle": "py_bot", "display_name": "Py bot", "persona": "You are terse."}
+            )
+            assert not created.is_error, created
+            agent = created.structured_content["ai_lenser_id"]
+            lens = (await client.call_tool("create_lens", {"title": "Team note", "template_body": WORKFLOW_BODY})).structured_content
+
+            refused = await client.call_tool(
+                "run_agent_action", {"ai_lenser_id": agent, "action_type": "get_lens", "metadata": {"lens_id": lens["id"]}}
+            )
+            assert refused.is_error and refused.structured_content["code"] == "PERMISSION_DENIED", refused
+            granted = await client.call_tool("assign_agent_tool", {"ai_lenser_id": agent, "tool_id": "get_lens"})
+            assert not granted.is_error, granted
+            acted = await client.call_tool(
+                "run_agent_action", {"ai_lenser_id": agent, "action_type": "get_lens", "metadata": {"lens_id": lens["id"]}}
+            )
+            assert not acted.is_error, acted
+            assert acted.structured_content["result"]["title"] == "Team note"
+            assert acted.structured_content["tool"] == "get_lens"
+
+            # A team run of a workflow whose step is the agent itself.
+            flow = {
+                "title": "Agent flow",
+                "steps": [
+                    {"key": "start", "kind": "trigger", "name": "Start", "node_type": "manual_trigger"},
+                    {"key": "think", "kind": "tool", "name": "Think", "node_type": "agent_execute",
+                     "config": {"ai_lenser_id": agent, "prompt": "Find lenses about [[topic]]."}},
+                ],
+                "connections": [{"from_step": "start", "to_step": "think", "input_parameter": "input"}],
+            }
+            wf = (await client.call_tool("create_workflow", flow)).structured_content
+            started = await client.call_tool(
+                "start_agent_team_run", {"ai_lenser_id": agent, "workflow_id": wf["id"], "inputs": {"topic": "seas"}}
+            )
+            assert not started.is_error, started
+            team_run = started.structured_content["team_run_id"]
+            for _ in range(400):
+                kinds = await events_of(client, agent, team_run)
+                if kinds[-1] in ("completed", "failed"):
+                    break
+                await anyio.sleep(0.025)
+            assert kinds == ["dispatch_queued", "dispatch_started", "node_started", "node_completed", "completed"], kinds
+            runs = (await client.call_tool("list_workflow_runs", {"workflow_id": wf["id"]})).structured_content
+            assert [r["origin"] for r in runs["items"]] == ["team"]
+            logs = (await client.call_tool("get_workflow_run_logs", {"run_id": runs["items"][0]["id"]})).structured_content
+            think = next(n for n in logs["node_results"] if n["step"] == "think")
+            assert think["output"]["model"] == "offline-deterministic", "the offline provider names itself"
+            assert "@py_bot" in think["output"]["text"]
+
+            again = await client.call_tool("cancel_agent_run", {"ai_lenser_id": agent, "team_run_id": team_run})
+            assert again.is_error and again.structured_content["code"] == "INVALID_TRANSITION", again
