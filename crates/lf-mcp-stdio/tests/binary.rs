@@ -145,8 +145,8 @@ fn read_only_and_toolsets() {
         &[init(), initialized, list],
     );
     // Every group: the 8 Read tools of lenses, the 5 of battles, search and
-    // fetch, and the 12 of workflows (4 of them read runs).
-    assert_eq!(lines(&out)[1]["result"]["tools"].as_array().unwrap().len(), 27);
+    // fetch, the 12 of workflows (4 of them read runs) and the 5 of agents.
+    assert_eq!(lines(&out)[1]["result"]["tools"].as_array().unwrap().len(), 32);
 }
 
 fn initialized() -> Value {
