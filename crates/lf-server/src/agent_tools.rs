@@ -5,8 +5,10 @@
 //! - Offered: the agent's grants, as the run's starter may list them (its
 //!   owner, a co-owner, an operator), each with its catalog description and
 //!   input schema. A grant of a tool this catalog no longer has is left out.
-//! - Checked before it runs: a tool that is not granted is refused (the
-//!   model reads why); a Destructive one needs an owner's approval
+//! - Checked before it runs: a name of no catalog tool is refused (the
+//!   model reads why); a catalog tool that is not granted goes to the
+//!   call, which refuses it and logs the refusal; a Destructive one needs
+//!   an owner's approval
 //!   ([`Check::NeedsApproval`]: the step holds it, and runs it once
 //!   approved). Everything else passes to the call.
 //! - Called: `call_as_agent` as the starter, which checks the call again at
@@ -115,7 +117,11 @@ impl ToolBox for AgentBox {
     }
 
     async fn check(&self, call: &ToolCall) -> Check {
-        if !self.granted.contains(&call.name) {
+        // A catalog tool it was not granted goes on to the call, which
+        // refuses it (PERMISSION_DENIED, told to the model) and writes the
+        // refusal to the agent's action log; a name of no catalog tool is
+        // refused here.
+        if !self.granted.contains(&call.name) && CATALOG.get(&call.name).is_none() {
             return Check::Refused(format!(
                 "{} is not a tool granted to this agent: call only the tools you are offered (its owner grants more with assign_agent_tool).",
                 lf_core::clip(&call.name, 100)
@@ -203,7 +209,11 @@ mod tests {
         assert_eq!(schema["type"], "object");
         assert_eq!(b.check(&call("1", "list_lenses", "{}")).await, Check::Allowed);
         assert_eq!(b.check(&call("2", "delete_lens", "{}")).await, Check::NeedsApproval);
-        assert!(matches!(b.check(&call("3", "create_lens", "{}")).await, Check::Refused(_)));
+        assert!(matches!(b.check(&call("3", "no_such_tool", "{}")).await, Check::Refused(_)));
+        // An ungranted catalog tool is refused by the call, and logged.
+        assert_eq!(b.check(&call("3", "create_lens", "{}")).await, Check::Allowed);
+        let refused = b.call(&call("3", "create_lens", "{}")).await.unwrap_err();
+        assert!(refused.starts_with("PERMISSION_DENIED") && refused.contains("create_lens"), "{refused}");
 
         let listed: Value =
             serde_json::from_str(&b.call(&call("1", "list_lenses", "")).await.unwrap()).unwrap();
@@ -212,6 +222,11 @@ mod tests {
         assert!(bad.starts_with("INVALID_ARGUMENT"), "{bad}");
         let page = PageRequest::new(Some(10), None).unwrap();
         let log = services.agents.list_actions(&owner, agent.id, page).await.unwrap();
-        assert_eq!(log.total, 1, "the call is in the agent's action log");
+        let outcomes: Vec<&str> = log.items.iter().map(|e| e.outcome.as_str()).collect();
+        assert_eq!(
+            outcomes,
+            ["succeeded", "refused"],
+            "both calls are in the agent's action log, newest first"
+        );
     }
 }
