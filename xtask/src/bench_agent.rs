@@ -30,8 +30,8 @@ async fn agent(db: &lf_store::Database) -> Result<LenserId, String> {
     let a = agents.create(&me, new).await.map_err(|e| e.to_string())?;
     let patch = AgentPatch { max_daily_tool_calls: Some(Cap::of(Cap::MAX)), ..AgentPatch::default() };
     agents.update(&me, a.id, patch).await.map_err(|e| e.to_string())?;
-    let catalog = lf_tools::Catalog::new();
-    let tool = lf_tools::agent_calls::tool_ref(catalog.get("get_lens").expect("get_lens"));
+    let tool =
+        lf_tools::agent_calls::tool_ref(lf_tools::agent_calls::catalog().get("get_lens").expect("get_lens"));
     agents.assign_tool(&me, a.id, tool, false).await.map_err(|e| e.to_string())?;
     Ok(a.id)
 }

@@ -130,6 +130,9 @@ pub struct CallPass {
     /// The day it was counted in, and the day's usage with it.
     pub day: UsageDay,
     pub usage: Usage,
+    /// The agent's profile as the check read it (its persona and model,
+    /// for a call that asks the model as the agent).
+    pub profile: Profile,
 }
 
 /// The Agent use cases over an [`AgentStore`].
@@ -254,6 +257,12 @@ impl AgentService {
             _ => None,
         };
         Ok(AgentView { agent, role, day, usage })
+    }
+
+    /// The owner of agent `id`, whoever asks (a battle names it as the
+    /// owner of the agent's contender). NOT_FOUND if there is no such agent.
+    pub async fn owner_of(&self, id: LenserId) -> LfResult<LenserId> {
+        Ok(self.store.get_agent(Reach::Everything, id).await?.owner)
     }
 
     /// The agents the caller may see that match `filter`, newest first.
@@ -440,6 +449,7 @@ impl AgentService {
                 actor,
                 day,
                 usage,
+                profile: agent.profile.clone(),
             }),
             Reservation::Refused { kind, used, asked, limit } => {
                 let e = policy::over_limit(&agent, day, kind, used, asked, limit);

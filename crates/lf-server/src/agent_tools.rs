@@ -24,18 +24,15 @@
 //! a step run before that fails.
 
 use std::collections::HashSet;
-use std::sync::{Arc, LazyLock, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 use async_trait::async_trait;
 use lf_core::{LenserId, LfError, LfResult, PageRequest, Principal, Scopes, ToolCall, ToolSpec};
 use lf_runner::AgentTools;
 use lf_runner::agent_loop::{Check, Outcome, ToolBox};
-use lf_tools::agent_calls::call_as_agent;
-use lf_tools::{Catalog, Ctx, Safety, Services};
+use lf_tools::agent_calls::{call_as_agent, catalog};
+use lf_tools::{Ctx, Safety, Services};
 use serde_json::Value;
-
-/// The whole catalog, built once: what grants name.
-static CATALOG: LazyLock<Catalog> = LazyLock::new(Catalog::new);
 
 /// The note an `agent_execute` call carries in the agent's action log.
 const NOTE: &str = "agent_execute";
@@ -75,7 +72,7 @@ impl AgentTools for CatalogTools {
             let grants = services.agents.list_tools(&principal, agent, page).await?;
             for g in &grants.items {
                 let Some(spec) =
-                    CATALOG.find(&g.tool.id.to_string()).or_else(|| CATALOG.get(g.tool.name.as_str()))
+                    catalog().find(&g.tool.id.to_string()).or_else(|| catalog().get(g.tool.name.as_str()))
                 else {
                     continue;
                 };
@@ -121,7 +118,7 @@ impl ToolBox for AgentBox {
         // refuses it (PERMISSION_DENIED, told to the model) and writes the
         // refusal to the agent's action log; a name of no catalog tool is
         // refused here.
-        if !self.granted.contains(&call.name) && CATALOG.get(&call.name).is_none() {
+        if !self.granted.contains(&call.name) && catalog().get(&call.name).is_none() {
             return Check::Refused(format!(
                 "{} is not a tool granted to this agent: call only the tools you are offered (its owner grants more with assign_agent_tool).",
                 lf_core::clip(&call.name, 100)
@@ -169,10 +166,10 @@ mod tests {
 
     #[test]
     fn the_catalog_finds_granted_tools_by_id_and_knows_destructive_ones() {
-        let delete = CATALOG.get("delete_lens").expect("a catalog tool");
-        assert_eq!(CATALOG.find(&delete.id().to_string()).map(|t| t.name), Some("delete_lens"));
+        let delete = catalog().get("delete_lens").expect("a catalog tool");
+        assert_eq!(catalog().find(&delete.id().to_string()).map(|t| t.name), Some("delete_lens"));
         assert_eq!(delete.safety, Safety::Destructive);
-        assert_ne!(CATALOG.get("list_lenses").unwrap().safety, Safety::Destructive);
+        assert_ne!(catalog().get("list_lenses").unwrap().safety, Safety::Destructive);
     }
 
     /// On the server's own wiring: the granted tools are offered, checked
@@ -193,7 +190,7 @@ mod tests {
             NewAgent::new(AgentHandle::parse("tool_user").unwrap(), DisplayName::parse("Tools").unwrap());
         let agent = services.agents.create(&owner, new).await.unwrap();
         for (name, confirm) in [("list_lenses", false), ("delete_lens", true)] {
-            let spec = CATALOG.get(name).unwrap();
+            let spec = catalog().get(name).unwrap();
             services.agents.assign_tool(&owner, agent.id, tool_ref(spec), confirm).await.unwrap();
         }
         let tools = CatalogTools::new();

@@ -10,9 +10,9 @@
 
 use std::sync::LazyLock;
 
-use lf_agent::{ANSWER_BATTLE, ActionName, ArgsSummary, Call, ToolGroup, ToolId, ToolName, ToolRef};
+use lf_agent::{ANSWER_BATTLE, ActionName, ArgsSummary, Call, Profile, ToolGroup, ToolId, ToolName, ToolRef};
 use lf_battle::ContenderType;
-use lf_core::{BattleId, ChatRequest, ContenderId, ErrorCode, Principal};
+use lf_core::{BattleId, ChatRequest, ContenderId, ErrorCode};
 use lf_core::{LenserId, LfError, LfResult};
 use rmcp::model::JsonObject;
 use serde_json::Value;
@@ -21,8 +21,9 @@ use crate::catalog::Catalog;
 use crate::services::Ctx;
 use crate::tool::{Reaches, Safety, ToolSpec};
 
-/// The whole catalog, built once: what grants name.
-pub(crate) fn catalog() -> &'static Catalog {
+/// The whole catalog, built once: what grants name (the `agent_execute`
+/// step's tools are found in it too).
+pub fn catalog() -> &'static Catalog {
     static CATALOG: LazyLock<Catalog> = LazyLock::new(Catalog::new);
     &CATALOG
 }
@@ -106,13 +107,11 @@ pub async fn call_as_agent(
     let agents = &ctx.services.agents;
     let pass = agents.check_call(&ctx.principal, agent, &call).await?;
     let inner = Ctx { principal: pass.principal.clone(), services: ctx.services.clone() };
-    let result = match answering {
-        true => match answer(&inner, agent, args).await {
-            Ok(args) => tool.call(inner, args).await,
-            Err(e) => Err(e),
-        },
-        false => tool.call(inner, args).await,
-    };
+    let result = async {
+        let args = if answering { answer(&inner, agent, &pass.profile, args).await? } else { args };
+        tool.call(inner, args).await
+    }
+    .await;
     let entry = agents.record_call(&pass, result.as_ref().map(|_| ())).await?;
     let called = result?;
     Ok(AgentCalled { tool, value: called.value, action_log_id: entry.id.to_string() })
@@ -121,8 +120,9 @@ pub async fn call_as_agent(
 /// `submit_battle_run`'s arguments for agent `agent` answering the battle
 /// `args.battle_id` names (as `inner`, the agent): its contender there
 /// (`args.contender_id`, or the ai_agent contender standing for it), and
-/// the answer its persona and model give the task prompt.
-async fn answer(inner: &Ctx, agent: LenserId, args: JsonObject) -> LfResult<JsonObject> {
+/// the answer its persona and model (`profile`, as the check read it) give
+/// the task prompt.
+async fn answer(inner: &Ctx, agent: LenserId, profile: &Profile, args: JsonObject) -> LfResult<JsonObject> {
     let text = |key: &str| args.get(key).and_then(Value::as_str);
     let battle = BattleId::parse("battle_id", text("battle_id").unwrap_or_default())?;
     let sheet = inner.services.battle.get(&inner.principal, battle).await?;
@@ -142,8 +142,6 @@ async fn answer(inner: &Ctx, agent: LenserId, args: JsonObject) -> LfResult<Json
         )
         .with_field("contender_id")
     })?;
-    let me = inner.services.agents.get(&Principal::Service { acting_as: None }, agent).await?.agent;
-    let profile = &me.profile;
     let system = match &profile.persona {
         Some(p) => p.as_str().to_owned(),
         None => format!(

@@ -437,6 +437,33 @@ pub(crate) async fn put_grant<C: Conn>(conn: &mut C, g: &Grant, max_grants: u32)
 }
 
 /// Run it in a snapshot.
+/// A listing of one agent's rows: `select` them `of` a table, its
+/// condition on the agent's id last (the agent is bound there).
+struct AgentRows {
+    select: &'static str,
+    of: &'static str,
+}
+
+impl AgentRows {
+    /// The page of agent `agent`'s rows that `more` narrows (conditions
+    /// starting with ` AND`), in `order`.
+    async fn page<C: Conn, T>(
+        &self,
+        conn: &mut C,
+        agent: LenserId,
+        more: impl Fn(&mut QueryBuilder<C::Database>),
+        order: &'static str,
+        page: PageRequest,
+        from_row: fn(&<C::Database as sqlx::Database>::Row) -> LfResult<T>,
+    ) -> LfResult<Page<T>> {
+        let from = |qb: &mut QueryBuilder<C::Database>| {
+            <C::Database as Dialect>::push_bind(qb.push(self.of), agent.as_uuid());
+            more(qb);
+        };
+        listing(conn, self.select, from, order, page, from_row).await
+    }
+}
+
 pub(crate) async fn get_grant<C: Conn>(
     conn: &mut C,
     reach: Reach,
@@ -455,14 +482,11 @@ pub(crate) async fn list_grants<C: Conn>(
     page: PageRequest,
 ) -> LfResult<Page<Grant>> {
     readable(conn, reach, agent).await?;
-    let select = concat!("SELECT ", grant_columns!());
-    let from = |qb: &mut QueryBuilder<C::Database>| {
-        <C::Database as Dialect>::push_bind(
-            qb.push(" FROM agent_grants g WHERE g.agent_id = "),
-            agent.as_uuid(),
-        );
+    let rows = AgentRows {
+        select: concat!("SELECT ", grant_columns!()),
+        of: " FROM agent_grants g WHERE g.agent_id = ",
     };
-    listing(conn, select, from, " ORDER BY g.tool_name, g.tool_id", page, grant).await
+    rows.page(conn, agent, |_| {}, " ORDER BY g.tool_name, g.tool_id", page, grant).await
 }
 
 pub(crate) async fn revoke_grant<C: Conn>(
@@ -555,14 +579,11 @@ pub(crate) async fn list_actions<C: Conn>(
     page: PageRequest,
 ) -> LfResult<Page<ActionEntry>> {
     readable(conn, reach, agent).await?;
-    let select = concat!("SELECT ", action_columns!());
-    let from = |qb: &mut QueryBuilder<C::Database>| {
-        <C::Database as Dialect>::push_bind(
-            qb.push(" FROM agent_actions WHERE agent_id = "),
-            agent.as_uuid(),
-        );
+    let rows = AgentRows {
+        select: concat!("SELECT ", action_columns!()),
+        of: " FROM agent_actions WHERE agent_id = ",
     };
-    listing(conn, select, from, " ORDER BY at DESC, id DESC", page, action).await
+    rows.page(conn, agent, |_| {}, " ORDER BY at DESC, id DESC", page, action).await
 }
 
 /// Appends `events` to `run`, numbered on from its last event, each at
@@ -650,17 +671,16 @@ pub(crate) async fn list_team_runs<C: Conn>(
     page: PageRequest,
 ) -> LfResult<Page<TeamRun>> {
     readable(conn, reach, agent).await?;
-    let select = concat!("SELECT ", team_run_columns!());
-    let from = |qb: &mut QueryBuilder<C::Database>| {
-        <C::Database as Dialect>::push_bind(
-            qb.push(" FROM agent_team_runs WHERE agent_id = "),
-            agent.as_uuid(),
-        );
+    let rows = AgentRows {
+        select: concat!("SELECT ", team_run_columns!()),
+        of: " FROM agent_team_runs WHERE agent_id = ",
+    };
+    let status = |qb: &mut QueryBuilder<C::Database>| {
         if let Some(s) = filter.status {
             <C::Database as Dialect>::push_bind(qb.push(" AND status = "), s.as_str().to_owned());
         }
     };
-    listing(conn, select, from, " ORDER BY created_at DESC, id DESC", page, team_run).await
+    rows.page(conn, agent, status, " ORDER BY created_at DESC, id DESC", page, team_run).await
 }
 
 /// Every agent's team runs in `$1`, oldest first, from the start.
@@ -750,12 +770,11 @@ pub(crate) async fn list_events<C: Conn>(
             return Err(team_run_not_found(run));
         }
     }
-    let select = concat!("SELECT ", event_columns!());
-    let from = |qb: &mut QueryBuilder<C::Database>| {
-        <C::Database as Dialect>::push_bind(
-            qb.push(" FROM agent_team_events WHERE agent_id = "),
-            agent.as_uuid(),
-        );
+    let rows = AgentRows {
+        select: concat!("SELECT ", event_columns!()),
+        of: " FROM agent_team_events WHERE agent_id = ",
+    };
+    let filters = |qb: &mut QueryBuilder<C::Database>| {
         if let Some(run) = filter.team_run {
             <C::Database as Dialect>::push_bind(qb.push(" AND team_run_id = "), run.as_uuid());
         }
@@ -763,5 +782,5 @@ pub(crate) async fn list_events<C: Conn>(
             <C::Database as Dialect>::push_bind(qb.push(" AND kind = "), kind.as_str().to_owned());
         }
     };
-    listing(conn, select, from, " ORDER BY at DESC, team_run_id DESC, seq DESC", page, event).await
+    rows.page(conn, agent, filters, " ORDER BY at DESC, team_run_id DESC, seq DESC", page, event).await
 }

@@ -81,7 +81,7 @@ impl Tool for StartAgentTeamRun {
         if matches!(ctx.principal, Principal::Service { .. }) {
             // The workflow must be one the agent's owner can read: it runs
             // with the owner's reach.
-            let owner = agents.get(&ctx.principal, agent).await?.agent.owner;
+            let owner = agents.owner_of(agent).await?;
             let as_agent = Principal::Agent { agent_id: agent, owner };
             ctx.services.workflow.get(&as_agent, workflow_id).await?;
         }

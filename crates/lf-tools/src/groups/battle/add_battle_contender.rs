@@ -42,8 +42,8 @@ pub struct AddBattleContender;
 /// The owner of the AI Lenser `reference` names, if it is one.
 async fn agent_owner(ctx: &Ctx, reference: ContenderRefId) -> LfResult<Option<lf_core::LenserId>> {
     let id = lf_core::LenserId::from_uuid(reference.as_uuid());
-    match ctx.services.agents.get(&lf_core::Principal::Service { acting_as: None }, id).await {
-        Ok(view) => Ok(Some(view.agent.owner)),
+    match ctx.services.agents.owner_of(id).await {
+        Ok(owner) => Ok(Some(owner)),
         Err(e) if e.code() == lf_core::ErrorCode::NotFound => Ok(None),
         Err(e) => Err(e),
     }
