@@ -479,6 +479,26 @@ async fn usage(s: &dyn AgentStore) {
     );
     assert_eq!(s.usage(Reach::Everything, b.id, day).await.unwrap(), u);
 
+    // Giving back lowers the counts given, never below zero, and only of
+    // that day; a day with no usage stays at zero.
+    let back = Usage { battles: 5, votes: 1, tool_calls: 1, ..Usage::default() };
+    s.release_usage(b.id, day, &back).await.unwrap();
+    assert_eq!(
+        s.usage(Reach::Everything, b.id, day).await.unwrap(),
+        Usage { battles: 0, votes: 1, team_runs: 2, tool_calls: 1, credits: 2 },
+        "given back"
+    );
+    s.release_usage(b.id, next, &back).await.unwrap();
+    assert_eq!(s.usage(Reach::Everything, b.id, next).await.unwrap(), Usage::default());
+    // What was given back is room again.
+    let Reservation::Reserved(u) =
+        s.reserve_usage(b.id, day, &[ask(UsageKind::Battles, 2, 2)]).await.unwrap()
+    else {
+        panic!("room given back")
+    };
+    assert_eq!(u.battles, 2);
+    assert_eq!(code(s.release_usage(LenserId::new(), day, &back).await), ErrorCode::NotFound);
+
     assert_eq!(code(s.usage(Reach::Lenser(LenserId::new()), a.id, day).await), ErrorCode::NotFound);
     assert_eq!(code(s.reserve_usage(LenserId::new(), day, &calls).await), ErrorCode::NotFound);
 }
@@ -522,4 +542,28 @@ async fn actions(s: &dyn AgentStore) {
     orphan.id = ActionId::new();
     orphan.agent = LenserId::new();
     assert_eq!(code(s.record_action(&orphan).await), ErrorCode::NotFound);
+
+    // A batch, of two agents, is written whole or not at all.
+    let b = f.create(s, owner).await;
+    let fourth = entry(&mut f, ActionOutcome::Succeeded, None);
+    let mut of_b = entry(&mut f, ActionOutcome::Succeeded, None);
+    of_b.agent = b.id;
+    let fifth = entry(&mut f, ActionOutcome::Refused, Some(ErrorCode::PermissionDenied));
+    for bad in [
+        vec![fourth.clone(), orphan.clone()],
+        vec![fourth.clone(), first.clone()],
+        vec![fourth.clone(), fourth.clone()],
+    ] {
+        let got = code(s.record_actions(&bad).await);
+        assert!(matches!(got, ErrorCode::NotFound | ErrorCode::Conflict), "{got:?}");
+        let listed = s.list_actions(Reach::Everything, a.id, PageRequest::default()).await.unwrap();
+        assert_eq!(listed.total, 3, "a refused batch writes nothing");
+    }
+    s.record_actions(&[fourth.clone(), of_b.clone(), fifth.clone()]).await.unwrap();
+    s.record_actions(&[]).await.unwrap();
+    let page = s.list_actions(Reach::Everything, a.id, PageRequest::default()).await.unwrap();
+    assert_eq!(page.items[..2], [fifth, fourth], "newest first");
+    assert_eq!(page.total, 5);
+    let page = s.list_actions(Reach::Everything, b.id, PageRequest::default()).await.unwrap();
+    assert_eq!(page.items, vec![of_b]);
 }

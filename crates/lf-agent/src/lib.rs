@@ -55,7 +55,10 @@
 //!   Agent group, as `Principal::Agent` with its owner's reach;
 //! - a day's counts never pass their caps nor the credit limit, whatever
 //!   the concurrency: the store counts and checks in one atomic step, and a
-//!   refused call counts nothing;
+//!   refused call counts nothing (with a call ledger,
+//!   [`AgentService::with_ledger`], a server reserves ahead and calls take
+//!   from what it holds: the store's counts are then what was used plus
+//!   what servers hold, still never past a cap);
 //! - every read goes through the store with the caller's reach (an agent is
 //!   its owner's, co-owners' and operators' alone; to anyone else it does
 //!   not exist);
@@ -90,5 +93,8 @@ pub use model::{
     ToolName, ToolRef, Usage, UsageDay, UsageKind, WebUrl, tool_for_action,
 };
 pub use patch::{AgentPatch, PATCH_FIELDS};
-pub use service::{AgentLimits, AgentService, AgentView, Call, CallPass, NewAgent, NewTeamRun, Updated};
+pub use service::{
+    AgentLimits, AgentService, AgentView, Call, CallPass, LedgerSettings, NewAgent, NewTeamRun, Updated,
+    allowance,
+};
 pub use store::{AgentStore, LenserHandles, NoLensers};

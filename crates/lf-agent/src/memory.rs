@@ -253,6 +253,17 @@ impl AgentStore for MemoryAgentStore {
         Ok(Reservation::Reserved(after))
     }
 
+    async fn release_usage(&self, agent: LenserId, day: UsageDay, units: &Usage) -> LfResult<()> {
+        let mut s = self.lock();
+        s.agent(agent)?;
+        if let Some(usage) = s.usage.get_mut(&(agent, day)) {
+            for &k in crate::model::UsageKind::ALL {
+                *usage.get_mut(k) = usage.get(k).saturating_sub(units.get(k));
+            }
+        }
+        Ok(())
+    }
+
     async fn usage(&self, reach: Reach, agent: LenserId, day: UsageDay) -> LfResult<Usage> {
         let s = self.lock();
         s.readable(reach, agent)?;
@@ -260,13 +271,22 @@ impl AgentStore for MemoryAgentStore {
     }
 
     async fn record_action(&self, entry: &ActionEntry) -> LfResult<()> {
+        self.record_actions(std::slice::from_ref(entry)).await
+    }
+
+    async fn record_actions(&self, entries: &[ActionEntry]) -> LfResult<()> {
         let mut s = self.lock();
-        s.agent(entry.agent)?;
-        let log = s.actions.entry(entry.agent).or_default();
-        if log.iter().any(|e| e.id == entry.id) {
-            return Err(LfError::conflict(format!("action log entry {} already exists", entry.id)));
+        let mut ids = std::collections::HashSet::new();
+        for entry in entries {
+            s.agent(entry.agent)?;
+            let taken = s.actions.get(&entry.agent).is_some_and(|log| log.iter().any(|e| e.id == entry.id));
+            if taken || !ids.insert(entry.id) {
+                return Err(LfError::conflict(format!("action log entry {} already exists", entry.id)));
+            }
         }
-        log.push(entry.clone());
+        for entry in entries {
+            s.actions.entry(entry.agent).or_default().push(entry.clone());
+        }
         Ok(())
     }
 

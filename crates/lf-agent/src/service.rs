@@ -29,8 +29,10 @@ use crate::policy;
 use crate::roles::{self, Permission};
 use crate::store::{AgentStore, LenserHandles};
 
+mod ledger;
 mod team;
 
+pub use ledger::{LedgerSettings, allowance};
 pub use team::NewTeamRun;
 
 /// The limits a server sets.
@@ -143,6 +145,9 @@ pub struct AgentService {
     limits: AgentLimits,
     /// Runs team runs; none: nothing is dispatched.
     dispatch: Option<Arc<dyn TeamDispatch>>,
+    /// Holds allowances and batches the action log; none: every call
+    /// reserves and logs with writes of its own.
+    ledger: Option<ledger::Ledger>,
 }
 
 /// FORBIDDEN for an agent managing agents (it holds no Agent tool).
@@ -171,7 +176,62 @@ impl AgentService {
     /// A service on `store`, asking `lensers` whether a person holds a
     /// handle, with the system clock and the default limits.
     pub fn new(store: Arc<dyn AgentStore>, lensers: Arc<dyn LenserHandles>) -> Self {
-        Self { store, lensers, clock: Arc::new(SystemClock), limits: AgentLimits::default(), dispatch: None }
+        Self {
+            store,
+            lensers,
+            clock: Arc::new(SystemClock),
+            limits: AgentLimits::default(),
+            dispatch: None,
+            ledger: None,
+        }
+    }
+
+    /// Keeps a call ledger (see `service/ledger.rs`): calls take from
+    /// allowances of the day's caps this server reserved ahead, and the log
+    /// entries of reads and refusals are written in batches. Whoever sets
+    /// it calls [`AgentService::flush`] every few milliseconds and
+    /// [`AgentService::close`] before the process ends.
+    pub fn with_ledger(mut self, settings: LedgerSettings) -> Self {
+        self.ledger = Some(ledger::Ledger::new(settings));
+        self
+    }
+
+    /// Writes the log entries waiting, and gives back what is held of days
+    /// that are over. Without a ledger there is nothing to do.
+    pub async fn flush(&self) -> LfResult<()> {
+        let Some(ledger) = &self.ledger else { return Ok(()) };
+        let written = ledger.write_log(self.store.as_ref()).await;
+        let today = UsageDay::of(self.now());
+        for (agent, day, units) in ledger.take_held(Some(today)) {
+            self.store.release_usage(agent, day, &units).await?;
+        }
+        written
+    }
+
+    /// Writes the log entries waiting and gives back everything held: call
+    /// it once calls have stopped, before the process ends.
+    pub async fn close(&self) -> LfResult<()> {
+        let Some(ledger) = &self.ledger else { return Ok(()) };
+        let written = ledger.write_log(self.store.as_ref()).await;
+        for (agent, day, units) in ledger.take_held(None) {
+            self.store.release_usage(agent, day, &units).await?;
+        }
+        written
+    }
+
+    /// Logs `entry` of a call of a tool of `safety` (`None`: a refusal):
+    /// at once without a ledger; else queued, and written before the call
+    /// answers when it changed something or the batch is full.
+    async fn log(&self, entry: &ActionEntry, safety: Option<crate::model::Safety>) -> LfResult<()> {
+        match &self.ledger {
+            None => self.store.record_action(entry).await,
+            Some(ledger) => {
+                if ledger.log(entry.clone(), safety) {
+                    ledger.write_log(self.store.as_ref()).await?;
+                }
+                Ok(())
+            }
+        }
     }
 
     /// Tells `dispatch` of every team run left queued (started with policy
@@ -251,7 +311,13 @@ impl AgentService {
     pub async fn get(&self, p: &Principal, id: LenserId) -> LfResult<AgentView> {
         let agent = self.load(p, id, Permission::View).await?;
         let day = UsageDay::of(self.now());
-        let usage = self.store.usage(p.reach(), id, day).await?;
+        let mut usage = self.store.usage(p.reach(), id, day).await?;
+        if let Some(ledger) = &self.ledger {
+            let held = ledger.holding(id, day);
+            for &k in crate::model::UsageKind::ALL {
+                *usage.get_mut(k) = usage.get(k).saturating_sub(held.get(k));
+            }
+        }
         let role = match p {
             Principal::Lenser { id, .. } => agent.role_of(*id),
             _ => None,
@@ -439,7 +505,13 @@ impl AgentService {
             },
         };
         let day = UsageDay::of(self.now());
-        match self.store.reserve_usage(id, day, &asks).await? {
+        let counted = match &self.ledger {
+            None => self.store.reserve_usage(id, day, &asks).await?,
+            Some(ledger) => {
+                ledger::reserve_with(ledger, self.store.as_ref(), id, agent.revision, day, &asks).await?
+            }
+        };
+        match counted {
             Reservation::Reserved(usage) => Ok(CallPass {
                 agent: id,
                 principal: Principal::Agent { agent_id: id, owner: agent.owner },
@@ -499,7 +571,7 @@ impl AgentService {
             actor,
             at: self.now(),
         };
-        self.store.record_action(&entry).await?;
+        self.log(&entry, None).await?;
         Ok(e)
     }
 
@@ -521,7 +593,7 @@ impl AgentService {
             actor: pass.actor,
             at: self.now(),
         };
-        self.store.record_action(&entry).await?;
+        self.log(&entry, Some(pass.tool.safety)).await?;
         Ok(entry)
     }
 
@@ -533,6 +605,9 @@ impl AgentService {
         page: PageRequest,
     ) -> LfResult<Page<ActionEntry>> {
         self.load(p, id, Permission::View).await?;
+        if let Some(ledger) = &self.ledger {
+            ledger.write_log(self.store.as_ref()).await?;
+        }
         self.store.list_actions(p.reach(), id, page).await
     }
 }

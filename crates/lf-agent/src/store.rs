@@ -115,6 +115,11 @@ pub trait AgentStore: Send + Sync {
     /// agent is missing.
     async fn reserve_usage(&self, agent: LenserId, day: UsageDay, asks: &[Ask]) -> LfResult<Reservation>;
 
+    /// Gives back `units` of the agent's usage of `day` (what a server
+    /// reserved for calls it then did not make), no count going below
+    /// zero. NOT_FOUND if the agent is missing.
+    async fn release_usage(&self, agent: LenserId, day: UsageDay, units: &Usage) -> LfResult<()>;
+
     /// The agent's usage of `day` (zero for a day with none). NOT_FOUND if
     /// missing or out of reach.
     async fn usage(&self, reach: Reach, agent: LenserId, day: UsageDay) -> LfResult<Usage>;
@@ -122,6 +127,11 @@ pub trait AgentStore: Send + Sync {
     /// Appends an entry to the agent's action log. NOT_FOUND if the agent
     /// is missing; CONFLICT if the id is taken.
     async fn record_action(&self, entry: &ActionEntry) -> LfResult<()>;
+
+    /// Appends `entries` (of any agents) to the action log, all or none:
+    /// NOT_FOUND if an agent is missing, CONFLICT if an id is taken (also
+    /// twice in `entries`), and then nothing is written.
+    async fn record_actions(&self, entries: &[ActionEntry]) -> LfResult<()>;
 
     /// The agent's action log, newest first. NOT_FOUND if the agent is
     /// missing or out of reach.

@@ -5,16 +5,41 @@
 
 mod support;
 
-use std::sync::Arc;
-use std::thread;
-
 use chrono::TimeDelta;
 use lf_agent::{
-    ActionName, ActionOutcome, Agent, AgentPatch, AgentService, ArgsSummary, Call, Cap, CreditLimit, Role,
-    Safety, ToolRef, UsageDay,
+    ActionName, ActionOutcome, Agent, AgentPatch, ArgsSummary, Call, Cap, CreditLimit, Role, Safety, ToolRef,
+    UsageDay,
 };
 use lf_core::{Clock, Detail, ErrorCode, LenserId, LfError, PageRequest, Principal, Timestamp};
 use support::*;
+
+/// Each check runs on a service without a call ledger and on one with.
+macro_rules! in_both_modes {
+    ($($name:ident),* $(,)?) => {
+        mod plain {
+            $(#[test]
+            fn $name() {
+                super::$name(super::World::new())
+            })*
+        }
+        mod ledgered {
+            $(#[test]
+            fn $name() {
+                super::$name(super::World::ledgered())
+            })*
+        }
+    };
+}
+
+in_both_modes!(
+    an_ungranted_tool_is_refused_naming_it_and_how_to_grant_it,
+    who_may_act_for_an_agent,
+    policy_flags_gate_battle_tools,
+    caps_fire_at_the_exact_count_and_reset_at_midnight,
+    the_credit_limit_answers_budget_exceeded,
+    every_call_is_logged,
+    concurrent_calls_never_pass_a_cap
+);
 
 fn policy(w: &World, owner: &Principal, agent: &Agent, patch: AgentPatch) {
     run(w.service.update(owner, agent.id, patch)).unwrap();
@@ -26,9 +51,7 @@ fn granted(w: &World, owner: &Principal, agent: &Agent, name: &str, group: &str)
     t
 }
 
-#[test]
-fn an_ungranted_tool_is_refused_naming_it_and_how_to_grant_it() {
-    let w = World::new();
+fn an_ungranted_tool_is_refused_naming_it_and_how_to_grant_it(w: World) {
     let (owner_id, owner) = person();
     let a = w.agent(&owner, "careful_bot");
     let itself = Principal::Agent { agent_id: a.id, owner: owner_id };
@@ -61,9 +84,7 @@ fn an_ungranted_tool_is_refused_naming_it_and_how_to_grant_it() {
     assert_eq!(code(run(w.service.check_call(&itself, a.id, &Call::new(t, 0)))), ErrorCode::PermissionDenied);
 }
 
-#[test]
-fn who_may_act_for_an_agent() {
-    let w = World::new();
+fn who_may_act_for_an_agent(w: World) {
     let (owner_id, owner) = person();
     let (op_id, op) = person();
     let (_, stranger) = person();
@@ -100,9 +121,7 @@ fn who_may_act_for_an_agent() {
     assert!(e.message().contains("archived"), "{}", e.message());
 }
 
-#[test]
-fn policy_flags_gate_battle_tools() {
-    let w = World::new();
+fn policy_flags_gate_battle_tools(w: World) {
     let (_, owner) = person();
     let a = w.agent(&owner, "battler");
     for (name, flag) in [
@@ -131,9 +150,7 @@ fn policy_flags_gate_battle_tools() {
 
 /// THROTTLED at the exact count, naming the cap and the next UTC midnight;
 /// nothing counted for a refused call; a new day starts from zero.
-#[test]
-fn caps_fire_at_the_exact_count_and_reset_at_midnight() {
-    let w = World::new();
+fn caps_fire_at_the_exact_count_and_reset_at_midnight(w: World) {
     let (_, owner) = person();
     let a = w.agent(&owner, "capped_bot");
     policy(
@@ -183,9 +200,7 @@ fn caps_fire_at_the_exact_count_and_reset_at_midnight() {
     assert_eq!(code(run(w.service.check_call(&owner, a.id, &read))), ErrorCode::Throttled);
 }
 
-#[test]
-fn the_credit_limit_answers_budget_exceeded() {
-    let w = World::new();
+fn the_credit_limit_answers_budget_exceeded(w: World) {
     let (_, owner) = person();
     let a = w.agent(&owner, "spender");
     policy(
@@ -212,9 +227,7 @@ fn the_credit_limit_answers_budget_exceeded() {
     run(w.service.check_call(&owner, a.id, &Call::new(t, 50))).expect("the limit resets with the day");
 }
 
-#[test]
-fn every_call_is_logged() {
-    let w = World::new();
+fn every_call_is_logged(w: World) {
     let (owner_id, owner) = person();
     let a = w.agent(&owner, "logged_bot");
     let t = granted(&w, &owner, &a, "add_battle_contender", "battle");
@@ -251,9 +264,7 @@ fn every_call_is_logged() {
 
 /// Many threads racing for the same caps: exactly the cap passes, never one
 /// more, for calls, votes and credits alike.
-#[test]
-fn concurrent_calls_never_pass_a_cap() {
-    let w = World::new();
+fn concurrent_calls_never_pass_a_cap(w: World) {
     let (_, owner) = person();
     let a = w.agent(&owner, "racing_bot");
     policy(
@@ -271,29 +282,10 @@ fn concurrent_calls_never_pass_a_cap() {
     let vote = Call::new(granted(&w, &owner, &a, "cast_battle_vote", "battle"), 0);
     let paid = Call::new(granted(&w, &owner, &a, "run_lens", "lens"), 7);
 
-    let race =
-        |service: &Arc<AgentService>, call: &Call, threads: usize, each: usize| -> (usize, Vec<ErrorCode>) {
-            thread::scope(|s| {
-                let handles: Vec<_> = (0..threads)
-                    .map(|_| {
-                        let (service, call, owner) = (service.clone(), call.clone(), owner.clone());
-                        s.spawn(move || {
-                            (0..each)
-                                .map(|_| run(service.check_call(&owner, a.id, &call)).map_err(|e| e.code()))
-                                .collect::<Vec<_>>()
-                        })
-                    })
-                    .collect();
-                let results: Vec<_> = handles.into_iter().flat_map(|h| h.join().unwrap()).collect();
-                let passed = results.iter().filter(|r| r.is_ok()).count();
-                (passed, results.into_iter().filter_map(Result::err).collect())
-            })
-        };
-
-    let (passed, refused) = race(&w.service, &vote, 8, 25);
+    let (passed, refused) = race(std::slice::from_ref(&w.service), &owner, a.id, &vote, 8, 25);
     assert_eq!(passed, 37, "exactly the vote cap");
     assert!(refused.iter().all(|c| *c == ErrorCode::Throttled), "{refused:?}");
-    let (passed, refused) = race(&w.service, &paid, 8, 25);
+    let (passed, refused) = race(std::slice::from_ref(&w.service), &owner, a.id, &paid, 8, 25);
     assert_eq!(passed, 1_000 / 7, "as many 7-credit calls as fit in 1,000");
     assert!(refused.iter().all(|c| *c == ErrorCode::BudgetExceeded));
     let usage = run(w.service.get(&owner, a.id)).unwrap().usage;
@@ -301,7 +293,7 @@ fn concurrent_calls_never_pass_a_cap() {
 
     // Before the day boundary and after: a fresh allowance, raced again.
     w.clock.advance(TimeDelta::days(1));
-    let (passed, _) = race(&w.service, &vote, 8, 25);
+    let (passed, _) = race(std::slice::from_ref(&w.service), &owner, a.id, &vote, 8, 25);
     assert_eq!(passed, 37);
     assert!(Timestamp::from_micros(NOON) < w.clock.now());
 }

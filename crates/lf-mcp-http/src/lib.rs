@@ -45,6 +45,9 @@ pub struct Prepared {
     pub background: Arc<Background>,
     /// Runs workflows while the server serves; shut down after it stops.
     pub runner: lf_server::Runner,
+    /// The agents' call ledger: flushed while the server serves, closed
+    /// after it stops.
+    pub ledger: lf_server::AgentLedger,
 }
 
 /// The accounts and OAuth service over `db`, issuing tokens for this
@@ -91,7 +94,7 @@ pub async fn prepare(mut config: HttpConfig) -> Result<Prepared, ConfigError> {
     let (registrations_per_hour, hooks_per_minute) = (config.registrations_per_hour, config.hooks_per_minute);
     let background = Background::current();
     // The caller of each request comes from the request (see `router`).
-    let lf_server::Built { server, runner } = lf_server::build_server(
+    let lf_server::Built { server, runner, ledger } = lf_server::build_server(
         &db,
         config.common.model.clone(),
         background.clone(),
@@ -110,15 +113,16 @@ pub async fn prepare(mut config: HttpConfig) -> Result<Prepared, ConfigError> {
         limits: Arc::new(limits::Limits::new(registrations_per_hour, hooks_per_minute)),
         inflight: sessions.then(|| Arc::new(inflight::InFlight::default())),
     });
-    Ok(Prepared { listener, state, db, background, runner })
+    Ok(Prepared { listener, state, db, background, runner, ledger })
 }
 
 /// Serves until `stop` resolves, then finishes the requests in flight (up
 /// to the shutdown timeout), then the background work (up to
 /// [`SHUTDOWN_GRACE`]).
 pub async fn serve(prepared: Prepared, stop: impl Future<Output = ()> + Send + 'static) {
-    let Prepared { listener, state, db, background, runner } = prepared;
+    let Prepared { listener, state, db, background, runner, ledger } = prepared;
     let runs = runner.start();
+    ledger.start();
     let streams = CancellationToken::new();
     oauth::spawn_sweeper(state.clone(), streams.clone());
     let limits = state.config.connections;
@@ -130,5 +134,6 @@ pub async fn serve(prepared: Prepared, stop: impl Future<Output = ()> + Send + '
     runner.shutdown().await;
     let _ = runs.await;
     background.shutdown(SHUTDOWN_GRACE).await;
+    ledger.close().await;
     db.close().await;
 }

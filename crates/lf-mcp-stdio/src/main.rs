@@ -41,6 +41,7 @@ async fn run(mut config: StdioConfig) -> Result<(), Failure> {
     let built = lf_mcp_stdio::server(&config, &db, background.clone());
     // Runs while the session is open, and resumes unfinished runs now.
     let runs = built.runner.start();
+    built.ledger.start();
     let (stdin, stdout) = lf_mcp_stdio::std_streams();
     let result = lf_mcp_stdio::serve(built.server, stdin, stdout).await;
     // The client closed stdin: let running steps and background work
@@ -49,6 +50,7 @@ async fn run(mut config: StdioConfig) -> Result<(), Failure> {
     built.runner.shutdown().await;
     let _ = runs.await;
     background.shutdown(SHUTDOWN_GRACE).await;
+    built.ledger.close().await;
     db.close().await;
     result.map_err(Failure::Session)
 }

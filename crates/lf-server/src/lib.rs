@@ -28,6 +28,7 @@
 //! rule; a configuration mistake stops start-up with a [`ConfigError`] before
 //! anything is served.
 
+mod agent_ledger;
 mod agent_tools;
 mod background;
 mod config;
@@ -39,6 +40,7 @@ pub mod sealer;
 mod settings;
 mod wiring;
 
+pub use agent_ledger::{AgentLedger, FLUSH_EVERY};
 pub use agent_tools::CatalogTools;
 pub use background::{Background, SHUTDOWN_GRACE, Shutdown};
 pub use config::{CommonArgs, Config, KeyText, RunSettings};

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use lf_agent::AgentService;
+use lf_agent::{AgentService, LedgerSettings};
 use lf_battle::BattleService;
 use lf_core::{ModelProvider, Principal, Spawner};
 use lf_egress::{Egress, EgressConfig};
@@ -14,6 +14,7 @@ use lf_store::Database;
 use lf_tools::{Catalog, CatalogOptions, LfServer, Services};
 use lf_workflow::{ConnectionService, LensLookup, WorkflowService};
 
+use crate::agent_ledger::AgentLedger;
 use crate::agent_tools::CatalogTools;
 use crate::config::{Config, RunSettings};
 use crate::file::FromFile;
@@ -32,13 +33,16 @@ pub(crate) async fn connect(url: &str, from_file: &FromFile) -> Result<Database,
     Database::connect(url).await.map_err(|e| from_file.bad(Setting::DatabaseUrl, e.message()))
 }
 
-/// The catalog's server, and the workflow runner that runs what its
-/// `run_workflow` starts. The binary starts the runner
-/// ([`Runner::start`]) and shuts it down ([`Runner::shutdown`]) before it
-/// closes the database.
+/// The catalog's server, the workflow runner that runs what its
+/// `run_workflow` starts, and the agents' call ledger. The binary starts
+/// the runner ([`Runner::start`]) and the ledger ([`AgentLedger::start`]),
+/// and, once the transport stopped, shuts the runner down
+/// ([`Runner::shutdown`]) and closes the ledger ([`AgentLedger::close`])
+/// before it closes the database.
 pub struct Built {
     pub server: LfServer,
     pub runner: Runner,
+    pub ledger: AgentLedger,
 }
 
 /// The domain services over `db`'s stores, with `model` behind every model
@@ -87,7 +91,8 @@ pub fn services(
         .agents(
             AgentService::new(db.agent_store(), db.lenser_handles())
                 .with_limits(runs.agents)
-                .with_dispatch(Arc::new(own.clone())),
+                .with_dispatch(Arc::new(own.clone()))
+                .with_ledger(LedgerSettings::default()),
         )
         .model(model)
         .spawner(spawner)
@@ -114,7 +119,8 @@ pub fn build_server(
     runs: &RunSettings,
 ) -> Built {
     let (services, runner) = services(db, model, spawner, sealer, runs);
-    Built { server: LfServer::new(Arc::new(Catalog::new()), services, options, principal), runner }
+    let ledger = AgentLedger::new(services.agents.clone());
+    Built { server: LfServer::new(Arc::new(Catalog::new()), services, options, principal), runner, ledger }
 }
 
 /// The workflow use cases over `db`'s workflows, saved connections and

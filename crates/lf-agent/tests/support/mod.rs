@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use chrono::TimeDelta;
 use lf_agent::{
-    AgentHandle, AgentLimits, AgentService, DisplayName, LenserHandles, MemoryAgentStore, NewAgent, Safety,
-    ToolGroup, ToolId, ToolName, ToolRef,
+    AgentHandle, AgentLimits, AgentService, DisplayName, LedgerSettings, LenserHandles, MemoryAgentStore,
+    NewAgent, Safety, ToolGroup, ToolId, ToolName, ToolRef,
 };
 use lf_core::{Detail, ErrorCode, FixedClock, LenserId, LfError, LfResult, Principal, Scopes, Timestamp};
 
@@ -70,6 +70,25 @@ impl World {
         World { service, store, clock, lensers }
     }
 
+    /// A world whose service keeps a call ledger.
+    pub fn ledgered() -> Self {
+        World::new().with_ledger()
+    }
+
+    /// The same world with its service keeping a call ledger.
+    pub fn with_ledger(self) -> Self {
+        let service = Arc::new(self.another_server());
+        World { service, ..self }
+    }
+
+    /// Another server on the same store and clock, with its own ledger.
+    pub fn another_server(&self) -> AgentService {
+        AgentService::new(self.store.clone(), self.lensers.clone())
+            .with_clock(self.clock.clone())
+            .with_limits(self.service.limits())
+            .with_ledger(LedgerSettings::default())
+    }
+
     /// A new agent of `owner`'s with handle `handle`.
     pub fn agent(&self, owner: &Principal, handle: &str) -> lf_agent::Agent {
         let new = NewAgent::new(AgentHandle::parse(handle).unwrap(), DisplayName::parse("Agent").unwrap());
@@ -95,4 +114,33 @@ pub fn tool(name: &str, group: &str, safety: Safety) -> ToolRef {
         group: ToolGroup::parse("group", group).unwrap(),
         safety,
     }
+}
+
+/// `threads` threads, each making `each` checks of `call` for `agent` as
+/// `caller`, spread over `servers` in turn: how many passed, and the codes
+/// of the refused.
+pub fn race(
+    servers: &[Arc<AgentService>],
+    caller: &Principal,
+    agent: LenserId,
+    call: &lf_agent::Call,
+    threads: usize,
+    each: usize,
+) -> (usize, Vec<ErrorCode>) {
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|i| {
+                let (service, call, caller) =
+                    (servers[i % servers.len()].clone(), call.clone(), caller.clone());
+                s.spawn(move || {
+                    (0..each)
+                        .map(|_| run(service.check_call(&caller, agent, &call)).map_err(|e| e.code()))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        let results: Vec<_> = handles.into_iter().flat_map(|h| h.join().unwrap()).collect();
+        let passed = results.iter().filter(|r| r.is_ok()).count();
+        (passed, results.into_iter().filter_map(Result::err).collect())
+    })
 }

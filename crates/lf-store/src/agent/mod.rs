@@ -93,8 +93,16 @@ impl AgentStore for SqlAgentStore {
         on!(&self.conns, snapshot, |conn| sql::usage_for(conn, reach, agent, day))
     }
 
+    async fn release_usage(&self, agent: LenserId, day: UsageDay, units: &Usage) -> LfResult<()> {
+        on!(&self.conns, write, |conn| sql::release_usage(conn, agent, day, units))
+    }
+
     async fn record_action(&self, entry: &ActionEntry) -> LfResult<()> {
-        on!(&self.conns, write, |conn| sql::record_action(conn, entry))
+        on!(&self.conns, write, |conn| sql::record_actions(conn, std::slice::from_ref(entry)))
+    }
+
+    async fn record_actions(&self, entries: &[ActionEntry]) -> LfResult<()> {
+        on!(&self.conns, write, |conn| sql::record_actions(conn, entries))
     }
 
     async fn list_actions(

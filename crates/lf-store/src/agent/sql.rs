@@ -552,6 +552,26 @@ pub(crate) async fn reserve_usage<C: Conn>(
     Ok(out)
 }
 
+/// Gives back in the write transaction, the agent's row locked.
+pub(crate) async fn release_usage<C: Conn>(
+    conn: &mut C,
+    agent: LenserId,
+    day: UsageDay,
+    units: &Usage,
+) -> LfResult<()> {
+    lock_agent(conn, agent).await?;
+    let used = usage_of(conn, agent, day).await?;
+    let mut after = used;
+    for &k in lf_agent::UsageKind::ALL {
+        *after.get_mut(k) = used.get(k).saturating_sub(units.get(k));
+    }
+    if after != used {
+        let q = bind_usage(query::<C::Database>(PUT_USAGE).put(agent.as_uuid()).put(day.as_days()), &after);
+        execute(conn, q).await?;
+    }
+    Ok(())
+}
+
 /// Run it in a snapshot.
 pub(crate) async fn usage_for<C: Conn>(
     conn: &mut C,
@@ -563,12 +583,20 @@ pub(crate) async fn usage_for<C: Conn>(
     usage_of(conn, agent, day).await
 }
 
-pub(crate) async fn record_action<C: Conn>(conn: &mut C, e: &ActionEntry) -> LfResult<()> {
-    agent_exists(conn, e.agent).await?;
-    insert(conn, bind_action(query::<C::Database>(INSERT_ACTION), e), || {
-        format!("action log entry {} already exists", e.id)
-    })
-    .await
+/// All or none: run it in the write transaction. Each agent's existence
+/// is checked once.
+pub(crate) async fn record_actions<C: Conn>(conn: &mut C, entries: &[ActionEntry]) -> LfResult<()> {
+    let mut checked = std::collections::HashSet::new();
+    for e in entries {
+        if checked.insert(e.agent) {
+            agent_exists(conn, e.agent).await?;
+        }
+        insert(conn, bind_action(query::<C::Database>(INSERT_ACTION), e), || {
+            format!("action log entry {} already exists", e.id)
+        })
+        .await?;
+    }
+    Ok(())
 }
 
 /// Run it in a snapshot.

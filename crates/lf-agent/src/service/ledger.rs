@@ -1,0 +1,327 @@
+//! The call ledger: what a server keeps in memory between the store's
+//! writes of agents' calls, so that a call checks and counts without a
+//! write of its own most of the time ([`AgentService::with_ledger`]).
+//!
+//! - Allowances: when a call finds no room in what this server holds for
+//!   its agent today, the server reserves in the store, in one atomic
+//!   step like any reservation, what the call needs plus an allowance for
+//!   calls to come ([`allowance`]: an eighth of the room the cap had left,
+//!   at most [`LedgerSettings::most_held`] of each count, none when the
+//!   room is small). Later calls take from the allowance in memory. So the
+//!   store's counts are what was used plus what servers hold: a cap is
+//!   never passed, with any number of servers on one database, and a
+//!   server holds at most an eighth of any cap's room. What is held is
+//!   given back at the agent's next call once it changed (its revision
+//!   moved; the call is checked against the new policy, so a lowered cap
+//!   holds at once), at the first flush of a new day, and when the server
+//!   closes ([`AgentService::close`]); a server that dies keeps what it
+//!   held counted until the day is over (never more calls, some fewer).
+//!   When a reservation with an allowance does not fit, the call asks for
+//!   exactly what it needs, so a cap is refused at its exact count. The
+//!   usage this server shows is the store's less what it holds.
+//! - The action log: entries of calls of Read tools and refusals wait in
+//!   memory and are written in batches, in one transaction each, when
+//!   [`LedgerSettings::batch`] are waiting, when the log is read through
+//!   this server, at [`AgentService::flush`] (the server calls it every few
+//!   milliseconds) and at close. An entry of a call of a Write, Execute or
+//!   Destructive tool is written, with those waiting, before its call
+//!   answers. So a server killed between a read and the next flush loses
+//!   the log of those reads only; whatever changed something is logged.
+//!
+//! Without a ledger (the default) every call reserves exactly what it
+//! needs and writes its log entry before it answers.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use lf_core::{LenserId, LfResult};
+
+use crate::model::{ActionEntry, Ask, Reservation, Safety, Usage, UsageDay, UsageKind};
+use crate::store::AgentStore;
+
+/// How a ledger holds and batches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LedgerSettings {
+    /// The most of each count one reservation holds for calls to come.
+    pub most_held: u64,
+    /// Log entries that wait before a call writes them all.
+    pub batch: usize,
+}
+
+impl Default for LedgerSettings {
+    fn default() -> Self {
+        LedgerSettings { most_held: 64, batch: 256 }
+    }
+}
+
+/// The allowance a reservation adds to `amount` of a count at `used`
+/// within `limit`: an eighth of the room left after it, at most `most`.
+pub fn allowance(used: u64, amount: u64, limit: u64, most: u64) -> u64 {
+    let room = limit.saturating_sub(used.saturating_add(amount));
+    (room / 8).min(most)
+}
+
+/// What this server holds of one agent's day.
+#[derive(Clone, Copy, Debug)]
+struct Held {
+    day: UsageDay,
+    /// The agent's revision when it was reserved.
+    revision: u64,
+    /// Reserved in the store, not used yet.
+    left: Usage,
+    /// The store's counts at the last reservation.
+    counted: Usage,
+}
+
+#[derive(Default)]
+struct State {
+    held: HashMap<LenserId, Held>,
+    waiting: Vec<ActionEntry>,
+}
+
+/// What a call found in the ledger: held units to give back first (of
+/// another day, or of an older revision of the agent), then whether what
+/// is held covers the call.
+pub(crate) struct Take {
+    pub(crate) stale: Option<(UsageDay, Usage)>,
+    /// `Ok`: covered, the day's usage as this server counts it; `Err`:
+    /// reserve these first (then [`Ledger::settle`]).
+    pub(crate) found: Result<Usage, Vec<Ask>>,
+}
+
+pub(crate) struct Ledger {
+    settings: LedgerSettings,
+    state: Mutex<State>,
+}
+
+fn sub(a: Usage, b: Usage) -> Usage {
+    let mut out = Usage::default();
+    for &k in UsageKind::ALL {
+        *out.get_mut(k) = a.get(k).saturating_sub(b.get(k));
+    }
+    out
+}
+
+impl Ledger {
+    pub(crate) fn new(settings: LedgerSettings) -> Self {
+        Ledger { settings, state: Mutex::new(State::default()) }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Takes `asks` from what is held for `agent` (at `revision`) on `day`
+    /// if it covers them all; else what to reserve: for each count short,
+    /// what it lacks, with an allowance when `allow`.
+    pub(crate) fn take(
+        &self,
+        agent: LenserId,
+        revision: u64,
+        day: UsageDay,
+        asks: &[Ask],
+        allow: bool,
+    ) -> Take {
+        let mut s = self.lock();
+        let mut stale = None;
+        if let Some(h) = s.held.get(&agent).copied()
+            && (h.day != day || h.revision != revision)
+        {
+            s.held.remove(&agent);
+            stale = Some((h.day, h.left)).filter(|(_, left)| *left != Usage::default());
+        }
+        let held = s.held.get(&agent).copied();
+        let left = held.map(|h| h.left).unwrap_or_default();
+        let counted = held.map(|h| h.counted).unwrap_or_default();
+        let mut need = Vec::new();
+        let mut after = left;
+        for ask in asks.iter().filter(|a| a.amount > 0) {
+            let have = after.get(ask.kind);
+            if have >= ask.amount {
+                *after.get_mut(ask.kind) = have - ask.amount;
+            } else {
+                let short = ask.amount - have;
+                let extra = if allow {
+                    allowance(counted.get(ask.kind), short, ask.limit, self.settings.most_held)
+                } else {
+                    0
+                };
+                need.push(Ask { kind: ask.kind, amount: short + extra, limit: ask.limit });
+            }
+        }
+        if !need.is_empty() {
+            return Take { stale, found: Err(need) };
+        }
+        let usage = match s.held.get_mut(&agent) {
+            Some(h) => {
+                h.left = after;
+                sub(h.counted, after)
+            }
+            None => Usage::default(),
+        };
+        Take { stale, found: Ok(usage) }
+    }
+
+    /// Adds what was reserved (`reserved`, with the store's counts after
+    /// it) to what is held, then takes `wanted` from it: `Ok(Some)` the
+    /// day's usage as this server counts it, `Ok(None)` when a concurrent
+    /// call took what this one reserved (reserve again), `Err` the units to
+    /// give back when a concurrent call holds for another day or revision
+    /// now (then reserve again).
+    pub(crate) fn settle(
+        &self,
+        agent: LenserId,
+        revision: u64,
+        day: UsageDay,
+        reserved: &[Ask],
+        counted: Usage,
+        wanted: &[Ask],
+    ) -> Result<Option<Usage>, Usage> {
+        let mut s = self.lock();
+        let h = s.held.entry(agent).or_insert(Held { day, revision, left: Usage::default(), counted });
+        if h.day != day || h.revision != revision {
+            let mut back = Usage::default();
+            for ask in reserved {
+                *back.get_mut(ask.kind) += ask.amount;
+            }
+            return Err(back);
+        }
+        for ask in reserved {
+            *h.left.get_mut(ask.kind) += ask.amount;
+        }
+        for &k in UsageKind::ALL {
+            *h.counted.get_mut(k) = h.counted.get(k).max(counted.get(k));
+        }
+        let mut after = h.left;
+        for ask in wanted.iter().filter(|a| a.amount > 0) {
+            let have = after.get(ask.kind);
+            if have < ask.amount {
+                return Ok(None);
+            }
+            *after.get_mut(ask.kind) = have - ask.amount;
+        }
+        h.left = after;
+        Ok(Some(sub(h.counted, after)))
+    }
+
+    /// What this server holds of `agent`'s `day`.
+    pub(crate) fn holding(&self, agent: LenserId, day: UsageDay) -> Usage {
+        self.lock().held.get(&agent).filter(|h| h.day == day).map(|h| h.left).unwrap_or_default()
+    }
+
+    /// Queues `entry`; true when it must be written before its call
+    /// answers (a call that changed something, or a full batch).
+    pub(crate) fn log(&self, entry: ActionEntry, safety: Option<Safety>) -> bool {
+        let mut s = self.lock();
+        s.waiting.push(entry);
+        s.waiting.len() >= self.settings.batch || safety.is_some_and(|s| s != Safety::Read)
+    }
+
+    /// Writes the entries waiting, in one transaction; put back if that
+    /// failed (then each is tried alone, and one the store refuses alone
+    /// is dropped: the first such error comes back).
+    pub(crate) async fn write_log(&self, store: &dyn AgentStore) -> LfResult<()> {
+        let batch = std::mem::take(&mut self.lock().waiting);
+        if batch.is_empty() {
+            return Ok(());
+        }
+        if store.record_actions(&batch).await.is_ok() {
+            return Ok(());
+        }
+        let mut first = None;
+        for entry in batch {
+            if let Err(e) = store.record_action(&entry).await {
+                first.get_or_insert(e);
+            }
+        }
+        first.map_or(Ok(()), Err)
+    }
+
+    /// Everything held of a day other than `today`, or of every day when
+    /// `today` is `None`, taken out of the ledger: to give back.
+    pub(crate) fn take_held(&self, today: Option<UsageDay>) -> Vec<(LenserId, UsageDay, Usage)> {
+        let mut s = self.lock();
+        let gone: Vec<LenserId> =
+            s.held.iter().filter(|(_, h)| today.is_none_or(|d| h.day != d)).map(|(a, _)| *a).collect();
+        gone.into_iter()
+            .filter_map(|a| s.held.remove(&a).map(|h| (a, h.day, h.left)))
+            .filter(|(_, _, left)| *left != Usage::default())
+            .collect()
+    }
+}
+
+/// A refusal of what a call lacked, told as the call sees it: the count
+/// used less what this server holds, and all the call asked of it.
+fn as_the_call_sees_it(
+    ledger: &Ledger,
+    agent: LenserId,
+    day: UsageDay,
+    asks: &[Ask],
+    refused: Reservation,
+) -> Reservation {
+    match refused {
+        Reservation::Refused { kind, used, limit, .. } => Reservation::Refused {
+            kind,
+            used: used.saturating_sub(ledger.holding(agent, day).get(kind)),
+            asked: asks.iter().filter(|a| a.kind == kind).map(|a| a.amount).sum(),
+            limit,
+        },
+        reserved => reserved,
+    }
+}
+
+/// Reserves what `ledger` lacks for `asks` (with an allowance, else
+/// exactly) and takes them: reserved with the day's usage as this server
+/// counts it, or the store's refusal of the exact reservation.
+pub(crate) async fn reserve_with(
+    ledger: &Ledger,
+    store: &dyn AgentStore,
+    agent: LenserId,
+    revision: u64,
+    day: UsageDay,
+    asks: &[Ask],
+) -> LfResult<Reservation> {
+    let mut allow = true;
+    // A few tries: a concurrent call may take what this one reserved.
+    for _ in 0..4 {
+        let Take { stale, found } = ledger.take(agent, revision, day, asks, allow);
+        if let Some((old, units)) = stale {
+            store.release_usage(agent, old, &units).await?;
+        }
+        let need = match found {
+            Ok(usage) => return Ok(Reservation::Reserved(usage)),
+            Err(need) => need,
+        };
+        match store.reserve_usage(agent, day, &need).await? {
+            Reservation::Reserved(counted) => match ledger.settle(agent, revision, day, &need, counted, asks)
+            {
+                Ok(Some(usage)) => return Ok(Reservation::Reserved(usage)),
+                Ok(None) => {}
+                Err(back) => store.release_usage(agent, day, &back).await?,
+            },
+            refused if !allow => return Ok(as_the_call_sees_it(ledger, agent, day, asks, refused)),
+            _ => {}
+        }
+        allow = false;
+    }
+    // Still short after the tries: reserve exactly, without the ledger.
+    Ok(match store.reserve_usage(agent, day, asks).await? {
+        Reservation::Reserved(usage) => Reservation::Reserved(sub(usage, ledger.holding(agent, day))),
+        refused => as_the_call_sees_it(ledger, agent, day, asks, refused),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_allowance_is_an_eighth_of_the_room_left_and_capped() {
+        assert_eq!(allowance(0, 1, 10_000, 64), 64);
+        assert_eq!(allowance(0, 1, 200, 64), 24);
+        assert_eq!(allowance(190, 1, 200, 64), 1);
+        assert_eq!(allowance(195, 1, 200, 64), 0, "near the cap a call reserves exactly");
+        assert_eq!(allowance(200, 1, 200, 64), 0);
+        assert_eq!(allowance(0, 0, 0, 64), 0);
+    }
+}

@@ -1,0 +1,177 @@
+//! The call ledger (`AgentService::with_ledger`): allowances of the day's
+//! caps held in memory never let two servers on one store pass a cap, are
+//! given back when the agent changes, the day ends or the server closes;
+//! log entries of reads wait for a flush, those of writes do not.
+
+mod support;
+
+use std::sync::Arc;
+
+use chrono::TimeDelta;
+use lf_agent::{
+    ActionOutcome, AgentPatch, AgentService, AgentStore, Call, Cap, CreditLimit, Safety, UsageDay,
+};
+use lf_core::{Clock, ErrorCode, PageRequest, Reach};
+use support::*;
+
+fn stored_calls(w: &World, agent: lf_core::LenserId) -> u64 {
+    run(w.store.usage(Reach::Everything, agent, UsageDay::of(w.clock.now()))).unwrap().tool_calls
+}
+
+fn stored_log(w: &World, agent: lf_core::LenserId) -> Vec<ActionOutcome> {
+    let page = run(w.store.list_actions(Reach::Everything, agent, PageRequest::default())).unwrap();
+    page.items.iter().map(|e| e.outcome).collect()
+}
+
+#[test]
+fn a_server_holds_an_allowance_and_gives_it_back_when_it_closes() {
+    let w = World::ledgered();
+    let (_, owner) = person();
+    let a = w.agent(&owner, "held_bot");
+    let patch = AgentPatch { max_daily_tool_calls: Some(Cap::of(Cap::MAX)), ..Default::default() };
+    run(w.service.update(&owner, a.id, patch)).unwrap();
+    let t = tool("get_lens", "lens", Safety::Read);
+    run(w.service.assign_tool(&owner, a.id, t.clone(), false)).unwrap();
+    let call = Call::new(t, 0);
+
+    let pass = run(w.service.check_call(&owner, a.id, &call)).unwrap();
+    assert_eq!(pass.usage.tool_calls, 1, "the call as this server counts it");
+    assert_eq!(stored_calls(&w, a.id), 65, "one call and an allowance of 64 for calls to come");
+    for n in 2..=65 {
+        assert_eq!(run(w.service.check_call(&owner, a.id, &call)).unwrap().usage.tool_calls, n);
+    }
+    assert_eq!(stored_calls(&w, a.id), 65, "64 calls taken from the allowance, no reservation");
+    run(w.service.check_call(&owner, a.id, &call)).unwrap();
+    assert_eq!(stored_calls(&w, a.id), 66 + 64, "the next allowance");
+    assert_eq!(run(w.service.get(&owner, a.id)).unwrap().usage.tool_calls, 66, "shown as used");
+
+    run(w.service.close()).unwrap();
+    assert_eq!(stored_calls(&w, a.id), 66, "what was held is given back");
+}
+
+#[test]
+fn two_servers_on_one_store_never_pass_a_cap() {
+    let w = World::ledgered();
+    let (_, owner) = person();
+    let a = w.agent(&owner, "twin_bot");
+    let patch = AgentPatch {
+        can_vote: Some(true),
+        max_daily_tool_calls: Some(Cap::of(700)),
+        max_daily_votes: Some(Cap::of(37)),
+        spending_limit_credits: Some(CreditLimit::of(Cap::MAX.into())),
+        ..Default::default()
+    };
+    run(w.service.update(&owner, a.id, patch)).unwrap();
+    let vote = tool("cast_battle_vote", "battle", Safety::Write);
+    let read = tool("get_lens", "lens", Safety::Read);
+    for t in [&vote, &read] {
+        run(w.service.assign_tool(&owner, a.id, t.clone(), false)).unwrap();
+    }
+    let servers = [w.service.clone(), Arc::new(w.another_server())];
+    let (votes, refused) = race(&servers, &owner, a.id, &Call::new(vote, 0), 8, 100);
+    assert_eq!(votes, 37, "exactly the vote cap over both servers");
+    assert!(refused.iter().all(|c| *c == ErrorCode::Throttled), "{refused:?}");
+    let (reads, refused) = race(&servers, &owner, a.id, &Call::new(read, 0), 8, 100);
+    assert_eq!(votes + reads, 700, "exactly the call cap over both servers");
+    assert!(refused.iter().all(|c| *c == ErrorCode::Throttled), "{refused:?}");
+    assert_eq!(stored_calls(&w, a.id), 700);
+    for s in &servers {
+        run(s.close()).unwrap();
+    }
+    assert_eq!(stored_calls(&w, a.id), 700, "nothing was held at the cap");
+}
+
+#[test]
+fn a_policy_change_applies_at_once_and_frees_what_was_held() {
+    let w = World::ledgered();
+    let (_, owner) = person();
+    let a = w.agent(&owner, "changed_bot");
+    let cap = |n| AgentPatch { max_daily_tool_calls: Some(Cap::of(n)), ..Default::default() };
+    run(w.service.update(&owner, a.id, cap(1_000))).unwrap();
+    let t = tool("get_lens", "lens", Safety::Read);
+    run(w.service.assign_tool(&owner, a.id, t.clone(), false)).unwrap();
+    let call = Call::new(t, 0);
+    for _ in 0..3 {
+        run(w.service.check_call(&owner, a.id, &call)).unwrap();
+    }
+    assert!(stored_calls(&w, a.id) > 3, "an allowance is held");
+
+    // Another server lowers the cap to what was used: no more calls here.
+    run(w.another_server().update(&owner, a.id, cap(3))).unwrap();
+    let e = run(w.service.check_call(&owner, a.id, &call)).unwrap_err();
+    assert_eq!(e.code(), ErrorCode::Throttled);
+    assert!(e.message().contains("max_daily_tool_calls of 3 for today (3 used)"), "{}", e.message());
+    assert_eq!(stored_calls(&w, a.id), 3, "the allowance of the old policy was given back");
+
+    // Archived: refused though nothing is held.
+    run(w.service.update(&owner, a.id, cap(1_000))).unwrap();
+    run(w.service.check_call(&owner, a.id, &call)).unwrap();
+    run(w.service.archive(&owner, a.id, true)).unwrap();
+    assert_eq!(code(run(w.service.check_call(&owner, a.id, &call))), ErrorCode::PermissionDenied);
+}
+
+#[test]
+fn what_is_held_of_a_day_that_is_over_is_given_back() {
+    let w = World::ledgered();
+    let (_, owner) = person();
+    let a = w.agent(&owner, "dusk_bot");
+    let patch = AgentPatch { max_daily_tool_calls: Some(Cap::of(1_000)), ..Default::default() };
+    run(w.service.update(&owner, a.id, patch)).unwrap();
+    let t = tool("get_lens", "lens", Safety::Read);
+    run(w.service.assign_tool(&owner, a.id, t.clone(), false)).unwrap();
+    run(w.service.check_call(&owner, a.id, &Call::new(t, 0))).unwrap();
+    let yesterday = UsageDay::of(w.clock.now());
+    assert!(run(w.store.usage(Reach::Everything, a.id, yesterday)).unwrap().tool_calls > 1);
+    w.clock.advance(TimeDelta::days(1));
+    run(w.service.flush()).unwrap();
+    assert_eq!(run(w.store.usage(Reach::Everything, a.id, yesterday)).unwrap().tool_calls, 1);
+}
+
+#[test]
+fn the_log_of_reads_waits_for_a_flush_and_the_log_of_writes_does_not() {
+    let w = World::ledgered();
+    let (_, owner) = person();
+    let a = w.agent(&owner, "quick_bot");
+    let read = tool("get_lens", "lens", Safety::Read);
+    let write = tool("create_lens", "lens", Safety::Write);
+    for t in [&read, &write] {
+        run(w.service.assign_tool(&owner, a.id, t.clone(), false)).unwrap();
+    }
+    let pass = run(w.service.check_call(&owner, a.id, &Call::new(read.clone(), 0))).unwrap();
+    run(w.service.record_call(&pass, Ok(()))).unwrap();
+    let revoked = tool("list_lenses", "lens", Safety::Read);
+    run(w.service.check_call(&owner, a.id, &Call::new(revoked, 0))).unwrap_err();
+    assert_eq!(stored_log(&w, a.id), [], "a read and a refusal wait");
+    run(w.service.flush()).unwrap();
+    assert_eq!(stored_log(&w, a.id), [ActionOutcome::Refused, ActionOutcome::Succeeded]);
+
+    let pass = run(w.service.check_call(&owner, a.id, &Call::new(read.clone(), 0))).unwrap();
+    run(w.service.record_call(&pass, Ok(()))).unwrap();
+    let pass = run(w.service.check_call(&owner, a.id, &Call::new(write, 0))).unwrap();
+    run(w.service.record_call(&pass, Ok(()))).unwrap();
+    assert_eq!(stored_log(&w, a.id).len(), 4, "a write is logged before it answers, with what waited");
+
+    let pass = run(w.service.check_call(&owner, a.id, &Call::new(read, 0))).unwrap();
+    run(w.service.record_call(&pass, Ok(()))).unwrap();
+    assert_eq!(stored_log(&w, a.id).len(), 4);
+    let listed = run(w.service.list_actions(&owner, a.id, PageRequest::default())).unwrap();
+    assert_eq!(listed.total, 5, "reading the log through the server writes what waits first");
+    assert_eq!(stored_log(&w, a.id).len(), 5);
+}
+
+#[test]
+fn a_full_batch_is_written_by_the_call_that_fills_it() {
+    let w = World::new();
+    let (_, owner) = person();
+    let service = AgentService::new(w.store.clone(), w.lensers.clone())
+        .with_clock(w.clock.clone())
+        .with_ledger(lf_agent::LedgerSettings { most_held: 64, batch: 3 });
+    let a = w.agent(&owner, "batch_bot");
+    let read = tool("get_lens", "lens", Safety::Read);
+    run(service.assign_tool(&owner, a.id, read.clone(), false)).unwrap();
+    for expected in [0, 0, 3, 3, 3, 6] {
+        let pass = run(service.check_call(&owner, a.id, &Call::new(read.clone(), 0))).unwrap();
+        run(service.record_call(&pass, Ok(()))).unwrap();
+        assert_eq!(stored_log(&w, a.id).len(), expected);
+    }
+}
