@@ -29,9 +29,9 @@
 //! - Output: `{battle_id, contender_id, submission_id, text}`, the text as
 //!   submitted.
 //! - Once: the output is saved ([`Job::checkpoint`], as `{"answered":
-//!   output}`) right after the answer is submitted, and an attempt that
-//!   runs again with that save (a takeover, a retry) outputs it without
-//!   answering again. A process that dies between the submission and the
+//!   output}`) right after the answer is submitted and its text read
+//!   back, and an attempt that runs again with that save (a takeover, a
+//!   retry) outputs it without answering again. A process that dies between the submission and the
 //!   save answers once more when the step runs again: the new answer
 //!   replaces the first (a contender has one submission, kept under its
 //!   id), so there is never a second.
@@ -92,9 +92,7 @@ fn refused(e: &LfError) -> Failure {
 
 /// The battle as the run's starter reads it.
 async fn sheet(own: &OwnServices, starter: LenserId, id: BattleId) -> Result<BattleSheet, Failure> {
-    let bound = own
-        .bound()
-        .ok_or_else(|| Failure::new("not_ready", "the server's services are not bound to the runner yet"))?;
+    let bound = own.get()?;
     let as_starter = Principal::Lenser { id: starter, scopes: Scopes::READ };
     match bound.battles.get(&as_starter, id).await {
         Ok(sheet) => Ok(sheet),

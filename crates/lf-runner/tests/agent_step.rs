@@ -300,13 +300,16 @@ async fn agent(s: &Stack, owner: LenserId, handle: &str) -> Agent {
 
 /// A workflow of `owner`'s: its trigger, then one agent_execute step.
 async fn workflow(s: &Stack, owner: LenserId, config: Value) -> WorkflowId {
+    let step = json!({"key": "agent", "kind": "tool", "name": "Agent", "node_type": "agent_execute", "config": config});
+    workflow_of(s, owner, step).await
+}
+
+/// A private workflow of `owner`'s: its trigger, then `step`.
+async fn workflow_of(s: &Stack, owner: LenserId, step: Value) -> WorkflowId {
     let blueprint: RawBlueprint = serde_json::from_value(json!({
         "title": "Agent work", "visibility": "private",
-        "steps": [
-            {"key": "start", "kind": "trigger", "name": "Start", "node_type": "manual_trigger"},
-            {"key": "agent", "kind": "tool", "name": "Agent", "node_type": "agent_execute", "config": config},
-        ],
-        "connections": [{"from_step": "start", "to_step": "agent", "input_parameter": "input"}],
+        "steps": [{"key": "start", "kind": "trigger", "name": "Start", "node_type": "manual_trigger"}, step],
+        "connections": [{"from_step": "start", "to_step": step["key"], "input_parameter": "input"}],
     }))
     .unwrap();
     s.service
@@ -690,18 +693,7 @@ fn answer_step() -> Value {
 
 /// A workflow of `owner`'s: its trigger, then a contender_run step.
 async fn answering_workflow(s: &Stack, owner: LenserId) -> WorkflowId {
-    let blueprint: RawBlueprint = serde_json::from_value(json!({
-        "title": "Take my turn", "visibility": "private",
-        "steps": [{"key": "start", "kind": "trigger", "name": "Start", "node_type": "manual_trigger"}, answer_step()],
-        "connections": [{"from_step": "start", "to_step": "step", "input_parameter": "input"}],
-    }))
-    .unwrap();
-    s.service
-        .create(&lenser(owner), NewWorkflow { blueprint, owner: None })
-        .await
-        .expect("created")
-        .workflow
-        .id
+    workflow_of(s, owner, answer_step()).await
 }
 
 fn ids(battle: BattleId, contender: ContenderId) -> Value {
