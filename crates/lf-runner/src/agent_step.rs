@@ -59,8 +59,8 @@ use async_trait::async_trait;
 use lf_agent::team::Move;
 use lf_agent::{Agent, AgentService, EventFilter, TeamEventKind, TeamRunId};
 use lf_core::{
-    ChatRequest, Clock, ErrorCode, LenserId, LfError, LfResult, ModelProvider, PageRequest, Principal,
-    Scopes, SystemClock, ToolCall, ToolSpec,
+    BattleId, ChatRequest, Clock, ContenderId, ErrorCode, LenserId, LfError, LfResult, ModelProvider,
+    PageRequest, Principal, Scopes, SystemClock, ToolCall, ToolSpec,
 };
 use lf_workflow::engine::{Failure, Usage, Wait, main_input};
 use lf_workflow::exec::fill_placeholders;
@@ -95,6 +95,22 @@ pub trait AgentTools: Send + Sync {
     /// being the call's error. An error here (the starter may not act for
     /// the agent) fails the step.
     async fn toolbox(&self, starter: LenserId, agent: LenserId) -> LfResult<Box<dyn ToolBox>>;
+
+    /// Has `agent` answer `battle` as its contender `contender`, for
+    /// `starter`: the same call as `run_agent_action` with the action word
+    /// `answer_battle` (the starter must act for the agent; checked and
+    /// counted against its policy, caps and credits; the model asked with
+    /// its persona and model; the answer submitted as the agent's; written
+    /// to its action log). Answers what `submit_battle_run` answers
+    /// (`id`: the submission's id). A refusal or a failure is its error,
+    /// as the call gave it.
+    async fn answer_battle(
+        &self,
+        starter: LenserId,
+        agent: LenserId,
+        battle: BattleId,
+        contender: ContenderId,
+    ) -> LfResult<Value>;
 }
 
 /// The `agent_execute` step's executor.
@@ -239,11 +255,11 @@ fn outcome_text(o: &Outcome) -> String {
     }
 }
 
-fn store_failure(e: &LfError) -> Failure {
+pub(crate) fn store_failure(e: &LfError) -> Failure {
     Failure::new("store", e.message().to_owned())
 }
 
-fn lost() -> Failure {
+pub(crate) fn lost() -> Failure {
     Failure::new(
         "lease_lost",
         "the step's state could not be saved (another runner took the run, or the step was stopped); nothing more was run",

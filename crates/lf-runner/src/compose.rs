@@ -98,7 +98,8 @@ impl OwnServices {
         self.teams.get()
     }
 
-    fn get(&self) -> Result<&Bound, Failure> {
+    /// The bound services, or the `not_ready` failure of a step run before.
+    pub(crate) fn get(&self) -> Result<&Bound, Failure> {
         self.cell
             .get()
             .ok_or_else(|| Failure::new("not_ready", "the server's services are not bound to the runner yet"))

@@ -32,11 +32,16 @@
 //!   ([`agent_loop`]) with the tools an [`AgentTools`] gives, saved as it
 //!   goes ([`Job::checkpoint`]), waiting durably for an owner's approval of
 //!   a destructive call ([`Done::hold`]).
+//! - [`ContenderSteps`] runs `contender_run`: an AI Lenser answers a
+//!   battle as its ai_agent contender, through the same [`AgentTools`]
+//!   (the action word `answer_battle`); its output is saved right after
+//!   the submission, so a step run again does not answer again.
 
 pub mod agent_loop;
 mod agent_step;
 mod answers;
 mod compose;
+mod contender;
 mod executor;
 mod kv;
 mod model;
@@ -47,6 +52,7 @@ mod teams;
 
 pub use agent_step::{AGENT_STEP, AgentSteps, AgentTools, RECHECK};
 pub use compose::{DEEPEST, OwnServices};
+pub use contender::{CONTENDER_STEP, ContenderSteps};
 pub use executor::{Checkpoints, Done, Executor, Executors, Hold, Job};
 pub use kv::{KV_TYPES, KvSteps};
 pub use model::{MODEL_TYPES, ModelSteps, Pricing};

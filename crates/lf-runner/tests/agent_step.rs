@@ -6,9 +6,18 @@
 //! services on the same stores) and runs exactly once when approved, or
 //! reaches the model as a refusal when rejected; a team run hears every
 //! call in order; the offline provider answers at once under its name.
+//!
+//! The `contender_run` step on the same stack: an ai_agent contender is
+//! answered by its agent for the run's starter (the double answers as
+//! lf-server's `CatalogTools` does, minus the catalog: the starter must
+//! act for the agent, the agent's model is asked, the answer submitted as
+//! the agent), once per saved step; a stranger's run and a contender that
+//! is no agent fail the step. The real call through `call_as_agent` and
+//! the action log are tested on the server's wiring (lf-server's
+//! tests/contender_run.rs).
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -19,12 +28,19 @@ use lf_agent::{
     Agent, AgentHandle, AgentService, DelegationPolicy, DisplayName, EventFilter, MemoryAgentStore, NewAgent,
     NewTeamRun, NoLensers, Persona, TeamEventKind, TeamInputs, TeamRunId, TeamRunStatus,
 };
+use lf_battle::{
+    BattleService, BattleStatus, BattleTitle, BattleType, ContenderType, NewBattle, NewContender,
+    SubmissionText, TaskPrompt,
+};
 use lf_core::{
-    LenserId, LfResult, ModelProvider, PageRequest, Principal, Scopes, ToolCall, ToolSpec, WorkflowId,
+    BattleId, ChatRequest, ContenderId, ContenderRefId, LenserId, LfResult, ModelProvider, PageRequest,
+    Principal, Scopes, ToolCall, ToolSpec, WorkflowId,
 };
 use lf_model::{EndpointConfig, OpenAiCompatible, parse_base_url};
 use lf_runner::agent_loop::{Check, Outcome, ToolBox};
-use lf_runner::{AgentSteps, AgentTools, Executors, OwnServices, Pricing, Runner, RunnerConfig};
+use lf_runner::{
+    AgentSteps, AgentTools, ContenderSteps, Executors, OwnServices, Pricing, Runner, RunnerConfig,
+};
 use lf_workflow::engine::{NodeStatus, RunStatus};
 use lf_workflow::run::{MemoryRunStore, Run, RunId, RunService, RunStore, StartRun};
 use lf_workflow::{
@@ -34,6 +50,8 @@ use lf_workflow::{
 use serde_json::{Value, json};
 
 use TeamEventKind as K;
+
+mod support;
 
 // ----- The scripted model -----
 
@@ -107,6 +125,8 @@ fn answer(text: &str) -> Value {
 struct Ran {
     calls: Mutex<Vec<(String, String)>>,
     asked_for: Mutex<Vec<(LenserId, LenserId)>>,
+    /// The battle answers given: starter, agent, battle, contender.
+    answered: Mutex<Vec<(LenserId, LenserId, BattleId, ContenderId)>>,
 }
 
 impl Ran {
@@ -147,13 +167,43 @@ impl ToolBox for Granted {
     fn record(&self, _: &ToolCall, _: &Outcome) {}
 }
 
-struct Catalog(Arc<Ran>);
+/// What a battle answer needs, bound once the stack's services exist.
+struct Answering {
+    agents: Arc<AgentService>,
+    battles: Arc<BattleService>,
+    model: Arc<dyn ModelProvider>,
+}
+
+struct Catalog(Arc<Ran>, Arc<OnceLock<Answering>>);
 
 #[async_trait]
 impl AgentTools for Catalog {
     async fn toolbox(&self, starter: LenserId, agent: LenserId) -> LfResult<Box<dyn ToolBox>> {
         self.0.asked_for.lock().unwrap().push((starter, agent));
         Ok(Box::new(Granted(self.0.clone())))
+    }
+
+    /// As `call_as_agent` answers (without the policy, the caps and the
+    /// log): the starter must act for the agent, whose persona and model
+    /// answer the task prompt, submitted as the agent.
+    async fn answer_battle(
+        &self,
+        starter: LenserId,
+        agent: LenserId,
+        battle: BattleId,
+        contender: ContenderId,
+    ) -> LfResult<Value> {
+        let with = self.1.get().expect("bound");
+        let a = with.agents.get(&lenser(starter), agent).await?.agent;
+        let as_agent = Principal::Agent { agent_id: agent, owner: a.owner };
+        let task = with.battles.get(&as_agent, battle).await?.battle.task_prompt;
+        let persona = a.profile.persona.as_ref().map_or("An AI Lenser.", |p| p.as_str());
+        let mut request = ChatRequest::new(persona, task.as_str());
+        request.stand_in = Some(format!("@{} answers: {}", a.handle, task.as_str()));
+        let text = SubmissionText::parse(with.model.chat(request).await?.text)?;
+        let submitted = with.battles.submit_and_judge(&as_agent, battle, contender, text).await?;
+        self.0.answered.lock().unwrap().push((starter, agent, battle, contender));
+        Ok(json!({"submitted": true, "id": submitted.outcome.submission.id.to_string()}))
     }
 }
 
@@ -186,6 +236,8 @@ struct Stack {
     service: Arc<WorkflowService>,
     starts: Arc<RunService>,
     agents: Arc<AgentService>,
+    battles: Arc<BattleService>,
+    executors: Executors,
     runner: Runner,
 }
 
@@ -203,22 +255,24 @@ impl Stack {
             Arc::new(MemoryConnections::new()),
         ));
         let own = OwnServices::new();
-        let tools: Arc<dyn AgentTools> = Arc::new(Catalog(stores.ran.clone()));
-        let executors =
-            AgentSteps::new(model, tools, own.clone(), Pricing::default()).register(Executors::pure());
+        let answering = Arc::new(OnceLock::new());
+        let tools: Arc<dyn AgentTools> = Arc::new(Catalog(stores.ran.clone(), answering.clone()));
+        let executors = AgentSteps::new(model.clone(), tools.clone(), own.clone(), Pricing::default())
+            .register(Executors::pure());
+        let executors = ContenderSteps::new(tools, own.clone()).register(executors);
         let executors = own.register(executors);
         let config = RunnerConfig { lease: Duration::from_secs(30), ..RunnerConfig::default() };
         let runner = Runner::new(
             stores.runs.clone(),
             stores.workflows.clone() as Arc<dyn WorkflowStore>,
-            executors,
+            executors.clone(),
             config,
         );
         let starts = Arc::new(RunService::new(service.clone(), stores.runs.clone(), runner.signal()));
         let battles = Arc::new(lf_battle::BattleService::new(stores.battles.clone()));
         own.bind(
             starts.clone(),
-            battles,
+            battles.clone(),
             stores.workflows.clone() as Arc<dyn WorkflowStore>,
             runner.stopping(),
         );
@@ -227,8 +281,9 @@ impl Stack {
                 .with_dispatch(Arc::new(own.clone())),
         );
         own.bind_agents(agents.clone());
+        let _ = answering.set(Answering { agents: agents.clone(), battles: battles.clone(), model });
         runner.on_end(Arc::new(own));
-        Stack { service, starts, agents, runner }
+        Stack { service, starts, agents, battles, executors, runner }
     }
 }
 
@@ -245,13 +300,16 @@ async fn agent(s: &Stack, owner: LenserId, handle: &str) -> Agent {
 
 /// A workflow of `owner`'s: its trigger, then one agent_execute step.
 async fn workflow(s: &Stack, owner: LenserId, config: Value) -> WorkflowId {
+    let step = json!({"key": "agent", "kind": "tool", "name": "Agent", "node_type": "agent_execute", "config": config});
+    workflow_of(s, owner, step).await
+}
+
+/// A private workflow of `owner`'s: its trigger, then `step`.
+async fn workflow_of(s: &Stack, owner: LenserId, step: Value) -> WorkflowId {
     let blueprint: RawBlueprint = serde_json::from_value(json!({
         "title": "Agent work", "visibility": "private",
-        "steps": [
-            {"key": "start", "kind": "trigger", "name": "Start", "node_type": "manual_trigger"},
-            {"key": "agent", "kind": "tool", "name": "Agent", "node_type": "agent_execute", "config": config},
-        ],
-        "connections": [{"from_step": "start", "to_step": "agent", "input_parameter": "input"}],
+        "steps": [{"key": "start", "kind": "trigger", "name": "Start", "node_type": "manual_trigger"}, step],
+        "connections": [{"from_step": "start", "to_step": step["key"], "input_parameter": "input"}],
     }))
     .unwrap();
     s.service
@@ -587,5 +645,199 @@ async fn the_offline_provider_answers_at_once_under_its_own_name() {
     );
     assert_eq!(out["text"], "Offline answer from @ada_offline to: Tidy my lenses about regex.");
     assert_eq!(stores.ran.calls.lock().unwrap().len(), 0);
+    s.runner.shutdown().await;
+}
+
+// ----- contender_run -----
+
+const TASK: &str = "Explain Rust ownership in one sentence.";
+
+/// An open battle of `creator` of `battle_type` with `contenders`: name,
+/// type, reference, owner.
+async fn open_battle(
+    s: &Stack,
+    creator: LenserId,
+    battle_type: BattleType,
+    contenders: &[(&str, ContenderType, ContenderRefId, Option<LenserId>)],
+) -> (BattleId, Vec<ContenderId>) {
+    let me = lenser(creator);
+    let mut new = NewBattle::new(BattleTitle::parse("Ownership").unwrap(), TaskPrompt::parse(TASK).unwrap());
+    new.battle_type = Some(battle_type);
+    new.max_contenders = Some(lf_battle::MaxContenders::parse(contenders.len().max(2) as i64).unwrap());
+    let b = s.battles.create(&me, new).await.unwrap();
+    let mut ids = Vec::new();
+    for (name, contender_type, reference, owner) in contenders {
+        let c = NewContender {
+            battle_id: b.id,
+            display_name: lf_battle::DisplayName::parse(*name).unwrap(),
+            contender_type: *contender_type,
+            reference: *reference,
+            slot: None,
+            owner: *owner,
+        };
+        ids.push(s.battles.add_contender(&me, c).await.expect("joined").id);
+    }
+    s.battles.set_status(&me, b.id, BattleStatus::Open, false).await.unwrap();
+    (b.id, ids)
+}
+
+fn ref_of(id: LenserId) -> ContenderRefId {
+    ContenderRefId::from_uuid(id.as_uuid())
+}
+
+/// The contender_run step, its ids from the run's inputs.
+fn answer_step() -> Value {
+    json!({"key": "step", "kind": "tool", "name": "Answer", "node_type": "contender_run",
+        "config": {"battle_id": "[[battle_id]]", "contender_id": "[[contender_id]]"}})
+}
+
+/// A workflow of `owner`'s: its trigger, then a contender_run step.
+async fn answering_workflow(s: &Stack, owner: LenserId) -> WorkflowId {
+    workflow_of(s, owner, answer_step()).await
+}
+
+fn ids(battle: BattleId, contender: ContenderId) -> Value {
+    json!({"battle_id": battle.to_string(), "contender_id": contender.to_string()})
+}
+
+/// A run of `w` by `starter` answering `contender` of `battle`, ended.
+async fn answered(
+    stores: &Stores,
+    s: &Stack,
+    starter: LenserId,
+    w: WorkflowId,
+    battle: BattleId,
+    contender: ContenderId,
+) -> Run {
+    let inputs = ids(battle, contender).as_object().unwrap().clone();
+    let start = StartRun { workflow_id: Some(w), inputs, ..StartRun::default() };
+    let id = s.starts.start(&lenser(starter), start).await.unwrap().run.id;
+    ended(stores, id).await
+}
+
+/// The failed step's error: code, message.
+fn step_error(run: &Run) -> (String, String) {
+    assert_eq!(run.status(), RunStatus::Failed, "{:#?}", run.state);
+    let e = run.state.slots.values().find_map(|n| n.error.clone()).expect("a step failed");
+    (e.code, e.message)
+}
+
+#[tokio::test]
+async fn contender_run_answers_as_the_agent_once_per_saved_step() {
+    let (m, base) =
+        Model::start(vec![answer("Every value has one owner."), answer("Each value has exactly one owner.")])
+            .await;
+    let stores = Stores::new();
+    let s = Stack::started(&stores, client(&base));
+    let owner = LenserId::new();
+    let a = agent(&s, owner, "ada_fights").await;
+    let rival = ref_of(LenserId::new());
+    let (b, cs) = open_battle(
+        &s,
+        owner,
+        BattleType::AiVsAi,
+        &[
+            ("Ada", ContenderType::AiAgent, ref_of(a.id), Some(owner)),
+            ("Rival", ContenderType::AiModel, rival, None),
+        ],
+    )
+    .await;
+    let w = answering_workflow(&s, owner).await;
+    let run = answered(&stores, &s, owner, w, b, cs[0]).await;
+    assert_eq!(run.status(), RunStatus::Completed, "{:#?}", run.state);
+
+    let sheet = s.battles.get(&lenser(owner), b).await.unwrap();
+    let submission = sheet.submission_of(cs[0]).expect("submitted");
+    assert_eq!(submission.submitted_by, Some(a.id), "submitted as the agent");
+    assert_eq!(submission.text.as_str(), "Every value has one owner.", "the model's answer");
+    let out = run.state.result.clone().expect("the step's output is the run's result");
+    let mut want = ids(b, cs[0]);
+    want["submission_id"] = json!(submission.id.to_string());
+    want["text"] = json!("Every value has one owner.");
+    assert_eq!(out, want);
+    assert_eq!(*stores.ran.answered.lock().unwrap(), [(owner, a.id, b, cs[0])], "for the run's starter");
+    let asked = m.seen.lock().unwrap()[0].clone();
+    assert_eq!(asked["messages"][0]["content"], "You are Ada. You keep lenses tidy.", "its persona");
+    assert_eq!(asked["messages"][1]["content"], TASK, "the task prompt");
+
+    // The step run again with its save outputs the answer without asking again.
+    let exec = s.executors.get("contender_run").unwrap();
+    let mut job =
+        support::first_attempt(&s.service, owner, answer_step(), json!({"input": ids(b, cs[0])})).await;
+    job.saved = Some(json!({"answered": want.clone()}));
+    assert_eq!(exec.execute(&job).await.unwrap().output, want);
+    assert_eq!((m.asked(), stores.ran.answered.lock().unwrap().len()), (1, 1), "not answered again");
+
+    // Without the save (a crash before it), it answers once more: the
+    // answer replaces the first, under the same submission.
+    job.saved = None;
+    let again = exec.execute(&job).await.unwrap().output;
+    assert_eq!(
+        (again["text"].as_str(), &again["submission_id"]),
+        (Some("Each value has exactly one owner."), &want["submission_id"])
+    );
+    let sheet = s.battles.get(&lenser(owner), b).await.unwrap();
+    assert_eq!(sheet.submissions.len(), 1, "never a second submission");
+    assert_eq!(m.asked(), 2);
+    s.runner.shutdown().await;
+}
+
+#[tokio::test]
+async fn contender_run_fails_for_a_stranger_and_for_contenders_that_are_not_agents() {
+    let stores = Stores::new();
+    let s = Stack::started(&stores, Arc::new(lf_model::OfflineProvider));
+    let (owner, stranger) = (LenserId::new(), LenserId::new());
+    let a = agent(&s, owner, "ada_offline_fights").await;
+    let (b, cs) = open_battle(
+        &s,
+        owner,
+        BattleType::HumanVsAi,
+        &[
+            ("Ada", ContenderType::AiAgent, ref_of(a.id), Some(owner)),
+            ("Me", ContenderType::Human, ref_of(owner), None),
+            ("Rival", ContenderType::AiModel, ref_of(LenserId::new()), None),
+        ],
+    )
+    .await;
+    let mine = answering_workflow(&s, owner).await;
+
+    // A stranger to the agent: the battle is open to all, the agent is not theirs.
+    let theirs = answering_workflow(&s, stranger).await;
+    let (code, message) = step_error(&answered(&stores, &s, stranger, theirs, b, cs[0]).await);
+    assert_eq!(code, "not_found", "{message}");
+    // A contender that is no agent: the step says how it is answered.
+    let flow = ContenderRefId::from_uuid(mine.as_uuid());
+    let (wb, wc) = open_battle(
+        &s,
+        owner,
+        BattleType::WorkflowBattle,
+        &[("Flow", ContenderType::Workflow, flow, Some(owner))],
+    )
+    .await;
+    for (battle, c, how) in [
+        (b, cs[1], "a human contender"),
+        (b, cs[2], "an ai_model contender"),
+        (wb, wc[0], "answers by its own run"),
+    ] {
+        let (code, message) = step_error(&answered(&stores, &s, owner, mine, battle, c).await);
+        assert_eq!(code, "invalid_input");
+        assert!(message.contains("answers only ai_agent contenders") && message.contains(how), "{message}");
+    }
+    // A battle the starter cannot see (a stranger's draft), a contender of no battle.
+    let draft = NewBattle::new(BattleTitle::parse("Draft").unwrap(), TaskPrompt::parse(TASK).unwrap());
+    let hidden = s.battles.create(&lenser(stranger), draft).await.unwrap().id;
+    let (code, message) = step_error(&answered(&stores, &s, owner, mine, hidden, cs[0]).await);
+    assert_eq!(code, "not_found");
+    assert!(message.contains("cannot see it"), "{message}");
+    let (code, _) = step_error(&answered(&stores, &s, owner, mine, b, ContenderId::new()).await);
+    assert_eq!(code, "not_found");
+    let sheet = s.battles.get(&lenser(owner), b).await.unwrap();
+    assert!(sheet.submissions.is_empty(), "nothing was submitted");
+    assert!(stores.ran.answered.lock().unwrap().is_empty());
+
+    // The owner's run answers with the offline provider's stand-in.
+    let run = answered(&stores, &s, owner, mine, b, cs[0]).await;
+    assert_eq!(run.status(), RunStatus::Completed, "{:#?}", run.state);
+    assert_eq!(run.state.result.as_ref().unwrap()["text"], format!("@ada_offline_fights answers: {TASK}"));
     s.runner.shutdown().await;
 }

@@ -1,6 +1,7 @@
 //! The tools an `agent_execute` step may call ([`lf_runner::AgentTools`]):
 //! the catalog tools granted to its agent, each call run as the agent
-//! through [`lf_tools::agent_calls::call_as_agent`].
+//! through [`lf_tools::agent_calls::call_as_agent`]; and the battle answer
+//! a `contender_run` step asks for, through the same call.
 //!
 //! - Offered: the agent's grants, as the run's starter may list them (its
 //!   owner, a co-owner, an operator), each with its catalog description and
@@ -18,6 +19,10 @@
 //!   refusal there, or the tool's error, is the call's result for the model
 //!   (`CODE: message`). Arguments that are not a JSON object are the
 //!   model's mistake, told back the same way.
+//! - A battle answer (the `contender_run` step): `call_as_agent` as the
+//!   starter with the action word `answer_battle` and the battle and
+//!   contender, exactly as `run_agent_action` calls it, noted
+//!   `contender_run` in the action log.
 //!
 //! The services it calls are made after the runner's executors, so it holds
 //! a cell the composition root fills once they exist ([`CatalogTools::bind`]);
@@ -27,7 +32,10 @@ use std::collections::HashSet;
 use std::sync::{Arc, OnceLock};
 
 use async_trait::async_trait;
-use lf_core::{LenserId, LfError, LfResult, PageRequest, Principal, Scopes, ToolCall, ToolSpec};
+use lf_agent::ANSWER_BATTLE;
+use lf_core::{
+    BattleId, ContenderId, LenserId, LfError, LfResult, PageRequest, Principal, Scopes, ToolCall, ToolSpec,
+};
 use lf_runner::AgentTools;
 use lf_runner::agent_loop::{Check, Outcome, ToolBox};
 use lf_tools::agent_calls::{call_as_agent, catalog};
@@ -36,6 +44,8 @@ use serde_json::Value;
 
 /// The note an `agent_execute` call carries in the agent's action log.
 const NOTE: &str = "agent_execute";
+/// The note a `contender_run` answer carries in the agent's action log.
+const CONTENDER_NOTE: &str = "contender_run";
 
 /// [`AgentTools`] over the tool catalog. Cheap to clone.
 #[derive(Clone, Default)]
@@ -52,16 +62,19 @@ impl CatalogTools {
     pub fn bind(&self, services: Arc<Services>) {
         let _ = self.services.set(services);
     }
+
+    fn services(&self) -> LfResult<Arc<Services>> {
+        self.services
+            .get()
+            .cloned()
+            .ok_or_else(|| LfError::internal("the agent tools are not bound to the services yet"))
+    }
 }
 
 #[async_trait]
 impl AgentTools for CatalogTools {
     async fn toolbox(&self, starter: LenserId, agent: LenserId) -> LfResult<Box<dyn ToolBox>> {
-        let services = self
-            .services
-            .get()
-            .cloned()
-            .ok_or_else(|| LfError::internal("the agent tools are not bound to the services yet"))?;
+        let services = self.services()?;
         let principal = Principal::Lenser { id: starter, scopes: Scopes::READ_WRITE };
         let mut offered = Vec::new();
         let mut granted = HashSet::new();
@@ -94,6 +107,24 @@ impl AgentTools for CatalogTools {
             }
         }
         Ok(Box::new(AgentBox { ctx: Ctx { principal, services }, agent, offered, granted, destructive }))
+    }
+
+    async fn answer_battle(
+        &self,
+        starter: LenserId,
+        agent: LenserId,
+        battle: BattleId,
+        contender: ContenderId,
+    ) -> LfResult<Value> {
+        let ctx = Ctx {
+            principal: Principal::Lenser { id: starter, scopes: Scopes::READ_WRITE },
+            services: self.services()?,
+        };
+        let mut args = serde_json::Map::new();
+        args.insert("battle_id".into(), Value::String(battle.to_string()));
+        args.insert("contender_id".into(), Value::String(contender.to_string()));
+        let called = call_as_agent(&ctx, agent, ANSWER_BATTLE, args, Some(CONTENDER_NOTE.to_owned())).await?;
+        Ok(called.value)
     }
 }
 

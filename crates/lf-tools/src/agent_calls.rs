@@ -119,21 +119,42 @@ pub async fn call_as_agent(
 
 /// `submit_battle_run`'s arguments for agent `agent` answering the battle
 /// `args.battle_id` names (as `inner`, the agent): its contender there
-/// (`args.contender_id`, or the ai_agent contender standing for it), and
-/// the answer its persona and model (`profile`, as the check read it) give
-/// the task prompt.
+/// (`args.contender_id`, which must be the ai_agent contender standing for
+/// it, or that contender when none is given), and the answer its persona
+/// and model (`profile`, as the check read it) give the task prompt.
 async fn answer(inner: &Ctx, agent: LenserId, profile: &Profile, args: JsonObject) -> LfResult<JsonObject> {
     let text = |key: &str| args.get(key).and_then(Value::as_str);
     let battle = BattleId::parse("battle_id", text("battle_id").unwrap_or_default())?;
     let sheet = inner.services.battle.get(&inner.principal, battle).await?;
+    let its_own = |c: &&lf_battle::Contender| {
+        c.contender_type == ContenderType::AiAgent && c.reference.as_uuid() == agent.as_uuid()
+    };
     let contender = match text("contender_id") {
         Some(c) => {
             let id = ContenderId::parse("contender_id", c)?;
-            sheet.contenders.iter().find(|c| c.id == id)
+            match sheet.contenders.iter().find(|c| c.id == id) {
+                // The agent submits with its owner's reach, which would let
+                // it answer for any contender its owner may submit for (the
+                // owner's own human contender, another of the owner's
+                // agents, every contender of a battle the owner created).
+                // PERMISSION_DENIED, not NOT_FOUND: the contender is
+                // on the battle sheet the caller reads, so it exists for
+                // them; what is refused is the agent acting for it, as the
+                // agent's other refusals (policy, grants) are.
+                Some(c) if !its_own(&c) => {
+                    let kind = c.contender_type.as_str();
+                    let a = if kind.starts_with('a') { "an" } else { "a" };
+                    return Err(LfError::permission_denied(format!(
+                        "Contender {} ({}) of battle {battle} is {a} {kind} contender that is not this AI Lenser's: an agent answers only as its own ai_agent contender (leave contender_id out to answer as it).",
+                        c.slot,
+                        c.display_name.as_str(),
+                    ))
+                    .with_field("contender_id"));
+                }
+                found => found,
+            }
         }
-        None => sheet.contenders.iter().find(|c| {
-            c.contender_type == ContenderType::AiAgent && c.reference.as_uuid() == agent.as_uuid()
-        }),
+        None => sheet.contenders.iter().find(its_own),
     }
     .ok_or_else(|| {
         LfError::new(

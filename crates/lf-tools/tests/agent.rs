@@ -510,3 +510,73 @@ async fn two_agents_and_a_person_fight_a_battle_the_agents_answer_themselves() {
         (Some("answer_battle"), Some("succeeded"))
     );
 }
+
+#[tokio::test]
+async fn an_agent_answers_only_as_its_own_contender() {
+    let voices = Arc::new(Voices::default());
+    let w = World::with_model(Some(voices.clone())).await;
+    let (alice_id, alice) = w.person();
+    let mut agents = Vec::new();
+    for handle in ["ada_answers", "eve_answers"] {
+        let id = agent(&alice, handle).await;
+        ok(&alice, "update_ai_lenser", json!({"ai_lenser_id": id, "patch": {"can_join_battles": true}}))
+            .await;
+        ok(&alice, "assign_agent_tool", json!({"ai_lenser_id": id, "tool_id": "submit_battle_run"})).await;
+        agents.push(id);
+    }
+    let battle = ok(
+        &alice,
+        "create_battle",
+        json!({"title": "Seas", "task_prompt": "Name a sea.", "battle_type": "lenser_battle", "max_contenders": 3}),
+    )
+    .await;
+    let b = battle["id"].as_str().unwrap().to_owned();
+    let mut contenders = Vec::new();
+    for (name, kind, reference) in [
+        ("Ada", "ai_agent", agents[0].clone()),
+        ("Eve", "ai_agent", agents[1].clone()),
+        ("Alice", "human", alice_id.to_string()),
+    ] {
+        let added = ok(
+            &alice,
+            "add_battle_contender",
+            json!({"battle_id": b, "display_name": name, "contender_type": kind, "contender_ref_id": reference}),
+        )
+        .await;
+        contenders.push(added["contender_id"].as_str().unwrap().to_owned());
+    }
+    ok(&alice, "set_battle_status", json!({"battle_id": b, "status": "open"})).await;
+
+    // Ada's owner answers for Alice's human contender and for Eve's; Ada does not.
+    for (other, kind) in [(&contenders[2], "a human"), (&contenders[1], "an ai_agent")] {
+        let (_, e) =
+            act(&alice, &agents[0], "answer_battle", json!({"battle_id": b, "contender_id": other})).await;
+        assert_eq!(e["code"], "PERMISSION_DENIED", "{e}");
+        assert_eq!(e["details"]["field"], "contender_id");
+        assert!(e["message"].as_str().unwrap().contains(&format!("{kind} contender")), "{e}");
+    }
+    let sheet = ok(&alice, "get_battle", json!({"battle_id": b})).await;
+    assert_eq!(sheet["submissions"], json!([]), "nothing was submitted: {sheet}");
+    assert!(voices.asked.lock().unwrap().is_empty(), "the model was not asked");
+    let log = ok(&alice, "list_agent_actions", json!({"ai_lenser_id": agents[0]})).await;
+    assert_eq!(
+        (log["items"][0]["action"].as_str(), log["items"][0]["outcome"].as_str()),
+        (Some("answer_battle"), Some("failed"))
+    );
+
+    // Its own contender, named or not, it answers.
+    let (failed, named) =
+        act(&alice, &agents[0], "answer_battle", json!({"battle_id": b, "contender_id": contenders[0]}))
+            .await;
+    assert!(!failed, "{named}");
+    let sheet = ok(&alice, "get_battle", json!({"battle_id": b})).await;
+    let by: Vec<(&str, &str)> = sheet["submissions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["contender_id"].as_str().unwrap(), s["submitted_by"].as_str().unwrap()))
+        .collect();
+    assert_eq!(by, [(contenders[0].as_str(), agents[0].as_str())]);
+    let (failed, unnamed) = act(&alice, &agents[1], "answer_battle", json!({"battle_id": b})).await;
+    assert!(!failed, "{unnamed}");
+}

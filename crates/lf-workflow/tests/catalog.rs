@@ -78,7 +78,7 @@ fn every_entry_is_complete() {
 fn the_kept_types() {
     let mut kept: Vec<&str> = catalog().entries().iter().map(|e| e.node_type).collect();
     kept.sort();
-    assert_eq!(kept.len(), 53, "{kept:?}");
+    assert_eq!(kept.len(), 54, "{kept:?}");
     for dropped in [
         "code",
         "embedding",
@@ -91,4 +91,30 @@ fn the_kept_types() {
     ] {
         assert!(catalog().get(dropped).is_none(), "{dropped} is not executed here");
     }
+}
+
+#[test]
+fn contender_run_needs_a_battle_and_a_contender_given_as_ids_or_placeholders() {
+    let e = catalog().get("contender_run").expect("kept");
+    assert_eq!(e.category, Category::Battle);
+    assert_eq!(catalog().get("answer_battle").map(|a| a.node_type), Some("contender_run"), "by alias");
+    let check = |config: serde_json::Value| {
+        let mut problems: Vec<String> =
+            check_config(e, config.as_object().unwrap(), false).into_iter().map(|p| p.field).collect();
+        problems.sort();
+        problems
+    };
+    assert_eq!(check(serde_json::json!({})), ["battle_id", "contender_id"]);
+    let id = "0190f5a2-7c1e-7d3a-9b2c-5e8f1a2b3c4d";
+    // The original's camelCase names are the same fields, renamed.
+    let original = serde_json::json!({"battleId": id, "contenderId": "[[contender_id]]"});
+    assert!(check(original.clone()).is_empty());
+    let renamed = normalize_config(e, original.as_object().unwrap());
+    assert_eq!(
+        (renamed["battle_id"].as_str(), renamed["contender_id"].as_str()),
+        (Some(id), Some("[[contender_id]]"))
+    );
+    // Text that is neither an id nor a placeholder is refused before any run.
+    assert_eq!(check(serde_json::json!({"battle_id": "the big one", "contender_id": id})), ["battle_id"]);
+    assert_eq!(check(serde_json::json!({"battle_id": id, "contender_id": "A"})), ["contender_id"]);
 }

@@ -6,7 +6,7 @@
 //! at that anchor).
 //!
 //! It lists only the types that part 2's runner executes; a type that
-//! cannot be made real is not listed. Of the original's 96 it keeps 53:
+//! cannot be made real is not listed. Of the original's 96 it keeps 54:
 //! - every trigger (5) and the lens step;
 //! - ai_primitive: lens_execute, prompt_template, summarizer, classifier,
 //!   translator, judge_evaluator (through the model provider),
@@ -29,10 +29,16 @@
 //! - integration: github_read, github_issue_create, rss_feed; not
 //!   github_pr_review, notion_*, google_sheets_*, calendar_create,
 //!   linear_issue_create, jira_issue_create (no client for them here);
-//! - battle: battle_create, through the Battle service; not battle_execute,
-//!   contender_run, judge_battle, vote_collector, score_aggregator,
-//!   leaderboard_update, series_advance (a battle runs and is judged by
-//!   lf-battle itself; a step cannot stand in for it);
+//! - battle: battle_create, through the Battle service, and contender_run
+//!   (an AI Lenser answers as its ai_agent contender, through the same
+//!   agent call as the action word answer_battle; the original's
+//!   `visibility` is not kept, a submission is seen as its battle is);
+//!   not battle_execute, judge_battle, vote_collector, score_aggregator
+//!   (a battle moves, is voted on and judged by lf-battle itself, by its
+//!   rules and its judging mode; a step cannot stand in for it),
+//!   leaderboard_update (ratings are computed from closed battles when
+//!   asked for; there is nothing to update) or series_advance (no battle
+//!   series here);
 //! - media: none (no image, audio or video provider), the category kept;
 //! - utility: logger, debug_inspector, rate_limit, cache_read, cache_write,
 //!   noop; not secret_resolver (no secret enters a workflow) or retry

@@ -1,6 +1,6 @@
 //! Battle steps and utilities.
 
-use serde_json::json;
+use serde_json::{Map, Value, json};
 
 use super::super::Category::{Battle, Utility};
 use super::super::spec::{FieldKind, IoType, NodeTypeSpec, STORE_RETRY, SideEffect, entry, field, port};
@@ -27,6 +27,19 @@ fn cache_key() -> super::ConfigField {
     .required()
 }
 
+/// contender_run's ids: each a UUID, or text with a `[[name]]` placeholder
+/// (checked once filled, at run time).
+fn ids_or_placeholders(c: &Map<String, Value>, _: bool) -> Option<(&'static str, String)> {
+    ["battle_id", "contender_id"].into_iter().find_map(|key| {
+        let text = c.get(key)?.as_str()?;
+        let ok = text.contains("[[") || lf_core::parse_uuid(key, text.trim()).is_ok();
+        (!ok).then(|| {
+            let what = key.trim_end_matches("_id");
+            (key, format!("{key} must be a {what}'s id (a UUID) or [[name]] placeholders filled from the step's input; got {}", lf_core::clip(text, 60)))
+        })
+    })
+}
+
 pub(super) fn entries() -> Vec<NodeTypeSpec> {
     vec![
         entry("battle_create", Battle, "Create battle", "Creates a battle in draft as the workflow's owner, through the Battle service.")
@@ -43,6 +56,23 @@ pub(super) fn entries() -> Vec<NodeTypeSpec> {
             ])
             .example("Open a battle on each new question.", json!({"title": "Explain [[topic]]", "task_prompt": "Explain [[topic]] to a beginner."}), json!({"topic": "ownership"}), json!({"battle_id": "0190f5a2-7c1e-7d3a-9b2c-5e8f1a2b3c4d", "status": "draft"}), Some(("slack_notify", "battle_id → text")))
             .use_case("Let models compete on questions a workflow collects."),
+        entry("contender_run", Battle, "Answer as contender", "Has an AI Lenser answer a battle as its ai_agent contender, as run_agent_action's action word answer_battle does: the agent (the contender's reference) answers the task prompt with its persona and model, checked and counted against its policy (can_join_battles, submit_battle_run granted), daily caps and credit limit, written to its action log, and submitted as its answer (replacing an earlier one). The run's starter must be one the agent acts for. Only ai_agent contenders: a workflow contender answers by its own run, a human or ai_model contender through submit_battle_run.")
+            .aliases(&["answer_battle"])
+            .caps(&["battle", "agent", "answer", "compete"])
+            .io(&[IoType::Text, IoType::Json], IoType::LensResult)
+            .outputs(vec![
+                port("battle_id", IoType::Text, "The battle answered."),
+                port("contender_id", IoType::Text, "The contender answered for."),
+                port("submission_id", IoType::Text, "Its submission (kept when an answer replaces an earlier one)."),
+                port("text", IoType::Text, "The agent's answer, as submitted."),
+            ])
+            .fields(vec![
+                field("battle_id", "Battle", FieldKind::Template, "The battle, open or executing: its id, or [[name]] placeholders filled from the step's input (a trigger's battle_id).").required().aliases(&["battleId"]),
+                field("contender_id", "Contender", FieldKind::Template, "The battle's ai_agent contender that answers: its id, or [[name]] placeholders filled from the step's input.").required().aliases(&["contenderId"]),
+            ])
+            .rule(ids_or_placeholders)
+            .example("Take an AI Lenser's turn in a battle it joined.", json!({"battle_id": "[[battle_id]]", "contender_id": "[[contender_id]]"}), json!({"battle_id": "0190f5a2-7c1e-7d3a-9b2c-5e8f1a2b3c4d", "contender_id": "0190f5a2-8d2f-7e4b-8c3d-6f9a2b3c4d5e"}), json!({"battle_id": "0190f5a2-7c1e-7d3a-9b2c-5e8f1a2b3c4d", "contender_id": "0190f5a2-8d2f-7e4b-8c3d-6f9a2b3c4d5e", "submission_id": "0190f5a2-9e3a-7f5c-9d4e-7a0b3c4d5e6f", "text": "Ownership gives every value one owner, which frees it when it goes out of scope."}), Some(("judge_evaluator", "text → input")))
+            .use_case("Let an AI Lenser take its turn in a battle from a workflow: a run its owner starts, a schedule, or a team run of the agent."),
         entry("logger", Utility, "Log", "Writes `message` to the run's log at `level` and passes its input on unchanged.")
             .aliases(&["log"])
             .caps(&["log", "debug", "audit"])
