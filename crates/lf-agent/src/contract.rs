@@ -394,6 +394,28 @@ async fn grants(s: &dyn AgentStore) {
     assert_eq!(s.get_grant(Reach::Everything, a.id, &ToolKey::Id(ToolId::new())).await.unwrap(), None);
     assert_eq!(code(s.get_grant(Reach::Lenser(LenserId::new()), a.id, &by_id).await), ErrorCode::NotFound);
 
+    // The agent and a grant, read together, as a member reads them.
+    let op = f.member(Role::Operator);
+    s.put_member(a.id, &op, 20).await.unwrap();
+    let agent = s.get_agent(Reach::Everything, a.id).await.unwrap();
+    assert_eq!(agent.members, vec![op.clone()]);
+    for reach in [Reach::Lenser(owner), Reach::Lenser(op.lenser), Reach::Everything] {
+        for key in [&by_id, &by_name] {
+            let both = s.agent_and_grant(reach, a.id, key).await.unwrap();
+            assert_eq!(both, (agent.clone(), Some(lens.clone())), "{reach:?} {key}");
+        }
+        let none = s.agent_and_grant(reach, a.id, &ToolKey::Id(ToolId::new())).await.unwrap();
+        assert_eq!(none, (agent.clone(), None), "not granted");
+    }
+    assert_eq!(
+        code(s.agent_and_grant(Reach::Lenser(LenserId::new()), a.id, &by_id).await),
+        ErrorCode::NotFound
+    );
+    assert_eq!(
+        code(s.agent_and_grant(Reach::Everything, LenserId::new(), &by_id).await),
+        ErrorCode::NotFound
+    );
+
     let page = s.list_grants(Reach::Lenser(owner), a.id, PageRequest::default()).await.unwrap();
     assert_eq!(page.items, vec![del.clone(), lens.clone()], "by tool name");
     assert_eq!(
@@ -407,6 +429,8 @@ async fn grants(s: &dyn AgentStore) {
     assert_eq!(s.revoke_grant(b.id, &by_id).await.unwrap(), None);
 
     assert_eq!(s.revoke_grant(a.id, &by_name).await.unwrap(), Some(lens.clone()), "revoked by name");
+    let (_, gone) = s.agent_and_grant(Reach::Lenser(owner), a.id, &by_id).await.unwrap();
+    assert_eq!(gone, None, "a revoked grant is read as gone at once");
     assert_eq!(s.revoke_grant(a.id, &by_id).await.unwrap(), None, "once");
     assert_eq!(s.revoke_grant(a.id, &ToolKey::Id(del.tool.id)).await.unwrap(), Some(del), "revoked by id");
     assert_eq!(s.list_grants(Reach::Everything, a.id, PageRequest::default()).await.unwrap().total, 0);
@@ -566,4 +590,16 @@ async fn actions(s: &dyn AgentStore) {
     assert_eq!(page.total, 5);
     let page = s.list_actions(Reach::Everything, b.id, PageRequest::default()).await.unwrap();
     assert_eq!(page.items, vec![of_b]);
+
+    // A large batch is written whole, every entry as given.
+    let c = f.create(s, owner).await;
+    let many: Vec<ActionEntry> = (0..100)
+        .map(|_| ActionEntry { agent: c.id, ..entry(&mut f, ActionOutcome::Succeeded, None) })
+        .collect();
+    s.record_actions(&many).await.unwrap();
+    let page =
+        s.list_actions(Reach::Everything, c.id, PageRequest::new(Some(100), None).unwrap()).await.unwrap();
+    let mut newest_first = many;
+    newest_first.reverse();
+    assert_eq!(page.items, newest_first);
 }

@@ -214,6 +214,18 @@ impl AgentStore for MemoryAgentStore {
         Ok(s.grants.get(&agent).and_then(|gs| gs.iter().find(|g| tool.names(&g.tool))).cloned())
     }
 
+    async fn agent_and_grant(
+        &self,
+        reach: Reach,
+        id: LenserId,
+        tool: &ToolKey,
+    ) -> LfResult<(Agent, Option<Grant>)> {
+        let s = self.lock();
+        let agent = s.readable(reach, id)?.clone();
+        let grant = s.grants.get(&id).and_then(|gs| gs.iter().find(|g| tool.names(&g.tool))).cloned();
+        Ok((agent, grant))
+    }
+
     async fn list_grants(&self, reach: Reach, agent: LenserId, page: PageRequest) -> LfResult<Page<Grant>> {
         let s = self.lock();
         s.readable(reach, agent)?;

@@ -486,13 +486,10 @@ impl AgentService {
     /// as [`CallPass::principal`] and log what came of it with
     /// [`AgentService::record_call`].
     pub async fn check_call(&self, p: &Principal, id: LenserId, call: &Call) -> LfResult<CallPass> {
-        let (agent, actor) = self.acting(p, id).await?;
-        let key = ToolKey::Id(call.tool.id);
+        let (agent, actor, grant) = self.acting(p, id, &ToolKey::Id(call.tool.id)).await?;
         let refusal = if !agent.is_active() {
             Some(LfError::permission_denied(format!("@{} is archived and acts no more.", agent.handle)))
-        } else if call.tool.group.is_agent()
-            || self.store.get_grant(Reach::Everything, id, &key).await?.is_none()
-        {
+        } else if call.tool.group.is_agent() || grant.is_none() {
             Some(grants::not_granted(&agent, &ToolKey::Name(call.tool.name.clone())))
         } else {
             None
@@ -530,25 +527,38 @@ impl AgentService {
         }
     }
 
-    /// The agent `p` acts for, and who the actor is. An agent acts only as
-    /// itself and for its owner (PERMISSION_DENIED otherwise); a person
-    /// needs `Act`.
-    async fn acting(&self, p: &Principal, id: LenserId) -> LfResult<(Agent, Option<LenserId>)> {
-        match p {
+    /// The agent `p` acts for, who the actor is, and the agent's grant of
+    /// `tool`, in one read. An agent acts only as itself and for its owner
+    /// (PERMISSION_DENIED otherwise); a person needs `Act`.
+    async fn acting(
+        &self,
+        p: &Principal,
+        id: LenserId,
+        tool: &ToolKey,
+    ) -> LfResult<(Agent, Option<LenserId>, Option<Grant>)> {
+        // An agent is read whoever owns it, to tell it that it acts only as
+        // itself for its owner.
+        let reach = match p {
+            Principal::Agent { .. } => Reach::Everything,
+            _ => p.reach(),
+        };
+        let (agent, grant) = self.store.agent_and_grant(reach, id, tool).await?;
+        let actor = match p {
             Principal::Agent { agent_id, owner } => {
-                let agent = self.store.get_agent(Reach::Everything, id).await?;
                 if *agent_id != id || agent.owner != *owner {
                     return Err(LfError::permission_denied(format!(
                         "Agent {agent_id} cannot act as AI Lenser {id}: an agent acts only as itself, for its owner."
                     )));
                 }
-                Ok((agent, Some(id)))
+                Some(id)
             }
-            Principal::Lenser { id: me, .. } => Ok((self.load(p, id, Permission::Act).await?, Some(*me))),
-            Principal::Service { acting_as } => {
-                Ok((self.store.get_agent(Reach::Everything, id).await?, *acting_as))
+            Principal::Lenser { id: me, .. } => {
+                roles::require(p, &agent, Permission::Act)?;
+                Some(*me)
             }
-        }
+            Principal::Service { acting_as } => *acting_as,
+        };
+        Ok((agent, actor, grant))
     }
 
     /// Logs `call` as refused with `e`, and hands `e` back.

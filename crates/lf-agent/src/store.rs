@@ -100,6 +100,16 @@ pub trait AgentStore: Send + Sync {
     /// out of reach.
     async fn get_grant(&self, reach: Reach, agent: LenserId, tool: &ToolKey) -> LfResult<Option<Grant>>;
 
+    /// The agent, with its members, and its grant of the tool `tool` names
+    /// (as [`AgentStore::get_grant`]), read together: what every call an
+    /// agent makes checks. NOT_FOUND if missing or out of reach.
+    async fn agent_and_grant(
+        &self,
+        reach: Reach,
+        id: LenserId,
+        tool: &ToolKey,
+    ) -> LfResult<(Agent, Option<Grant>)>;
+
     /// The agent's grants by tool name. NOT_FOUND if missing or out of reach.
     async fn list_grants(&self, reach: Reach, agent: LenserId, page: PageRequest) -> LfResult<Page<Grant>>;
 

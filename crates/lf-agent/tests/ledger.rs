@@ -36,17 +36,17 @@ fn a_server_holds_an_allowance_and_gives_it_back_when_it_closes() {
 
     let pass = run(w.service.check_call(&owner, a.id, &call)).unwrap();
     assert_eq!(pass.usage.tool_calls, 1, "the call as this server counts it");
-    assert_eq!(stored_calls(&w, a.id), 65, "one call and an allowance of 64 for calls to come");
-    for n in 2..=65 {
+    assert_eq!(stored_calls(&w, a.id), 257, "one call and an allowance of 256 for calls to come");
+    for n in 2..=257 {
         assert_eq!(run(w.service.check_call(&owner, a.id, &call)).unwrap().usage.tool_calls, n);
     }
-    assert_eq!(stored_calls(&w, a.id), 65, "64 calls taken from the allowance, no reservation");
+    assert_eq!(stored_calls(&w, a.id), 257, "256 calls taken from the allowance, no reservation");
     run(w.service.check_call(&owner, a.id, &call)).unwrap();
-    assert_eq!(stored_calls(&w, a.id), 66 + 64, "the next allowance");
-    assert_eq!(run(w.service.get(&owner, a.id)).unwrap().usage.tool_calls, 66, "shown as used");
+    assert_eq!(stored_calls(&w, a.id), 258 + 256, "the next allowance");
+    assert_eq!(run(w.service.get(&owner, a.id)).unwrap().usage.tool_calls, 258, "shown as used");
 
     run(w.service.close()).unwrap();
-    assert_eq!(stored_calls(&w, a.id), 66, "what was held is given back");
+    assert_eq!(stored_calls(&w, a.id), 258, "what was held is given back");
 }
 
 #[test]
@@ -165,7 +165,7 @@ fn a_full_batch_is_written_by_the_call_that_fills_it() {
     let (_, owner) = person();
     let service = AgentService::new(w.store.clone(), w.lensers.clone())
         .with_clock(w.clock.clone())
-        .with_ledger(lf_agent::LedgerSettings { most_held: 64, batch: 3 });
+        .with_ledger(lf_agent::LedgerSettings { most_held: 256, batch: 3 });
     let a = w.agent(&owner, "batch_bot");
     let read = tool("get_lens", "lens", Safety::Read);
     run(service.assign_tool(&owner, a.id, read.clone(), false)).unwrap();

@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 /// How often the log entries waiting are written: a process killed
 /// between two flushes loses at most this much of the log of reads.
-pub const FLUSH_EVERY: Duration = Duration::from_millis(10);
+pub const FLUSH_EVERY: Duration = Duration::from_millis(50);
 
 /// Flushes an agent service's ledger while the server serves.
 pub struct AgentLedger {

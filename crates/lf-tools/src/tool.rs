@@ -79,6 +79,12 @@ pub trait Tool {
     /// run as a task instead of the result (lf-tools' `tasks` module).
     const STARTS_RUN: Option<fn(&Self::Output) -> RunId> = None;
 
+    /// The result as JSON. A result that holds another tool's JSON moves
+    /// it instead of copying it (`run_agent_action`).
+    fn to_json(out: Self::Output) -> LfResult<Value> {
+        serde_json::to_value(out).map_err(LfError::internal)
+    }
+
     /// Runs the tool for `ctx`'s caller.
     fn call(ctx: Ctx, input: Self::Input) -> impl Future<Output = LfResult<Self::Output>> + Send;
 }
@@ -172,7 +178,7 @@ pub(crate) fn declare<T: Tool>(group: &'static Group) -> ToolSpec {
             let input: T::Input = parse_args(args)?;
             let out = T::call(ctx, input).await?;
             let run = T::STARTS_RUN.map(|started| started(&out));
-            Ok(Called { value: serde_json::to_value(out).map_err(LfError::internal)?, run })
+            Ok(Called { value: T::to_json(out)?, run })
         })
     });
     ToolSpec {

@@ -50,7 +50,7 @@ pub struct LedgerSettings {
 
 impl Default for LedgerSettings {
     fn default() -> Self {
-        LedgerSettings { most_held: 64, batch: 256 }
+        LedgerSettings { most_held: 256, batch: 256 }
     }
 }
 

@@ -22,15 +22,34 @@ use lf_agent::{
 use lf_core::{LenserId, LfResult, Page, PageRequest, Reach, Timestamp};
 
 use crate::conns::{Conns, on};
+use crate::{postgres, sqlite};
+
+/// What the answers of `agent_and_grant` kept on SQLite may weigh.
+const CACHE_BYTES: usize = 4 << 20;
+
+/// `agent_and_grant`'s key: the reach, the agent, the tool by id or name.
+type CallKey = ((bool, uuid::Uuid), LenserId, Result<uuid::Uuid, String>);
+
+/// About how many bytes of strings an agent and its grant hold.
+fn call_weight((agent, _): &(Agent, Option<Grant>)) -> usize {
+    let p = &agent.profile;
+    let text = |t: Option<&str>| t.map_or(0, str::len);
+    256 + agent.members.len() * 64
+        + text(p.persona.as_ref().map(|x| x.as_str()))
+        + text(p.bio.as_ref().map(|x| x.as_str()))
+}
 
 /// [`AgentStore`] over either backend.
 pub(crate) struct SqlAgentStore {
     conns: Conns,
+    /// SQLite: the answers of `agent_and_grant`, while the database is
+    /// unchanged.
+    calls: sqlite::ReadCache<CallKey, (Agent, Option<Grant>)>,
 }
 
 impl SqlAgentStore {
     pub(crate) fn new(conns: Conns) -> Self {
-        Self { conns }
+        Self { conns, calls: sqlite::ReadCache::new(CACHE_BYTES, call_weight) }
     }
 }
 
@@ -75,6 +94,30 @@ impl AgentStore for SqlAgentStore {
 
     async fn get_grant(&self, reach: Reach, agent: LenserId, tool: &ToolKey) -> LfResult<Option<Grant>> {
         on!(&self.conns, snapshot, |conn| sql::get_grant(conn, reach, agent, tool))
+    }
+
+    async fn agent_and_grant(
+        &self,
+        reach: Reach,
+        id: LenserId,
+        tool: &ToolKey,
+    ) -> LfResult<(Agent, Option<Grant>)> {
+        match &self.conns {
+            // Every call an agent makes comes here: read on this thread, or
+            // kept from the last time while nothing has changed.
+            Conns::Sqlite(db) => {
+                let by = match tool {
+                    ToolKey::Id(t) => Ok(t.as_uuid()),
+                    ToolKey::Name(n) => Err(n.as_str().to_owned()),
+                };
+                let key = (sql::reach_params(reach), id, by);
+                let read = |conn: &_| sqlite::reads::agent_and_grant(conn, reach, id, tool);
+                db.direct_cached(&self.calls, key, read).await?.ok_or_else(|| lf_agent::agent_not_found(id))
+            }
+            Conns::Postgres(pool) => {
+                postgres::snapshot(pool, async |conn| sql::agent_and_grant(conn, reach, id, tool).await).await
+            }
+        }
     }
 
     async fn list_grants(&self, reach: Reach, agent: LenserId, page: PageRequest) -> LfResult<Page<Grant>> {

@@ -91,7 +91,7 @@ const INSERT_AGENT: &str = "INSERT INTO agents (id, handle, owner_id, display_na
      max_daily_battles, max_daily_votes, max_daily_team_runs, max_daily_tool_calls, spending_limit_credits, \
      status, revision, created_at, updated_at, archived_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, \
      $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24)";
-const GET_AGENT: &str =
+pub(crate) const GET_AGENT: &str =
     concat!("SELECT ", agent_columns!(), " FROM agents a WHERE a.id = $1 AND ", reach_2_3!());
 const READABLE: &str = concat!("SELECT 1 AS found FROM agents a WHERE a.id = $1 AND ", reach_2_3!());
 const UPDATE_AGENT: &str = "UPDATE agents SET display_name = $2, bio = $3, headline = $4, persona = $5, \
@@ -105,7 +105,7 @@ macro_rules! member_columns {
         "agent_id, lenser_id, role, added_by, added_at"
     };
 }
-const MEMBERS: &str =
+pub(crate) const MEMBERS: &str =
     concat!("SELECT ", member_columns!(), " FROM agent_members WHERE agent_id = $1 ORDER BY added_at, seq");
 const SET_ROLE: &str = "UPDATE agent_members SET role = $3 WHERE agent_id = $1 AND lenser_id = $2";
 const MEMBER_COUNT: &str = "SELECT count(*) AS n FROM agent_members WHERE agent_id = $1";
@@ -113,11 +113,11 @@ const INSERT_MEMBER: &str =
     concat!("INSERT INTO agent_members (", member_columns!(), ") VALUES ($1, $2, $3, $4, $5)");
 const DELETE_MEMBER: &str = "DELETE FROM agent_members WHERE agent_id = $1 AND lenser_id = $2";
 
-const GRANT_BY_ID: &str =
+pub(crate) const GRANT_BY_ID: &str =
     concat!("SELECT ", grant_columns!(), " FROM agent_grants g WHERE g.agent_id = $1 AND g.tool_id = $2");
 /// The first grant (by time granted) of a tool named `$2`: a catalog
 /// tool's name is unique, but a renamed tool could leave two.
-const GRANT_BY_NAME: &str = concat!(
+pub(crate) const GRANT_BY_NAME: &str = concat!(
     "SELECT ",
     grant_columns!(),
     " FROM agent_grants g WHERE g.agent_id = $1 AND g.tool_name = $2 ORDER BY g.granted_at, g.tool_id LIMIT 1"
@@ -135,11 +135,27 @@ const PUT_USAGE: &str = "INSERT INTO agent_usage (agent_id, day, battles, votes,
      votes = excluded.votes, team_runs = excluded.team_runs, tool_calls = excluded.tool_calls, \
      credits = excluded.credits";
 
-const INSERT_ACTION: &str = concat!(
-    "INSERT INTO agent_actions (",
-    action_columns!(),
-    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)"
-);
+/// The most action log entries one statement inserts.
+const ACTION_CHUNK: usize = 64;
+
+/// `INSERT INTO agent_actions` of 1, 2, 4, … [`ACTION_CHUNK`] rows: a
+/// batch is written in as few statements as its size's binary digits,
+/// each of a text the statement caches keep.
+static INSERT_ACTIONS: std::sync::LazyLock<Vec<String>> = std::sync::LazyLock::new(|| {
+    let columns = 13;
+    (0..=ACTION_CHUNK.ilog2())
+        .map(|k| {
+            let rows: Vec<String> = (0..1usize << k)
+                .map(|r| {
+                    let params: Vec<String> =
+                        (1..=columns).map(|c| format!("${}", r * columns + c)).collect();
+                    format!("({})", params.join(", "))
+                })
+                .collect();
+            format!(concat!("INSERT INTO agent_actions (", action_columns!(), ") VALUES {}"), rows.join(", "))
+        })
+        .collect()
+});
 
 const INSERT_TEAM_RUN: &str = concat!(
     "INSERT INTO agent_team_runs (",
@@ -165,7 +181,7 @@ fn is_postgres<C: Conn>() -> bool {
 }
 
 /// `(reads everything, the caller's id)`, the parameters of [`reach_2_3`].
-fn reach_params(reach: Reach) -> (bool, Uuid) {
+pub(crate) fn reach_params(reach: Reach) -> (bool, Uuid) {
     match reach {
         Reach::Everything => (true, Uuid::nil()),
         Reach::Lenser(me) => (false, me.as_uuid()),
@@ -474,6 +490,18 @@ pub(crate) async fn get_grant<C: Conn>(
     grant_of(conn, agent, tool).await
 }
 
+/// Agent `id` with its members and its grant of `tool`; run it in a
+/// snapshot.
+pub(crate) async fn agent_and_grant<C: Conn>(
+    conn: &mut C,
+    reach: Reach,
+    id: LenserId,
+    tool: &ToolKey,
+) -> LfResult<(Agent, Option<Grant>)> {
+    let agent = get_agent(conn, reach, id).await?;
+    Ok((agent, grant_of(conn, id, tool).await?))
+}
+
 /// Run it in a snapshot.
 pub(crate) async fn list_grants<C: Conn>(
     conn: &mut C,
@@ -591,10 +619,21 @@ pub(crate) async fn record_actions<C: Conn>(conn: &mut C, entries: &[ActionEntry
         if checked.insert(e.agent) {
             agent_exists(conn, e.agent).await?;
         }
-        insert(conn, bind_action(query::<C::Database>(INSERT_ACTION), e), || {
-            format!("action log entry {} already exists", e.id)
+    }
+    let mut rest = entries;
+    while !rest.is_empty() {
+        let n = 1usize << rest.len().min(ACTION_CHUNK).ilog2();
+        let (chunk, tail) = rest.split_at(n);
+        let mut q = query::<C::Database>(&INSERT_ACTIONS[n.ilog2() as usize]);
+        for e in chunk {
+            q = bind_action(q, e);
+        }
+        insert(conn, q, || match chunk {
+            [one] => format!("action log entry {} already exists", one.id),
+            _ => "an action log entry of the batch already exists".to_owned(),
         })
         .await?;
+        rest = tail;
     }
     Ok(())
 }

@@ -3,14 +3,15 @@
 //! the rows with the store's own row functions, so that both paths answer
 //! alike. The tests below hold each one to the sqlx path's answer.
 
+use lf_agent::{Agent, Grant, ToolKey};
 use lf_auth::TokenRecord;
 use lf_battle::{BattleResult, BattleType};
-use lf_core::{LensId, LfResult, Reach};
+use lf_core::{LensId, LenserId, LfResult, Reach};
 use lf_lens::{Lens, LensVersion, VersionSelector};
 use rusqlite::{Connection, ToSql};
 
 use super::direct::{DirectRow, first_row, rows};
-use crate::{auth, battle, lens};
+use crate::{agent, auth, battle, lens};
 
 /// `get_lens_and_version`: lens `id` of reach `reach` and its version
 /// `which`, in one query; `None` when there is no such lens, a
@@ -37,6 +38,50 @@ pub(crate) fn lens_and_version(
     }
     let sql = lens::sql::lens_and_version_sql(which).sqlite;
     first_row(conn, sql, params.as_slice(), |row| lens::rows::lens_and_version(&DirectRow(row), id, which))
+}
+
+/// `agent_and_grant`: agent `id` of reach `reach` with its members, and
+/// its grant of `tool`; `None` when there is no such agent.
+pub(crate) fn agent_and_grant(
+    conn: &Connection,
+    reach: Reach,
+    id: LenserId,
+    tool: &ToolKey,
+) -> LfResult<Option<(Agent, Option<Grant>)>> {
+    let (everything, me) = agent::sql::reach_params(reach);
+    let agent_id = id.as_uuid();
+    let params: &[(&str, &dyn ToSql)] = &[("$1", &agent_id), ("$2", &everything), ("$3", &me)];
+    let Some(mut a) =
+        first_row(conn, agent::sql::GET_AGENT, params, |row| agent::rows::agent(&DirectRow(row)))?
+    else {
+        return Ok(None);
+    };
+    let members = rows(conn, agent::sql::MEMBERS, &[("$1", &agent_id as &dyn ToSql)], |row| {
+        agent::rows::member(&DirectRow(row))
+    })?;
+    a.members = members.into_iter().map(|(_, m)| m).collect();
+    let grant = |row: &rusqlite::Row<'_>| agent::rows::grant(&DirectRow(row));
+    let grant = match tool {
+        ToolKey::Id(tool) => {
+            let tool = tool.as_uuid();
+            first_row(
+                conn,
+                agent::sql::GRANT_BY_ID,
+                &[("$1", &agent_id as &dyn ToSql), ("$2", &tool)],
+                grant,
+            )?
+        }
+        ToolKey::Name(name) => {
+            let name = name.as_str();
+            first_row(
+                conn,
+                agent::sql::GRANT_BY_NAME,
+                &[("$1", &agent_id as &dyn ToSql), ("$2", &name)],
+                grant,
+            )?
+        }
+    };
+    Ok(Some((a, grant)))
 }
 
 /// `token_by_hash`: the access token whose secret hashes to `hash`.
@@ -80,7 +125,8 @@ mod tests {
         let conns = Conns::Sqlite(db.clone());
         lf_lens::contract::suite(Arc::new(lens::SqlLensStore::new(conns.clone()))).await;
         lf_auth::contract::suite(Arc::new(auth::SqlAuthStore::new(conns.clone()))).await;
-        lf_battle::contract::suite(Arc::new(battle::SqlBattleStore::new(conns))).await;
+        lf_battle::contract::suite(Arc::new(battle::SqlBattleStore::new(conns.clone()))).await;
+        lf_agent::contract::suite(Arc::new(agent::SqlAgentStore::new(conns))).await;
         (dir, db)
     }
 
@@ -129,6 +175,83 @@ mod tests {
             .direct_blocking(move |c| lens_and_version(c, Reach::Everything, missing, VersionSelector::Head));
         assert_eq!(shown(direct.await), Ok(None));
         assert!(compared > 100);
+        db.close().await;
+    }
+
+    /// Every agent the suite left, with each of its grants by id and by
+    /// name and a tool it was not granted, for its owner, its members, a
+    /// stranger and the service: the direct read answers as the sqlx read.
+    #[tokio::test]
+    async fn agent_and_grant_answers_as_the_sqlx_read() {
+        let (_dir, db) = filled().await;
+        let agents: Vec<(Uuid, Uuid)> =
+            sqlx::query_as("SELECT id, owner_id FROM agents").fetch_all(db.diagnostics_pool()).await.unwrap();
+        assert!(agents.len() > 10, "the suite leaves agents behind");
+        // The suite revokes what it grants: grant each agent a tool again.
+        let store = agent::SqlAgentStore::new(Conns::Sqlite(db.clone()));
+        for (agent_id, owner) in &agents {
+            let tool = lf_agent::ToolRef {
+                id: lf_agent::ToolId::new(),
+                name: lf_agent::ToolName::parse("tool", "get_lens").unwrap(),
+                group: lf_agent::ToolGroup::parse("group", "lens").unwrap(),
+                safety: lf_agent::Safety::Read,
+            };
+            let granted_by = LenserId::from_uuid(*owner);
+            let grant = Grant {
+                agent: LenserId::from_uuid(*agent_id),
+                tool,
+                granted_by,
+                granted_at: lf_core::Timestamp::from_micros(1),
+            };
+            lf_agent::AgentStore::put_grant(&store, &grant, 100).await.unwrap();
+        }
+        let (mut compared, mut granted, mut with_members) = (0, 0, 0);
+        for (agent_id, owner) in agents {
+            let id = LenserId::from_uuid(agent_id);
+            let grants: Vec<(Uuid, String)> =
+                sqlx::query_as("SELECT tool_id, tool_name FROM agent_grants WHERE agent_id = $1")
+                    .bind(agent_id)
+                    .fetch_all(db.diagnostics_pool())
+                    .await
+                    .unwrap();
+            let members: Vec<Uuid> =
+                sqlx::query_scalar("SELECT lenser_id FROM agent_members WHERE agent_id = $1")
+                    .bind(agent_id)
+                    .fetch_all(db.diagnostics_pool())
+                    .await
+                    .unwrap();
+            with_members += usize::from(!members.is_empty());
+            let mut keys = vec![ToolKey::Id(lf_agent::ToolId::new())];
+            for (tool, name) in grants {
+                keys.push(ToolKey::Id(lf_agent::ToolId::from_uuid(tool)));
+                keys.push(ToolKey::Name(lf_agent::ToolName::parse("tool", &name).unwrap()));
+            }
+            let mut reaches = vec![
+                Reach::Everything,
+                Reach::Lenser(LenserId::from_uuid(owner)),
+                Reach::Lenser(LenserId::new()),
+            ];
+            reaches.extend(members.into_iter().map(|m| Reach::Lenser(LenserId::from_uuid(m))));
+            for key in &keys {
+                for &reach in &reaches {
+                    let k = key.clone();
+                    let direct = db.direct_blocking(move |c| agent_and_grant(c, reach, id, &k)).await;
+                    let sqlx =
+                        db.snapshot(async |c| agent::sql::agent_and_grant(c, reach, id, key).await).await;
+                    let direct = direct.map(|found| found.ok_or(()));
+                    match (shown(direct), shown(sqlx)) {
+                        (Ok(Ok(d)), Ok(s)) => {
+                            granted += usize::from(d.1.is_some());
+                            assert_eq!(d, s, "{reach:?} {id} {key}");
+                        }
+                        (Ok(Err(())), Err((code, _))) => assert_eq!(code, lf_core::ErrorCode::NotFound),
+                        (d, s) => panic!("{reach:?} {id} {key}: direct {d:?}, sqlx {s:?}"),
+                    }
+                    compared += 1;
+                }
+            }
+        }
+        assert!(compared > 100 && granted > 10 && with_members > 0, "{compared} {granted} {with_members}");
         db.close().await;
     }
 

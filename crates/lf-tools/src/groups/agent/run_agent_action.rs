@@ -63,6 +63,17 @@ impl Tool for RunAgentAction {
     type Input = RunAgentActionIn;
     type Output = ActionResultOut;
 
+    /// As serde would write it, the tool's result moved in, not copied.
+    fn to_json(out: ActionResultOut) -> LfResult<Value> {
+        let mut m = Map::with_capacity(5);
+        m.insert("result".into(), out.result);
+        m.insert("action".into(), Value::String(out.action));
+        m.insert("tool".into(), Value::String(out.tool.to_owned()));
+        m.insert("agent_id".into(), Value::String(out.agent_id));
+        m.insert("action_log_id".into(), Value::String(out.action_log_id));
+        Ok(Value::Object(m))
+    }
+
     async fn call(ctx: Ctx, i: RunAgentActionIn) -> LfResult<ActionResultOut> {
         let id = ai_lenser_id(&i.ai_lenser_id)?;
         if let Some(t) = &i.context_type {
@@ -87,5 +98,26 @@ impl Tool for RunAgentAction {
             agent_id: id.to_string(),
             action_log_id: called.action_log_id,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_result_is_moved_into_what_serde_would_write() {
+        let out = || ActionResultOut {
+            result: serde_json::json!({"id": "l1", "params": [{"name": "topic"}]}),
+            action: "get_lens".into(),
+            tool: "get_lens",
+            agent_id: "a1".into(),
+            action_log_id: "e1".into(),
+        };
+        let moved = RunAgentAction::to_json(out()).unwrap();
+        assert_eq!(moved, serde_json::to_value(out()).unwrap());
+        let keys: Vec<&String> = moved.as_object().unwrap().keys().collect();
+        let serde = serde_json::to_value(out()).unwrap();
+        assert_eq!(keys, serde.as_object().unwrap().keys().collect::<Vec<_>>(), "in the same order");
     }
 }
