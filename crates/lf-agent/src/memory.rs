@@ -10,13 +10,13 @@ use async_trait::async_trait;
 use lf_core::{LenserId, LfError, LfResult, Page, PageRequest, Reach, Timestamp};
 
 use crate::errors::{
-    agent_moved, agent_not_found, handle_taken, team_run_moved, team_run_not_found, too_many_agents,
-    too_many_grants, too_many_members,
+    agent_moved, agent_not_found, handle_taken, team_run_not_found, too_many_agents, too_many_grants,
+    too_many_members,
 };
 use crate::model::{
     ActionEntry, Agent, AgentFilter, AgentHandle, Ask, EventFilter, Grant, Member, NewEvent, Reservation,
-    Role, StoredGrant, TeamEvent, TeamEventId, TeamRun, TeamRunFilter, TeamRunId, TeamRunStatus,
-    TeamRunUpdate, ToolKey, Usage, UsageDay,
+    Role, StoredGrant, TeamEvent, TeamRun, TeamRunFilter, TeamRunId, TeamRunStatus, TeamRunUpdate, ToolKey,
+    Usage, UsageDay,
 };
 use crate::store::AgentStore;
 use crate::team::TeamRunChange;
@@ -53,23 +53,7 @@ impl State {
     /// before its last.
     fn append(&mut self, run: &TeamRun, events: &[NewEvent], at: lf_core::Timestamp) -> Vec<TeamEvent> {
         let list = self.events.entry(run.id).or_default();
-        let (mut seq, at) = match list.last() {
-            Some(last) => (last.seq, at.max(last.at)),
-            None => (0, at),
-        };
-        let mut out = Vec::with_capacity(events.len());
-        for e in events {
-            seq += 1;
-            out.push(TeamEvent {
-                id: TeamEventId::new(),
-                team_run: run.id,
-                agent: run.agent,
-                seq,
-                kind: e.kind,
-                detail: e.detail.clone(),
-                at,
-            });
-        }
+        let out = crate::team::numbered(run, events, list.last().map(|e| (e.seq, e.at)), at);
         list.extend(out.iter().cloned());
         out
     }
@@ -208,12 +192,6 @@ impl AgentStore for MemoryAgentStore {
         Ok(StoredGrant { grant: grant.clone(), created: true })
     }
 
-    async fn get_grant(&self, reach: Reach, agent: LenserId, tool: &ToolKey) -> LfResult<Option<Grant>> {
-        let s = self.lock();
-        s.readable(reach, agent)?;
-        Ok(s.grants.get(&agent).and_then(|gs| gs.iter().find(|g| tool.names(&g.tool))).cloned())
-    }
-
     async fn agent_and_grant(
         &self,
         reach: Reach,
@@ -269,9 +247,7 @@ impl AgentStore for MemoryAgentStore {
         let mut s = self.lock();
         s.agent(agent)?;
         if let Some(usage) = s.usage.get_mut(&(agent, day)) {
-            for &k in crate::model::UsageKind::ALL {
-                *usage.get_mut(k) = usage.get(k).saturating_sub(units.get(k));
-            }
+            *usage = usage.saturating_sub(*units);
         }
         Ok(())
     }
@@ -370,25 +346,7 @@ impl AgentStore for MemoryAgentStore {
 
     async fn advance_team_run(&self, change: &TeamRunChange) -> LfResult<TeamRunUpdate> {
         let mut s = self.lock();
-        let run = s.run_of(change.agent, change.id)?;
-        if run.status != change.from {
-            return Err(team_run_moved(run.id, run.status));
-        }
-        let mut run = run.clone();
-        run.status = change.to;
-        run.updated_at = change.at;
-        if change.to.is_finished() {
-            run.finished_at = Some(change.at);
-        }
-        if let Some(w) = change.workflow_run {
-            run.workflow_run = Some(w);
-        }
-        if let Some(d) = &change.decision {
-            run.decision = Some(d.clone());
-        }
-        if let Some(e) = &change.error {
-            run.error = Some(e.clone());
-        }
+        let run = change.apply(s.run_of(change.agent, change.id)?.clone())?;
         let events = s.append(&run, &change.events, change.at);
         s.runs.insert(run.id, run.clone());
         Ok(TeamRunUpdate { run, events })

@@ -199,21 +199,21 @@ impl AgentService {
     /// Writes the log entries waiting, and gives back what is held of days
     /// that are over. Without a ledger there is nothing to do.
     pub async fn flush(&self) -> LfResult<()> {
-        let Some(ledger) = &self.ledger else { return Ok(()) };
-        let written = ledger.write_log(self.store.as_ref()).await;
-        let today = UsageDay::of(self.now());
-        for (agent, day, units) in ledger.take_held(Some(today)) {
-            self.store.release_usage(agent, day, &units).await?;
-        }
-        written
+        self.drain(Some(UsageDay::of(self.now()))).await
     }
 
     /// Writes the log entries waiting and gives back everything held: call
     /// it once calls have stopped, before the process ends.
     pub async fn close(&self) -> LfResult<()> {
+        self.drain(None).await
+    }
+
+    /// Writes the log entries waiting, and gives back what is held of days
+    /// other than `today` (of every day: `None`).
+    async fn drain(&self, today: Option<UsageDay>) -> LfResult<()> {
         let Some(ledger) = &self.ledger else { return Ok(()) };
         let written = ledger.write_log(self.store.as_ref()).await;
-        for (agent, day, units) in ledger.take_held(None) {
+        for (agent, day, units) in ledger.take_held(today) {
             self.store.release_usage(agent, day, &units).await?;
         }
         written
@@ -313,10 +313,7 @@ impl AgentService {
         let day = UsageDay::of(self.now());
         let mut usage = self.store.usage(p.reach(), id, day).await?;
         if let Some(ledger) = &self.ledger {
-            let held = ledger.holding(id, day);
-            for &k in crate::model::UsageKind::ALL {
-                *usage.get_mut(k) = usage.get(k).saturating_sub(held.get(k));
-            }
+            usage = usage.saturating_sub(ledger.holding(id, day));
         }
         let role = match p {
             Principal::Lenser { id, .. } => agent.role_of(*id),

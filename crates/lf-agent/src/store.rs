@@ -95,14 +95,10 @@ pub trait AgentStore: Send + Sync {
     /// limit.
     async fn put_grant(&self, grant: &Grant, max_grants: u32) -> LfResult<StoredGrant>;
 
-    /// The agent's grant of the tool `tool` names (by id, or by the name
-    /// it was granted under), if any. NOT_FOUND if the agent is missing or
-    /// out of reach.
-    async fn get_grant(&self, reach: Reach, agent: LenserId, tool: &ToolKey) -> LfResult<Option<Grant>>;
-
     /// The agent, with its members, and its grant of the tool `tool` names
-    /// (as [`AgentStore::get_grant`]), read together: what every call an
-    /// agent makes checks. NOT_FOUND if missing or out of reach.
+    /// (by id, or by the name it was granted under), if any, read together:
+    /// what every call an agent makes checks. NOT_FOUND if the agent is
+    /// missing or out of reach.
     async fn agent_and_grant(
         &self,
         reach: Reach,

@@ -30,7 +30,8 @@
 use lf_core::{Detail, ErrorCode, LenserId, LfError, LfResult, RunId, Timestamp};
 
 use crate::model::{
-    Decision, DelegationPolicy, EventDetail, NewEvent, TeamEventKind, TeamRun, TeamRunId, TeamRunStatus,
+    Decision, DelegationPolicy, EventDetail, NewEvent, TeamEvent, TeamEventId, TeamEventKind, TeamRun,
+    TeamRunId, TeamRunStatus,
 };
 
 use TeamRunStatus::*;
@@ -223,6 +224,60 @@ pub struct TeamRunChange {
     pub error: Option<String>,
     pub at: Timestamp,
     pub events: Vec<NewEvent>,
+}
+
+/// `events` of `run` as a store appends them after the run's `last` event
+/// (its `seq` and time, if it has one): numbered on from it, each at `at`
+/// or at the last one's time, whichever is later (so a clock that steps
+/// back never reorders a run's events).
+pub fn numbered(
+    run: &TeamRun,
+    events: &[NewEvent],
+    last: Option<(u32, Timestamp)>,
+    at: Timestamp,
+) -> Vec<TeamEvent> {
+    let (seq, at) = match last {
+        Some((seq, last_at)) => (seq, at.max(last_at)),
+        None => (0, at),
+    };
+    (seq + 1..)
+        .zip(events)
+        .map(|(seq, e)| TeamEvent {
+            id: TeamEventId::new(),
+            team_run: run.id,
+            agent: run.agent,
+            seq,
+            kind: e.kind,
+            detail: e.detail.clone(),
+            at,
+        })
+        .collect()
+}
+
+impl TeamRunChange {
+    /// `run` as the change leaves it, when `run` is still in
+    /// [`TeamRunChange::from`] (CONFLICT otherwise): what every store
+    /// writes, before it appends the change's events.
+    pub fn apply(&self, mut run: TeamRun) -> LfResult<TeamRun> {
+        if run.status != self.from {
+            return Err(crate::team_run_moved(run.id, run.status));
+        }
+        run.status = self.to;
+        run.updated_at = self.at;
+        if self.to.is_finished() {
+            run.finished_at = Some(self.at);
+        }
+        if let Some(w) = self.workflow_run {
+            run.workflow_run = Some(w);
+        }
+        if let Some(d) = &self.decision {
+            run.decision = Some(d.clone());
+        }
+        if let Some(e) = &self.error {
+            run.error = Some(e.clone());
+        }
+        Ok(run)
+    }
 }
 
 /// The write that `mv` makes of `run` at `at`; INVALID_TRANSITION when

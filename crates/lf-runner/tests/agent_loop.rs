@@ -5,68 +5,26 @@
 //! in a new client (as after a restart) running the held call once without
 //! asking the model again, and a slow model is stopped by the time cap.
 
-use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+#[path = "support/scripted.rs"]
+mod scripted;
+
+use std::sync::Mutex;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use axum::Router;
-use axum::extract::State;
-use axum::routing::post;
 use lf_core::{ChatRequest, ModelProvider, ToolCall, ToolSpec};
-use lf_model::{EndpointConfig, OpenAiCompatible, parse_base_url};
 use lf_runner::agent_loop::{
     Caps, Check, LoopEnd, LoopState, Outcome, Resume, Stop, ToolBox, call_from_json, call_json, run_loop,
 };
+use scripted::{Model, client, tool_calls};
 use serde_json::{Value, json};
 
-#[derive(Clone, Default)]
-struct Model {
-    replies: Arc<Mutex<VecDeque<(Value, Duration)>>>,
-    seen: Arc<Mutex<Vec<Value>>>,
-}
-
-async fn completions(State(m): State<Model>, body: axum::body::Bytes) -> axum::Json<Value> {
-    m.seen.lock().unwrap().push(serde_json::from_slice(&body).unwrap());
-    let (reply, delay) = m.replies.lock().unwrap().pop_front().expect("the script has a reply");
-    tokio::time::sleep(delay).await;
-    axum::Json(reply)
-}
-
-impl Model {
-    async fn start(replies: Vec<Value>) -> (Model, String) {
-        let m = Model::default();
-        m.replies.lock().unwrap().extend(replies.into_iter().map(|r| (r, Duration::ZERO)));
-        let app = Router::new().route("/v1/chat/completions", post(completions)).with_state(m.clone());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let base = format!("http://{}/v1", listener.local_addr().unwrap());
-        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-        (m, base)
-    }
-
-    fn asked(&self) -> usize {
-        self.seen.lock().unwrap().len()
-    }
-}
-
-fn client(base: &str) -> OpenAiCompatible {
-    let mut config = EndpointConfig::new(parse_base_url(base).unwrap(), None, "agent-model".into());
-    config.timeout = Duration::from_secs(10);
-    OpenAiCompatible::new(config).unwrap()
-}
-
 fn calls(calls: &[(&str, &str)]) -> Value {
-    let calls: Vec<Value> = calls
-        .iter()
-        .map(|(id, name)| json!({"id": id, "type": "function", "function": {"name": name, "arguments": "{\"lens_id\":\"L\"}"}}))
-        .collect();
-    json!({"model": "agent-model", "choices": [{"message": {"role": "assistant", "content": null, "tool_calls": calls}}],
-        "usage": {"total_tokens": 10}})
+    tool_calls(calls, None, 10)
 }
 
 fn answer(text: &str) -> Value {
-    json!({"model": "agent-model", "choices": [{"message": {"role": "assistant", "content": text}}],
-        "usage": {"total_tokens": 5}})
+    scripted::answer(text, 5)
 }
 
 /// Grants `granted`; `held` needs approval; counts the calls it runs.
@@ -115,21 +73,6 @@ fn chat() -> ChatRequest {
     ChatRequest::new("You are Ada, an agent.", "Tidy my lenses.")
 }
 
-/// The tool results the model was sent in request `n`, by call id.
-fn results(m: &Model, n: usize) -> Vec<(String, Value)> {
-    let seen = m.seen.lock().unwrap();
-    seen[n]["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|msg| msg["role"] == "tool")
-        .map(|msg| {
-            let content = serde_json::from_str(msg["content"].as_str().unwrap()).unwrap();
-            (msg["tool_call_id"].as_str().unwrap().to_owned(), content)
-        })
-        .collect()
-}
-
 #[tokio::test]
 async fn granted_calls_run_and_an_ungranted_one_is_refused_back_to_the_model() {
     let (m, base) =
@@ -145,7 +88,7 @@ async fn granted_calls_run_and_an_ungranted_one_is_refused_back_to_the_model() {
         ("Done.", 2, 2, 15)
     );
     assert_eq!(*tools.ran.lock().unwrap(), vec!["c1"], "only the granted call ran");
-    let r = results(&m, 1);
+    let r = m.results(1);
     assert_eq!(r[0], ("c1".into(), json!({"ok": "get_lens"})));
     assert_eq!(r[1].0, "c2");
     assert_eq!(r[1].1["error"], "refused");
@@ -208,7 +151,7 @@ async fn an_approval_wait_is_kept_and_resumed_running_the_held_call_once() {
     assert_eq!(state.last_answer, "Archived it.");
     assert_eq!(*tools.ran.lock().unwrap(), vec!["h1"], "the held call ran once");
     assert_eq!(m.asked(), 2, "the model was not asked again for the held call");
-    assert_eq!(results(&m, 1), vec![("h1".to_owned(), json!({"ok": "archive_lens"}))]);
+    assert_eq!(m.results(1), vec![("h1".to_owned(), json!({"ok": "archive_lens"}))]);
 
     // Rejected, the rejection is the call's result, and nothing runs.
     let (m, base) = Model::start(vec![answer("Understood.")]).await;
@@ -225,7 +168,7 @@ async fn an_approval_wait_is_kept_and_resumed_running_the_held_call_once() {
     .unwrap();
     assert_eq!(end, LoopEnd::Answered);
     assert_eq!(tools.ran.lock().unwrap().len(), 1);
-    assert!(results(&m, 0)[0].1["message"].as_str().unwrap().contains("not this one"));
+    assert!(m.results(0)[0].1["message"].as_str().unwrap().contains("not this one"));
 }
 
 #[tokio::test]
@@ -308,7 +251,7 @@ async fn after_an_approval_the_rest_of_that_answers_calls_run_before_the_model_i
     assert_eq!(end, LoopEnd::Answered);
     assert_eq!(*tools.ran.lock().unwrap(), vec!["a", "h", "b"], "the held call, then the one after it");
     assert_eq!((m.asked(), state.tool_calls), (2, 3));
-    let answered: Vec<String> = results(&m, 1).into_iter().map(|r| r.0).collect();
+    let answered: Vec<String> = m.results(1).into_iter().map(|r| r.0).collect();
     assert_eq!(answered, ["a", "h", "b"], "every call of the answer has its result");
 }
 
@@ -349,7 +292,7 @@ async fn a_call_that_was_running_when_the_process_stopped_is_not_run_again() {
         run_loop(&client(&base), &chat(), &tools, Caps::default(), last, Resume::Continue).await.unwrap();
     assert_eq!(end, LoopEnd::Answered);
     assert_eq!(*tools.ran.lock().unwrap(), vec!["y"], "x is not run again; y, never started, runs");
-    let r = results(&m, 1);
+    let r = m.results(1);
     assert_eq!(r[0].0, "x");
     assert!(r[0].1["error"].as_str().unwrap().contains("unknown"), "{r:?}");
     let heard = tools.heard.lock().unwrap();

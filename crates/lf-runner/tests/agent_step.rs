@@ -16,14 +16,10 @@
 //! the action log are tested on the server's wiring (lf-server's
 //! tests/contender_run.rs).
 
-use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use axum::Router;
-use axum::extract::State;
-use axum::routing::post;
 use lf_agent::{
     Agent, AgentHandle, AgentService, DelegationPolicy, DisplayName, EventFilter, MemoryAgentStore, NewAgent,
     NewTeamRun, NoLensers, Persona, TeamEventKind, TeamInputs, TeamRunId, TeamRunStatus,
@@ -36,7 +32,6 @@ use lf_core::{
     BattleId, ChatRequest, ContenderId, ContenderRefId, LenserId, LfResult, ModelProvider, PageRequest,
     Principal, Scopes, ToolCall, ToolSpec, WorkflowId,
 };
-use lf_model::{EndpointConfig, OpenAiCompatible, parse_base_url};
 use lf_runner::agent_loop::{Check, Outcome, ToolBox};
 use lf_runner::{
     AgentSteps, AgentTools, ContenderSteps, Executors, OwnServices, Pricing, Runner, RunnerConfig,
@@ -48,6 +43,7 @@ use lf_workflow::{
     WorkflowStore,
 };
 use serde_json::{Value, json};
+use support::scripted::{self, Model, tool_calls};
 
 use TeamEventKind as K;
 
@@ -55,66 +51,16 @@ mod support;
 
 // ----- The scripted model -----
 
-#[derive(Clone, Default)]
-struct Model {
-    replies: Arc<Mutex<VecDeque<Value>>>,
-    seen: Arc<Mutex<Vec<Value>>>,
-}
-
-async fn completions(State(m): State<Model>, body: axum::body::Bytes) -> axum::Json<Value> {
-    m.seen.lock().unwrap().push(serde_json::from_slice(&body).unwrap());
-    axum::Json(m.replies.lock().unwrap().pop_front().expect("the script has a reply"))
-}
-
-impl Model {
-    async fn start(replies: Vec<Value>) -> (Model, String) {
-        let m = Model::default();
-        m.replies.lock().unwrap().extend(replies);
-        let app = Router::new().route("/v1/chat/completions", post(completions)).with_state(m.clone());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let base = format!("http://{}/v1", listener.local_addr().unwrap());
-        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-        (m, base)
-    }
-
-    fn asked(&self) -> usize {
-        self.seen.lock().unwrap().len()
-    }
-
-    /// The tool results sent in request `n`: call id, content.
-    fn results(&self, n: usize) -> Vec<(String, Value)> {
-        let seen = self.seen.lock().unwrap();
-        seen[n]["messages"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|msg| msg["role"] == "tool")
-            .map(|msg| {
-                let content = serde_json::from_str(msg["content"].as_str().unwrap()).unwrap();
-                (msg["tool_call_id"].as_str().unwrap().to_owned(), content)
-            })
-            .collect()
-    }
-}
-
 fn client(base: &str) -> Arc<dyn ModelProvider> {
-    let mut config = EndpointConfig::new(parse_base_url(base).unwrap(), None, "agent-model".into());
-    config.timeout = Duration::from_secs(10);
-    Arc::new(OpenAiCompatible::new(config).unwrap())
+    Arc::new(scripted::client(base))
 }
 
 fn calls(calls: &[(&str, &str)]) -> Value {
-    let calls: Vec<Value> = calls
-        .iter()
-        .map(|(id, name)| json!({"id": id, "type": "function", "function": {"name": name, "arguments": "{\"lens_id\":\"L\"}"}}))
-        .collect();
-    json!({"model": "agent-model", "choices": [{"message": {"role": "assistant", "content": "Working on it.", "tool_calls": calls}}],
-        "usage": {"total_tokens": 600}})
+    tool_calls(calls, Some("Working on it."), 600)
 }
 
 fn answer(text: &str) -> Value {
-    json!({"model": "agent-model", "choices": [{"message": {"role": "assistant", "content": text}}],
-        "usage": {"total_tokens": 50}})
+    scripted::answer(text, 50)
 }
 
 // ----- The tool double: what an AgentTools over the catalog gives -----
@@ -437,7 +383,7 @@ async fn a_granted_call_runs_an_ungranted_one_is_refused_and_the_answer_is_the_o
     );
 
     // Outside a team run nobody approves: a destructive call is refused, saying so.
-    m.replies.lock().unwrap().extend([calls(&[("d1", "delete_lens")]), answer("Could not delete.")]);
+    m.then([calls(&[("d1", "delete_lens")]), answer("Could not delete.")]);
     let run = ended(&stores, start(&s, owner, w, None).await).await;
     assert_eq!(output(&run)["text"], "Could not delete.");
     assert_eq!(stores.ran.of("delete_lens"), 0);

@@ -98,6 +98,34 @@ async fn agent(s: &LfServer, handle: &str) -> String {
     out["ai_lenser_id"].as_str().unwrap().to_owned()
 }
 
+/// An agent of `s`'s that joins battles and may submit to them, with
+/// `patch` applied too.
+async fn battle_agent(s: &LfServer, handle: &str, mut patch: Value) -> String {
+    let id = agent(s, handle).await;
+    patch["can_join_battles"] = json!(true);
+    ok(s, "update_ai_lenser", json!({"ai_lenser_id": id, "patch": patch})).await;
+    ok(s, "assign_agent_tool", json!({"ai_lenser_id": id, "tool_id": "submit_battle_run"})).await;
+    id
+}
+
+/// A battle `s` creates with `new`, and the ids of the contenders it adds
+/// (name, type, reference), in order.
+async fn battle_of(s: &LfServer, new: Value, contenders: [(&str, &str, String); 3]) -> (String, Vec<String>) {
+    let battle = ok(s, "create_battle", new).await;
+    let b = battle["id"].as_str().unwrap().to_owned();
+    let mut ids = Vec::new();
+    for (name, kind, reference) in contenders {
+        let added = ok(
+            s,
+            "add_battle_contender",
+            json!({"battle_id": b, "display_name": name, "contender_type": kind, "contender_ref_id": reference}),
+        )
+        .await;
+        ids.push(added["contender_id"].as_str().unwrap().to_owned());
+    }
+    (b, ids)
+}
+
 async fn private_lens(s: &LfServer, title: &str) -> String {
     let out = ok(
         s,
@@ -403,35 +431,20 @@ async fn two_agents_and_a_person_fight_a_battle_the_agents_answer_themselves() {
         (&alice, "ada_bot", "Ada, who always mentions borrow checking", "model-a"),
         (&bob, "bobby_bot", "Bobby", "model-b"),
     ] {
-        let id = agent(s, handle).await;
-        let patch = json!({"persona": persona, "model": model, "can_join_battles": true});
-        ok(s, "update_ai_lenser", json!({"ai_lenser_id": id, "patch": patch})).await;
-        ok(s, "assign_agent_tool", json!({"ai_lenser_id": id, "tool_id": "submit_battle_run"})).await;
-        agents.push(id);
+        agents.push(battle_agent(s, handle, json!({"persona": persona, "model": model})).await);
     }
-    let battle = ok(
+    let (b, contenders) = battle_of(
         &alice,
-        "create_battle",
         json!({"title": "Explain ownership", "task_prompt": "Explain Rust ownership in one sentence.",
             "battle_type": "human_vs_ai", "max_contenders": 3, "judging_mode": "auto_score",
             "auto_check": {"kind": "contains", "needle": "borrow"}}),
+        [
+            ("Ada", "ai_agent", agents[0].clone()),
+            ("Bobby", "ai_agent", agents[1].clone()),
+            ("Carol", "human", carol_id.to_string()),
+        ],
     )
     .await;
-    let b = battle["id"].as_str().unwrap().to_owned();
-    let mut contenders = Vec::new();
-    for (name, kind, reference) in [
-        ("Ada", "ai_agent", agents[0].clone()),
-        ("Bobby", "ai_agent", agents[1].clone()),
-        ("Carol", "human", carol_id.to_string()),
-    ] {
-        let added = ok(
-            &alice,
-            "add_battle_contender",
-            json!({"battle_id": b, "display_name": name, "contender_type": kind, "contender_ref_id": reference}),
-        )
-        .await;
-        contenders.push(added["contender_id"].as_str().unwrap().to_owned());
-    }
     for status in ["open", "executing"] {
         ok(&alice, "set_battle_status", json!({"battle_id": b, "status": status})).await;
     }
@@ -518,33 +531,18 @@ async fn an_agent_answers_only_as_its_own_contender() {
     let (alice_id, alice) = w.person();
     let mut agents = Vec::new();
     for handle in ["ada_answers", "eve_answers"] {
-        let id = agent(&alice, handle).await;
-        ok(&alice, "update_ai_lenser", json!({"ai_lenser_id": id, "patch": {"can_join_battles": true}}))
-            .await;
-        ok(&alice, "assign_agent_tool", json!({"ai_lenser_id": id, "tool_id": "submit_battle_run"})).await;
-        agents.push(id);
+        agents.push(battle_agent(&alice, handle, json!({})).await);
     }
-    let battle = ok(
+    let (b, contenders) = battle_of(
         &alice,
-        "create_battle",
         json!({"title": "Seas", "task_prompt": "Name a sea.", "battle_type": "lenser_battle", "max_contenders": 3}),
+        [
+            ("Ada", "ai_agent", agents[0].clone()),
+            ("Eve", "ai_agent", agents[1].clone()),
+            ("Alice", "human", alice_id.to_string()),
+        ],
     )
     .await;
-    let b = battle["id"].as_str().unwrap().to_owned();
-    let mut contenders = Vec::new();
-    for (name, kind, reference) in [
-        ("Ada", "ai_agent", agents[0].clone()),
-        ("Eve", "ai_agent", agents[1].clone()),
-        ("Alice", "human", alice_id.to_string()),
-    ] {
-        let added = ok(
-            &alice,
-            "add_battle_contender",
-            json!({"battle_id": b, "display_name": name, "contender_type": kind, "contender_ref_id": reference}),
-        )
-        .await;
-        contenders.push(added["contender_id"].as_str().unwrap().to_owned());
-    }
     ok(&alice, "set_battle_status", json!({"battle_id": b, "status": "open"})).await;
 
     // Ada's owner answers for Alice's human contender and for Eve's; Ada does not.

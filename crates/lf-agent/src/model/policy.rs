@@ -200,6 +200,33 @@ pub struct Usage {
 }
 
 impl Usage {
+    /// Each count less `other`'s, none below zero.
+    pub fn saturating_sub(self, other: Usage) -> Usage {
+        let mut out = self;
+        for &k in UsageKind::ALL {
+            *out.get_mut(k) = self.get(k).saturating_sub(other.get(k));
+        }
+        out
+    }
+
+    /// Each count the larger of the two.
+    pub fn max(self, other: Usage) -> Usage {
+        let mut out = self;
+        for &k in UsageKind::ALL {
+            *out.get_mut(k) = self.get(k).max(other.get(k));
+        }
+        out
+    }
+
+    /// What `asks` add up to, kind by kind.
+    pub fn of_asks(asks: &[Ask]) -> Usage {
+        let mut out = Usage::default();
+        for ask in asks {
+            *out.get_mut(ask.kind) += ask.amount;
+        }
+        out
+    }
+
     /// The count of `kind`.
     pub fn get(&self, kind: UsageKind) -> u64 {
         match kind {

@@ -94,14 +94,6 @@ pub(crate) struct Ledger {
     state: Mutex<State>,
 }
 
-fn sub(a: Usage, b: Usage) -> Usage {
-    let mut out = Usage::default();
-    for &k in UsageKind::ALL {
-        *out.get_mut(k) = a.get(k).saturating_sub(b.get(k));
-    }
-    out
-}
-
 impl Ledger {
     pub(crate) fn new(settings: LedgerSettings) -> Self {
         Ledger { settings, state: Mutex::new(State::default()) }
@@ -155,7 +147,7 @@ impl Ledger {
         let usage = match s.held.get_mut(&agent) {
             Some(h) => {
                 h.left = after;
-                sub(h.counted, after)
+                h.counted.saturating_sub(after)
             }
             None => Usage::default(),
         };
@@ -179,19 +171,14 @@ impl Ledger {
     ) -> Result<Option<Usage>, Usage> {
         let mut s = self.lock();
         let h = s.held.entry(agent).or_insert(Held { day, revision, left: Usage::default(), counted });
+        let reserved = Usage::of_asks(reserved);
         if h.day != day || h.revision != revision {
-            let mut back = Usage::default();
-            for ask in reserved {
-                *back.get_mut(ask.kind) += ask.amount;
-            }
-            return Err(back);
-        }
-        for ask in reserved {
-            *h.left.get_mut(ask.kind) += ask.amount;
+            return Err(reserved);
         }
         for &k in UsageKind::ALL {
-            *h.counted.get_mut(k) = h.counted.get(k).max(counted.get(k));
+            *h.left.get_mut(k) += reserved.get(k);
         }
+        h.counted = h.counted.max(counted);
         let mut after = h.left;
         for ask in wanted.iter().filter(|a| a.amount > 0) {
             let have = after.get(ask.kind);
@@ -201,7 +188,7 @@ impl Ledger {
             *after.get_mut(ask.kind) = have - ask.amount;
         }
         h.left = after;
-        Ok(Some(sub(h.counted, after)))
+        Ok(Some(h.counted.saturating_sub(after)))
     }
 
     /// What this server holds of `agent`'s `day`.
@@ -217,15 +204,12 @@ impl Ledger {
         s.waiting.len() >= self.settings.batch || safety.is_some_and(|s| s != Safety::Read)
     }
 
-    /// Writes the entries waiting, in one transaction; put back if that
-    /// failed (then each is tried alone, and one the store refuses alone
-    /// is dropped: the first such error comes back).
+    /// Writes the entries waiting, in one transaction. If that fails, each
+    /// is tried alone, and one that fails alone too is dropped: the first
+    /// such error comes back.
     pub(crate) async fn write_log(&self, store: &dyn AgentStore) -> LfResult<()> {
         let batch = std::mem::take(&mut self.lock().waiting);
-        if batch.is_empty() {
-            return Ok(());
-        }
-        if store.record_actions(&batch).await.is_ok() {
+        if batch.is_empty() || store.record_actions(&batch).await.is_ok() {
             return Ok(());
         }
         let mut first = None;
@@ -306,7 +290,9 @@ pub(crate) async fn reserve_with(
     }
     // Still short after the tries: reserve exactly, without the ledger.
     Ok(match store.reserve_usage(agent, day, asks).await? {
-        Reservation::Reserved(usage) => Reservation::Reserved(sub(usage, ledger.holding(agent, day))),
+        Reservation::Reserved(usage) => {
+            Reservation::Reserved(usage.saturating_sub(ledger.holding(agent, day)))
+        }
         refused => as_the_call_sees_it(ledger, agent, day, asks, refused),
     })
 }

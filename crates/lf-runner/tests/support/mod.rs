@@ -1,6 +1,9 @@
 //! What the executor tests share: one step's first attempt, in a new
 //! workflow of its own after a manual trigger.
 
+#[allow(dead_code)] // Only the agent tests ask a model.
+pub mod scripted;
+
 use std::sync::Arc;
 
 use lf_core::{LenserId, Principal, Scopes};

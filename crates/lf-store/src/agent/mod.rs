@@ -1,6 +1,7 @@
 //! [`AgentStore`] over either backend: the tables of `0014_agents.sql`
 //! (SQLite) and `0013_agents.sql` (PostgreSQL), through the statements of
-//! `sql`, the same on both. Writes run in one write transaction that locks
+//! `sql` (agents, members, grants, usage, the action log) and `team_sql`
+//! (team runs and their events), the same on both. Writes run in one write transaction that locks
 //! the agent's row (or the team run's) first; reads of more than one
 //! statement (the reach check and what it guards, an agent and its
 //! members) in one snapshot (see [`crate::conns`]). Why concurrent writes
@@ -11,6 +12,7 @@
 
 pub(crate) mod rows;
 pub(crate) mod sql;
+mod team_sql;
 
 use async_trait::async_trait;
 use lf_agent::team::TeamRunChange;
@@ -92,10 +94,6 @@ impl AgentStore for SqlAgentStore {
         on!(&self.conns, write, |conn| sql::put_grant(conn, grant, max_grants))
     }
 
-    async fn get_grant(&self, reach: Reach, agent: LenserId, tool: &ToolKey) -> LfResult<Option<Grant>> {
-        on!(&self.conns, snapshot, |conn| sql::get_grant(conn, reach, agent, tool))
-    }
-
     async fn agent_and_grant(
         &self,
         reach: Reach,
@@ -158,11 +156,11 @@ impl AgentStore for SqlAgentStore {
     }
 
     async fn create_team_run(&self, run: &TeamRun, events: &[NewEvent]) -> LfResult<Vec<TeamEvent>> {
-        on!(&self.conns, write, |conn| sql::create_team_run(conn, run, events))
+        on!(&self.conns, write, |conn| team_sql::create_team_run(conn, run, events))
     }
 
     async fn get_team_run(&self, reach: Reach, agent: LenserId, id: TeamRunId) -> LfResult<TeamRun> {
-        on!(&self.conns, snapshot, |conn| sql::get_team_run(conn, reach, agent, id))
+        on!(&self.conns, snapshot, |conn| team_sql::get_team_run(conn, reach, agent, id))
     }
 
     async fn list_team_runs(
@@ -172,7 +170,7 @@ impl AgentStore for SqlAgentStore {
         filter: &TeamRunFilter,
         page: PageRequest,
     ) -> LfResult<Page<TeamRun>> {
-        on!(&self.conns, snapshot, |conn| sql::list_team_runs(conn, reach, agent, filter, page))
+        on!(&self.conns, snapshot, |conn| team_sql::list_team_runs(conn, reach, agent, filter, page))
     }
 
     async fn team_runs_in(
@@ -181,11 +179,11 @@ impl AgentStore for SqlAgentStore {
         after: Option<(Timestamp, TeamRunId)>,
         limit: u32,
     ) -> LfResult<Vec<TeamRun>> {
-        on!(&self.conns, snapshot, |conn| sql::team_runs_in(conn, status, after, limit))
+        on!(&self.conns, snapshot, |conn| team_sql::team_runs_in(conn, status, after, limit))
     }
 
     async fn advance_team_run(&self, change: &TeamRunChange) -> LfResult<TeamRunUpdate> {
-        on!(&self.conns, write, |conn| sql::advance_team_run(conn, change))
+        on!(&self.conns, write, |conn| team_sql::advance_team_run(conn, change))
     }
 
     async fn list_events(
@@ -195,7 +193,7 @@ impl AgentStore for SqlAgentStore {
         filter: &EventFilter,
         page: PageRequest,
     ) -> LfResult<Page<TeamEvent>> {
-        on!(&self.conns, snapshot, |conn| sql::list_events(conn, reach, agent, filter, page))
+        on!(&self.conns, snapshot, |conn| team_sql::list_events(conn, reach, agent, filter, page))
     }
 }
 

@@ -1,6 +1,6 @@
 //! The statements of [`lf_agent::AgentStore`] and the code that runs them,
 //! the same on both backends but for the row lock ([`LOCK_AGENT`],
-//! [`LOCK_TEAM_RUN`]) and the advisory locks PostgreSQL alone takes. The
+//! `team_sql`'s `LOCK_TEAM_RUN`) and the advisory locks PostgreSQL alone takes. The
 //! store supplies the connection, the read snapshot or the write
 //! transaction (see `agent/mod.rs`).
 //!
@@ -21,25 +21,22 @@
 //!   (`auth::sql::insert_lenser`), so a handle is one lenser's or one
 //!   agent's, never both;
 //! - a team run's write locks the run's row the same way and compares its
-//!   status, then numbers its events on from the run's last.
+//!   status, then numbers its events on from the run's last (`team_sql`).
 //!
 //! Visibility ([`reach_2_3`]) is part of every read's `WHERE`.
 
-use lf_agent::team::TeamRunChange;
 use lf_agent::{
-    ActionEntry, Agent, AgentFilter, AgentHandle, Ask, EventFilter, Grant, Member, NewEvent, Reservation,
-    Role, StoredGrant, TeamEvent, TeamEventId, TeamRun, TeamRunFilter, TeamRunId, TeamRunStatus,
-    TeamRunUpdate, ToolKey, Usage, UsageDay, agent_moved, agent_not_found, handle_taken, team_run_moved,
-    team_run_not_found, too_many_agents, too_many_grants, too_many_members,
+    ActionEntry, Agent, AgentFilter, AgentHandle, Ask, Grant, Member, Reservation, Role, StoredGrant,
+    ToolKey, Usage, UsageDay, agent_moved, agent_not_found, handle_taken, too_many_agents, too_many_grants,
+    too_many_members,
 };
-use lf_core::{LenserId, LfError, LfResult, Page, PageRequest, Reach, Timestamp};
+use lf_core::{LenserId, LfError, LfResult, Page, PageRequest, Reach};
 use sqlx::QueryBuilder;
 use uuid::Uuid;
 
 use super::rows::{
-    action, action_columns, agent, agent_columns, bind_action, bind_agent, bind_decision, bind_event,
-    bind_grant, bind_member, bind_profile, bind_team_run, bind_usage, event, event_columns, grant,
-    grant_columns, member, team_run, team_run_columns, usage,
+    action, action_columns, agent, agent_columns, bind_action, bind_agent, bind_grant, bind_member,
+    bind_profile, bind_usage, grant, grant_columns, member, usage,
 };
 use crate::Backend;
 use crate::dialect::{Bind, Columns, Conn, Dialect, Spellings, Value, execute, insert, query, rows_of};
@@ -62,15 +59,6 @@ macro_rules! reach_2_3 {
 const LOCK_AGENT: Spellings = Spellings {
     sqlite: "SELECT owner_id, revision FROM agents WHERE id = $1",
     postgres: "SELECT owner_id, revision FROM agents WHERE id = $1 FOR NO KEY UPDATE",
-};
-/// Team run `$1` of agent `$2`, its row locked likewise.
-const LOCK_TEAM_RUN: Spellings = Spellings {
-    sqlite: concat!("SELECT ", team_run_columns!(), " FROM agent_team_runs WHERE id = $1 AND agent_id = $2"),
-    postgres: concat!(
-        "SELECT ",
-        team_run_columns!(),
-        " FROM agent_team_runs WHERE id = $1 AND agent_id = $2 FOR NO KEY UPDATE"
-    ),
 };
 /// Serializes the creations of owner `$1`'s agents until the transaction
 /// ends (PostgreSQL only: on SQLite the write transaction already holds the
@@ -157,25 +145,6 @@ static INSERT_ACTIONS: std::sync::LazyLock<Vec<String>> = std::sync::LazyLock::n
         .collect()
 });
 
-const INSERT_TEAM_RUN: &str = concat!(
-    "INSERT INTO agent_team_runs (",
-    team_run_columns!(),
-    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)"
-);
-const GET_TEAM_RUN: &str =
-    concat!("SELECT ", team_run_columns!(), " FROM agent_team_runs WHERE id = $1 AND agent_id = $2");
-const TEAM_RUN_OF: &str = "SELECT 1 AS found FROM agent_team_runs WHERE id = $1 AND agent_id = $2";
-const ADVANCE_TEAM_RUN: &str = "UPDATE agent_team_runs SET status = $2, updated_at = $3, finished_at = $4, \
-     workflow_run_id = $5, decision_approved = $6, decision_by = $7, decision_reason = $8, decision_at = $9, \
-     error = $10 WHERE id = $1";
-const LAST_EVENT: &str =
-    "SELECT seq, at FROM agent_team_events WHERE team_run_id = $1 ORDER BY seq DESC LIMIT 1";
-const INSERT_EVENT: &str = concat!(
-    "INSERT INTO agent_team_events (",
-    event_columns!(),
-    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
-);
-
 fn is_postgres<C: Conn>() -> bool {
     <C::Database as Dialect>::BACKEND == Backend::Postgres
 }
@@ -220,12 +189,12 @@ async fn lock_agent<C: Conn>(conn: &mut C, id: LenserId) -> LfResult<(LenserId, 
 
 /// NOT_FOUND unless agent `id` exists. Agents are never deleted: what
 /// this finds stays there, no lock needed.
-async fn agent_exists<C: Conn>(conn: &mut C, id: LenserId) -> LfResult<()> {
+pub(super) async fn agent_exists<C: Conn>(conn: &mut C, id: LenserId) -> LfResult<()> {
     if found(conn, AGENT_EXISTS, id.as_uuid()).await? { Ok(()) } else { Err(agent_not_found(id)) }
 }
 
 /// NOT_FOUND unless the caller may read agent `id`.
-async fn readable<C: Conn>(conn: &mut C, reach: Reach, id: LenserId) -> LfResult<()> {
+pub(super) async fn readable<C: Conn>(conn: &mut C, reach: Reach, id: LenserId) -> LfResult<()> {
     let (everything, me) = reach_params(reach);
     let row = query::<C::Database>(READABLE)
         .put(id.as_uuid())
@@ -452,18 +421,17 @@ pub(crate) async fn put_grant<C: Conn>(conn: &mut C, g: &Grant, max_grants: u32)
     Ok(StoredGrant { grant: g.clone(), created: true })
 }
 
-/// Run it in a snapshot.
 /// A listing of one agent's rows: `select` them `of` a table, its
 /// condition on the agent's id last (the agent is bound there).
-struct AgentRows {
-    select: &'static str,
-    of: &'static str,
+pub(super) struct AgentRows {
+    pub(super) select: &'static str,
+    pub(super) of: &'static str,
 }
 
 impl AgentRows {
     /// The page of agent `agent`'s rows that `more` narrows (conditions
     /// starting with ` AND`), in `order`.
-    async fn page<C: Conn, T>(
+    pub(super) async fn page<C: Conn, T>(
         &self,
         conn: &mut C,
         agent: LenserId,
@@ -478,16 +446,6 @@ impl AgentRows {
         };
         listing(conn, self.select, from, order, page, from_row).await
     }
-}
-
-pub(crate) async fn get_grant<C: Conn>(
-    conn: &mut C,
-    reach: Reach,
-    agent: LenserId,
-    tool: &ToolKey,
-) -> LfResult<Option<Grant>> {
-    readable(conn, reach, agent).await?;
-    grant_of(conn, agent, tool).await
 }
 
 /// Agent `id` with its members and its grant of `tool`; run it in a
@@ -589,10 +547,7 @@ pub(crate) async fn release_usage<C: Conn>(
 ) -> LfResult<()> {
     lock_agent(conn, agent).await?;
     let used = usage_of(conn, agent, day).await?;
-    let mut after = used;
-    for &k in lf_agent::UsageKind::ALL {
-        *after.get_mut(k) = used.get(k).saturating_sub(units.get(k));
-    }
+    let after = used.saturating_sub(*units);
     if after != used {
         let q = bind_usage(query::<C::Database>(PUT_USAGE).put(agent.as_uuid()).put(day.as_days()), &after);
         execute(conn, q).await?;
@@ -651,203 +606,4 @@ pub(crate) async fn list_actions<C: Conn>(
         of: " FROM agent_actions WHERE agent_id = ",
     };
     rows.page(conn, agent, |_| {}, " ORDER BY at DESC, id DESC", page, action).await
-}
-
-/// Appends `events` to `run`, numbered on from its last event, each at
-/// `at` or the last event's time, whichever is later.
-async fn append<C: Conn>(
-    conn: &mut C,
-    run: &TeamRun,
-    events: &[NewEvent],
-    at: Timestamp,
-) -> LfResult<Vec<TeamEvent>> {
-    if events.is_empty() {
-        return Ok(Vec::new());
-    }
-    let last = query::<C::Database>(LAST_EVENT)
-        .put(run.id.as_uuid())
-        .fetch_optional(conn.exec())
-        .await
-        .map_err(map_db_err)?;
-    let (mut seq, at) = match last {
-        Some(row) => {
-            let seq = row.value::<i64>("seq")?;
-            let seq = u32::try_from(seq)
-                .map_err(|_| crate::error::corrupt(format!("agent_team_events.seq: {seq}")))?;
-            (seq, at.max(row.time("at")?))
-        }
-        None => (0, at),
-    };
-    let mut out = Vec::with_capacity(events.len());
-    for e in events {
-        seq += 1;
-        let event = TeamEvent {
-            id: TeamEventId::new(),
-            team_run: run.id,
-            agent: run.agent,
-            seq,
-            kind: e.kind,
-            detail: e.detail.clone(),
-            at,
-        };
-        insert(conn, bind_event(query::<C::Database>(INSERT_EVENT), &event), || {
-            format!("event {seq} of team run {} was written meanwhile", run.id)
-        })
-        .await?;
-        out.push(event);
-    }
-    Ok(out)
-}
-
-pub(crate) async fn create_team_run<C: Conn>(
-    conn: &mut C,
-    run: &TeamRun,
-    events: &[NewEvent],
-) -> LfResult<Vec<TeamEvent>> {
-    agent_exists(conn, run.agent).await?;
-    insert(conn, bind_team_run(query::<C::Database>(INSERT_TEAM_RUN), run), || {
-        format!("team run {} already exists", run.id)
-    })
-    .await?;
-    append(conn, run, events, run.created_at).await
-}
-
-/// Run it in a snapshot.
-pub(crate) async fn get_team_run<C: Conn>(
-    conn: &mut C,
-    reach: Reach,
-    agent: LenserId,
-    id: TeamRunId,
-) -> LfResult<TeamRun> {
-    readable(conn, reach, agent).await?;
-    let row = query::<C::Database>(GET_TEAM_RUN)
-        .put(id.as_uuid())
-        .put(agent.as_uuid())
-        .fetch_optional(conn.exec())
-        .await
-        .map_err(map_db_err)?;
-    row.as_ref().map(team_run).transpose()?.ok_or_else(|| team_run_not_found(id))
-}
-
-/// Run it in a snapshot.
-pub(crate) async fn list_team_runs<C: Conn>(
-    conn: &mut C,
-    reach: Reach,
-    agent: LenserId,
-    filter: &TeamRunFilter,
-    page: PageRequest,
-) -> LfResult<Page<TeamRun>> {
-    readable(conn, reach, agent).await?;
-    let rows = AgentRows {
-        select: concat!("SELECT ", team_run_columns!()),
-        of: " FROM agent_team_runs WHERE agent_id = ",
-    };
-    let status = |qb: &mut QueryBuilder<C::Database>| {
-        if let Some(s) = filter.status {
-            <C::Database as Dialect>::push_bind(qb.push(" AND status = "), s.as_str().to_owned());
-        }
-    };
-    rows.page(conn, agent, status, " ORDER BY created_at DESC, id DESC", page, team_run).await
-}
-
-/// Every agent's team runs in `$1`, oldest first, from the start.
-const RUNS_IN: &str = concat!(
-    "SELECT ",
-    team_run_columns!(),
-    " FROM agent_team_runs WHERE status = $1 ORDER BY created_at, id LIMIT $2"
-);
-/// The same after the run created at `$2` with id `$3`.
-const RUNS_IN_AFTER: &str = concat!(
-    "SELECT ",
-    team_run_columns!(),
-    " FROM agent_team_runs WHERE status = $1 AND (created_at > $2 OR (created_at = $2 AND id > $3))",
-    " ORDER BY created_at, id LIMIT $4"
-);
-
-pub(crate) async fn team_runs_in<C: Conn>(
-    conn: &mut C,
-    status: TeamRunStatus,
-    after: Option<(Timestamp, TeamRunId)>,
-    limit: u32,
-) -> LfResult<Vec<TeamRun>> {
-    let q = match after {
-        None => query::<C::Database>(RUNS_IN).put(status.as_str().to_owned()).put(i64::from(limit)),
-        Some((at, id)) => query::<C::Database>(RUNS_IN_AFTER)
-            .put(status.as_str().to_owned())
-            .put_time(at)
-            .put(id.as_uuid())
-            .put(i64::from(limit)),
-    };
-    rows_of(conn, q, team_run).await
-}
-
-pub(crate) async fn advance_team_run<C: Conn>(
-    conn: &mut C,
-    change: &TeamRunChange,
-) -> LfResult<TeamRunUpdate> {
-    let row = query::<C::Database>(LOCK_TEAM_RUN.of::<C::Database>())
-        .put(change.id.as_uuid())
-        .put(change.agent.as_uuid())
-        .fetch_optional(conn.exec())
-        .await
-        .map_err(map_db_err)?
-        .ok_or_else(|| team_run_not_found(change.id))?;
-    let mut run = team_run(&row)?;
-    if run.status != change.from {
-        return Err(team_run_moved(run.id, run.status));
-    }
-    run.status = change.to;
-    run.updated_at = change.at;
-    if change.to.is_finished() {
-        run.finished_at = Some(change.at);
-    }
-    if let Some(w) = change.workflow_run {
-        run.workflow_run = Some(w);
-    }
-    if let Some(d) = &change.decision {
-        run.decision = Some(d.clone());
-    }
-    if let Some(e) = &change.error {
-        run.error = Some(e.clone());
-    }
-    let q = query::<C::Database>(ADVANCE_TEAM_RUN)
-        .put(run.id.as_uuid())
-        .put(run.status.as_str().to_owned())
-        .put_time(run.updated_at)
-        .put_opt_time(run.finished_at)
-        .put(run.workflow_run.map(|w| w.as_uuid()));
-    let q = bind_decision(q, run.decision.as_ref()).put(run.error.clone());
-    execute(conn, q).await?;
-    let events = append(conn, &run, &change.events, change.at).await?;
-    Ok(TeamRunUpdate { run, events })
-}
-
-/// Run it in a snapshot.
-pub(crate) async fn list_events<C: Conn>(
-    conn: &mut C,
-    reach: Reach,
-    agent: LenserId,
-    filter: &EventFilter,
-    page: PageRequest,
-) -> LfResult<Page<TeamEvent>> {
-    readable(conn, reach, agent).await?;
-    if let Some(run) = filter.team_run {
-        let q = query::<C::Database>(TEAM_RUN_OF).put(run.as_uuid()).put(agent.as_uuid());
-        if q.fetch_optional(conn.exec()).await.map_err(map_db_err)?.is_none() {
-            return Err(team_run_not_found(run));
-        }
-    }
-    let rows = AgentRows {
-        select: concat!("SELECT ", event_columns!()),
-        of: " FROM agent_team_events WHERE agent_id = ",
-    };
-    let filters = |qb: &mut QueryBuilder<C::Database>| {
-        if let Some(run) = filter.team_run {
-            <C::Database as Dialect>::push_bind(qb.push(" AND team_run_id = "), run.as_uuid());
-        }
-        if let Some(kind) = filter.kind {
-            <C::Database as Dialect>::push_bind(qb.push(" AND kind = "), kind.as_str().to_owned());
-        }
-    };
-    rows.page(conn, agent, filters, " ORDER BY at DESC, team_run_id DESC, seq DESC", page, event).await
 }

@@ -60,27 +60,20 @@ pub(crate) fn agent_and_grant(
         agent::rows::member(&DirectRow(row))
     })?;
     a.members = members.into_iter().map(|(_, m)| m).collect();
-    let grant = |row: &rusqlite::Row<'_>| agent::rows::grant(&DirectRow(row));
-    let grant = match tool {
-        ToolKey::Id(tool) => {
-            let tool = tool.as_uuid();
-            first_row(
-                conn,
-                agent::sql::GRANT_BY_ID,
-                &[("$1", &agent_id as &dyn ToSql), ("$2", &tool)],
-                grant,
-            )?
+    let (tool_id, tool_name);
+    let (sql, tool): (_, &dyn ToSql) = match tool {
+        ToolKey::Id(id) => {
+            tool_id = id.as_uuid();
+            (agent::sql::GRANT_BY_ID, &tool_id)
         }
         ToolKey::Name(name) => {
-            let name = name.as_str();
-            first_row(
-                conn,
-                agent::sql::GRANT_BY_NAME,
-                &[("$1", &agent_id as &dyn ToSql), ("$2", &name)],
-                grant,
-            )?
+            tool_name = name.as_str();
+            (agent::sql::GRANT_BY_NAME, &tool_name)
         }
     };
+    let grant = first_row(conn, sql, &[("$1", &agent_id as &dyn ToSql), ("$2", tool)], |row| {
+        agent::rows::grant(&DirectRow(row))
+    })?;
     Ok(Some((a, grant)))
 }
 
