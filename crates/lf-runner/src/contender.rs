@@ -112,11 +112,11 @@ fn not_an_agent(slot: lf_battle::Slot, name: &str, kind: ContenderType) -> Failu
         }
         _ => "its answer is submitted with submit_battle_run by whoever answers for it",
     };
-    let a = if kind.as_str().starts_with('a') { "an" } else { "a" };
     Failure::new(
         "invalid_input",
         format!(
-            "contender {slot} ({name}) is {a} {kind} contender: contender_run answers only ai_agent contenders (an AI Lenser answering for itself); {how}"
+            "contender {slot} ({name}) is {} contender: contender_run answers only ai_agent contenders (an AI Lenser answering for itself); {how}",
+            kind.with_article()
         ),
     )
 }

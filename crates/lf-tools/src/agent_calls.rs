@@ -142,12 +142,11 @@ async fn answer(inner: &Ctx, agent: LenserId, profile: &Profile, args: JsonObjec
                 // them; what is refused is the agent acting for it, as the
                 // agent's other refusals (policy, grants) are.
                 Some(c) if !its_own(&c) => {
-                    let kind = c.contender_type.as_str();
-                    let a = if kind.starts_with('a') { "an" } else { "a" };
                     return Err(LfError::permission_denied(format!(
-                        "Contender {} ({}) of battle {battle} is {a} {kind} contender that is not this AI Lenser's: an agent answers only as its own ai_agent contender (leave contender_id out to answer as it).",
+                        "Contender {} ({}) of battle {battle} is {} contender that is not this AI Lenser's: an agent answers only as its own ai_agent contender (leave contender_id out to answer as it).",
                         c.slot,
                         c.display_name.as_str(),
+                        c.contender_type.with_article(),
                     ))
                     .with_field("contender_id"));
                 }

@@ -17,7 +17,10 @@
 //!   closes ([`AgentService::close`]); a server that dies keeps what it
 //!   held counted until the day is over (never more calls, some fewer).
 //!   When a reservation with an allowance does not fit, the call asks for
-//!   exactly what it needs, so a cap is refused at its exact count. The
+//!   exactly what it needs, so on one server a cap is refused at its exact
+//!   count; with several, a call may be refused while another server still
+//!   holds a little of the room (at most an eighth), which comes back when
+//!   that server closes or the day ends. The
 //!   usage this server shows is the store's less what it holds.
 //! - The action log: entries of calls of Read tools and refusals wait in
 //!   memory and are written in batches, in one transaction each, when

@@ -89,6 +89,17 @@ lf_core::word_enum!(
 );
 
 impl ContenderType {
+    /// Its word with its article, as a message names it: "a human", "an
+    /// ai_agent".
+    pub const fn with_article(self) -> &'static str {
+        match self {
+            ContenderType::Human => "a human",
+            ContenderType::AiModel => "an ai_model",
+            ContenderType::AiAgent => "an ai_agent",
+            ContenderType::Workflow => "a workflow",
+        }
+    }
+
     /// Whether this is an AI (a model or an agent).
     pub const fn is_ai(self) -> bool {
         matches!(self, ContenderType::AiModel | ContenderType::AiAgent)
