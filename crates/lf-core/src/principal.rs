@@ -89,6 +89,15 @@ impl Principal {
         }
     }
 
+    /// The AI Lenser this principal is, when it is one: what a row it writes
+    /// records as its `agent` (the row's owner is still [`Self::owner_for_create`]).
+    pub fn agent(&self) -> Option<LenserId> {
+        match self {
+            Principal::Agent { agent_id, .. } => Some(*agent_id),
+            _ => None,
+        }
+    }
+
     /// Whether this principal may change a row owned by `owner`.
     pub fn may_write(&self, owner: LenserId) -> bool {
         match self {
@@ -125,5 +134,7 @@ mod tests {
         let p = Principal::Agent { agent_id: LenserId::new(), owner };
         assert_eq!(p.reach(), Reach::Lenser(owner));
         assert_eq!(p.owner_for_create().unwrap(), owner);
+        assert_eq!(p.agent(), Some(p.actor().unwrap()));
+        assert_eq!(Principal::Lenser { id: owner, scopes: Scopes::READ }.agent(), None);
     }
 }
