@@ -32,6 +32,7 @@ pub async fn suite(store: Arc<dyn LensStore>) {
     search(s).await;
     conflicts(s).await;
     runs(s).await;
+    agents(s).await;
 }
 
 fn unique_word() -> String {
@@ -492,10 +493,45 @@ async fn runs(s: &dyn LensStore) {
         version_id: v1.id,
         workflow_id: WorkflowId::new(),
         lenser: Some(owner),
+        agent: None,
         params_used: vec!["A".into()],
         created_at: f.tick(),
     };
     s.record_run(&run).await.expect("record_run");
+    let by_agent = LensRun { id: RunId::new(), agent: Some(LenserId::new()), ..run };
+    s.record_run(&by_agent).await.expect("record_run of an agent's run");
+}
+
+/// A lens and versions an AI Lenser wrote name it on every read; a version
+/// a person wrote afterwards names none.
+async fn agents(s: &dyn LensStore) {
+    let mut f = Fixture::new();
+    let (owner, agent) = (LenserId::new(), LenserId::new());
+    let word = unique_word();
+    let (mut lens, mut v1) = f.lens(owner, &format!("Agent {word}"), "About [[A]]", Visibility::Private);
+    (lens.agent, v1.agent) = (Some(agent), Some(agent));
+    s.create_lens(&lens, &v1).await.expect("create_lens by an agent");
+    let reach = Reach::Lenser(owner);
+    assert_eq!(s.get_lens(reach, lens.id).await.unwrap().agent, Some(agent), "get_lens names the agent");
+    let (got, head) = s.get_lens_and_version(reach, lens.id, VersionSelector::Head).await.unwrap();
+    assert_eq!((got.agent, head.agent), (Some(agent), Some(agent)), "get_lens_and_version");
+
+    let (_, mut v2) = f.lens(owner, "x", "Changed [[A]]", Visibility::Private);
+    (v2.lens_id, v2.semver, v2.agent) = (lens.id, Semver { major: 1, minor: 0, patch: 1 }, None);
+    s.append_version(lens.id, v1.id, &v2, &LensPatch::default()).await.unwrap();
+    let head = s.get_version(reach, lens.id, VersionSelector::Head).await.unwrap();
+    assert_eq!(head.agent, None, "a person's version names no agent");
+    let first = s.get_version(reach, lens.id, VersionSelector::Id(v1.id)).await.unwrap();
+    assert_eq!(first.agent, Some(agent), "the agent's version still names it");
+    let listed: Vec<_> = s.list_versions(reach, lens.id).await.unwrap().iter().map(|v| v.agent).collect();
+    assert_eq!(listed, vec![None, Some(agent)], "list_versions names each version's writer");
+
+    let filter = LensFilter { owner: Some(owner), ..LensFilter::default() };
+    let page = s.list_lenses(reach, &filter, PageRequest::default()).await.unwrap();
+    assert_eq!(page.items.iter().map(|l| l.agent).collect::<Vec<_>>(), vec![Some(agent)], "list_lenses");
+    let query = SearchQuery::parse(&word).unwrap();
+    let page = s.search_lenses(reach, &query, None, PageRequest::default()).await.unwrap();
+    assert_eq!(page.items.iter().map(|l| l.agent).collect::<Vec<_>>(), vec![Some(agent)], "search_lenses");
 }
 
 #[cfg(test)]

@@ -230,6 +230,8 @@ impl Param {
 pub struct Lens {
     pub id: LensId,
     pub owner: LenserId,
+    /// The AI Lenser that created it for `owner`; None when a person did.
+    pub agent: Option<LenserId>,
     pub title: Title,
     pub description: Option<Description>,
     pub visibility: Visibility,
@@ -246,6 +248,8 @@ pub struct Lens {
 #[derive(Clone, Debug)]
 pub struct LensDraft {
     pub owner: LenserId,
+    /// The AI Lenser creating it for `owner`, if one is.
+    pub agent: Option<LenserId>,
     pub title: Title,
     pub description: Option<Description>,
     pub visibility: Visibility,
@@ -262,6 +266,7 @@ impl LensDraft {
     pub fn new(owner: LenserId, title: Title, body: TemplateBody, params: Vec<Param>) -> Self {
         Self {
             owner,
+            agent: None,
             title,
             description: None,
             visibility: Visibility::Public,
@@ -282,11 +287,13 @@ impl LensDraft {
             body: self.body,
             params: self.params,
             changelog: self.changelog,
+            agent: self.agent,
             created_at: now,
         };
         let lens = Lens {
             id: version.lens_id,
             owner: self.owner,
+            agent: self.agent,
             title: self.title,
             description: self.description,
             visibility: self.visibility,
@@ -312,6 +319,8 @@ pub struct LensVersion {
     /// In order of first appearance in the body.
     pub params: Vec<Param>,
     pub changelog: String,
+    /// The AI Lenser that wrote this version; None when a person did.
+    pub agent: Option<LenserId>,
     pub created_at: Timestamp,
 }
 
@@ -321,6 +330,8 @@ pub struct VersionSummary {
     pub id: VersionId,
     pub semver: Semver,
     pub changelog: String,
+    /// The AI Lenser that wrote it; None when a person did.
+    pub agent: Option<LenserId>,
     pub created_at: Timestamp,
     pub params: Vec<Param>,
 }
@@ -331,6 +342,7 @@ impl From<&LensVersion> for VersionSummary {
             id: v.id,
             semver: v.semver,
             changelog: v.changelog.clone(),
+            agent: v.agent,
             created_at: v.created_at,
             params: v.params.clone(),
         }
@@ -379,6 +391,8 @@ pub struct LensRun {
     pub version_id: VersionId,
     pub workflow_id: WorkflowId,
     pub lenser: Option<LenserId>,
+    /// The AI Lenser that ran it for `lenser`; None when a person did.
+    pub agent: Option<LenserId>,
     pub params_used: Vec<String>,
     pub created_at: Timestamp,
 }

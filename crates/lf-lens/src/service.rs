@@ -285,6 +285,7 @@ impl LensService {
         let owner = p.owner_for_create()?;
         let params = build_params(&new.body, &new.params, &[])?;
         let (lens, version) = LensDraft {
+            agent: p.agent(),
             description: new.description,
             visibility: new.visibility,
             ..LensDraft::new(owner, new.title, new.body, params)
@@ -429,6 +430,7 @@ impl LensService {
                 version_id: version.id,
                 workflow_id,
                 lenser: p.lenser(),
+                agent: p.agent(),
                 params_used: params_used.clone(),
                 created_at: self.now(),
             };
@@ -525,6 +527,7 @@ impl LensService {
                     body,
                     params,
                     changelog: update.changelog.map_or_else(|| change.changelog(), Changelog::into_string),
+                    agent: p.agent(),
                     created_at: now,
                 };
                 self.store.append_version(lens.id, head.id, &version, &patch).await?;
@@ -561,6 +564,7 @@ impl LensService {
             )?,
         };
         let (lens, version) = LensDraft {
+            agent: p.agent(),
             description: source.description.clone(),
             visibility: fork.visibility,
             parent_lens_id: Some(source.id),

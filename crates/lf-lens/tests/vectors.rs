@@ -1226,3 +1226,46 @@ fn find_and_run_refuses_values_outside_options() {
     let r = block_on(w.lenses.find_and_run(&w.bob, &q, "options", &vals(&[("Tags", "java")]), None));
     assert_eq!(code(r), ErrorCode::InvalidArgument);
 }
+
+// ---------------------------------------------------------------------------
+// The agent as actor (DESIGN §5): its owner owns what it writes, and every
+// lens, version and run it writes names it.
+
+#[test]
+fn an_agent_is_recorded_on_what_it_writes_and_its_owner_owns_it() {
+    let w = World::new();
+    let agent_id = LenserId::new();
+    let agent = Principal::Agent { agent_id, owner: w.alice_id };
+    let made =
+        w.try_create(&agent, "By an agent", &padded("About [[Topic]]"), Visibility::Private, vec![]).unwrap();
+    assert_eq!(
+        (made.lens.owner, made.lens.agent, made.version.agent),
+        (w.alice_id, Some(agent_id), Some(agent_id))
+    );
+
+    let update = LensUpdate {
+        body: Some(TemplateBody::parse(padded("On [[Topic]]")).unwrap()),
+        ..LensUpdate::new(made.lens.id)
+    };
+    let by_agent = block_on(w.lenses.update(&agent, update.clone())).unwrap();
+    assert_eq!(by_agent.version.agent, Some(agent_id), "the agent's version names it");
+    let update = LensUpdate { body: Some(TemplateBody::parse(padded("Of [[Topic]]")).unwrap()), ..update };
+    let by_owner = w.update(update).unwrap();
+    assert_eq!(by_owner.version.agent, None, "the owner's version names no agent");
+    assert_eq!(by_owner.lens.agent, Some(agent_id), "the lens still names the agent that created it");
+
+    let forked = fork(&w, &agent, made.lens.id).unwrap();
+    assert_eq!(
+        (forked.lens.owner, forked.lens.agent, forked.version.agent),
+        (w.alice_id, Some(agent_id), Some(agent_id))
+    );
+    let own = fork(&w, &w.alice, made.lens.id).unwrap();
+    assert_eq!((own.lens.agent, own.version.agent), (None, None), "a person's fork names no agent");
+
+    let workflow = Some(WorkflowId::new());
+    let values = vals(&[("Topic", "tides")]);
+    block_on(w.lenses.run(&agent, made.lens.id, VersionSelector::Head, &values, workflow)).unwrap();
+    block_on(w.lenses.run(&w.alice, made.lens.id, VersionSelector::Head, &values, workflow)).unwrap();
+    let runs: Vec<_> = w.store.runs().iter().map(|r| (r.lenser, r.agent)).collect();
+    assert_eq!(runs, vec![(Some(w.alice_id), Some(agent_id)), (Some(w.alice_id), None)]);
+}

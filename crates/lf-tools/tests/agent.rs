@@ -292,6 +292,49 @@ async fn an_agent_calls_only_granted_tools_with_its_owners_reach() {
     assert_eq!(log["items"][1]["action_log_id"], got["action_log_id"]);
 }
 
+/// What an agent writes is its owner's and names the agent (`by_agent`);
+/// what the owner writes names none.
+#[tokio::test]
+async fn an_agent_is_named_on_the_lenses_it_writes() {
+    let w = World::new().await;
+    let (owner, a) = w.person();
+    let id = agent(&a, "scribe").await;
+    for tool in ["create_lens", "update_lens", "fork_lens"] {
+        ok(&a, "assign_agent_tool", json!({"ai_lenser_id": id, "tool_id": tool})).await;
+    }
+    let body = "Summarize [[Text]] in three bullet points for a busy reader.";
+    let (failed, made) =
+        act(&a, &id, "create_lens", json!({"title": "By the agent", "template_body": body})).await;
+    assert!(!failed, "{made}");
+    let lens = made["result"]["id"].as_str().unwrap().to_owned();
+    assert_eq!(made["result"]["lenser_id"], owner.to_string(), "the owner owns it");
+    assert_eq!(made["result"]["by_agent"], id.as_str());
+    assert_eq!(made["result"]["head_version"]["by_agent"], id.as_str());
+
+    let got = ok(&a, "get_lens", json!({"lens_id": lens})).await;
+    assert_eq!(
+        (got["by_agent"].as_str(), got["versions"]["by_agent"].as_str()),
+        (Some(id.as_str()), Some(id.as_str()))
+    );
+    let (failed, fork) = act(&a, &id, "fork_lens", json!({"source_lens_id": lens})).await;
+    assert!(!failed, "{fork}");
+    assert_eq!(fork["result"]["by_agent"], id.as_str());
+
+    // The owner writes the next version: the lens still names the agent
+    // that created it, the new version names none.
+    let changed = "Summarize [[Text]] in five bullet points for a busy reader, please.";
+    let update = ok(&a, "update_lens", json!({"lens_id": lens, "template_body": changed})).await;
+    assert_eq!(update["lens"]["by_agent"], id.as_str());
+    assert!(update["version"]["by_agent"].is_null(), "{update}");
+    let versions = ok(&a, "list_lens_versions", json!({"lens_id": lens})).await;
+    let writers: Vec<Option<&str>> =
+        versions["versions"].as_array().unwrap().iter().map(|v| v["by_agent"].as_str()).collect();
+    assert_eq!(writers, [None, Some(id.as_str())], "newest first");
+
+    let own = ok(&a, "create_lens", json!({"title": "By the owner", "template_body": body})).await;
+    assert!(own["by_agent"].is_null() && own["head_version"]["by_agent"].is_null(), "{own}");
+}
+
 #[tokio::test]
 async fn action_words_policy_flags_and_daily_caps() {
     let w = World::new().await;

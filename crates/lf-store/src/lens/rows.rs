@@ -20,14 +20,14 @@ macro_rules! lens_columns {
     () => {
         "l.id, l.owner_id, l.title, l.description, l.visibility, l.status, l.parent_lens_id, \
          l.head_version_id, l.head_major, l.head_minor, l.head_patch, l.created_at, l.updated_at, \
-         l.archived_at"
+         l.archived_at, l.agent_id"
     };
 }
 pub(crate) use lens_columns;
 
 /// How many columns [`lens_columns`] names: a row's columns after them
 /// start here.
-const LENS_COLUMNS: usize = 14;
+const LENS_COLUMNS: usize = 15;
 
 /// The lens in the first [`lens_columns`] of `row`.
 pub(crate) fn lens(row: &impl Columns) -> LfResult<Lens> {
@@ -48,6 +48,7 @@ pub(crate) fn lens(row: &impl Columns) -> LfResult<Lens> {
         created_at: row.time(11)?,
         updated_at: row.time(12)?,
         archived_at: row.opt_time(13)?,
+        agent: row.value::<Option<Uuid>>(14)?.map(LenserId::from_uuid),
     })
 }
 
@@ -72,6 +73,7 @@ pub(crate) fn lens_and_version(
         body: TemplateBody::from_trusted(row.value(v + 4)?),
         params: params_from_json(row.text(v + 7)?)?,
         changelog: row.value(v + 5)?,
+        agent: row.value::<Option<Uuid>>(v + 8)?.map(LenserId::from_uuid),
         created_at: row.time(v + 6)?,
     };
     Ok((lens, version))
@@ -83,6 +85,7 @@ pub(crate) fn summary(row: &impl Columns) -> LfResult<VersionSummary> {
         id: VersionId::from_uuid(row.value(0)?),
         semver: semver((row.value(1)?, row.value(2)?, row.value(3)?))?,
         changelog: row.value(4)?,
+        agent: row.value::<Option<Uuid>>(7)?.map(LenserId::from_uuid),
         created_at: row.time(5)?,
         params: params_from_json(row.text(6)?)?,
     })
@@ -136,7 +139,7 @@ pub(crate) fn params_from_json(json: &str) -> LfResult<Vec<Param>> {
         .collect()
 }
 
-/// Binds the columns of a `lenses` row, `$1`..`$14` in [`lens_columns`]
+/// Binds the columns of a `lenses` row, `$1`..`$15` in [`lens_columns`]
 /// order.
 pub(crate) fn bind_lens<Q: Bind>(q: Q, lens: &Lens) -> Q {
     let (major, minor, patch) = semver_parts(lens.head_semver);
@@ -154,6 +157,7 @@ pub(crate) fn bind_lens<Q: Bind>(q: Q, lens: &Lens) -> Q {
         .put_time(lens.created_at)
         .put_time(lens.updated_at)
         .put_opt_time(lens.archived_at)
+        .put(lens.agent.map(|a| a.as_uuid()))
 }
 
 /// Binds the columns of a `lens_versions` row of lens `lens_id`, in table
@@ -168,6 +172,7 @@ pub(crate) fn bind_version<Q: Bind>(q: Q, lens_id: LensId, v: &LensVersion) -> Q
         .put(v.body.as_str().to_owned())
         .put(v.changelog.clone())
         .put_time(v.created_at)
+        .put(v.agent.map(|a| a.as_uuid()))
 }
 
 /// Binds a [`LensPatch`] as `sql::patch_set` takes it, `$1`..`$9`.

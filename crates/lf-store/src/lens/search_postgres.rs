@@ -22,8 +22,8 @@ use crate::postgres;
 
 const INSERT_LENS: &str = "INSERT INTO lenses (id, owner_id, title, description, visibility, status, \
      parent_lens_id, head_version_id, head_major, head_minor, head_patch, created_at, updated_at, archived_at, \
-     body_tsv) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, \
-     setweight(to_tsvector('simple', $15), 'C'))";
+     agent_id, body_tsv) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, \
+     setweight(to_tsvector('simple', $16), 'C'))";
 /// All parameters of version `$1` in one statement, from parallel arrays.
 const INSERT_PARAMS: &str = "INSERT INTO version_params \
      (version_id, position, id, label, optional, type_hint, description, default_value, options) \

@@ -16,8 +16,8 @@ use crate::error::{conflict_or, map_db_err};
 use crate::sqlite::Handle;
 
 const INSERT_LENS: &str = "INSERT INTO lenses (id, owner_id, title, description, visibility, status, \
-     parent_lens_id, head_version_id, head_major, head_minor, head_patch, created_at, updated_at, archived_at) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING seq";
+     parent_lens_id, head_version_id, head_major, head_minor, head_patch, created_at, updated_at, archived_at, \
+     agent_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING seq";
 const INSERT_PARAM: &str = "INSERT INTO version_params \
      (version_id, position, id, label, optional, type_hint, description, default_value, options) \
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)";

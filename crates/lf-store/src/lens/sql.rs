@@ -67,7 +67,7 @@ macro_rules! lens_and_version {
             lens_columns!(),
             ", v.id AS v_id, v.major, v.minor, v.patch, v.body, v.changelog, v.created_at AS v_created_at, ",
             params_json!($b),
-            " AS params FROM lenses l LEFT JOIN lens_versions v ON ",
+            " AS params, v.agent_id AS v_agent_id FROM lenses l LEFT JOIN lens_versions v ON ",
             $join,
             " WHERE l.id = $1 AND l.deleted_at IS NULL AND ",
             reach_2!($b)
@@ -84,7 +84,7 @@ macro_rules! list_versions {
         concat!(
             "SELECT v.id, v.major, v.minor, v.patch, v.changelog, v.created_at, ",
             params_json!($b),
-            " AS params FROM lenses l JOIN lens_versions v ON v.lens_id = l.id \
+            " AS params, v.agent_id FROM lenses l JOIN lens_versions v ON v.lens_id = l.id \
              WHERE l.id = $1 AND l.deleted_at IS NULL AND ",
             reach_2!($b),
             " ORDER BY v.major DESC, v.minor DESC, v.patch DESC"
@@ -94,16 +94,17 @@ macro_rules! list_versions {
 const LIST_VERSIONS: Spellings = spelled!(list_versions);
 
 const INSERT_VERSION: &str = "INSERT INTO lens_versions \
-     (id, lens_id, major, minor, patch, body, changelog, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)";
+     (id, lens_id, major, minor, patch, body, changelog, created_at, agent_id) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)";
 
 macro_rules! insert_run {
     (sqlite) => {
-        "INSERT INTO lens_runs (id, lens_id, version_id, workflow_id, lenser_id, params_used, created_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7)"
+        "INSERT INTO lens_runs (id, lens_id, version_id, workflow_id, lenser_id, params_used, created_at, \
+         agent_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
     };
     (postgres) => {
-        "INSERT INTO lens_runs (id, lens_id, version_id, workflow_id, lenser_id, params_used, created_at) \
-         VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7)"
+        "INSERT INTO lens_runs (id, lens_id, version_id, workflow_id, lenser_id, params_used, created_at, \
+         agent_id) VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8)"
     };
 }
 const INSERT_RUN: Spellings = spelled!(insert_run);
@@ -262,6 +263,7 @@ pub(crate) async fn record_run<C: Conn>(conn: &mut C, run: &LensRun) -> LfResult
         .put(run.workflow_id.as_uuid())
         .put(run.lenser.map(|l| l.as_uuid()))
         .put(json_strings(&run.params_used))
-        .put_time(run.created_at);
+        .put_time(run.created_at)
+        .put(run.agent.map(|a| a.as_uuid()));
     insert(conn, q, || format!("run {} already exists", run.id)).await
 }

@@ -28,6 +28,7 @@ pub fn next_version(lens: &Lens, patch: u32) -> LensVersion {
         params: build_params(&body, &[], &[]).unwrap(),
         body,
         changelog: format!("Patch {patch}."),
+        agent: None,
         created_at: Timestamp::from_micros(1_750_000_000_000_000 + i64::from(patch)),
     }
 }

@@ -136,6 +136,8 @@ pub struct LensOut {
     pub id: String,
     /// The owning lenser.
     pub lenser_id: String,
+    /// The AI Lenser that created it for its owner (null when a person did).
+    pub by_agent: Option<String>,
     pub title: String,
     pub description: Option<String>,
     /// public, community or private.
@@ -159,6 +161,7 @@ impl From<&Lens> for LensOut {
         Self {
             id: l.id.to_string(),
             lenser_id: l.owner.to_string(),
+            by_agent: l.agent.map(|a| a.to_string()),
             title: l.title.to_string(),
             description: l.description.as_ref().map(|d| d.to_string()),
             visibility: l.visibility.as_str(),
@@ -236,6 +239,8 @@ pub struct VersionBodyOut {
     /// The template as written, with its [[Parameter]] tokens.
     pub template_body: String,
     pub changelog: String,
+    /// The AI Lenser that wrote it for the lens's owner (null when a person did).
+    pub by_agent: Option<String>,
     pub created_at: String,
 }
 
@@ -247,6 +252,7 @@ impl From<&LensVersion> for VersionBodyOut {
             semver: v.semver.to_string(),
             template_body: v.body.as_str().to_owned(),
             changelog: v.changelog.clone(),
+            by_agent: v.agent.map(|a| a.to_string()),
             created_at: v.created_at.to_rfc3339(),
         }
     }
@@ -258,6 +264,8 @@ pub struct VersionSummaryOut {
     pub id: String,
     pub semver: String,
     pub changelog: String,
+    /// The AI Lenser that wrote it for the lens's owner (null when a person did).
+    pub by_agent: Option<String>,
     pub created_at: String,
     pub parameters: Vec<ParamOut>,
 }
@@ -268,6 +276,7 @@ impl From<&VersionSummary> for VersionSummaryOut {
             id: v.id.to_string(),
             semver: v.semver.to_string(),
             changelog: v.changelog.clone(),
+            by_agent: v.agent.map(|a| a.to_string()),
             created_at: v.created_at.to_rfc3339(),
             parameters: params_out(&v.params),
         }
