@@ -221,13 +221,19 @@ impl AgentService {
 
     /// Logs `entry` of a call of a tool of `safety` (`None`: a refusal):
     /// at once without a ledger; else queued, and written before the call
-    /// answers when it changed something or the batch is full.
+    /// answers when it changed something or the batch is full. A call that
+    /// changed something fails when its entry could not be written; a read
+    /// or a refusal does not (what the write could not store waits for the
+    /// next one, and the flush reports the error).
     async fn log(&self, entry: &ActionEntry, safety: Option<crate::model::Safety>) -> LfResult<()> {
         match &self.ledger {
             None => self.store.record_action(entry).await,
             Some(ledger) => {
                 if ledger.log(entry.clone(), safety) {
-                    ledger.write_log(self.store.as_ref()).await?;
+                    let written = ledger.write_log(self.store.as_ref()).await;
+                    if safety.is_some_and(|s| s != crate::model::Safety::Read) {
+                        written?;
+                    }
                 }
                 Ok(())
             }

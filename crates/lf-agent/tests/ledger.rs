@@ -190,3 +190,77 @@ fn a_full_batch_is_written_by_the_call_that_fills_it() {
         assert_eq!(stored_log(&w, a.id).len(), expected);
     }
 }
+
+/// A server whose store fails for a while, with a ledger batching `batch`
+/// entries, and an agent granted a read.
+fn flaky_server(
+    batch: usize,
+) -> (Arc<flaky::Flaky>, AgentService, lf_core::Principal, lf_core::LenserId, Call) {
+    let w = World::new();
+    let (_, owner) = person();
+    let store = Arc::new(flaky::Flaky::default());
+    let service = AgentService::new(store.clone(), w.lensers.clone())
+        .with_clock(w.clock.clone())
+        .with_ledger(lf_agent::LedgerSettings { most_held: 256, batch });
+    let new = lf_agent::NewAgent::new(
+        lf_agent::AgentHandle::parse("flaky_bot").unwrap(),
+        lf_agent::DisplayName::parse("Agent").unwrap(),
+    );
+    let a = run(service.create(&owner, new)).unwrap();
+    let read = tool("get_lens", "lens", Safety::Read);
+    run(service.assign_tool(&owner, a.id, read.clone(), false)).unwrap();
+    (store, service, owner, a.id, Call::new(read, 0))
+}
+
+fn logged(store: &flaky::Flaky, agent: lf_core::LenserId) -> Vec<lf_agent::ActionId> {
+    let page = run(store.inner.list_actions(Reach::Everything, agent, PageRequest::first(100))).unwrap();
+    page.items.iter().rev().map(|e| e.id).collect()
+}
+
+#[test]
+fn entries_a_failing_store_could_not_take_wait_for_the_next_write() {
+    let (store, service, owner, agent, call) = flaky_server(256);
+    let mut made = Vec::new();
+    let read = || {
+        let pass = run(service.check_call(&owner, agent, &call)).unwrap();
+        run(service.record_call(&pass, Ok(()))).unwrap().id
+    };
+    made.extend([read(), read()]);
+    store.fail(true);
+    assert_eq!(code(run(service.flush())), ErrorCode::Internal, "the flush says the log was not written");
+    made.push(read());
+    assert_eq!(code(run(service.flush())), ErrorCode::Internal);
+    // A call that changed something is written before it answers: while the
+    // store fails it answers INTERNAL, and its entry waits with the others.
+    let write = tool("create_lens", "lens", Safety::Write);
+    run(service.assign_tool(&owner, agent, write.clone(), false)).unwrap();
+    let pass = run(service.check_call(&owner, agent, &Call::new(write, 0))).unwrap();
+    assert_eq!(code(run(service.record_call(&pass, Ok(())))), ErrorCode::Internal);
+    assert_eq!(logged(&store, agent), [], "nothing was written while the store failed");
+    store.fail(false);
+    made.push(read());
+    run(service.flush()).unwrap();
+    let page = run(store.inner.list_actions(Reach::Everything, agent, PageRequest::first(100))).unwrap();
+    let log: Vec<_> = page.items.iter().rev().map(|e| (e.id, e.action.as_str().to_owned())).collect();
+    assert_eq!(log.len(), 5, "every entry, once: {log:?}");
+    assert_eq!(log[3].1, "create_lens", "in the order of the calls");
+    let reads: Vec<_> = log.iter().filter(|(_, a)| a == "get_lens").map(|(id, _)| *id).collect();
+    assert_eq!(reads, made);
+}
+
+#[test]
+fn a_read_answers_while_the_log_waits_and_what_waits_is_bounded() {
+    let (store, service, owner, agent, call) = flaky_server(2);
+    store.fail(true);
+    // Every second call fills the batch and its write fails: the reads still
+    // answer, and at most 2 × 16 entries wait.
+    let made: Vec<_> = (0..40)
+        .map(|_| {
+            let pass = run(service.check_call(&owner, agent, &call)).unwrap();
+            run(service.record_call(&pass, Ok(()))).expect("a read answers though its log waits").id
+        })
+        .collect();
+    store.fail(false);
+    run(service.flush()).unwrap();
+    assert_eq!(logged(&store, agent), made[40 - 32..], "the newest 32 are kept, the oldest dropped");
+}

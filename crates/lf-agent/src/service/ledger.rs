@@ -30,6 +30,8 @@
 //!   Destructive tool is written, with those waiting, before its call
 //!   answers. So a server killed between a read and the next flush loses
 //!   the log of those reads only; whatever changed something is logged.
+//!   Entries a write could not store because the store failed wait for
+//!   the next write (a bounded number of them).
 //!
 //! Without a ledger (the default) every call reserves exactly what it
 //! needs and writes its log entry before it answers.
@@ -37,7 +39,7 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use lf_core::{LenserId, LfResult};
+use lf_core::{ErrorCode, LenserId, LfResult};
 
 use crate::model::{ActionEntry, Ask, Reservation, Safety, Usage, UsageDay, UsageKind};
 use crate::store::AgentStore;
@@ -56,6 +58,10 @@ impl Default for LedgerSettings {
         LedgerSettings { most_held: 256, batch: 256 }
     }
 }
+
+/// How many batches of log entries a ledger keeps while the store cannot
+/// write them ([`Ledger::write_log`]).
+pub(crate) const KEPT_BATCHES: usize = 16;
 
 /// The allowance a reservation adds to `amount` of a count at `used`
 /// within `limit`: an eighth of the room left after it, at most `most`.
@@ -208,20 +214,43 @@ impl Ledger {
     }
 
     /// Writes the entries waiting, in one transaction. If that fails, each
-    /// is tried alone, and one that fails alone too is dropped: the first
-    /// such error comes back.
+    /// is tried alone, in order. One the store refuses for what it is (its
+    /// id taken: written before, though its answer was lost; its agent not
+    /// there) is dropped. At the first that fails for the store's sake
+    /// (INTERNAL: the database is away or busy), it and the rest wait again,
+    /// before those logged meanwhile, for the next write; at most
+    /// [`LedgerSettings::batch`] × [`KEPT_BATCHES`] wait, the oldest dropped
+    /// past that, so an outage cannot fill the memory. The first error comes
+    /// back.
     pub(crate) async fn write_log(&self, store: &dyn AgentStore) -> LfResult<()> {
         let batch = std::mem::take(&mut self.lock().waiting);
         if batch.is_empty() || store.record_actions(&batch).await.is_ok() {
             return Ok(());
         }
         let mut first = None;
-        for entry in batch {
-            if let Err(e) = store.record_action(&entry).await {
-                first.get_or_insert(e);
+        let mut entries = batch.into_iter();
+        while let Some(entry) = entries.next() {
+            let Err(e) = store.record_action(&entry).await else { continue };
+            let transient = e.code() == ErrorCode::Internal;
+            first.get_or_insert(e);
+            if transient {
+                self.wait_again(std::iter::once(entry).chain(entries).collect());
+                break;
             }
         }
         first.map_or(Ok(()), Err)
+    }
+
+    /// Puts `entries`, which a write could not store, back before those
+    /// waiting, within the bound [`Ledger::write_log`] keeps.
+    fn wait_again(&self, mut entries: Vec<ActionEntry>) {
+        let mut s = self.lock();
+        entries.append(&mut s.waiting);
+        let most = self.settings.batch.max(1).saturating_mul(KEPT_BATCHES);
+        if entries.len() > most {
+            entries.drain(..entries.len() - most);
+        }
+        s.waiting = entries;
     }
 
     /// Everything held of a day other than `today`, or of every day when

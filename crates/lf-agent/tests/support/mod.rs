@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod flaky;
+
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
