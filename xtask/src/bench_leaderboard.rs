@@ -93,6 +93,7 @@ fn generate(battles: usize, contenders: usize) -> Seed {
                 contender_type: ContenderType::AiModel,
                 reference: refs[i],
                 owner: None,
+                agent: None,
                 joined_at: Timestamp::from_micros(created.as_micros() + (slot as i64 + 1) * SECOND),
             })
             .collect();
@@ -134,6 +135,7 @@ fn generate(battles: usize, contenders: usize) -> Seed {
             rubric: None,
             auto_check: None,
             creator: creators[rng.below(creators.len())],
+            agent: None,
             status: BattleStatus::Closed,
             winner: Some(entered[order[0]].id),
             created_at: created,
@@ -172,7 +174,8 @@ async fn write(pool: &sqlx::SqlitePool, seed: &Seed) -> Result<(), String> {
     insert_rows(
         &mut tx,
         "INSERT INTO battles (id, title, task_prompt, battle_type, judging_mode, max_contenders, \
-         ai_judge_model_key, rubric, auto_check, creator_id, status, winner_id, created_at, updated_at, closed_at)",
+         ai_judge_model_key, rubric, auto_check, creator_id, status, winner_id, created_at, updated_at, closed_at, \
+         agent_id)",
         &seed.battles,
         1_000,
         |q, b| {
@@ -190,14 +193,15 @@ async fn write(pool: &sqlx::SqlitePool, seed: &Seed) -> Result<(), String> {
                 .push_bind(b.winner.map(|w| w.as_uuid()))
                 .push_bind(b.created_at.as_micros())
                 .push_bind(b.updated_at.as_micros())
-                .push_bind(b.closed_at.map(|t| t.as_micros()));
+                .push_bind(b.closed_at.map(|t| t.as_micros()))
+                .push_bind(b.agent.map(|a| a.as_uuid()));
         },
     )
     .await?;
     insert_rows(
         &mut tx,
         "INSERT INTO battle_contenders \
-         (id, battle_id, slot, display_name, contender_type, reference_id, owner_id, joined_at)",
+         (id, battle_id, slot, display_name, contender_type, reference_id, owner_id, joined_at, agent_id)",
         &seed.contenders,
         2_000,
         |q, c| {
@@ -208,7 +212,8 @@ async fn write(pool: &sqlx::SqlitePool, seed: &Seed) -> Result<(), String> {
                 .push_bind(c.contender_type.as_str())
                 .push_bind(c.reference.as_uuid())
                 .push_bind(c.owner.map(|o| o.as_uuid()))
-                .push_bind(c.joined_at.as_micros());
+                .push_bind(c.joined_at.as_micros())
+                .push_bind(c.agent.map(|a| a.as_uuid()));
         },
     )
     .await?;

@@ -32,6 +32,7 @@ pub async fn suite(store: Arc<dyn BattleStore>) {
     round_trip(s).await;
     reach(s).await;
     contenders(s).await;
+    agents(s).await;
     statuses(s).await;
     submissions(s).await;
     votes(s).await;
@@ -77,6 +78,7 @@ impl Fixture {
             rubric: None,
             auto_check: None,
             creator,
+            agent: None,
             status,
             winner: None,
             created_at: now,
@@ -100,6 +102,7 @@ impl Fixture {
             contender_type: kind,
             reference: ContenderRefId::new(),
             owner: None,
+            agent: None,
             joined_at: self.tick(),
         }
     }
@@ -294,6 +297,52 @@ async fn contenders(s: &dyn BattleStore) {
         .await
         .unwrap();
     assert_eq!(listed.items[0].contenders, 2);
+}
+
+/// The AI Lenser that wrote a battle or a contender reads back from every
+/// read that returns it, and stays through later changes; a person's rows
+/// name none.
+async fn agents(s: &dyn BattleStore) {
+    let mut f = Fixture::new();
+    let (owner, agent) = (LenserId::new(), LenserId::new());
+    // A word no other battle of a shared database has.
+    let word = format!("zq{}", BattleId::new().as_uuid().simple());
+    let by_agent = Battle {
+        title: BattleTitle::parse(format!("An agent's {word}")).unwrap(),
+        agent: Some(agent),
+        ..f.battle(owner, Open)
+    };
+    s.create_battle(&by_agent).await.expect("create_battle by an agent");
+    let by_person = f.create(s, owner, Open).await;
+    let its = Contender { agent: Some(agent), ..f.contender(&by_person, 0, ContenderType::AiAgent) };
+    let theirs = f.contender(&by_person, 1, ContenderType::AiModel);
+    s.add_contender(&its, Open).await.expect("add_contender by an agent");
+    s.add_contender(&theirs, Open).await.expect("add_contender by a person");
+
+    let got = s.get_battle(Reach::Lenser(owner), by_agent.id).await.unwrap();
+    assert_eq!(got, by_agent, "a battle an agent created reads back with its agent");
+    assert_eq!(s.get_battle(Reach::Lenser(owner), by_person.id).await.unwrap().agent, None);
+    let sheet = s.get_sheet(Reach::Lenser(owner), by_person.id).await.unwrap();
+    assert_eq!(sheet.battle.agent, None, "a person's battle names no agent");
+    assert_eq!(sheet.contenders, vec![its.clone(), theirs.clone()], "each contender names who added it");
+
+    let agents_of = |page: lf_core::Page<crate::model::BattleSummary>| -> Vec<(BattleId, Option<LenserId>)> {
+        page.items.iter().map(|i| (i.battle.id, i.battle.agent)).collect()
+    };
+    let want = vec![(by_person.id, None), (by_agent.id, Some(agent))];
+    let mine = BattleFilter { creator: Some(owner), ..Default::default() };
+    let listed = s.list_battles(Reach::Lenser(owner), &mine, PageRequest::default()).await.unwrap();
+    assert_eq!(agents_of(listed), want, "list_battles names each battle's agent");
+    let hist = HistoryFilter { lenser: owner, status: None };
+    let page = s.battle_history(Reach::Lenser(owner), &hist, PageRequest::default()).await.unwrap();
+    assert_eq!(agents_of(page), want, "battle_history too");
+    let q = SearchQuery::parse(&word).unwrap();
+    let found = s.search_battles(Reach::Lenser(owner), &q, PageRequest::default()).await.unwrap();
+    assert_eq!(agents_of(found), vec![(by_agent.id, Some(agent))], "search_battles too");
+
+    s.set_status(by_agent.id, Open, Executing, f.tick()).await.unwrap();
+    let moved = s.get_battle(Reach::Everything, by_agent.id).await.unwrap();
+    assert_eq!((moved.status, moved.agent), (Executing, Some(agent)), "a status change keeps the agent");
 }
 
 async fn statuses(s: &dyn BattleStore) {

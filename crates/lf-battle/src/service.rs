@@ -349,6 +349,7 @@ impl BattleService {
             rubric: new.rubric,
             auto_check: new.auto_check,
             creator,
+            agent: p.agent(),
             status: BattleStatus::Draft,
             winner: None,
             created_at: now,
@@ -449,6 +450,7 @@ impl BattleService {
             contender_type: new.contender_type,
             reference: new.reference,
             owner: rules::contender_owner(new.contender_type, new.reference, owner),
+            agent: p.agent(),
             joined_at: self.now(),
         };
         self.store.add_contender(&contender, sheet.battle.status).await?;

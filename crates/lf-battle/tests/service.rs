@@ -213,6 +213,50 @@ fn create_defaults_and_owner() {
     assert_eq!(code(run(w.service.create(&nobody, new))), ErrorCode::MissingLenser);
 }
 
+/// DESIGN §5: an AI Lenser acting for its owner is recorded as the writer
+/// of the battle and the contenders it makes; its owner owns the battle.
+/// What a person makes names no agent.
+#[test]
+fn an_agent_is_recorded_as_the_writer_of_what_it_makes() {
+    let w = World::new();
+    let agent_id = LenserId::new();
+    let as_agent = Principal::Agent { agent_id, owner: w.creator };
+    let new = NewBattle::new(
+        BattleTitle::parse("Agent's duel").unwrap(),
+        TaskPrompt::parse("Name a sea.").unwrap(),
+    );
+    let b = run(w.service.create(&as_agent, new)).unwrap();
+    assert_eq!((b.creator, b.agent), (w.creator, Some(agent_id)), "the owner owns it, the agent made it");
+    let joined = run(w.service.add_contender(
+        &as_agent,
+        NewContender {
+            battle_id: b.id,
+            display_name: DisplayName::parse("The agent itself").unwrap(),
+            contender_type: ContenderType::AiAgent,
+            reference: ContenderRefId::from_uuid(agent_id.as_uuid()),
+            slot: None,
+            owner: Some(w.creator),
+        },
+    ))
+    .unwrap();
+    assert_eq!(joined.agent, Some(agent_id));
+    let by_owner = w.add(b.id, ContenderType::AiModel).unwrap();
+    assert_eq!(by_owner.agent, None, "the owner adding a contender by hand is no agent");
+    let sheet = run(w.service.get(&w.me, b.id)).unwrap();
+    assert_eq!(sheet.battle.agent, Some(agent_id), "stored, not only answered");
+    let agents: Vec<_> = sheet.contenders.iter().map(|c| (c.id, c.agent)).collect();
+    assert_eq!(agents, vec![(joined.id, Some(agent_id)), (by_owner.id, None)]);
+
+    let mine = w.create(|n| n).unwrap();
+    assert_eq!((mine.creator, mine.agent), (w.creator, None), "a person's battle names no agent");
+    let theirs = w.add(mine.id, ContenderType::AiModel).unwrap();
+    assert_eq!(theirs.agent, None);
+    let operator = Principal::Service { acting_as: Some(w.creator) };
+    let new =
+        NewBattle::new(BattleTitle::parse("Operator's").unwrap(), TaskPrompt::parse("Name a lake.").unwrap());
+    assert_eq!(run(w.service.create(&operator, new)).unwrap().agent, None, "nor does the service's");
+}
+
 #[test]
 fn create_refuses_contradictions_naming_the_field() {
     let w = World::new();

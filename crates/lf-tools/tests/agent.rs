@@ -621,3 +621,65 @@ async fn an_agent_answers_only_as_its_own_contender() {
     let (failed, unnamed) = act(&alice, &agents[1], "answer_battle", json!({"battle_id": b})).await;
     assert!(!failed, "{unnamed}");
 }
+
+/// DESIGN §5: an agent is the actor of every row it writes, its owner owns
+/// the row. A battle and a contender made through run_agent_action answer
+/// and read back with `by_agent`, the agent's id; the same tools called by
+/// the owner answer it null.
+#[tokio::test]
+async fn what_an_agent_makes_names_it_and_what_its_owner_makes_does_not() {
+    let w = World::new().await;
+    let (owner, a) = w.person();
+    let id = agent(&a, "maker").await;
+    let patch = json!({"can_create_battles": true, "can_join_battles": true});
+    ok(&a, "update_ai_lenser", json!({"ai_lenser_id": id, "patch": patch})).await;
+    for tool in ["create_battle", "add_battle_contender"] {
+        ok(&a, "assign_agent_tool", json!({"ai_lenser_id": id, "tool_id": tool})).await;
+    }
+
+    let new = json!({"title": "The agent's duel", "task_prompt": "Name a sea."});
+    let (failed, made) = act(&a, &id, "create_battle", new).await;
+    assert!(!failed, "{made}");
+    let made = &made["result"];
+    assert_eq!(made["by_agent"].as_str(), Some(id.as_str()), "{made}");
+    assert_eq!(made["creator_lenser_id"], owner.to_string(), "its owner owns it");
+    let b = made["id"].as_str().unwrap().to_owned();
+    let join = json!({"battle_id": b, "display_name": "Maker", "contender_type": "ai_agent", "contender_ref_id": id});
+    let (failed, joined) = act(&a, &id, "add_battle_contender", join).await;
+    assert!(!failed, "{joined}");
+    assert_eq!(joined["result"]["by_agent"].as_str(), Some(id.as_str()), "{joined}");
+    let model = json!({"battle_id": b, "display_name": "A model", "contender_type": "ai_model", "contender_ref_id": LenserId::new().to_string()});
+    let by_hand = ok(&a, "add_battle_contender", model).await;
+    assert_eq!(
+        by_hand.get("by_agent"),
+        Some(&Value::Null),
+        "the owner's contender names no agent: {by_hand}"
+    );
+
+    let sheet = ok(&a, "get_battle", json!({"battle_id": b})).await;
+    assert_eq!(sheet["by_agent"].as_str(), Some(id.as_str()), "{sheet}");
+    let contenders = sheet["contenders"].as_array().unwrap();
+    let agents: Vec<(&str, Option<&Value>)> =
+        contenders.iter().map(|c| (c["display_name"].as_str().unwrap(), c.get("by_agent"))).collect();
+    assert_eq!(agents, [("Maker", Some(&json!(id))), ("A model", Some(&Value::Null))]);
+
+    let mine =
+        ok(&a, "create_battle", json!({"title": "The owner's duel", "task_prompt": "Name a lake."})).await;
+    assert_eq!(mine.get("by_agent"), Some(&Value::Null), "{mine}");
+    assert_eq!(mine["creator_lenser_id"], owner.to_string());
+    let got = ok(&a, "get_battle", json!({"battle_id": mine["id"]})).await;
+    assert_eq!(got.get("by_agent"), Some(&Value::Null), "{got}");
+
+    let listed = ok(&a, "list_battles", json!({"creator_lenser_id": owner.to_string()})).await;
+    let listed: Vec<(&str, Option<&Value>)> = listed["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| (i["title"].as_str().unwrap(), i.get("by_agent")))
+        .collect();
+    assert_eq!(
+        listed,
+        [("The owner's duel", Some(&Value::Null)), ("The agent's duel", Some(&json!(id)))],
+        "list_battles names the agent of each battle, newest first"
+    );
+}

@@ -27,6 +27,10 @@ pub struct Battle {
     pub auto_check: Option<AutoCheck>,
     /// Who created it and alone (with the service) moves it.
     pub creator: LenserId,
+    /// The AI Lenser that created it for `creator` (DESIGN §5: an agent is
+    /// the actor of every row it writes); `None` when a person or the
+    /// service did.
+    pub agent: Option<LenserId>,
     /// Where it is in its lifecycle.
     pub status: BattleStatus,
     /// The contender ranked first at closing; `None` before.
@@ -67,6 +71,9 @@ pub struct Contender {
     /// agent's or workflow's owner when the caller knows it. May submit for it,
     /// may not vote for it. `None`: only the creator submits for it.
     pub owner: Option<LenserId>,
+    /// The AI Lenser that added it for the battle's creator; `None` when a
+    /// person or the service did.
+    pub agent: Option<LenserId>,
     /// When it joined.
     pub joined_at: Timestamp,
 }

@@ -1,9 +1,10 @@
 //! [`BattleStore`] over either backend: the tables of `0003_battles.sql`
-//! `0004_battle_results.sql` and `0013_answer_errors.sql`, through the statements of `sql`, the same
-//! on both. Writes run in one write transaction that locks the battle's row
-//! first, `get_sheet` in one read transaction, other reads as one statement
-//! each (see [`crate::conns`]). On SQLite, `closed_results` (the one large
-//! scan) reads on a direct reader, on a blocking thread.
+//! `0004_battle_results.sql` and `0013_answer_errors.sql` (with the
+//! `agent_id` of the `row_agents` migrations), through the statements of
+//! `sql`, the same on both. Writes run in one write transaction that locks
+//! the battle's row first, `get_sheet` in one read transaction, other reads
+//! as one statement each (see [`crate::conns`]). On SQLite, `closed_results`
+//! (the one large scan) reads on a direct reader, on a blocking thread.
 
 pub(crate) mod rows;
 pub(crate) mod sql;

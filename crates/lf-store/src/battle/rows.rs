@@ -3,8 +3,9 @@
 //! corrupt row (INTERNAL).
 //!
 //! Both backends store the same columns (see the `0003_battles.sql` and
-//! `0004_battle_results.sql` migrations); ids, texts, numbers and booleans
-//! bind and read as sqlx does, times as each backend's
+//! `0004_battle_results.sql` migrations, and the `agent_id` of the
+//! `row_agents` ones: SQLite 0015, PostgreSQL 0014); ids, texts, numbers
+//! and booleans bind and read as sqlx does, times as each backend's
 //! [`crate::dialect::Dialect`] spells them. Rubrics, automatic checks,
 //! verdict criteria and result entries are JSON text on both.
 
@@ -38,7 +39,8 @@ pub(crate) fn battle_result(row: &impl Columns) -> LfResult<BattleResult> {
 macro_rules! battle_columns {
     () => {
         "b.id, b.title, b.task_prompt, b.battle_type, b.judging_mode, b.max_contenders, b.ai_judge_model_key, \
-         b.rubric, b.auto_check, b.creator_id, b.status, b.winner_id, b.created_at, b.updated_at, b.closed_at"
+         b.rubric, b.auto_check, b.creator_id, b.status, b.winner_id, b.created_at, b.updated_at, b.closed_at, \
+         b.agent_id"
     };
 }
 pub(crate) use battle_columns;
@@ -184,6 +186,7 @@ pub(crate) fn battle<R: Columns>(row: &R) -> LfResult<Battle> {
         rubric: row.value::<Option<String>>("rubric")?.as_deref().map(rubric).transpose()?,
         auto_check: row.value::<Option<String>>("auto_check")?.as_deref().map(auto_check).transpose()?,
         creator: LenserId::from_uuid(row.value("creator_id")?),
+        agent: row.value::<Option<Uuid>>("agent_id")?.map(LenserId::from_uuid),
         status: status(&row.value::<String>("status")?)?,
         winner: row.value::<Option<Uuid>>("winner_id")?.map(ContenderId::from_uuid),
         created_at: row.time("created_at")?,
@@ -206,6 +209,7 @@ pub(crate) fn contender<R: Columns>(row: &R) -> LfResult<Contender> {
         contender_type: contender_type(&row.value::<String>("contender_type")?)?,
         reference: ContenderRefId::from_uuid(row.value("reference_id")?),
         owner: row.value::<Option<Uuid>>("owner_id")?.map(LenserId::from_uuid),
+        agent: row.value::<Option<Uuid>>("agent_id")?.map(LenserId::from_uuid),
         joined_at: row.time("joined_at")?,
     })
 }
@@ -287,6 +291,7 @@ pub(crate) fn bind_battle<Q: Bind>(q: Q, b: &Battle) -> Q {
         .put_time(b.created_at)
         .put_time(b.updated_at)
         .put_opt_time(b.closed_at)
+        .put(b.agent.map(|a| a.as_uuid()))
 }
 
 /// Binds the columns of a `battle_contenders` row, in table order.
@@ -299,6 +304,7 @@ pub(crate) fn bind_contender<Q: Bind>(q: Q, c: &Contender) -> Q {
         .put(c.reference.as_uuid())
         .put(c.owner.map(|o| o.as_uuid()))
         .put_time(c.joined_at)
+        .put(c.agent.map(|a| a.as_uuid()))
 }
 
 /// Binds the columns of a `battle_submissions` row, in table order.

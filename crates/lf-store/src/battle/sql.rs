@@ -72,8 +72,8 @@ const INSERT_BATTLE: &str = concat!(
     "INSERT INTO battles (",
     // The columns without their `b.` prefix.
     "id, title, task_prompt, battle_type, judging_mode, max_contenders, ai_judge_model_key, rubric, \
-     auto_check, creator_id, status, winner_id, created_at, updated_at, closed_at",
-    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"
+     auto_check, creator_id, status, winner_id, created_at, updated_at, closed_at, agent_id",
+    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)"
 );
 const GET_BATTLE: &str =
     concat!("SELECT ", battle_columns!(), " FROM battles b WHERE b.id = $1 AND ", reach_2_3!());
@@ -86,10 +86,10 @@ const CONTENDER_IDS: &str = "SELECT id FROM battle_contenders WHERE battle_id = 
 const SLOT_CHECK: &str = "SELECT count(*) AS n, count(CASE WHEN reference_id = $2 THEN 1 END) AS same_ref \
      FROM battle_contenders WHERE battle_id = $1";
 const INSERT_CONTENDER: &str = "INSERT INTO battle_contenders \
-     (id, battle_id, slot, display_name, contender_type, reference_id, owner_id, joined_at) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)";
+     (id, battle_id, slot, display_name, contender_type, reference_id, owner_id, joined_at, agent_id) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)";
 const CONTENDERS: &str = "SELECT id, battle_id, slot, display_name, contender_type, reference_id, owner_id, \
-     joined_at FROM battle_contenders WHERE battle_id = $1 ORDER BY slot";
+     joined_at, agent_id FROM battle_contenders WHERE battle_id = $1 ORDER BY slot";
 
 /// Contender `$2` of battle `$1` (no row: not one of its) and its
 /// submission's id and `created_at` (NULLs: none yet).

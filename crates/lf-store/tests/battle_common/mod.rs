@@ -31,6 +31,7 @@ fn battle(max: i64, status: BattleStatus) -> Battle {
         rubric: None,
         auto_check: None,
         creator: LenserId::new(),
+        agent: None,
         status,
         winner: None,
         created_at: now,
@@ -48,6 +49,7 @@ fn contender(b: &Battle, index: usize) -> Contender {
         contender_type: ContenderType::AiModel,
         reference: ContenderRefId::new(),
         owner: None,
+        agent: None,
         joined_at: SystemClock.now(),
     }
 }

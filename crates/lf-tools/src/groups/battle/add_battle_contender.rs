@@ -35,6 +35,8 @@ pub struct AddedContenderOut {
     pub display_name: String,
     pub contender_type: &'static str,
     pub contender_ref_id: String,
+    /// The AI Lenser that added it for its owner (null when a person did).
+    pub by_agent: Option<String>,
 }
 
 pub struct AddBattleContender;
@@ -81,6 +83,7 @@ impl Tool for AddBattleContender {
             display_name: c.display_name.to_string(),
             contender_type: c.contender_type.as_str(),
             contender_ref_id: c.reference.to_string(),
+            by_agent: c.agent.map(|a| a.to_string()),
         })
     }
 }

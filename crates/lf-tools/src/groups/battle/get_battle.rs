@@ -84,6 +84,8 @@ pub struct ContenderOut {
     pub contender_ref_id: String,
     /// The lenser who answers for it (may submit for it, may not vote for it).
     pub owner_lenser_id: Option<String>,
+    /// The AI Lenser that added it for its owner (null when a person did).
+    pub by_agent: Option<String>,
     pub has_submitted: bool,
     /// Why a workflow contender's run gave no answer (submit for it by hand).
     pub answer_error: Option<AnswerErrorOut>,
@@ -160,6 +162,7 @@ fn battle_out(view: BattleView) -> BattleOut {
             contender_type: c.contender_type.as_str(),
             contender_ref_id: c.reference.to_string(),
             owner_lenser_id: c.owner.map(|o| o.to_string()),
+            by_agent: c.agent.map(|a| a.to_string()),
             has_submitted: s.submission_of(c.id).is_some(),
             answer_error: s.answer_error_of(c.id).map(|e| AnswerErrorOut {
                 run_id: e.run_id.clone(),

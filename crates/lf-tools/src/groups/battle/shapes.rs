@@ -99,6 +99,8 @@ pub struct BattleFieldsOut {
     pub max_contenders: usize,
     /// The lenser who created it and alone moves it.
     pub creator_lenser_id: String,
+    /// The AI Lenser that created it for its owner (null when a person did).
+    pub by_agent: Option<String>,
     /// Set when the battle closed: the contender in position 1.
     pub winner_contender_id: Option<String>,
     /// RFC 3339, UTC.
@@ -117,6 +119,7 @@ impl From<&Battle> for BattleFieldsOut {
             judging_mode: b.judging_mode.as_str(),
             max_contenders: b.max_contenders.get(),
             creator_lenser_id: b.creator.to_string(),
+            by_agent: b.agent.map(|a| a.to_string()),
             winner_contender_id: b.winner.map(|w| w.to_string()),
             created_at: b.created_at.to_rfc3339(),
             updated_at: b.updated_at.to_rfc3339(),
