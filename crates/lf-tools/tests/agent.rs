@@ -316,6 +316,8 @@ async fn an_agent_is_named_on_the_lenses_it_writes() {
         (got["by_agent"].as_str(), got["versions"]["by_agent"].as_str()),
         (Some(id.as_str()), Some(id.as_str()))
     );
+    let doc = ok(&a, "fetch", json!({"id": format!("lens:{lens}")})).await;
+    assert_eq!(doc["metadata"]["by_agent"], id.as_str(), "its document names the agent too");
     let (failed, fork) = act(&a, &id, "fork_lens", json!({"source_lens_id": lens})).await;
     assert!(!failed, "{fork}");
     assert_eq!(fork["result"]["by_agent"], id.as_str());
@@ -658,6 +660,8 @@ async fn what_an_agent_makes_names_it_and_what_its_owner_makes_does_not() {
 
     let sheet = ok(&a, "get_battle", json!({"battle_id": b})).await;
     assert_eq!(sheet["by_agent"].as_str(), Some(id.as_str()), "{sheet}");
+    let doc = ok(&a, "fetch", json!({"id": format!("battle:{b}")})).await;
+    assert_eq!(doc["metadata"]["by_agent"], id.as_str(), "its document names the agent too");
     let contenders = sheet["contenders"].as_array().unwrap();
     let agents: Vec<(&str, Option<&Value>)> =
         contenders.iter().map(|c| (c["display_name"].as_str().unwrap(), c.get("by_agent"))).collect();
