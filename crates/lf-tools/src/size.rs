@@ -13,13 +13,15 @@ use crate::catalog::{Catalog, CatalogOptions};
 /// token: this is some 18,000 tokens of every conversation's context.
 ///
 /// The 27 Lens and Battle tools take 39,700 bytes, Search's two 1,000; the
-/// Workflow group's nineteen take 30,800 (create_workflow alone 5,550: the
-/// blueprint is the schema a model most needs to read whole); the Agent
-/// group's fifteen 18,100 (list_ai_lensers and get_ai_lenser 4,250 of it:
-/// the profile with its policy and usage is what an owner reads), 90,000 in
-/// all. The budget leaves 1,000 for small changes, under the aim of 100,000
-/// bytes for the whole catalog.
-pub const LISTING_BUDGET: usize = 91_000;
+/// Workflow group's nineteen take 32,900 (create_workflow alone 5,800: the
+/// blueprint is the schema a model most needs to read whole; `by_agent` on
+/// its workflow, version and run outputs 2,150, most of it the `required`
+/// lists a field that may be absent brings); the Agent group's fifteen
+/// 18,100 (list_ai_lensers and get_ai_lenser 4,250 of it: the profile with
+/// its policy and usage is what an owner reads), 92,150 in all. The budget
+/// is the listing as it is, under the aim of 100,000 bytes for the whole
+/// catalog.
+pub const LISTING_BUDGET: usize = 92_200;
 
 /// One tool's share of the listing, in bytes of JSON.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -50,6 +50,9 @@ pub struct RunStartedOut {
     pub version: u32,
     /// True when the idempotency key named an earlier run, which this is.
     pub replayed: bool,
+    // No by_agent here (get_workflow_run_status has it): a task's result,
+    // that tool's answer, must fit this schema too, and a field that may be
+    // absent would make it list as required the fields that answer lacks.
 }
 
 fn budget(n: Option<i64>) -> LfResult<Option<u64>> {
