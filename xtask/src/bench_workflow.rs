@@ -148,6 +148,7 @@ fn version(workflow_id: WorkflowId, owner: LenserId, steps: usize) -> WorkflowVe
         number: 1,
         changelog: "Benchmark.".to_owned(),
         created_by: owner,
+        agent: None,
         created_at: Timestamp::from_micros(0),
         nodes,
         edges,
@@ -229,6 +230,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
                 created_at: Timestamp::from_micros(0),
                 updated_at: Timestamp::from_micros(0),
                 archived_at: None,
+                agent: None,
             };
             store.create_workflow(&w, &v).await.map_err(|e| e.message().to_owned())?;
             let s = server(service(store.clone()), owner);

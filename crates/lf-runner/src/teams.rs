@@ -3,8 +3,9 @@
 //! team run what came of it.
 //!
 //! - Dispatch: the team run's workflow (its head version) is started with
-//!   the team run's inputs as the agent's owner (an agent acts with its
-//!   owner's reach), origin `team`, keyed `team:<agent id>:<team run
+//!   the team run's inputs as the agent acting for its owner (with its
+//!   owner's reach; the owner is the run's starter, the agent its
+//!   `agent`), origin `team`, keyed `team:<agent id>:<team run
 //!   id>`, linked to the parent team run's workflow run when nested; then
 //!   `Move::Dispatch { run }`. Starting it again finds the run by its key,
 //!   so a team run has one workflow run however often it is dispatched. A
@@ -226,7 +227,7 @@ async fn dispatch(own: &OwnServices, team: &TeamRun) -> LfResult<()> {
         idempotency_key: Some(IdempotencyKey::parse("idempotency_key", &key(team.agent, team.id))?),
         ..StartRun::default()
     };
-    let run = match bound.runs.start_triggered(RunOrigin::Team, agent.owner, parent, start).await {
+    let run = match bound.runs.start_team(team.agent, agent.owner, parent, start).await {
         Ok(started) => started.run,
         Err(e) if transient(&e) => return Err(e),
         Err(e) => {

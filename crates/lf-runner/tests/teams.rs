@@ -139,6 +139,7 @@ async fn an_auto_team_run_runs_its_workflow_and_tells_its_steps_in_order() {
     let r = &runs[0];
     assert_eq!(done.workflow_run.map(wf_run), Some(r.id), "the team run names its workflow run");
     assert_eq!((r.origin, r.started_by, r.status()), (RunOrigin::Team, owner, RunStatus::Completed));
+    assert_eq!(r.agent, Some(a.id), "started by the agent for its owner");
     assert_eq!(r.state.inputs["topic"], "rust", "the team run's inputs");
     assert_eq!(r.idempotency_key.as_ref().unwrap().as_str(), format!("team:{}:{id}", a.id));
     assert_eq!(

@@ -188,6 +188,7 @@ fn workflow_document(d: &Described) -> Document {
         "kind": "workflow",
         "workflow_id": w.id.to_string(),
         "lenser_id": w.owner.to_string(),
+        "by_agent": w.agent.map(|a| a.to_string()),
         "visibility": w.visibility.as_str(),
         "version": d.version,
         "steps": d.node_count,

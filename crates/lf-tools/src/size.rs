@@ -17,9 +17,10 @@ use crate::catalog::{Catalog, CatalogOptions};
 /// blueprint is the schema a model most needs to read whole); the Agent
 /// group's fifteen 18,100 (list_ai_lensers and get_ai_lenser 4,250 of it:
 /// the profile with its policy and usage is what an owner reads), 90,000 in
-/// all. The budget leaves 1,000 for small changes, under the aim of 100,000
-/// bytes for the whole catalog.
-pub const LISTING_BUDGET: usize = 91_000;
+/// all; the outputs' `by_agent` (the AI Lenser that wrote a lens, version,
+/// battle, contender, workflow or run) 1,200 more. The budget leaves 800
+/// for small changes, under the aim of 100,000 bytes for the whole catalog.
+pub const LISTING_BUDGET: usize = 92_000;
 
 /// One tool's share of the listing, in bytes of JSON.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -687,3 +687,60 @@ async fn what_an_agent_makes_names_it_and_what_its_owner_makes_does_not() {
         "list_battles names the agent of each battle, newest first"
     );
 }
+
+/// DESIGN: an agent is recorded as the actor of the rows it writes, its
+/// owner still owning them; what a person writes names no agent.
+#[tokio::test]
+async fn what_an_agent_creates_and_runs_names_it_and_what_its_owner_does_does_not() {
+    let w = World::new().await;
+    let (alice, a) = w.person();
+    let id = agent(&a, "builder").await;
+    for tool in ["create_workflow", "run_workflow"] {
+        ok(&a, "assign_agent_tool", json!({"ai_lenser_id": id, "tool_id": tool})).await;
+    }
+    let blueprint = json!({"title": "Flow", "visibility": "private",
+        "steps": [{"key": "start", "kind": "trigger", "name": "Start", "node_type": "manual_trigger"},
+                  {"key": "log", "kind": "tool", "name": "Log", "node_type": "noop"}],
+        "connections": [{"from_step": "start", "to_step": "log", "input_parameter": "input"}]});
+
+    let (failed, created) = act(&a, &id, "create_workflow", blueprint.clone()).await;
+    assert!(!failed, "{created}");
+    let made = &created["result"];
+    assert_eq!(made["lenser_id"], alice.to_string(), "its owner owns it");
+    assert_eq!(made["by_agent"], id, "the agent created it");
+    let flow = made["id"].as_str().unwrap().to_owned();
+    let (failed, started) = act(&a, &id, "run_workflow", json!({"workflow_id": flow})).await;
+    assert!(!failed, "{started}");
+    assert_eq!(started["result"]["by_agent"], id, "the agent started the run: {started}");
+    let run = started["result"]["id"].as_str().unwrap().to_owned();
+
+    let got = ok(&a, "get_workflow", json!({"workflow_id": flow})).await;
+    assert_eq!((&got["by_agent"], &got["head"]["by_agent"]), (&json!(id), &json!(id)), "{got}");
+    let status = ok(&a, "get_workflow_run_status", json!({"run_id": run})).await;
+    assert_eq!(status["by_agent"], id, "the agent started the run: {status}");
+    let doc = ok(&a, "fetch", json!({"id": format!("workflow:{flow}")})).await;
+    assert_eq!(doc["metadata"]["by_agent"], id, "its document names the agent too");
+
+    // The same tools called by the owner: by_agent null everywhere.
+    let mine = ok(&a, "create_workflow", blueprint).await;
+    assert!(mine["by_agent"].is_null(), "{mine}");
+    let own = mine["id"].as_str().unwrap().to_owned();
+    let got = ok(&a, "get_workflow", json!({"workflow_id": own})).await;
+    assert!(got["by_agent"].is_null() && got["head"]["by_agent"].is_null(), "{got}");
+    // Running the agent's workflow is the owner's run when the owner starts it.
+    for workflow in [&own, &flow] {
+        let started = ok(&a, "run_workflow", json!({"workflow_id": workflow})).await;
+        assert!(started["by_agent"].is_null(), "{started}");
+        let status = ok(&a, "get_workflow_run_status", json!({"run_id": started["id"]})).await;
+        assert!(status["by_agent"].is_null(), "{status}");
+        assert_eq!(status["status"], "pending", "nothing runs it here");
+    }
+    let listed = ok(&a, "list_workflow_runs", json!({"workflow_id": flow})).await;
+    let by: Vec<Option<&str>> = listed["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.get("by_agent").and_then(Value::as_str))
+        .collect();
+    assert_eq!(by, [None, Some(id.as_str())], "the owner's run, then the agent's: {listed}");
+}

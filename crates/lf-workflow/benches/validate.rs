@@ -96,6 +96,7 @@ fn version(nodes: usize) -> WorkflowVersion {
         number: 1,
         changelog: String::new(),
         created_by: LenserId::new(),
+        agent: None,
         created_at: Timestamp::from_micros(0),
         nodes: ns,
         edges: es,

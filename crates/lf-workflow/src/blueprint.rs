@@ -231,7 +231,8 @@ impl GraphDraft {
     }
 
     /// The version these steps make, with fresh node and edge ids, laid out
-    /// as the original builder does.
+    /// as the original builder does; its `agent` is `None` (the caller sets
+    /// it when an agent wrote the version).
     pub fn into_version(
         self,
         workflow_id: WorkflowId,
@@ -279,6 +280,7 @@ impl GraphDraft {
             number,
             changelog,
             created_by,
+            agent: None,
             created_at,
             nodes,
             edges,

@@ -28,6 +28,7 @@ use crate::store::WorkflowStore;
 pub async fn suite(store: Arc<dyn WorkflowStore>) {
     let s = store.as_ref();
     round_trip(s).await;
+    agents(s).await;
     reach(s).await;
     versions(s).await;
     patches_and_archive(s).await;
@@ -157,6 +158,7 @@ impl Fixture {
             created_at: now,
             updated_at: now,
             archived_at: None,
+            agent: None,
         };
         (workflow, version)
     }
@@ -214,6 +216,66 @@ async fn round_trip(s: &dyn WorkflowStore) {
     let list = s.list_versions(Reach::Lenser(owner), w.id).await.expect("list_versions");
     assert_eq!(list, vec![v.summary()], "one version, with its counts");
     assert_eq!((list[0].node_count, list[0].edge_count), (3, 2));
+}
+
+/// The AI Lenser a workflow and each version record (DESIGN: an agent is
+/// the actor of the rows it writes) reads back from every read, and
+/// `None` reads back `None`.
+async fn agents(s: &dyn WorkflowStore) {
+    let mut f = Fixture::new();
+    let (owner, agent) = (LenserId::new(), LenserId::new());
+    let word = format!("zq{}", WorkflowId::new().as_uuid().simple());
+    let (mut by_agent, mut v1) = f.workflow(owner, Visibility::Public, small_graph(1));
+    by_agent.title = Title::parse(format!("Made by an agent {word}")).unwrap();
+    by_agent.agent = Some(agent);
+    v1.agent = Some(agent);
+    s.create_workflow(&by_agent, &v1).await.expect("create_workflow");
+    // A person writes version 2, the agent version 3.
+    let v2 = f.next_version(&v1, small_graph(2));
+    assert_eq!(v2.agent, None);
+    s.append_version(by_agent.id, v1.id, &v2, &WorkflowPatch::default()).await.expect("append_version");
+    let v3 = WorkflowVersion { agent: Some(agent), ..f.next_version(&v2, small_graph(1)) };
+    s.append_version(by_agent.id, v2.id, &v3, &WorkflowPatch::default()).await.expect("append_version");
+    let (by_person, p1) = f.workflow(owner, Visibility::Public, small_graph(1));
+    s.create_workflow(&by_person, &p1).await.expect("create_workflow");
+
+    let got = s.get_workflow(Reach::Lenser(owner), by_agent.id).await.unwrap();
+    assert_eq!(got.agent, Some(agent), "get_workflow reads the workflow's agent");
+    assert_eq!(
+        s.get_workflow(Reach::Everything, by_person.id).await.unwrap().agent,
+        None,
+        "and None as None"
+    );
+    for (which, expected) in [
+        (VersionSelector::Number(1), Some(agent)),
+        (VersionSelector::Number(2), None),
+        (VersionSelector::Head, Some(agent)),
+        (VersionSelector::Id(v2.id), None),
+    ] {
+        let v = s.get_version(Reach::Everything, by_agent.id, which).await.unwrap();
+        assert_eq!(v.agent, expected, "get_version by {which:?} reads the version's agent");
+        let (w, v) = s.get_workflow_and_version(Reach::Everything, by_agent.id, which).await.unwrap();
+        assert_eq!((w.agent, v.agent), (Some(agent), expected), "and so does the joined read");
+    }
+    let (_, v) =
+        s.get_workflow_and_version(Reach::Everything, by_person.id, VersionSelector::Head).await.unwrap();
+    assert_eq!(v.agent, None);
+    let listed = s.list_versions(Reach::Everything, by_agent.id).await.unwrap();
+    assert_eq!(
+        listed.iter().map(|v| (v.number, v.agent)).collect::<Vec<_>>(),
+        [(3, Some(agent)), (2, None), (1, Some(agent))],
+        "list_versions reads each version's agent"
+    );
+    let mine = WorkflowFilter { owner: Some(owner), ..Default::default() };
+    let page = s.list_workflows(Reach::Everything, &mine, PageRequest::default()).await.unwrap();
+    assert_eq!(
+        page.items.iter().map(|w| (w.id, w.agent)).collect::<Vec<_>>(),
+        [(by_person.id, None), (by_agent.id, Some(agent))],
+        "list_workflows reads each workflow's agent"
+    );
+    let q = SearchQuery::parse(&word).unwrap();
+    let found = s.search_workflows(Reach::Everything, &q, PageRequest::default()).await.unwrap();
+    assert_eq!(found.items.iter().map(|w| w.agent).collect::<Vec<_>>(), [Some(agent)], "and so does search");
 }
 
 async fn reach(s: &dyn WorkflowStore) {

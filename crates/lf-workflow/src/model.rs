@@ -289,6 +289,9 @@ pub struct Workflow {
     pub updated_at: Timestamp,
     /// Archived workflows are left out of lists; runs and versions are kept.
     pub archived_at: Option<Timestamp>,
+    /// The AI Lenser that created it for `owner`; `None` when a person or
+    /// the service did.
+    pub agent: Option<LenserId>,
 }
 
 /// One immutable version: its nodes in ordinal order and its edges in
@@ -301,6 +304,9 @@ pub struct WorkflowVersion {
     pub number: u32,
     pub changelog: String,
     pub created_by: LenserId,
+    /// The AI Lenser that wrote it for `created_by`; `None` when a person
+    /// or the service did.
+    pub agent: Option<LenserId>,
     pub created_at: Timestamp,
     pub nodes: Vec<Node>,
     pub edges: Vec<Edge>,
@@ -316,6 +322,7 @@ impl WorkflowVersion {
             number: self.number,
             changelog: self.changelog.clone(),
             created_by: self.created_by,
+            agent: self.agent,
             created_at: self.created_at,
             node_count: self.nodes.len() as u32,
             edge_count: self.edges.len() as u32,
@@ -330,6 +337,8 @@ pub struct VersionSummary {
     pub number: u32,
     pub changelog: String,
     pub created_by: LenserId,
+    /// The AI Lenser that wrote it, as [`WorkflowVersion::agent`].
+    pub agent: Option<LenserId>,
     pub created_at: Timestamp,
     pub node_count: u32,
     pub edge_count: u32,

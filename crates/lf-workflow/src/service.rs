@@ -227,7 +227,8 @@ impl WorkflowService {
     }
 
     /// Creates a workflow and its version 1 from a blueprint, in one
-    /// transaction. With no steps, an empty container.
+    /// transaction. With no steps, an empty container. An agent caller is
+    /// recorded as the `agent` of both; its owner owns them.
     pub async fn create(&self, p: &Principal, new: NewWorkflow) -> LfResult<Created> {
         let owner = match new.owner {
             Some(o) if p.may_write(o) => o,
@@ -244,7 +245,10 @@ impl WorkflowService {
         let summary = creation_summary(&bp.graph);
         let id = WorkflowId::new();
         let changelog = if empty { "Created as an empty container." } else { "Initial version." };
-        let version = bp.graph.into_version(id, 1, changelog.to_owned(), p.lenser().unwrap_or(owner), now);
+        let version = WorkflowVersion {
+            agent: p.agent(),
+            ..bp.graph.into_version(id, 1, changelog.to_owned(), p.lenser().unwrap_or(owner), now)
+        };
         let report = if empty {
             validate(&Graph::of_version(&version), catalog(), &Facts::none())
         } else {
@@ -261,6 +265,7 @@ impl WorkflowService {
             created_at: now,
             updated_at: now,
             archived_at: None,
+            agent: p.agent(),
         };
         self.store.create_workflow(&workflow, &version).await?;
         let webhook = self.first_webhook_secret(&version).await?;
@@ -276,7 +281,9 @@ impl WorkflowService {
     }
 
     /// A new immutable version from a full blueprint, and/or new metadata.
-    /// CONFLICT if another version landed meanwhile.
+    /// CONFLICT if another version landed meanwhile. An agent caller is
+    /// recorded as the new version's `agent` (the workflow keeps the agent
+    /// that created it).
     pub async fn update(&self, p: &Principal, u: WorkflowUpdate) -> LfResult<Updated> {
         let w = self.load_for_write(p, u.workflow_id).await?;
         let graph_change = u.steps.is_some() || u.connections.is_some();
@@ -314,8 +321,10 @@ impl WorkflowService {
         let draft = GraphDraft::parse(steps, u.connections.unwrap_or_default(), catalog())?;
         let head = self.store.get_version(p.reach(), w.id, VersionSelector::Head).await?;
         let changelog = u.changelog.map_or_else(|| changelog_between(&head, &draft), Changelog::into_string);
-        let version =
-            draft.into_version(w.id, head.number + 1, changelog, p.lenser().unwrap_or(w.owner), now);
+        let version = WorkflowVersion {
+            agent: p.agent(),
+            ..draft.into_version(w.id, head.number + 1, changelog, p.lenser().unwrap_or(w.owner), now)
+        };
         let report = self.admit(p, w.owner, &version).await?;
         self.store.append_version(w.id, head.id, &version, &patch).await?;
         let webhook = self.first_webhook_secret(&version).await?;

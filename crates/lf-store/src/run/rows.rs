@@ -1,5 +1,6 @@
 //! `workflow_runs` and `workflow_node_results` rows, as both backends read
-//! and write them (see the `0008_runs.sql` / `0007_runs.sql` migrations).
+//! and write them (see the `0008_runs.sql` / `0007_runs.sql` migrations,
+//! and `0015_row_agents.sql` / `0014_row_agents.sql` for `agent_id`).
 //! JSON values are text, numbers `bigint` (INTEGER), a slot's missing loop
 //! item -1. Reading back is strict, as for workflows: a value lf-workflow
 //! would refuse is a corrupt row (INTERNAL).
@@ -21,8 +22,8 @@ use crate::workflow::rows::valid;
 macro_rules! run_columns {
     () => {
         concat!(
-            "id, workflow_id, version_id, version, workflow_owner, started_by, origin, parent_run_id, \
-             resume_from, idempotency_key, global_model_id, created_at, cancel_requested_by, ",
+            "id, workflow_id, version_id, version, workflow_owner, started_by, agent_id, origin, \
+             parent_run_id, resume_from, idempotency_key, global_model_id, created_at, cancel_requested_by, ",
             crate::run::rows::state_columns!()
         )
     };
@@ -106,6 +107,7 @@ pub(crate) fn run(row: &impl Columns) -> LfResult<Run> {
         version: small(row.value("version")?, "workflow_runs.version")?,
         workflow_owner: LenserId::from_uuid(row.value("workflow_owner")?),
         started_by: LenserId::from_uuid(row.value("started_by")?),
+        agent: row.value::<Option<Uuid>>("agent_id")?.map(LenserId::from_uuid),
         origin: valid(RunOrigin::parse(row.text("origin")?), "workflow_runs.origin")?,
         parent_run_id: run_id("parent_run_id")?,
         idempotency_key: valid(
@@ -131,6 +133,7 @@ pub(crate) fn bind_run<Q: Bind>(q: Q, r: &Run) -> Q {
         .put(i64::from(r.version))
         .put(r.workflow_owner.as_uuid())
         .put(r.started_by.as_uuid())
+        .put(r.agent.map(|a| a.as_uuid()))
         .put(r.origin.as_str().to_owned())
         .put(r.parent_run_id.map(|id| id.as_uuid()))
         .put(r.resume_from.map(|id| id.as_uuid()))

@@ -58,7 +58,7 @@ const INSERT_RUN: &str = concat!(
     "INSERT INTO workflow_runs (",
     run_columns!(),
     ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, \
-     $21, $22, $23, $24, $25)"
+     $21, $22, $23, $24, $25, $26)"
 );
 const RUN_EXISTS: &str = "SELECT 1 AS taken FROM workflow_runs WHERE id = $1";
 const GET_RUN: &str = concat!("SELECT ", run_columns!(), " FROM workflow_runs WHERE id = $1");

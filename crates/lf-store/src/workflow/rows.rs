@@ -4,7 +4,8 @@
 //! the connection rows too.
 //!
 //! Both backends store the same columns (see the `0007_workflows.sql` /
-//! `0006_workflows.sql` migrations); ids, texts, numbers and positions
+//! `0006_workflows.sql` migrations, and `0015_row_agents.sql` /
+//! `0014_row_agents.sql` for the `agent_id`s); ids, texts, numbers and positions
 //! bind and read as sqlx does, times as each backend's
 //! [`crate::dialect::Dialect`] spells them. Parameters, config, settings
 //! and conditions are JSON text on both.
@@ -43,14 +44,14 @@ pub(crate) fn object_text(o: &JsonObject) -> String {
 macro_rules! workflow_columns {
     () => {
         "w.id, w.owner_id, w.title, w.description, w.visibility, w.head_version_id, w.head_version, \
-         w.created_at, w.updated_at, w.archived_at"
+         w.created_at, w.updated_at, w.archived_at, w.agent_id"
     };
 }
 pub(crate) use workflow_columns;
 
 /// How many columns [`workflow_columns`] names: a row's columns after them
 /// start here.
-pub(crate) const WORKFLOW_COLUMNS: usize = 10;
+pub(crate) const WORKFLOW_COLUMNS: usize = 11;
 
 /// The workflow in the first [`workflow_columns`] of `row`.
 pub(crate) fn workflow(row: &impl Columns) -> LfResult<Workflow> {
@@ -68,10 +69,11 @@ pub(crate) fn workflow(row: &impl Columns) -> LfResult<Workflow> {
         created_at: row.time(7)?,
         updated_at: row.time(8)?,
         archived_at: row.opt_time(9)?,
+        agent: row.value::<Option<Uuid>>(10)?.map(LenserId::from_uuid),
     })
 }
 
-/// Binds a `workflows` row, `$1`..`$10` in [`workflow_columns`] order.
+/// Binds a `workflows` row, `$1`..`$11` in [`workflow_columns`] order.
 pub(crate) fn bind_workflow<Q: Bind>(q: Q, w: &Workflow) -> Q {
     q.put(w.id.as_uuid())
         .put(w.owner.as_uuid())
@@ -83,6 +85,7 @@ pub(crate) fn bind_workflow<Q: Bind>(q: Q, w: &Workflow) -> Q {
         .put_time(w.created_at)
         .put_time(w.updated_at)
         .put_opt_time(w.archived_at)
+        .put(w.agent.map(|a| a.as_uuid()))
 }
 
 /// Binds a [`WorkflowPatch`] as `sql::PATCH_SET` takes it, `$2`..`$8`.
@@ -100,7 +103,7 @@ pub(crate) fn bind_patch<Q: Bind>(q: Q, p: &WorkflowPatch) -> Q {
 /// in its order.
 macro_rules! version_columns {
     () => {
-        "v.id, v.number, v.changelog, v.created_by, v.created_at"
+        "v.id, v.number, v.changelog, v.created_by, v.created_at, v.agent_id"
     };
 }
 pub(crate) use version_columns;
@@ -117,6 +120,7 @@ pub(crate) fn version_head(row: &impl Columns, at: usize) -> LfResult<Option<Ver
         changelog: row.value(at + 2)?,
         created_by: LenserId::from_uuid(row.value(at + 3)?),
         created_at: row.time(at + 4)?,
+        agent: row.value::<Option<Uuid>>(at + 5)?.map(LenserId::from_uuid),
     }))
 }
 
@@ -127,6 +131,7 @@ pub(crate) struct VersionHead {
     pub(crate) changelog: String,
     pub(crate) created_by: LenserId,
     pub(crate) created_at: lf_core::Timestamp,
+    pub(crate) agent: Option<LenserId>,
 }
 
 /// A row of `sql::LIST_VERSIONS`: [`version_columns`], then the counts.
@@ -137,9 +142,10 @@ pub(crate) fn summary(row: &impl Columns) -> LfResult<VersionSummary> {
         number: head.number,
         changelog: head.changelog,
         created_by: head.created_by,
+        agent: head.agent,
         created_at: head.created_at,
-        node_count: number(row.value(5)?, "node_count")?,
-        edge_count: number(row.value(6)?, "edge_count")?,
+        node_count: number(row.value(6)?, "node_count")?,
+        edge_count: number(row.value(7)?, "edge_count")?,
     })
 }
 

@@ -44,11 +44,12 @@ const INSERT_WORKFLOW: &str = concat!(
     "INSERT INTO workflows (",
     // The columns without their `w.` prefix.
     "id, owner_id, title, description, visibility, head_version_id, head_version, created_at, updated_at, \
-     archived_at",
-    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
+     archived_at, agent_id",
+    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
 );
 const INSERT_VERSION: &str = "INSERT INTO workflow_versions \
-     (id, workflow_id, number, changelog, created_by, created_at) VALUES ($1, $2, $3, $4, $5, $6)";
+     (id, workflow_id, number, changelog, created_by, created_at, agent_id) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7)";
 const INSERT_NODE: &str = "INSERT INTO workflow_nodes \
      (id, version_id, ordinal, step_key, kind, name, node_type, lens_id, lens_version_id, parameters, config, \
      connector_provider, connector_ref, connector_capability, position_x, position_y) \
@@ -145,7 +146,8 @@ async fn insert_version<C: Conn>(conn: &mut C, v: &WorkflowVersion) -> LfResult<
         .put(i64::from(v.number))
         .put(v.changelog.clone())
         .put(v.created_by.as_uuid())
-        .put_time(v.created_at);
+        .put_time(v.created_at)
+        .put(v.agent.map(|a| a.as_uuid()));
     insert(conn, q, || {
         format!(
             "workflow {} already has version {}, or version id {} is taken",
@@ -216,6 +218,7 @@ pub(crate) async fn get_workflow_and_version<C: Conn>(
         number: head.number,
         changelog: head.changelog,
         created_by: head.created_by,
+        agent: head.agent,
         created_at: head.created_at,
         nodes,
         edges,

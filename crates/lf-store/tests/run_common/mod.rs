@@ -29,6 +29,7 @@ fn pending_run(v: &WorkflowVersion, at: Timestamp, key: Option<&IdempotencyKey>)
         version: v.number,
         workflow_owner: v.created_by,
         started_by: v.created_by,
+        agent: None,
         origin: RunOrigin::Manual,
         parent_run_id: None,
         idempotency_key: key.cloned(),

@@ -56,6 +56,7 @@ fn workflow_of(v1: &WorkflowVersion, visibility: Visibility) -> Workflow {
         created_at: now,
         updated_at: now,
         archived_at: None,
+        agent: None,
     }
 }
 

@@ -30,6 +30,7 @@ use crate::store::WorkflowStore;
 pub async fn suite(runs: Arc<dyn RunStore>, workflows: Arc<dyn WorkflowStore>) {
     let (r, w) = (runs.as_ref(), workflows.as_ref());
     round_trip(r, w).await;
+    agents(r, w).await;
     idempotency(r, w).await;
     claims_and_leases(r, w).await;
     release_and_wake(r, w).await;
@@ -85,6 +86,7 @@ impl Ctx {
             version: 1,
             workflow_owner: owner,
             started_by: starter,
+            agent: None,
             origin: RunOrigin::Manual,
             parent_run_id: None,
             idempotency_key: None,
@@ -193,6 +195,48 @@ async fn round_trip(r: &dyn RunStore, w: &dyn WorkflowStore) {
     state.status = RunStatus::Completed;
     assert!(r.save(&lease, &state, &[], true).await.unwrap());
     finish(r, &[parent.id], now).await;
+}
+
+/// The AI Lenser that started a run (DESIGN: an agent is the actor of the
+/// rows it writes) reads back from every read of runs, and `None` reads
+/// back `None`.
+async fn agents(r: &dyn RunStore, w: &dyn WorkflowStore) {
+    let mut c = Ctx::new();
+    let (alice, agent) = (LenserId::new(), LenserId::new());
+    let wf = c.workflow(w, alice).await;
+    let key = IdempotencyKey::parse("idempotency_key", "agent-run").unwrap();
+    let by_agent = Run { agent: Some(agent), idempotency_key: Some(key.clone()), ..c.run(wf, alice, alice) };
+    assert_eq!(create(r, &by_agent).await.agent, Some(agent), "create_run returns the agent it stored");
+    let by_person = create(r, &c.run(wf, alice, alice)).await;
+    assert_eq!(by_person.agent, None);
+
+    for (id, expected) in [(by_agent.id, Some(agent)), (by_person.id, None)] {
+        assert_eq!(r.get_run(id).await.unwrap().agent, expected, "get_run reads the run's agent");
+        assert_eq!(r.load_run(id).await.unwrap().agent, expected, "and so does load_run");
+    }
+    let found = r.find_by_key(wf.0, &key, c.now()).await.unwrap().expect("the run of the key");
+    assert_eq!(found.agent, Some(agent), "find_by_key reads it");
+    let repeat = Run { idempotency_key: Some(key), ..c.run(wf, alice, alice) };
+    let (first, made) = r.create_run(&repeat).await.unwrap();
+    assert!(!made);
+    assert_eq!(first.agent, Some(agent), "a repeated key answers the first run with its agent");
+    let of_wf = RunFilter { workflow_id: Some(wf.0), status: None };
+    let listed = r.list_runs(alice, &of_wf, PageRequest::default()).await.unwrap();
+    assert_eq!(
+        listed.items.iter().map(|run| (run.id, run.agent)).collect::<Vec<_>>(),
+        [(by_person.id, None), (by_agent.id, Some(agent))],
+        "list_runs reads each run's agent"
+    );
+    let now = c.now();
+    let asked = r.request_cancel(by_agent.id, "alice", now).await.unwrap();
+    assert_eq!(asked.agent, Some(agent), "request_cancel answers the run with its agent");
+    // A claim and a save leave it as it was.
+    let lease = claim_one(r, "contract-a", now, by_agent.id).await.expect("due");
+    let mut state = by_agent.state.clone();
+    state.status = RunStatus::Cancelled;
+    assert!(r.save(&lease, &state, &[], true).await.unwrap());
+    assert_eq!(r.get_run(by_agent.id).await.unwrap().agent, Some(agent), "a save keeps the agent");
+    finish(r, &[by_person.id], now).await;
 }
 
 async fn idempotency(r: &dyn RunStore, w: &dyn WorkflowStore) {

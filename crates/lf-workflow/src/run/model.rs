@@ -61,8 +61,9 @@ lf_core::word_enum!(
         Battle = "battle",
         /// `run_lens` with a `workflow_id`: a run that records one lens call.
         Lens = "lens",
-        /// An agent's team run (lf-agent), run by the runner as the
-        /// agent's owner, keyed `team:<agent id>:<team run id>`.
+        /// An agent's team run (lf-agent), started by the runner as the
+        /// agent for its owner (the owner is its starter, the agent its
+        /// `agent`), keyed `team:<agent id>:<team run id>`.
         Team = "team",
     ]
 );
@@ -79,6 +80,9 @@ pub struct Run {
     /// The workflow's owner when the run was made (who may cancel and retry it, with the starter).
     pub workflow_owner: LenserId,
     pub started_by: LenserId,
+    /// The AI Lenser that started it for `started_by`, its owner; `None`
+    /// when a person, the service or a trigger of the workflow did.
+    pub agent: Option<LenserId>,
     pub origin: RunOrigin,
     pub parent_run_id: Option<RunId>,
     pub idempotency_key: Option<IdempotencyKey>,
@@ -94,7 +98,8 @@ pub struct Run {
 
 impl Run {
     /// A new run of `version` of `workflow`, made by `started_by` at
-    /// `created_at` in `state`: no parent, key, model override or resumed run.
+    /// `created_at` in `state`: no agent, parent, key, model override or
+    /// resumed run.
     pub fn new(
         workflow: &Workflow,
         version: &WorkflowVersion,
@@ -110,6 +115,7 @@ impl Run {
             version: version.number,
             workflow_owner: workflow.owner,
             started_by,
+            agent: None,
             origin,
             parent_run_id: None,
             idempotency_key: None,

@@ -170,12 +170,34 @@ impl RunService {
     }
 
     /// Starts a run for a `sub_workflow` step of run `parent`, as that
-    /// run's starter (who must be able to read the workflow it names),
-    /// linked to it by `parent_run_id`; the step's idempotency key makes a
-    /// step run again after a takeover find the run it started.
+    /// run's starter (who must be able to read the workflow it names), and
+    /// for the agent that started `parent` if one did; linked to it by
+    /// `parent_run_id`. The step's idempotency key makes a step run again
+    /// after a takeover find the run it started.
     pub async fn start_child(&self, parent: &Run, s: StartRun) -> LfResult<Started> {
-        let as_starter = Principal::Lenser { id: parent.started_by, scopes: lf_core::Scopes::READ_WRITE };
+        let as_starter = match parent.agent {
+            // An agent's principal reaches what its owner, the starter, does:
+            // only the child's `agent` differs.
+            Some(agent_id) => Principal::Agent { agent_id, owner: parent.started_by },
+            None => Principal::Lenser { id: parent.started_by, scopes: lf_core::Scopes::READ_WRITE },
+        };
         self.start_with(&as_starter, RunOrigin::SubWorkflow, Some(parent.id), s).await
+    }
+
+    /// Starts the workflow run of an agent's team run ([`RunOrigin::Team`])
+    /// as the agent `agent_id` acting for its `owner`: the owner is its
+    /// starter, with the owner's reach, and the agent its `agent`; `parent`
+    /// is the run of the team run it is nested in. The caller (the runner)
+    /// has checked the team run; the checks are those of [`RunService::start`].
+    pub async fn start_team(
+        &self,
+        agent_id: LenserId,
+        owner: LenserId,
+        parent: Option<RunId>,
+        s: StartRun,
+    ) -> LfResult<Started> {
+        let as_agent = Principal::Agent { agent_id, owner };
+        self.start_with(&as_agent, RunOrigin::Team, parent, s).await
     }
 
     async fn start_with(
@@ -231,6 +253,7 @@ impl RunService {
         }
         let state = RunState::new(Value::Object(inputs), limits);
         let run = Run {
+            agent: p.agent(),
             parent_run_id,
             idempotency_key: s.idempotency_key,
             global_model_id: s.global_model_id,
@@ -262,7 +285,8 @@ impl RunService {
         state.started_at = Some(now);
         state.finished_at = Some(now);
         state.result = Some(call);
-        let run = Run::new(&workflow, &version, starter, RunOrigin::Lens, now, state);
+        let run =
+            Run { agent: p.agent(), ..Run::new(&workflow, &version, starter, RunOrigin::Lens, now, state) };
         Ok(self.runs.create_run(&run).await?.0)
     }
 
@@ -342,6 +366,8 @@ impl RunService {
             resume_from: resume.then_some(old.id),
             idempotency_key: None,
             started_by: starter,
+            // The retry's own starter, not the old run's.
+            agent: p.agent(),
             created_at: self.clock.now(),
             cancel_requested_by: None,
             state,

@@ -19,6 +19,8 @@ pub struct RunMetadataOut {
     pub origin: &'static str,
     /// The lenser who started it.
     pub started_by: String,
+    /// The AI Lenser that started it for its owner (null when a person did).
+    pub by_agent: Option<String>,
     /// The run it retries.
     pub parent_run_id: Option<String>,
     /// A retry with resume: the run whose completed steps it reuses.
@@ -67,6 +69,7 @@ impl Tool for GetWorkflowRunLogs {
             version: r.version,
             origin: r.origin.as_str(),
             started_by: r.started_by.to_string(),
+            by_agent: r.agent.map(|a| a.to_string()),
             parent_run_id: r.parent_run_id.map(|p| p.to_string()),
             resume_from: r.resume_from.map(|p| p.to_string()),
             idempotency_key: r.idempotency_key.as_ref().map(|k| k.as_str().to_owned()),

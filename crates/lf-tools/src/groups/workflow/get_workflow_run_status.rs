@@ -32,6 +32,8 @@ pub struct RunStatusOut {
     pub result: Option<Value>,
     /// Who asked to cancel it.
     pub cancel_requested_by: Option<String>,
+    /// The AI Lenser that started it for its owner (null when a person did).
+    pub by_agent: Option<String>,
 }
 
 impl Tool for GetWorkflowRunStatus {
@@ -70,6 +72,7 @@ impl From<&Run> for RunStatusOut {
             error: s.error.as_ref().map(RunErrorOut::from),
             result: s.result.clone().filter(|_| s.status == RunStatus::Completed).map(redacted),
             cancel_requested_by: run.cancel_requested_by.clone(),
+            by_agent: run.agent.map(|a| a.to_string()),
         }
     }
 }

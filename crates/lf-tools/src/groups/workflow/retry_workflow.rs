@@ -26,6 +26,8 @@ pub struct NewRunOut {
     pub created_at: String,
     /// The run it retries.
     pub parent_run_id: String,
+    /// The AI Lenser that started it for its owner (null when a person did).
+    pub by_agent: Option<String>,
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -53,6 +55,7 @@ impl Tool for RetryWorkflow {
                 status: run.status().as_str(),
                 created_at: run.created_at.to_rfc3339(),
                 parent_run_id: id.to_string(),
+                by_agent: run.agent.map(|a| a.to_string()),
             },
             original_run_id: id.to_string(),
         })

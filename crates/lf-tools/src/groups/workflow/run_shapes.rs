@@ -196,6 +196,8 @@ pub struct RunSummaryOut {
     pub completed_at: Option<String>,
     /// The lenser who started it.
     pub started_by: String,
+    /// The AI Lenser that started it for its owner (null when a person did).
+    pub by_agent: Option<String>,
     /// The run it retries.
     pub parent_run_id: Option<String>,
 }
@@ -212,6 +214,7 @@ impl From<&Run> for RunSummaryOut {
             started_at: time(r.state.started_at),
             completed_at: time(r.state.finished_at),
             started_by: r.started_by.to_string(),
+            by_agent: r.agent.map(|a| a.to_string()),
             parent_run_id: r.parent_run_id.map(|p| p.to_string()),
         }
     }

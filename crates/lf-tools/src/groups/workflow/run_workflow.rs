@@ -50,6 +50,8 @@ pub struct RunStartedOut {
     pub version: u32,
     /// True when the idempotency key named an earlier run, which this is.
     pub replayed: bool,
+    /// The AI Lenser that started it for its owner (null when a person did).
+    pub by_agent: Option<String>,
 }
 
 fn budget(n: Option<i64>) -> LfResult<Option<u64>> {
@@ -97,6 +99,7 @@ impl Tool for RunWorkflow {
             workflow_id: run.workflow_id.to_string(),
             version: run.version,
             replayed: !started.created,
+            by_agent: run.agent.map(|a| a.to_string()),
         })
     }
 }

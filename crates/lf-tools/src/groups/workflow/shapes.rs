@@ -288,6 +288,8 @@ pub struct WorkflowOut {
     pub updated_at: String,
     /// Archived workflows are left out of lists.
     pub archived_at: Option<String>,
+    /// The AI Lenser that created it for its owner (null when a person did).
+    pub by_agent: Option<String>,
 }
 
 impl From<&Workflow> for WorkflowOut {
@@ -303,6 +305,7 @@ impl From<&Workflow> for WorkflowOut {
             created_at: w.created_at.to_rfc3339(),
             updated_at: w.updated_at.to_rfc3339(),
             archived_at: w.archived_at.map(|t| t.to_rfc3339()),
+            by_agent: w.agent.map(|a| a.to_string()),
         }
     }
 }
@@ -315,6 +318,8 @@ pub struct VersionOut {
     pub changelog: String,
     /// The lenser who made it.
     pub created_by: String,
+    /// The AI Lenser that wrote it for its owner (null when a person did).
+    pub by_agent: Option<String>,
     pub created_at: String,
     pub node_count: u32,
     pub edge_count: u32,
@@ -327,6 +332,7 @@ impl From<&VersionSummary> for VersionOut {
             number: v.number,
             changelog: v.changelog.clone(),
             created_by: v.created_by.to_string(),
+            by_agent: v.agent.map(|a| a.to_string()),
             created_at: v.created_at.to_rfc3339(),
             node_count: v.node_count,
             edge_count: v.edge_count,
