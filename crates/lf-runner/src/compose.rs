@@ -297,7 +297,12 @@ impl Executor for BattleCreate {
         }
         // The same attempt makes the same battle: its id comes from the key.
         let id = BattleId::from_uuid(uuid::Uuid::new_v5(&KEYS, job.attempt_key().as_bytes()));
-        let owner = Principal::Lenser { id: job.workflow_owner, scopes: Scopes::READ_WRITE };
+        let owner = match job.agent {
+            Some(agent_id) if job.started_by == job.workflow_owner => {
+                Principal::Agent { agent_id, owner: job.workflow_owner }
+            }
+            _ => Principal::Lenser { id: job.workflow_owner, scopes: Scopes::READ_WRITE },
+        };
         let battle = match bound.battles.create_with_id(&owner, id, new).await {
             Ok(b) => b,
             Err(e) if e.code() == ErrorCode::Conflict => {

@@ -19,6 +19,10 @@ pub struct Job {
     pub workflow_id: WorkflowId,
     pub workflow_owner: LenserId,
     pub started_by: LenserId,
+    /// The AI Lenser that started the run for `started_by`, if one did: a
+    /// step that writes as the workflow's owner records it when that owner
+    /// is the starter (the agent acts for its owner only).
+    pub agent: Option<LenserId>,
     pub global_model_id: Option<String>,
     pub plan: Arc<Plan>,
     pub slot: Slot,

@@ -489,6 +489,7 @@ impl Drive<'_> {
             workflow_id: self.run.workflow_id,
             workflow_owner: self.run.workflow_owner,
             started_by: self.run.started_by,
+            agent: self.run.agent,
             global_model_id: self.run.global_model_id.clone(),
             plan: self.plan.clone(),
             slot,

@@ -217,6 +217,7 @@ async fn battle_create_makes_a_draft_as_the_owner_with_its_templates_filled() {
         workflow_id: wf,
         workflow_owner: owner,
         started_by: owner,
+        agent: None,
         global_model_id: None,
         plan: plan.clone(),
         slot: lf_workflow::engine::Slot { node, item: None },
@@ -234,5 +235,15 @@ async fn battle_create_makes_a_draft_as_the_owner_with_its_templates_filled() {
     assert_eq!(a, b, "one battle for one attempt");
     assert_eq!(a, out, "the one the run made with that attempt");
     assert_ne!(a["battle_id"], c["battle_id"]);
+
+    // In a run an agent started for its owner, the battle names the agent.
+    let agent = LenserId::new();
+    let by_agent = exec.execute(&Job { agent: Some(agent), ..job(3) }).await.unwrap().output;
+    let id = lf_core::BattleId::parse("battle_id", by_agent["battle_id"].as_str().unwrap()).unwrap();
+    let sheet = w.battles.get(&Principal::Service { acting_as: None }, id).await.unwrap();
+    assert_eq!((sheet.battle.creator, sheet.battle.agent), (owner, Some(agent)));
+    let id = lf_core::BattleId::parse("battle_id", a["battle_id"].as_str().unwrap()).unwrap();
+    let sheet = w.battles.get(&Principal::Service { acting_as: None }, id).await.unwrap();
+    assert_eq!(sheet.battle.agent, None, "a person's run's battle names no agent");
     w.runner.shutdown().await;
 }

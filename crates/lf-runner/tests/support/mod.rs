@@ -35,6 +35,7 @@ pub async fn first_attempt(workflows: &WorkflowService, owner: LenserId, step: V
         workflow_id: created.workflow.id,
         workflow_owner: owner,
         started_by: owner,
+        agent: None,
         global_model_id: None,
         plan,
         slot: Slot::top(index),
