@@ -128,19 +128,29 @@ const ACTION_CHUNK: usize = 64;
 
 /// `INSERT INTO agent_actions` of 1, 2, 4, … [`ACTION_CHUNK`] rows: a
 /// batch is written in as few statements as its size's binary digits,
-/// each of a text the statement caches keep.
-static INSERT_ACTIONS: std::sync::LazyLock<Vec<String>> = std::sync::LazyLock::new(|| {
+/// each of a text the statement caches keep. SQLite's are spelled with
+/// anonymous `?`s: sqlx binds a numbered parameter by asking SQLite its
+/// name, which SQLite finds by scanning every name before it, so 832
+/// numbered parameters took longer to bind than the rows to insert.
+static INSERT_ACTIONS: std::sync::LazyLock<Vec<Spellings>> = std::sync::LazyLock::new(|| {
     let columns = 13;
+    let text = |rows: usize, param: &dyn Fn(usize) -> String| -> &'static str {
+        let rows: Vec<String> = (0..rows)
+            .map(|r| {
+                let params: Vec<String> = (1..=columns).map(|c| param(r * columns + c)).collect();
+                format!("({})", params.join(", "))
+            })
+            .collect();
+        let sql = format!(
+            concat!("INSERT INTO agent_actions (", action_columns!(), ") VALUES {}"),
+            rows.join(", ")
+        );
+        Box::leak(sql.into_boxed_str())
+    };
     (0..=ACTION_CHUNK.ilog2())
-        .map(|k| {
-            let rows: Vec<String> = (0..1usize << k)
-                .map(|r| {
-                    let params: Vec<String> =
-                        (1..=columns).map(|c| format!("${}", r * columns + c)).collect();
-                    format!("({})", params.join(", "))
-                })
-                .collect();
-            format!(concat!("INSERT INTO agent_actions (", action_columns!(), ") VALUES {}"), rows.join(", "))
+        .map(|k| Spellings {
+            sqlite: text(1 << k, &|_| "?".to_owned()),
+            postgres: text(1 << k, &|n| format!("${n}")),
         })
         .collect()
 });
@@ -579,7 +589,7 @@ pub(crate) async fn record_actions<C: Conn>(conn: &mut C, entries: &[ActionEntry
     while !rest.is_empty() {
         let n = 1usize << rest.len().min(ACTION_CHUNK).ilog2();
         let (chunk, tail) = rest.split_at(n);
-        let mut q = query::<C::Database>(&INSERT_ACTIONS[n.ilog2() as usize]);
+        let mut q = query::<C::Database>(INSERT_ACTIONS[n.ilog2() as usize].of::<C::Database>());
         for e in chunk {
             q = bind_action(q, e);
         }
