@@ -36,6 +36,7 @@ pub async fn suite(store: Arc<dyn AgentStore>) {
     grants(s).await;
     usage(s).await;
     actions(s).await;
+    reserving_with_the_log(s).await;
     team::team_runs(s).await;
     team::events(s).await;
     team::by_status(s).await;
@@ -607,4 +608,45 @@ async fn actions(s: &dyn AgentStore) {
     let mut newest_first = many;
     newest_first.reverse();
     assert_eq!(page.items, newest_first);
+}
+
+/// `reserve_usage_logging`: the log and the reservation, both or neither.
+async fn reserving_with_the_log(s: &dyn AgentStore) {
+    let mut f = Fixture::new();
+    let owner = LenserId::new();
+    let a = f.create(s, owner).await;
+    let day = UsageDay::of(f.tick());
+    let entry = |f: &mut Fixture| ActionEntry {
+        id: ActionId::new(),
+        agent: a.id,
+        action: ActionName::parse("action_type", "get_lens").unwrap(),
+        tool: None,
+        arguments: ArgsSummary::new("{}"),
+        outcome: ActionOutcome::Succeeded,
+        code: None,
+        message: None,
+        actor: Some(owner),
+        at: f.tick(),
+    };
+    let logged =
+        async || s.list_actions(Reach::Everything, a.id, PageRequest::default()).await.unwrap().total;
+    let used = async || s.usage(Reach::Everything, a.id, day).await.unwrap().tool_calls;
+    let calls = |amount| [Ask { kind: UsageKind::ToolCalls, amount, limit: 5 }];
+
+    let (one, two) = (entry(&mut f), entry(&mut f));
+    let got = s.reserve_usage_logging(a.id, day, &calls(2), &[one.clone(), two]).await.unwrap();
+    assert!(matches!(got, Reservation::Reserved(u) if u.tool_calls == 2), "{got:?}");
+    assert_eq!((logged().await, used().await), (2, 2));
+    // Refused for want of room: the log is written all the same.
+    let got = s.reserve_usage_logging(a.id, day, &calls(4), &[entry(&mut f)]).await.unwrap();
+    assert!(matches!(got, Reservation::Refused { .. }), "{got:?}");
+    assert_eq!((logged().await, used().await), (3, 2));
+    // An entry the log refuses (its id taken): nothing is reserved.
+    let got = code(s.reserve_usage_logging(a.id, day, &calls(1), &[entry(&mut f), one]).await);
+    assert_eq!(got, ErrorCode::Conflict);
+    assert_eq!((logged().await, used().await), (3, 2), "neither written");
+    // A missing agent: nothing is logged.
+    let got = code(s.reserve_usage_logging(LenserId::new(), day, &calls(1), &[entry(&mut f)]).await);
+    assert_eq!(got, ErrorCode::NotFound);
+    assert_eq!((logged().await, used().await), (3, 2), "neither written");
 }

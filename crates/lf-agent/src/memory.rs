@@ -33,6 +33,47 @@ struct State {
 }
 
 impl State {
+    /// [`AgentStore::reserve_usage`] on the locked state.
+    fn reserve(&mut self, agent: LenserId, day: UsageDay, asks: &[Ask]) -> LfResult<Reservation> {
+        self.agent(agent)?;
+        let usage = self.usage.entry((agent, day)).or_default();
+        // Asks of one kind add up: check the sum, not each alone.
+        let mut after = *usage;
+        for ask in asks {
+            let used = after.get(ask.kind);
+            match used.checked_add(ask.amount) {
+                Some(n) if n <= ask.limit => *after.get_mut(ask.kind) = n,
+                _ => {
+                    return Ok(Reservation::Refused {
+                        kind: ask.kind,
+                        used: usage.get(ask.kind),
+                        asked: ask.amount,
+                        limit: ask.limit,
+                    });
+                }
+            }
+        }
+        *usage = after;
+        Ok(Reservation::Reserved(after))
+    }
+
+    /// [`AgentStore::record_actions`] on the locked state.
+    fn record(&mut self, entries: &[ActionEntry]) -> LfResult<()> {
+        let mut ids = std::collections::HashSet::new();
+        for entry in entries {
+            self.agent(entry.agent)?;
+            let taken =
+                self.actions.get(&entry.agent).is_some_and(|log| log.iter().any(|e| e.id == entry.id));
+            if taken || !ids.insert(entry.id) {
+                return Err(LfError::conflict(format!("action log entry {} already exists", entry.id)));
+            }
+        }
+        for entry in entries {
+            self.actions.entry(entry.agent).or_default().push(entry.clone());
+        }
+        Ok(())
+    }
+
     fn agent(&self, id: LenserId) -> LfResult<&Agent> {
         self.agents.get(&id).ok_or_else(|| agent_not_found(id))
     }
@@ -220,27 +261,20 @@ impl AgentStore for MemoryAgentStore {
     }
 
     async fn reserve_usage(&self, agent: LenserId, day: UsageDay, asks: &[Ask]) -> LfResult<Reservation> {
+        self.lock().reserve(agent, day, asks)
+    }
+
+    async fn reserve_usage_logging(
+        &self,
+        agent: LenserId,
+        day: UsageDay,
+        asks: &[Ask],
+        entries: &[ActionEntry],
+    ) -> LfResult<Reservation> {
         let mut s = self.lock();
         s.agent(agent)?;
-        let usage = s.usage.entry((agent, day)).or_default();
-        // Asks of one kind add up: check the sum, not each alone.
-        let mut after = *usage;
-        for ask in asks {
-            let used = after.get(ask.kind);
-            match used.checked_add(ask.amount) {
-                Some(n) if n <= ask.limit => *after.get_mut(ask.kind) = n,
-                _ => {
-                    return Ok(Reservation::Refused {
-                        kind: ask.kind,
-                        used: usage.get(ask.kind),
-                        asked: ask.amount,
-                        limit: ask.limit,
-                    });
-                }
-            }
-        }
-        *usage = after;
-        Ok(Reservation::Reserved(after))
+        s.record(entries)?;
+        s.reserve(agent, day, asks)
     }
 
     async fn release_usage(&self, agent: LenserId, day: UsageDay, units: &Usage) -> LfResult<()> {
@@ -263,19 +297,7 @@ impl AgentStore for MemoryAgentStore {
     }
 
     async fn record_actions(&self, entries: &[ActionEntry]) -> LfResult<()> {
-        let mut s = self.lock();
-        let mut ids = std::collections::HashSet::new();
-        for entry in entries {
-            s.agent(entry.agent)?;
-            let taken = s.actions.get(&entry.agent).is_some_and(|log| log.iter().any(|e| e.id == entry.id));
-            if taken || !ids.insert(entry.id) {
-                return Err(LfError::conflict(format!("action log entry {} already exists", entry.id)));
-            }
-        }
-        for entry in entries {
-            s.actions.entry(entry.agent).or_default().push(entry.clone());
-        }
-        Ok(())
+        self.lock().record(entries)
     }
 
     async fn list_actions(

@@ -139,6 +139,20 @@ pub trait AgentStore: Send + Sync {
     /// twice in `entries`), and then nothing is written.
     async fn record_actions(&self, entries: &[ActionEntry]) -> LfResult<()>;
 
+    /// [`AgentStore::record_actions`] of `entries` and
+    /// [`AgentStore::reserve_usage`] in one write (on SQL, one transaction
+    /// and one commit): a call ledger writes the log that waits with the
+    /// reservation it has to make anyway. Both or neither: an error of
+    /// either writes nothing (a refused reservation is no error: the log
+    /// is written).
+    async fn reserve_usage_logging(
+        &self,
+        agent: LenserId,
+        day: UsageDay,
+        asks: &[Ask],
+        entries: &[ActionEntry],
+    ) -> LfResult<Reservation>;
+
     /// The agent's action log, newest first. NOT_FOUND if the agent is
     /// missing or out of reach.
     async fn list_actions(

@@ -192,8 +192,16 @@ fn a_full_batch_is_written_by_the_call_that_fills_it() {
 }
 
 /// A server whose store fails for a while, with a ledger batching `batch`
-/// entries, and an agent granted a read.
+/// entries (holding the default allowance), and an agent granted a read.
 fn flaky_server(
+    batch: usize,
+) -> (Arc<flaky::Flaky>, AgentService, lf_core::Principal, lf_core::LenserId, Call) {
+    flaky_server_holding(256, batch)
+}
+
+/// [`flaky_server`] holding at most `most_held` of each count.
+fn flaky_server_holding(
+    most_held: u64,
     batch: usize,
 ) -> (Arc<flaky::Flaky>, AgentService, lf_core::Principal, lf_core::LenserId, Call) {
     let w = World::new();
@@ -201,7 +209,7 @@ fn flaky_server(
     let store = Arc::new(flaky::Flaky::default());
     let service = AgentService::new(store.clone(), w.lensers.clone())
         .with_clock(w.clock.clone())
-        .with_ledger(lf_agent::LedgerSettings { most_held: 256, batch });
+        .with_ledger(lf_agent::LedgerSettings { most_held, batch });
     let new = lf_agent::NewAgent::new(
         lf_agent::AgentHandle::parse("flaky_bot").unwrap(),
         lf_agent::DisplayName::parse("Agent").unwrap(),
@@ -263,4 +271,30 @@ fn a_read_answers_while_the_log_waits_and_what_waits_is_bounded() {
     store.fail(false);
     run(service.flush()).unwrap();
     assert_eq!(logged(&store, agent), made[40 - 32..], "the newest 32 are kept, the oldest dropped");
+}
+
+#[test]
+fn the_log_waiting_is_written_with_the_next_reservation() {
+    // Nothing held: every call reserves, and its reservation carries the
+    // entries of the calls before it, long before a batch is full.
+    let (store, service, owner, agent, call) = flaky_server_holding(0, 1024);
+    let read = || {
+        let pass = run(service.check_call(&owner, agent, &call)).unwrap();
+        run(service.record_call(&pass, Ok(()))).unwrap().id
+    };
+    let mut made = Vec::new();
+    for n in 0..3 {
+        made.push(read());
+        assert_eq!(logged(&store, agent), made[..n], "each call's reservation wrote the log before it");
+    }
+    // The log cannot be written: the reservation is made alone, the calls
+    // answer, and their entries wait.
+    store.fail(true);
+    made.extend([read(), read()]);
+    assert_eq!(logged(&store, agent), made[..2]);
+    store.fail(false);
+    made.push(read());
+    assert_eq!(logged(&store, agent), made[..5], "what waited went with the next reservation, in order");
+    run(service.flush()).unwrap();
+    assert_eq!(logged(&store, agent), made, "every entry, once");
 }

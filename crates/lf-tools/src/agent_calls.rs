@@ -89,14 +89,15 @@ pub async fn call_as_agent(
     note: Option<String>,
 ) -> LfResult<AgentCalled> {
     let action = action.trim();
-    let asked = match lf_core::parse_uuid("action_type", action) {
+    let asked = match uuid::Uuid::try_parse(action) {
         Ok(_) => ActionName::parse("action_type", find_tool("action_type", action)?.name)?,
         Err(_) => ActionName::parse("action_type", action)?,
     };
     let tool = find_tool("action_type", lf_agent::tool_for_action(&asked))?;
     let mut shown = args.clone();
     lf_workflow::secrets::redact(&mut shown);
-    let mut summary = Value::Object(shown).to_string();
+    // serde_json's writer, not `Display`, which writes through `fmt`.
+    let mut summary = serde_json::to_string(&shown).unwrap_or_default();
     if let Some(note) = note {
         summary = format!("{note} {summary}");
     }

@@ -1,6 +1,8 @@
 //! The catalog: every tool of every group in [`crate::groups::ALL`], and
 //! which of them a server exposes.
 
+use std::collections::HashMap;
+
 use rmcp::model::Tool as McpTool;
 
 use crate::group::Group;
@@ -29,12 +31,19 @@ impl CatalogOptions {
 /// Every tool, in declaration order.
 pub struct Catalog {
     tools: Vec<ToolSpec>,
+    /// Where each tool is in `tools`, by name and by id (a call as an
+    /// agent finds its tool on every call).
+    by_name: HashMap<&'static str, usize>,
+    by_id: HashMap<uuid::Uuid, usize>,
 }
 
 impl Catalog {
     /// The full catalog.
     pub fn new() -> Self {
-        Self { tools: Group::all().iter().flat_map(|g| (g.tools)(g)).collect() }
+        let tools: Vec<ToolSpec> = Group::all().iter().flat_map(|g| (g.tools)(g)).collect();
+        let by_name = tools.iter().enumerate().map(|(i, t)| (t.name, i)).collect();
+        let by_id = tools.iter().enumerate().map(|(i, t)| (t.id(), i)).collect();
+        Self { tools, by_name, by_id }
     }
 
     pub fn tools(&self) -> &[ToolSpec] {
@@ -42,14 +51,14 @@ impl Catalog {
     }
 
     pub fn get(&self, name: &str) -> Option<&ToolSpec> {
-        self.tools.iter().find(|t| t.name == name)
+        self.by_name.get(name).map(|&i| &self.tools[i])
     }
 
     /// The tool `tool` names: its stable id ([`ToolSpec::id`], any case) or
     /// its name.
     pub fn find(&self, tool: &str) -> Option<&ToolSpec> {
         match uuid::Uuid::parse_str(tool.trim()) {
-            Ok(id) => self.tools.iter().find(|t| t.id() == id),
+            Ok(id) => self.by_id.get(&id).map(|&i| &self.tools[i]),
             Err(_) => self.get(tool),
         }
     }

@@ -79,6 +79,14 @@ pub trait Tool {
     /// run as a task instead of the result (lf-tools' `tasks` module).
     const STARTS_RUN: Option<fn(&Self::Output) -> RunId> = None;
 
+    /// The arguments read from the call's JSON, every failure an
+    /// INVALID_ARGUMENT naming the field. An input that holds another
+    /// tool's arguments moves them instead of reading them through serde
+    /// (`run_agent_action`).
+    fn parse(args: JsonObject) -> LfResult<Self::Input> {
+        parse_args(args)
+    }
+
     /// The result as JSON. A result that holds another tool's JSON moves
     /// it instead of copying it (`run_agent_action`).
     fn to_json(out: Self::Output) -> LfResult<Value> {
@@ -115,6 +123,8 @@ pub struct ToolSpec {
     /// Whether a call starts a workflow run that a client of the tasks
     /// extension gets as a task (see [`Tool::STARTS_RUN`]).
     pub starts_run: bool,
+    /// [`ToolSpec::id`], worked out once.
+    id: uuid::Uuid,
     handler: Handler,
 }
 
@@ -126,7 +136,7 @@ impl ToolSpec {
     /// The tool's stable id: a UUID v5 of its name, the same on every
     /// server and in every version (agents' grants name tools by it).
     pub fn id(&self) -> uuid::Uuid {
-        tool_id(self.name)
+        self.id
     }
 }
 
@@ -175,7 +185,7 @@ pub(crate) fn parse_args<I: DeserializeOwned>(args: JsonObject) -> LfResult<I> {
 pub(crate) fn declare<T: Tool>(group: &'static Group) -> ToolSpec {
     let handler: Handler = Box::new(|ctx, args| {
         Box::pin(async move {
-            let input: T::Input = parse_args(args)?;
+            let input = T::parse(args)?;
             let out = T::call(ctx, input).await?;
             let run = T::STARTS_RUN.map(|started| started(&out));
             Ok(Called { value: T::to_json(out)?, run })
@@ -192,6 +202,7 @@ pub(crate) fn declare<T: Tool>(group: &'static Group) -> ToolSpec {
         input_schema: crate::schema::input::<T::Input>(),
         output_schema: crate::schema::output::<T::Output>(),
         starts_run: T::STARTS_RUN.is_some(),
+        id: tool_id(T::NAME),
         handler,
     }
 }

@@ -26,7 +26,10 @@
 //!   memory and are written in batches, in one transaction each, when
 //!   [`LedgerSettings::batch`] are waiting, when the log is read through
 //!   this server, at [`AgentService::flush`] (the server calls it every few
-//!   milliseconds) and at close. An entry of a call of a Write, Execute or
+//!   milliseconds) and at close, and with every reservation a call makes:
+//!   the entries waiting go in the reservation's transaction
+//!   ([`AgentStore::reserve_usage_logging`]), so a busy agent's log costs
+//!   no commit of its own. An entry of a call of a Write, Execute or
 //!   Destructive tool is written, with those waiting, before its call
 //!   answers. So a server killed between a read and the next flush loses
 //!   the log of those reads only; whatever changed something is logged.
@@ -55,7 +58,7 @@ pub struct LedgerSettings {
 
 impl Default for LedgerSettings {
     fn default() -> Self {
-        LedgerSettings { most_held: 256, batch: 256 }
+        LedgerSettings { most_held: 256, batch: 1024 }
     }
 }
 
@@ -223,7 +226,7 @@ impl Ledger {
     /// past that, so an outage cannot fill the memory. The first error comes
     /// back.
     pub(crate) async fn write_log(&self, store: &dyn AgentStore) -> LfResult<()> {
-        let batch = std::mem::take(&mut self.lock().waiting);
+        let batch = self.take_waiting();
         if batch.is_empty() || store.record_actions(&batch).await.is_ok() {
             return Ok(());
         }
@@ -239,6 +242,12 @@ impl Ledger {
             }
         }
         first.map_or(Ok(()), Err)
+    }
+
+    /// The entries waiting, taken out: for a write that puts them back
+    /// ([`Ledger::wait_again`]) if it fails.
+    fn take_waiting(&self) -> Vec<ActionEntry> {
+        std::mem::take(&mut self.lock().waiting)
     }
 
     /// Puts `entries`, which a write could not store, back before those
@@ -286,6 +295,30 @@ fn as_the_call_sees_it(
     }
 }
 
+/// Reserves `asks` in the store, with the log entries waiting in the same
+/// write. When that write fails (an entry the store refuses, or the store
+/// away), the entries wait again for [`Ledger::write_log`], which sorts
+/// them out, and the reservation is made alone.
+async fn reserve_logging(
+    ledger: &Ledger,
+    store: &dyn AgentStore,
+    agent: LenserId,
+    day: UsageDay,
+    asks: &[Ask],
+) -> LfResult<Reservation> {
+    let entries = ledger.take_waiting();
+    if entries.is_empty() {
+        return store.reserve_usage(agent, day, asks).await;
+    }
+    match store.reserve_usage_logging(agent, day, asks, &entries).await {
+        Ok(reservation) => Ok(reservation),
+        Err(_) => {
+            ledger.wait_again(entries);
+            store.reserve_usage(agent, day, asks).await
+        }
+    }
+}
+
 /// Reserves what `ledger` lacks for `asks` (with an allowance, else
 /// exactly) and takes them: reserved with the day's usage as this server
 /// counts it, or the store's refusal of the exact reservation.
@@ -308,7 +341,7 @@ pub(crate) async fn reserve_with(
             Ok(usage) => return Ok(Reservation::Reserved(usage)),
             Err(need) => need,
         };
-        match store.reserve_usage(agent, day, &need).await? {
+        match reserve_logging(ledger, store, agent, day, &need).await? {
             Reservation::Reserved(counted) => match ledger.settle(agent, revision, day, &need, counted, asks)
             {
                 Ok(Some(usage)) => return Ok(Reservation::Reserved(usage)),
@@ -321,7 +354,7 @@ pub(crate) async fn reserve_with(
         allow = false;
     }
     // Still short after the tries: reserve exactly, without the ledger.
-    Ok(match store.reserve_usage(agent, day, asks).await? {
+    Ok(match reserve_logging(ledger, store, agent, day, asks).await? {
         Reservation::Reserved(usage) => {
             Reservation::Reserved(usage.saturating_sub(ledger.holding(agent, day)))
         }

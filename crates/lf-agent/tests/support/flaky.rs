@@ -43,6 +43,16 @@ impl AgentStore for Flaky {
         self.down()?;
         self.inner.record_actions(entries).await
     }
+    async fn reserve_usage_logging(
+        &self,
+        agent: LenserId,
+        day: UsageDay,
+        asks: &[Ask],
+        entries: &[ActionEntry],
+    ) -> LfResult<Reservation> {
+        self.down()?;
+        self.inner.reserve_usage_logging(agent, day, asks, entries).await
+    }
 
     // Everything else as the memory store does it.
     async fn create_agent(&self, agent: &Agent, max_per_owner: u32) -> LfResult<()> {

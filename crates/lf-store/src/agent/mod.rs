@@ -146,6 +146,19 @@ impl AgentStore for SqlAgentStore {
         on!(&self.conns, write, |conn| sql::record_actions(conn, entries))
     }
 
+    async fn reserve_usage_logging(
+        &self,
+        agent: LenserId,
+        day: UsageDay,
+        asks: &[Ask],
+        entries: &[ActionEntry],
+    ) -> LfResult<Reservation> {
+        on!(&self.conns, write, |conn| async {
+            sql::record_actions(conn, entries).await?;
+            sql::reserve_usage(conn, agent, day, asks).await
+        })
+    }
+
     async fn list_actions(
         &self,
         reach: Reach,

@@ -5,6 +5,8 @@ use serde_json::{Map, Value};
 
 use super::shapes::ai_lenser_id;
 use crate::agent_calls::call_as_agent;
+use rmcp::model::JsonObject;
+
 use crate::services::Ctx;
 use crate::tool::{Reaches, Safety, Tool};
 
@@ -63,6 +65,21 @@ impl Tool for RunAgentAction {
     type Input = RunAgentActionIn;
     type Output = ActionResultOut;
 
+    /// As serde reads it, an object `metadata` (the tool's arguments)
+    /// moved in, not rebuilt; any other `metadata` is left to serde, which
+    /// says what is wrong with it.
+    fn parse(mut args: JsonObject) -> LfResult<RunAgentActionIn> {
+        let metadata = match args.get("metadata") {
+            Some(Value::Object(_)) => args.remove("metadata"),
+            _ => None,
+        };
+        let mut input: RunAgentActionIn = crate::tool::parse_args(args)?;
+        if let Some(Value::Object(m)) = metadata {
+            input.metadata = Some(m);
+        }
+        Ok(input)
+    }
+
     /// As serde would write it, the tool's result moved in, not copied.
     fn to_json(out: ActionResultOut) -> LfResult<Value> {
         let mut m = Map::with_capacity(5);
@@ -104,6 +121,27 @@ impl Tool for RunAgentAction {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn metadata_is_moved_in_as_serde_would_read_it() {
+        let args = |v: Value| v.as_object().cloned().unwrap();
+        let call = serde_json::json!({"ai_lenser_id": "a", "action_type": "get_lens", "metadata": {"lens_id": "l", "n": [1]}});
+        let moved = RunAgentAction::parse(args(call.clone())).unwrap();
+        let read: RunAgentActionIn = crate::tool::parse_args(args(call)).unwrap();
+        assert_eq!((&moved.ai_lenser_id, &moved.action_type), (&read.ai_lenser_id, &read.action_type));
+        assert_eq!(moved.metadata, read.metadata);
+        // What serde refuses is refused the same way, metadata or not.
+        for bad in [
+            serde_json::json!({"ai_lenser_id": "a", "action_type": "x", "metadata": "no"}),
+            serde_json::json!({"ai_lenser_id": "a", "action_type": "x", "metadata": {}, "extra": 1}),
+            serde_json::json!({"action_type": "x", "metadata": {}}),
+        ] {
+            let ours = RunAgentAction::parse(args(bad.clone())).err().unwrap();
+            let serde = crate::tool::parse_args::<RunAgentActionIn>(args(bad)).err().unwrap();
+            assert_eq!(ours.to_string(), serde.to_string());
+            assert_eq!(ours.details(), serde.details());
+        }
+    }
 
     #[test]
     fn the_result_is_moved_into_what_serde_would_write() {
