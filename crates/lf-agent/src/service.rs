@@ -208,11 +208,32 @@ impl AgentService {
         self.drain(None).await
     }
 
-    /// Writes the log entries waiting, and gives back what is held of days
-    /// other than `today` (of every day: `None`).
+    /// Reserves ahead for busy agents ([`ledger::Ledger::top_ups`], the
+    /// log waiting going with the first), writes the log entries waiting,
+    /// and gives back what is held of days other than `today` (of every
+    /// day, reserving nothing: `None`).
     async fn drain(&self, today: Option<UsageDay>) -> LfResult<()> {
         let Some(ledger) = &self.ledger else { return Ok(()) };
-        let written = ledger.write_log(self.store.as_ref()).await;
+        let store = self.store.as_ref();
+        let mut first = None;
+        let top_ups = today.map(|day| (day, ledger.top_ups(day)));
+        for (day, (agent, revision, asks)) in
+            top_ups.into_iter().flat_map(|(d, t)| t.into_iter().map(move |t| (d, t)))
+        {
+            let topped = async {
+                if let Reservation::Reserved(counted) =
+                    ledger::reserve_logging(ledger, store, agent, day, &asks).await?
+                    && let Err(back) = ledger.settle(agent, revision, day, &asks, counted, &[])
+                {
+                    store.release_usage(agent, day, &back).await?;
+                }
+                LfResult::Ok(())
+            };
+            if let Err(e) = topped.await {
+                first.get_or_insert(e);
+            }
+        }
+        let written = ledger.write_log(store).await.and(first.map_or(Ok(()), Err));
         for (agent, day, units) in ledger.take_held(today) {
             self.store.release_usage(agent, day, &units).await?;
         }

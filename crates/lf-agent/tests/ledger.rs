@@ -23,16 +23,22 @@ fn stored_log(w: &World, agent: lf_core::LenserId) -> Vec<ActionOutcome> {
     page.items.iter().map(|e| e.outcome).collect()
 }
 
+/// An agent of `owner` granted a read, its tool-call cap at the most, and
+/// a call of that read.
+fn reader(w: &World, owner: &lf_core::Principal, handle: &str) -> (lf_agent::Agent, Call) {
+    let a = w.agent(owner, handle);
+    let patch = AgentPatch { max_daily_tool_calls: Some(Cap::of(Cap::MAX)), ..Default::default() };
+    run(w.service.update(owner, a.id, patch)).unwrap();
+    let t = tool("get_lens", "lens", Safety::Read);
+    run(w.service.assign_tool(owner, a.id, t.clone(), false)).unwrap();
+    (a, Call::new(t, 0))
+}
+
 #[test]
 fn a_server_holds_an_allowance_and_gives_it_back_when_it_closes() {
     let w = World::ledgered();
     let (_, owner) = person();
-    let a = w.agent(&owner, "held_bot");
-    let patch = AgentPatch { max_daily_tool_calls: Some(Cap::of(Cap::MAX)), ..Default::default() };
-    run(w.service.update(&owner, a.id, patch)).unwrap();
-    let t = tool("get_lens", "lens", Safety::Read);
-    run(w.service.assign_tool(&owner, a.id, t.clone(), false)).unwrap();
-    let call = Call::new(t, 0);
+    let (a, call) = reader(&w, &owner, "held_bot");
 
     let pass = run(w.service.check_call(&owner, a.id, &call)).unwrap();
     assert_eq!(pass.usage.tool_calls, 1, "the call as this server counts it");
@@ -297,4 +303,36 @@ fn the_log_waiting_is_written_with_the_next_reservation() {
     assert_eq!(logged(&store, agent), made[..5], "what waited went with the next reservation, in order");
     run(service.flush()).unwrap();
     assert_eq!(logged(&store, agent), made, "every entry, once");
+}
+
+#[test]
+fn a_flush_reserves_ahead_for_a_busy_agent_so_its_calls_do_not_wait() {
+    let w = World::ledgered();
+    let (_, owner) = person();
+    let (a, call) = reader(&w, &owner, "busy_bot");
+    let calls = |n: u64| {
+        for _ in 0..n {
+            let pass = run(w.service.check_call(&owner, a.id, &call)).unwrap();
+            run(w.service.record_call(&pass, Ok(()))).unwrap();
+        }
+    };
+
+    calls(1);
+    assert_eq!(stored_calls(&w, a.id), 257, "one call and an allowance of 256");
+    calls(128);
+    run(w.service.flush()).unwrap();
+    assert_eq!(stored_calls(&w, a.id), 257, "half an allowance is still held: nothing reserved");
+    calls(1);
+    run(w.service.flush()).unwrap();
+    assert_eq!(stored_calls(&w, a.id), 257 + 129, "127 were left: topped up to a whole allowance");
+    let logged = || run(w.store.list_actions(Reach::Everything, a.id, PageRequest::default())).unwrap().total;
+    assert_eq!(logged(), 130, "the log went with it");
+    run(w.service.flush()).unwrap();
+    assert_eq!(stored_calls(&w, a.id), 386, "no call since: nothing more");
+    calls(256);
+    assert_eq!(stored_calls(&w, a.id), 386, "the calls took what was reserved ahead");
+    assert_eq!(run(w.service.get(&owner, a.id)).unwrap().usage.tool_calls, 386);
+    run(w.service.close()).unwrap();
+    assert_eq!(stored_calls(&w, a.id), 386, "nothing held is left to give back");
+    assert_eq!(logged(), 386);
 }

@@ -7,7 +7,11 @@
 //!   step like any reservation, what the call needs plus an allowance for
 //!   calls to come ([`allowance`]: an eighth of the room the cap had left,
 //!   at most [`LedgerSettings::most_held`] of each count, none when the
-//!   room is small). Later calls take from the allowance in memory. So the
+//!   room is small). Later calls take from the allowance in memory, and
+//!   each [`AgentService::flush`] reserves ahead, the same way, for an
+//!   agent whose calls took from it since the last flush and left less
+//!   than half of it ([`Ledger::top_ups`]): a busy agent's calls seldom
+//!   wait for a reservation. So the
 //!   store's counts are what was used plus what servers hold: a cap is
 //!   never passed, with any number of servers on one database, and a
 //!   server holds at most an eighth of any cap's room. What is held is
@@ -83,6 +87,11 @@ struct Held {
     left: Usage,
     /// The store's counts at the last reservation.
     counted: Usage,
+    /// The limits the reservations of each count were made under (0: none
+    /// reserved).
+    limits: Usage,
+    /// Whether a call took from it since the last [`Ledger::top_ups`].
+    taken: bool,
 }
 
 #[derive(Default)]
@@ -159,6 +168,7 @@ impl Ledger {
         let usage = match s.held.get_mut(&agent) {
             Some(h) => {
                 h.left = after;
+                h.taken = true;
                 h.counted.saturating_sub(after)
             }
             None => Usage::default(),
@@ -182,11 +192,18 @@ impl Ledger {
         wanted: &[Ask],
     ) -> Result<Option<Usage>, Usage> {
         let mut s = self.lock();
-        let h = s.held.entry(agent).or_insert(Held { day, revision, left: Usage::default(), counted });
+        let fresh =
+            Held { day, revision, left: Usage::default(), counted, limits: Usage::default(), taken: false };
+        let h = s.held.entry(agent).or_insert(fresh);
+        let asked = reserved;
         let reserved = Usage::of_asks(reserved);
         if h.day != day || h.revision != revision {
             return Err(reserved);
         }
+        for ask in asked {
+            *h.limits.get_mut(ask.kind) = ask.limit;
+        }
+        h.taken |= wanted.iter().any(|a| a.amount > 0);
         for &k in UsageKind::ALL {
             *h.left.get_mut(k) += reserved.get(k);
         }
@@ -201,6 +218,34 @@ impl Ledger {
         }
         h.left = after;
         Ok(Some(h.counted.saturating_sub(after)))
+    }
+
+    /// What to reserve ahead, on `today`, for the agents whose calls took
+    /// from what this server holds since the last look and who hold less
+    /// than half an allowance of a count: for each, its revision and an ask
+    /// of each such count, up to a whole allowance ([`allowance`] of the
+    /// room at the last reservation). So a busy agent's calls seldom wait
+    /// for a reservation of their own; an idle one is left as it is.
+    pub(crate) fn top_ups(&self, today: UsageDay) -> Vec<(LenserId, u64, Vec<Ask>)> {
+        let most = self.settings.most_held;
+        let mut s = self.lock();
+        let mut out = Vec::new();
+        for (agent, h) in s.held.iter_mut().filter(|(_, h)| h.day == today && h.taken) {
+            h.taken = false;
+            let asks: Vec<Ask> = UsageKind::ALL
+                .iter()
+                .filter_map(|&kind| {
+                    let limit = h.limits.get(kind);
+                    let whole = allowance(h.counted.get(kind), 0, limit, most);
+                    let left = h.left.get(kind);
+                    (left < whole / 2).then(|| Ask { kind, amount: whole - left, limit })
+                })
+                .collect();
+            if !asks.is_empty() {
+                out.push((*agent, h.revision, asks));
+            }
+        }
+        out
     }
 
     /// What this server holds of `agent`'s `day`.
@@ -299,7 +344,7 @@ fn as_the_call_sees_it(
 /// write. When that write fails (an entry the store refuses, or the store
 /// away), the entries wait again for [`Ledger::write_log`], which sorts
 /// them out, and the reservation is made alone.
-async fn reserve_logging(
+pub(crate) async fn reserve_logging(
     ledger: &Ledger,
     store: &dyn AgentStore,
     agent: LenserId,
