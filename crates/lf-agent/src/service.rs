@@ -208,8 +208,9 @@ impl AgentService {
         self.drain(None).await
     }
 
-    /// Reserves ahead for busy agents ([`ledger::Ledger::top_ups`], the
-    /// log waiting going with the first), writes the log entries waiting,
+    /// Reserves ahead for busy agents that have not changed since their
+    /// last call ([`ledger::Ledger::top_ups`], the log waiting going with
+    /// the first), writes the log entries waiting,
     /// and gives back what is held of days other than `today` (of every
     /// day, reserving nothing: `None`).
     async fn drain(&self, today: Option<UsageDay>) -> LfResult<()> {
@@ -221,6 +222,12 @@ impl AgentService {
             top_ups.into_iter().flat_map(|(d, t)| t.into_iter().map(move |t| (d, t)))
         {
             let topped = async {
+                // Not for an agent that changed since its last call: that
+                // call's limits may be gone (its next call gives back
+                // what is held, and is checked against the new policy).
+                if store.get_agent(Reach::Everything, agent).await?.revision != revision {
+                    return Ok(());
+                }
                 if let Reservation::Reserved(counted) =
                     ledger::reserve_logging(ledger, store, agent, day, &asks).await?
                     && let Err(back) = ledger.settle(agent, revision, day, &asks, counted, &[])

@@ -336,3 +336,20 @@ fn a_flush_reserves_ahead_for_a_busy_agent_so_its_calls_do_not_wait() {
     assert_eq!(stored_calls(&w, a.id), 386, "nothing held is left to give back");
     assert_eq!(logged(), 386);
 }
+
+#[test]
+fn a_flush_does_not_reserve_ahead_for_an_agent_changed_since_its_last_call() {
+    let w = World::ledgered();
+    let (_, owner) = person();
+    let (a, call) = reader(&w, &owner, "changed_bot");
+    for _ in 0..200 {
+        run(w.service.check_call(&owner, a.id, &call)).unwrap();
+    }
+    assert_eq!(stored_calls(&w, a.id), 257);
+    let patch = AgentPatch { max_daily_tool_calls: Some(Cap::of(300)), ..Default::default() };
+    run(w.service.update(&owner, a.id, patch)).unwrap();
+    run(w.service.flush()).unwrap();
+    assert_eq!(stored_calls(&w, a.id), 257, "nothing reserved under the limit that is gone");
+    run(w.service.check_call(&owner, a.id, &call)).unwrap();
+    assert!(stored_calls(&w, a.id) <= 300, "its next call gave back what was held, under the new cap");
+}
