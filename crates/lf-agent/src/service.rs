@@ -209,35 +209,19 @@ impl AgentService {
     }
 
     /// Reserves ahead for busy agents that have not changed since their
-    /// last call ([`ledger::Ledger::top_ups`], the log waiting going with
-    /// the first), writes the log entries waiting,
-    /// and gives back what is held of days other than `today` (of every
-    /// day, reserving nothing: `None`).
+    /// last call ([`ledger::Ledger::top_ups`], [`ledger::top_up`]: the log
+    /// waiting goes with the first), writes the log entries waiting, and
+    /// gives back what is held of days other than `today` (of every day,
+    /// reserving nothing: `None`).
     async fn drain(&self, today: Option<UsageDay>) -> LfResult<()> {
         let Some(ledger) = &self.ledger else { return Ok(()) };
         let store = self.store.as_ref();
         let mut first = None;
-        let top_ups = today.map(|day| (day, ledger.top_ups(day)));
-        for (day, (agent, revision, asks)) in
-            top_ups.into_iter().flat_map(|(d, t)| t.into_iter().map(move |t| (d, t)))
-        {
-            let topped = async {
-                // Not for an agent that changed since its last call: that
-                // call's limits may be gone (its next call gives back
-                // what is held, and is checked against the new policy).
-                if store.get_agent(Reach::Everything, agent).await?.revision != revision {
-                    return Ok(());
+        if let Some(day) = today {
+            for (agent, revision, asks) in ledger.top_ups(day) {
+                if let Err(e) = ledger::top_up(ledger, store, agent, revision, day, &asks).await {
+                    first.get_or_insert(e);
                 }
-                if let Reservation::Reserved(counted) =
-                    ledger::reserve_logging(ledger, store, agent, day, &asks).await?
-                    && let Err(back) = ledger.settle(agent, revision, day, &asks, counted, &[])
-                {
-                    store.release_usage(agent, day, &back).await?;
-                }
-                LfResult::Ok(())
-            };
-            if let Err(e) = topped.await {
-                first.get_or_insert(e);
             }
         }
         let written = ledger.write_log(store).await.and(first.map_or(Ok(()), Err));

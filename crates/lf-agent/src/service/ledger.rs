@@ -46,7 +46,7 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use lf_core::{ErrorCode, LenserId, LfResult};
+use lf_core::{ErrorCode, LenserId, LfResult, Reach};
 
 use crate::model::{ActionEntry, Ask, Reservation, Safety, Usage, UsageDay, UsageKind};
 use crate::store::AgentStore;
@@ -176,7 +176,7 @@ impl Ledger {
         Take { stale, found: Ok(usage) }
     }
 
-    /// Adds what was reserved (`reserved`, with the store's counts after
+    /// Adds what was reserved (`asked`, with the store's counts after
     /// it) to what is held, then takes `wanted` from it: `Ok(Some)` the
     /// day's usage as this server counts it, `Ok(None)` when a concurrent
     /// call took what this one reserved (reserve again), `Err` the units to
@@ -187,7 +187,7 @@ impl Ledger {
         agent: LenserId,
         revision: u64,
         day: UsageDay,
-        reserved: &[Ask],
+        asked: &[Ask],
         counted: Usage,
         wanted: &[Ask],
     ) -> Result<Option<Usage>, Usage> {
@@ -195,8 +195,7 @@ impl Ledger {
         let fresh =
             Held { day, revision, left: Usage::default(), counted, limits: Usage::default(), taken: false };
         let h = s.held.entry(agent).or_insert(fresh);
-        let asked = reserved;
-        let reserved = Usage::of_asks(reserved);
+        let reserved = Usage::of_asks(asked);
         if h.day != day || h.revision != revision {
             return Err(reserved);
         }
@@ -362,6 +361,30 @@ pub(crate) async fn reserve_logging(
             store.reserve_usage(agent, day, asks).await
         }
     }
+}
+
+/// Reserves `asks` ahead for `agent` on `day` ([`Ledger::top_ups`]) and
+/// adds them to what is held, taking nothing. Not for an agent that
+/// changed since its last call (`revision`): that call's limits may be
+/// gone (its next call gives back what is held, and is checked against
+/// the new policy).
+pub(crate) async fn top_up(
+    ledger: &Ledger,
+    store: &dyn AgentStore,
+    agent: LenserId,
+    revision: u64,
+    day: UsageDay,
+    asks: &[Ask],
+) -> LfResult<()> {
+    if store.get_agent(Reach::Everything, agent).await?.revision != revision {
+        return Ok(());
+    }
+    if let Reservation::Reserved(counted) = reserve_logging(ledger, store, agent, day, asks).await?
+        && let Err(back) = ledger.settle(agent, revision, day, asks, counted, &[])
+    {
+        store.release_usage(agent, day, &back).await?;
+    }
+    Ok(())
 }
 
 /// Reserves what `ledger` lacks for `asks` (with an allowance, else

@@ -1,12 +1,11 @@
 use lf_core::{Detail, ErrorCode, LfError, LfResult};
+use rmcp::model::JsonObject;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::shapes::ai_lenser_id;
 use crate::agent_calls::call_as_agent;
-use rmcp::model::JsonObject;
-
 use crate::services::Ctx;
 use crate::tool::{Reaches, Safety, Tool};
 
