@@ -16,9 +16,9 @@
 //! [`super::Handle::read`]); its reads borrow the sqlx writer's connection
 //! through sqlx's raw handle while holding it.
 //!
-//! The two reads every call repeats also keep their answers in a
-//! [`ReadCache`], for as long as the database has not changed: see
-//! [`DirectReaders::run_cached`].
+//! The reads every call repeats also keep their answers in a
+//! [`ReadCache`], for as long as the tables they read have not changed:
+//! see [`DirectReaders::run_cached`].
 
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -45,21 +45,26 @@ const MMAP_BYTES: i64 = 256 << 20;
 /// Statements each connection keeps prepared.
 const STATEMENTS: usize = 32;
 
+/// The count that every change to a table a cached read reads moves on
+/// (see [`DirectReaders::generations`]).
+const CACHED_READS_GENERATION: &str = "SELECT n FROM cached_reads_generation WHERE id = 1";
+
 /// The direct readers of one database file.
 pub(crate) struct DirectReaders {
     path: PathBuf,
     idle: Mutex<Vec<Reader>>,
     closed: AtomicBool,
-    /// The database's generation as this process knows it: bumped by every
-    /// reader that finds the database changed since it last looked (see
+    /// The cached reads' generation as this process knows it: bumped by
+    /// every reader that finds their tables changed since it last looked (see
     /// [`DirectReaders::generations`]).
     generation: AtomicU64,
 }
 
-/// A direct reader connection, with the `data_version` it last saw.
+/// A direct reader connection, with the generation of the cached reads'
+/// tables it last saw.
 struct Reader {
     conn: Connection,
-    /// `PRAGMA data_version` when this connection last looked; `None` before
+    /// [`CACHED_READS_GENERATION`] when this connection last looked; `None` before
     /// it first did.
     seen: Cell<Option<i64>>,
 }
@@ -124,8 +129,9 @@ impl DirectReaders {
     /// under `key`: the kept answer when the database has not changed since
     /// it was read, else `f`'s, kept when it is `Some`.
     ///
-    /// Checking costs one `PRAGMA data_version`, a statement that reads no
-    /// row; a read of what is not kept runs in the same transaction.
+    /// Checking costs one read of a one-row table
+    /// ([`CACHED_READS_GENERATION`]); a read of what is not kept runs in the
+    /// same transaction.
     pub(crate) fn run_cached<K: Hash + Eq, V: Clone>(
         &self,
         cache: &ReadCache<K, V>,
@@ -151,11 +157,14 @@ impl DirectReaders {
     /// doing so: the generation that answers read in that transaction are
     /// kept under, and the generation kept answers must have to be used.
     ///
-    /// SQLite's `data_version` changes, for one connection, whenever another
-    /// connection (of this process or any other) has committed since that
-    /// connection last asked. The readers never write, so a reader that finds
-    /// its `data_version` changed bumps the shared generation, and answers
-    /// kept under an older one are not used again.
+    /// The count [`CACHED_READS_GENERATION`] reads moves on, by a trigger in
+    /// the writing transaction, with every change to a table the cached
+    /// reads read (migration `0016`), whichever connection or process
+    /// makes it; writes to other tables (an agent's action log and day
+    /// counts, which every call of an agent writes) leave it, and what is
+    /// kept, alone. A reader that finds it changed since it last looked
+    /// bumps the shared generation, and answers kept under an older one are
+    /// not used again.
     ///
     /// Why a kept answer is never stale: it is kept under the generation `g`
     /// taken before the transaction it was read in began, or under the one
@@ -168,7 +177,7 @@ impl DirectReaders {
     /// generation it then uses, taken after looking, is past `g`.
     fn generations(&self, reader: &Reader) -> LfResult<(u64, u64)> {
         let before = self.generation.load(Ordering::SeqCst);
-        let mut stmt = reader.conn.prepare_cached("PRAGMA data_version").map_err(map_direct_err)?;
+        let mut stmt = reader.conn.prepare_cached(CACHED_READS_GENERATION).map_err(map_direct_err)?;
         let now: i64 = stmt.query_row([], |row| row.get(0)).map_err(map_direct_err)?;
         if reader.seen.replace(Some(now)) != Some(now) {
             let bumped = self.generation.fetch_add(1, Ordering::SeqCst) + 1;
@@ -186,11 +195,12 @@ impl DirectReaders {
     }
 }
 
-/// Answers of one kind of point read, kept for as long as the database does
-/// not change (see [`DirectReaders::run_cached`]), up to a budget of bytes.
+/// Answers of one kind of point read, kept for as long as the tables the
+/// cached reads read do not change (see [`DirectReaders::run_cached`]), up
+/// to a budget of bytes.
 ///
-/// Any commit to the database starts a new generation and forgets every
-/// answer: no answer is told apart from the rows it came from, so none is
+/// Any change to one of those tables starts a new generation and forgets
+/// every answer: no answer is told apart from the rows it came from, so none is
 /// kept past a change to any of them. A full cache forgets half of what it
 /// holds.
 pub(crate) struct ReadCache<K, V> {

@@ -316,20 +316,32 @@ mod tests {
     }
 
     /// Two handles on a new file in `dir` (as two processes would have),
-    /// which holds table `t (k, v)` with the row `insert` inserts.
+    /// which holds table `t (k, v)` with the row `insert` inserts, watched
+    /// as the tables of the cached reads are (migration 0016), and table
+    /// `u (x)`, not watched.
     async fn two_handles(dir: &Path, insert: &'static str) -> (Handle, Handle) {
         let url = format!("sqlite://{}", dir.join("lf.db").display());
         let (db, other) = (Handle::open(&url).await.unwrap(), Handle::open(&url).await.unwrap());
         exec(&db, "CREATE TABLE t (k INTEGER PRIMARY KEY, v)").await;
+        for watch in [
+            "CREATE TRIGGER t_i AFTER INSERT ON t BEGIN UPDATE cached_reads_generation SET n = n + 1; END",
+            "CREATE TRIGGER t_u AFTER UPDATE ON t BEGIN UPDATE cached_reads_generation SET n = n + 1; END",
+            "CREATE TRIGGER t_d AFTER DELETE ON t BEGIN UPDATE cached_reads_generation SET n = n + 1; END",
+            "CREATE TABLE u (x)",
+        ] {
+            exec(&db, watch).await;
+        }
         exec(&db, insert).await;
         (db, other)
     }
 
-    /// A cached read is answered from the cache while nothing is committed,
-    /// and read again after any commit: of this handle's writer, or of
-    /// another handle on the same file (as another process would).
+    /// A cached read is answered from the cache while nothing it reads is
+    /// changed, and read again after any commit that changes a watched
+    /// table: of this handle's writer, or of another handle on the same
+    /// file (as another process would). A commit to a table no cached read
+    /// reads leaves what is kept.
     #[tokio::test]
-    async fn cached_reads_follow_every_commit() {
+    async fn cached_reads_follow_every_change_to_what_they_read() {
         let dir = tempfile::tempdir().unwrap();
         let (db, other) = two_handles(dir.path(), "INSERT INTO t VALUES (1, 'one')").await;
         let cache = ReadCache::new(1 << 10, String::len);
@@ -359,6 +371,10 @@ mod tests {
         exec(&db, "INSERT INTO t VALUES (2, 'two')").await;
         expect(1, Some("uno"), 5).await;
         expect(2, Some("two"), 6).await;
+        expect(2, Some("two"), 6).await;
+        exec(&db, "INSERT INTO u VALUES (1)").await;
+        exec(&other, "INSERT INTO u VALUES (2)").await;
+        expect(1, Some("uno"), 6).await;
         expect(2, Some("two"), 6).await;
         // A row deleted elsewhere is gone, and every other answer is read
         // again too.

@@ -280,4 +280,60 @@ mod tests {
         assert!(seen > 0, "the suite leaves closed battles behind");
         db.close().await;
     }
+
+    /// Every table a cached read reads (a lens and its version, a token,
+    /// an agent with its members and a grant) moves the cached reads'
+    /// generation on when a row of it is inserted, updated or deleted
+    /// (migration 0016): a table added to one of those reads without its
+    /// triggers would leave answers kept past a change.
+    #[tokio::test]
+    async fn every_table_a_cached_read_reads_moves_its_generation() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Handle::open(&format!("sqlite://{}", dir.path().join("lf.db").display())).await.unwrap();
+        let tables: Vec<String> = sqlx::query_scalar("SELECT name FROM sqlite_master WHERE type = 'table'")
+            .fetch_all(db.diagnostics_pool())
+            .await
+            .unwrap();
+        let triggers: Vec<(String, String)> =
+            sqlx::query_as("SELECT tbl_name, sql FROM sqlite_master WHERE type = 'trigger'")
+                .fetch_all(db.diagnostics_pool())
+                .await
+                .unwrap();
+        let cached = [
+            agent::sql::GET_AGENT,
+            agent::sql::MEMBERS,
+            agent::sql::GRANT_BY_ID,
+            agent::sql::GRANT_BY_NAME,
+            auth::sql::TOKEN_BY_HASH,
+            lens::sql::lens_and_version_sql(VersionSelector::Head).sqlite,
+            lens::sql::lens_and_version_sql(VersionSelector::Id(lf_core::VersionId::new())).sqlite,
+            lens::sql::lens_and_version_sql(VersionSelector::Semver(lf_lens::Semver {
+                major: 1,
+                minor: 0,
+                patch: 0,
+            }))
+            .sqlite,
+        ];
+        let mut read = std::collections::BTreeSet::new();
+        for sql in cached {
+            let words: Vec<&str> = sql.split_whitespace().collect();
+            for pair in words.windows(2) {
+                if matches!(pair[0], "FROM" | "JOIN") && tables.iter().any(|t| t == pair[1]) {
+                    read.insert(pair[1].to_owned());
+                }
+            }
+        }
+        assert!(read.len() >= 7, "the cached reads read {read:?}");
+        for table in &read {
+            for event in ["INSERT", "UPDATE", "DELETE"] {
+                let moves = triggers.iter().any(|(on, sql)| {
+                    on == table
+                        && sql.contains(&format!("AFTER {event} ON {table}"))
+                        && sql.contains("UPDATE cached_reads_generation SET n = n + 1")
+                });
+                assert!(moves, "no trigger moves the cached reads' generation after {event} on {table}");
+            }
+        }
+        db.close().await;
+    }
 }
