@@ -5,7 +5,10 @@
 //! the agent's row (or the team run's) first; reads of more than one
 //! statement (the reach check and what it guards, an agent and its
 //! members) in one snapshot (see [`crate::conns`]). Why concurrent writes
-//! keep the limits is in `sql`.
+//! keep the limits is in `sql`. On SQLite, the writes every agent call
+//! makes (the day's counts, the action log) and the read of an agent with
+//! its grant bypass sqlx: `sqlite::writes` and `sqlite::reads`, held to the
+//! same contract suite.
 //!
 //! [`SqlLenserHandles`] answers lf-agent's [`LenserHandles`] from the
 //! accounts' `lensers` table, for the one namespace of handles.
@@ -127,7 +130,14 @@ impl AgentStore for SqlAgentStore {
     }
 
     async fn reserve_usage(&self, agent: LenserId, day: UsageDay, asks: &[Ask]) -> LfResult<Reservation> {
-        on!(&self.conns, write, |conn| sql::reserve_usage(conn, agent, day, asks))
+        match &self.conns {
+            Conns::Sqlite(db) => {
+                db.write_direct(|c| sqlite::writes::reserve_usage(c, agent, day, asks)).await
+            }
+            Conns::Postgres(pool) => {
+                postgres::write(pool, async |conn| sql::reserve_usage(conn, agent, day, asks).await).await
+            }
+        }
     }
 
     async fn usage(&self, reach: Reach, agent: LenserId, day: UsageDay) -> LfResult<Usage> {
@@ -135,15 +145,27 @@ impl AgentStore for SqlAgentStore {
     }
 
     async fn release_usage(&self, agent: LenserId, day: UsageDay, units: &Usage) -> LfResult<()> {
-        on!(&self.conns, write, |conn| sql::release_usage(conn, agent, day, units))
+        match &self.conns {
+            Conns::Sqlite(db) => {
+                db.write_direct(|c| sqlite::writes::release_usage(c, agent, day, units)).await
+            }
+            Conns::Postgres(pool) => {
+                postgres::write(pool, async |conn| sql::release_usage(conn, agent, day, units).await).await
+            }
+        }
     }
 
     async fn record_action(&self, entry: &ActionEntry) -> LfResult<()> {
-        on!(&self.conns, write, |conn| sql::record_actions(conn, std::slice::from_ref(entry)))
+        self.record_actions(std::slice::from_ref(entry)).await
     }
 
     async fn record_actions(&self, entries: &[ActionEntry]) -> LfResult<()> {
-        on!(&self.conns, write, |conn| sql::record_actions(conn, entries))
+        match &self.conns {
+            Conns::Sqlite(db) => db.write_direct(|c| sqlite::writes::record_actions(c, entries)).await,
+            Conns::Postgres(pool) => {
+                postgres::write(pool, async |conn| sql::record_actions(conn, entries).await).await
+            }
+        }
     }
 
     async fn reserve_usage_logging(
@@ -153,10 +175,22 @@ impl AgentStore for SqlAgentStore {
         asks: &[Ask],
         entries: &[ActionEntry],
     ) -> LfResult<Reservation> {
-        on!(&self.conns, write, |conn| async {
-            sql::record_actions(conn, entries).await?;
-            sql::reserve_usage(conn, agent, day, asks).await
-        })
+        match &self.conns {
+            Conns::Sqlite(db) => {
+                db.write_direct(|c| {
+                    sqlite::writes::record_actions(c, entries)?;
+                    sqlite::writes::reserve_usage(c, agent, day, asks)
+                })
+                .await
+            }
+            Conns::Postgres(pool) => {
+                postgres::write(pool, async |conn| {
+                    sql::record_actions(conn, entries).await?;
+                    sql::reserve_usage(conn, agent, day, asks).await
+                })
+                .await
+            }
+        }
     }
 
     async fn list_actions(

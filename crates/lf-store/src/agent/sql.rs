@@ -68,7 +68,7 @@ const LOCK_OWNER: &str = "SELECT pg_advisory_xact_lock(hashtextextended('agent o
 /// (PostgreSQL only).
 const LOCK_HANDLE: &str = "SELECT pg_advisory_xact_lock(hashtextextended('handle ' || $1, 0))";
 
-const AGENT_EXISTS: &str = "SELECT 1 AS found FROM agents WHERE id = $1";
+pub(crate) const AGENT_EXISTS: &str = "SELECT 1 AS found FROM agents WHERE id = $1";
 /// Whether an agent holds handle `$1`.
 pub(crate) const AGENT_HOLDS: &str = "SELECT 1 AS found FROM agents WHERE handle = $1";
 /// Whether a lenser holds handle `$1`.
@@ -116,9 +116,9 @@ const INSERT_GRANT: &str = "INSERT INTO agent_grants \
      VALUES ($1, $2, $3, $4, $5, $6, $7)";
 const DELETE_GRANT: &str = "DELETE FROM agent_grants WHERE agent_id = $1 AND tool_id = $2";
 
-const USAGE: &str = "SELECT battles, votes, team_runs, tool_calls, credits FROM agent_usage \
+pub(crate) const USAGE: &str = "SELECT battles, votes, team_runs, tool_calls, credits FROM agent_usage \
      WHERE agent_id = $1 AND day = $2";
-const PUT_USAGE: &str = "INSERT INTO agent_usage (agent_id, day, battles, votes, team_runs, tool_calls, credits) \
+pub(crate) const PUT_USAGE: &str = "INSERT INTO agent_usage (agent_id, day, battles, votes, team_runs, tool_calls, credits) \
      VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (agent_id, day) DO UPDATE SET battles = excluded.battles, \
      votes = excluded.votes, team_runs = excluded.team_runs, tool_calls = excluded.tool_calls, \
      credits = excluded.credits";
@@ -154,6 +154,33 @@ static INSERT_ACTIONS: std::sync::LazyLock<Vec<Spellings>> = std::sync::LazyLock
         })
         .collect()
 });
+
+/// `entries` cut into chunks of 64, 32, … 1 entries, each with its
+/// `INSERT INTO agent_actions` of that many rows. (Row by row would cost
+/// SQLite more than the rows: each run of the statement builds a lookup
+/// table for each `IN (…)` of the table's CHECKs.)
+pub(crate) fn action_chunks(
+    entries: &[ActionEntry],
+) -> impl Iterator<Item = (&'static Spellings, &[ActionEntry])> {
+    let mut rest = entries;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let n = 1usize << rest.len().min(ACTION_CHUNK).ilog2();
+        let (chunk, tail) = rest.split_at(n);
+        rest = tail;
+        Some((&INSERT_ACTIONS[n.ilog2() as usize], chunk))
+    })
+}
+
+/// What clashed when an entry of `chunk` was written before.
+pub(crate) fn action_taken(chunk: &[ActionEntry]) -> String {
+    match chunk {
+        [one] => format!("action log entry {} already exists", one.id),
+        _ => "an action log entry of the batch already exists".to_owned(),
+    }
+}
 
 fn is_postgres<C: Conn>() -> bool {
     <C::Database as Dialect>::BACKEND == Backend::Postgres
@@ -510,7 +537,7 @@ async fn usage_of<C: Conn>(conn: &mut C, agent: LenserId, day: UsageDay) -> LfRe
 /// What `asks` make of `used`: the new counts, or the first ask that does
 /// not fit. Asks of one kind add up; a count the databases cannot hold
 /// (past `i64::MAX`) does not fit either.
-fn reserve(used: Usage, asks: &[Ask]) -> Reservation {
+pub(crate) fn reserve(used: Usage, asks: &[Ask]) -> Reservation {
     let mut after = used;
     for ask in asks {
         match after.get(ask.kind).checked_add(ask.amount) {
@@ -548,7 +575,9 @@ pub(crate) async fn reserve_usage<C: Conn>(
     Ok(out)
 }
 
-/// Gives back in the write transaction, the agent's row locked.
+/// Gives back in the write transaction, the agent's row locked. (SQLite's
+/// store runs this, [`reserve_usage`] and [`record_actions`] on its direct
+/// writer: `sqlite::writes`, with the same statements and rules.)
 pub(crate) async fn release_usage<C: Conn>(
     conn: &mut C,
     agent: LenserId,
@@ -585,20 +614,12 @@ pub(crate) async fn record_actions<C: Conn>(conn: &mut C, entries: &[ActionEntry
             agent_exists(conn, e.agent).await?;
         }
     }
-    let mut rest = entries;
-    while !rest.is_empty() {
-        let n = 1usize << rest.len().min(ACTION_CHUNK).ilog2();
-        let (chunk, tail) = rest.split_at(n);
-        let mut q = query::<C::Database>(INSERT_ACTIONS[n.ilog2() as usize].of::<C::Database>());
+    for (insert_chunk, chunk) in action_chunks(entries) {
+        let mut q = query::<C::Database>(insert_chunk.of::<C::Database>());
         for e in chunk {
             q = bind_action(q, e);
         }
-        insert(conn, q, || match chunk {
-            [one] => format!("action log entry {} already exists", one.id),
-            _ => "an action log entry of the batch already exists".to_owned(),
-        })
-        .await?;
-        rest = tail;
+        insert(conn, q, || action_taken(chunk)).await?;
     }
     Ok(())
 }

@@ -356,11 +356,119 @@ pub(crate) fn map_direct_err(e: rusqlite::Error) -> LfError {
     LfError::internal(e)
 }
 
-/// What a direct reader reads a [`Value`] with: rusqlite's own decoding.
-/// (A supertrait of [`Value`], so that rusqlite is named here only.)
-pub(crate) trait DirectValue: rusqlite::types::FromSql {}
+/// What a direct connection reads and binds a [`Value`] with: rusqlite's
+/// own decoding and encoding, which store what sqlx's SQLite driver stores
+/// (an id as its 16 bytes, a flag as 0 or 1). (A supertrait of [`Value`],
+/// so that rusqlite is named here only.)
+pub(crate) trait DirectValue: rusqlite::types::FromSql + rusqlite::types::ToSql {}
 
-impl<T: rusqlite::types::FromSql> DirectValue for T {}
+impl<T: rusqlite::types::FromSql + rusqlite::types::ToSql> DirectValue for T {}
+
+/// The parameters of a statement the direct writer runs, bound as the
+/// SQLite [`Dialect`] binds sqlx's, so that each row shape is bound by one
+/// function whichever path writes it.
+#[derive(Default)]
+pub(crate) struct DirectParams(Vec<Box<dyn rusqlite::types::ToSql>>);
+
+impl DirectParams {
+    pub(crate) fn new() -> Self {
+        Self::default()
+    }
+
+    /// Whether `stmt` takes as many parameters as these, each `?` or `$n`
+    /// at its place `n`: what binding by place takes (the stores' fixed
+    /// statements number theirs in order of appearance, none twice).
+    fn in_order(&self, stmt: &rusqlite::Statement<'_>) -> bool {
+        stmt.parameter_count() == self.0.len()
+            && (1..=self.0.len()).all(|i| stmt.parameter_name(i).is_none_or(|name| name == format!("${i}")))
+    }
+}
+
+impl crate::dialect::Bind for DirectParams {
+    fn put<T: Value>(mut self, value: T) -> Self {
+        self.0.push(Box::new(value));
+        self
+    }
+
+    fn put_time(self, t: Timestamp) -> Self {
+        self.put(Sqlite::store_time(t))
+    }
+
+    fn put_opt_time(self, t: Option<Timestamp>) -> Self {
+        self.put(t.map(Sqlite::store_time))
+    }
+
+    fn put_strings(self, items: &[String]) -> Self {
+        self.put(Sqlite::store_strings(items))
+    }
+}
+
+/// Runs the statement `sql` with `params` on `conn`: the rows it changed.
+/// A unique violation is CONFLICT saying `taken()`, what clashed, as
+/// [`crate::dialect::insert`] has it.
+pub(crate) fn execute(
+    conn: &Connection,
+    sql: &str,
+    params: &DirectParams,
+    taken: impl FnOnce() -> String,
+) -> LfResult<usize> {
+    let mut stmt = conn.prepare_cached(sql).map_err(map_direct_err)?;
+    debug_assert!(params.in_order(&stmt), "{sql} numbers its parameters in order of appearance");
+    let params = params.0.iter().map(|p| p.as_ref());
+    stmt.execute(rusqlite::params_from_iter(params)).map_err(|e| {
+        let unique = matches!(
+            &e,
+            rusqlite::Error::SqliteFailure(f, _)
+                if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
+                    || f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY
+        );
+        if unique { LfError::conflict(taken()).with_source(e) } else { map_direct_err(e) }
+    })
+}
+
+/// The first row `sql` answers with `params`, mapped by `f`.
+pub(crate) fn first_row_of<T>(
+    conn: &Connection,
+    sql: &str,
+    params: &DirectParams,
+    f: impl FnOnce(&rusqlite::Row<'_>) -> LfResult<T>,
+) -> LfResult<Option<T>> {
+    let mut stmt = conn.prepare_cached(sql).map_err(map_direct_err)?;
+    debug_assert!(params.in_order(&stmt), "{sql} numbers its parameters in order of appearance");
+    let rows = stmt.query(rusqlite::params_from_iter(params.0.iter().map(|p| p.as_ref())));
+    rows.map_err(map_direct_err)?.next().map_err(map_direct_err)?.map(f).transpose()
+}
+
+/// Opens the connection that writes on the calling thread, to the file at
+/// `path`, whose sqlx writer has opened it (and turned WAL on): with the
+/// pragmas of the sqlx connections (foreign keys on, FULL synchronous, the
+/// same busy timeout). It runs only while the sqlx writer's turn is held
+/// ([`super::Handle::write_direct`]).
+pub(crate) fn open_writer(path: &std::path::Path) -> LfResult<Connection> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(path, flags).map_err(map_direct_err)?;
+    conn.busy_timeout(BUSY_TIMEOUT).map_err(map_direct_err)?;
+    conn.pragma_update(None, "foreign_keys", true).map_err(map_direct_err)?;
+    conn.pragma_update(None, "synchronous", "FULL").map_err(map_direct_err)?;
+    conn.set_prepared_statement_cache_capacity(STATEMENTS);
+    Ok(conn)
+}
+
+/// Runs `f` in a write transaction on `conn` begun with `BEGIN IMMEDIATE`,
+/// and commits when it returns `Ok`; on `Err` (or a commit that fails) it
+/// rolls back.
+pub(crate) fn in_write_transaction<R>(
+    conn: &Connection,
+    f: impl FnOnce(&Connection) -> LfResult<R>,
+) -> LfResult<R> {
+    let run = |sql| conn.prepare_cached(sql).and_then(|mut stmt| stmt.execute([])).map_err(map_direct_err);
+    run("BEGIN IMMEDIATE")?;
+    let out = f(conn).and_then(|out| run("COMMIT").map(|_| out));
+    if out.is_err() && !conn.is_autocommit() {
+        let _ = run("ROLLBACK");
+    }
+    out
+}
 
 /// A row of a direct reader, read as the SQLite [`Dialect`] reads sqlx's
 /// rows, so that each row shape is decoded by one function whichever path

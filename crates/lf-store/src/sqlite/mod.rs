@@ -15,11 +15,13 @@
 //! with SQLITE_BUSY as soon as another writer committed.
 //!
 //! Beside these sqlx connections, [`direct`] keeps connections that read on
-//! the calling thread, and [`reads`] holds the three reads that use them:
-//! this module is the only one that uses rusqlite.
+//! the calling thread, and [`reads`] holds the reads that use them, and one
+//! that writes on the calling thread in the writer's turn, which [`writes`]
+//! uses: this module is the only one that uses rusqlite.
 
 mod direct;
 pub(crate) mod reads;
+pub(crate) mod writes;
 
 use std::hash::Hash;
 use std::path::Path;
@@ -68,6 +70,10 @@ struct Connections {
     /// Connections that read on the calling thread (see [`direct`]); `None`
     /// for an in-memory database.
     direct: Option<Arc<DirectReaders>>,
+    /// The connection that writes on the calling thread
+    /// ([`Handle::write_direct`]), taken only while `writer` is held;
+    /// `None` for an in-memory database, and once closed.
+    direct_writer: std::sync::Mutex<Option<rusqlite::Connection>>,
     /// Separate connections for diagnostics and tests, opened on first use.
     diagnostics: SqlitePool,
 }
@@ -116,8 +122,10 @@ impl Handle {
         MIGRATOR.run(&diagnostics).await.map_err(|e| open_failed(Backend::Sqlite, "migrate", e))?;
         let mut readers = Vec::new();
         let mut direct = None;
+        let mut direct_writer = None;
         if !in_memory {
             direct = Some(Arc::new(DirectReaders::open(options.get_filename().to_owned())?));
+            direct_writer = Some(direct::open_writer(options.get_filename())?);
             // Readers run side by side under WAL; more of them than cores
             // would only wait for a core.
             let n = std::thread::available_parallelism().map_or(4, |n| n.get()).clamp(2, 8);
@@ -131,6 +139,7 @@ impl Handle {
                 readers: readers.into_boxed_slice(),
                 next_reader: AtomicUsize::new(0),
                 direct,
+                direct_writer: std::sync::Mutex::new(direct_writer),
                 diagnostics,
             }),
         })
@@ -224,6 +233,25 @@ impl Handle {
         Ok(out)
     }
 
+    /// Like [`Handle::write`], for a write that runs on the calling thread,
+    /// through rusqlite, in the writer's turn: for the few writes every
+    /// call of an agent makes (its day's counts and its action log), where
+    /// sqlx's hand-off of each statement to its connection's thread and
+    /// back cost more than the statements (see [`writes`]). An in-memory
+    /// database writes through the sqlx writer's own connection.
+    pub(crate) async fn write_direct<R>(
+        &self,
+        f: impl FnOnce(&rusqlite::Connection) -> LfResult<R>,
+    ) -> LfResult<R> {
+        let mut writer = self.inner.writer.lock().await;
+        let conn = writer.as_mut().ok_or_else(closed)?;
+        if self.inner.direct.is_none() {
+            return direct::borrowing(conn, |c| direct::in_write_transaction(c, f)).await;
+        }
+        let direct = self.inner.direct_writer.lock().unwrap_or_else(|e| e.into_inner());
+        direct::in_write_transaction(direct.as_ref().ok_or_else(closed)?, f)
+    }
+
     pub(crate) fn diagnostics_pool(&self) -> &SqlitePool {
         &self.inner.diagnostics
     }
@@ -232,6 +260,10 @@ impl Handle {
     /// then on.
     pub(crate) async fn close(&self) {
         let inner = &self.inner;
+        {
+            let _turn = inner.writer.lock().await;
+            inner.direct_writer.lock().unwrap_or_else(|e| e.into_inner()).take();
+        }
         for slot in std::iter::once(&inner.writer).chain(inner.readers.iter()) {
             if let Some(conn) = slot.lock().await.take() {
                 let _ = conn.close().await;
@@ -299,6 +331,15 @@ mod tests {
         assert_eq!((busy, query_only), (5000, 1));
         let write = db.direct_blocking(|c| Ok(c.execute("CREATE TABLE t (x)", []).is_err())).await.unwrap();
         assert!(write, "a direct reader refuses to write");
+        // The direct writer: the sqlx writer's pragmas.
+        let pragmas = db
+            .write_direct(|c| {
+                let pragma = |name| c.pragma_query_value(None, name, |r| r.get::<_, i64>(0)).unwrap();
+                Ok([pragma("synchronous"), pragma("foreign_keys"), pragma("busy_timeout")])
+            })
+            .await
+            .unwrap();
+        assert_eq!(pragmas, [2, 1, 5000], "the direct writer's synchronous, foreign_keys and busy_timeout");
         db.close().await;
         assert_eq!(db.read().await.err().map(|e| e.code()), Some(lf_core::ErrorCode::Internal));
         let closed = db.direct_blocking(|_| Ok(())).await.err().map(|e| e.code());
@@ -384,6 +425,49 @@ mod tests {
         expect(2, Some("two"), 8).await;
         other.close().await;
         db.close().await;
+    }
+
+    /// A direct write commits what it wrote when it returns `Ok`, and
+    /// nothing when it returns `Err`, on a file and in memory; the sqlx
+    /// writer sees what it committed; after close it fails.
+    #[tokio::test]
+    async fn direct_writes_commit_or_leave_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = format!("sqlite://{}", dir.path().join("lf.db").display());
+        for url in [file.as_str(), "sqlite::memory:"] {
+            let db = Handle::open(url).await.unwrap();
+            exec(&db, "CREATE TABLE t (x INTEGER PRIMARY KEY)").await;
+            let insert = |x: i64| {
+                move |c: &rusqlite::Connection| -> LfResult<()> {
+                    c.execute("INSERT INTO t VALUES (?1)", [x]).map_err(LfError::internal)?;
+                    Ok(())
+                }
+            };
+            db.write_direct(insert(1)).await.unwrap();
+            let failed = db
+                .write_direct(|c| {
+                    insert(2)(c)?;
+                    Err::<(), _>(LfError::internal("no"))
+                })
+                .await;
+            assert!(failed.is_err());
+            // A unique violation of a later statement undoes the first too.
+            let clash = db.write_direct(|c| insert(3)(c).and_then(|_| insert(1)(c))).await;
+            assert!(clash.is_err());
+            let xs: Vec<i64> = db
+                .reading(async |c| {
+                    Ok(sqlx::query_scalar("SELECT x FROM t").fetch_all(&mut *c).await.unwrap())
+                })
+                .await
+                .unwrap();
+            assert_eq!(xs, [1], "{url}");
+            exec(&db, "INSERT INTO t VALUES (4)").await;
+            db.close().await;
+            assert_eq!(
+                db.write_direct(insert(5)).await.err().map(|e| e.code()),
+                Some(lf_core::ErrorCode::Internal)
+            );
+        }
     }
 
     /// Readers on several threads and a writer on another handle, at once:
