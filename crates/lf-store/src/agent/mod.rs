@@ -132,7 +132,8 @@ impl AgentStore for SqlAgentStore {
     async fn reserve_usage(&self, agent: LenserId, day: UsageDay, asks: &[Ask]) -> LfResult<Reservation> {
         match &self.conns {
             Conns::Sqlite(db) => {
-                db.write_direct(|c| sqlite::writes::reserve_usage(c, agent, day, asks)).await
+                let asks = asks.to_vec();
+                db.write_direct(move |c| sqlite::writes::reserve_usage(c, agent, day, &asks)).await
             }
             Conns::Postgres(pool) => {
                 postgres::write(pool, async |conn| sql::reserve_usage(conn, agent, day, asks).await).await
@@ -147,7 +148,8 @@ impl AgentStore for SqlAgentStore {
     async fn release_usage(&self, agent: LenserId, day: UsageDay, units: &Usage) -> LfResult<()> {
         match &self.conns {
             Conns::Sqlite(db) => {
-                db.write_direct(|c| sqlite::writes::release_usage(c, agent, day, units)).await
+                let units = *units;
+                db.write_direct(move |c| sqlite::writes::release_usage(c, agent, day, &units)).await
             }
             Conns::Postgres(pool) => {
                 postgres::write(pool, async |conn| sql::release_usage(conn, agent, day, units).await).await
@@ -161,7 +163,10 @@ impl AgentStore for SqlAgentStore {
 
     async fn record_actions(&self, entries: &[ActionEntry]) -> LfResult<()> {
         match &self.conns {
-            Conns::Sqlite(db) => db.write_direct(|c| sqlite::writes::record_actions(c, entries)).await,
+            Conns::Sqlite(db) => {
+                let entries = entries.to_vec();
+                db.write_direct(move |c| sqlite::writes::record_actions(c, &entries)).await
+            }
             Conns::Postgres(pool) => {
                 postgres::write(pool, async |conn| sql::record_actions(conn, entries).await).await
             }
@@ -177,9 +182,10 @@ impl AgentStore for SqlAgentStore {
     ) -> LfResult<Reservation> {
         match &self.conns {
             Conns::Sqlite(db) => {
-                db.write_direct(|c| {
-                    sqlite::writes::record_actions(c, entries)?;
-                    sqlite::writes::reserve_usage(c, agent, day, asks)
+                let (entries, asks) = (entries.to_vec(), asks.to_vec());
+                db.write_direct(move |c| {
+                    sqlite::writes::record_actions(c, &entries)?;
+                    sqlite::writes::reserve_usage(c, agent, day, &asks)
                 })
                 .await
             }

@@ -233,23 +233,32 @@ impl Handle {
         Ok(out)
     }
 
-    /// Like [`Handle::write`], for a write that runs on the calling thread,
-    /// through rusqlite, in the writer's turn: for the few writes every
+    /// Like [`Handle::write`], for a write that runs through rusqlite, on
+    /// a blocking thread, in the writer's turn: for the few writes every
     /// call of an agent makes (its day's counts and its action log), where
     /// sqlx's hand-off of each statement to its connection's thread and
-    /// back cost more than the statements (see [`writes`]). An in-memory
-    /// database writes through the sqlx writer's own connection.
-    pub(crate) async fn write_direct<R>(
+    /// back cost more than the statements (see [`writes`]). This hands the
+    /// whole transaction over once, so its commit's fsync holds up no async
+    /// thread. (Dropped while it runs, the write goes on; a write after it
+    /// waits in SQLite's lock, under the busy timeout, not in this turn.)
+    /// An in-memory database, which waits for no disk, writes on the
+    /// calling thread through the sqlx writer's own connection.
+    pub(crate) async fn write_direct<R: Send + 'static>(
         &self,
-        f: impl FnOnce(&rusqlite::Connection) -> LfResult<R>,
+        f: impl FnOnce(&rusqlite::Connection) -> LfResult<R> + Send + 'static,
     ) -> LfResult<R> {
         let mut writer = self.inner.writer.lock().await;
         let conn = writer.as_mut().ok_or_else(closed)?;
         if self.inner.direct.is_none() {
             return direct::borrowing(conn, |c| direct::in_write_transaction(c, f)).await;
         }
-        let direct = self.inner.direct_writer.lock().unwrap_or_else(|e| e.into_inner());
-        direct::in_write_transaction(direct.as_ref().ok_or_else(closed)?, f)
+        let inner = self.inner.clone();
+        tokio::task::spawn_blocking(move || {
+            let direct = inner.direct_writer.lock().unwrap_or_else(|e| e.into_inner());
+            direct::in_write_transaction(direct.as_ref().ok_or_else(closed)?, f)
+        })
+        .await
+        .map_err(|e| LfError::internal(format!("a write on a blocking thread failed: {e}")))?
     }
 
     pub(crate) fn diagnostics_pool(&self) -> &SqlitePool {
@@ -334,7 +343,7 @@ mod tests {
         // The direct writer: the sqlx writer's pragmas.
         let pragmas = db
             .write_direct(|c| {
-                let pragma = |name| c.pragma_query_value(None, name, |r| r.get::<_, i64>(0)).unwrap();
+                let pragma = |name: &str| c.pragma_query_value(None, name, |r| r.get::<_, i64>(0)).unwrap();
                 Ok([pragma("synchronous"), pragma("foreign_keys"), pragma("busy_timeout")])
             })
             .await
@@ -445,14 +454,14 @@ mod tests {
             };
             db.write_direct(insert(1)).await.unwrap();
             let failed = db
-                .write_direct(|c| {
+                .write_direct(move |c| {
                     insert(2)(c)?;
                     Err::<(), _>(LfError::internal("no"))
                 })
                 .await;
             assert!(failed.is_err());
             // A unique violation of a later statement undoes the first too.
-            let clash = db.write_direct(|c| insert(3)(c).and_then(|_| insert(1)(c))).await;
+            let clash = db.write_direct(move |c| insert(3)(c).and_then(|_| insert(1)(c))).await;
             assert!(clash.is_err());
             let xs: Vec<i64> = db
                 .reading(async |c| {
