@@ -139,7 +139,7 @@ impl DirectReaders {
         f: impl FnOnce(&Connection) -> LfResult<Option<V>>,
     ) -> LfResult<Option<V>> {
         self.with_reader(|reader| {
-            in_read_transaction(&reader.conn, || {
+            in_transaction(&reader.conn, "BEGIN", || {
                 let (read_in, current) = self.generations(reader)?;
                 if let Some(kept) = cache.get(current, &key) {
                     return Ok(Some(kept));
@@ -285,21 +285,18 @@ impl<K: Hash + Eq, V: Clone> ReadCache<K, V> {
     }
 }
 
-/// Runs `f` in one read transaction on `conn`: every statement of `f` sees
-/// the database as it was when the first began. Ends the transaction however
-/// `f` ends (a panic drops the connection).
-fn in_read_transaction<R>(conn: &Connection, f: impl FnOnce() -> LfResult<R>) -> LfResult<R> {
+/// Runs `f` in one transaction on `conn`, begun with `begin` (`BEGIN` to
+/// read: every statement of `f` sees the database as it was when the first
+/// began; `BEGIN IMMEDIATE` to write): committed when `f` returns `Ok`,
+/// rolled back when it or the commit fails (a panic drops the connection).
+fn in_transaction<R>(conn: &Connection, begin: &str, f: impl FnOnce() -> LfResult<R>) -> LfResult<R> {
     let run = |sql| conn.prepare_cached(sql).and_then(|mut stmt| stmt.execute([])).map_err(map_direct_err);
-    run("BEGIN")?;
-    let out = f();
-    // A transaction that only read commits as it rolls back.
-    let end = run("COMMIT");
-    if end.is_err() {
+    run(begin)?;
+    let out = f().and_then(|out| run("COMMIT").map(|_| out));
+    if out.is_err() && !conn.is_autocommit() {
         let _ = run("ROLLBACK");
     }
-    let out = out?;
-    end?;
-    Ok(out)
+    out
 }
 
 /// Runs `f` on the connection behind sqlx's `conn`, which the caller holds
@@ -375,6 +372,11 @@ impl DirectParams {
         Self::default()
     }
 
+    /// The parameters, bound by place.
+    fn by_place(&self) -> impl rusqlite::Params + '_ {
+        rusqlite::params_from_iter(self.0.iter().map(|p| p.as_ref()))
+    }
+
     /// Whether `stmt` takes as many parameters as these, each `?` or `$n`
     /// at its place `n`: what binding by place takes (the stores' fixed
     /// statements number theirs in order of appearance, none twice).
@@ -414,8 +416,7 @@ pub(crate) fn execute(
 ) -> LfResult<usize> {
     let mut stmt = conn.prepare_cached(sql).map_err(map_direct_err)?;
     debug_assert!(params.in_order(&stmt), "{sql} numbers its parameters in order of appearance");
-    let params = params.0.iter().map(|p| p.as_ref());
-    stmt.execute(rusqlite::params_from_iter(params)).map_err(|e| {
+    stmt.execute(params.by_place()).map_err(|e| {
         let unique = matches!(
             &e,
             rusqlite::Error::SqliteFailure(f, _)
@@ -426,17 +427,15 @@ pub(crate) fn execute(
     })
 }
 
-/// The first row `sql` answers with `params`, mapped by `f`.
+/// The first row `sql` answers with `params`, mapped by `f` (see
+/// [`first_row`]).
 pub(crate) fn first_row_of<T>(
     conn: &Connection,
     sql: &str,
     params: &DirectParams,
     f: impl FnOnce(&rusqlite::Row<'_>) -> LfResult<T>,
 ) -> LfResult<Option<T>> {
-    let mut stmt = conn.prepare_cached(sql).map_err(map_direct_err)?;
-    debug_assert!(params.in_order(&stmt), "{sql} numbers its parameters in order of appearance");
-    let rows = stmt.query(rusqlite::params_from_iter(params.0.iter().map(|p| p.as_ref())));
-    rows.map_err(map_direct_err)?.next().map_err(map_direct_err)?.map(f).transpose()
+    first_row(conn, sql, params.by_place(), f)
 }
 
 /// Opens the connection that writes on the calling thread, to the file at
@@ -461,13 +460,7 @@ pub(crate) fn in_write_transaction<R>(
     conn: &Connection,
     f: impl FnOnce(&Connection) -> LfResult<R>,
 ) -> LfResult<R> {
-    let run = |sql| conn.prepare_cached(sql).and_then(|mut stmt| stmt.execute([])).map_err(map_direct_err);
-    run("BEGIN IMMEDIATE")?;
-    let out = f(conn).and_then(|out| run("COMMIT").map(|_| out));
-    if out.is_err() && !conn.is_autocommit() {
-        let _ = run("ROLLBACK");
-    }
-    out
+    in_transaction(conn, "BEGIN IMMEDIATE", || f(conn))
 }
 
 /// A row of a direct reader, read as the SQLite [`Dialect`] reads sqlx's
