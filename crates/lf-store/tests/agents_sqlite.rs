@@ -47,3 +47,68 @@ async fn agent_races_across_two_handles() {
     a.close().await;
     b.close().await;
 }
+
+/// Migration `0017` moves the action log into one B-tree keyed by agent
+/// and time: on a file whose log was written (the contract suite) and then
+/// put back in the table of `0014` (a rowid table, its key on id, its
+/// index of an agent's entries), the migration keeps every row as it was,
+/// leaves no rowid, reads an agent's log newest first from its key with
+/// no sort, and still refuses a second write of one entry.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_action_log_migration_keeps_every_entry() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::connect(&format!("sqlite://{}", dir.path().join("lf.db").display())).await.unwrap();
+    lf_agent::contract::suite(db.agent_store()).await;
+    let pool = db.sqlite_pool().expect("SQLite");
+    let rows = async || -> Vec<String> {
+        // Each row as one text, every column in it.
+        let all = "SELECT quote(id) || quote(agent_id) || quote(action) || quote(tool_id) || quote(tool_name) \
+                   || quote(tool_group) || quote(tool_safety) || quote(arguments) || quote(outcome) || quote(code) \
+                   || quote(message) || quote(actor_id) || quote(at) FROM agent_actions ORDER BY id";
+        sqlx::query_scalar(all).fetch_all(pool).await.unwrap()
+    };
+    let logged = rows().await;
+    assert!(logged.len() >= 10, "the suite logs calls: {}", logged.len());
+
+    // The table as 0014 made it, from 0014's own text, holding the rows.
+    let first = include_str!("../migrations/sqlite/0014_agents.sql");
+    let start = first.find("CREATE TABLE agent_actions (").unwrap();
+    let index = "CREATE INDEX agent_actions_newest ON agent_actions (agent_id, at DESC, id DESC);";
+    let end = first.find(index).unwrap() + index.len();
+    let old = format!(
+        "ALTER TABLE agent_actions RENAME TO agent_actions_kept; {} \
+         INSERT INTO agent_actions SELECT * FROM agent_actions_kept; DROP TABLE agent_actions_kept;",
+        &first[start..end]
+    );
+    sqlx::raw_sql(sqlx::AssertSqlSafe(old)).execute(pool).await.unwrap();
+    let rowid = || sqlx::query_scalar::<_, i64>("SELECT count(rowid) FROM agent_actions").fetch_one(pool);
+    assert_eq!(rowid().await.unwrap(), logged.len() as i64, "the old table has rowids");
+
+    let migration = include_str!("../migrations/sqlite/0017_agent_actions_by_agent.sql");
+    sqlx::raw_sql(migration).execute(pool).await.unwrap();
+    assert_eq!(rows().await, logged, "every entry as it was");
+    assert!(rowid().await.is_err(), "WITHOUT ROWID");
+    let others: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM pragma_index_list('agent_actions') WHERE origin <> 'pk'")
+            .fetch_one(pool)
+            .await
+            .unwrap();
+    assert_eq!(others, 0, "one B-tree: no index besides the key");
+    let listed: Vec<String> = sqlx::query(
+        "EXPLAIN QUERY PLAN SELECT id FROM agent_actions WHERE agent_id = x'00' \
+         ORDER BY at DESC, id DESC LIMIT 20",
+    )
+    .fetch_all(pool)
+    .await
+    .unwrap()
+    .iter()
+    .map(|row| sqlx::Row::get::<String, _>(row, "detail"))
+    .collect();
+    assert!(listed.iter().any(|d| d.contains("PRIMARY KEY")), "{listed:?}");
+    assert!(!listed.iter().any(|d| d.contains("TEMP B-TREE")), "no sort: {listed:?}");
+    let again = "INSERT INTO agent_actions SELECT * FROM agent_actions LIMIT 1";
+    assert!(sqlx::query(again).execute(pool).await.is_err(), "one entry is written once");
+    // And the store goes on with the new table.
+    lf_agent::contract::suite(db.agent_store()).await;
+    db.close().await;
+}

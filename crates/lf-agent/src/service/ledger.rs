@@ -98,6 +98,9 @@ struct Held {
 struct State {
     held: HashMap<LenserId, Held>,
     waiting: Vec<ActionEntry>,
+    /// The last batch written, emptied: the next one fills it, so that a
+    /// busy log reuses its memory instead of growing a new batch each time.
+    spare: Vec<ActionEntry>,
 }
 
 /// What a call found in the ledger: held units to give back first (of
@@ -272,6 +275,7 @@ impl Ledger {
     pub(crate) async fn write_log(&self, store: &dyn AgentStore) -> LfResult<()> {
         let batch = self.take_waiting();
         if batch.is_empty() || store.record_actions(&batch).await.is_ok() {
+            self.reuse(batch);
             return Ok(());
         }
         let mut first = None;
@@ -291,7 +295,19 @@ impl Ledger {
     /// The entries waiting, taken out: for a write that puts them back
     /// ([`Ledger::wait_again`]) if it fails.
     fn take_waiting(&self) -> Vec<ActionEntry> {
-        std::mem::take(&mut self.lock().waiting)
+        let s = &mut *self.lock();
+        std::mem::replace(&mut s.waiting, std::mem::take(&mut s.spare))
+    }
+
+    /// Keeps the memory of `written`, a batch taken out and written, for
+    /// the next one (not past two batches' worth: what an outage piled up
+    /// is let go).
+    fn reuse(&self, mut written: Vec<ActionEntry>) {
+        written.clear();
+        let mut s = self.lock();
+        if written.capacity() > s.spare.capacity() && written.capacity() <= 2 * self.settings.batch.max(1) {
+            s.spare = written;
+        }
     }
 
     /// Puts `entries`, which a write could not store, back before those
@@ -352,10 +368,14 @@ pub(crate) async fn reserve_logging(
 ) -> LfResult<Reservation> {
     let entries = ledger.take_waiting();
     if entries.is_empty() {
+        ledger.reuse(entries);
         return store.reserve_usage(agent, day, asks).await;
     }
     match store.reserve_usage_logging(agent, day, asks, &entries).await {
-        Ok(reservation) => Ok(reservation),
+        Ok(reservation) => {
+            ledger.reuse(entries);
+            Ok(reservation)
+        }
         Err(_) => {
             ledger.wait_again(entries);
             store.reserve_usage(agent, day, asks).await
@@ -433,6 +453,62 @@ pub(crate) async fn reserve_with(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A written batch's memory comes back for the batch after next: once
+    /// two batches have been written, a batch as long fills without growing.
+    #[test]
+    fn a_written_batch_is_filled_again() {
+        pollster::block_on(filled_again());
+    }
+
+    async fn filled_again() {
+        use lf_core::{Clock, SystemClock};
+
+        use crate::model::{ActionId, ActionName, ActionOutcome, ArgsSummary};
+        let store = crate::memory::MemoryAgentStore::new();
+        let now = SystemClock.now();
+        let agent = crate::model::Agent {
+            id: LenserId::new(),
+            handle: crate::model::AgentHandle::parse("ledger_reuse").unwrap(),
+            owner: LenserId::new(),
+            profile: crate::model::Profile::named(crate::model::DisplayName::parse("Reuse").unwrap()),
+            policy: crate::model::Policy::default(),
+            status: crate::model::AgentStatus::Active,
+            members: Vec::new(),
+            revision: 0,
+            created_at: now,
+            updated_at: now,
+            archived_at: None,
+        };
+        store.create_agent(&agent, 5).await.unwrap();
+        let ledger = Ledger::new(LedgerSettings { most_held: 8, batch: 64 });
+        let entry = || ActionEntry {
+            id: ActionId::new(),
+            agent: agent.id,
+            action: ActionName::parse("action_type", "get_lens").unwrap(),
+            tool: None,
+            arguments: ArgsSummary::new("{}"),
+            outcome: ActionOutcome::Succeeded,
+            code: None,
+            message: None,
+            actor: Some(agent.owner),
+            at: SystemClock.now(),
+        };
+        for _ in 0..3 {
+            for _ in 0..40 {
+                ledger.log(entry(), Some(Safety::Read));
+            }
+            ledger.write_log(&store).await.unwrap();
+        }
+        let waiting = ledger.lock().waiting.capacity();
+        assert!(waiting >= 40, "the batch filling now has the memory of one written: {waiting}");
+        for _ in 0..40 {
+            ledger.log(entry(), Some(Safety::Read));
+        }
+        assert_eq!(ledger.lock().waiting.capacity(), waiting, "filled without growing");
+        let logged = store.list_actions(Reach::Everything, agent.id, lf_core::PageRequest::first(10)).await;
+        assert_eq!(logged.unwrap().total, 120, "every written entry is in the log");
+    }
 
     #[test]
     fn an_allowance_is_an_eighth_of_the_room_left_and_capped() {

@@ -164,8 +164,8 @@ impl AgentStore for SqlAgentStore {
     async fn record_actions(&self, entries: &[ActionEntry]) -> LfResult<()> {
         match &self.conns {
             Conns::Sqlite(db) => {
-                let entries = entries.to_vec();
-                db.write_direct(move |c| sqlite::writes::record_actions(c, &entries)).await
+                let rows = sqlite::writes::action_rows(entries);
+                db.write_direct(move |c| sqlite::writes::record_actions(c, &rows)).await
             }
             Conns::Postgres(pool) => {
                 postgres::write(pool, async |conn| sql::record_actions(conn, entries).await).await
@@ -182,9 +182,9 @@ impl AgentStore for SqlAgentStore {
     ) -> LfResult<Reservation> {
         match &self.conns {
             Conns::Sqlite(db) => {
-                let (entries, asks) = (entries.to_vec(), asks.to_vec());
+                let (rows, asks) = (sqlite::writes::action_rows(entries), asks.to_vec());
                 db.write_direct(move |c| {
-                    sqlite::writes::record_actions(c, &entries)?;
+                    sqlite::writes::record_actions(c, &rows)?;
                     sqlite::writes::reserve_usage(c, agent, day, &asks)
                 })
                 .await

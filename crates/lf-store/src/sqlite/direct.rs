@@ -365,7 +365,7 @@ impl<T: rusqlite::types::FromSql + rusqlite::types::ToSql> DirectValue for T {}
 /// SQLite [`Dialect`] binds sqlx's, so that each row shape is bound by one
 /// function whichever path writes it.
 #[derive(Default)]
-pub(crate) struct DirectParams(Vec<Box<dyn rusqlite::types::ToSql>>);
+pub(crate) struct DirectParams(Vec<Box<dyn rusqlite::types::ToSql + Send>>);
 
 impl DirectParams {
     pub(crate) fn new() -> Self {

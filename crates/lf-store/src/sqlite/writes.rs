@@ -50,19 +50,41 @@ pub(crate) fn release_usage(
     Ok(())
 }
 
+/// An action log batch ready for the direct writer: each chunk's insert
+/// with its rows bound, made on the caller's thread ([`action_rows`]), so
+/// that the write moves its parameters to the writer instead of a copy of
+/// the entries to bind there.
+pub(crate) struct ActionRows {
+    /// The agents of the entries, each once.
+    agents: Vec<LenserId>,
+    /// Each chunk's statement, its parameters and what a clash of ids in it is told as.
+    chunks: Vec<(&'static str, DirectParams, String)>,
+}
+
+/// `entries` bound for [`record_actions`].
+pub(crate) fn action_rows(entries: &[ActionEntry]) -> ActionRows {
+    let mut seen = HashSet::new();
+    let agents = entries.iter().map(|e| e.agent).filter(|a| seen.insert(*a)).collect();
+    let chunks = sql::action_chunks(entries)
+        .map(|(insert, chunk)| {
+            let params = chunk.iter().fold(DirectParams::new(), rows::bind_action);
+            (insert.sqlite, params, sql::action_taken(chunk))
+        })
+        .collect();
+    ActionRows { agents, chunks }
+}
+
 /// `record_actions` in the write transaction, all or none: NOT_FOUND for
 /// an entry of an agent that is not there (each agent checked once),
 /// CONFLICT for an id already written.
-pub(crate) fn record_actions(conn: &Connection, entries: &[ActionEntry]) -> LfResult<()> {
-    let mut checked = HashSet::new();
-    for e in entries {
-        if checked.insert(e.agent) && !exists(conn, e.agent)? {
-            return Err(agent_not_found(e.agent));
+pub(crate) fn record_actions(conn: &Connection, rows: &ActionRows) -> LfResult<()> {
+    for agent in &rows.agents {
+        if !exists(conn, *agent)? {
+            return Err(agent_not_found(*agent));
         }
     }
-    for (insert_chunk, chunk) in sql::action_chunks(entries) {
-        let params = chunk.iter().fold(DirectParams::new(), rows::bind_action);
-        execute(conn, insert_chunk.sqlite, &params, || sql::action_taken(chunk))?;
+    for (insert, params, taken) in &rows.chunks {
+        execute(conn, insert, params, || taken.clone())?;
     }
     Ok(())
 }
