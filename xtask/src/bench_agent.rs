@@ -4,7 +4,9 @@
 //! day's caps counted in the database and the action log written) alternate
 //! on the release stdio binary pinned to one core, over a SQLite database
 //! of public lenses; with `--baseline`, rounds of the bare rmcp echo server
-//! too. Prints calls/s and the agent's overhead against the direct call.
+//! too. Prints calls/s and the agent's overhead against the direct call:
+//! from the medians, and round by round (each round's two runs are next to
+//! each other, so their ratio holds while the machine's speed drifts).
 
 use std::path::Path;
 
@@ -70,6 +72,10 @@ pub fn run(args: &[String], root: &Path) -> Result<(), String> {
                     theirs.push(stdio_round(server_command(echo), Calls::Echo, &[], calls, pipelined).await?);
                 }
             }
+            // Each round's direct and agent runs are next to each other:
+            // their ratio holds while the machine's speed drifts between
+            // rounds, which the ratio of the medians does not.
+            let paired: Vec<f64> = direct.iter().zip(&through).map(|(d, t)| (d / t - 1.0) * 100.0).collect();
             let (d, d_runs) = median_of(direct);
             let (t, t_runs) = median_of(through);
             println!("  {mode:<10} get_lens          median {d:>8.0} calls/s  (runs: {d_runs})");
@@ -78,6 +84,11 @@ pub fn run(args: &[String], root: &Path) -> Result<(), String> {
                 "",
                 t / d,
                 (d / t - 1.0) * 100.0
+            );
+            let (p, p_runs) = median_of(paired);
+            println!(
+                "  {:<10} overhead round by round: median {p:.0}% of the direct call's time  (rounds: {p_runs})",
+                ""
             );
             if !theirs.is_empty() {
                 let (e, runs) = median_of(theirs);
