@@ -75,7 +75,8 @@ pub fn run(args: &[String], root: &Path) -> Result<(), String> {
             // Each round's direct and agent runs are next to each other:
             // their ratio holds while the machine's speed drifts between
             // rounds, which the ratio of the medians does not.
-            let paired: Vec<f64> = direct.iter().zip(&through).map(|(d, t)| (d / t - 1.0) * 100.0).collect();
+            let overhead = |d: f64, t: f64| (d / t - 1.0) * 100.0;
+            let paired: Vec<f64> = direct.iter().zip(&through).map(|(d, t)| overhead(*d, *t)).collect();
             let (d, d_runs) = median_of(direct);
             let (t, t_runs) = median_of(through);
             println!("  {mode:<10} get_lens          median {d:>8.0} calls/s  (runs: {d_runs})");
@@ -83,7 +84,7 @@ pub fn run(args: &[String], root: &Path) -> Result<(), String> {
                 "  {:<10} run_agent_action  median {t:>8.0} calls/s  (runs: {t_runs}); {:.2}x the direct call, overhead {:.0}% of its time",
                 "",
                 t / d,
-                (d / t - 1.0) * 100.0
+                overhead(d, t)
             );
             let (p, p_runs) = median_of(paired);
             println!(

@@ -68,10 +68,8 @@ impl Fixture {
 
     fn agent(&mut self, owner: LenserId) -> Agent {
         let now = self.tick();
-        Agent {
-            id: LenserId::new(),
+        let new = crate::NewAgent {
             handle: Self::handle(),
-            owner,
             profile: Profile {
                 display_name: DisplayName::parse("Contract agent — ünïcödé ✓").unwrap(),
                 bio: Some(Bio::parse("Writes 'quotes', \"double quotes\" and \\ slashes.").unwrap()),
@@ -92,13 +90,8 @@ impl Fixture {
                 max_daily_tool_calls: Cap::of(10_000),
                 spending_limit_credits: CreditLimit::of(1_000_000_000),
             },
-            status: AgentStatus::Active,
-            members: Vec::new(),
-            revision: 0,
-            created_at: now,
-            updated_at: now,
-            archived_at: None,
-        }
+        };
+        new.into_agent(owner, now)
     }
 
     async fn create(&mut self, s: &dyn AgentStore, owner: LenserId) -> Agent {

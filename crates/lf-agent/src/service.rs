@@ -66,6 +66,24 @@ impl NewAgent {
     pub fn new(handle: AgentHandle, display_name: crate::model::DisplayName) -> Self {
         NewAgent { handle, profile: Profile::named(display_name), policy: Policy::default() }
     }
+
+    /// The agent it makes for `owner` at `now`: active, no members yet,
+    /// revision 0.
+    pub fn into_agent(self, owner: LenserId, now: Timestamp) -> Agent {
+        Agent {
+            id: LenserId::new(),
+            handle: self.handle,
+            owner,
+            profile: self.profile,
+            policy: self.policy,
+            status: AgentStatus::Active,
+            members: Vec::new(),
+            revision: 0,
+            created_at: now,
+            updated_at: now,
+            archived_at: None,
+        }
+    }
 }
 
 /// An agent as its reader sees it.
@@ -307,20 +325,7 @@ impl AgentService {
         if self.lensers.lenser_holds(new.handle.as_str()).await? {
             return Err(crate::handle_taken(&new.handle));
         }
-        let now = self.now();
-        let agent = Agent {
-            id: LenserId::new(),
-            handle: new.handle,
-            owner,
-            profile: new.profile,
-            policy: new.policy,
-            status: AgentStatus::Active,
-            members: Vec::new(),
-            revision: 0,
-            created_at: now,
-            updated_at: now,
-            archived_at: None,
-        };
+        let agent = new.into_agent(owner, self.now());
         self.store.create_agent(&agent, self.limits.per_owner).await?;
         Ok(agent)
     }

@@ -274,7 +274,10 @@ impl Ledger {
     /// back.
     pub(crate) async fn write_log(&self, store: &dyn AgentStore) -> LfResult<()> {
         let batch = self.take_waiting();
-        if batch.is_empty() || store.record_actions(&batch).await.is_ok() {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        if store.record_actions(&batch).await.is_ok() {
             self.reuse(batch);
             return Ok(());
         }
@@ -296,6 +299,9 @@ impl Ledger {
     /// ([`Ledger::wait_again`]) if it fails.
     fn take_waiting(&self) -> Vec<ActionEntry> {
         let s = &mut *self.lock();
+        if s.waiting.is_empty() {
+            return Vec::new();
+        }
         std::mem::replace(&mut s.waiting, std::mem::take(&mut s.spare))
     }
 
@@ -368,7 +374,6 @@ pub(crate) async fn reserve_logging(
 ) -> LfResult<Reservation> {
     let entries = ledger.take_waiting();
     if entries.is_empty() {
-        ledger.reuse(entries);
         return store.reserve_usage(agent, day, asks).await;
     }
     match store.reserve_usage_logging(agent, day, asks, &entries).await {
@@ -466,20 +471,11 @@ mod tests {
 
         use crate::model::{ActionId, ActionName, ActionOutcome, ArgsSummary};
         let store = crate::memory::MemoryAgentStore::new();
-        let now = SystemClock.now();
-        let agent = crate::model::Agent {
-            id: LenserId::new(),
-            handle: crate::model::AgentHandle::parse("ledger_reuse").unwrap(),
-            owner: LenserId::new(),
-            profile: crate::model::Profile::named(crate::model::DisplayName::parse("Reuse").unwrap()),
-            policy: crate::model::Policy::default(),
-            status: crate::model::AgentStatus::Active,
-            members: Vec::new(),
-            revision: 0,
-            created_at: now,
-            updated_at: now,
-            archived_at: None,
-        };
+        let new = crate::NewAgent::new(
+            crate::model::AgentHandle::parse("ledger_reuse").unwrap(),
+            crate::model::DisplayName::parse("Reuse").unwrap(),
+        );
+        let agent = new.into_agent(LenserId::new(), SystemClock.now());
         store.create_agent(&agent, 5).await.unwrap();
         let ledger = Ledger::new(LedgerSettings { most_held: 8, batch: 64 });
         let entry = || ActionEntry {

@@ -9,8 +9,8 @@
 use std::sync::Arc;
 
 use lf_agent::{
-    Agent, AgentHandle, AgentService, AgentStatus, AgentStore, Ask, DisplayName, NewAgent, Policy, Profile,
-    Reservation, UsageDay, UsageKind,
+    Agent, AgentHandle, AgentService, AgentStore, Ask, DisplayName, NewAgent, Reservation, UsageDay,
+    UsageKind,
 };
 use lf_auth::{Handle, Lenser, LenserRecord};
 use lf_core::{Clock, ErrorCode, LenserId, LfResult, Principal, Reach, SystemClock};
@@ -22,20 +22,8 @@ fn fresh_handle(prefix: &str) -> String {
 }
 
 fn agent(owner: LenserId, handle: &str) -> Agent {
-    let now = SystemClock.now();
-    Agent {
-        id: LenserId::new(),
-        handle: AgentHandle::parse(handle).unwrap(),
-        owner,
-        profile: Profile::named(DisplayName::parse("Racer").unwrap()),
-        policy: Policy::default(),
-        status: AgentStatus::Active,
-        members: Vec::new(),
-        revision: 0,
-        created_at: now,
-        updated_at: now,
-        archived_at: None,
-    }
+    let new = NewAgent::new(AgentHandle::parse(handle).unwrap(), DisplayName::parse("Racer").unwrap());
+    new.into_agent(owner, SystemClock.now())
 }
 
 fn lenser(handle: &str) -> LenserRecord {
