@@ -2,8 +2,9 @@
 //! [`Principal`] every domain call takes, the one error type [`LfError`] with
 //! its stable [`ErrorCode`]s, a [`Clock`] abstraction, paging, the
 //! [`ModelProvider`] trait through which every model call goes, the
-//! [`Spawner`] through which background work starts, and the words of a
-//! search ([`SearchQuery`]).
+//! [`Spawner`] through which background work starts, the words of a
+//! search ([`SearchQuery`]), and [`call`], one call as a scope its reads
+//! can share work in.
 //!
 //! lf-core knows nothing about SQL, MCP, HTTP or JSON. Its invariants:
 //! - an id value is always a valid UUID (ids are parsed, never stringly typed);
@@ -11,6 +12,7 @@
 //! - an [`ErrorCode`]'s string form never changes once released: clients match on it.
 
 mod background;
+pub mod call;
 mod clock;
 mod error;
 mod events;

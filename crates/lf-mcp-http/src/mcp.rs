@@ -121,7 +121,9 @@ pub(crate) fn routes(state: &AppState, shutdown: CancellationToken) -> Router<Ap
         "/mcp",
         any(move |request: Request| {
             let mcp = mcp.clone();
-            async move { mcp.serve(request).await }
+            // One call: the token's check and the tool's reads share what
+            // the first of them checked (see lf_core::call).
+            async move { lf_core::call::within(mcp.serve(request)).await }
         }),
     )
 }

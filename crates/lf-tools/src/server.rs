@@ -273,7 +273,9 @@ impl LfServer {
             return Ok(answered(ToolOutput::error(error_value(name, &err))));
         }
         let ctx = Ctx { principal, services: self.services.clone() };
-        Ok(match tool.call(ctx, args).await {
+        // One call: its reads may share what the first of them checked
+        // (see lf_core::call).
+        Ok(match lf_core::call::within(tool.call(ctx, args)).await {
             Ok(called) => {
                 Outcome { run: called.run, ..answered(ToolOutput::cleaned(name, called.value, false)) }
             }

@@ -49,6 +49,9 @@ const STATEMENTS: usize = 32;
 /// (see [`DirectReaders::generations`]).
 const CACHED_READS_GENERATION: &str = "SELECT n FROM cached_reads_generation WHERE id = 1";
 
+/// Numbers the [`DirectReaders`] of this process.
+static NEXT_READERS: AtomicU64 = AtomicU64::new(0);
+
 /// The direct readers of one database file.
 pub(crate) struct DirectReaders {
     path: PathBuf,
@@ -58,6 +61,25 @@ pub(crate) struct DirectReaders {
     /// every reader that finds their tables changed since it last looked (see
     /// [`DirectReaders::generations`]).
     generation: AtomicU64,
+    /// Which readers these are, among every process's: what a call's
+    /// [`Checked`] names.
+    id: u64,
+    /// Write transactions this process has committed to the file (see
+    /// [`DirectReaders::wrote`]).
+    writes: AtomicU64,
+}
+
+/// What a call's first cached read found, kept in its
+/// [`lf_core::call::CallScope`] so that its later cached reads need not
+/// look for changes again (see [`DirectReaders::run_cached`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Checked {
+    /// [`DirectReaders::id`] of the readers that looked.
+    readers: u64,
+    /// [`DirectReaders::writes`] before they looked.
+    writes: u64,
+    /// The generation answers kept then had to have.
+    current: u64,
 }
 
 /// A direct reader connection, with the generation of the cached reads'
@@ -79,6 +101,8 @@ impl DirectReaders {
             idle: Mutex::new(Vec::new()),
             closed: AtomicBool::new(false),
             generation: AtomicU64::new(0),
+            id: NEXT_READERS.fetch_add(1, Ordering::Relaxed),
+            writes: AtomicU64::new(0),
         };
         let first = readers.connect()?;
         readers.idle().push(first);
@@ -132,15 +156,37 @@ impl DirectReaders {
     /// Checking costs one read of a one-row table
     /// ([`CACHED_READS_GENERATION`]); a read of what is not kept runs in the
     /// same transaction.
+    ///
+    /// Within a call ([`lf_core::call::within`]), only the first cached
+    /// read looks: the call keeps what it found ([`Checked`]), and its later
+    /// cached reads answer what is kept under that generation without a
+    /// transaction, for as long as this process has committed no write
+    /// since the look began (the call's own writes among them). Such an
+    /// answer is the database as it was at the call's first cached read,
+    /// with every write this process made before that read's look began: a
+    /// call reads one moment of the database, and sees its own writes.
     pub(crate) fn run_cached<K: Hash + Eq, V: Clone>(
         &self,
         cache: &ReadCache<K, V>,
         key: K,
         f: impl FnOnce(&Connection) -> LfResult<Option<V>>,
     ) -> LfResult<Option<V>> {
+        let noted = lf_core::call::with_current(|call| call.and_then(|c| c.kept::<Checked>()));
+        if let Some(checked) = noted
+            && checked.readers == self.id
+            && checked.writes == self.writes.load(Ordering::SeqCst)
+            && let Some(kept) = cache.get(checked.current, &key)
+        {
+            return Ok(Some(kept));
+        }
+        // Loaded before the look: a write committed after it is counted
+        // after this, and is then looked for again.
+        let writes = self.writes.load(Ordering::SeqCst);
         self.with_reader(|reader| {
             in_transaction(&reader.conn, "BEGIN", || {
                 let (read_in, current) = self.generations(reader)?;
+                let checked = Checked { readers: self.id, writes, current };
+                lf_core::call::with_current(|call| call.map(|c| c.keep(checked)));
                 if let Some(kept) = cache.get(current, &key) {
                     return Ok(Some(kept));
                 }
@@ -187,6 +233,14 @@ impl DirectReaders {
         Ok((before, self.generation.load(Ordering::SeqCst)))
     }
 
+    /// Counts a write transaction this process committed to the file (the
+    /// writer calls it after each commit, before it answers): a call that
+    /// looked for changes before it looks again (see
+    /// [`DirectReaders::run_cached`]).
+    pub(crate) fn wrote(&self) {
+        self.writes.fetch_add(1, Ordering::SeqCst);
+    }
+
     /// Closes the idle connections; reads fail from then on (a read under
     /// way finishes, and its connection is closed after it).
     pub(crate) fn close(&self) {
@@ -215,14 +269,14 @@ pub(crate) struct ReadCache<K, V> {
 struct CacheState<K, V> {
     /// The generation every entry was read in.
     generation: u64,
-    entries: HashMap<K, V>,
+    entries: HashMap<K, V, foldhash::fast::RandomState>,
     /// What the entries weigh together.
     weight: usize,
 }
 
 impl<K: Hash + Eq, V: Clone> ReadCache<K, V> {
     pub(crate) fn new(budget: usize, weigh: fn(&V) -> usize) -> Self {
-        let state = CacheState { generation: 0, entries: HashMap::new(), weight: 0 };
+        let state = CacheState { generation: 0, entries: HashMap::default(), weight: 0 };
         Self { state: Mutex::new(state), budget, weigh }
     }
 

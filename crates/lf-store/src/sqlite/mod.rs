@@ -228,6 +228,8 @@ impl Handle {
         let mut writer = self.inner.writer.lock().await;
         let conn = writer.as_mut().ok_or_else(closed)?;
         let mut tx = conn.begin_with("BEGIN IMMEDIATE").await.map_err(map_db_err)?;
+        // However the transaction ends, even dropped half way.
+        let _counted = Wrote(self.inner.direct.as_deref());
         let out = f(&mut tx).await?;
         tx.commit().await.map_err(map_db_err)?;
         Ok(out)
@@ -255,6 +257,7 @@ impl Handle {
         let inner = self.inner.clone();
         tokio::task::spawn_blocking(move || {
             let direct = inner.direct_writer.lock().unwrap_or_else(|e| e.into_inner());
+            let _counted = Wrote(inner.direct.as_deref());
             direct::in_write_transaction(direct.as_ref().ok_or_else(closed)?, f)
         })
         .await
@@ -282,6 +285,18 @@ impl Handle {
             direct.close();
         }
         inner.diagnostics.close().await;
+    }
+}
+
+/// Counts a write transaction with the direct readers when it ends
+/// (see [`DirectReaders::wrote`]), whether it committed or not.
+struct Wrote<'a>(Option<&'a DirectReaders>);
+
+impl Drop for Wrote<'_> {
+    fn drop(&mut self) {
+        if let Some(readers) = self.0 {
+            readers.wrote();
+        }
     }
 }
 
@@ -385,6 +400,23 @@ mod tests {
         (db, other)
     }
 
+    /// Row `k` of `t` as a cached read of `db` kept in `cache` answers it,
+    /// counting in `reads` each time the database is read.
+    async fn read_t(
+        db: &Handle,
+        cache: &ReadCache<i64, String>,
+        reads: &std::cell::Cell<usize>,
+        k: i64,
+    ) -> Option<String> {
+        db.direct_cached(cache, k, |c| {
+            reads.set(reads.get() + 1);
+            let sql = "SELECT v FROM t WHERE k = ?1";
+            Ok(c.query_row(sql, [k], |r| r.get::<_, String>(0)).ok())
+        })
+        .await
+        .unwrap()
+    }
+
     /// A cached read is answered from the cache while nothing it reads is
     /// changed, and read again after any commit that changes a watched
     /// table: of this handle's writer, or of another handle on the same
@@ -396,15 +428,7 @@ mod tests {
         let (db, other) = two_handles(dir.path(), "INSERT INTO t VALUES (1, 'one')").await;
         let cache = ReadCache::new(1 << 10, String::len);
         let reads = std::cell::Cell::new(0);
-        let get = async |k: i64| {
-            db.direct_cached(&cache, k, |c| {
-                reads.set(reads.get() + 1);
-                let sql = "SELECT v FROM t WHERE k = ?1";
-                Ok(c.query_row(sql, [k], |r| r.get::<_, String>(0)).ok())
-            })
-            .await
-            .unwrap()
-        };
+        let get = async |k: i64| read_t(&db, &cache, &reads, k).await;
         let expect = async |k: i64, value: Option<&str>, total_reads: usize| {
             assert_eq!(get(k).await.as_deref(), value);
             assert_eq!(reads.get(), total_reads, "reads of the database after reading {k} as {value:?}");
@@ -432,6 +456,44 @@ mod tests {
         expect(1, None, 7).await;
         expect(2, Some("two"), 8).await;
         expect(2, Some("two"), 8).await;
+        other.close().await;
+        db.close().await;
+    }
+
+    /// Within one call, only the first cached read looks for changes: a
+    /// later one answers the database as the first found it (another
+    /// handle's commit since is the next call's to see), unless this
+    /// process has committed a write since, which is then looked for: a
+    /// call sees its own writes.
+    #[tokio::test]
+    async fn within_a_call_only_its_first_cached_read_looks() {
+        let dir = tempfile::tempdir().unwrap();
+        let (db, other) = two_handles(dir.path(), "INSERT INTO t VALUES (1, 'one'), (2, 'two')").await;
+        let cache = ReadCache::new(1 << 10, String::len);
+        let reads = std::cell::Cell::new(0);
+        let get = async |k: i64| read_t(&db, &cache, &reads, k).await.unwrap();
+        assert_eq!((get(1).await, get(2).await), ("one".into(), "two".into()));
+        assert_eq!(reads.get(), 2);
+        let seen = lf_core::call::within(async {
+            let first = get(1).await;
+            exec(&other, "UPDATE t SET v = 'uno' WHERE k = 1").await;
+            let again = get(1).await;
+            let two = get(2).await;
+            let kept = reads.get();
+            exec(&db, "UPDATE t SET v = 'dos' WHERE k = 2").await;
+            let own = get(2).await;
+            let one_now = get(1).await;
+            [first, again, two, kept.to_string(), own, one_now]
+        })
+        .await;
+        assert_eq!(seen, ["one", "one", "two", "2", "dos", "uno"]);
+        assert_eq!(reads.get(), 4, "both read again after the call's own write");
+        // Another call looks afresh: another handle's commit is seen at its
+        // first read.
+        exec(&other, "UPDATE t SET v = 'eins' WHERE k = 1").await;
+        let next = lf_core::call::within(async { (get(1).await, get(2).await) }).await;
+        assert_eq!(next, ("eins".into(), "dos".into()));
+        assert_eq!(reads.get(), 6);
         other.close().await;
         db.close().await;
     }
