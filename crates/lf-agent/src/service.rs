@@ -121,8 +121,7 @@ pub struct Call {
 impl Call {
     /// A call of `tool` by its name, with no arguments logged.
     pub fn new(tool: ToolRef, credits: u64) -> Self {
-        let action =
-            ActionName::parse("action_type", tool.name.as_str()).expect("a tool name is an action name");
+        let action = ActionName::from(&tool.name);
         Call { tool, action, credits, arguments: ArgsSummary::default() }
     }
 
@@ -538,7 +537,7 @@ impl AgentService {
                 actor,
                 day,
                 usage,
-                profile: agent.profile.clone(),
+                profile: agent.profile,
             }),
             Reservation::Refused { kind, used, asked, limit } => {
                 let e = policy::over_limit(&agent, day, kind, used, asked, limit);

@@ -207,6 +207,11 @@ pub(crate) trait Bind: Sized {
     fn put_time(self, t: Timestamp) -> Self;
     fn put_opt_time(self, t: Option<Timestamp>) -> Self;
     fn put_strings(self, items: &[String]) -> Self;
+    /// A text the code spells (or NULL): the direct writer binds it in
+    /// place, without a copy.
+    fn put_word(self, word: Option<&'static str>) -> Self {
+        self.put(word.map(str::to_owned))
+    }
 }
 
 impl<DB: Dialect> Bind for Query<DB> {

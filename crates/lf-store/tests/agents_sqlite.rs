@@ -48,6 +48,23 @@ async fn agent_races_across_two_handles() {
     b.close().await;
 }
 
+/// A database file at `dir` whose action log the contract suite wrote.
+async fn logged_file(dir: &std::path::Path) -> Database {
+    let db = Database::connect(&format!("sqlite://{}", dir.join("lf.db").display())).await.unwrap();
+    lf_agent::contract::suite(db.agent_store()).await;
+    let logged = log_rows(db.sqlite_pool().expect("SQLite")).await.len();
+    assert!(logged >= 10, "the suite logs calls: {logged}");
+    db
+}
+
+/// Every row of the action log, each as one text with every column in it.
+async fn log_rows(pool: &sqlx::SqlitePool) -> Vec<String> {
+    let all = "SELECT quote(id) || quote(agent_id) || quote(action) || quote(tool_id) || quote(tool_name) \
+               || quote(tool_group) || quote(tool_safety) || quote(arguments) || quote(outcome) || quote(code) \
+               || quote(message) || quote(actor_id) || quote(at) FROM agent_actions ORDER BY id";
+    sqlx::query_scalar(all).fetch_all(pool).await.unwrap()
+}
+
 /// Migration `0017` moves the action log into one B-tree keyed by agent
 /// and time: on a file whose log was written (the contract suite) and then
 /// put back in the table of `0014` (a rowid table, its key on id, its
@@ -57,18 +74,10 @@ async fn agent_races_across_two_handles() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_action_log_migration_keeps_every_entry() {
     let dir = tempfile::tempdir().unwrap();
-    let db = Database::connect(&format!("sqlite://{}", dir.path().join("lf.db").display())).await.unwrap();
-    lf_agent::contract::suite(db.agent_store()).await;
+    let db = logged_file(dir.path()).await;
     let pool = db.sqlite_pool().expect("SQLite");
-    let rows = async || -> Vec<String> {
-        // Each row as one text, every column in it.
-        let all = "SELECT quote(id) || quote(agent_id) || quote(action) || quote(tool_id) || quote(tool_name) \
-                   || quote(tool_group) || quote(tool_safety) || quote(arguments) || quote(outcome) || quote(code) \
-                   || quote(message) || quote(actor_id) || quote(at) FROM agent_actions ORDER BY id";
-        sqlx::query_scalar(all).fetch_all(pool).await.unwrap()
-    };
+    let rows = async || log_rows(pool).await;
     let logged = rows().await;
-    assert!(logged.len() >= 10, "the suite logs calls: {}", logged.len());
 
     // The table as 0014 made it, from 0014's own text, holding the rows.
     let first = include_str!("../migrations/sqlite/0014_agents.sql");
@@ -109,6 +118,81 @@ async fn the_action_log_migration_keeps_every_entry() {
     let again = "INSERT INTO agent_actions SELECT * FROM agent_actions LIMIT 1";
     assert!(sqlx::query(again).execute(pool).await.is_err(), "one entry is written once");
     // And the store goes on with the new table.
+    lf_agent::contract::suite(db.agent_store()).await;
+    db.close().await;
+}
+
+/// Migration `0018` spells the action log's CHECKs of a word among several
+/// as CASEs: SQLite built a lookup table for each `IN (…)` of them for
+/// every row written. On a file whose log was written (the contract
+/// suite) and put back in the table of `0017`, it keeps every row as it
+/// was, writing a row builds no lookup table any more (it did before), and
+/// the checks still refuse what they refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_action_log_checks_build_no_table_per_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = logged_file(dir.path()).await;
+    let pool = db.sqlite_pool().expect("SQLite");
+    let rows = async || log_rows(pool).await;
+    let logged = rows().await;
+    let agent: Vec<u8> =
+        sqlx::query_scalar("SELECT agent_id FROM agent_actions LIMIT 1").fetch_one(pool).await.unwrap();
+    let agent = format!("x'{}'", agent.iter().map(|b| format!("{b:02x}")).collect::<String>());
+    // A row with its tool's safety and its outcome as given.
+    let row = |safety: &str, outcome: &str| {
+        format!(
+            "INSERT INTO agent_actions (id, agent_id, action, tool_id, tool_name, tool_group, tool_safety, \
+             arguments, outcome, code, message, actor_id, at) VALUES (randomblob(16), {agent}, 'get_lens', \
+             randomblob(16), 'get_lens', 'lens', {safety}, '{{}}', {outcome}, NULL, NULL, NULL, 1)"
+        )
+    };
+    let ephemeral = async || -> usize {
+        // Not kept: EXPLAIN lists a kept statement's program as it was
+        // prepared, before the migration.
+        let plan = sqlx::query(sqlx::AssertSqlSafe(format!("EXPLAIN {}", row("'read'", "'succeeded'"))))
+            .persistent(false)
+            .fetch_all(pool)
+            .await
+            .unwrap();
+        plan.iter().filter(|op| sqlx::Row::get::<String, _>(*op, "opcode") == "OpenEphemeral").count()
+    };
+
+    // The table as 0017 made it, from 0017's own text, holding the rows.
+    let before = include_str!("../migrations/sqlite/0017_agent_actions_by_agent.sql");
+    let start = before.find("CREATE TABLE agent_actions_by_agent (").unwrap();
+    let end = before[start..].find("WITHOUT ROWID;").unwrap() + start + "WITHOUT ROWID;".len();
+    let old = format!(
+        "ALTER TABLE agent_actions RENAME TO agent_actions_kept; {} \
+         INSERT INTO agent_actions_by_agent SELECT * FROM agent_actions_kept; DROP TABLE agent_actions_kept; \
+         ALTER TABLE agent_actions_by_agent RENAME TO agent_actions;",
+        &before[start..end]
+    );
+    sqlx::raw_sql(sqlx::AssertSqlSafe(old)).execute(pool).await.unwrap();
+    assert_eq!(rows().await, logged);
+    assert_eq!(ephemeral().await, 2, "0017's checks build a table for each IN of a row");
+
+    let migration = include_str!("../migrations/sqlite/0018_agent_actions_checks.sql");
+    sqlx::raw_sql(migration).execute(pool).await.unwrap();
+    assert_eq!(rows().await, logged, "every entry as it was");
+    assert_eq!(ephemeral().await, 0, "a row's checks build nothing");
+    let write = async |sql: String| sqlx::query(sqlx::AssertSqlSafe(sql)).execute(pool).await;
+    for safety in ["'read'", "'write'", "'execute'", "'destructive'"] {
+        write(row(safety, "'failed'")).await.unwrap_or_else(|e| panic!("{safety}: {e}"));
+    }
+    for outcome in ["'succeeded'", "'refused'"] {
+        write(row("'read'", outcome)).await.unwrap_or_else(|e| panic!("{outcome}: {e}"));
+    }
+    for (safety, outcome) in [
+        ("'readonly'", "'failed'"),
+        ("'read'", "'ok'"),
+        ("'READ'", "'failed'"),
+        ("'read'", "NULL"),
+        ("1", "'failed'"),
+    ] {
+        assert!(write(row(safety, outcome)).await.is_err(), "{safety} {outcome} is refused");
+    }
+    let rowid = sqlx::query_scalar::<_, i64>("SELECT count(rowid) FROM agent_actions").fetch_one(pool).await;
+    assert!(rowid.is_err(), "still WITHOUT ROWID");
     lf_agent::contract::suite(db.agent_store()).await;
     db.close().await;
 }

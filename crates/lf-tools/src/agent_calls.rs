@@ -28,19 +28,22 @@ pub fn catalog() -> &'static Catalog {
     &CATALOG
 }
 
-/// The identity of a catalog tool, as lf-agent keeps it in a grant.
+/// The identity of a catalog tool, as lf-agent keeps it in a grant (made
+/// once per tool; a clone shares its words).
 pub fn tool_ref(spec: &ToolSpec) -> ToolRef {
-    ToolRef {
-        id: ToolId::from_uuid(spec.id()),
-        name: ToolName::parse("tool", spec.name).expect("catalog tool names are words"),
-        group: ToolGroup::parse("group", spec.group.id).expect("group ids are words"),
-        safety: match spec.safety {
-            Safety::Read => lf_agent::Safety::Read,
-            Safety::Write => lf_agent::Safety::Write,
-            Safety::Execute => lf_agent::Safety::Execute,
-            Safety::Destructive => lf_agent::Safety::Destructive,
-        },
-    }
+    spec.agent_ref
+        .get_or_init(|| ToolRef {
+            id: ToolId::from_uuid(spec.id()),
+            name: ToolName::parse("tool", spec.name).expect("catalog tool names are words"),
+            group: ToolGroup::parse("group", spec.group.id).expect("group ids are words"),
+            safety: match spec.safety {
+                Safety::Read => lf_agent::Safety::Read,
+                Safety::Write => lf_agent::Safety::Write,
+                Safety::Execute => lf_agent::Safety::Execute,
+                Safety::Destructive => lf_agent::Safety::Destructive,
+            },
+        })
+        .clone()
 }
 
 /// The catalog tool `key` names (a stable id or a name); NOT_FOUND naming
@@ -94,13 +97,7 @@ pub async fn call_as_agent(
         Err(_) => ActionName::parse("action_type", action)?,
     };
     let tool = find_tool("action_type", lf_agent::tool_for_action(&asked))?;
-    let mut shown = args.clone();
-    lf_workflow::secrets::redact(&mut shown);
-    // serde_json's writer, not `Display`, which writes through `fmt`.
-    let mut summary = serde_json::to_string(&shown).unwrap_or_default();
-    if let Some(note) = note {
-        summary = format!("{note} {summary}");
-    }
+    let summary = summary(&args, note);
     let answering = asked.as_str() == ANSWER_BATTLE;
     // Answering a battle asks the model once.
     let credits = if answering { 1 } else { credits_of(tool) };
@@ -116,6 +113,26 @@ pub async fn call_as_agent(
     let entry = agents.record_call(&pass, result.as_ref().map(|_| ())).await?;
     let called = result?;
     Ok(AgentCalled { tool, value: called.value, action_log_id: entry.id.to_string() })
+}
+
+/// What the log keeps of a call's arguments: their JSON, each secret-named
+/// field redacted, after `note` when there is one.
+fn summary(args: &JsonObject, note: Option<String>) -> String {
+    // serde_json's writer, not `Display`, which writes through `fmt`; a
+    // copy to redact only when a field is named like a secret.
+    let json = match lf_workflow::secrets::find_secret_field([args]) {
+        None => serde_json::to_string(args),
+        Some(_) => {
+            let mut shown = args.clone();
+            lf_workflow::secrets::redact(&mut shown);
+            serde_json::to_string(&shown)
+        }
+    }
+    .unwrap_or_default();
+    match note {
+        Some(note) => format!("{note} {json}"),
+        None => json,
+    }
 }
 
 /// `submit_battle_run`'s arguments for agent `agent` answering the battle
@@ -178,4 +195,24 @@ async fn answer(inner: &Ctx, agent: LenserId, profile: &Profile, args: JsonObjec
     out.insert("contender_id".into(), Value::String(contender.id.to_string()));
     out.insert("content_text".into(), Value::String(answered.text));
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn the_summary_redacts_secret_named_fields_at_any_depth() {
+        let args = |v: Value| v.as_object().cloned().unwrap();
+        let plain = args(json!({"lens_id": "l1", "inputs": [{"topic": "tides"}]}));
+        assert_eq!(summary(&plain, None), r#"{"lens_id":"l1","inputs":[{"topic":"tides"}]}"#);
+        let secret =
+            args(json!({"lens_id": "l1", "inputs": [{"API_KEY": "sk-1", "topic": "tides"}], "token": "t"}));
+        assert_eq!(
+            summary(&secret, Some("[battle b1]".into())),
+            r#"[battle b1] {"lens_id":"l1","inputs":[{"API_KEY":"[redacted]","topic":"tides"}],"token":"[redacted]"}"#
+        );
+    }
 }

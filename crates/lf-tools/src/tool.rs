@@ -125,6 +125,9 @@ pub struct ToolSpec {
     pub starts_run: bool,
     /// [`ToolSpec::id`], worked out once.
     id: uuid::Uuid,
+    /// The tool as a grant names it ([`crate::agent_calls::tool_ref`]),
+    /// made at its first agent call.
+    pub(crate) agent_ref: std::sync::OnceLock<lf_agent::ToolRef>,
     handler: Handler,
 }
 
@@ -203,6 +206,7 @@ pub(crate) fn declare<T: Tool>(group: &'static Group) -> ToolSpec {
         output_schema: crate::schema::output::<T::Output>(),
         starts_run: T::STARTS_RUN.is_some(),
         id: tool_id(T::NAME),
+        agent_ref: std::sync::OnceLock::new(),
         handler,
     }
 }

@@ -2,6 +2,9 @@
 //! supplies it; this crate does not know the catalog), the grants that let
 //! an agent call one, and the log of what it did.
 
+use std::borrow::Cow;
+use std::sync::Arc;
+
 use lf_core::{ErrorCode, LenserId, LfError, LfResult, Timestamp, clip};
 
 lf_core::id_newtype!(
@@ -14,11 +17,13 @@ lf_core::id_newtype!(
     ActionId
 );
 
-/// `field` as a word of `[a-z0-9_]`, 1 to `max` characters.
-fn word(field: &str, s: &str, max: usize, what: &str) -> LfResult<String> {
+/// `field` as a word of `[a-z0-9_]`, 1 to `max` characters. Shared, not
+/// copied, when cloned: a call's tool and action go from the check to its
+/// pass and to its log entry.
+fn word(field: &str, s: &str, max: usize, what: &str) -> LfResult<Arc<str>> {
     let ok = (1..=max).contains(&s.len()) && s.bytes().all(|b| matches!(b, b'a'..=b'z' | b'0'..=b'9' | b'_'));
     if ok {
-        Ok(s.to_owned())
+        Ok(Arc::from(s))
     } else {
         Err(LfError::invalid_argument(format!(
             "{field} must be {what}: 1 to {max} characters of lowercase letters, digits and _, got {}",
@@ -32,7 +37,7 @@ macro_rules! word_newtype {
     ($(#[$doc:meta])* $name:ident, $max:expr, $what:literal) => {
         $(#[$doc])*
         #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        pub struct $name(String);
+        pub struct $name(Arc<str>);
 
         impl $name {
             /// Checks the word; INVALID_ARGUMENT naming `field` otherwise.
@@ -66,13 +71,20 @@ word_newtype!(
     ActionName, 64, "a tool name or an action word"
 );
 
+impl From<&ToolName> for ActionName {
+    /// A tool's name, as what a call of it asked for.
+    fn from(name: &ToolName) -> Self {
+        ActionName(name.0.clone())
+    }
+}
+
 impl ToolGroup {
     /// The group whose tools manage agents; none of them may be granted.
     pub const AGENT: &'static str = "agent";
 
     /// Whether this is the Agent group.
     pub fn is_agent(&self) -> bool {
-        self.0 == Self::AGENT
+        *self.0 == *Self::AGENT
     }
 }
 
@@ -176,7 +188,7 @@ lf_core::word_enum!(
 /// What an action was called with, in short: at most 500 characters, cut
 /// with an ellipsis (the log is for people, not a copy of the arguments).
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
-pub struct ArgsSummary(String);
+pub struct ArgsSummary(Arc<str>);
 
 impl ArgsSummary {
     /// Most characters kept.
@@ -184,7 +196,8 @@ impl ArgsSummary {
 
     /// `s`, cut to 500 characters, NUL characters dropped.
     pub fn new(s: &str) -> ArgsSummary {
-        ArgsSummary(clip(&s.replace('\0', ""), Self::MAX_CHARS).into_owned())
+        let kept = if s.contains('\0') { Cow::Owned(s.replace('\0', "")) } else { Cow::Borrowed(s) };
+        ArgsSummary(Arc::from(clip(&kept, Self::MAX_CHARS).as_ref()))
     }
 
     pub fn as_str(&self) -> &str {

@@ -126,6 +126,19 @@ pub(crate) const PUT_USAGE: &str = "INSERT INTO agent_usage (agent_id, day, batt
 /// The most action log entries one statement inserts.
 const ACTION_CHUNK: usize = 64;
 
+/// How many columns [`action_columns`] names (each entry binds that many).
+pub(crate) const ACTION_COLUMNS: usize = {
+    let names = action_columns!().as_bytes();
+    let (mut i, mut n) = (0, 1);
+    while i < names.len() {
+        if names[i] == b',' {
+            n += 1;
+        }
+        i += 1;
+    }
+    n
+};
+
 /// `INSERT INTO agent_actions` of 1, 2, 4, … [`ACTION_CHUNK`] rows: a
 /// batch is written in as few statements as its size's binary digits,
 /// each of a text the statement caches keep. SQLite's are spelled with
@@ -133,7 +146,7 @@ const ACTION_CHUNK: usize = 64;
 /// name, which SQLite finds by scanning every name before it, so 832
 /// numbered parameters took longer to bind than the rows to insert.
 static INSERT_ACTIONS: std::sync::LazyLock<Vec<Spellings>> = std::sync::LazyLock::new(|| {
-    let columns = 13;
+    let columns = ACTION_COLUMNS;
     let text = |rows: usize, param: &dyn Fn(usize) -> String| -> &'static str {
         let rows: Vec<String> = (0..rows)
             .map(|r| {
@@ -156,9 +169,10 @@ static INSERT_ACTIONS: std::sync::LazyLock<Vec<Spellings>> = std::sync::LazyLock
 });
 
 /// `entries` cut into chunks of 64, 32, … 1 entries, each with its
-/// `INSERT INTO agent_actions` of that many rows. (Row by row would cost
-/// SQLite more than the rows: each run of the statement builds a lookup
-/// table for each `IN (…)` of the table's CHECKs.)
+/// `INSERT INTO agent_actions` of that many rows: a statement is run and
+/// reset once per chunk, not once per row. (The lookup tables SQLite built
+/// for each row's CHECKs are gone since migration 0018 spelled them as
+/// CASEs.)
 pub(crate) fn action_chunks(
     entries: &[ActionEntry],
 ) -> impl Iterator<Item = (&'static Spellings, &[ActionEntry])> {

@@ -67,7 +67,9 @@ pub(crate) fn action_rows(entries: &[ActionEntry]) -> ActionRows {
     let agents = entries.iter().map(|e| e.agent).filter(|a| seen.insert(*a)).collect();
     let chunks = sql::action_chunks(entries)
         .map(|(insert, chunk)| {
-            let params = chunk.iter().fold(DirectParams::new(), rows::bind_action);
+            let params = chunk
+                .iter()
+                .fold(DirectParams::with_capacity(chunk.len() * sql::ACTION_COLUMNS), rows::bind_action);
             (insert.sqlite, params, sql::action_taken(chunk))
         })
         .collect();
