@@ -41,6 +41,52 @@ pub struct ActionResultOut {
 
 pub struct RunAgentAction;
 
+/// Whether `args` has only fields of [`RunAgentActionIn`], each of its
+/// type (its ids and words as strings, the optional ones null or left out,
+/// `metadata` an object), and both that are required: what serde reads
+/// without a word to say, and [`plain`] reads in one pass over the fields,
+/// without serde's walk or a lookup of each field by its name.
+fn is_plain(args: &JsonObject) -> bool {
+    let (mut id, mut action) = (false, false);
+    args.iter().all(|(k, v)| match (k.as_str(), v) {
+        ("ai_lenser_id", Value::String(_)) => {
+            id = true;
+            true
+        }
+        ("action_type", Value::String(_)) => {
+            action = true;
+            true
+        }
+        ("context_type" | "context_id", Value::String(_) | Value::Null) => true,
+        ("metadata", Value::Object(_) | Value::Null) => true,
+        _ => false,
+    }) && id
+        && action
+}
+
+/// `args`, which [`is_plain`] found plain, as serde reads them, each value
+/// moved out.
+fn plain(args: JsonObject) -> RunAgentActionIn {
+    let mut input = RunAgentActionIn {
+        ai_lenser_id: String::new(),
+        action_type: String::new(),
+        context_type: None,
+        context_id: None,
+        metadata: None,
+    };
+    for (k, v) in args {
+        match (k.as_str(), v) {
+            ("ai_lenser_id", Value::String(s)) => input.ai_lenser_id = s,
+            ("action_type", Value::String(s)) => input.action_type = s,
+            ("context_type", Value::String(s)) => input.context_type = Some(s),
+            ("context_id", Value::String(s)) => input.context_id = Some(s),
+            ("metadata", Value::Object(m)) => input.metadata = Some(m),
+            _ => {}
+        }
+    }
+    input
+}
+
 /// A mistake in the tool's arguments, named as the field of `metadata` it
 /// is; a mistake in `action_type` stays as it is.
 fn in_metadata(e: LfError) -> LfError {
@@ -66,8 +112,12 @@ impl Tool for RunAgentAction {
 
     /// As serde reads it, an object `metadata` (the tool's arguments)
     /// moved in, not rebuilt; any other `metadata` is left to serde, which
-    /// says what is wrong with it.
+    /// says what is wrong with it. Arguments serde would read as they are
+    /// are moved out without it ([`plain`]).
     fn parse(mut args: JsonObject) -> LfResult<RunAgentActionIn> {
+        if is_plain(&args) {
+            return Ok(plain(args));
+        }
         let metadata = match args.get("metadata") {
             Some(Value::Object(_)) => args.remove("metadata"),
             _ => None,
@@ -122,13 +172,34 @@ mod tests {
     use super::*;
 
     #[test]
-    fn metadata_is_moved_in_as_serde_would_read_it() {
+    fn arguments_are_moved_in_as_serde_would_read_them() {
         let args = |v: Value| v.as_object().cloned().unwrap();
-        let call = serde_json::json!({"ai_lenser_id": "a", "action_type": "get_lens", "metadata": {"lens_id": "l", "n": [1]}});
-        let moved = RunAgentAction::parse(args(call.clone())).unwrap();
-        let read: RunAgentActionIn = crate::tool::parse_args(args(call)).unwrap();
-        assert_eq!((&moved.ai_lenser_id, &moved.action_type), (&read.ai_lenser_id, &read.action_type));
-        assert_eq!(moved.metadata, read.metadata);
+        for call in [
+            serde_json::json!({"ai_lenser_id": "a", "action_type": "get_lens", "metadata": {"lens_id": "l", "n": [1]}}),
+            serde_json::json!({"action_type": "x", "ai_lenser_id": "a"}),
+            serde_json::json!({"ai_lenser_id": "a", "action_type": "x", "metadata": null, "context_type": null}),
+            serde_json::json!({"ai_lenser_id": "a", "action_type": "x", "context_type": "battle", "context_id": "c"}),
+        ] {
+            assert!(is_plain(call.as_object().unwrap()), "{call} is read without serde");
+            let moved = RunAgentAction::parse(args(call.clone())).unwrap();
+            let read: RunAgentActionIn = crate::tool::parse_args(args(call.clone())).unwrap();
+            assert_eq!(
+                (&moved.ai_lenser_id, &moved.action_type, &moved.context_type, &moved.context_id),
+                (&read.ai_lenser_id, &read.action_type, &read.context_type, &read.context_id),
+                "{call}"
+            );
+            assert_eq!(moved.metadata, read.metadata, "{call}");
+        }
+        // Arguments serde would question are left to it.
+        for odd in [
+            serde_json::json!({"ai_lenser_id": "a"}),
+            serde_json::json!({"ai_lenser_id": 1, "action_type": "x"}),
+            serde_json::json!({"ai_lenser_id": "a", "action_type": "x", "metadata": [1]}),
+            serde_json::json!({"ai_lenser_id": "a", "action_type": "x", "context_id": 2}),
+            serde_json::json!({"ai_lenser_id": "a", "action_type": "x", "other": "y"}),
+        ] {
+            assert!(!is_plain(odd.as_object().unwrap()), "{odd}");
+        }
         // What serde refuses is refused the same way, metadata or not.
         for bad in [
             serde_json::json!({"ai_lenser_id": "a", "action_type": "x", "metadata": "no"}),
