@@ -170,9 +170,7 @@ static INSERT_ACTIONS: std::sync::LazyLock<Vec<Spellings>> = std::sync::LazyLock
 
 /// `entries` cut into chunks of 64, 32, … 1 entries, each with its
 /// `INSERT INTO agent_actions` of that many rows: a statement is run and
-/// reset once per chunk, not once per row. (The lookup tables SQLite built
-/// for each row's CHECKs are gone since migration 0018 spelled them as
-/// CASEs.)
+/// reset once per chunk, not once per row.
 pub(crate) fn action_chunks(
     entries: &[ActionEntry],
 ) -> impl Iterator<Item = (&'static Spellings, &[ActionEntry])> {

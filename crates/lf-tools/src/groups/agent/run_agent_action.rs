@@ -110,23 +110,12 @@ impl Tool for RunAgentAction {
     type Input = RunAgentActionIn;
     type Output = ActionResultOut;
 
-    /// As serde reads it, an object `metadata` (the tool's arguments)
-    /// moved in, not rebuilt; any other `metadata` is left to serde, which
-    /// says what is wrong with it. Arguments serde would read as they are
-    /// are moved out without it ([`plain`]).
-    fn parse(mut args: JsonObject) -> LfResult<RunAgentActionIn> {
-        if is_plain(&args) {
-            return Ok(plain(args));
-        }
-        let metadata = match args.get("metadata") {
-            Some(Value::Object(_)) => args.remove("metadata"),
-            _ => None,
-        };
-        let mut input: RunAgentActionIn = crate::tool::parse_args(args)?;
-        if let Some(Value::Object(m)) = metadata {
-            input.metadata = Some(m);
-        }
-        Ok(input)
+    /// As serde reads it: arguments serde would take as they are are moved
+    /// out without it, `metadata` (the tool's arguments) moved in, not
+    /// rebuilt ([`plain`]); any others are left to serde, which says what
+    /// is wrong with them.
+    fn parse(args: JsonObject) -> LfResult<RunAgentActionIn> {
+        if is_plain(&args) { Ok(plain(args)) } else { crate::tool::parse_args(args) }
     }
 
     /// As serde would write it, the tool's result moved in, not copied.
