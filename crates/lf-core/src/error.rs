@@ -97,6 +97,10 @@ pub type LfResult<T> = Result<T, LfError>;
 /// At most `max` characters of `s`, with an ellipsis when cut: a message
 /// built from client input never echoes a 10 MB argument.
 pub fn clip(s: &str, max: usize) -> Cow<'_, str> {
+    // No more bytes than `max` is no more characters either.
+    if s.len() <= max {
+        return Cow::Borrowed(s);
+    }
     match s.char_indices().nth(max) {
         Some((at, _)) => Cow::Owned(format!("{}…", &s[..at])),
         None => Cow::Borrowed(s),
@@ -236,6 +240,17 @@ impl StdError for LfError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn clip_counts_characters_not_bytes() {
+        assert!(matches!(clip("abc", 3), Cow::Borrowed("abc")));
+        assert_eq!(clip("abcd", 3), "abc…");
+        // Three characters of six bytes: kept whole.
+        assert!(matches!(clip("ééé", 3), Cow::Borrowed("ééé")));
+        assert_eq!(clip("éééé", 3), "ééé…");
+        assert_eq!(clip("", 0), "");
+        assert_eq!(clip("a", 0), "…");
+    }
 
     #[test]
     fn codes_are_unique_screaming_snake() {
