@@ -18,6 +18,7 @@ use rmcp::model::JsonObject;
 use serde_json::Value;
 
 use crate::catalog::Catalog;
+use crate::output::ToolOutput;
 use crate::services::Ctx;
 use crate::tool::{Reaches, Safety, ToolSpec};
 
@@ -74,7 +75,8 @@ pub fn credits_of(spec: &ToolSpec) -> u64 {
 /// What a call as an agent answered.
 pub struct AgentCalled {
     pub tool: &'static ToolSpec,
-    pub value: Value,
+    /// The tool's answer, cleaned as a direct call's is.
+    pub output: ToolOutput,
     /// The action log's entry of the call.
     pub action_log_id: String,
 }
@@ -112,7 +114,7 @@ pub async fn call_as_agent(
     .await;
     let entry = agents.record_call(&pass, result.as_ref().map(|_| ())).await?;
     let called = result?;
-    Ok(AgentCalled { tool, value: called.value, action_log_id: entry.id.to_string() })
+    Ok(AgentCalled { tool, output: called.output, action_log_id: entry.id.to_string() })
 }
 
 /// What the log keeps of a call's arguments: their JSON, each secret-named

@@ -52,6 +52,27 @@ impl ToolOutput {
         output.with_note(crate::hygiene::injection_note(&reasons))
     }
 
+    /// `self` as the `result` of an object whose other members are
+    /// `fields`, in that order after it: the answer of a tool that runs
+    /// another (`run_agent_action`). `self` is already cleaned and written;
+    /// its text goes in as it is and its note stays. The fields are strings
+    /// the server made (ids, tool names, action words), with nothing to
+    /// clean.
+    pub(crate) fn enveloped(self, fields: &[(&str, &str)]) -> Self {
+        let Self { value, text, note, is_error } = self;
+        let mut wrapped = String::with_capacity(text.len() + 160);
+        wrapped.push_str("{\"result\":");
+        wrapped.push_str(&text);
+        let mut map = serde_json::Map::with_capacity(1 + fields.len());
+        map.insert("result".into(), value);
+        for &(key, field) in fields {
+            push_member(&mut wrapped, key, field);
+            map.insert(key.into(), Value::String(field.to_owned()));
+        }
+        wrapped.push('}');
+        Self { value: Value::Object(map), text: wrapped, note, is_error }
+    }
+
     /// The same result with `note` after its JSON.
     pub(crate) fn with_note(self, note: String) -> Self {
         Self { note: Some(note), ..self }
@@ -76,10 +97,53 @@ impl ToolOutput {
         self.is_error
     }
 
+    /// The structured content, taken out.
+    pub fn into_value(self) -> Value {
+        self.value
+    }
+
+    /// What a model reads of it: the JSON text, then the note, if any, on
+    /// a paragraph of its own.
+    pub fn into_model_text(self) -> String {
+        match self.note {
+            None => self.text,
+            Some(note) => format!("{}\n\n{note}", self.text),
+        }
+    }
+
     /// The text, the note and whether it is an error, without the value:
     /// what a writer that writes the text for both needs.
     pub(crate) fn into_text(self) -> (String, Option<String>, bool) {
         (self.text, self.note, self.is_error)
+    }
+}
+
+/// Appends `,"key":"field"` to the JSON object being written in `out`, as
+/// serde_json writes it.
+fn push_member(out: &mut String, key: &str, field: &str) {
+    out.push(',');
+    push_string(out, key);
+    out.push(':');
+    push_string(out, field);
+}
+
+/// Appends `s` to `out` as a JSON string, as serde_json writes it.
+fn push_string(out: &mut String, s: &str) {
+    // A fold, not `any`: it looks at every byte, many at a time.
+    if s.bytes().fold(false, |escaped, b| escaped | (b < 0x20) | (b == b'"') | (b == b'\\')) {
+        // Escapes are serde_json's to write; a string always writes.
+        out.push_str(&serde_json::to_string(s).unwrap_or_default());
+    } else {
+        out.push('"');
+        out.push_str(s);
+        out.push('"');
+    }
+}
+
+/// A result serializes as its structured content.
+impl serde::Serialize for ToolOutput {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.value.serialize(s)
     }
 }
 

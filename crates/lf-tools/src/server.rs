@@ -276,9 +276,7 @@ impl LfServer {
         // One call: its reads may share what the first of them checked
         // (see lf_core::call).
         Ok(match lf_core::call::within(tool.call(ctx, args)).await {
-            Ok(called) => {
-                Outcome { run: called.run, ..answered(ToolOutput::cleaned(name, called.value, false)) }
-            }
+            Ok(called) => Outcome { run: called.run, ..answered(called.output) },
             Err(err) => answered(ToolOutput::error(error_value(name, &err))),
         })
     }

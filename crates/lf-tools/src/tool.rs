@@ -16,6 +16,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::group::Group;
+use crate::output::ToolOutput;
 use crate::services::Ctx;
 
 /// What calling a tool may do, for a host deciding what to approve.
@@ -87,10 +88,13 @@ pub trait Tool {
         parse_args(args)
     }
 
-    /// The result as JSON. A result that holds another tool's JSON moves
-    /// it instead of copying it (`run_agent_action`).
-    fn to_json(out: Self::Output) -> LfResult<Value> {
-        serde_json::to_value(out).map_err(LfError::internal)
+    /// The result as the call answers it: its JSON, cleaned of what third
+    /// parties could put in it ([`ToolOutput::cleaned`]). A result that
+    /// holds another tool's result takes that tool's answer in as it is,
+    /// cleaned and written once (`run_agent_action`).
+    fn output(out: Self::Output) -> LfResult<ToolOutput> {
+        let value = serde_json::to_value(out).map_err(LfError::internal)?;
+        Ok(ToolOutput::cleaned(Self::NAME, value, false))
     }
 
     /// Runs the tool for `ctx`'s caller.
@@ -100,10 +104,10 @@ pub trait Tool {
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 type Handler = Box<dyn Fn(Ctx, JsonObject) -> BoxFuture<LfResult<Called>> + Send + Sync>;
 
-/// What a handler answers: the result's JSON, and the run the call started
-/// when the tool says which ([`Tool::STARTS_RUN`]).
+/// What a handler answers: the result ([`Tool::output`]), and the run the
+/// call started when the tool says which ([`Tool::STARTS_RUN`]).
 pub struct Called {
-    pub value: Value,
+    pub output: ToolOutput,
     pub run: Option<RunId>,
 }
 
@@ -191,7 +195,7 @@ pub(crate) fn declare<T: Tool>(group: &'static Group) -> ToolSpec {
             let input = T::parse(args)?;
             let out = T::call(ctx, input).await?;
             let run = T::STARTS_RUN.map(|started| started(&out));
-            Ok(Called { value: T::to_json(out)?, run })
+            Ok(Called { output: T::output(out)?, run })
         })
     });
     ToolSpec {
