@@ -353,3 +353,75 @@ fn a_flush_does_not_reserve_ahead_for_an_agent_changed_since_its_last_call() {
     run(w.service.check_call(&owner, a.id, &call)).unwrap();
     assert!(stored_calls(&w, a.id) <= 300, "its next call gave back what was held, under the new cap");
 }
+
+/// Polls `calls` in turn until every one is done, as a runtime running
+/// them concurrently on one thread would: their outputs, in order.
+fn all_at_once<F: std::future::Future>(calls: Vec<F>) -> Vec<F::Output> {
+    let mut calls: Vec<_> = calls.into_iter().map(Box::pin).collect();
+    let mut done: Vec<Option<F::Output>> = calls.iter().map(|_| None).collect();
+    run(std::future::poll_fn(|cx| {
+        for (call, out) in calls.iter_mut().zip(done.iter_mut()) {
+            if out.is_none()
+                && let std::task::Poll::Ready(v) = call.as_mut().poll(cx)
+            {
+                *out = Some(v);
+            }
+        }
+        match done.iter().all(Option::is_some) {
+            true => std::task::Poll::Ready(()),
+            false => std::task::Poll::Pending,
+        }
+    }));
+    done.into_iter().map(|o| o.expect("done")).collect()
+}
+
+#[test]
+fn concurrent_calls_that_find_too_little_held_wait_for_one_reservation() {
+    let (store, service, owner, agent, call) = flaky_server(256);
+    let patch = AgentPatch { max_daily_tool_calls: Some(Cap::of(Cap::MAX)), ..Default::default() };
+    run(service.update(&owner, agent, patch)).unwrap();
+    store.slow.store(true, std::sync::atomic::Ordering::SeqCst);
+    let day = UsageDay::of(lf_core::Timestamp::from_micros(NOON));
+    let stored = || run(store.inner.usage(Reach::Everything, agent, day)).unwrap().tool_calls;
+    let reservations = || store.reservations.load(std::sync::atomic::Ordering::SeqCst);
+
+    // A hundred calls at once, nothing held yet: the first reserves one
+    // call and an allowance of 256; the others wait for it and take from
+    // it, so the server holds no more than an allowance.
+    let passes = all_at_once((0..100).map(|_| service.check_call(&owner, agent, &call)).collect());
+    let mut counted: Vec<u64> = passes.into_iter().map(|p| p.unwrap().usage.tool_calls).collect();
+    counted.sort();
+    assert_eq!(counted, (1..=100).collect::<Vec<u64>>(), "each call counted once");
+    assert_eq!(reservations(), 1, "one reservation, not one a call");
+    assert_eq!(stored(), 257);
+
+    // 300 more: 157 take what is held, the next reserves again, and the
+    // rest take from that.
+    let passes = all_at_once((0..300).map(|_| service.check_call(&owner, agent, &call)).collect());
+    assert!(passes.iter().all(Result::is_ok));
+    assert_eq!(reservations(), 2);
+    assert_eq!(stored(), 257 + 257);
+    run(service.close()).unwrap();
+    assert_eq!(stored(), 400, "what was held is given back");
+}
+
+#[test]
+fn a_reservation_given_up_lets_the_calls_waiting_for_it_reserve() {
+    let (store, service, owner, agent, call) = flaky_server(256);
+    store.slow.store(true, std::sync::atomic::Ordering::SeqCst);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    let mut first = Box::pin(service.check_call(&owner, agent, &call));
+    let mut second = Box::pin(service.check_call(&owner, agent, &call));
+    assert!(first.as_mut().poll(&mut cx).is_pending(), "the first call's reservation is under way");
+    assert!(second.as_mut().poll(&mut cx).is_pending(), "the second waits for it");
+    // The first call is dropped before its reservation was made (its
+    // client went away): the second reserves for itself.
+    drop(first);
+    let pass = run(second).unwrap();
+    assert_eq!(pass.usage.tool_calls, 1);
+    assert_eq!(
+        store.reservations.load(std::sync::atomic::Ordering::SeqCst),
+        2,
+        "the one given up, then its own"
+    );
+}

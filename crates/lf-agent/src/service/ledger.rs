@@ -11,7 +11,12 @@
 //!   each [`AgentService::flush`] reserves ahead, the same way, for an
 //!   agent whose calls took from it since the last flush and left less
 //!   than half of it ([`Ledger::top_ups`]): a busy agent's calls seldom
-//!   wait for a reservation. So the
+//!   wait for a reservation. One reservation for an agent is under way on
+//!   a server at a time ([`Ledger::turn`]): calls that find too little
+//!   held while one is wait for it and take from what it reserved (a
+//!   burst of calls would otherwise each reserve an allowance, as many
+//!   writes, holding most of the room), and a flush does not top up an
+//!   agent a call is reserving for. So the
 //!   store's counts are what was used plus what servers hold: a cap is
 //!   never passed, with any number of servers on one database, and a
 //!   server holds at most an eighth of any cap's room. What is held is
@@ -45,6 +50,7 @@
 
 use std::collections::HashMap;
 use std::sync::Mutex;
+use std::task::{Poll, Waker};
 
 use lf_core::{ErrorCode, LenserId, LfResult, Reach};
 
@@ -94,9 +100,21 @@ struct Held {
     taken: bool,
 }
 
+/// A reservation under way for one agent: its ticket, and the calls
+/// waiting for it to end.
+struct Reserving {
+    ticket: u64,
+    waiting: Vec<Waker>,
+}
+
 #[derive(Default)]
 struct State {
     held: HashMap<LenserId, Held>,
+    /// The agents a reservation is under way for on this server (one at a
+    /// time per agent, [`Ledger::turn`]).
+    reserving: HashMap<LenserId, Reserving>,
+    /// The last ticket given.
+    tickets: u64,
     waiting: Vec<ActionEntry>,
     /// The last batch written, emptied: the next one fills it, so that a
     /// busy log reuses its memory instead of growing a new batch each time.
@@ -177,6 +195,53 @@ impl Ledger {
             None => Usage::default(),
         };
         Take { stale, found: Ok(usage) }
+    }
+
+    /// Waits for this server's turn to reserve for `agent`: `Some` when no
+    /// reservation for it is under way here (this call's now is, until the
+    /// turn is dropped), `None` once the one under way ended, to look again
+    /// at what it left held. So concurrent calls that find too little held
+    /// wait for one reservation instead of each reserving an allowance of
+    /// its own, which would hold far more than an eighth of the room and
+    /// make as many writes.
+    pub(crate) async fn turn(&self, agent: LenserId) -> Option<Turn<'_>> {
+        let mut waited_for = None;
+        std::future::poll_fn(|cx| {
+            let s = &mut *self.lock();
+            match (s.reserving.get_mut(&agent), waited_for) {
+                (Some(r), Some(ticket)) if r.ticket == ticket => {
+                    if !r.waiting.iter().any(|w| w.will_wake(cx.waker())) {
+                        r.waiting.push(cx.waker().clone());
+                    }
+                    Poll::Pending
+                }
+                (Some(r), None) => {
+                    waited_for = Some(r.ticket);
+                    r.waiting.push(cx.waker().clone());
+                    Poll::Pending
+                }
+                // The reservation waited for ended (another may have begun).
+                (_, Some(_)) => Poll::Ready(None),
+                (None, None) => {
+                    s.tickets += 1;
+                    s.reserving.insert(agent, Reserving { ticket: s.tickets, waiting: Vec::new() });
+                    Poll::Ready(Some(Turn { ledger: self, agent }))
+                }
+            }
+        })
+        .await
+    }
+
+    /// This server's turn to reserve for `agent` when no reservation for it
+    /// is under way here, without waiting.
+    fn try_turn(&self, agent: LenserId) -> Option<Turn<'_>> {
+        let s = &mut *self.lock();
+        if s.reserving.contains_key(&agent) {
+            return None;
+        }
+        s.tickets += 1;
+        s.reserving.insert(agent, Reserving { ticket: s.tickets, waiting: Vec::new() });
+        Some(Turn { ledger: self, agent })
     }
 
     /// Adds what was reserved (`asked`, with the store's counts after
@@ -341,6 +406,23 @@ impl Ledger {
     }
 }
 
+/// A call's turn to reserve for an agent ([`Ledger::turn`]): when it is
+/// dropped (the reservation made, failed or abandoned), the calls waiting
+/// for it look again.
+pub(crate) struct Turn<'a> {
+    ledger: &'a Ledger,
+    agent: LenserId,
+}
+
+impl Drop for Turn<'_> {
+    fn drop(&mut self) {
+        let ended = self.ledger.lock().reserving.remove(&self.agent);
+        for waker in ended.into_iter().flat_map(|r| r.waiting) {
+            waker.wake();
+        }
+    }
+}
+
 /// A refusal of what a call lacked, told as the call sees it: the count
 /// used less what this server holds, and all the call asked of it.
 fn as_the_call_sees_it(
@@ -401,6 +483,8 @@ pub(crate) async fn top_up(
     day: UsageDay,
     asks: &[Ask],
 ) -> LfResult<()> {
+    // A call's reservation under way brings an allowance already.
+    let Some(_turn) = ledger.try_turn(agent) else { return Ok(()) };
     if store.get_agent(Reach::Everything, agent).await?.revision != revision {
         return Ok(());
     }
@@ -414,7 +498,9 @@ pub(crate) async fn top_up(
 
 /// Reserves what `ledger` lacks for `asks` (with an allowance, else
 /// exactly) and takes them: reserved with the day's usage as this server
-/// counts it, or the store's refusal of the exact reservation.
+/// counts it, or the store's refusal of the exact reservation. One call
+/// reserves for an agent at a time ([`Ledger::turn`]); the others wait for
+/// it and take from what it reserved.
 pub(crate) async fn reserve_with(
     ledger: &Ledger,
     store: &dyn AgentStore,
@@ -424,8 +510,11 @@ pub(crate) async fn reserve_with(
     asks: &[Ask],
 ) -> LfResult<Reservation> {
     let mut allow = true;
-    // A few tries: a concurrent call may take what this one reserved.
-    for _ in 0..4 {
+    let mut turn = None;
+    // A few reservations: a concurrent call may take what this one
+    // reserved; and a bound on the waits for other calls' reservations.
+    let (mut tries, mut waits) = (0, 0);
+    loop {
         let Take { stale, found } = ledger.take(agent, revision, day, asks, allow);
         if let Some((old, units)) = stale {
             store.release_usage(agent, old, &units).await?;
@@ -434,7 +523,21 @@ pub(crate) async fn reserve_with(
             Ok(usage) => return Ok(Reservation::Reserved(usage)),
             Err(need) => need,
         };
-        match reserve_logging(ledger, store, agent, day, &need).await? {
+        if tries == 4 || waits == 64 {
+            break;
+        }
+        if turn.is_none() {
+            // In its turn the call looks again: what was held may have
+            // grown meanwhile.
+            match ledger.turn(agent).await {
+                Some(mine) => turn = Some(mine),
+                None => waits += 1,
+            }
+            continue;
+        }
+        tries += 1;
+        let reserved = reserve_logging(ledger, store, agent, day, &need).await?;
+        match reserved {
             Reservation::Reserved(counted) => match ledger.settle(agent, revision, day, &need, counted, asks)
             {
                 Ok(Some(usage)) => return Ok(Reservation::Reserved(usage)),
@@ -446,6 +549,7 @@ pub(crate) async fn reserve_with(
         }
         allow = false;
     }
+    drop(turn);
     // Still short after the tries: reserve exactly, without the ledger.
     Ok(match reserve_logging(ledger, store, agent, day, asks).await? {
         Reservation::Reserved(usage) => {

@@ -1,8 +1,10 @@
 //! A store whose action-log writes fail while it is told to (the database
-//! away for a while), and the memory store for everything else.
+//! away for a while), whose reservations can be made to take a while and
+//! are counted, and the memory store for everything else.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::task::Poll;
 
 use async_trait::async_trait;
 use lf_agent::team::TeamRunChange;
@@ -18,11 +20,33 @@ pub struct Flaky {
     pub inner: Arc<MemoryAgentStore>,
     /// While set, writes of the action log fail as INTERNAL.
     pub failing: AtomicBool,
+    /// While set, a reservation lets other futures run before it is made
+    /// (as a write waiting for the database does).
+    pub slow: AtomicBool,
+    /// The reservations asked of it.
+    pub reservations: AtomicUsize,
 }
 
 impl Flaky {
     pub fn fail(&self, on: bool) {
         self.failing.store(on, Ordering::SeqCst);
+    }
+
+    /// Counts a reservation and, when slow, yields once before it.
+    async fn reserving(&self) {
+        self.reservations.fetch_add(1, Ordering::SeqCst);
+        if self.slow.load(Ordering::SeqCst) {
+            let mut yielded = false;
+            std::future::poll_fn(|cx| {
+                if yielded {
+                    return Poll::Ready(());
+                }
+                yielded = true;
+                cx.waker().wake_by_ref();
+                Poll::Pending
+            })
+            .await;
+        }
     }
 
     fn down(&self) -> LfResult<()> {
@@ -50,6 +74,7 @@ impl AgentStore for Flaky {
         asks: &[Ask],
         entries: &[ActionEntry],
     ) -> LfResult<Reservation> {
+        self.reserving().await;
         self.down()?;
         self.inner.reserve_usage_logging(agent, day, asks, entries).await
     }
@@ -99,6 +124,7 @@ impl AgentStore for Flaky {
         self.inner.revoke_grant(agent, tool).await
     }
     async fn reserve_usage(&self, agent: LenserId, day: UsageDay, asks: &[Ask]) -> LfResult<Reservation> {
+        self.reserving().await;
         self.inner.reserve_usage(agent, day, asks).await
     }
     async fn release_usage(&self, agent: LenserId, day: UsageDay, units: &Usage) -> LfResult<()> {
