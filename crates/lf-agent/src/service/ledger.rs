@@ -68,7 +68,7 @@ pub struct LedgerSettings {
 
 impl Default for LedgerSettings {
     fn default() -> Self {
-        LedgerSettings { most_held: 256, batch: 1024 }
+        LedgerSettings { most_held: 1024, batch: 1024 }
     }
 }
 

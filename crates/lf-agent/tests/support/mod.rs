@@ -83,12 +83,14 @@ impl World {
         World { service, ..self }
     }
 
-    /// Another server on the same store and clock, with its own ledger.
+    /// Another server on the same store and clock, with its own ledger
+    /// holding at most 256 of a count (the figures the tests count with,
+    /// whatever the default).
     pub fn another_server(&self) -> AgentService {
         AgentService::new(self.store.clone(), self.lensers.clone())
             .with_clock(self.clock.clone())
             .with_limits(self.service.limits())
-            .with_ledger(LedgerSettings::default())
+            .with_ledger(LedgerSettings { most_held: 256, ..LedgerSettings::default() })
     }
 
     /// A new agent of `owner`'s with handle `handle`.
