@@ -417,10 +417,15 @@ fn release_dir(root: &Path) -> PathBuf {
 }
 
 /// The median of `rates` and all of them, as printed.
-pub(crate) fn median_of(mut rates: Vec<f64>) -> (f64, String) {
-    rates.sort_by(f64::total_cmp);
-    let runs = rates.iter().map(|r| format!("{r:.0}")).collect::<Vec<_>>().join(", ");
-    (rates[rates.len() / 2], runs)
+pub(crate) fn median_of(rates: Vec<f64>) -> (f64, String) {
+    median_shown(rates, 0)
+}
+
+/// The median of `figures` and all of them in order, to `places` decimals.
+pub(crate) fn median_shown(mut figures: Vec<f64>, places: usize) -> (f64, String) {
+    figures.sort_by(f64::total_cmp);
+    let shown = figures.iter().map(|f| format!("{f:.places$}")).collect::<Vec<_>>().join(", ");
+    (figures[figures.len() / 2], shown)
 }
 
 pub fn stdio(args: &[String], root: &Path) -> Result<(), String> {
