@@ -536,8 +536,7 @@ pub(crate) async fn reserve_with(
             continue;
         }
         tries += 1;
-        let reserved = reserve_logging(ledger, store, agent, day, &need).await?;
-        match reserved {
+        match reserve_logging(ledger, store, agent, day, &need).await? {
             Reservation::Reserved(counted) => match ledger.settle(agent, revision, day, &need, counted, asks)
             {
                 Ok(Some(usage)) => return Ok(Reservation::Reserved(usage)),
