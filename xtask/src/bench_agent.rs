@@ -181,7 +181,7 @@ impl Timer {
 ///   log written to its last entry, the answer's envelope).
 ///
 /// Every lens is read once before the rounds, and every round reads the
-/// same lenses in the same order; each round has a fresh agent. `direct`
+/// same lenses in the same order; each round has a fresh agent. `stdio`
 /// is get_lens's time over stdio, one at a time and pipelined, when those
 /// rounds ran (µs per call).
 async fn in_process(
