@@ -222,11 +222,7 @@ impl Ledger {
                 }
                 // The reservation waited for ended (another may have begun).
                 (_, Some(_)) => Poll::Ready(None),
-                (None, None) => {
-                    s.tickets += 1;
-                    s.reserving.insert(agent, Reserving { ticket: s.tickets, waiting: Vec::new() });
-                    Poll::Ready(Some(Turn { ledger: self, agent }))
-                }
+                (None, None) => Poll::Ready(Some(self.begin(s, agent))),
             }
         })
         .await
@@ -236,12 +232,15 @@ impl Ledger {
     /// is under way here, without waiting.
     fn try_turn(&self, agent: LenserId) -> Option<Turn<'_>> {
         let s = &mut *self.lock();
-        if s.reserving.contains_key(&agent) {
-            return None;
-        }
+        (!s.reserving.contains_key(&agent)).then(|| self.begin(s, agent))
+    }
+
+    /// Marks a reservation for `agent` under way, under a new ticket: the
+    /// turn of the call that makes it.
+    fn begin(&self, s: &mut State, agent: LenserId) -> Turn<'_> {
         s.tickets += 1;
         s.reserving.insert(agent, Reserving { ticket: s.tickets, waiting: Vec::new() });
-        Some(Turn { ledger: self, agent })
+        Turn { ledger: self, agent }
     }
 
     /// Adds what was reserved (`asked`, with the store's counts after
