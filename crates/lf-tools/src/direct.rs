@@ -28,7 +28,7 @@ use serde_json::Value;
 use lf_core::Principal;
 
 use crate::LfServer;
-use crate::output::{ToolOutput, call_tool_result};
+use crate::output::{ToolOutput, call_tool_result, write_json_string};
 
 /// A `tools/call` request read straight from its text. rmcp reads the same
 /// line through two layers of buffered (flattened) fields; this reads the
@@ -275,26 +275,6 @@ fn tool_result(message: &mut ServerJsonRpcMessage) -> Option<&mut CallToolResult
     }
 }
 
-/// Appends `text` to `out` as a JSON string, as serde_json writes it.
-fn write_json_string(out: &mut Vec<u8>, text: &str) -> serde_json::Result<()> {
-    let bytes = text.as_bytes();
-    // Control characters have escapes of their own: serde_json writes those.
-    if bytes.iter().fold(false, |control, b| control | (*b < 0x20)) {
-        return serde_json::to_writer(out, text);
-    }
-    out.push(b'"');
-    let mut from = 0;
-    for at in memchr::memchr2_iter(b'"', b'\\', bytes) {
-        out.extend_from_slice(&bytes[from..at]);
-        out.push(b'\\');
-        // The quote or backslash itself starts the next run.
-        from = at;
-    }
-    out.extend_from_slice(&bytes[from..]);
-    out.push(b'"');
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use rmcp::model::{ClientJsonRpcMessage, ClientRequest, GetExtensions, JsonRpcRequest};
@@ -434,25 +414,5 @@ mod tests {
         let list = answer(serde_json::json!([1]), false);
         assert!(list["result"].get("structuredContent").is_none(), "{list}");
         assert_eq!(list["result"]["content"][0]["text"], "[1]");
-    }
-
-    #[test]
-    fn strings_are_written_as_serde_json_writes_them() {
-        for text in [
-            "",
-            "plain",
-            "\"",
-            "\\",
-            "a\"b\\c\"",
-            "\"\"\\\\",
-            "line\nbreak",
-            "\u{1}\u{1f}",
-            "é 😀 \u{7f} /",
-            "end\\",
-        ] {
-            let mut out = Vec::new();
-            write_json_string(&mut out, text).unwrap();
-            assert_eq!(String::from_utf8(out).unwrap(), serde_json::to_string(text).unwrap(), "{text:?}");
-        }
     }
 }

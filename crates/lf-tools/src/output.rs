@@ -1,5 +1,6 @@
 //! [`ToolOutput`]: what a tool call answers, before a transport writes it.
 
+use lf_core::{LfError, LfResult};
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::Value;
 
@@ -58,19 +59,23 @@ impl ToolOutput {
     /// its text goes in as it is and its note stays. The fields are strings
     /// the server made (ids, tool names, action words), with nothing to
     /// clean.
-    pub(crate) fn enveloped(self, fields: &[(&str, &str)]) -> Self {
+    pub(crate) fn enveloped(self, fields: &[(&str, &str)]) -> LfResult<Self> {
         let Self { value, text, note, is_error } = self;
-        let mut wrapped = String::with_capacity(text.len() + 160);
-        wrapped.push_str("{\"result\":");
-        wrapped.push_str(&text);
+        let mut wrapped = Vec::with_capacity(text.len() + 160);
+        wrapped.extend_from_slice(b"{\"result\":");
+        wrapped.extend_from_slice(text.as_bytes());
         let mut map = serde_json::Map::with_capacity(1 + fields.len());
         map.insert("result".into(), value);
         for &(key, field) in fields {
-            push_member(&mut wrapped, key, field);
+            for (lead, s) in [(b',', key), (b':', field)] {
+                wrapped.push(lead);
+                write_json_string(&mut wrapped, s).map_err(LfError::internal)?;
+            }
             map.insert(key.into(), Value::String(field.to_owned()));
         }
-        wrapped.push('}');
-        Self { value: Value::Object(map), text: wrapped, note, is_error }
+        wrapped.push(b'}');
+        let text = String::from_utf8(wrapped).map_err(LfError::internal)?;
+        Ok(Self { value: Value::Object(map), text, note, is_error })
     }
 
     /// The same result with `note` after its JSON.
@@ -118,26 +123,24 @@ impl ToolOutput {
     }
 }
 
-/// Appends `,"key":"field"` to the JSON object being written in `out`, as
-/// serde_json writes it.
-fn push_member(out: &mut String, key: &str, field: &str) {
-    out.push(',');
-    push_string(out, key);
-    out.push(':');
-    push_string(out, field);
-}
-
-/// Appends `s` to `out` as a JSON string, as serde_json writes it.
-fn push_string(out: &mut String, s: &str) {
-    // A fold, not `any`: it looks at every byte, many at a time.
-    if s.bytes().fold(false, |escaped, b| escaped | (b < 0x20) | (b == b'"') | (b == b'\\')) {
-        // Escapes are serde_json's to write; a string always writes.
-        out.push_str(&serde_json::to_string(s).unwrap_or_default());
-    } else {
-        out.push('"');
-        out.push_str(s);
-        out.push('"');
+/// Appends `text` to `out` as a JSON string, as serde_json writes it.
+pub(crate) fn write_json_string(out: &mut Vec<u8>, text: &str) -> serde_json::Result<()> {
+    let bytes = text.as_bytes();
+    // Control characters have escapes of their own: serde_json writes those.
+    if bytes.iter().fold(false, |control, b| control | (*b < 0x20)) {
+        return serde_json::to_writer(out, text);
     }
+    out.push(b'"');
+    let mut from = 0;
+    for at in memchr::memchr2_iter(b'"', b'\\', bytes) {
+        out.extend_from_slice(&bytes[from..at]);
+        out.push(b'\\');
+        // The quote or backslash itself starts the next run.
+        from = at;
+    }
+    out.extend_from_slice(&bytes[from..]);
+    out.push(b'"');
+    Ok(())
 }
 
 /// A result serializes as its structured content.
@@ -194,5 +197,25 @@ mod tests {
         let texts: Vec<_> = result.content.iter().map(|c| c.as_text().unwrap().text.as_str()).collect();
         assert_eq!(texts, [r#"{"a":1}"#, "careful"]);
         assert_eq!(result.structured_content, Some(serde_json::json!({"a": 1})));
+    }
+
+    #[test]
+    fn strings_are_written_as_serde_json_writes_them() {
+        for text in [
+            "",
+            "plain",
+            "\"",
+            "\\",
+            "a\"b\\c\"",
+            "\"\"\\\\",
+            "line\nbreak",
+            "\u{1}\u{1f}",
+            "é 😀 \u{7f} /",
+            "end\\",
+        ] {
+            let mut out = Vec::new();
+            write_json_string(&mut out, text).unwrap();
+            assert_eq!(String::from_utf8(out).unwrap(), serde_json::to_string(text).unwrap(), "{text:?}");
+        }
     }
 }

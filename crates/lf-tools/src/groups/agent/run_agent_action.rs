@@ -123,12 +123,12 @@ impl Tool for RunAgentAction {
     /// As serde would write it, the tool's answer (cleaned and written by
     /// its own call) taken in as it is.
     fn output(out: ActionResultOut) -> LfResult<ToolOutput> {
-        Ok(out.result.enveloped(&[
+        out.result.enveloped(&[
             ("action", &out.action),
             ("tool", out.tool),
             ("agent_id", &out.agent_id),
             ("action_log_id", &out.action_log_id),
-        ]))
+        ])
     }
 
     async fn call(ctx: Ctx, i: RunAgentActionIn) -> LfResult<ActionResultOut> {
@@ -233,7 +233,7 @@ mod tests {
         let inner = ToolOutput::cleaned("get_lens", flagged, false);
         let note = inner.note().map(str::to_owned);
         assert!(note.is_some(), "the body reads like instructions to an AI");
-        let answer = inner.enveloped(&[("action", "get_lens")]);
+        let answer = inner.enveloped(&[("action", "get_lens")]).unwrap();
         assert_eq!(answer.note().map(str::to_owned), note);
         assert_eq!(answer.text(), serde_json::to_string(answer.value()).unwrap());
     }
