@@ -354,25 +354,16 @@ fn a_flush_does_not_reserve_ahead_for_an_agent_changed_since_its_last_call() {
     assert!(stored_calls(&w, a.id) <= 300, "its next call gave back what was held, under the new cap");
 }
 
-/// Polls `calls` in turn until every one is done, as a runtime running
-/// them concurrently on one thread would: their outputs, in order.
-fn all_at_once<F: std::future::Future>(calls: Vec<F>) -> Vec<F::Output> {
-    let mut calls: Vec<_> = calls.into_iter().map(Box::pin).collect();
-    let mut done: Vec<Option<F::Output>> = calls.iter().map(|_| None).collect();
-    run(std::future::poll_fn(|cx| {
-        for (call, out) in calls.iter_mut().zip(done.iter_mut()) {
-            if out.is_none()
-                && let std::task::Poll::Ready(v) = call.as_mut().poll(cx)
-            {
-                *out = Some(v);
-            }
-        }
-        match done.iter().all(Option::is_some) {
-            true => std::task::Poll::Ready(()),
-            false => std::task::Poll::Pending,
-        }
-    }));
-    done.into_iter().map(|o| o.expect("done")).collect()
+/// `calls` in flight at once, as a runtime running them concurrently on
+/// one thread would have them: their outputs, in order.
+fn all_at_once<'a, T>(
+    calls: impl Iterator<Item = impl std::future::Future<Output = T> + Send + 'a>,
+) -> Vec<T> {
+    run(lf_core::join_all(
+        calls
+            .map(|c| Box::pin(c) as std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send>>)
+            .collect(),
+    ))
 }
 
 #[test]
@@ -388,7 +379,7 @@ fn concurrent_calls_that_find_too_little_held_wait_for_one_reservation() {
     // A hundred calls at once, nothing held yet: the first reserves one
     // call and an allowance of 256; the others wait for it and take from
     // it, so the server holds no more than an allowance.
-    let passes = all_at_once((0..100).map(|_| service.check_call(&owner, agent, &call)).collect());
+    let passes = all_at_once((0..100).map(|_| service.check_call(&owner, agent, &call)));
     let mut counted: Vec<u64> = passes.into_iter().map(|p| p.unwrap().usage.tool_calls).collect();
     counted.sort();
     assert_eq!(counted, (1..=100).collect::<Vec<u64>>(), "each call counted once");
@@ -397,7 +388,7 @@ fn concurrent_calls_that_find_too_little_held_wait_for_one_reservation() {
 
     // 300 more: 157 take what is held, the next reserves again, and the
     // rest take from that.
-    let passes = all_at_once((0..300).map(|_| service.check_call(&owner, agent, &call)).collect());
+    let passes = all_at_once((0..300).map(|_| service.check_call(&owner, agent, &call)));
     assert!(passes.iter().all(Result::is_ok));
     assert_eq!(reservations(), 2);
     assert_eq!(stored(), 257 + 257);

@@ -6,9 +6,10 @@ use std::time::Duration;
 use lf_core::{Clock, ErrorCode, FixedClock, LenserId, Scopes, Timestamp};
 use pollster::block_on;
 
-use crate::contract::{self, join_all};
+use crate::contract;
 use crate::service::DUMMY_HASH;
 use crate::*;
+use lf_core::join_all;
 
 mod oauth;
 

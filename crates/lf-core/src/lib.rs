@@ -17,6 +17,7 @@ mod clock;
 mod error;
 mod events;
 mod id;
+mod join;
 pub mod model;
 mod page;
 mod principal;
@@ -32,6 +33,7 @@ pub use id::{
     BattleId, ContenderId, ContenderRefId, LensId, LenserId, ParamId, RunId, SubmissionId, VersionId, VoteId,
     WorkflowId, parse_uuid,
 };
+pub use join::join_all;
 pub use model::{
     ChatRequest, ChatResponse, ModelProvider, OFFLINE_MODEL_NAME, ToolCall, ToolChatRequest,
     ToolChatResponse, ToolSpec, Turn,
