@@ -20,17 +20,17 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use lf_agent::{ActionName, AgentLimits, AgentPatch, AgentService, ArgsSummary, Call, Cap, NewAgent};
-use lf_core::{LensId, LenserId, Principal, Scopes, Spawner, Task};
+use lf_core::{LensId, LenserId, Principal, Scopes};
 use lf_tools::{Catalog, CatalogOptions, LfServer};
 use serde_json::{Map, Value, json};
-
-/// A tool call's arguments.
-type JsonObject = Map<String, Value>;
 
 use crate::bench::{
     Calls, arg_usize, echo_binary, median_of, median_shown, pin_this_process, seed, server_binary,
     server_command, stdio_round, workdir,
 };
+
+/// A tool call's arguments.
+type JsonObject = Map<String, Value>;
 
 /// A fresh agent of a fresh owner, granted get_lens, its tool-call cap at
 /// the most a day allows (each round gets its own, so no cap is reached),
@@ -131,15 +131,6 @@ pub fn run(args: &[String], root: &Path) -> Result<(), String> {
     })
 }
 
-/// Starts background work on the runtime, as the servers do.
-struct OnRuntime;
-
-impl Spawner for OnRuntime {
-    fn spawn(&self, _: &'static str, task: Task) {
-        tokio::spawn(task);
-    }
-}
-
 /// Times calls awaited one at a time: µs per call.
 struct Timer {
     started: Instant,
@@ -194,7 +185,7 @@ async fn in_process(
     let (services, _runner) = lf_server::services(
         db,
         Arc::new(lf_model::OfflineProvider),
-        Arc::new(OnRuntime),
+        lf_server::Background::new(tokio::runtime::Handle::current()),
         lf_server::KeySealer::new(None),
         &lf_server::RunSettings::default(),
     );
