@@ -1,36 +1,72 @@
-//! The one place sqlx errors become [`LfError`]s.
+//! The one place database errors become [`LfError`]s, whichever driver
+//! reported them: sqlx on either backend, or rusqlite on SQLite's direct
+//! path (`sqlite/`), which tells its errors in sqlx's words ([`DbError`]).
 
 use lf_core::{ErrorCode, LfError};
+use sqlx::error::ErrorKind;
+
+/// What a driver's error means to a store, in sqlx's words.
+pub(crate) enum Failure {
+    /// A statement that had to answer a row answered none.
+    NoRow,
+    /// The database refused the statement: a constraint of this kind, or
+    /// [`ErrorKind::Other`] for any other refusal.
+    Refused(ErrorKind),
+    /// Anything else: the connection, the protocol, a value that does not
+    /// decode.
+    Other,
+}
+
+/// A driver's error, told as a [`Failure`] so that [`map_db`] maps every
+/// driver's alike.
+pub(crate) trait DbError: std::error::Error + Send + Sync + 'static {
+    fn failure(&self) -> Failure;
+}
+
+impl DbError for sqlx::Error {
+    fn failure(&self) -> Failure {
+        match self {
+            sqlx::Error::RowNotFound => Failure::NoRow,
+            sqlx::Error::Database(db) => Failure::Refused(db.kind()),
+            _ => Failure::Other,
+        }
+    }
+}
+
+/// Maps an sqlx error to the domain's error, as [`map_db`] does.
+pub fn map_db_err(e: sqlx::Error) -> LfError {
+    map_db(e)
+}
 
 /// Maps a database error to the domain's error: a unique violation is
-/// CONFLICT, a missing row NOT_FOUND, anything else INTERNAL. The sqlx error is
-/// kept as the cause (for logs) and never appears in the message, which may
-/// reach a client.
+/// CONFLICT, a missing row NOT_FOUND, anything else INTERNAL. The driver's
+/// error is kept as the cause (for logs) and never appears in the message,
+/// which may reach a client.
 ///
 /// Store methods refine the message where they know what clashed (see
 /// [`conflict_or`]); a foreign-key or check violation means the store was
 /// handed rows that break its contract, which is a bug, hence INTERNAL.
-pub fn map_db_err(e: sqlx::Error) -> LfError {
-    match &e {
-        sqlx::Error::RowNotFound => LfError::new(
+pub(crate) fn map_db<E: DbError>(e: E) -> LfError {
+    match e.failure() {
+        Failure::NoRow => LfError::new(
             ErrorCode::NotFound,
             "What you asked for was not found, or you cannot see it. Check the id, or list what you can see first.",
         )
         .with_source(e),
-        sqlx::Error::Database(db) if db.is_unique_violation() => {
+        Failure::Refused(ErrorKind::UniqueViolation) => {
             LfError::conflict("That already exists: an id or version number is taken. Read it again and retry.")
                 .with_source(e)
         }
-        _ => LfError::internal(e),
+        Failure::Refused(_) | Failure::Other => LfError::internal(e),
     }
 }
 
-/// Like [`map_db_err`], but a unique violation becomes `conflict()`, which
+/// Like [`map_db`], but a unique violation becomes `conflict()`, which
 /// says what clashed.
-pub(crate) fn conflict_or(conflict: impl FnOnce() -> LfError) -> impl FnOnce(sqlx::Error) -> LfError {
-    move |e| match &e {
-        sqlx::Error::Database(db) if db.is_unique_violation() => conflict().with_source(e),
-        _ => map_db_err(e),
+pub(crate) fn conflict_or<E: DbError>(conflict: impl FnOnce() -> LfError) -> impl FnOnce(E) -> LfError {
+    move |e| match e.failure() {
+        Failure::Refused(ErrorKind::UniqueViolation) => conflict().with_source(e),
+        _ => map_db(e),
     }
 }
 

@@ -34,6 +34,8 @@ use super::BUSY_TIMEOUT;
 use sqlx::Sqlite;
 
 use crate::dialect::{Col, Columns, Dialect, Value};
+use crate::error::{DbError, Failure, conflict_or, map_db};
+use sqlx::error::ErrorKind;
 
 /// Idle connections kept; more are opened when more threads read at once,
 /// and closed after.
@@ -359,7 +361,7 @@ pub(crate) async fn borrowing<R>(
     conn: &mut sqlx::SqliteConnection,
     f: impl FnOnce(&Connection) -> LfResult<R>,
 ) -> LfResult<R> {
-    let mut locked = conn.lock_handle().await.map_err(crate::error::map_db_err)?;
+    let mut locked = conn.lock_handle().await.map_err(map_db)?;
     let raw = locked.as_raw_handle();
     // SAFETY: `raw` is an open connection of the same SQLite library (one
     // libsqlite3-sys serves sqlx and rusqlite), and nothing else uses it
@@ -401,10 +403,34 @@ pub(crate) fn first_row<T>(
     rows.next().map_err(map_direct_err)?.map(f).transpose()
 }
 
-/// A rusqlite error as the domain's: INTERNAL, with the error kept as its
-/// cause (like [`crate::map_db_err`] does for sqlx).
+/// A rusqlite error as the domain's, mapped as sqlx's are
+/// ([`crate::error::map_db`]).
 pub(crate) fn map_direct_err(e: rusqlite::Error) -> LfError {
-    LfError::internal(e)
+    map_db(e)
+}
+
+impl DbError for rusqlite::Error {
+    fn failure(&self) -> Failure {
+        match self {
+            rusqlite::Error::QueryReturnedNoRows => Failure::NoRow,
+            rusqlite::Error::SqliteFailure(e, _) => Failure::Refused(constraint_kind(e.extended_code)),
+            _ => Failure::Other,
+        }
+    }
+}
+
+/// The constraint SQLite's extended result code `code` reports as sqlx's
+/// SQLite driver tells it (its `SqliteError::kind`): the tests below hold
+/// both paths' errors to one mapping.
+fn constraint_kind(code: std::os::raw::c_int) -> ErrorKind {
+    use rusqlite::ffi;
+    match code {
+        ffi::SQLITE_CONSTRAINT_UNIQUE | ffi::SQLITE_CONSTRAINT_PRIMARYKEY => ErrorKind::UniqueViolation,
+        ffi::SQLITE_CONSTRAINT_FOREIGNKEY => ErrorKind::ForeignKeyViolation,
+        ffi::SQLITE_CONSTRAINT_NOTNULL => ErrorKind::NotNullViolation,
+        ffi::SQLITE_CONSTRAINT_CHECK => ErrorKind::CheckViolation,
+        _ => ErrorKind::Other,
+    }
 }
 
 /// What a direct connection reads and binds a [`Value`] with: rusqlite's
@@ -536,15 +562,7 @@ pub(crate) fn execute(
 ) -> LfResult<usize> {
     let mut stmt = conn.prepare_cached(sql).map_err(map_direct_err)?;
     debug_assert!(params.in_order(&stmt), "{sql} numbers its parameters in order of appearance");
-    stmt.execute(params.by_place()).map_err(|e| {
-        let unique = matches!(
-            &e,
-            rusqlite::Error::SqliteFailure(f, _)
-                if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
-                    || f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY
-        );
-        if unique { LfError::conflict(taken()).with_source(e) } else { map_direct_err(e) }
-    })
+    stmt.execute(params.by_place()).map_err(conflict_or(|| LfError::conflict(taken())))
 }
 
 /// The first row `sql` answers with `params`, mapped by `f` (see
@@ -626,7 +644,12 @@ impl Columns for DirectRow<'_, '_> {
 
 #[cfg(test)]
 mod tests {
-    use super::ReadCache;
+    use lf_core::ErrorCode;
+
+    use super::*;
+    use crate::dialect::{Bind, insert as insert_by_sqlx, query};
+    use crate::error::map_db_err;
+    use crate::sqlite::Handle;
 
     /// Entries weigh their key and value plus their strings; what would pass
     /// the budget makes room by dropping half the entries, what alone passes
@@ -658,5 +681,91 @@ mod tests {
         }
         cache.put(2, 7, "0123456789".to_owned());
         assert_eq!((cache.get(2, &6).is_some(), cache.get(2, &7).is_some()), (true, true));
+    }
+
+    /// Every constraint a statement can break, and one statement that
+    /// fails otherwise: the direct path's error is the sqlx path's, code
+    /// and message, on the writer of a file and in memory. A unique or
+    /// primary key violation is CONFLICT, the rest INTERNAL.
+    #[tokio::test]
+    async fn both_paths_map_a_refused_statement_alike() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = format!("sqlite://{}", dir.path().join("lf.db").display());
+        let violations = [
+            ("INSERT INTO parent VALUES (1)", ErrorCode::Conflict),
+            ("INSERT INTO child (id, parent, name, n) VALUES (1, 1, 'a', 1)", ErrorCode::Conflict),
+            ("INSERT INTO child (id, parent, name, n) VALUES (2, 1, 'taken', 1)", ErrorCode::Conflict),
+            ("INSERT INTO child (id, parent, name, n) VALUES (2, 9, 'b', 1)", ErrorCode::Internal),
+            ("INSERT INTO child (id, parent, name, n) VALUES (2, 1, NULL, 1)", ErrorCode::Internal),
+            ("INSERT INTO child (id, parent, name, n) VALUES (2, 1, 'b', -1)", ErrorCode::Internal),
+            ("INSERT INTO nowhere VALUES (1)", ErrorCode::Internal),
+        ];
+        for url in [file.as_str(), "sqlite::memory:"] {
+            let db = Handle::open(url).await.unwrap();
+            db.write(async |c| {
+                for sql in [
+                    "CREATE TABLE parent (id INTEGER PRIMARY KEY)",
+                    "CREATE TABLE child (id INTEGER PRIMARY KEY, parent INTEGER NOT NULL REFERENCES parent(id), \
+                     name TEXT NOT NULL UNIQUE, n INTEGER CHECK (n >= 0))",
+                    "INSERT INTO parent VALUES (1)",
+                    "INSERT INTO child (id, parent, name, n) VALUES (1, 1, 'taken', 1)",
+                ] {
+                    sqlx::query(sql).execute(&mut *c).await.map_err(map_db_err)?;
+                }
+                Ok(())
+            })
+            .await
+            .unwrap();
+            let shown = |e: LfError| (e.code(), e.message().to_owned());
+            for (sql, code) in violations {
+                let by_sqlx = db
+                    .write(async |c| sqlx::query(sql).execute(&mut *c).await.map(|_| ()).map_err(map_db_err))
+                    .await
+                    .map_err(shown);
+                let direct = db.write_direct(move |c| c.execute(sql, []).map(|_| ()).map_err(map_db)).await;
+                assert_eq!(direct.map_err(shown), by_sqlx, "{url}: {sql}");
+                assert_eq!(by_sqlx.err().map(|(c, _)| c), Some(code), "{url}: {sql}");
+            }
+            db.close().await;
+        }
+    }
+
+    /// The direct writer's `execute` answers a unique violation as
+    /// `dialect::insert` does on sqlx: CONFLICT saying what clashed, and
+    /// nothing of the statement kept.
+    #[tokio::test]
+    async fn the_direct_writer_answers_conflict_for_a_unique_violation() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Handle::open(&format!("sqlite://{}", dir.path().join("lf.db").display())).await.unwrap();
+        db.write(async |c| {
+            sqlx::query("CREATE TABLE t (id INTEGER PRIMARY KEY, word TEXT UNIQUE)")
+                .execute(&mut *c)
+                .await
+                .map_err(map_db_err)?;
+            Ok(())
+        })
+        .await
+        .unwrap();
+        let insert = "INSERT INTO t (id, word) VALUES ($1, $2)";
+        let params = |id: i64, word: &str| DirectParams::new().put(id).put(word.to_owned());
+        let taken = || "the word is taken".to_owned();
+        let (first, clash) = (params(1, "a"), params(2, "a"));
+        db.write_direct(move |c| execute(c, insert, &first, taken)).await.unwrap();
+        let direct = db.write_direct(move |c| execute(c, insert, &clash, taken)).await.unwrap_err();
+        let by_sqlx = db
+            .write(async |c| insert_by_sqlx(c, query(insert).put(3_i64).put("a".to_owned()), taken).await)
+            .await
+            .unwrap_err();
+        assert_eq!(direct.code(), ErrorCode::Conflict);
+        assert_eq!((direct.code(), direct.message()), (by_sqlx.code(), by_sqlx.message()));
+        assert_eq!(direct.message(), "the word is taken");
+        let n: i64 = db
+            .reading(async |c| {
+                Ok(sqlx::query_scalar("SELECT count(*) FROM t").fetch_one(&mut *c).await.unwrap())
+            })
+            .await
+            .unwrap();
+        assert_eq!(n, 1);
+        db.close().await;
     }
 }
