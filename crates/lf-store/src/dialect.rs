@@ -10,8 +10,9 @@
 //! text differs (a cast PostgreSQL needs, a row lock SQLite takes by other
 //! means, a JSON aggregate) is written in both spellings side by side, as
 //! [`Spellings`]. Queries bind with [`Bind`], rows read with [`Columns`],
-//! which SQLite's direct readers implement too (`sqlite::direct`), so each
-//! row shape is decoded by one function whichever path read it.
+//! on sqlx's queries and rows and on SQLite's direct path's
+//! ([`DirectParams`], [`DirectRow`]) alike, so each row shape is bound and
+//! decoded by one function whichever path runs it.
 
 use chrono::{DateTime, Utc};
 use lf_core::{LfError, LfResult, Timestamp};
@@ -23,6 +24,7 @@ use uuid::Uuid;
 
 use crate::Backend;
 use crate::error::{conflict_or, corrupt, map_db_err};
+use crate::sqlite::{DirectParams, DirectRow, DirectValue, Param};
 
 /// A query as `sqlx::query` makes it from a fixed statement.
 pub(crate) type Query<DB> = sqlx::query::Query<'static, DB, <DB as Database>::Arguments>;
@@ -35,7 +37,7 @@ pub(crate) fn query<DB: Dialect>(sql: &'static str) -> Query<DB> {
 /// A plain column value: an id, a text, a number (whole or floating), a
 /// flag, bytes, or one of
 /// them NULL. Both backends bind and read it as sqlx does, and SQLite's
-/// direct readers read it too ([`crate::sqlite::DirectValue`]).
+/// direct path reads and binds it too ([`DirectValue`]).
 pub(crate) trait Value:
     for<'q> Encode<'q, Sqlite>
     + for<'r> Decode<'r, Sqlite>
@@ -43,7 +45,7 @@ pub(crate) trait Value:
     + for<'q> Encode<'q, Postgres>
     + for<'r> Decode<'r, Postgres>
     + Type<Postgres>
-    + crate::sqlite::DirectValue
+    + DirectValue
     + Send
     + 'static
 {
@@ -232,6 +234,29 @@ impl<DB: Dialect> Bind for Query<DB> {
     }
 }
 
+/// The direct path binds as the SQLite dialect binds sqlx's queries.
+impl Bind for DirectParams {
+    fn put<T: Value>(self, value: T) -> Self {
+        self.and(value.into_param())
+    }
+
+    fn put_word(self, word: Option<&'static str>) -> Self {
+        self.and(word.map_or(Param::Null, Param::Word))
+    }
+
+    fn put_time(self, t: Timestamp) -> Self {
+        self.put(Sqlite::store_time(t))
+    }
+
+    fn put_opt_time(self, t: Option<Timestamp>) -> Self {
+        self.put(t.map(Sqlite::store_time))
+    }
+
+    fn put_strings(self, items: &[String]) -> Self {
+        self.put(Sqlite::store_strings(items))
+    }
+}
+
 /// [`Dialect`]'s reads as methods of a result row, from sqlx or from a
 /// SQLite direct reader.
 pub(crate) trait Columns {
@@ -261,6 +286,36 @@ impl<R: Row<Database: Dialect>> Columns for R {
 
     fn strings<'c>(&self, col: impl Into<Col<'c>>) -> LfResult<Vec<String>> {
         R::Database::strings(self, col.into())
+    }
+}
+
+/// The direct path reads as the SQLite dialect reads sqlx's rows.
+impl Columns for DirectRow<'_, '_> {
+    fn value<'c, T: Value>(&self, col: impl Into<Col<'c>>) -> LfResult<T> {
+        match col.into() {
+            Col::At(i) => self.decode(i),
+            Col::Named(name) => self.decode(name),
+        }
+    }
+
+    fn text<'c>(&self, col: impl Into<Col<'c>>) -> LfResult<&str> {
+        match col.into() {
+            Col::At(i) => self.borrow_text(i),
+            Col::Named(name) => self.borrow_text(name),
+        }
+    }
+
+    fn time<'c>(&self, col: impl Into<Col<'c>>) -> LfResult<Timestamp> {
+        self.value(col).map(Sqlite::load_time)
+    }
+
+    fn opt_time<'c>(&self, col: impl Into<Col<'c>>) -> LfResult<Option<Timestamp>> {
+        Ok(self.value::<Option<<Sqlite as Dialect>::Time>>(col)?.map(Sqlite::load_time))
+    }
+
+    fn strings<'c>(&self, col: impl Into<Col<'c>>) -> LfResult<Vec<String>> {
+        let col = col.into();
+        Sqlite::load_strings(col, self.value(col)?)
     }
 }
 

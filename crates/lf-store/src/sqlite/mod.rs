@@ -15,12 +15,17 @@
 //! with SQLITE_BUSY as soon as another writer committed.
 //!
 //! Beside these sqlx connections, [`direct`] keeps connections that read on
-//! the calling thread, and [`reads`] holds the reads that use them, and one
-//! that writes on the calling thread in the writer's turn, which [`writes`]
-//! uses: this module is the only one that uses rusqlite.
+//! the calling thread, and one that writes on the calling thread in the
+//! writer's turn ([`Handle::write_direct`]); [`cache`] keeps what the point
+//! reads every call repeats answered, while the tables they read are
+//! unchanged; [`rows`] binds, reads and runs statements on them; [`reads`]
+//! and [`writes`] hold the stores' statements that use them: this module is
+//! the only one that uses rusqlite.
 
+mod cache;
 mod direct;
 pub(crate) mod reads;
+mod rows;
 pub(crate) mod writes;
 
 use std::hash::Hash;
@@ -35,11 +40,17 @@ use sqlx::sqlite::{
     SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePool, SqlitePoolOptions,
     SqliteSynchronous,
 };
-use sqlx::{ConnectOptions, Connection};
+use sqlx::{ConnectOptions, Connection as _};
 use tokio::sync::{MappedMutexGuard, Mutex, MutexGuard};
 
+pub(crate) use self::cache::ReadCache;
 use self::direct::DirectReaders;
-pub(crate) use self::direct::{DirectValue, ReadCache};
+pub(crate) use self::rows::{
+    DirectParams, DirectRow, DirectValue, Param, execute, first_row, first_row_of, rows,
+};
+// The driver's connection and parameter, as the stores' direct statements
+// name them.
+pub(crate) use rusqlite::{Connection, ToSql};
 
 use crate::error::map_db_err;
 use crate::{Backend, open_failed};
@@ -239,7 +250,7 @@ impl Handle {
     /// a blocking thread, in the writer's turn: for the few writes every
     /// call of an agent makes (its day's counts and its action log), where
     /// sqlx's hand-off of each statement to its connection's thread and
-    /// back cost more than the statements (see [`writes`]). This hands the
+    /// back cost more than the statements. This hands the
     /// whole transaction over once, so its commit's fsync holds up no async
     /// thread. (Dropped while it runs, the write goes on; a write after it
     /// waits in SQLite's lock, under the busy timeout, not in this turn.)

@@ -3,15 +3,13 @@
 //! the rows with the store's own row functions, so that both paths answer
 //! alike. The tests below hold each one to the sqlx path's answer.
 
+use super::{Connection, ToSql, first_row, rows};
+use crate::{agent, auth, battle, lens};
 use lf_agent::{Agent, Grant, ToolKey};
 use lf_auth::TokenRecord;
 use lf_battle::{BattleResult, BattleType};
 use lf_core::{LensId, LenserId, LfResult, Reach};
 use lf_lens::{Lens, LensVersion, VersionSelector};
-use rusqlite::{Connection, ToSql};
-
-use super::direct::{DirectRow, first_row, rows};
-use crate::{agent, auth, battle, lens};
 
 /// `get_lens_and_version`: lens `id` of reach `reach` and its version
 /// `which`, in one query; `None` when there is no such lens, a
@@ -37,7 +35,7 @@ pub(crate) fn lens_and_version(
         }
     }
     let sql = lens::sql::lens_and_version_sql(which).sqlite;
-    first_row(conn, sql, params.as_slice(), |row| lens::rows::lens_and_version(&DirectRow(row), id, which))
+    first_row(conn, sql, params.as_slice(), |row| lens::rows::lens_and_version(row, id, which))
 }
 
 /// `agent_and_grant`: agent `id` of reach `reach` with its members, and
@@ -51,14 +49,11 @@ pub(crate) fn agent_and_grant(
     let (everything, me) = agent::sql::reach_params(reach);
     let agent_id = id.as_uuid();
     let params: &[(&str, &dyn ToSql)] = &[("$1", &agent_id), ("$2", &everything), ("$3", &me)];
-    let Some(mut a) =
-        first_row(conn, agent::sql::GET_AGENT, params, |row| agent::rows::agent(&DirectRow(row)))?
-    else {
+    let Some(mut a) = first_row(conn, agent::sql::GET_AGENT, params, |row| agent::rows::agent(row))? else {
         return Ok(None);
     };
-    let members = rows(conn, agent::sql::MEMBERS, &[("$1", &agent_id as &dyn ToSql)], |row| {
-        agent::rows::member(&DirectRow(row))
-    })?;
+    let members =
+        rows(conn, agent::sql::MEMBERS, &[("$1", &agent_id as &dyn ToSql)], |row| agent::rows::member(row))?;
     a.members = members.into_iter().map(|(_, m)| m).collect();
     let (tool_id, tool_name);
     let (sql, tool): (_, &dyn ToSql) = match tool {
@@ -72,14 +67,14 @@ pub(crate) fn agent_and_grant(
         }
     };
     let grant = first_row(conn, sql, &[("$1", &agent_id as &dyn ToSql), ("$2", tool)], |row| {
-        agent::rows::grant(&DirectRow(row))
+        agent::rows::grant(row)
     })?;
     Ok(Some((a, grant)))
 }
 
 /// `token_by_hash`: the access token whose secret hashes to `hash`.
 pub(crate) fn token_by_hash(conn: &Connection, hash: &[u8; 32]) -> LfResult<Option<TokenRecord>> {
-    first_row(conn, auth::sql::TOKEN_BY_HASH, [hash], |row| auth::rows::token_record(&DirectRow(row)))
+    first_row(conn, auth::sql::TOKEN_BY_HASH, [hash], |row| auth::rows::token_record(row))
 }
 
 /// `closed_results`: every closed or published battle's results, of type
@@ -90,7 +85,7 @@ pub(crate) fn closed_results(
 ) -> LfResult<Vec<BattleResult>> {
     let (all, only) = (battle_type.is_none(), battle_type.map_or("", |t| t.as_str()));
     let params: &[(&str, &dyn ToSql)] = &[("$1", &all), ("$2", &only)];
-    rows(conn, battle::sql::CLOSED_RESULTS, params, |row| battle::rows::battle_result(&DirectRow(row)))
+    rows(conn, battle::sql::CLOSED_RESULTS, params, |row| battle::rows::battle_result(row))
 }
 
 #[cfg(test)]

@@ -9,13 +9,11 @@
 
 use std::collections::HashSet;
 
-use lf_agent::{ActionEntry, Ask, Reservation, Usage, UsageDay, agent_not_found};
-use lf_core::{LenserId, LfResult};
-use rusqlite::Connection;
-
-use super::direct::{DirectParams, DirectRow, execute, first_row_of};
+use super::{Connection, DirectParams, execute, first_row_of};
 use crate::agent::{rows, sql};
 use crate::dialect::Bind;
+use lf_agent::{ActionEntry, Ask, Reservation, Usage, UsageDay, agent_not_found};
+use lf_core::{LenserId, LfResult};
 
 /// `reserve_usage` in the write transaction: the agent's day counts with
 /// `asks` added, or the first ask that does not fit (nothing written).
@@ -103,7 +101,7 @@ fn usage_of(conn: &Connection, agent: LenserId, day: UsageDay) -> LfResult<Usage
         return Err(agent_not_found(agent));
     }
     let params = DirectParams::new().put(agent.as_uuid()).put(day.as_days());
-    Ok(first_row_of(conn, sql::USAGE, &params, |row| rows::usage(&DirectRow(row)))?.unwrap_or_default())
+    Ok(first_row_of(conn, sql::USAGE, &params, |row| rows::usage(row))?.unwrap_or_default())
 }
 
 fn put_usage(conn: &Connection, agent: LenserId, day: UsageDay, after: &Usage) -> LfResult<usize> {
