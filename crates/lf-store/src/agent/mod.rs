@@ -7,14 +7,15 @@
 //! members) in one snapshot (see [`crate::conns`]). Why concurrent writes
 //! keep the limits is in `sql`. On SQLite, the writes every agent call
 //! makes (the day's counts, the action log) and the read of an agent with
-//! its grant bypass sqlx: `sqlite::writes` and `sqlite::reads`, held to the
-//! same contract suite.
+//! its grant bypass sqlx (`sqlite_direct`), held to the same contract
+//! suite.
 //!
 //! [`SqlLenserHandles`] answers lf-agent's [`LenserHandles`] from the
 //! accounts' `lensers` table, for the one namespace of handles.
 
 pub(crate) mod rows;
 pub(crate) mod sql;
+mod sqlite_direct;
 mod team_sql;
 
 use async_trait::async_trait;
@@ -112,7 +113,7 @@ impl AgentStore for SqlAgentStore {
                     ToolKey::Name(n) => Err(n.as_str().to_owned()),
                 };
                 let key = (sql::reach_params(reach), id, by);
-                let read = |conn: &_| sqlite::reads::agent_and_grant(conn, reach, id, tool);
+                let read = |conn: &_| sqlite_direct::agent_and_grant(conn, reach, id, tool);
                 db.direct_cached(&self.calls, key, read).await?.ok_or_else(|| lf_agent::agent_not_found(id))
             }
             Conns::Postgres(pool) => {
@@ -133,7 +134,7 @@ impl AgentStore for SqlAgentStore {
         match &self.conns {
             Conns::Sqlite(db) => {
                 let asks = asks.to_vec();
-                db.write_direct(move |c| sqlite::writes::reserve_usage(c, agent, day, &asks)).await
+                db.write_direct(move |c| sqlite_direct::reserve_usage(c, agent, day, &asks)).await
             }
             Conns::Postgres(pool) => {
                 postgres::write(pool, async |conn| sql::reserve_usage(conn, agent, day, asks).await).await
@@ -149,7 +150,7 @@ impl AgentStore for SqlAgentStore {
         match &self.conns {
             Conns::Sqlite(db) => {
                 let units = *units;
-                db.write_direct(move |c| sqlite::writes::release_usage(c, agent, day, &units)).await
+                db.write_direct(move |c| sqlite_direct::release_usage(c, agent, day, &units)).await
             }
             Conns::Postgres(pool) => {
                 postgres::write(pool, async |conn| sql::release_usage(conn, agent, day, units).await).await
@@ -164,8 +165,8 @@ impl AgentStore for SqlAgentStore {
     async fn record_actions(&self, entries: &[ActionEntry]) -> LfResult<()> {
         match &self.conns {
             Conns::Sqlite(db) => {
-                let rows = sqlite::writes::action_rows(entries);
-                db.write_direct(move |c| sqlite::writes::record_actions(c, &rows)).await
+                let rows = sqlite_direct::action_rows(entries);
+                db.write_direct(move |c| sqlite_direct::record_actions(c, &rows)).await
             }
             Conns::Postgres(pool) => {
                 postgres::write(pool, async |conn| sql::record_actions(conn, entries).await).await
@@ -182,10 +183,10 @@ impl AgentStore for SqlAgentStore {
     ) -> LfResult<Reservation> {
         match &self.conns {
             Conns::Sqlite(db) => {
-                let (rows, asks) = (sqlite::writes::action_rows(entries), asks.to_vec());
+                let (rows, asks) = (sqlite_direct::action_rows(entries), asks.to_vec());
                 db.write_direct(move |c| {
-                    sqlite::writes::record_actions(c, &rows)?;
-                    sqlite::writes::reserve_usage(c, agent, day, &asks)
+                    sqlite_direct::record_actions(c, &rows)?;
+                    sqlite_direct::reserve_usage(c, agent, day, &asks)
                 })
                 .await
             }

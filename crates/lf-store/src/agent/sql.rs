@@ -589,7 +589,7 @@ pub(crate) async fn reserve_usage<C: Conn>(
 
 /// Gives back in the write transaction, the agent's row locked. (SQLite's
 /// store runs this, [`reserve_usage`] and [`record_actions`] on its direct
-/// writer: `sqlite::writes`, with the same statements and rules.)
+/// writer: `sqlite_direct`, with the same statements and rules.)
 pub(crate) async fn release_usage<C: Conn>(
     conn: &mut C,
     agent: LenserId,

@@ -1,8 +1,8 @@
 //! [`AuthStore`] over either backend: accounts, access tokens and OAuth
 //! grants in the tables of `0002_auth.sql`, through the statements of
 //! `sql`, the same on both. On SQLite, `token_by_hash` (every authenticated
-//! HTTP request) reads on a direct reader and keeps its answers while the
-//! database is unchanged (see `sqlite::direct`).
+//! HTTP request) reads on a direct reader (`sqlite_direct`) and keeps its
+//! answers while the database is unchanged (see `sqlite::direct`).
 //!
 //! Adding a method: its statements and function in `sql` (generic over
 //! [`crate::dialect::Conn`]), its row mapping in `rows`, and one line here
@@ -10,6 +10,7 @@
 
 pub(crate) mod rows;
 pub(crate) mod sql;
+mod sqlite_direct;
 
 use async_trait::async_trait;
 use lf_auth::{
@@ -76,7 +77,7 @@ impl AuthStore for SqlAuthStore {
             // kept.
             Conns::Sqlite(db) => {
                 let key = *hash.as_bytes();
-                db.direct_cached(&self.read_cache, key, |conn| sqlite::reads::token_by_hash(conn, &key)).await
+                db.direct_cached(&self.read_cache, key, |conn| sqlite_direct::token_by_hash(conn, &key)).await
             }
             Conns::Postgres(pool) => {
                 postgres::reading(pool, async |conn| sql::token_by_hash(conn, hash).await).await

@@ -4,10 +4,12 @@
 //! `sql`, the same on both. Writes run in one write transaction that locks
 //! the battle's row first, `get_sheet` in one read transaction, other reads
 //! as one statement each (see [`crate::conns`]). On SQLite, `closed_results`
-//! (the one large scan) reads on a direct reader, on a blocking thread.
+//! (the one large scan) reads on a direct reader, on a blocking thread
+//! (`sqlite_direct`).
 
 pub(crate) mod rows;
 pub(crate) mod sql;
+mod sqlite_direct;
 
 use async_trait::async_trait;
 use lf_battle::{
@@ -19,7 +21,7 @@ use lf_core::{BattleId, ContenderId, LfResult, Page, PageRequest, Reach, SearchQ
 
 use self::sql::Listing;
 use crate::conns::{Conns, on};
-use crate::{postgres, sqlite};
+use crate::postgres;
 
 /// [`BattleStore`] over either backend.
 pub(crate) struct SqlBattleStore {
@@ -126,7 +128,7 @@ impl BattleStore for SqlBattleStore {
             // Read where it runs, on a blocking thread (see `sqlite::direct`):
             // through sqlx, every one of 100,000 rows would cross threads.
             Conns::Sqlite(db) => {
-                db.direct_blocking(move |conn| sqlite::reads::closed_results(conn, battle_type)).await
+                db.direct_blocking(move |conn| sqlite_direct::closed_results(conn, battle_type)).await
             }
             Conns::Postgres(pool) => {
                 postgres::reading(pool, async |conn| sql::closed_results(conn, battle_type).await).await

@@ -3,13 +3,14 @@
 //! same on both, and of `search_sqlite` / `search_postgres` where the
 //! full-text index makes them differ: creating a lens, moving its head,
 //! changing what the index holds, and search itself. On SQLite,
-//! `get_lens_and_version` reads on a direct reader and keeps its answers
-//! while the database is unchanged (see `sqlite::direct`).
+//! `get_lens_and_version` reads on a direct reader (`sqlite_direct`) and
+//! keeps its answers while the database is unchanged (see `sqlite::direct`).
 
 pub(crate) mod rows;
 mod search_postgres;
 mod search_sqlite;
 pub(crate) mod sql;
+mod sqlite_direct;
 
 use std::sync::Arc;
 
@@ -100,7 +101,7 @@ impl LensStore for SqlLensStore {
             Conns::Sqlite(db) => {
                 let key = (sql::reach_owner(reach), id, which);
                 let read =
-                    |conn: &_| Ok(sqlite::reads::lens_and_version(conn, reach, id, which)?.map(Arc::new));
+                    |conn: &_| Ok(sqlite_direct::lens_and_version(conn, reach, id, which)?.map(Arc::new));
                 db.direct_cached(&self.read_cache, key, read).await?.map(Arc::unwrap_or_clone)
             }
             Conns::Postgres(pool) => {

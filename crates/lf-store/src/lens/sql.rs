@@ -162,7 +162,7 @@ pub(crate) fn lens_and_version_sql(which: VersionSelector) -> &'static Spellings
 /// Lens `id` of reach `reach` and its version `which`, in one query; `None`
 /// when there is no such lens, a VERSION_NOT_FOUND error when the lens has
 /// no such version. (SQLite's store reads it on a direct reader instead:
-/// `sqlite::reads::lens_and_version`.)
+/// `sqlite_direct::lens_and_version`.)
 pub(crate) async fn lens_and_version<C: Conn>(
     conn: &mut C,
     reach: Reach,

@@ -18,15 +18,16 @@
 //! the calling thread, and one that writes on the calling thread in the
 //! writer's turn ([`Handle::write_direct`]); [`cache`] keeps what the point
 //! reads every call repeats answered, while the tables they read are
-//! unchanged; [`rows`] binds, reads and runs statements on them; [`reads`]
-//! and [`writes`] hold the stores' statements that use them: this module is
-//! the only one that uses rusqlite.
+//! unchanged; [`rows`] binds, reads and runs statements on them. The
+//! statements themselves are each store's, beside its SQL
+//! (`sqlite_direct.rs` in its folder), and this module knows none of them:
+//! it is the only one that uses rusqlite.
 
 mod cache;
 mod direct;
-pub(crate) mod reads;
 mod rows;
-pub(crate) mod writes;
+#[cfg(test)]
+pub(crate) mod testing;
 
 use std::hash::Hash;
 use std::path::Path;
