@@ -22,7 +22,7 @@ use sqlx::{
 };
 use uuid::Uuid;
 
-use crate::Backend;
+use crate::backend::Backend;
 use crate::error::{conflict_or, corrupt, map_db_err};
 use crate::sqlite::{DirectParams, DirectRow, DirectValue, Param};
 

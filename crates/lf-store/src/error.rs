@@ -5,6 +5,8 @@
 use lf_core::{ErrorCode, LfError};
 use sqlx::error::ErrorKind;
 
+use crate::backend::Backend;
+
 /// What a driver's error means to a store, in sqlx's words.
 pub(crate) enum Failure {
     /// A statement that had to answer a row answered none.
@@ -33,7 +35,10 @@ impl DbError for sqlx::Error {
     }
 }
 
-/// Maps an sqlx error to the domain's error, as [`map_db`] does.
+/// Maps an sqlx error to the domain's error: a unique violation is
+/// CONFLICT, a missing row NOT_FOUND, anything else INTERNAL, the sqlx
+/// error kept as the cause (the crate's one mapping, which SQLite's direct
+/// path shares).
 pub fn map_db_err(e: sqlx::Error) -> LfError {
     map_db(e)
 }
@@ -68,6 +73,20 @@ pub(crate) fn conflict_or<E: DbError>(conflict: impl FnOnce() -> LfError) -> imp
         Failure::Refused(ErrorKind::UniqueViolation) => conflict().with_source(e),
         _ => map_db(e),
     }
+}
+
+/// The INTERNAL error of a database that cannot be opened or migrated: the
+/// message names the setting and the cause, for the operator at start-up.
+pub(crate) fn open_failed(
+    backend: Backend,
+    what: &str,
+    cause: impl std::error::Error + Send + Sync + 'static,
+) -> LfError {
+    LfError::new(
+        ErrorCode::Internal,
+        format!("could not {what} the {backend} database named by LENSERFIGHT_DATABASE_URL: {cause}"),
+    )
+    .with_source(cause)
 }
 
 /// A stored value that the domain refuses: the database holds something no

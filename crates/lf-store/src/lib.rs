@@ -1,5 +1,5 @@
-//! The SQL stores of LenserFight: the domain store traits (today
-//! [`lf_lens::LensStore`], [`lf_auth::AuthStore`], [`lf_battle::BattleStore`],
+//! The SQL stores of LenserFight: the domain store traits
+//! ([`lf_lens::LensStore`], [`lf_auth::AuthStore`], [`lf_battle::BattleStore`],
 //! [`lf_workflow::WorkflowStore`], [`lf_workflow::ConnectionStore`],
 //! [`lf_workflow::run::RunStore`], [`lf_workflow::kv::KvStore`],
 //! [`lf_workflow::hook::WebhookStore`] and [`lf_agent::AgentStore`])
@@ -25,9 +25,11 @@
 //! - SQL text is fixed at compile time or assembled from fixed fragments: user
 //!   input only ever travels as bind parameters, and search terms are quoted
 //!   so no backend reads them as query syntax;
-//! - database errors are mapped once, in [`map_db_err`]: a unique violation is
-//!   CONFLICT, a missing row NOT_FOUND, anything else INTERNAL with the sqlx
-//!   error kept as its cause for logs and never shown to a client;
+//! - database errors are mapped once, in `error.rs` ([`map_db_err`] for
+//!   sqlx's; rusqlite's on SQLite's direct path, told in sqlx's words, by
+//!   the same function): a unique violation is CONFLICT, a missing row
+//!   NOT_FOUND, anything else INTERNAL with the driver's error kept as its
+//!   cause for logs and never shown to a client;
 //! - a write of more than one statement runs in one transaction (on SQLite
 //!   begun with `BEGIN IMMEDIATE`), so a store method happens whole or not at
 //!   all, and the full-text index always matches the rows it indexes;
@@ -84,17 +86,24 @@
 //! spell differently is in `dialect.rs` (timestamps, lists of strings, and
 //! statements written in both spellings); code of one backend only where its
 //! SQL really differs: full-text search (`lens/search_sqlite.rs`,
-//! `lens/search_postgres.rs`) and SQLite's direct readers (`sqlite/`, the
-//! only module that uses rusqlite).
+//! `lens/search_postgres.rs`) and the statements SQLite runs on its direct
+//! path, bypassing sqlx (`sqlite_direct.rs` in the lens, auth, battle and
+//! agent folders). `sqlite/` and `postgres/` are each backend's connections
+//! and how a store method runs on them; `sqlite/` (the only module that
+//! names rusqlite) knows no store's statements. Imports run one way: lib.rs
+//! over the stores, the stores over `conns.rs`, `page.rs` and `dialect.rs`,
+//! those over the backends' modules, and `error.rs` and `backend.rs` under
+//! all.
 //!
 //! Search ranks by relevance (bm25 on SQLite, ts_rank on PostgreSQL; title
 //! weighs 10, description 4, body 1) among the 2,000 newest matches, and
-//! lists older matches after them, newest first: ranking costs about a
-//! microsecond per match, too much for a word found in 100,000 lenses. With
-//! fewer matches the ranking is exact. `total` always counts every match.
+//! lists older matches after them, newest first: ranking every match of a
+//! common word costs more than a search may take. With fewer matches the
+//! ranking is exact. `total` always counts every match.
 
 mod agent;
 mod auth;
+mod backend;
 mod battle;
 mod connection;
 mod conns;
@@ -122,30 +131,9 @@ use lf_workflow::run::RunStore;
 use lf_workflow::{ConnectionLookup, ConnectionStore, WorkflowStore};
 
 use crate::conns::Conns;
+pub use backend::Backend;
 pub use error::map_db_err;
 pub use location::{data_dir, default_database_url, redact_url};
-
-/// Which database engine a [`Database`] talks to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Backend {
-    Sqlite,
-    Postgres,
-}
-
-impl Backend {
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Backend::Sqlite => "sqlite",
-            Backend::Postgres => "postgres",
-        }
-    }
-}
-
-impl std::fmt::Display for Backend {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 /// An open, migrated database and the stores over it. Cheap to share behind
 /// an `Arc`; the stores it hands out keep the connection pool alive.
@@ -311,20 +299,6 @@ fn unsupported_url(url: &str) -> LfError {
          or postgres://USER@HOST:PORT/DATABASE; got {shown}"
     ))
     .with_field("LENSERFIGHT_DATABASE_URL")
-}
-
-/// The INTERNAL error of a database that cannot be opened or migrated: the
-/// message names the setting and the cause, for the operator at start-up.
-fn open_failed(
-    backend: Backend,
-    what: &str,
-    cause: impl std::error::Error + Send + Sync + 'static,
-) -> LfError {
-    LfError::new(
-        lf_core::ErrorCode::Internal,
-        format!("could not {what} the {backend} database named by LENSERFIGHT_DATABASE_URL: {cause}"),
-    )
-    .with_source(cause)
 }
 
 #[cfg(test)]

@@ -38,7 +38,7 @@ use super::rows::{
     action, action_columns, agent, agent_columns, bind_action, bind_agent, bind_grant, bind_member,
     bind_profile, bind_usage, grant, grant_columns, member, usage,
 };
-use crate::Backend;
+use crate::backend::Backend;
 use crate::dialect::{Bind, Columns, Conn, Dialect, Spellings, Value, execute, insert, query, rows_of};
 use crate::error::map_db_err;
 use crate::page::listing;

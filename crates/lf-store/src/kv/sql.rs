@@ -19,7 +19,7 @@ use lf_workflow::kv::{Bucket, EntryId, KvValue, Pass, store_full};
 use serde_json::Value;
 
 use super::rows::{bind_bucket, bind_entry, bind_key, value};
-use crate::Backend;
+use crate::backend::Backend;
 use crate::dialect::{Bind, Columns, Conn, Dialect, execute, query};
 use crate::error::map_db_err;
 

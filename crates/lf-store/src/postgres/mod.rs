@@ -13,8 +13,9 @@ use lf_core::{LfError, LfResult};
 use sqlx::Connection;
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
 
+use crate::backend::Backend;
 use crate::error::map_db_err;
-use crate::{Backend, open_failed};
+use crate::error::open_failed;
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("migrations/postgres");
 

@@ -31,7 +31,7 @@ use uuid::Uuid;
 use super::rows::{
     bind_node_result, bind_run, bind_state, node_result, node_result_columns, run, run_columns, state_columns,
 };
-use crate::Backend;
+use crate::backend::Backend;
 use crate::dialect::{Bind, Columns, Conn, Dialect, Spellings, all_rows, execute, insert, query, spelled};
 use crate::error::map_db_err;
 use crate::page::listing;

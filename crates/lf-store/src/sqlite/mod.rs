@@ -53,8 +53,9 @@ pub(crate) use self::rows::{
 // name them.
 pub(crate) use rusqlite::{Connection, ToSql};
 
+use crate::backend::Backend;
 use crate::error::map_db_err;
-use crate::{Backend, open_failed};
+use crate::error::open_failed;
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("migrations/sqlite");
 

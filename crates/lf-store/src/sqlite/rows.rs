@@ -212,7 +212,6 @@ mod tests {
     use lf_core::ErrorCode;
 
     use super::*;
-    use crate::dialect::{Bind, insert as insert_by_sqlx, query};
     use crate::error::map_db_err;
     use crate::sqlite::Handle;
 
@@ -263,9 +262,9 @@ mod tests {
         }
     }
 
-    /// The direct writer's `execute` answers a unique violation as
-    /// `dialect::insert` does on sqlx: CONFLICT saying what clashed, and
-    /// nothing of the statement kept.
+    /// The direct writer's `execute` answers a unique violation as an
+    /// insert through sqlx does (`dialect::insert`): CONFLICT saying what
+    /// clashed, and nothing of the statement kept.
     #[tokio::test]
     async fn the_direct_writer_answers_conflict_for_a_unique_violation() {
         let dir = tempfile::tempdir().unwrap();
@@ -287,7 +286,11 @@ mod tests {
         db.write_direct(move |c| execute(c, insert, &first, taken)).await.unwrap();
         let direct = db.write_direct(move |c| execute(c, insert, &clash, taken)).await.unwrap_err();
         let by_sqlx = db
-            .write(async |c| insert_by_sqlx(c, query(insert).put(3_i64).put("a".to_owned()), taken).await)
+            .write(async |c| {
+                let q = sqlx::query(insert).bind(3_i64).bind("a");
+                q.execute(&mut *c).await.map_err(conflict_or(|| LfError::conflict(taken())))?;
+                Ok(())
+            })
             .await
             .unwrap_err();
         assert_eq!(direct.code(), ErrorCode::Conflict);
