@@ -114,6 +114,7 @@ mod lens;
 mod location;
 mod page;
 mod postgres;
+mod reach;
 mod run;
 mod sqlite;
 mod webhook;

@@ -28,6 +28,7 @@ use lf_agent::{
 use lf_core::{LenserId, LfResult, Page, PageRequest, Reach, Timestamp};
 
 use crate::conns::{Conns, on};
+use crate::reach::everything_or_me;
 use crate::{postgres, sqlite};
 
 /// What the answers of `agent_and_grant` kept on SQLite may weigh.
@@ -112,7 +113,7 @@ impl AgentStore for SqlAgentStore {
                     ToolKey::Id(t) => Ok(t.as_uuid()),
                     ToolKey::Name(n) => Err(n.as_str().to_owned()),
                 };
-                let key = (sql::reach_params(reach), id, by);
+                let key = (everything_or_me(reach), id, by);
                 let read = |conn: &_| sqlite_direct::agent_and_grant(conn, reach, id, tool);
                 db.direct_cached(&self.calls, key, read).await?.ok_or_else(|| lf_agent::agent_not_found(id))
             }

@@ -32,7 +32,6 @@ use lf_agent::{
 };
 use lf_core::{LenserId, LfError, LfResult, Page, PageRequest, Reach};
 use sqlx::QueryBuilder;
-use uuid::Uuid;
 
 use super::rows::{
     action, action_columns, agent, agent_columns, bind_action, bind_agent, bind_grant, bind_member,
@@ -42,6 +41,7 @@ use crate::backend::Backend;
 use crate::dialect::{Bind, Columns, Conn, Dialect, Spellings, Value, execute, insert, query, rows_of};
 use crate::error::map_db_err;
 use crate::page::listing;
+use crate::reach::BindReach;
 
 /// Whether the caller may read agent `a`: `$2` is true for a principal
 /// that reads everything, `$3` the caller's lenser id otherwise: its
@@ -198,14 +198,6 @@ fn is_postgres<C: Conn>() -> bool {
     <C::Database as Dialect>::BACKEND == Backend::Postgres
 }
 
-/// `(reads everything, the caller's id)`, the parameters of [`reach_2_3`].
-pub(crate) fn reach_params(reach: Reach) -> (bool, Uuid) {
-    match reach {
-        Reach::Everything => (true, Uuid::nil()),
-        Reach::Lenser(me) => (false, me.as_uuid()),
-    }
-}
-
 /// Whether the one-parameter statement `sql` answers a row for `param`.
 async fn found<C: Conn, P: Value>(conn: &mut C, sql: &'static str, param: P) -> LfResult<bool> {
     let row = query::<C::Database>(sql).put(param).fetch_optional(conn.exec()).await.map_err(map_db_err)?;
@@ -244,11 +236,9 @@ pub(super) async fn agent_exists<C: Conn>(conn: &mut C, id: LenserId) -> LfResul
 
 /// NOT_FOUND unless the caller may read agent `id`.
 pub(super) async fn readable<C: Conn>(conn: &mut C, reach: Reach, id: LenserId) -> LfResult<()> {
-    let (everything, me) = reach_params(reach);
     let row = query::<C::Database>(READABLE)
         .put(id.as_uuid())
-        .put(everything)
-        .put(me)
+        .put_everything_or_me(reach)
         .fetch_optional(conn.exec())
         .await
         .map_err(map_db_err)?;
@@ -331,11 +321,9 @@ async fn with_members<C: Conn>(conn: &mut C, mut agents: Vec<Agent>) -> LfResult
 
 /// Agent `id` with its members; run it in a snapshot.
 pub(crate) async fn get_agent<C: Conn>(conn: &mut C, reach: Reach, id: LenserId) -> LfResult<Agent> {
-    let (everything, me) = reach_params(reach);
     let row = query::<C::Database>(GET_AGENT)
         .put(id.as_uuid())
-        .put(everything)
-        .put(me)
+        .put_everything_or_me(reach)
         .fetch_optional(conn.exec())
         .await
         .map_err(map_db_err)?;

@@ -17,6 +17,7 @@ use lf_core::{LenserId, LfResult, Reach};
 
 use super::{rows, sql};
 use crate::dialect::Bind;
+use crate::reach::everything_or_me;
 use crate::sqlite::{Connection, DirectParams, ToSql, execute, first_row, first_row_of, rows as all_rows};
 
 /// Agent `id` of reach `reach` with its members, and its grant of
@@ -27,7 +28,7 @@ pub(crate) fn agent_and_grant(
     id: LenserId,
     tool: &ToolKey,
 ) -> LfResult<Option<(Agent, Option<Grant>)>> {
-    let (everything, me) = sql::reach_params(reach);
+    let (everything, me) = everything_or_me(reach);
     let agent_id = id.as_uuid();
     let params: &[(&str, &dyn ToSql)] = &[("$1", &agent_id), ("$2", &everything), ("$3", &me)];
     let Some(mut a) = first_row(conn, sql::GET_AGENT, params, |row| rows::agent(row))? else {

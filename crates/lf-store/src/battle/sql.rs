@@ -34,6 +34,7 @@ use super::rows::{
 use crate::dialect::{Bind, Columns, Conn, Dialect, Spellings, all_rows, execute, insert, query};
 use crate::error::map_db_err;
 use crate::page;
+use crate::reach::BindReach;
 
 /// Whether the caller may read battle `b`: `$2` is true for a principal
 /// that reads everything, `$3` the caller's lenser id otherwise. A draft is
@@ -146,14 +147,6 @@ pub(crate) const CLOSED_RESULTS: &str =
 const DELETE_RESULT: &str = "DELETE FROM battle_results WHERE battle_id = $1";
 const RESULTS_VERSION: &str = "SELECT version FROM battle_results_version WHERE id = 1";
 
-/// `(reads everything, the caller's id)`, the parameters of [`reach_2_3`].
-fn reach_params(reach: Reach) -> (bool, Uuid) {
-    match reach {
-        Reach::Everything => (true, Uuid::nil()),
-        Reach::Lenser(me) => (false, me.as_uuid()),
-    }
-}
-
 /// The status of battle `id`, its row locked for the rest of the
 /// transaction; NOT_FOUND when there is no such battle.
 async fn lock_battle<C: Conn>(conn: &mut C, id: BattleId) -> LfResult<BattleStatus> {
@@ -208,11 +201,9 @@ pub(crate) async fn create_battle<C: Conn>(conn: &mut C, b: &Battle) -> LfResult
 }
 
 pub(crate) async fn get_battle<C: Conn>(conn: &mut C, reach: Reach, id: BattleId) -> LfResult<Battle> {
-    let (everything, me) = reach_params(reach);
     let row = query::<C::Database>(GET_BATTLE)
         .put(id.as_uuid())
-        .put(everything)
-        .put(me)
+        .put_everything_or_me(reach)
         .fetch_optional(conn.exec())
         .await
         .map_err(map_db_err)?;

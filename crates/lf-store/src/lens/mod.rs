@@ -23,6 +23,7 @@ use lf_lens::{
 use uuid::Uuid;
 
 use crate::conns::{Conns, on};
+use crate::reach::owner_or_null;
 use crate::{postgres, sqlite};
 
 /// What a cached lens and version is kept under: the caller's lenser id (or
@@ -99,7 +100,7 @@ impl LensStore for SqlLensStore {
             // Every get_lens and run_lens comes here: read on this thread,
             // or kept from the last time while nothing has changed.
             Conns::Sqlite(db) => {
-                let key = (sql::reach_owner(reach), id, which);
+                let key = (owner_or_null(reach), id, which);
                 let read =
                     |conn: &_| Ok(sqlite_direct::lens_and_version(conn, reach, id, which)?.map(Arc::new));
                 db.direct_cached(&self.read_cache, key, read).await?.map(Arc::unwrap_or_clone)

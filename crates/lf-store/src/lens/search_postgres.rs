@@ -19,6 +19,7 @@ use crate::dialect::{Bind, execute, insert, json_strings, query};
 use crate::error::map_db_err;
 use crate::page::page_of;
 use crate::postgres;
+use crate::reach::owner_or_null;
 
 const INSERT_LENS: &str = "INSERT INTO lenses (id, owner_id, title, description, visibility, status, \
      parent_lens_id, head_version_id, head_major, head_minor, head_patch, created_at, updated_at, archived_at, \
@@ -177,7 +178,7 @@ pub(crate) async fn search(
         sqlx::query(NO_SEQSCAN).execute(&mut *tx).await.map_err(map_db_err)?;
         let rows = sqlx::query(sql)
             .bind(tsq.clone())
-            .bind(sql::reach_owner(reach))
+            .bind(owner_or_null(reach))
             .bind(visibility.map(Visibility::as_str))
             .bind(RANK_WINDOW)
             .bind(end - RANK_WINDOW)
@@ -189,7 +190,7 @@ pub(crate) async fn search(
         page_of(rows, page, rows::lens, async || {
             sqlx::query_scalar(SEARCH_COUNT)
                 .bind(tsq.clone())
-                .bind(sql::reach_owner(reach))
+                .bind(owner_or_null(reach))
                 .bind(visibility.map(Visibility::as_str))
                 .fetch_one(&mut *tx)
                 .await

@@ -13,6 +13,7 @@ use super::rows::{self, bind_lens, bind_move_head, bind_patch, lens_columns};
 use super::sql::{self, patch_set};
 use crate::dialect::{Bind, Columns, execute, insert, json_strings, query};
 use crate::error::{conflict_or, map_db_err};
+use crate::reach::owner_or_null;
 use crate::sqlite::Handle;
 
 const INSERT_LENS: &str = "INSERT INTO lenses (id, owner_id, title, description, visibility, status, \
@@ -241,7 +242,7 @@ pub(crate) async fn search(
                 .bind(text)
                 .bind(floor.unwrap_or(i64::MIN))
                 .bind(i64::try_from(end).unwrap_or(i64::MAX))
-                .bind(sql::reach_owner(reach))
+                .bind(owner_or_null(reach))
                 .bind(visibility.map(Visibility::as_str))
                 .bind(i64::from(page.limit()))
                 .bind(i64::try_from(page.offset()).unwrap_or(i64::MAX))

@@ -9,12 +9,12 @@ use lf_lens::{
     Lens, LensFilter, LensRun, LensStatus, LensVersion, VersionSelector, VersionSummary, head_moved,
 };
 use sqlx::QueryBuilder;
-use uuid::Uuid;
 
 use super::rows::{self, bind_version, lens_columns, semver_parts};
 use crate::dialect::{Bind, Columns, Conn, Dialect, Query, Spellings, insert, json_strings, query, spelled};
 use crate::error::map_db_err;
 use crate::page::listing;
+use crate::reach::BindReach;
 
 /// Whether the caller may read lens `l`: `$2` is the caller's lenser id, or
 /// NULL for a principal that reads everything.
@@ -126,18 +126,9 @@ pub(crate) use patch_set;
 
 const LENS_IS_LIVE: &str = "SELECT deleted_at IS NULL FROM lenses WHERE id = $1";
 
-/// The caller's lenser id as `reach_2` takes it: NULL for a principal that
-/// reads everything.
-pub(crate) fn reach_owner(reach: Reach) -> Option<Uuid> {
-    match reach {
-        Reach::Everything => None,
-        Reach::Lenser(me) => Some(me.as_uuid()),
-    }
-}
-
 /// Statement `sql`, as `DB` spells it, about lens `$1` within reach `$2`.
 fn of_lens<DB: Dialect>(sql: &Spellings, id: LensId, reach: Reach) -> Query<DB> {
-    query(sql.of::<DB>()).put(id.as_uuid()).put(reach_owner(reach))
+    query(sql.of::<DB>()).put(id.as_uuid()).put_owner_or_null(reach)
 }
 
 pub(crate) async fn get_lens<C: Conn>(conn: &mut C, reach: Reach, id: LensId) -> LfResult<Lens> {

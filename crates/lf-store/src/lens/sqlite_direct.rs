@@ -8,6 +8,7 @@ use lf_core::{LensId, LfResult, Reach};
 use lf_lens::{Lens, LensVersion, VersionSelector};
 
 use super::{rows, sql};
+use crate::reach::owner_or_null;
 use crate::sqlite::{Connection, ToSql, first_row};
 
 /// Lens `id` of reach `reach` and its version `which`, in one query;
@@ -19,7 +20,7 @@ pub(crate) fn lens_and_version(
     id: LensId,
     which: VersionSelector,
 ) -> LfResult<Option<(Lens, LensVersion)>> {
-    let (lens_id, owner) = (id.as_uuid(), sql::reach_owner(reach));
+    let (lens_id, owner) = (id.as_uuid(), owner_or_null(reach));
     let (asked_id, major, minor, patch);
     let mut params: Vec<(&str, &dyn ToSql)> = vec![("$1", &lens_id), ("$2", &owner)];
     match which {

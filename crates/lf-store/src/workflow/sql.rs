@@ -25,8 +25,8 @@ use super::rows::{
 };
 use crate::dialect::{Bind, Columns, Conn, Dialect, Spellings, all_rows, execute, insert, query, spelled};
 use crate::error::map_db_err;
-use crate::lens::sql::reach_owner;
 use crate::page::listing;
+use crate::reach::BindReach;
 
 /// Whether the caller may read workflow `w`: `$2` is the caller's lenser
 /// id, or NULL for a principal that reads everything. Unlisted workflows
@@ -180,7 +180,7 @@ pub(crate) async fn create_workflow<C: Conn>(
 pub(crate) async fn get_workflow<C: Conn>(conn: &mut C, reach: Reach, id: WorkflowId) -> LfResult<Workflow> {
     let row = query::<C::Database>(GET_WORKFLOW.of::<C::Database>())
         .put(id.as_uuid())
-        .put(reach_owner(reach))
+        .put_owner_or_null(reach)
         .fetch_optional(conn.exec())
         .await
         .map_err(map_db_err)?;
@@ -200,7 +200,7 @@ pub(crate) async fn get_workflow_and_version<C: Conn>(
         VersionSelector::Number(n) => (&WITH_NUMBER, Some(i64::from(n)), None),
         VersionSelector::Id(v) => (&WITH_ID, None, Some(v.as_uuid())),
     };
-    let q = query::<C::Database>(sql.of::<C::Database>()).put(id.as_uuid()).put(reach_owner(reach));
+    let q = query::<C::Database>(sql.of::<C::Database>()).put(id.as_uuid()).put_owner_or_null(reach);
     let q = match (number, version_id) {
         (Some(n), _) => q.put(n),
         (_, Some(v)) => q.put(v),
@@ -233,7 +233,7 @@ pub(crate) async fn list_versions<C: Conn>(
 ) -> LfResult<Vec<VersionSummary>> {
     let rows = query::<C::Database>(LIST_VERSIONS.of::<C::Database>())
         .put(id.as_uuid())
-        .put(reach_owner(reach))
+        .put_owner_or_null(reach)
         .fetch_all(conn.exec())
         .await
         .map_err(map_db_err)?;
