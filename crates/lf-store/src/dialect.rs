@@ -155,6 +155,18 @@ pub(crate) async fn all_rows<C: Conn, P: Value, T>(
     rows_of(conn, query::<C::Database>(sql).put(param), from_row).await
 }
 
+/// Runs `q` and reads the first row it answers, if any, with `from_row`:
+/// a row by its key (within the caller's reach, where the statement checks
+/// it), or whether there is one.
+pub(crate) async fn row_of<C: Conn, T>(
+    conn: &mut C,
+    q: Query<C::Database>,
+    from_row: impl FnOnce(&<C::Database as Database>::Row) -> LfResult<T>,
+) -> LfResult<Option<T>> {
+    let row = q.fetch_optional(conn.exec()).await.map_err(map_db_err)?;
+    row.as_ref().map(from_row).transpose()
+}
+
 /// Runs `q` and reads every row it answers with `from_row`.
 pub(crate) async fn rows_of<C: Conn, T>(
     conn: &mut C,

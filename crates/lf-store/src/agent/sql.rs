@@ -38,7 +38,9 @@ use super::rows::{
     bind_profile, bind_usage, grant, grant_columns, member, usage,
 };
 use crate::backend::Backend;
-use crate::dialect::{Bind, Columns, Conn, Dialect, Spellings, Value, execute, insert, query, rows_of};
+use crate::dialect::{
+    Bind, Columns, Conn, Dialect, Spellings, Value, execute, insert, query, row_of, rows_of,
+};
 use crate::error::map_db_err;
 use crate::page::listing;
 use crate::reach::BindReach;
@@ -200,8 +202,7 @@ fn is_postgres<C: Conn>() -> bool {
 
 /// Whether the one-parameter statement `sql` answers a row for `param`.
 async fn found<C: Conn, P: Value>(conn: &mut C, sql: &'static str, param: P) -> LfResult<bool> {
-    let row = query::<C::Database>(sql).put(param).fetch_optional(conn.exec()).await.map_err(map_db_err)?;
-    Ok(row.is_some())
+    Ok(row_of(conn, query(sql).put(param), |_| Ok(())).await?.is_some())
 }
 
 /// The count `sql` answers for lenser or agent `id`.
@@ -218,14 +219,12 @@ async fn count_of<C: Conn>(conn: &mut C, sql: &'static str, id: LenserId) -> LfR
 /// Agent `id`'s owner and revision, its row locked for the rest of the
 /// transaction; NOT_FOUND when there is no such agent.
 async fn lock_agent<C: Conn>(conn: &mut C, id: LenserId) -> LfResult<(LenserId, u64)> {
-    let row = query::<C::Database>(LOCK_AGENT.of::<C::Database>())
-        .put(id.as_uuid())
-        .fetch_optional(conn.exec())
-        .await
-        .map_err(map_db_err)?
-        .ok_or_else(|| agent_not_found(id))?;
-    let revision = row.value::<i64>("revision")?;
-    Ok((LenserId::from_uuid(row.value("owner_id")?), u64::try_from(revision).unwrap_or(0)))
+    let q = query(LOCK_AGENT.of::<C::Database>()).put(id.as_uuid());
+    let locked = row_of(conn, q, |row| {
+        let revision = row.value::<i64>("revision")?;
+        Ok((LenserId::from_uuid(row.value("owner_id")?), u64::try_from(revision).unwrap_or(0)))
+    });
+    locked.await?.ok_or_else(|| agent_not_found(id))
 }
 
 /// NOT_FOUND unless agent `id` exists. Agents are never deleted: what
@@ -236,13 +235,8 @@ pub(super) async fn agent_exists<C: Conn>(conn: &mut C, id: LenserId) -> LfResul
 
 /// NOT_FOUND unless the caller may read agent `id`.
 pub(super) async fn readable<C: Conn>(conn: &mut C, reach: Reach, id: LenserId) -> LfResult<()> {
-    let row = query::<C::Database>(READABLE)
-        .put(id.as_uuid())
-        .put_everything_or_me(reach)
-        .fetch_optional(conn.exec())
-        .await
-        .map_err(map_db_err)?;
-    if row.is_some() { Ok(()) } else { Err(agent_not_found(id)) }
+    let q = query(READABLE).put(id.as_uuid()).put_everything_or_me(reach);
+    row_of(conn, q, |_| Ok(())).await?.ok_or_else(|| agent_not_found(id))
 }
 
 /// Takes, on PostgreSQL, the lock every creation of a lenser or an agent
@@ -321,13 +315,8 @@ async fn with_members<C: Conn>(conn: &mut C, mut agents: Vec<Agent>) -> LfResult
 
 /// Agent `id` with its members; run it in a snapshot.
 pub(crate) async fn get_agent<C: Conn>(conn: &mut C, reach: Reach, id: LenserId) -> LfResult<Agent> {
-    let row = query::<C::Database>(GET_AGENT)
-        .put(id.as_uuid())
-        .put_everything_or_me(reach)
-        .fetch_optional(conn.exec())
-        .await
-        .map_err(map_db_err)?;
-    let a = row.as_ref().map(agent).transpose()?.ok_or_else(|| agent_not_found(id))?;
+    let q = query(GET_AGENT).put(id.as_uuid()).put_everything_or_me(reach);
+    let a = row_of(conn, q, agent).await?.ok_or_else(|| agent_not_found(id))?;
     Ok(with_members(conn, vec![a]).await?.remove(0))
 }
 
@@ -439,8 +428,7 @@ async fn grant_of<C: Conn>(conn: &mut C, agent: LenserId, tool: &ToolKey) -> LfR
             query::<C::Database>(GRANT_BY_NAME).put(agent.as_uuid()).put(name.as_str().to_owned())
         }
     };
-    let row = q.fetch_optional(conn.exec()).await.map_err(map_db_err)?;
-    row.as_ref().map(grant).transpose()
+    row_of(conn, q, grant).await
 }
 
 pub(crate) async fn put_grant<C: Conn>(conn: &mut C, g: &Grant, max_grants: u32) -> LfResult<StoredGrant> {
@@ -525,13 +513,8 @@ pub(crate) async fn revoke_grant<C: Conn>(
 
 /// The agent's counts of `day` (zero without a row).
 async fn usage_of<C: Conn>(conn: &mut C, agent: LenserId, day: UsageDay) -> LfResult<Usage> {
-    let row = query::<C::Database>(USAGE)
-        .put(agent.as_uuid())
-        .put(day.as_days())
-        .fetch_optional(conn.exec())
-        .await
-        .map_err(map_db_err)?;
-    Ok(row.as_ref().map(usage).transpose()?.unwrap_or_default())
+    let q = query(USAGE).put(agent.as_uuid()).put(day.as_days());
+    Ok(row_of(conn, q, usage).await?.unwrap_or_default())
 }
 
 /// What `asks` make of `used`: the new counts, or the first ask that does

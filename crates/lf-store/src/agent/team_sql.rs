@@ -16,8 +16,7 @@ use super::rows::{
     bind_decision, bind_event, bind_team_run, event, event_columns, team_run, team_run_columns,
 };
 use super::sql::{AgentRows, agent_exists, readable};
-use crate::dialect::{Bind, Columns, Conn, Dialect, Spellings, execute, insert, query, rows_of};
-use crate::error::map_db_err;
+use crate::dialect::{Bind, Columns, Conn, Dialect, Spellings, execute, insert, query, row_of, rows_of};
 
 /// Team run `$1` of agent `$2`, its row locked likewise.
 const LOCK_TEAM_RUN: Spellings = Spellings {
@@ -59,20 +58,13 @@ async fn append<C: Conn>(
     if events.is_empty() {
         return Ok(Vec::new());
     }
-    let last = query::<C::Database>(LAST_EVENT)
-        .put(run.id.as_uuid())
-        .fetch_optional(conn.exec())
-        .await
-        .map_err(map_db_err)?;
-    let last = match last {
-        Some(row) => {
-            let seq = row.value::<i64>("seq")?;
-            let seq = u32::try_from(seq)
-                .map_err(|_| crate::error::corrupt(format!("agent_team_events.seq: {seq}")))?;
-            Some((seq, row.time("at")?))
-        }
-        None => None,
-    };
+    let last = row_of(conn, query(LAST_EVENT).put(run.id.as_uuid()), |row| {
+        let seq = row.value::<i64>("seq")?;
+        let seq =
+            u32::try_from(seq).map_err(|_| crate::error::corrupt(format!("agent_team_events.seq: {seq}")))?;
+        Ok((seq, row.time("at")?))
+    })
+    .await?;
     let out = numbered(run, events, last, at);
     for event in &out {
         insert(conn, bind_event(query::<C::Database>(INSERT_EVENT), event), || {
@@ -104,13 +96,8 @@ pub(crate) async fn get_team_run<C: Conn>(
     id: TeamRunId,
 ) -> LfResult<TeamRun> {
     readable(conn, reach, agent).await?;
-    let row = query::<C::Database>(GET_TEAM_RUN)
-        .put(id.as_uuid())
-        .put(agent.as_uuid())
-        .fetch_optional(conn.exec())
-        .await
-        .map_err(map_db_err)?;
-    row.as_ref().map(team_run).transpose()?.ok_or_else(|| team_run_not_found(id))
+    let q = query(GET_TEAM_RUN).put(id.as_uuid()).put(agent.as_uuid());
+    row_of(conn, q, team_run).await?.ok_or_else(|| team_run_not_found(id))
 }
 
 /// Run it in a snapshot.
@@ -169,14 +156,9 @@ pub(crate) async fn advance_team_run<C: Conn>(
     conn: &mut C,
     change: &TeamRunChange,
 ) -> LfResult<TeamRunUpdate> {
-    let row = query::<C::Database>(LOCK_TEAM_RUN.of::<C::Database>())
-        .put(change.id.as_uuid())
-        .put(change.agent.as_uuid())
-        .fetch_optional(conn.exec())
-        .await
-        .map_err(map_db_err)?
-        .ok_or_else(|| team_run_not_found(change.id))?;
-    let run = change.apply(team_run(&row)?)?;
+    let q = query(LOCK_TEAM_RUN.of::<C::Database>()).put(change.id.as_uuid()).put(change.agent.as_uuid());
+    let locked = row_of(conn, q, team_run).await?.ok_or_else(|| team_run_not_found(change.id))?;
+    let run = change.apply(locked)?;
     let q = query::<C::Database>(ADVANCE_TEAM_RUN)
         .put(run.id.as_uuid())
         .put(run.status.as_str().to_owned())
@@ -199,8 +181,8 @@ pub(crate) async fn list_events<C: Conn>(
 ) -> LfResult<Page<TeamEvent>> {
     readable(conn, reach, agent).await?;
     if let Some(run) = filter.team_run {
-        let q = query::<C::Database>(TEAM_RUN_OF).put(run.as_uuid()).put(agent.as_uuid());
-        if q.fetch_optional(conn.exec()).await.map_err(map_db_err)?.is_none() {
+        let q = query(TEAM_RUN_OF).put(run.as_uuid()).put(agent.as_uuid());
+        if row_of(conn, q, |_| Ok(())).await?.is_none() {
             return Err(team_run_not_found(run));
         }
     }

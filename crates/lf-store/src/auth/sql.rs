@@ -21,7 +21,7 @@ use super::rows::{
     bind_code, bind_refresh, bind_token, client_record, code_record, family_of, grant_info, hash_bytes,
     lenser_record, refresh_record, token_record,
 };
-use crate::dialect::{Bind, Conn, Spellings, Value, execute, insert, query, spelled};
+use crate::dialect::{Bind, Conn, Spellings, Value, execute, insert, query, row_of, spelled};
 use crate::error::map_db_err;
 
 const INSERT_LENSER: &str =
@@ -148,17 +148,6 @@ fn taken(what: &'static str) -> impl FnOnce() -> String {
     move || format!("That {what} is already taken. Choose another and retry.")
 }
 
-/// The row `sql` finds by its one parameter `key`, if any, read by `from_row`.
-async fn fetch_one_by<C: Conn, K: Value, T>(
-    conn: &mut C,
-    sql: &'static str,
-    key: K,
-    from_row: fn(&<C::Database as Database>::Row) -> LfResult<T>,
-) -> LfResult<Option<T>> {
-    let row = query::<C::Database>(sql).put(key).fetch_optional(conn.exec()).await.map_err(map_db_err)?;
-    row.as_ref().map(from_row).transpose()
-}
-
 /// Stores a lenser unless its handle or id is taken, by another lenser or
 /// (the handle) by an AI Lenser: handles are one namespace. Run it in a
 /// write transaction: the agents are checked under the handle's lock (see
@@ -168,11 +157,8 @@ pub(crate) async fn insert_lenser<C: Conn>(conn: &mut C, record: &LenserRecord) 
     let taken = || format!("The handle {} (or the id) is taken.", l.handle);
     let handle = l.handle.as_str();
     crate::agent::sql::lock_handle(conn, handle).await?;
-    let agent = query::<C::Database>(crate::agent::sql::AGENT_HOLDS)
-        .put(handle.to_owned())
-        .fetch_optional(conn.exec())
-        .await
-        .map_err(map_db_err)?;
+    let agent =
+        row_of(conn, query(crate::agent::sql::AGENT_HOLDS).put(handle.to_owned()), |_| Ok(())).await?;
     if agent.is_some() {
         return Err(LfError::conflict(taken()));
     }
@@ -188,21 +174,19 @@ pub(crate) async fn lenser_by_handle<C: Conn>(
     conn: &mut C,
     handle: &Handle,
 ) -> LfResult<Option<LenserRecord>> {
-    fetch_one_by(conn, LENSER_BY_HANDLE, handle.as_str().to_owned(), lenser_record).await
+    row_of(conn, query(LENSER_BY_HANDLE).put(handle.as_str().to_owned()), lenser_record).await
 }
 
 pub(crate) async fn lenser_by_id<C: Conn>(conn: &mut C, id: LenserId) -> LfResult<Option<Lenser>> {
-    Ok(fetch_one_by(conn, LENSER_BY_ID, id.as_uuid(), lenser_record).await?.map(|r| r.lenser))
+    Ok(row_of(conn, query(LENSER_BY_ID).put(id.as_uuid()), lenser_record).await?.map(|r| r.lenser))
 }
 
 /// The recorded local lenser, or `candidate` stored and recorded as it
 /// (migration `local_lenser`). Runs in the caller's write transaction, which
 /// a CONFLICT rolls back.
 pub(crate) async fn local_lenser<C: Conn>(conn: &mut C, candidate: &LenserRecord) -> LfResult<LocalLenser> {
-    let recorded =
-        query::<C::Database>(LOCAL_LENSER).fetch_optional(conn.exec()).await.map_err(map_db_err)?;
-    if let Some(row) = recorded {
-        return Ok(LocalLenser { lenser: lenser_record(&row)?.lenser, created: false });
+    if let Some(recorded) = row_of(conn, query(LOCAL_LENSER), lenser_record).await? {
+        return Ok(LocalLenser { lenser: recorded.lenser, created: false });
     }
     insert_lenser(conn, candidate).await?;
     let q = query(RECORD_LOCAL_LENSER).put(candidate.lenser.id.as_uuid());
@@ -215,7 +199,7 @@ pub(crate) async fn insert_token<C: Conn>(conn: &mut C, token: &TokenRecord) -> 
 }
 
 pub(crate) async fn token_by_hash<C: Conn>(conn: &mut C, hash: &SecretHash) -> LfResult<Option<TokenRecord>> {
-    fetch_one_by(conn, TOKEN_BY_HASH, hash_bytes(hash), token_record).await
+    row_of(conn, query(TOKEN_BY_HASH).put(hash_bytes(hash)), token_record).await
 }
 
 pub(crate) async fn touch_token<C: Conn>(conn: &mut C, id: TokenId, at: Timestamp) -> LfResult<()> {
@@ -227,17 +211,11 @@ pub(crate) async fn touch_token<C: Conn>(conn: &mut C, id: TokenId, at: Timestam
 /// with all its tokens. Runs in the caller's transaction, so that a grant's
 /// tokens are revoked together.
 pub(crate) async fn revoke_token<C: Conn>(conn: &mut C, id: TokenId, at: Timestamp) -> LfResult<()> {
-    let row = query::<C::Database>(REVOKE_TOKEN)
-        .put(id.as_uuid())
-        .put_time(at)
-        .fetch_optional(conn.exec())
-        .await
-        .map_err(map_db_err)?;
-    let family = match row.as_ref().map(family_of).transpose()? {
+    let family = match row_of(conn, query(REVOKE_TOKEN).put(id.as_uuid()).put_time(at), family_of).await? {
         // An access token: of a family, or of none (admin-issued).
         Some(family) => family,
         None => {
-            let family = fetch_one_by(conn, REFRESH_FAMILY, id.as_uuid(), family_of).await?;
+            let family = row_of(conn, query(REFRESH_FAMILY).put(id.as_uuid()), family_of).await?;
             Some(family.flatten().ok_or_else(|| LfError::not_found("Token", id))?)
         }
     };
@@ -291,7 +269,7 @@ pub(crate) async fn insert_client<C: Conn>(conn: &mut C, client: &OAuthClient) -
 }
 
 pub(crate) async fn client<C: Conn>(conn: &mut C, id: &ClientId) -> LfResult<Option<OAuthClient>> {
-    fetch_one_by(conn, CLIENT_BY_ID, id.as_str().to_owned(), client_record).await
+    row_of(conn, query(CLIENT_BY_ID).put(id.as_str().to_owned()), client_record).await
 }
 
 pub(crate) async fn insert_code<C: Conn>(conn: &mut C, code: &CodeRecord) -> LfResult<()> {
@@ -299,14 +277,14 @@ pub(crate) async fn insert_code<C: Conn>(conn: &mut C, code: &CodeRecord) -> LfR
 }
 
 pub(crate) async fn code_by_hash<C: Conn>(conn: &mut C, hash: &SecretHash) -> LfResult<Option<CodeRecord>> {
-    fetch_one_by(conn, CODE_BY_HASH, hash_bytes(hash), code_record).await
+    row_of(conn, query(CODE_BY_HASH).put(hash_bytes(hash)), code_record).await
 }
 
 pub(crate) async fn refresh_by_hash<C: Conn>(
     conn: &mut C,
     hash: &SecretHash,
 ) -> LfResult<Option<RefreshRecord>> {
-    fetch_one_by(conn, REFRESH_BY_HASH, hash_bytes(hash), refresh_record).await
+    row_of(conn, query(REFRESH_BY_HASH).put(hash_bytes(hash)), refresh_record).await
 }
 
 /// Consumes the unused, unexpired code `hash` and inserts `grant`; false,

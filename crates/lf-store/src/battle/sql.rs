@@ -31,7 +31,7 @@ use super::rows::{
     bind_submission, bind_verdict, bind_vote, contender, judge_error, pick_id, standing, status, submission,
     verdict,
 };
-use crate::dialect::{Bind, Columns, Conn, Dialect, Spellings, all_rows, execute, insert, query};
+use crate::dialect::{Bind, Columns, Conn, Dialect, Spellings, all_rows, execute, insert, query, row_of};
 use crate::error::map_db_err;
 use crate::page;
 use crate::reach::BindReach;
@@ -150,13 +150,8 @@ const RESULTS_VERSION: &str = "SELECT version FROM battle_results_version WHERE 
 /// The status of battle `id`, its row locked for the rest of the
 /// transaction; NOT_FOUND when there is no such battle.
 async fn lock_battle<C: Conn>(conn: &mut C, id: BattleId) -> LfResult<BattleStatus> {
-    let row = query::<C::Database>(LOCK_BATTLE.of::<C::Database>())
-        .put(id.as_uuid())
-        .fetch_optional(conn.exec())
-        .await
-        .map_err(map_db_err)?
-        .ok_or_else(|| battle_not_found(id))?;
-    status(&row.value::<String>("status")?)
+    let q = query(LOCK_BATTLE.of::<C::Database>()).put(id.as_uuid());
+    row_of(conn, q, |row| status(&row.value::<String>("status")?)).await?.ok_or_else(|| battle_not_found(id))
 }
 
 /// CONFLICT unless `now` is one of the `accepted` statuses.
@@ -201,13 +196,8 @@ pub(crate) async fn create_battle<C: Conn>(conn: &mut C, b: &Battle) -> LfResult
 }
 
 pub(crate) async fn get_battle<C: Conn>(conn: &mut C, reach: Reach, id: BattleId) -> LfResult<Battle> {
-    let row = query::<C::Database>(GET_BATTLE)
-        .put(id.as_uuid())
-        .put_everything_or_me(reach)
-        .fetch_optional(conn.exec())
-        .await
-        .map_err(map_db_err)?;
-    row.as_ref().map(battle).transpose()?.ok_or_else(|| battle_not_found(id))
+    let q = query(GET_BATTLE).put(id.as_uuid()).put_everything_or_me(reach);
+    row_of(conn, q, battle).await?.ok_or_else(|| battle_not_found(id))
 }
 
 /// The sheet of battle `id`; run it in a read transaction, so that every

@@ -9,8 +9,8 @@ use lf_workflow::connection::{connection_not_found, connection_taken};
 use lf_workflow::{Connection, ConnectionRef, SealedSecret};
 
 use super::rows::{bind_connection, connection};
-use crate::dialect::{Bind, Columns, Conn, all_rows, execute, query};
-use crate::error::{conflict_or, map_db_err};
+use crate::dialect::{Bind, Columns, Conn, all_rows, execute, query, row_of};
+use crate::error::conflict_or;
 
 const INSERT: &str = "INSERT INTO connections \
      (owner_id, connection_ref, provider, settings, sealed_secret, created_at) VALUES ($1, $2, $3, $4, $5, $6)";
@@ -35,14 +35,10 @@ pub(crate) async fn with_secret<C: Conn>(
     owner: LenserId,
     r: &ConnectionRef,
 ) -> LfResult<(Connection, SealedSecret)> {
-    let row = query::<C::Database>(WITH_SECRET)
-        .put(owner.as_uuid())
-        .put(r.as_str().to_owned())
-        .fetch_optional(conn.exec())
-        .await
-        .map_err(map_db_err)?
-        .ok_or_else(|| connection_not_found(r))?;
-    Ok((connection(&row)?, SealedSecret::from_bytes(row.value("sealed_secret")?)))
+    let q = query(WITH_SECRET).put(owner.as_uuid()).put(r.as_str().to_owned());
+    let found =
+        row_of(conn, q, |row| Ok((connection(row)?, SealedSecret::from_bytes(row.value("sealed_secret")?))));
+    found.await?.ok_or_else(|| connection_not_found(r))
 }
 
 pub(crate) async fn remove<C: Conn>(conn: &mut C, owner: LenserId, r: &ConnectionRef) -> LfResult<()> {

@@ -20,7 +20,7 @@ use serde_json::Value;
 
 use super::rows::{bind_bucket, bind_entry, bind_key, value};
 use crate::backend::Backend;
-use crate::dialect::{Bind, Columns, Conn, Dialect, execute, query};
+use crate::dialect::{Bind, Columns, Conn, Dialect, execute, query, row_of};
 use crate::error::map_db_err;
 
 const GET: &str = "SELECT value FROM kv_entries WHERE owner_id = $1 AND namespace = $2 AND entry_key = $3 \
@@ -57,12 +57,7 @@ fn is_postgres<C: Conn>() -> bool {
 }
 
 pub(crate) async fn get<C: Conn>(conn: &mut C, entry: &EntryId, now: Timestamp) -> LfResult<Option<Value>> {
-    let row = bind_key(query::<C::Database>(GET), entry)
-        .put_time(now)
-        .fetch_optional(conn.exec())
-        .await
-        .map_err(map_db_err)?;
-    row.as_ref().map(value).transpose()
+    row_of(conn, bind_key(query(GET), entry).put_time(now), value).await
 }
 
 /// Writes an entry; run it in a write transaction.
@@ -104,8 +99,8 @@ pub(crate) async fn pass<C: Conn>(
     if is_postgres::<C>() {
         execute(conn, bind_bucket(query(LOCK_BUCKET), bucket)).await?;
     }
-    let seen = bind_bucket(query::<C::Database>(SEEN), bucket).put(attempt_key.to_owned());
-    if seen.fetch_optional(conn.exec()).await.map_err(map_db_err)?.is_some() {
+    let seen = bind_bucket(query(SEEN), bucket).put(attempt_key.to_owned());
+    if row_of(conn, seen, |_| Ok(())).await?.is_some() {
         return Ok(Pass::Again);
     }
     execute(conn, bind_bucket(query(FORGET), bucket).put_time(now.plus_micros(-window_micros))).await?;

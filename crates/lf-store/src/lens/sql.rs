@@ -11,7 +11,9 @@ use lf_lens::{
 use sqlx::QueryBuilder;
 
 use super::rows::{self, bind_version, lens_columns, semver_parts};
-use crate::dialect::{Bind, Columns, Conn, Dialect, Query, Spellings, insert, json_strings, query, spelled};
+use crate::dialect::{
+    Bind, Columns, Conn, Dialect, Query, Spellings, insert, json_strings, query, row_of, spelled,
+};
 use crate::error::map_db_err;
 use crate::page::listing;
 use crate::reach::BindReach;
@@ -132,12 +134,8 @@ fn of_lens<DB: Dialect>(sql: &Spellings, id: LensId, reach: Reach) -> Query<DB> 
 }
 
 pub(crate) async fn get_lens<C: Conn>(conn: &mut C, reach: Reach, id: LensId) -> LfResult<Lens> {
-    let row =
-        of_lens::<C::Database>(&GET_LENS, id, reach).fetch_optional(conn.exec()).await.map_err(map_db_err)?;
-    match row {
-        Some(row) => rows::lens(&row),
-        None => Err(LfError::not_found("Lens", id)),
-    }
+    let found = row_of(conn, of_lens(&GET_LENS, id, reach), rows::lens).await?;
+    found.ok_or_else(|| LfError::not_found("Lens", id))
 }
 
 /// The `LENS_AND_*` statement of `which`: `$1` the lens, `$2` the reach,
@@ -169,8 +167,7 @@ pub(crate) async fn lens_and_version<C: Conn>(
             q.put(major).put(minor).put(patch)
         }
     };
-    let row = q.fetch_optional(conn.exec()).await.map_err(map_db_err)?;
-    row.map(|row| rows::lens_and_version(&row, id, which)).transpose()
+    row_of(conn, q, |row| rows::lens_and_version(row, id, which)).await
 }
 
 pub(crate) async fn list_versions<C: Conn>(
@@ -238,8 +235,7 @@ pub(crate) async fn insert_version<C: Conn>(conn: &mut C, lens_id: LensId, v: &L
 /// The error of a head move that changed no row: CONFLICT when lens
 /// `lens_id` is there (its head moved), NOT_FOUND when it is not.
 pub(crate) async fn head_moved_or_gone<C: Conn>(conn: &mut C, lens_id: LensId) -> LfError {
-    let live = query::<C::Database>(LENS_IS_LIVE).put(lens_id.as_uuid()).fetch_optional(conn.exec()).await;
-    match live.map_err(map_db_err).and_then(|row| row.map(|r| r.value::<bool>(0)).transpose()) {
+    match row_of(conn, query(LENS_IS_LIVE).put(lens_id.as_uuid()), |row| row.value::<bool>(0)).await {
         Ok(Some(true)) => head_moved(lens_id),
         Ok(_) => LfError::not_found("Lens", lens_id),
         Err(e) => e,

@@ -32,7 +32,9 @@ use super::rows::{
     bind_node_result, bind_run, bind_state, node_result, node_result_columns, run, run_columns, state_columns,
 };
 use crate::backend::Backend;
-use crate::dialect::{Bind, Columns, Conn, Dialect, Spellings, all_rows, execute, insert, query, spelled};
+use crate::dialect::{
+    Bind, Columns, Conn, Dialect, Spellings, all_rows, execute, insert, query, row_of, spelled,
+};
 use crate::error::map_db_err;
 use crate::page::listing;
 
@@ -199,8 +201,7 @@ pub(crate) async fn create_run<C: Conn>(conn: &mut C, r: &Run) -> LfResult<(Run,
             execute(conn, lock).await?;
         }
         // A taken id is CONFLICT even when its run has this key.
-        let taken = query::<C::Database>(RUN_EXISTS).put(r.id.as_uuid());
-        if taken.fetch_optional(conn.exec()).await.map_err(map_db_err)?.is_some() {
+        if row_of(conn, query(RUN_EXISTS).put(r.id.as_uuid()), |_| Ok(())).await?.is_some() {
             return Err(LfError::conflict(run_taken(r.id)));
         }
         if let Some(first) = by_key(conn, r.workflow_id, key, r.created_at).await? {
@@ -222,13 +223,7 @@ async fn notify<C: Conn>(conn: &mut C, id: RunId) -> LfResult<()> {
 }
 
 pub(crate) async fn get_run<C: Conn>(conn: &mut C, id: RunId) -> LfResult<Run> {
-    let row = query::<C::Database>(GET_RUN)
-        .put(id.as_uuid())
-        .fetch_optional(conn.exec())
-        .await
-        .map_err(map_db_err)?
-        .ok_or_else(|| run_not_found(id))?;
-    run(&row)
+    row_of(conn, query(GET_RUN).put(id.as_uuid()), run).await?.ok_or_else(|| run_not_found(id))
 }
 
 /// The run and its node results; run it in a read snapshot, so that both
@@ -245,14 +240,11 @@ pub(crate) async fn by_key<C: Conn>(
     key: &IdempotencyKey,
     now: Timestamp,
 ) -> LfResult<Option<Run>> {
-    let row = query::<C::Database>(BY_KEY)
+    let q = query(BY_KEY)
         .put(workflow.as_uuid())
         .put(key.as_str().to_owned())
-        .put_time(now.plus_micros(-IDEMPOTENCY_WINDOW_MICROS))
-        .fetch_optional(conn.exec())
-        .await
-        .map_err(map_db_err)?;
-    row.as_ref().map(run).transpose()
+        .put_time(now.plus_micros(-IDEMPOTENCY_WINDOW_MICROS));
+    row_of(conn, q, run).await
 }
 
 /// The `FROM … WHERE` of a listing: a workflow's runs, or those `me`
@@ -322,17 +314,11 @@ pub(crate) async fn heartbeat<C: Conn>(
     now: Timestamp,
     lease_ms: u64,
 ) -> LfResult<Held> {
-    let row = query::<C::Database>(HEARTBEAT)
-        .put(lease.run.as_uuid())
-        .put(lease.token.as_uuid())
-        .put_time(after(now, lease_ms))
-        .fetch_optional(conn.exec())
-        .await
-        .map_err(map_db_err)?;
-    Ok(match row {
-        Some(row) => Held::Yes { cancel_requested_by: row.value("cancel_requested_by")? },
-        None => Held::Lost,
-    })
+    let q =
+        query(HEARTBEAT).put(lease.run.as_uuid()).put(lease.token.as_uuid()).put_time(after(now, lease_ms));
+    let held =
+        row_of(conn, q, |row| Ok(Held::Yes { cancel_requested_by: row.value("cancel_requested_by")? }));
+    Ok(held.await?.unwrap_or(Held::Lost))
 }
 
 /// Writes `state` and `slots` under `lease`; run it in a write

@@ -7,8 +7,7 @@ use lf_core::{LfResult, Timestamp, WorkflowId};
 use lf_workflow::hook::{HookHash, StoredHook};
 
 use super::rows::{bind_hook, hook};
-use crate::dialect::{Bind, Conn, execute, query};
-use crate::error::map_db_err;
+use crate::dialect::{Bind, Conn, execute, query, row_of};
 
 const GET: &str = "SELECT workflow_id, secret_hash, created_at FROM workflow_webhooks WHERE workflow_id = $1";
 const ADD: &str = "INSERT INTO workflow_webhooks (workflow_id, secret_hash, created_at) VALUES ($1, $2, $3) \
@@ -17,12 +16,7 @@ const REPLACE: &str = "INSERT INTO workflow_webhooks (workflow_id, secret_hash, 
      ON CONFLICT (workflow_id) DO UPDATE SET secret_hash = excluded.secret_hash, created_at = excluded.created_at";
 
 pub(crate) async fn get<C: Conn>(conn: &mut C, workflow: WorkflowId) -> LfResult<Option<StoredHook>> {
-    let row = query::<C::Database>(GET)
-        .put(workflow.as_uuid())
-        .fetch_optional(conn.exec())
-        .await
-        .map_err(map_db_err)?;
-    row.as_ref().map(hook).transpose()
+    row_of(conn, query(GET).put(workflow.as_uuid()), hook).await
 }
 
 pub(crate) async fn add<C: Conn>(

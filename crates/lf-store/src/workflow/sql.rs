@@ -23,7 +23,9 @@ use super::rows::{
     WORKFLOW_COLUMNS, bind_edge, bind_node, bind_patch, bind_workflow, edge, node, summary, version_columns,
     version_head, workflow, workflow_columns,
 };
-use crate::dialect::{Bind, Columns, Conn, Dialect, Spellings, all_rows, execute, insert, query, spelled};
+use crate::dialect::{
+    Bind, Columns, Conn, Dialect, Spellings, all_rows, execute, insert, query, row_of, spelled,
+};
 use crate::error::map_db_err;
 use crate::page::listing;
 use crate::reach::BindReach;
@@ -178,13 +180,8 @@ pub(crate) async fn create_workflow<C: Conn>(
 }
 
 pub(crate) async fn get_workflow<C: Conn>(conn: &mut C, reach: Reach, id: WorkflowId) -> LfResult<Workflow> {
-    let row = query::<C::Database>(GET_WORKFLOW.of::<C::Database>())
-        .put(id.as_uuid())
-        .put_owner_or_null(reach)
-        .fetch_optional(conn.exec())
-        .await
-        .map_err(map_db_err)?;
-    row.as_ref().map(workflow).transpose()?.ok_or_else(|| workflow_not_found(id))
+    let q = query(GET_WORKFLOW.of::<C::Database>()).put(id.as_uuid()).put_owner_or_null(reach);
+    row_of(conn, q, workflow).await?.ok_or_else(|| workflow_not_found(id))
 }
 
 /// Workflow `id` and its version `which`, nodes and edges included; run it
@@ -206,10 +203,9 @@ pub(crate) async fn get_workflow_and_version<C: Conn>(
         (_, Some(v)) => q.put(v),
         _ => q,
     };
-    let row =
-        q.fetch_optional(conn.exec()).await.map_err(map_db_err)?.ok_or_else(|| workflow_not_found(id))?;
-    let w = workflow(&row)?;
-    let head = version_head(&row, WORKFLOW_COLUMNS)?.ok_or_else(|| workflow_version_not_found(id, which))?;
+    let found = row_of(conn, q, |row| Ok((workflow(row)?, version_head(row, WORKFLOW_COLUMNS)?)));
+    let (w, head) = found.await?.ok_or_else(|| workflow_not_found(id))?;
+    let head = head.ok_or_else(|| workflow_version_not_found(id, which))?;
     let nodes = all_rows(conn, NODES, head.id.as_uuid(), node).await?;
     let edges = all_rows(conn, EDGES, head.id.as_uuid(), edge).await?;
     let version = WorkflowVersion {
@@ -301,14 +297,10 @@ pub(crate) async fn append_version<C: Conn>(
     version: &WorkflowVersion,
     patch: &WorkflowPatch,
 ) -> LfResult<()> {
-    let locked = query::<C::Database>(LOCK_WORKFLOW.of::<C::Database>())
-        .put(id.as_uuid())
-        .fetch_optional(conn.exec())
-        .await
-        .map_err(map_db_err)?
-        .ok_or_else(|| workflow_not_found(id))?;
-    let head: Uuid = locked.value("head_version_id")?;
-    let owner = LenserId::from_uuid(locked.value("owner_id")?);
+    let q = query(LOCK_WORKFLOW.of::<C::Database>()).put(id.as_uuid());
+    let locked = row_of(conn, q, |row| Ok((row.value::<Uuid>("head_version_id")?, row.value("owner_id")?)));
+    let (head, owner) = locked.await?.ok_or_else(|| workflow_not_found(id))?;
+    let owner = LenserId::from_uuid(owner);
     if head != expected_head.as_uuid() {
         return Err(workflow_head_moved(id));
     }
