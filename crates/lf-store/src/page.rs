@@ -1,7 +1,8 @@
-//! The paging every listing shares: one statement for a page and its
-//! total, the bounds of a page, and reading a page back with its total.
+//! What every listing shares: one statement for a page and its total, the
+//! bounds of a page, reading a page back with its total, and the words of
+//! a plain search.
 
-use lf_core::{LfResult, Page, PageRequest};
+use lf_core::{LfResult, Page, PageRequest, SearchQuery};
 use sqlx::{Database, QueryBuilder};
 
 use crate::dialect::{Columns, Conn, Dialect};
@@ -39,6 +40,20 @@ pub(crate) async fn listing<C: Conn, T>(
         qb.build().fetch_one(conn.exec()).await.map_err(map_db_err)?.value::<i64>(0)
     })
     .await
+}
+
+/// ` AND (lower(a) LIKE … OR lower(b) LIKE …)` for each term of `words`,
+/// with `[a, b]` the columns `in_either`: a plain search (battles,
+/// workflows) finds the rows that hold every term in one column or the
+/// other. A term is lowercase letters and digits only: no LIKE wildcard or
+/// escape character can be in it. A NULL column matches nothing.
+pub(crate) fn push_words<DB: Dialect>(qb: &mut QueryBuilder<DB>, words: &SearchQuery, in_either: [&str; 2]) {
+    let [a, b] = in_either;
+    for term in words.terms() {
+        let pattern = format!("%{term}%");
+        DB::push_bind(qb.push(" AND (lower(").push(a).push(") LIKE "), pattern.clone());
+        DB::push_bind(qb.push(" OR lower(").push(b).push(") LIKE "), pattern).push(")");
+    }
 }
 
 /// ` LIMIT … OFFSET …` of `page`.

@@ -508,13 +508,7 @@ fn push_from<DB: Dialect>(qb: &mut QueryBuilder<DB>, reach: Reach, listing: List
         }
         Listing::Search(q) => {
             qb.push("b.status <> 'archived'");
-            // A term is lowercase letters and digits only: no LIKE wildcard
-            // or escape character can be in it.
-            for term in q.terms() {
-                let pattern = format!("%{term}%");
-                DB::push_bind(qb.push(" AND (lower(b.title) LIKE "), pattern.clone());
-                DB::push_bind(qb.push(" OR lower(b.task_prompt) LIKE "), pattern).push(")");
-            }
+            page::push_words(qb, q, ["b.title", "b.task_prompt"]);
             None
         }
     };

@@ -27,7 +27,7 @@ use crate::dialect::{
     Bind, Columns, Conn, Dialect, Spellings, all_rows, execute, insert, query, row_of, spelled,
 };
 use crate::error::map_db_err;
-use crate::page::listing;
+use crate::page::{listing, push_words};
 use crate::reach::BindReach;
 
 /// Whether the caller may read workflow `w`: `$2` is the caller's lenser
@@ -267,15 +267,7 @@ fn push_from<DB: Dialect>(qb: &mut QueryBuilder<DB>, reach: Reach, listing: List
                 DB::push_bind(qb.push(" AND w.owner_id = "), o.as_uuid());
             }
         }
-        // A term is lowercase letters and digits only: no LIKE wildcard or
-        // escape character can be in it. A NULL description matches nothing.
-        Listing::Search(q) => {
-            for term in q.terms() {
-                let pattern = format!("%{term}%");
-                DB::push_bind(qb.push(" AND (lower(w.title) LIKE "), pattern.clone());
-                DB::push_bind(qb.push(" OR lower(w.description) LIKE "), pattern).push(")");
-            }
-        }
+        Listing::Search(q) => push_words(qb, q, ["w.title", "w.description"]),
     }
 }
 
