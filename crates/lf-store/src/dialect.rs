@@ -61,8 +61,8 @@ values!(Uuid, String, i64, f64, bool, Vec<u8>);
 
 /// A column of a result row: by position, or by name. Rows with many
 /// columns (lenses) are read by position: a direct reader finds a name by
-/// comparing it with every column's, which on a lens row cost more than the
-/// read. Rows of a few columns are read by name.
+/// comparing it with every column's, which on a lens row costs more than
+/// the read. Rows of a few columns are read by name.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Col<'a> {
     At(usize),

@@ -123,11 +123,11 @@ async fn the_action_log_migration_keeps_every_entry() {
 }
 
 /// Migration `0018` spells the action log's CHECKs of a word among several
-/// as CASEs: SQLite built a lookup table for each `IN (…)` of them for
-/// every row written. On a file whose log was written (the contract
-/// suite) and put back in the table of `0017`, it keeps every row as it
-/// was, writing a row builds no lookup table any more (it did before), and
-/// the checks still refuse what they refused.
+/// as CASEs: inside a CHECK, SQLite builds a lookup table for each
+/// `IN (…)` for every row written, and a CASE builds none. On a file whose
+/// log was written (the contract suite) and put back in the table of
+/// `0017`, migrating keeps every row as it was, writing a row builds no
+/// lookup table, and the checks still refuse what they refused.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_action_log_checks_build_no_table_per_row() {
     let dir = tempfile::tempdir().unwrap();

@@ -145,8 +145,8 @@ pub(crate) const ACTION_COLUMNS: usize = {
 /// batch is written in as few statements as its size's binary digits,
 /// each of a text the statement caches keep. SQLite's are spelled with
 /// anonymous `?`s: sqlx binds a numbered parameter by asking SQLite its
-/// name, which SQLite finds by scanning every name before it, so 832
-/// numbered parameters took longer to bind than the rows to insert.
+/// name, which SQLite finds by scanning every name before it, so a whole
+/// chunk's numbered parameters cost more to bind than its rows to insert.
 static INSERT_ACTIONS: std::sync::LazyLock<Vec<Spellings>> = std::sync::LazyLock::new(|| {
     let columns = ACTION_COLUMNS;
     let text = |rows: usize, param: &dyn Fn(usize) -> String| -> &'static str {

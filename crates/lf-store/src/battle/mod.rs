@@ -126,7 +126,7 @@ impl BattleStore for SqlBattleStore {
     async fn closed_results(&self, battle_type: Option<BattleType>) -> LfResult<Vec<BattleResult>> {
         match &self.conns {
             // Read where it runs, on a blocking thread (see `sqlite::direct`):
-            // through sqlx, every one of 100,000 rows would cross threads.
+            // through sqlx, every row would cross threads.
             Conns::Sqlite(db) => {
                 db.direct_blocking(move |conn| sqlite_direct::closed_results(conn, battle_type)).await
             }

@@ -23,8 +23,8 @@ use crate::dialect::{Bind, Columns};
 use crate::error::corrupt;
 
 /// A row of `sql::CLOSED_RESULTS` (`battle_id, battle_type, closed_at,
-/// entries`), by position, its texts borrowed: the one large scan, 100,000
-/// short rows.
+/// entries`), by position, its texts borrowed: the one large scan, a short
+/// row per closed battle.
 pub(crate) fn battle_result(row: &impl Columns) -> LfResult<BattleResult> {
     Ok(BattleResult {
         battle_id: BattleId::from_uuid(row.value(0)?),

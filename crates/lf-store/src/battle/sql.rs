@@ -448,8 +448,8 @@ pub(crate) async fn close_battle<C: Conn>(
 }
 
 /// Every closed or published battle's results (of type `battle_type` when
-/// given), each row decoded as it arrives: 100,000 rows are never held at
-/// once. (SQLite's store reads them on a direct reader instead:
+/// given), each row decoded as it arrives: the rows of every closed battle
+/// are never held at once. (SQLite's store reads them on a direct reader instead:
 /// `sqlite_direct::closed_results`.)
 pub(crate) async fn closed_results<C: Conn>(
     conn: &mut C,

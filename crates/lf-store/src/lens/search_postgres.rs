@@ -173,8 +173,8 @@ pub(crate) async fn search(
     // it ends.
     postgres::write(pool, async |tx| {
         // The planner prices `@@` as cheap and, for a broad query, prefers
-        // reading the table, which unpacks every row's tsvector: ten times
-        // slower than the GIN index, whose matches need no recheck.
+        // reading the table, which unpacks every row's tsvector: far slower
+        // than the GIN index, whose matches need no recheck.
         sqlx::query(NO_SEQSCAN).execute(&mut *tx).await.map_err(map_db_err)?;
         let rows = sqlx::query(sql)
             .bind(tsq.clone())

@@ -54,10 +54,10 @@ const FTS_PUT: &str = "INSERT OR REPLACE INTO lens_fts (rowid, title, descriptio
      FROM lenses l JOIN lens_versions v ON v.id = l.head_version_id WHERE l.seq = $1";
 const FTS_DELETE: &str = "DELETE FROM lens_fts WHERE rowid = $1";
 
-/// How many of a search's matches are ranked by relevance. bm25 costs about
-/// a microsecond per match, so ranking every match of a broad query over
-/// 100,000 lenses would take longer than anyone should wait: past this many,
-/// the newest matches (by insertion) are ranked and the older ones follow,
+/// How many of a search's matches are ranked by relevance. bm25 scores
+/// each match, so ranking every match of a broad query over a large
+/// catalog would take longer than anyone should wait: past this many, the
+/// newest matches (by insertion) are ranked and the older ones follow,
 /// newest first. Up to this many matches the ranking is exact.
 pub(crate) const RANK_WINDOW: u32 = lf_lens::SEARCH_RANK_WINDOW as u32;
 

@@ -28,11 +28,11 @@ const PING_AFTER_IDLE: Duration = Duration::from_secs(30);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 // Each of these runs its work in a boxed future. sqlx's PostgreSQL futures
-// are large (a store method's came to about 8 KB), and a store method that
-// serves both backends returns a future as large as its larger branch, which
-// every call allocates and moves: on SQLite that made a cached read 6%
-// slower. Boxed here, the PostgreSQL branch costs one allocation on a path
-// that waits for the network anyway, and the SQLite one nothing.
+// are large, and a store method that serves both backends returns a future
+// as large as its larger branch, which every call allocates and moves, the
+// cached SQLite reads' calls too. Boxed here, the PostgreSQL branch costs
+// one allocation on a path that waits for the network anyway, and the
+// SQLite one nothing.
 
 /// Runs `f` on a connection of the pool: reads, and writes of one
 /// statement, which commits by itself.

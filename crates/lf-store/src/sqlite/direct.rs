@@ -5,10 +5,10 @@
 //! sqlx runs each SQLite connection on a thread of its own and hands every
 //! statement and every row across: on one core, a point read spends more
 //! time on that hand-off (two thread switches and the channels) than in
-//! SQLite, and a scan of 100,000 rows pays it per row. These connections,
-//! opened with rusqlite on the same SQLite library, run a statement where it
-//! is called instead. A point read takes a few microseconds, the same time
-//! sqlx's worker would have blocked its own thread.
+//! SQLite, and a scan pays it for every row. These connections, opened
+//! with rusqlite on the same SQLite library, run a statement where it is
+//! called instead: a point read holds the calling thread no longer than
+//! sqlx's worker would have held its own.
 //!
 //! They only read: each is opened with `query_only` on, so a statement that
 //! writes fails, and under WAL they never wait for the writer. An in-memory

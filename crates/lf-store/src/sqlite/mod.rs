@@ -2,9 +2,9 @@
 //! one writer connection.
 //!
 //! The connections are held here rather than in an sqlx pool: a pool checks
-//! a connection back in by spawning a task that pings it, which costs several
-//! times what a point read does. A local file's connections don't go stale,
-//! so there is nothing to ping for.
+//! a connection back in by spawning a task that pings it, which costs more
+//! than a point read. A local file's connections don't go stale, so there is
+//! nothing to ping for.
 //!
 //! Writes are serialized twice. Within a process, they take turns on the one
 //! writer connection, queueing in order instead of sleeping in SQLite's busy
@@ -252,8 +252,8 @@ impl Handle {
     /// a blocking thread, in the writer's turn: for the few writes every
     /// call of an agent makes (its day's counts and its action log), where
     /// sqlx's hand-off of each statement to its connection's thread and
-    /// back cost more than the statements. This hands the
-    /// whole transaction over once, so its commit's fsync holds up no async
+    /// back costs more than the statements. This hands the whole
+    /// transaction over once, so its commit's fsync holds up no async
     /// thread. (Dropped while it runs, the write goes on; a write after it
     /// waits in SQLite's lock, under the busy timeout, not in this turn.)
     /// An in-memory database, which waits for no disk, writes on the
