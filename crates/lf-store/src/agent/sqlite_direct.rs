@@ -157,9 +157,10 @@ mod tests {
     use crate::conns::Conns;
     use crate::sqlite::testing::{on_a_new_file, shown, tables_that_move_the_generation};
 
-    /// Every agent the contract suite left, with each of its grants by id and by
-    /// name and a tool it was not granted, for its owner, its members, a
-    /// stranger and the service: the direct read answers as the sqlx read.
+    /// Every agent the contract suite left, with each of its grants by id
+    /// and by name and a tool it was not granted, for its owner, its
+    /// members, a stranger and the service: the direct read answers as the
+    /// sqlx read.
     #[tokio::test]
     async fn agent_and_grant_answers_as_the_sqlx_read() {
         let (_dir, db) = on_a_new_file().await;

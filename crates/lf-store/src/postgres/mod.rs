@@ -14,8 +14,7 @@ use sqlx::Connection;
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
 
 use crate::backend::Backend;
-use crate::error::map_db_err;
-use crate::error::open_failed;
+use crate::error::{map_db_err, open_failed};
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("migrations/postgres");
 

@@ -20,8 +20,9 @@
 //! reads every call repeats answered, while the tables they read are
 //! unchanged; [`rows`] binds, reads and runs statements on them. The
 //! statements themselves are each store's, beside its SQL
-//! (`sqlite_direct.rs` in its folder), and this module knows none of them:
-//! it is the only one that uses rusqlite.
+//! (`sqlite_direct.rs` in its folder), and this module knows none of them.
+//! It is the only one that names rusqlite: the stores' direct statements
+//! take the driver's `Connection` and `ToSql` from here.
 
 mod cache;
 mod direct;
@@ -54,8 +55,7 @@ pub(crate) use self::rows::{
 pub(crate) use rusqlite::{Connection, ToSql};
 
 use crate::backend::Backend;
-use crate::error::map_db_err;
-use crate::error::open_failed;
+use crate::error::{map_db_err, open_failed};
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("migrations/sqlite");
 
