@@ -73,10 +73,8 @@ use crate::agent_loop::{
 use crate::compose::OwnServices;
 use crate::executor::{Done, Executor, Executors, Job};
 use crate::model::{Pricing, model_failure};
+use crate::steps::Runs;
 use crate::teams::{SERVICE, moved, team_of};
-
-/// The node type.
-pub const AGENT_STEP: &str = "agent_execute";
 
 /// How often a step waiting for approval looks for the decision when
 /// nobody woke it.
@@ -135,9 +133,11 @@ impl AgentSteps {
         AgentSteps { model, tools, own, pricing }
     }
 
-    /// `executors` with `agent_execute`.
+    /// `executors` with `agent_execute` (a runner with this step alone;
+    /// [`Executors::all`] has every step).
     pub fn register(self, executors: Executors) -> Executors {
-        executors.with(AGENT_STEP, Arc::new(self))
+        let me: Arc<dyn Executor> = Arc::new(self);
+        executors.fill(|runs| (runs == Runs::Agent).then(|| me.clone()))
     }
 }
 

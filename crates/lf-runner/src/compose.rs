@@ -45,6 +45,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::executor::{Done, Executor, Executors, Job};
 use crate::runner::RunEnds;
+use crate::steps::Runs;
 
 /// The most nesting `max_depth` may allow.
 pub const DEEPEST: u32 = 8;
@@ -105,11 +106,22 @@ impl OwnServices {
             .ok_or_else(|| Failure::new("not_ready", "the server's services are not bound to the runner yet"))
     }
 
-    /// Adds `sub_workflow` and `battle_create` to `executors`.
+    /// Adds `sub_workflow` and `battle_create` to `executors` (a runner
+    /// with these steps alone; [`Executors::all`] has every step).
     pub fn register(&self, executors: Executors) -> Executors {
-        executors
-            .with("sub_workflow", Arc::new(SubWorkflow(self.clone())))
-            .with("battle_create", Arc::new(BattleCreate(self.clone())))
+        executors.fill(|runs| match runs {
+            Runs::SubWorkflow => Some(self.sub_workflow()),
+            Runs::BattleCreate => Some(self.battle_create()),
+            _ => None,
+        })
+    }
+
+    pub(crate) fn sub_workflow(&self) -> Arc<dyn Executor> {
+        Arc::new(SubWorkflow(self.clone()))
+    }
+
+    pub(crate) fn battle_create(&self) -> Arc<dyn Executor> {
+        Arc::new(BattleCreate(self.clone()))
     }
 }
 

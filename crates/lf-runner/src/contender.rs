@@ -48,9 +48,7 @@ use serde_json::{Value, json};
 use crate::agent_step::{AgentTools, lost, store_failure};
 use crate::compose::OwnServices;
 use crate::executor::{Done, Executor, Executors, Job};
-
-/// The node type.
-pub const CONTENDER_STEP: &str = "contender_run";
+use crate::steps::Runs;
 
 /// Where the step's save keeps its output.
 const ANSWERED: &str = "answered";
@@ -68,9 +66,11 @@ impl ContenderSteps {
         ContenderSteps { tools, own }
     }
 
-    /// `executors` with `contender_run`.
+    /// `executors` with `contender_run` (a runner with this step alone;
+    /// [`Executors::all`] has every step).
     pub fn register(self, executors: Executors) -> Executors {
-        executors.with(CONTENDER_STEP, Arc::new(self))
+        let me: Arc<dyn Executor> = Arc::new(self);
+        executors.fill(|runs| (runs == Runs::Contender).then(|| me.clone()))
     }
 }
 

@@ -8,9 +8,11 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use lf_core::{LenserId, Timestamp, WorkflowId};
 use lf_workflow::engine::{Failure, Plan, PlanNode, Slot, Usage, Wait, main_input};
-use lf_workflow::exec::{PURE_TYPES, run_pure};
+use lf_workflow::exec::run_pure;
 use lf_workflow::run::RunId;
 use serde_json::Value;
+
+use crate::steps::Runs;
 
 /// One attempt of one node.
 #[derive(Clone, Debug)]
@@ -163,14 +165,11 @@ impl Executors {
         Self::default()
     }
 
-    /// The pure node types of [`lf_workflow::exec`].
+    /// The pure node types of [`lf_workflow::exec`] (the rows of steps.rs's
+    /// table that `Pure` runs).
     pub fn pure() -> Self {
         let pure: Arc<dyn Executor> = Arc::new(Pure);
-        let mut e = Self::none();
-        for t in PURE_TYPES {
-            e.by_type.insert((*t).to_owned(), pure.clone());
-        }
-        e
+        Self::none().fill(|runs| (runs == Runs::Pure).then(|| pure.clone()))
     }
 
     /// Adds (or replaces) the executor of `node_type`.
@@ -205,7 +204,7 @@ impl Executors {
 }
 
 /// The pure types: a function of the node's config and input.
-struct Pure;
+pub(crate) struct Pure;
 
 #[async_trait]
 impl Executor for Pure {

@@ -24,14 +24,12 @@ use serde_json::{Value, json};
 
 use crate::executor::{Done, Executor, Executors, Job};
 use crate::outbound::common::{Config, scope};
-
-/// The node types [`KvSteps::register`] registers.
-pub const KV_TYPES: &[&str] = &["kv_store_read", "kv_store_write", "cache_read", "cache_write", "rate_limit"];
+use crate::steps::{self, Runs, STEPS};
 
 /// The default freshness of a cache entry (the catalog's `ttl_seconds`).
 const CACHE_TTL_SECONDS: u64 = 3_600;
 
-/// The executors of [`KV_TYPES`] over one store and clock.
+/// The executors of the kv steps over one store and clock.
 #[derive(Clone)]
 pub struct KvSteps {
     store: Arc<dyn KvStore>,
@@ -48,38 +46,43 @@ impl KvSteps {
         KvSteps { store, clock }
     }
 
-    /// `executors` with an executor for each of [`KV_TYPES`].
+    /// `executors` with an executor for each kv step (a runner with these
+    /// steps alone; [`Executors::all`] has every step).
     pub fn register(self, executors: Executors) -> Executors {
-        KV_TYPES.iter().fold(executors, |e, t| match self.executor(t) {
-            Some(x) => e.with(t, x),
-            None => e,
+        executors.fill(|runs| match runs {
+            Runs::Kv(kind) => Some(self.step(kind)),
+            _ => None,
         })
     }
 
-    /// The executor of `node_type` (a canonical name), if it is one of
-    /// [`KV_TYPES`].
+    /// The executor of `node_type` (a canonical name), if it is a kv step.
     pub fn executor(&self, node_type: &str) -> Option<Arc<dyn Executor>> {
-        let kind = match node_type {
-            "kv_store_read" => Kind::Read(Namespace::Kv),
-            "kv_store_write" => Kind::Write(Namespace::Kv),
-            "cache_read" => Kind::Read(Namespace::Cache),
-            "cache_write" => Kind::Write(Namespace::Cache),
-            "rate_limit" => Kind::RateLimit,
-            _ => return None,
-        };
-        Some(Arc::new(Step { kind, steps: self.clone() }))
+        match steps::runs(node_type)? {
+            Runs::Kv(kind) => Some(self.step(kind)),
+            _ => None,
+        }
+    }
+
+    /// The kv steps' node types, in steps.rs's table.
+    pub fn types() -> Vec<&'static str> {
+        STEPS.iter().filter(|(_, r)| matches!(r, Runs::Kv(_))).map(|(t, _)| *t).collect()
+    }
+
+    pub(crate) fn step(&self, kind: KvKind) -> Arc<dyn Executor> {
+        Arc::new(Step { kind, steps: self.clone() })
     }
 }
 
-#[derive(Clone, Copy, Debug)]
-enum Kind {
+/// Which kv step a step is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum KvKind {
     Read(Namespace),
     Write(Namespace),
     RateLimit,
 }
 
 struct Step {
-    kind: Kind,
+    kind: KvKind,
     steps: KvSteps,
 }
 
@@ -89,9 +92,9 @@ impl Executor for Step {
         let now = self.steps.clock.now();
         let store = self.steps.store.as_ref();
         match self.kind {
-            Kind::Read(ns) => read(store, job, ns, now).await.map(Done::output),
-            Kind::Write(ns) => write(store, job, ns, now).await.map(Done::output),
-            Kind::RateLimit => rate_limit(store, job, now).await,
+            KvKind::Read(ns) => read(store, job, ns, now).await.map(Done::output),
+            KvKind::Write(ns) => write(store, job, ns, now).await.map(Done::output),
+            KvKind::RateLimit => rate_limit(store, job, now).await,
         }
     }
 }

@@ -10,6 +10,10 @@
 //! takes the run over and runs the unfinished attempts again with the same
 //! attempt numbers (and so the same idempotency keys).
 //!
+//! - Which executor runs which node type is one table, in steps.rs
+//!   (`STEPS`, held to lf-workflow's node catalog by its tests);
+//!   [`Executors::all`] fills a runner's executors from it with the
+//!   [`StepNeeds`] the composition root hands over.
 //! - New runs and cancel requests wake the claim loop at once through the
 //!   [`lf_workflow::run::RunSignal`] of [`Runner::signal`]; otherwise it
 //!   sleeps until the store's next due run (a timer, a lease's end).
@@ -48,14 +52,16 @@ mod model;
 pub mod outbound;
 mod runner;
 mod schedule;
+mod steps;
 mod teams;
 
-pub use agent_step::{AGENT_STEP, AgentSteps, AgentTools, RECHECK};
+pub use agent_step::{AgentSteps, AgentTools, RECHECK};
 pub use compose::{DEEPEST, OwnServices};
-pub use contender::{CONTENDER_STEP, ContenderSteps};
+pub use contender::ContenderSteps;
 pub use executor::{Checkpoints, Done, Executor, Executors, Hold, Job};
-pub use kv::{KV_TYPES, KvSteps};
-pub use model::{MODEL_TYPES, ModelSteps, Pricing};
+pub use kv::KvSteps;
+pub use model::{ModelSteps, Pricing};
 pub use runner::{CATCH_UP, RunEnds, Runner, RunnerConfig};
 pub use schedule::{LONGEST_SLEEP, Scheduler};
+pub use steps::StepNeeds;
 pub use teams::TeamsCaughtUp;

@@ -21,6 +21,7 @@ use lf_workflow::{JsonObject, Pick};
 use serde_json::{Value, json};
 
 use crate::executor::{Done, Executor, Executors, Job};
+use crate::steps::Runs;
 
 /// What model calls cost.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,22 +44,16 @@ pub struct ModelSteps {
     pricing: Pricing,
 }
 
-/// The node types [`ModelSteps`] runs.
-pub const MODEL_TYPES: &[&str] =
-    &["lens", "lens_execute", "prompt_template", "summarizer", "classifier", "translator", "judge_evaluator"];
-
 impl ModelSteps {
     pub fn new(model: Arc<dyn ModelProvider>, lenses: LensService, pricing: Pricing) -> Self {
         ModelSteps { model, lenses, pricing }
     }
 
-    /// `executors` with every model step registered.
-    pub fn register(self, mut executors: Executors) -> Executors {
+    /// `executors` with every model step (a runner with these steps
+    /// alone; [`Executors::all`] has every step).
+    pub fn register(self, executors: Executors) -> Executors {
         let me: Arc<dyn Executor> = Arc::new(self);
-        for t in MODEL_TYPES {
-            executors = executors.with(t, me.clone());
-        }
-        executors
+        executors.fill(|runs| (runs == Runs::Model).then(|| me.clone()))
     }
 
     /// Asks the model with the step's overrides: the answer, what it cost

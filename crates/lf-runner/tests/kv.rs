@@ -10,7 +10,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use chrono::TimeDelta;
 use lf_core::{FixedClock, LenserId, LfResult, Principal, Scopes, Timestamp};
-use lf_runner::{Done, Executors, Job, KV_TYPES, KvSteps, Runner, RunnerConfig};
+use lf_runner::{Done, Executors, Job, KvSteps, Runner, RunnerConfig};
 use lf_workflow::catalog::catalog;
 use lf_workflow::engine::{Failure, NodeStatus, RunStatus, Slot};
 use lf_workflow::kv::{Bucket, EntryId, KvKey, KvStore, KvValue, MemoryKv, Namespace, Pass, store_full};
@@ -97,7 +97,7 @@ async fn every_kv_example_runs_as_written() {
     // What the read example finds: the write example's entry.
     let entry = EntryId { owner, namespace: Namespace::Kv, key: KvKey::parse("digest:last_seen").unwrap() };
     w.store.put(&entry, &KvValue::new(&json!("2026-05-01")).unwrap(), None, w.now(), 10).await.unwrap();
-    for t in KV_TYPES {
+    for t in KvSteps::types() {
         let e = catalog().get(t).unwrap_or_else(|| panic!("{t} is in the catalog"));
         let x = &e.example;
         let job = w.job(owner, t, x.config.clone(), x.expected_input.clone()).await;
@@ -106,7 +106,7 @@ async fn every_kv_example_runs_as_written() {
         assert_eq!(out.to_string(), x.expected_output.to_string(), "{t}: field order");
     }
     let registered = KvSteps::new(w.store.clone()).register(Executors::none());
-    assert!(KV_TYPES.iter().all(|t| registered.handles(t)));
+    assert!(KvSteps::types().iter().all(|t| registered.handles(t)));
 }
 
 #[tokio::test]

@@ -8,8 +8,7 @@ use lf_battle::BattleService;
 use lf_core::{ModelProvider, Principal, Spawner};
 use lf_egress::{Egress, EgressConfig};
 use lf_lens::LensService;
-use lf_runner::outbound::Outbound;
-use lf_runner::{AgentSteps, ContenderSteps, Executors, KvSteps, ModelSteps, OwnServices, Runner, Scheduler};
+use lf_runner::{Executors, OwnServices, Runner, Scheduler, StepNeeds};
 use lf_store::Database;
 use lf_tools::{Catalog, CatalogOptions, LfServer, Services};
 use lf_workflow::{ConnectionService, LensLookup, WorkflowService};
@@ -64,17 +63,20 @@ pub fn services(
     let connections = connection_service(db, sealer);
     let egress = Egress::new(EgressConfig { allow: runs.egress_allow.clone(), ..EgressConfig::default() })
         .expect("the outbound HTTP client builds with the default TLS settings");
-    let executors = ModelSteps::new(model.clone(), lens.clone(), runs.pricing).register(Executors::pure());
-    let executors = Outbound::new(egress, Arc::new(connections.clone())).register(executors);
-    let executors = own.register(executors);
-    let executors = KvSteps::new(db.kv_store()).register(executors);
     // The tools an agent step calls, and the battle answers a contender
     // step asks for, are the catalog's, over the services made below
     // (bound once they exist).
     let agent_tools = CatalogTools::new();
-    let executors = AgentSteps::new(model.clone(), Arc::new(agent_tools.clone()), own.clone(), runs.pricing)
-        .register(executors);
-    let executors = ContenderSteps::new(Arc::new(agent_tools.clone()), own.clone()).register(executors);
+    let executors = Executors::all(StepNeeds {
+        model: model.clone(),
+        pricing: runs.pricing,
+        lenses: lens.clone(),
+        egress,
+        connections: Arc::new(connections.clone()),
+        kv: db.kv_store(),
+        agent_tools: Arc::new(agent_tools.clone()),
+        own: own.clone(),
+    });
     let can_run = executors.clone();
     let run_store = db.run_store();
     let runner = Runner::new(run_store.clone(), db.workflow_store(), executors, runs.runner.clone());

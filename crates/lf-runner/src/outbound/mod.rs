@@ -3,7 +3,7 @@
 //! `slack_notify`, `discord_notify`, `telegram_notify` (`chat.rs`),
 //! `github_read`, `github_issue_create` (`github.rs`), `rss_feed`
 //! (`feed.rs`) and `email_send` (`email.rs`). [`Outbound`] holds what they
-//! share and registers them ([`Outbound::register`]).
+//! share; steps.rs's table names the type each `OutboundKind` runs.
 //!
 //! Every HTTP call goes through one [`Egress`], so a URL written into a
 //! workflow reaches only what the operator's policy lets through; SMTP,
@@ -62,21 +62,8 @@ use lf_workflow::ConnectionService;
 use lf_workflow::engine::Failure;
 
 use crate::executor::{Done, Executor, Executors, Job};
+use crate::steps::{self, Runs};
 use common::Shared;
-
-/// The node types [`Outbound::register`] registers.
-pub const OUTBOUND_TYPES: &[&str] = &[
-    "http_request",
-    "webhook_sender",
-    "graphql_request",
-    "slack_notify",
-    "discord_notify",
-    "telegram_notify",
-    "github_read",
-    "github_issue_create",
-    "rss_feed",
-    "email_send",
-];
 
 /// What the outbound executors share: the guarded HTTP client (its
 /// allow-list also judges SMTP servers) and the saved connections.
@@ -90,24 +77,32 @@ impl Outbound {
         Outbound { shared: Arc::new(Shared { egress, connections }) }
     }
 
-    /// `executors` with an executor for each of [`OUTBOUND_TYPES`].
+    /// `executors` with an executor for each outbound node type (a runner
+    /// with these steps alone; [`Executors::all`] has every step).
     pub fn register(self, executors: Executors) -> Executors {
-        OUTBOUND_TYPES.iter().fold(executors, |e, t| match self.executor(t) {
-            Some(x) => e.with(t, x),
-            None => e,
+        executors.fill(|runs| match runs {
+            Runs::Outbound(kind) => Some(self.step(kind)),
+            _ => None,
         })
     }
 
-    /// The executor of `node_type` (a canonical name), if it is one of
-    /// [`OUTBOUND_TYPES`].
+    /// The executor of `node_type` (a canonical name), if it is an
+    /// outbound type.
     pub fn executor(&self, node_type: &str) -> Option<Arc<dyn Executor>> {
-        let kind = Kind::of(node_type)?;
-        Some(Arc::new(Step { kind, shared: self.shared.clone() }))
+        match steps::runs(node_type)? {
+            Runs::Outbound(kind) => Some(self.step(kind)),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn step(&self, kind: OutboundKind) -> Arc<dyn Executor> {
+        Arc::new(Step { kind, shared: self.shared.clone() })
     }
 }
 
-#[derive(Clone, Copy, Debug)]
-enum Kind {
+/// Which outbound node type a step is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum OutboundKind {
     HttpRequest,
     Webhook,
     Graphql,
@@ -120,27 +115,9 @@ enum Kind {
     Email,
 }
 
-impl Kind {
-    fn of(node_type: &str) -> Option<Kind> {
-        Some(match node_type {
-            "http_request" => Kind::HttpRequest,
-            "webhook_sender" => Kind::Webhook,
-            "graphql_request" => Kind::Graphql,
-            "slack_notify" => Kind::Slack,
-            "discord_notify" => Kind::Discord,
-            "telegram_notify" => Kind::Telegram,
-            "github_read" => Kind::GithubRead,
-            "github_issue_create" => Kind::GithubIssue,
-            "rss_feed" => Kind::Feed,
-            "email_send" => Kind::Email,
-            _ => return None,
-        })
-    }
-}
-
 /// One outbound node type.
 struct Step {
-    kind: Kind,
+    kind: OutboundKind,
     shared: Arc<Shared>,
 }
 
@@ -149,16 +126,16 @@ impl Executor for Step {
     async fn execute(&self, job: &Job) -> Result<Done, Failure> {
         let s = &self.shared;
         let output = match self.kind {
-            Kind::HttpRequest => http::http_request(s, job).await,
-            Kind::Webhook => http::webhook_sender(s, job).await,
-            Kind::Graphql => http::graphql_request(s, job).await,
-            Kind::Slack => chat::slack(s, job).await,
-            Kind::Discord => chat::discord(s, job).await,
-            Kind::Telegram => chat::telegram(s, job).await,
-            Kind::GithubRead => github::read(s, job).await,
-            Kind::GithubIssue => github::create_issue(s, job).await,
-            Kind::Feed => feed::rss_feed(s, job).await,
-            Kind::Email => email::email_send(s, job).await,
+            OutboundKind::HttpRequest => http::http_request(s, job).await,
+            OutboundKind::Webhook => http::webhook_sender(s, job).await,
+            OutboundKind::Graphql => http::graphql_request(s, job).await,
+            OutboundKind::Slack => chat::slack(s, job).await,
+            OutboundKind::Discord => chat::discord(s, job).await,
+            OutboundKind::Telegram => chat::telegram(s, job).await,
+            OutboundKind::GithubRead => github::read(s, job).await,
+            OutboundKind::GithubIssue => github::create_issue(s, job).await,
+            OutboundKind::Feed => feed::rss_feed(s, job).await,
+            OutboundKind::Email => email::email_send(s, job).await,
         }?;
         Ok(Done::output(output))
     }

@@ -40,6 +40,19 @@ pub enum Role {
 }
 
 impl Role {
+    /// The role of a step of `kind` and `node_type`.
+    pub fn of(kind: NodeKind, node_type: &str) -> Role {
+        match (kind, node_type) {
+            (NodeKind::Trigger, _) => Role::Trigger,
+            (_, "wait_delay") => Role::Wait,
+            (_, "loop_map") => Role::Loop,
+            (_, "try_catch") => Role::Try,
+            (_, "error_catch") => Role::Catch,
+            (_, "stop_return") => Role::Stop,
+            _ => Role::Work,
+        }
+    }
+
     /// Whether an executor runs it (the others the engine settles itself).
     pub const fn is_executed(self) -> bool {
         matches!(self, Role::Work | Role::Catch | Role::Stop)
@@ -107,15 +120,7 @@ impl Plan {
             .iter()
             .map(|n| {
                 let spec = catalog().get(n.node_type.as_str());
-                let role = match (n.kind, n.node_type.as_str()) {
-                    (NodeKind::Trigger, _) => Role::Trigger,
-                    (_, "wait_delay") => Role::Wait,
-                    (_, "loop_map") => Role::Loop,
-                    (_, "try_catch") => Role::Try,
-                    (_, "error_catch") => Role::Catch,
-                    (_, "stop_return") => Role::Stop,
-                    _ => Role::Work,
-                };
+                let role = Role::of(n.kind, n.node_type.as_str());
                 let (retry, calls_model, outside_effect) = match (n.kind, spec) {
                     (NodeKind::Lens, _) => (LENS_RETRY, true, false),
                     (_, Some(s)) => (
