@@ -118,3 +118,22 @@ fn contender_run_needs_a_battle_and_a_contender_given_as_ids_or_placeholders() {
     assert_eq!(check(serde_json::json!({"battle_id": "the big one", "contender_id": id})), ["battle_id"]);
     assert_eq!(check(serde_json::json!({"battle_id": id, "contender_id": "A"})), ["contender_id"]);
 }
+
+#[test]
+fn a_type_sits_in_the_category_a_person_looks_for_it_in() {
+    let moved = [
+        ("http_request", Category::Integration),
+        ("webhook_sender", Category::Integration),
+        ("graphql_request", Category::Integration),
+        ("cache_read", Category::Storage),
+        ("cache_write", Category::Storage),
+        ("split_in_batches", Category::Data),
+    ];
+    for (t, category) in moved {
+        assert_eq!(catalog().get(t).map(|e| e.category), Some(category), "{t}");
+    }
+    // Storage is what this server keeps for a workflow's owner; a call to
+    // another service is an integration, whatever it writes there.
+    let storage: Vec<&str> = catalog().in_category("storage").map(|e| e.node_type).collect();
+    assert_eq!(storage, ["kv_store_read", "kv_store_write", "cache_read", "cache_write"]);
+}

@@ -5,44 +5,48 @@
 //! (one `### <type>` heading per entry: [`NodeTypeSpec::docs_link`] points
 //! at that anchor).
 //!
-//! It lists only the types that part 2's runner executes; a type that
-//! cannot be made real is not listed. Of the original's 96 it keeps 54:
-//! - every trigger (5) and the lens step;
-//! - ai_primitive: lens_execute, prompt_template, summarizer, classifier,
-//!   translator, judge_evaluator (through the model provider),
-//!   output_parser, and agent_execute (an AI Lenser's tool-calling loop,
-//!   with the catalog tools it was granted); not
-//!   embedding, rag_retrieval, vector_search, memory_read, memory_write
-//!   (no embedding model or vector store), chain (a workflow is the
-//!   chain), image_analyze, audio_transcribe, video_analyze (the model
-//!   provider is text chat);
-//! - logic: all but `code` (no user code runs here; conditions are
-//!   structured operators);
-//! - data: all ten;
-//! - storage: kv_store_read, kv_store_write, http_request, webhook_sender,
-//!   graphql_request; not supabase_query, sql_query, file_reader,
-//!   file_writer, object_storage_upload, object_storage_download (no such
-//!   backends behind this server);
+//! It lists only the types this server runs (lf-runner's table of
+//! executors holds every type here to the executor that runs it); a type
+//! that cannot be made real here is not listed. A category is where a
+//! person looks for a type:
+//! - trigger: how a run starts (manual, schedule, webhook, event, form);
+//! - lens: the lens step;
+//! - ai_primitive: a model call (lens_execute, prompt_template,
+//!   summarizer, classifier, translator, judge_evaluator), reading JSON
+//!   out of a model's answer (output_parser), and an AI Lenser's
+//!   tool-calling loop (agent_execute); not embedding, rag_retrieval,
+//!   vector_search, memory_read, memory_write (no embedding model or
+//!   vector store), chain (a workflow is the chain), image_analyze,
+//!   audio_transcribe, video_analyze (the model provider is text chat);
+//! - logic: branches, merges, loops, waits, error paths and sub-workflows;
+//!   not `code` (no user code runs here; conditions are structured
+//!   operators);
+//! - data: pure transformations of the input, lists and text included;
+//! - storage: the workflow owner's key-value store and cache; not
+//!   supabase_query, sql_query, file_reader, file_writer,
+//!   object_storage_upload, object_storage_download (no such backends
+//!   behind this server);
 //! - communication: email_send, slack_notify, discord_notify,
 //!   telegram_notify through saved connections; not push_notification or
 //!   sms_send (no provider for either);
-//! - integration: github_read, github_issue_create, rss_feed; not
-//!   github_pr_review, notion_*, google_sheets_*, calendar_create,
-//!   linear_issue_create, jira_issue_create (no client for them here);
+//! - integration: other services over HTTP: http_request,
+//!   webhook_sender, graphql_request, github_read, github_issue_create,
+//!   rss_feed; not github_pr_review, notion_*, google_sheets_*,
+//!   calendar_create, linear_issue_create, jira_issue_create (no client
+//!   for them here);
 //! - battle: battle_create, through the Battle service, and contender_run
 //!   (an AI Lenser answers as its ai_agent contender, through the same
-//!   agent call as the action word answer_battle; the original's
-//!   `visibility` is not kept, a submission is seen as its battle is);
-//!   not battle_execute, judge_battle, vote_collector, score_aggregator
-//!   (a battle moves, is voted on and judged by lf-battle itself, by its
-//!   rules and its judging mode; a step cannot stand in for it),
-//!   leaderboard_update (ratings are computed from closed battles when
-//!   asked for; there is nothing to update) or series_advance (no battle
-//!   series here);
+//!   agent call as the action word answer_battle; a submission is seen as
+//!   its battle is); not battle_execute, judge_battle, vote_collector,
+//!   score_aggregator (a battle moves, is voted on and judged by lf-battle
+//!   itself, by its rules and its judging mode; a step cannot stand in
+//!   for it), leaderboard_update (ratings are computed from closed
+//!   battles when asked for; there is nothing to update) or
+//!   series_advance (no battle series here);
 //! - media: none (no image, audio or video provider), the category kept;
-//! - utility: logger, debug_inspector, rate_limit, cache_read, cache_write,
-//!   noop; not secret_resolver (no secret enters a workflow) or retry
-//!   (every type declares its own `retry_behavior`).
+//! - utility: logging, inspecting, rate limits and the no-op; not
+//!   secret_resolver (no secret enters a workflow) or retry (every type
+//!   declares its own `retry_behavior`).
 //!
 //! See [`catalog`].
 

@@ -93,6 +93,14 @@ pub(super) fn entries() -> Vec<NodeTypeSpec> {
             .fields(vec![field("key_path", "Key", FieldKind::JsonPath, "The field that identifies an element; omit to compare whole elements.").aliases(&["keyPath"]), items_path()])
             .example("One entry per link.", json!({"key_path": "url"}), json!([{"url": "a"}, {"url": "a"}]), json!([{"url": "a"}]), Some(("loop_map", "output → input")))
             .use_case("Merge feeds without repeats."),
+        entry("split_in_batches", Data, "Split in batches", "Cuts the array at `items_path` into arrays of `batch_size`.")
+            .aliases(&["batch", "chunk_items"])
+            .caps(&["batch", "split", "array"])
+            .io(&[IoType::Array], IoType::Array)
+            .outputs(vec![port("batches", IoType::Array, "The arrays, in order.")])
+            .fields(vec![items_path(), field("batch_size", "Batch size", FieldKind::Integer, "Elements per batch.").default(json!(25)).range(1.0, 1_000.0).aliases(&["batchSize"])])
+            .example("Send rows 2 at a time.", json!({"batch_size": 2}), json!([1, 2, 3]), json!({"batches": [[1, 2], [3]]}), Some(("loop_map", "batches → input")))
+            .use_case("Stay under an outside service's batch limit."),
         entry("text_splitter", Data, "Split text", "Cuts the text at `input_path` into chunks of `chunk_size` characters overlapping by `chunk_overlap`, at whitespace where it can.")
             .aliases(&["chunk", "split_text"])
             .caps(&["split", "chunk", "text"])

@@ -55,14 +55,6 @@ pub(super) fn entries() -> Vec<NodeTypeSpec> {
             ])
             .example("Summarize each feed item.", json!({"items_path": "$.items"}), json!({"items": [{"title": "a"}, {"title": "b"}]}), json!({"results": ["…", "…"]}), Some(("summarizer", "item → input")))
             .use_case("Apply the same steps to every element of a list."),
-        entry("split_in_batches", Logic, "Split in batches", "Cuts the array at `items_path` into arrays of `batch_size`.")
-            .aliases(&["batch", "chunk_items"])
-            .caps(&["batch", "split", "array"])
-            .io(&[IoType::Array], IoType::Array)
-            .outputs(vec![port("batches", IoType::Array, "The arrays, in order.")])
-            .fields(vec![items_path(), field("batch_size", "Batch size", FieldKind::Integer, "Elements per batch.").default(json!(25)).range(1.0, 1_000.0).aliases(&["batchSize"])])
-            .example("Send rows 2 at a time.", json!({"batch_size": 2}), json!([1, 2, 3]), json!({"batches": [[1, 2], [3]]}), Some(("loop_map", "batches → input")))
-            .use_case("Stay under an outside service's batch limit."),
         entry("wait_delay", Logic, "Wait", "Waits `delay_ms`, or until `until`, on a durable timer (no sleeping task; survives restarts), then passes its input on. Up to 7 days.")
             .aliases(&["wait", "delay", "sleep"])
             .caps(&["wait", "delay", "timer"])

@@ -1,14 +1,12 @@
-//! Storage and everything that reaches outside: the kv store, outbound HTTP
-//! and webhooks (through the egress guard), chat notifications and e-mail
-//! and GitHub through saved connections, and feeds. Secrets live in the
-//! saved connection a step names; a step's config holds none.
+//! Everything that reaches outside: HTTP requests, webhooks and GraphQL
+//! (through the egress guard), chat notifications and e-mail and GitHub
+//! through saved connections, and feeds. Secrets live in the saved
+//! connection a step names; a step's config holds none.
 
 use serde_json::{Map, Value, json};
 
-use super::super::Category::{Communication, Integration, Storage};
-use super::super::spec::{
-    ConnectorUse, FieldKind, IoType, NodeTypeSpec, STORE_RETRY, SideEffect, entry, field, port,
-};
+use super::super::Category::{Communication, Integration};
+use super::super::spec::{ConnectorUse, FieldKind, IoType, NodeTypeSpec, SideEffect, entry, field, port};
 use super::timeout_ms;
 
 const METHODS: &[&str] = &["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"];
@@ -21,10 +19,6 @@ fn url_or_connector(c: &Map<String, Value>, has_connector: bool) -> Option<(&'st
                 .to_owned(),
         )
     })
-}
-
-fn key_field() -> super::ConfigField {
-    field("key", "Key", FieldKind::Template, "The entry's key, 1 to 256 characters after [[name]] placeholders are filled; keys are per workflow owner.").required()
 }
 
 fn http_outputs() -> Vec<super::super::spec::Port> {
@@ -52,29 +46,7 @@ fn notify(
 
 pub(super) fn entries() -> Vec<NodeTypeSpec> {
     vec![
-        entry("kv_store_read", Storage, "Read value", "Reads the value stored under `key` in the owner's key-value store (`default` when there is none).")
-            .aliases(&["kv_get", "kv_read"])
-            .caps(&["kv", "storage", "read", "state"])
-            .retry(STORE_RETRY)
-            .side_effect(SideEffect::None)
-            .outputs(vec![port("found", IoType::Boolean, "Whether the key was there."), port("value", IoType::Json, "The value, or `default`.")])
-            .fields(vec![key_field(), field("default", "Default", FieldKind::Json, "The value when the key is not there.").default(json!(null))])
-            .example("Read the last seen item.", json!({"key": "digest:last_seen"}), json!(null), json!({"found": true, "value": "2026-05-01"}), Some(("filter_items", "value → since")))
-            .use_case("Remember state between runs."),
-        entry("kv_store_write", Storage, "Write value", "Stores the part of its input at `value_path` under `key` in the owner's key-value store, for `ttl_seconds` when set.")
-            .aliases(&["kv_set", "kv_write"])
-            .caps(&["kv", "storage", "write", "state"])
-            .retry(STORE_RETRY)
-            .side_effect(SideEffect::InternalWrite)
-            .outputs(vec![port("key", IoType::Text, "The key written."), port("value", IoType::Json, "The value stored.")])
-            .fields(vec![
-                key_field(),
-                field("value_path", "Value", FieldKind::JsonPath, "The part of the input to store.").default(json!("output")),
-                field("ttl_seconds", "Expires after (s)", FieldKind::Integer, "Forget the value after this long; omit to keep it.").range(1.0, 31_536_000.0),
-            ])
-            .example("Remember the newest item's date.", json!({"key": "digest:last_seen", "value_path": "$.items[0].date"}), json!({"items": [{"date": "2026-05-01"}]}), json!({"key": "digest:last_seen", "value": "2026-05-01"}), None)
-            .use_case("Keep a cursor so the next run starts where this one ended."),
-        entry("http_request", Storage, "HTTP request", "Sends one HTTP request through the server's egress guard (no private or metadata addresses, at most 5 redirects, bounded size and time); a saved http connection may add its headers or bearer token.")
+        entry("http_request", Integration, "HTTP request", "Sends one HTTP request through the server's egress guard (no private or metadata addresses, at most 5 redirects, bounded size and time); a saved http connection may add its headers or bearer token.")
             .aliases(&["http", "fetch", "api_call"])
             .caps(&["http", "api", "fetch", "request"])
             .connector(ConnectorUse::Optional(&["http"]))
@@ -90,7 +62,7 @@ pub(super) fn entries() -> Vec<NodeTypeSpec> {
             .side_effect(SideEffect::ExternalWrite)
             .example("Fetch a JSON API.", json!({"url": "https://api.example.com/items", "method": "GET"}), json!(null), json!({"status": 200, "headers": {"content-type": "application/json"}, "body": {"items": []}}), Some(("extract_field", "body → input")))
             .use_case("Read from or write to any HTTP API the operator allows."),
-        entry("webhook_sender", Storage, "Send webhook", "POSTs the part of its input at `payload_path` as JSON to `url` or to the URL of a saved http connection, with an Idempotency-Key of (run, node, attempt).")
+        entry("webhook_sender", Integration, "Send webhook", "POSTs the part of its input at `payload_path` as JSON to `url` or to the URL of a saved http connection, with an Idempotency-Key of (run, node, attempt).")
             .aliases(&["webhook_send", "post_webhook"])
             .caps(&["webhook", "http", "notify", "outbound"])
             .connector(ConnectorUse::Optional(&["http"]))
@@ -104,7 +76,7 @@ pub(super) fn entries() -> Vec<NodeTypeSpec> {
             .rule(url_or_connector)
             .example("Tell another system a digest is ready.", json!({"url": "https://hooks.example.com/digest"}), json!({"title": "Weekly digest"}), json!({"status": 202, "headers": {}, "body": null}), None)
             .use_case("Hand results to any system that takes webhooks."),
-        entry("graphql_request", Storage, "GraphQL request", "Sends `query` with `variables` to a GraphQL endpoint through the egress guard; a saved http connection may add its credentials.")
+        entry("graphql_request", Integration, "GraphQL request", "Sends `query` with `variables` to a GraphQL endpoint through the egress guard; a saved http connection may add its credentials.")
             .aliases(&["graphql"])
             .caps(&["graphql", "api", "http"])
             .connector(ConnectorUse::Optional(&["http", "github"]))

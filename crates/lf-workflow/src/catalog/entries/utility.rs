@@ -17,16 +17,6 @@ const BATTLE_TYPES: &[&str] = &[
 ];
 const JUDGING: &[&str] = &["ai_judge", "community_vote"];
 
-fn cache_key() -> super::ConfigField {
-    field(
-        "key",
-        "Key",
-        FieldKind::Template,
-        "The cache entry, [[name]] placeholders filled; per workflow owner.",
-    )
-    .required()
-}
-
 /// contender_run's ids: each a UUID, or text with a `[[name]]` placeholder
 /// (checked once filled, at run time).
 fn ids_or_placeholders(c: &Map<String, Value>, _: bool) -> Option<(&'static str, String)> {
@@ -103,27 +93,6 @@ pub(super) fn entries() -> Vec<NodeTypeSpec> {
             ])
             .example("At most 10 posts a minute.", json!({"limit": 10, "window_seconds": 60}), json!({"text": "hi"}), json!({"text": "hi"}), Some(("slack_notify", "output → input")))
             .use_case("Stay inside an outside service's rate limits."),
-        entry("cache_read", Utility, "Read cache", "Reads the owner's cache entry `key`: `hit` and its value.")
-            .aliases(&["cache_get"])
-            .caps(&["cache", "read"])
-            .retry(STORE_RETRY)
-            .outputs(vec![port("hit", IoType::Boolean, "Whether the entry was there and fresh."), port("value", IoType::Json, "Its value, or null.")])
-            .fields(vec![cache_key()])
-            .example("Skip work done in the last hour.", json!({"key": "summary:[[url]]"}), json!({"url": "https://example.com"}), json!({"hit": false, "value": null}), Some(("if_condition", "hit → input")))
-            .use_case("Avoid paying twice for the same model call."),
-        entry("cache_write", Utility, "Write cache", "Stores the part of its input at `value_path` as the owner's cache entry `key` for `ttl_seconds`.")
-            .aliases(&["cache_set"])
-            .caps(&["cache", "write"])
-            .retry(STORE_RETRY)
-            .side_effect(SideEffect::InternalWrite)
-            .outputs(vec![port("key", IoType::Text, "The entry written."), port("value", IoType::Json, "Its value.")])
-            .fields(vec![
-                cache_key(),
-                field("value_path", "Value", FieldKind::JsonPath, "The part of the input to store.").default(json!("output")),
-                field("ttl_seconds", "Fresh for (s)", FieldKind::Integer, "How long the entry is a hit.").default(json!(3_600)).range(1.0, 2_592_000.0),
-            ])
-            .example("Keep a summary for an hour.", json!({"key": "summary:[[url]]", "value_path": "text"}), json!({"url": "https://example.com", "text": "…"}), json!({"key": "summary:https://example.com", "value": "…"}), None)
-            .use_case("Reuse expensive results across runs."),
         entry("noop", Utility, "No-op", "Passes its input on unchanged: a placeholder, or a join point on the canvas.")
             .aliases(&["pass", "passthrough"])
             .caps(&["noop", "pass"])
