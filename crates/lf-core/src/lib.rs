@@ -41,7 +41,7 @@ pub use model::{
 pub use page::{Page, PageRequest};
 pub use principal::{Principal, Reach, Scope, Scopes};
 pub use search::SearchQuery;
-pub use text::{check_length, check_text, no_nul};
+pub use text::{Changelog, Description, Title, check_length, check_text, no_nul};
 pub use words::not_one_of;
 
 /// What the exported macros need; not part of the API.

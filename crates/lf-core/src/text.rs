@@ -1,6 +1,7 @@
-//! Checks of client-supplied text shared by every domain crate, and
+//! Checks of client-supplied text shared by every domain crate,
 //! [`text_newtype!`](crate::text_newtype), which declares a validated text
-//! type with them.
+//! type with them, and the text types that lenses and workflows share
+//! ([`Title`], [`Description`], [`Changelog`]).
 
 use crate::error::{LfError, LfResult};
 
@@ -111,6 +112,22 @@ macro_rules! text_newtype {
         }
     };
 }
+
+text_newtype!(
+    /// A title (a lens's, a workflow's): 1 to 200 characters after
+    /// trimming.
+    Title, "title", 1, 200, trim = true
+);
+text_newtype!(
+    /// A description (a lens's, a workflow's): up to 2,000 characters
+    /// after trimming.
+    Description, "description", 0, 2_000, trim = true
+);
+text_newtype!(
+    /// What a version (a lens's, a workflow's) changed: 1 to 2,000
+    /// characters after trimming.
+    Changelog, "changelog", 1, 2_000, trim = true
+);
 
 #[cfg(test)]
 mod tests {

@@ -71,18 +71,9 @@ impl LensStatus {
     }
 }
 
-lf_core::text_newtype!(
-    /// A lens title: 1 to 200 characters after trimming.
-    Title, "title", 1, 200, trim = true
-);
-lf_core::text_newtype!(
-    /// A lens description: up to 2,000 characters after trimming.
-    Description, "description", 0, 2_000, trim = true
-);
-lf_core::text_newtype!(
-    /// A version's changelog: up to 2,000 characters after trimming.
-    Changelog, "changelog", 1, 2_000, trim = true
-);
+/// A lens's title, description and a version's changelog follow the
+/// rules a workflow's do: one definition serves both.
+pub use lf_core::{Changelog, Description, Title};
 
 /// A template body as written: 50 to 100,000 characters, stored verbatim.
 #[derive(Clone, PartialEq, Eq, Hash)]

@@ -70,18 +70,9 @@ lf_core::word_enum!(
     ]
 );
 
-lf_core::text_newtype!(
-    /// A workflow title: 1 to 200 characters after trimming.
-    Title, "title", 1, 200, trim = true
-);
-lf_core::text_newtype!(
-    /// A workflow description: up to 2,000 characters after trimming.
-    Description, "description", 0, 2_000, trim = true
-);
-lf_core::text_newtype!(
-    /// What a version changed: 1 to 2,000 characters after trimming.
-    Changelog, "changelog", 1, 2_000, trim = true
-);
+/// A workflow's title, description and a version's changelog follow the
+/// rules a lens's do: one definition serves both.
+pub use lf_core::{Changelog, Description, Title};
 
 /// Parses a trimmed text of `min..=max` characters for the argument `field`.
 fn text(field: &str, s: &str, min: usize, max: usize) -> LfResult<String> {
