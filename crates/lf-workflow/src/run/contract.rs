@@ -318,7 +318,10 @@ async fn claims_and_leases(r: &dyn RunStore, w: &dyn WorkflowStore) {
     finish(r, &[b.id], much_later).await;
 }
 
-async fn release_and_wake(r: &dyn RunStore, w: &dyn WorkflowStore) {
+/// A new run of a new workflow, claimed at `now` and running (an hour's
+/// timeout, so timers a minute out fire before it): the run, its lease,
+/// its state to save, and `now`.
+async fn running(r: &dyn RunStore, w: &dyn WorkflowStore) -> (Run, super::Lease, RunState, Timestamp) {
     let mut c = Ctx::new();
     let alice = LenserId::new();
     let wf = c.workflow(w, alice).await;
@@ -329,6 +332,11 @@ async fn release_and_wake(r: &dyn RunStore, w: &dyn WorkflowStore) {
     state.status = RunStatus::Running;
     state.started_at = Some(now);
     state.limits.run_timeout_ms = 3_600_000;
+    (run, lease, state, now)
+}
+
+async fn release_and_wake(r: &dyn RunStore, w: &dyn WorkflowStore) {
+    let (run, lease, mut state, now) = running(r, w).await;
     let mut waiting = node(NodeStatus::Running, now);
     let wake = now.plus_micros(60_000_000);
     waiting.wake_at = Some(wake);
@@ -366,16 +374,7 @@ async fn release_and_wake(r: &dyn RunStore, w: &dyn WorkflowStore) {
 }
 
 async fn wakes_waiting_steps(r: &dyn RunStore, w: &dyn WorkflowStore) {
-    let mut c = Ctx::new();
-    let alice = LenserId::new();
-    let wf = c.workflow(w, alice).await;
-    let run = create(r, &c.run(wf, alice, alice)).await;
-    let now = c.now();
-    let lease = claim_one(r, "contract-a", now, run.id).await.unwrap();
-    let mut state = run.state.clone();
-    state.status = RunStatus::Running;
-    state.started_at = Some(now);
-    state.limits.run_timeout_ms = 3_600_000;
+    let (run, lease, mut state, now) = running(r, w).await;
     let wake = now.plus_micros(60_000_000);
     let mut waiting = node(NodeStatus::Running, now);
     waiting.wake_at = Some(wake);
