@@ -19,6 +19,13 @@ struct Inner {
     runs: Vec<LensRun>,
 }
 
+impl Inner {
+    /// The row of `lens_id` unless it is missing or deleted (NOT_FOUND).
+    fn live_mut(&mut self, lens_id: LensId) -> LfResult<&mut Row> {
+        self.lenses.get_mut(&lens_id).filter(|r| r.deleted_at.is_none()).ok_or_else(|| not_found(lens_id))
+    }
+}
+
 struct Row {
     lens: Lens,
     deleted_at: Option<Timestamp>,
@@ -220,11 +227,7 @@ impl LensStore for MemoryLensStore {
         patch: &LensPatch,
     ) -> LfResult<()> {
         let mut inner = self.write();
-        let row = inner
-            .lenses
-            .get_mut(&lens_id)
-            .filter(|r| r.deleted_at.is_none())
-            .ok_or_else(|| not_found(lens_id))?;
+        let row = inner.live_mut(lens_id)?;
         if row.lens.head_version_id != expected_head {
             return Err(head_moved(lens_id));
         }
@@ -240,11 +243,7 @@ impl LensStore for MemoryLensStore {
 
     async fn update_lens(&self, lens_id: LensId, patch: &LensPatch) -> LfResult<()> {
         let mut inner = self.write();
-        let row = inner
-            .lenses
-            .get_mut(&lens_id)
-            .filter(|r| r.deleted_at.is_none())
-            .ok_or_else(|| not_found(lens_id))?;
+        let row = inner.live_mut(lens_id)?;
         apply(&mut row.lens, &mut row.deleted_at, patch);
         Ok(())
     }
