@@ -38,10 +38,7 @@ use lf_runner::{
 };
 use lf_workflow::engine::{NodeStatus, RunStatus};
 use lf_workflow::run::{MemoryRunStore, Run, RunId, RunService, RunStore, StartRun};
-use lf_workflow::{
-    MemoryConnections, MemoryLenses, MemoryWorkflowStore, NewWorkflow, RawBlueprint, WorkflowService,
-    WorkflowStore,
-};
+use lf_workflow::{MemoryConnections, MemoryLenses, MemoryWorkflowStore, WorkflowService, WorkflowStore};
 use serde_json::{Value, json};
 use support::scripted::{self, Model, tool_calls};
 
@@ -252,18 +249,11 @@ async fn workflow(s: &Stack, owner: LenserId, config: Value) -> WorkflowId {
 
 /// A private workflow of `owner`'s: its trigger, then `step`.
 async fn workflow_of(s: &Stack, owner: LenserId, step: Value) -> WorkflowId {
-    let blueprint: RawBlueprint = serde_json::from_value(json!({
+    support::create_workflow(&s.service, owner, json!({
         "title": "Agent work", "visibility": "private",
         "steps": [{"key": "start", "kind": "trigger", "name": "Start", "node_type": "manual_trigger"}, step],
         "connections": [{"from_step": "start", "to_step": step["key"], "input_parameter": "input"}],
-    }))
-    .unwrap();
-    s.service
-        .create(&lenser(owner), NewWorkflow { blueprint, owner: None })
-        .await
-        .expect("created")
-        .workflow
-        .id
+    })).await
 }
 
 fn config(agent: &Agent, more: Value) -> Value {

@@ -14,7 +14,6 @@ use lf_battle::{
 use lf_core::{BattleId, ContenderId, ContenderRefId, ErrorCode, LenserId, Principal, Scopes, WorkflowId};
 use lf_workflow::engine::RunStatus;
 use lf_workflow::run::{Run, RunFilter, RunOrigin, RunStore};
-use lf_workflow::{NewWorkflow, RawBlueprint};
 use serde_json::{Value, json};
 
 mod support;
@@ -28,18 +27,11 @@ const PROMPT: &str = "Write a haiku about the sea.";
 
 /// A workflow of `owner` that answers with `step`'s output.
 async fn workflow(s: &Stack, owner: LenserId, visibility: &str, step: Value) -> WorkflowId {
-    let blueprint: RawBlueprint = serde_json::from_value(json!({
+    support::create_workflow(&s.service, owner, json!({
         "title": "Contender", "visibility": visibility,
         "steps": [{"key": "start", "kind": "trigger", "name": "Start", "node_type": "manual_trigger"}, step],
         "connections": [{"from_step": "start", "to_step": "step", "input_parameter": "input"}]
-    }))
-    .unwrap();
-    s.service
-        .create(&lenser(owner), NewWorkflow { blueprint, owner: None })
-        .await
-        .expect("created")
-        .workflow
-        .id
+    })).await
 }
 
 /// Answers with the task prompt it was given.

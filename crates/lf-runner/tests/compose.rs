@@ -9,9 +9,9 @@ use std::time::Duration;
 
 use lf_core::{LenserId, Principal, Scopes, WorkflowId};
 use lf_runner::Job;
+use lf_workflow::WorkflowUpdate;
 use lf_workflow::engine::RunStatus;
 use lf_workflow::run::{Run, RunOrigin, RunStore, StartRun};
-use lf_workflow::{NewWorkflow, RawBlueprint, WorkflowUpdate};
 use serde_json::{Value, json};
 
 mod support;
@@ -35,16 +35,12 @@ impl World {
     }
 
     async fn workflow(&self, owner: LenserId, visibility: &str, steps: Value) -> WorkflowId {
-        let blueprint: RawBlueprint = serde_json::from_value(
+        support::create_workflow(
+            &self.service,
+            owner,
             json!({"title": "t", "visibility": visibility, "steps": steps, "connections": line(&steps)}),
         )
-        .unwrap();
-        self.service
-            .create(&lenser(owner), NewWorkflow { blueprint, owner: None })
-            .await
-            .expect("created")
-            .workflow
-            .id
+        .await
     }
 
     async fn run(&self, who: LenserId, workflow: WorkflowId, inputs: Value) -> Run {

@@ -11,7 +11,6 @@ use lf_lens::{LensService, MemoryLensStore};
 use lf_runner::DEEPEST;
 use lf_workflow::engine::RunStatus;
 use lf_workflow::run::{Run, RunFilter, RunOrigin, RunStore, StartRun};
-use lf_workflow::{NewWorkflow, RawBlueprint};
 use serde_json::{Value, json};
 
 mod support;
@@ -41,18 +40,16 @@ impl World {
     }
 
     async fn workflow(&self, owner: LenserId, visibility: &str, trigger: Value) -> WorkflowId {
-        let blueprint: RawBlueprint = serde_json::from_value(json!({
-            "title": "t", "visibility": visibility,
-            "steps": [trigger, {"key": "log", "kind": "tool", "name": "Log", "node_type": "noop"}],
-            "connections": [{"from_step": "start", "to_step": "log", "input_parameter": "input"}]
-        }))
-        .unwrap();
-        self.service
-            .create(&lenser(owner), NewWorkflow { blueprint, owner: None })
-            .await
-            .expect("created")
-            .workflow
-            .id
+        support::create_workflow(
+            &self.service,
+            owner,
+            json!({
+                "title": "t", "visibility": visibility,
+                "steps": [trigger, {"key": "log", "kind": "tool", "name": "Log", "node_type": "noop"}],
+                "connections": [{"from_step": "start", "to_step": "log", "input_parameter": "input"}]
+            }),
+        )
+        .await
     }
 
     async fn following(&self, owner: LenserId, event: &str) -> WorkflowId {

@@ -15,7 +15,6 @@ use lf_core::{ErrorCode, LenserId, PageRequest, Principal, Scopes, WorkflowId};
 use lf_runner::{RunEnds, TeamsCaughtUp};
 use lf_workflow::engine::RunStatus;
 use lf_workflow::run::{Run, RunFilter, RunId, RunOrigin, RunStore};
-use lf_workflow::{NewWorkflow, RawBlueprint};
 use serde_json::{Value, json};
 
 mod support;
@@ -43,16 +42,14 @@ async fn workflow(s: &Stack, owner: LenserId, steps: Vec<Value>) -> WorkflowId {
         all.push(step);
         from = key;
     }
-    let blueprint: RawBlueprint = serde_json::from_value(json!({
-        "title": "Team work", "visibility": "private", "steps": all, "connections": connections
-    }))
-    .unwrap();
-    s.service
-        .create(&lenser(owner), NewWorkflow { blueprint, owner: None })
-        .await
-        .expect("created")
-        .workflow
-        .id
+    support::create_workflow(
+        &s.service,
+        owner,
+        json!({
+            "title": "Team work", "visibility": "private", "steps": all, "connections": connections
+        }),
+    )
+    .await
 }
 
 fn step(key: &str, node_type: &str, config: Value) -> Value {

@@ -6,7 +6,7 @@ pub mod scripted;
 
 use std::sync::Arc;
 
-use lf_core::{LenserId, Principal, Scopes};
+use lf_core::{LenserId, Principal, Scopes, WorkflowId};
 use lf_runner::Job;
 use lf_workflow::engine::{Plan, Slot};
 use lf_workflow::run::RunId;
@@ -46,6 +46,14 @@ pub async fn first_attempt(workflows: &WorkflowService, owner: LenserId, step: V
         credits_left: None,
         saves: None,
     }
+}
+
+/// Creates the workflow `blueprint` (its JSON) as `owner`: its id.
+#[allow(dead_code)] // Not every test file makes workflows of its own.
+pub async fn create_workflow(workflows: &WorkflowService, owner: LenserId, blueprint: Value) -> WorkflowId {
+    let blueprint: RawBlueprint = serde_json::from_value(blueprint).unwrap();
+    let me = Principal::Lenser { id: owner, scopes: Scopes::READ_WRITE };
+    workflows.create(&me, NewWorkflow { blueprint, owner: None }).await.expect("created").workflow.id
 }
 
 /// The in-memory stores, the services over them and a started runner
