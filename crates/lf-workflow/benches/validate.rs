@@ -1,6 +1,5 @@
-//! The validator on 100 nodes / 300 edges, 1,000 / 3,000 and 10,000 / 30,000
-//! (the issue's aims: under 1 ms and under 100 ms), to show it grows
-//! linearly.
+//! The validator on 100 nodes / 300 edges, 1,000 / 3,000 and 10,000 / 30,000,
+//! to show it grows linearly (its aims are in docs/performance.md).
 //!
 //! ```text
 //! cargo bench -p lf-workflow --bench validate -- --warm-up-time 1 --measurement-time 5

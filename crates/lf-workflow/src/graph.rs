@@ -8,10 +8,11 @@ use std::collections::HashMap;
 use crate::condition::Condition;
 use crate::model::{Connector, EdgeId, JsonObject, LensBinding, MergeStrategy, NodeId, WorkflowVersion};
 
-/// FNV-1a: the id index is hashed once per edge end, and SipHash (built
-/// for keys an attacker may choose to collide) was a fifth of the time.
-/// Graphs here come from blueprints of at most 100 steps, so collisions
-/// cannot be made to cost much.
+/// FNV-1a: the id index is hashed once per edge end, and SipHash is built
+/// for keys an attacker may choose to collide, at a cost the validator
+/// feels (docs/performance.md, "Workflows"). Graphs here come from
+/// blueprints of at most 100 steps, so collisions cannot be made to cost
+/// much.
 #[derive(Default)]
 pub(crate) struct Fnv(u64);
 

@@ -1,20 +1,34 @@
 //! Workflows: versioned graphs of trigger, lens and tool steps, written as
 //! a blueprint of readable step keys, kept as immutable numbered versions,
-//! and validated against the node catalog before anything runs.
+//! validated against the node catalog, and run by the rules this crate
+//! holds: the engine that moves a run from its trigger to its end, and the
+//! runs it keeps.
+//!
+//! - The workflow itself: [`blueprint`] (what `create_workflow` takes),
+//!   `model.rs` (versions, nodes, edges), [`mod@validate`] (the pure
+//!   validator and its report), [`catalog`] (every node type this server
+//!   runs, declared once, as data), [`WorkflowService`] over a
+//!   [`WorkflowStore`].
+//! - Running it: [`engine`] (a pure step function from a run's state and
+//!   an event to the next actions), [`run`] (runs, their store under a
+//!   lease, and `run_workflow`'s use cases), [`exec`] (the node types whose
+//!   output is a function of their config and input, run here by
+//!   [`run_pure`]), [`schedule`] and [`follow`] (when scheduled and
+//!   event-triggered workflows start), [`hook`] (webhook triggers and their
+//!   secrets), [`kv`] (the state steps keep between runs).
+//! - What steps reach: saved connections ([`connection`]), secrets sealed
+//!   by a [`SecretSealer`] the composition root provides.
 //!
 //! lf-workflow knows nothing about SQL, MCP, HTTP or an async runtime (it
 //! reads and writes workflow data with serde_json, and JSONPath with
-//! serde_json_path). It does not know lenses either: it asks about them
-//! through [`LensLookup`], which the composition root implements over
-//! lf-lens. Saved connections are its own ([`connection`]): every
-//! [`ConnectionStore`] answers [`ConnectionLookup`], and secrets are sealed
-//! by a [`SecretSealer`] the composition root provides, so no key and no
-//! cipher is known here. So are webhook secrets ([`hook`]): made here, kept
-//! by a [`hook::WebhookStore`] as their SHA-256 only. It does not run workflows: runs, node results, leases and the
-//! engine's step function are part 2, beside [`WorkflowStore`]. What it
-//! does run is what needs nothing from outside: [`Condition::test`], and
-//! the node types whose output is a pure function of their config and
-//! input, through [`run_pure`] ([`exec`]).
+//! serde_json_path). It does not drive runs: lf-runner claims them, keeps
+//! their timers, runs the executors that reach outside (a model, the
+//! network, the stores) and feeds what happens to [`engine::step`]. It
+//! does not know lenses either: it asks about them through
+//! [`LensLookup`], which the composition root implements over lf-lens.
+//! Every [`ConnectionStore`] answers [`ConnectionLookup`], and no key and
+//! no cipher is known here. Webhook secrets are made here and kept by a
+//! [`hook::WebhookStore`] as their SHA-256 only.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -49,7 +63,7 @@
 //!
 //! # Data flow
 //!
-//! Decided here once; part 2's engine implements it, the docs render it.
+//! Decided here once; the [`engine`] implements it, the docs render it.
 //! - A trigger's output is the run's `inputs` object.
 //! - A connection carries a part of its upstream node's output, picked by
 //!   `output_key` ([`Pick`]): a top-level field by name, or an RFC 9535
@@ -91,8 +105,12 @@
 //! - The validator is pure, deterministic and linear in nodes plus edges;
 //!   what creation accepts, it reports no error for (given the same lenses
 //!   and connections).
-//! - The node catalog lists only types part 2 executes (52 of the
-//!   original's 96; see [`catalog`]).
+//! - The node catalog lists only the types this server runs, each with
+//!   one executor in lf-runner's table or settled by the engine (see
+//!   [`catalog`]).
+//! - The engine is a pure function: the same plan, state, event and
+//!   [`engine::Tick`] (the time, and the jitter's seed) give the same
+//!   actions; it reads no clock and does no I/O.
 //! - Every read goes through the store with the caller's reach: unlisted
 //!   is readable by id and listed to its owner only; "not yours to read"
 //!   is NOT_FOUND.

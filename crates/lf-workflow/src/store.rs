@@ -2,10 +2,10 @@
 //! [`crate::MemoryWorkflowStore`] here, SQLite and PostgreSQL in lf-store.
 //! All of them run [`crate::contract::suite`].
 //!
-//! Runs, node results and their leases (part 2) get a store trait of their
-//! own beside this one: a run is pinned to a [`WorkflowVersionId`], which
-//! this store keeps forever (versions are never deleted, and archiving a
-//! workflow keeps them).
+//! Runs, node results and their leases have a store trait of their own
+//! ([`crate::run::RunStore`]): a run is pinned to a [`WorkflowVersionId`],
+//! which this store keeps forever (versions are never deleted, and
+//! archiving a workflow keeps them).
 
 use async_trait::async_trait;
 use lf_core::{EventKind, LfResult, Page, PageRequest, Reach, SearchQuery, Timestamp, WorkflowId};
