@@ -11,10 +11,9 @@
 //! person looks for a type:
 //! - trigger: how a run starts (manual, schedule, webhook, event, form);
 //! - lens: the lens step;
-//! - ai_primitive: a model call (lens_execute, prompt_template,
-//!   summarizer, classifier, translator, judge_evaluator), reading JSON
-//!   out of a model's answer (output_parser), and an AI Lenser's
-//!   tool-calling loop (agent_execute); not embedding, rag_retrieval,
+//! - ai_primitive: a model call through the model provider, reading JSON
+//!   out of a model's answer, and an AI Lenser's tool-calling loop (with
+//!   the catalog tools it was granted); not embedding, rag_retrieval,
 //!   vector_search, memory_read, memory_write (no embedding model or
 //!   vector store), chain (a workflow is the chain), image_analyze,
 //!   audio_transcribe, video_analyze (the model provider is text chat);
@@ -26,23 +25,21 @@
 //!   supabase_query, sql_query, file_reader, file_writer,
 //!   object_storage_upload, object_storage_download (no such backends
 //!   behind this server);
-//! - communication: email_send, slack_notify, discord_notify,
-//!   telegram_notify through saved connections; not push_notification or
-//!   sms_send (no provider for either);
-//! - integration: other services over HTTP: http_request,
-//!   webhook_sender, graphql_request, github_read, github_issue_create,
-//!   rss_feed; not github_pr_review, notion_*, google_sheets_*,
-//!   calendar_create, linear_issue_create, jira_issue_create (no client
-//!   for them here);
-//! - battle: battle_create, through the Battle service, and contender_run
-//!   (an AI Lenser answers as its ai_agent contender, through the same
-//!   agent call as the action word answer_battle; a submission is seen as
-//!   its battle is); not battle_execute, judge_battle, vote_collector,
-//!   score_aggregator (a battle moves, is voted on and judged by lf-battle
-//!   itself, by its rules and its judging mode; a step cannot stand in
-//!   for it), leaderboard_update (ratings are computed from closed
-//!   battles when asked for; there is nothing to update) or
-//!   series_advance (no battle series here);
+//! - communication: chat messages and e-mail through saved connections;
+//!   not push_notification or sms_send (no provider for either);
+//! - integration: other services over HTTP (any API the egress policy
+//!   allows, webhooks, GraphQL, GitHub, feeds); not github_pr_review,
+//!   notion_*, google_sheets_*, calendar_create, linear_issue_create,
+//!   jira_issue_create (no client for them here);
+//! - battle: battles made through the Battle service, and an AI Lenser's
+//!   answer as its ai_agent contender (the agent call of the action word
+//!   answer_battle; a submission is seen as its battle is); not
+//!   battle_execute, judge_battle, vote_collector, score_aggregator (a
+//!   battle moves, is voted on and judged by lf-battle itself, by its
+//!   rules and its judging mode; a step cannot stand in for it),
+//!   leaderboard_update (ratings are computed from closed battles when
+//!   asked for; there is nothing to update) or series_advance (no battle
+//!   series here);
 //! - media: none (no image, audio or video provider), the category kept;
 //! - utility: logging, inspecting, rate limits and the no-op; not
 //!   secret_resolver (no secret enters a workflow) or retry (every type
