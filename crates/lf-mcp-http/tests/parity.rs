@@ -1,4 +1,4 @@
-//! The parity tests of HTTP's direct path (see `lf_tools::direct`): without
+//! The parity tests of HTTP's direct path (see `lf_tools::mcp::direct`): without
 //! sessions, a plain tool call answered before rmcp gets, byte for byte,
 //! the answer rmcp gives the same call when it handles it (a call that
 //! names its protocol version in `_meta`, or whose headers rmcp must read

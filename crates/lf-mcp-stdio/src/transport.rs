@@ -14,7 +14,7 @@
 //!   ready, so pipelined calls share writes;
 //! - once the server has answered `initialize`, a plain `tools/call` is
 //!   answered by the transport itself ([`direct`], with
-//!   [`lf_tools::direct`]): everything else (the handshake, lists, prompts,
+//!   [`lf_tools::mcp::direct`]): everything else (the handshake, lists, prompts,
 //!   inline-era requests, broken calls) is rmcp's;
 //! - in a session of 2025-03-26, a batch is answered member by member as one
 //!   array line ([`batch`]); in other sessions it is refused.
@@ -27,8 +27,8 @@ use std::future::Future;
 use std::sync::{Arc, OnceLock};
 
 use lf_tools::LfServer;
-use lf_tools::direct::{Answer, DirectCall, known_version};
-use lf_tools::jsonrpc;
+use lf_tools::mcp::direct::{Answer, DirectCall, known_version};
+use lf_tools::mcp::jsonrpc;
 use rmcp::RoleServer;
 use rmcp::model::{
     CallToolRequest, ClientJsonRpcMessage, ClientNotification, ClientRequest, JsonRpcMessage,

@@ -1,4 +1,4 @@
-//! The parity tests of stdio's direct path (see `lf_tools::direct`): a
+//! The parity tests of stdio's direct path (see `lf_tools::mcp::direct`): a
 //! plain tool call answered by the transport gets, byte for byte, the answer
 //! rmcp gives the same call when it handles it (a call that names its
 //! protocol version in `_meta` is always rmcp's). Run them after every rmcp

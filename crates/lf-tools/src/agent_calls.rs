@@ -18,9 +18,9 @@ use rmcp::model::JsonObject;
 use serde_json::Value;
 
 use crate::catalog::Catalog;
-use crate::output::ToolOutput;
-use crate::services::Ctx;
-use crate::tool::{Reaches, Safety, ToolSpec};
+use crate::catalog::output::ToolOutput;
+use crate::catalog::services::Ctx;
+use crate::catalog::tool::{Reaches, Safety, ToolSpec};
 
 /// The whole catalog, built once: what grants name (the `agent_execute`
 /// step's tools are found in it too).

@@ -5,8 +5,19 @@
 //! lf-tools owns the JSON shapes: it turns JSON arguments into domain values,
 //! calls the domain services with the caller's [`lf_core::Principal`], and turns
 //! results and [`lf_core::LfError`]s into MCP results in one place
-//! ([`mcp_error`]). It knows nothing about SQL, HTTP or how the transports
+//! ([`error_value`]). It knows nothing about SQL, HTTP or how the transports
 //! carry messages; it receives its stores as trait objects.
+//!
+//! Where things are:
+//! - `catalog/`: the machinery of a catalog (the [`Tool`] trait and
+//!   [`ToolSpec`], [`Group`], the registry [`Catalog`], [`ToolOutput`], the
+//!   listed schemas, paging, hygiene, the listing's size, the error
+//!   mapping), knowing no protocol;
+//! - `groups/`: the tools, one folder per group (its `mod.rs` the group's
+//!   declaration), one file per tool;
+//! - [`mcp`]: the catalog over MCP ([`LfServer`], the direct path, JSON-RPC,
+//!   tasks, resources and documents, dynamic toolsets);
+//! - [`agent_calls`]: the catalog for agents, the one way an agent acts.
 //!
 //! Invariants:
 //! - a tool's annotations follow from its safety class and what it reaches
@@ -17,32 +28,19 @@
 
 pub mod agent_calls;
 mod catalog;
-pub mod direct;
-mod documents;
-mod group;
 pub mod groups;
-mod hygiene;
-mod json_schema;
-pub mod jsonrpc;
-mod mcp_error;
-mod output;
-mod paging;
-mod resources;
-mod schema;
-mod server;
-mod services;
-mod size;
-mod tasks;
-mod tool;
-mod toolsets;
+pub mod mcp;
 
-pub use catalog::{Catalog, CatalogOptions};
-pub use group::Group;
-pub use hygiene::{clean_value, injection_note, sanitize_text};
-pub use json_schema::JsonSchemaCheck;
-pub use mcp_error::{error_result, error_value};
-pub use output::ToolOutput;
-pub use server::{LfServer, PrincipalSource, SERVER_NAME, ToolsetSource};
-pub use services::{Ctx, Services, ServicesBuilder};
-pub use size::{LISTING_BUDGET, ListingSize, ToolSize, listing_size};
-pub use tool::{Called, Reaches, Safety, TOOL_ID_NAMESPACE, Tool, ToolSpec, tool_id};
+// The short paths a tool file imports (`crate::tool::Tool`,
+// `crate::services::Ctx`, `crate::paging::PageOut`…).
+use catalog::{group, output, paging, services, tool};
+use mcp::documents;
+
+pub use catalog::errors::{error_result, error_value};
+pub use catalog::hygiene::{clean_value, injection_note, sanitize_text};
+pub use catalog::json_schema::JsonSchemaCheck;
+pub use catalog::services::{Services, ServicesBuilder};
+pub use catalog::size::{LISTING_BUDGET, ListingSize, ToolSize, listing_size};
+pub use catalog::tool::{Called, Reaches, TOOL_ID_NAMESPACE, tool_id};
+pub use catalog::{Catalog, CatalogOptions, Ctx, Group, Safety, Tool, ToolOutput, ToolSpec};
+pub use mcp::{LfServer, PrincipalSource, SERVER_NAME, ToolsetSource};

@@ -22,7 +22,7 @@ use futures_util::StreamExt;
 use http::request::Parts;
 use http::{HeaderMap, StatusCode, header};
 use lf_core::Principal;
-use lf_tools::jsonrpc;
+use lf_tools::mcp::jsonrpc;
 use rmcp::model::ClientJsonRpcMessage;
 use serde_json::Value;
 

@@ -1,4 +1,4 @@
-//! The HTTP half of the rmcp bypass ([`lf_tools::direct`] decides which
+//! The HTTP half of the rmcp bypass ([`lf_tools::mcp::direct`] decides which
 //! calls and gives their answers): without sessions, rmcp serves each
 //! request with a one-shot service of its own, which cost more than the
 //! call, so a plain tool call whose headers rmcp's checks would pass as
@@ -10,7 +10,7 @@
 use axum::response::{IntoResponse, Response};
 use http::{HeaderMap, StatusCode, header};
 use lf_core::Principal;
-use lf_tools::direct::{is_inline_era, known_version};
+use lf_tools::mcp::direct::{is_inline_era, known_version};
 use rmcp::model::ProtocolVersion;
 
 use crate::app::AppState;

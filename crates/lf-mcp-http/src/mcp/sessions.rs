@@ -15,8 +15,8 @@ use axum::body::{Body, Bytes};
 use axum::response::Response;
 use futures_util::StreamExt;
 use lf_core::{LenserId, Principal};
-use lf_tools::direct::known_version;
-use lf_tools::jsonrpc;
+use lf_tools::mcp::direct::known_version;
+use lf_tools::mcp::jsonrpc;
 use serde_json::Value;
 
 /// The most sessions remembered; past that the oldest are forgotten (a

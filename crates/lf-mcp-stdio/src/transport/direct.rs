@@ -1,5 +1,5 @@
 //! The tool calls the stdio transport answers itself, the stdio half of
-//! the rmcp bypass ([`lf_tools::direct`] decides which calls and gives their
+//! the rmcp bypass ([`lf_tools::mcp::direct`] decides which calls and gives their
 //! answers). rmcp would give each call a cancellation token, a context, a
 //! spawned task and three channel hops, which cost more than the call: here
 //! a call runs on the reader's task, and one that does not finish on its
@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::task::Poll;
 
 use lf_tools::LfServer;
-use lf_tools::direct::DirectCall;
+use lf_tools::mcp::direct::DirectCall;
 use rmcp::model::RequestId;
 use tokio::sync::{Semaphore, mpsc};
 use tokio::task::AbortHandle;

@@ -1,7 +1,7 @@
 //! [`LfServer`]: the rmcp `ServerHandler` both transports serve. It lists and
 //! calls the catalog's tools, serves lenses as MCP prompts, lenses,
-//! workflows and battles as MCP resources ([`crate::resources`]), and
-//! workflow runs as the tasks of MCP's tasks extension ([`crate::tasks`]).
+//! workflows and battles as MCP resources ([`crate::mcp::resources`]), and
+//! workflow runs as the tasks of MCP's tasks extension ([`crate::mcp::tasks`]).
 
 use std::sync::Arc;
 
@@ -19,17 +19,17 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
+use crate::catalog::errors::{error_value, request_error};
+use crate::catalog::group::Group;
+use crate::catalog::hygiene::sanitize_text;
+use crate::catalog::output::ToolOutput;
+use crate::catalog::services::{Ctx, Services};
+use crate::catalog::tool::{Safety, ToolSpec};
 use crate::catalog::{Catalog, CatalogOptions};
-use crate::documents::{self, DocId};
-use crate::group::Group;
-use crate::hygiene::sanitize_text;
-use crate::mcp_error::{error_value, request_error};
-use crate::output::ToolOutput;
-use crate::resources::{self, Cursor, Hint};
-use crate::services::{Ctx, Services};
-use crate::tasks;
-use crate::tool::{Safety, ToolSpec};
-use crate::toolsets::{self, Enabled};
+use crate::mcp::documents::{self, DocId};
+use crate::mcp::resources::{self, Cursor, Hint};
+use crate::mcp::tasks;
+use crate::mcp::toolsets::{self, Enabled};
 
 /// The name the server gives itself to clients and in `/health`.
 pub const SERVER_NAME: &str = "lenserfight-mcp";

@@ -37,10 +37,10 @@ use rmcp::model::{
 };
 
 use crate::catalog::CatalogOptions;
+use crate::catalog::errors::request_error;
+use crate::catalog::hygiene::sanitize_text;
+use crate::catalog::output::ToolOutput;
 use crate::groups::workflow::{self, RunStatusOut};
-use crate::hygiene::sanitize_text;
-use crate::mcp_error::request_error;
-use crate::output::ToolOutput;
 
 /// How often a client should poll a task (`pollIntervalMs`): runs take
 /// seconds to hours, and a status read is two indexed reads.

@@ -15,9 +15,9 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::group::Group;
-use crate::output::ToolOutput;
-use crate::services::Ctx;
+use crate::catalog::group::Group;
+use crate::catalog::output::ToolOutput;
+use crate::catalog::services::Ctx;
 
 /// What calling a tool may do, for a host deciding what to approve.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -206,8 +206,8 @@ pub(crate) fn declare<T: Tool>(group: &'static Group) -> ToolSpec {
         title: T::TITLE,
         description: T::DESCRIPTION,
         differs_from_spec: T::DIFFERS_FROM_SPEC,
-        input_schema: crate::schema::input::<T::Input>(),
-        output_schema: crate::schema::output::<T::Output>(),
+        input_schema: crate::catalog::schema::input::<T::Input>(),
+        output_schema: crate::catalog::schema::output::<T::Output>(),
         starts_run: T::STARTS_RUN.is_some(),
         id: tool_id(T::NAME),
         agent_ref: std::sync::OnceLock::new(),

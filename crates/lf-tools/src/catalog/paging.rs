@@ -30,7 +30,7 @@ macro_rules! paged_input {
             pub offset: Option<i64>,
         }
 
-        impl $crate::paging::Paged for $name {
+        impl $crate::catalog::paging::Paged for $name {
             fn page(&self) -> lf_core::LfResult<lf_core::PageRequest> {
                 lf_core::PageRequest::new(self.limit, self.offset)
             }

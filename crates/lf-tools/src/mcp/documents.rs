@@ -12,7 +12,7 @@ use lf_lens::{LensView, Visibility};
 use lf_workflow::{Described, VersionSelector};
 use serde_json::{Map, Value, json};
 
-use crate::services::Services;
+use crate::catalog::services::Services;
 
 /// The scheme of every resource URI.
 pub(crate) const SCHEME: &str = "lenserfight://";

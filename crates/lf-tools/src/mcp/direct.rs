@@ -28,7 +28,7 @@ use serde_json::Value;
 use lf_core::Principal;
 
 use crate::LfServer;
-use crate::output::{ToolOutput, call_tool_result, write_json_string};
+use crate::catalog::output::{ToolOutput, call_tool_result, write_json_string};
 
 /// A `tools/call` request read straight from its text. rmcp reads the same
 /// line through two layers of buffered (flattened) fields; this reads the

@@ -2,7 +2,7 @@
 //! holds its [`Group`], and one line of [`crate::groups::ALL`]. The catalog,
 //! `--toolsets`, the docs and the snapshot tests all read that registry.
 
-use crate::tool::ToolSpec;
+use crate::catalog::tool::ToolSpec;
 
 /// A group of tools, selectable with `--toolsets`.
 pub struct Group {

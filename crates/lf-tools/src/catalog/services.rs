@@ -117,7 +117,7 @@ impl ServicesBuilder {
         let mut battle = self
             .battle
             .expect("Services::builder() needs .battle(...)")
-            .with_json_schema_validator(Arc::new(crate::json_schema::JsonSchemaCheck));
+            .with_json_schema_validator(Arc::new(crate::catalog::json_schema::JsonSchemaCheck));
         if let Some(model) = self.model {
             battle = battle.with_provider(model);
         }

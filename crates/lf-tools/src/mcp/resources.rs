@@ -22,8 +22,8 @@ use lf_lens::{Lens, LensFilter};
 use lf_workflow::{Workflow, WorkflowFilter};
 use rmcp::model::{Annotations, CacheScope, Resource, ResourceTemplate};
 
-use crate::documents::{DocId, Document};
-use crate::services::Services;
+use crate::catalog::services::Services;
+use crate::mcp::documents::{DocId, Document};
 
 /// Resources per `resources/list` page.
 pub(crate) const PAGE: u32 = 100;

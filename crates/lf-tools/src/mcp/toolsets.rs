@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::catalog::Catalog;
-use crate::group::Group;
+use crate::catalog::group::Group;
 
 pub(crate) const LIST_TOOLSETS: &str = "list_toolsets";
 pub(crate) const ENABLE_TOOLSET: &str = "enable_toolset";
@@ -92,7 +92,7 @@ pub(crate) fn listed() -> Vec<McpTool> {
             .with_raw_output_schema(output)
             .with_annotations(ToolAnnotations::with_title(title).read_only(true).open_world(false))
     };
-    let mut enable_in = crate::schema::input::<EnableIn>();
+    let mut enable_in = crate::catalog::schema::input::<EnableIn>();
     if let Some(Value::Object(toolset)) =
         std::sync::Arc::make_mut(&mut enable_in).get_mut("properties").and_then(|p| p.get_mut("toolset"))
     {
@@ -103,15 +103,15 @@ pub(crate) fn listed() -> Vec<McpTool> {
             LIST_TOOLSETS,
             "List toolsets",
             "List the groups of tools this server has, which are enabled in this session, and the tools each holds.",
-            crate::schema::input::<ListIn>(),
-            crate::schema::output::<ListOut>(),
+            crate::catalog::schema::input::<ListIn>(),
+            crate::catalog::schema::output::<ListOut>(),
         ),
         tool(
             ENABLE_TOOLSET,
             "Enable a toolset",
             "Enable a group of tools (see list_toolsets) for this session: its tools are listed from then on.",
             enable_in,
-            crate::schema::output::<EnableOut>(),
+            crate::catalog::schema::output::<EnableOut>(),
         ),
     ]
 }
@@ -128,7 +128,7 @@ pub(crate) fn call(
 ) -> LfResult<(Value, bool)> {
     let tools_of = |g: &Group| catalog.tools().iter().filter(|t| t.group == g).map(|t| t.name).collect();
     if name == LIST_TOOLSETS {
-        let ListIn {} = crate::tool::parse_args(args)?;
+        let ListIn {} = crate::catalog::tool::parse_args(args)?;
         let on = enabled.groups();
         let toolsets = Group::all()
             .iter()
@@ -142,7 +142,7 @@ pub(crate) fn call(
             .collect();
         return Ok((serde_json::to_value(ListOut { toolsets }).map_err(LfError::internal)?, false));
     }
-    let EnableIn { toolset } = crate::tool::parse_args(args)?;
+    let EnableIn { toolset } = crate::catalog::tool::parse_args(args)?;
     let group = Group::parse(&toolset).map_err(|e| LfError::invalid_argument(e).with_field("toolset"))?;
     let newly = enabled.enable(group);
     let out = EnableOut {

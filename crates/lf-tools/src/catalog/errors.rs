@@ -6,7 +6,7 @@ use rmcp::ErrorData as McpError;
 use rmcp::model::CallToolResult;
 use serde_json::{Map, Value, json};
 
-use crate::output::ToolOutput;
+use crate::catalog::output::ToolOutput;
 
 fn detail(v: &DetailValue) -> Value {
     match v {

@@ -10,7 +10,7 @@ use serde_json::Value;
 ///
 /// Only lf-tools makes one, and only from the value, so the text is always
 /// the value's JSON: the direct path writes that text for both and never
-/// serializes the value ([`crate::direct::Answer::write`]); rmcp's path gets
+/// serializes the value ([`crate::mcp::direct::Answer::write`]); rmcp's path gets
 /// the same result as a [`CallToolResult`] (`From`), whose first content
 /// block is the text and whose note, if any, is the second.
 #[derive(Debug, Clone, PartialEq)]
@@ -41,16 +41,16 @@ impl ToolOutput {
     }
 
     /// A result of third-party content (a tool's, or a run's for a task):
-    /// `value` with its text cleaned ([`crate::hygiene`]), and a note when it
+    /// `value` with its text cleaned ([`crate::catalog::hygiene`]), and a note when it
     /// reads like instructions to an AI. `tool` names it in the log.
     pub(crate) fn cleaned(tool: &str, mut value: Value, is_error: bool) -> Self {
-        let reasons = crate::hygiene::clean_value(&mut value);
+        let reasons = crate::catalog::hygiene::clean_value(&mut value);
         let output = Self::new(value, is_error);
         if reasons.is_empty() {
             return output;
         }
         tracing::warn!(tool, reasons = ?reasons, "result flagged as possible prompt injection");
-        output.with_note(crate::hygiene::injection_note(&reasons))
+        output.with_note(crate::catalog::hygiene::injection_note(&reasons))
     }
 
     /// `self` as the `result` of an object whose other members are

@@ -1,12 +1,40 @@
-//! The catalog: every tool of every group in [`crate::groups::ALL`], and
-//! which of them a server exposes.
+//! The catalog machinery: what a tool is, and the registry of them.
+//!
+//! - [`tool`]: the [`Tool`] trait a tool implements in one file, and
+//!   [`ToolSpec`], the declaration everything else reads;
+//! - [`group`]: [`Group`], one folder of `groups/`;
+//! - this module: [`Catalog`], every tool of every group in
+//!   [`crate::groups::ALL`], and [`CatalogOptions`], which of them a server
+//!   exposes;
+//! - [`services`]: the domain services a tool calls, and its [`Ctx`];
+//! - [`output`]: [`ToolOutput`], the one result type, cleaned by
+//!   [`hygiene`]; [`errors`]: the one place a domain error becomes a result;
+//! - [`schema`]: the listed JSON Schemas, [`size`] what the listing costs,
+//!   [`paging`] the paging every list shares, [`json_schema`] the JSON
+//!   Schema check of `auto_score` battles.
+//!
+//! Nothing here speaks a protocol: [`crate::mcp`] serves the catalog over
+//! MCP, [`crate::agent_calls`] to agents.
+
+pub(crate) mod errors;
+pub(crate) mod group;
+pub(crate) mod hygiene;
+pub(crate) mod json_schema;
+pub(crate) mod output;
+pub(crate) mod paging;
+pub(crate) mod schema;
+pub(crate) mod services;
+pub(crate) mod size;
+pub(crate) mod tool;
 
 use std::collections::HashMap;
 
 use rmcp::model::Tool as McpTool;
 
-use crate::group::Group;
-use crate::tool::{Safety, ToolSpec};
+pub use self::group::Group;
+pub use self::output::ToolOutput;
+pub use self::services::Ctx;
+pub use self::tool::{Safety, Tool, ToolSpec};
 
 /// Which tools a server exposes.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -65,7 +93,7 @@ impl Catalog {
 
     /// The tools `options` enables, as `tools/list` lists them: a field
     /// description already given by an earlier tool of the listing is not
-    /// given again (see [`crate::schema::drop_repeated_descriptions`]).
+    /// given again (see [`schema::drop_repeated_descriptions`]).
     pub fn listing(&self, options: &CatalogOptions) -> Vec<McpTool> {
         self.listing_of(|t| options.enables(t))
     }
@@ -73,7 +101,7 @@ impl Catalog {
     /// The tools `keep` keeps, as [`Catalog::listing`] lists them.
     pub(crate) fn listing_of(&self, keep: impl Fn(&ToolSpec) -> bool) -> Vec<McpTool> {
         let mut tools: Vec<McpTool> = self.tools.iter().filter(|t| keep(t)).map(ToolSpec::to_mcp).collect();
-        crate::schema::drop_repeated_descriptions(&mut tools);
+        schema::drop_repeated_descriptions(&mut tools);
         tools
     }
 }
