@@ -1,14 +1,13 @@
 //! Who is calling `/mcp`: the bearer token, resolved to a Lenser with its
 //! scopes, or the development lenser (for requests to a loopback host
-//! only); and which tools a token's scopes let
-//! it call. A request refused here is answered 400, 401 or 403 before its
-//! body is read.
+//! only). A request refused here is answered 400, 401 or 403 before its
+//! body is read; a call its token's scopes do not allow (lf-tools decides)
+//! is answered 403 `insufficient_scope` ([`insufficient_scope`]).
 
 use axum::response::Response;
 use http::request::Parts;
 use http::{HeaderValue, StatusCode, header};
 use lf_core::{Principal, Scopes};
-use serde_json::Value;
 
 use crate::app::AppState;
 use crate::guard::for_loopback;
@@ -113,21 +112,9 @@ pub(crate) async fn caller(state: &AppState, request: &Parts) -> Result<Principa
     Ok(principal)
 }
 
-/// The tool a `tools/call` message names.
-pub(crate) fn tool_called(message: &Value) -> Option<&str> {
-    (message.get("method")?.as_str()? == "tools/call").then_some(())?;
-    message.get("params")?.get("name")?.as_str()
-}
-
-/// 403 when `principal` is a Lenser whose token lacks the scope `tool` needs.
-pub(crate) fn scope_refusal(state: &AppState, principal: &Principal, tool: &str) -> Option<Response> {
-    let Principal::Lenser { scopes, .. } = principal else { return None };
-    let needed = state.server.required_scope(tool)?;
-    (!scopes.allows(needed)).then(|| insufficient_scope(state, tool))
-}
-
-/// 403 for a token without the scope a tool needs (RFC 6750 §3.1).
-fn insufficient_scope(state: &AppState, tool: &str) -> Response {
+/// 403 for a token without the scope a tool needs (RFC 6750 §3.1): how
+/// this endpoint answers lf-tools' refusal of such a call.
+pub(crate) fn insufficient_scope(state: &AppState, tool: &str) -> Response {
     let description = format!("{tool} needs the write scope; sign in again granting it");
     let response = json_error(StatusCode::FORBIDDEN, "insufficient_scope", &description);
     let params =

@@ -1,10 +1,12 @@
 //! `/mcp`: each request's caller found ([`crate::auth`]), with sessions
 //! a session of someone else's refused as unknown ([`sessions`]), and its
-//! body read once. Then, for a POST: without sessions, a plain tool call is answered
-//! directly ([`direct`]); a batch is answered member by member ([`batch`]);
-//! every other message is checked for what only this layer knows (that it
-//! is JSON, the token's scope, an id already in flight) and handed to rmcp's
-//! Streamable HTTP service with its caller attached.
+//! body read once. Then, for a POST: a batch is answered member by member
+//! ([`batch`]); a single message is read once by lf-tools
+//! ([`LfServer::classify_body`]), which says whether it is a plain tool call
+//! to answer directly (without sessions, [`direct`]), a message refused
+//! (not JSON; a token without the tool's scope, answered 403 here), or one
+//! for rmcp's Streamable HTTP service, which gets it with its caller
+//! attached once the endpoint has refused an id already in flight.
 
 mod batch;
 mod direct;
@@ -18,10 +20,11 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::any;
 use axum::{Json, Router};
 use http::request::Parts;
-use http::{Method, StatusCode};
-use lf_core::{Principal, clip};
-use lf_tools::mcp::jsonrpc;
+use http::{HeaderMap, Method, StatusCode};
+use lf_core::Principal;
+use lf_tools::mcp::{Classified, Envelope, Refusal, one_call};
 use lf_tools::{Group, LfServer};
+use rmcp::model::ProtocolVersion;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
@@ -30,7 +33,7 @@ use tokio_util::sync::CancellationToken;
 
 use self::sessions::Sessions;
 use crate::app::AppState;
-use crate::auth::{caller, scope_refusal, tool_called};
+use crate::auth::{caller, insufficient_scope};
 use crate::config::{HttpConfig, MAX_BODY};
 use crate::inflight::hold_until_sent;
 use crate::responses::{json_error, rpc_error};
@@ -123,8 +126,8 @@ pub(crate) fn routes(state: &AppState, shutdown: CancellationToken) -> Router<Ap
         any(move |request: Request| {
             let mcp = mcp.clone();
             // One call: the token's check and the tool's reads share what
-            // the first of them checked (see lf_core::call).
-            async move { lf_core::call::within(mcp.serve(request)).await }
+            // the first of them checked.
+            async move { one_call(mcp.serve(request)).await }
         }),
     )
 }
@@ -142,12 +145,9 @@ fn rpc_answer(status: StatusCode, message: Value) -> Response {
     (status, Json(message)).into_response()
 }
 
-/// The session and JSON-RPC id of a request (not a notification) that
-/// belongs to a session.
-fn session_request<'a>(parts: &'a Parts, message: &'a Value) -> Option<(&'a str, &'a Value)> {
-    let session = parts.headers.get("mcp-session-id")?.to_str().ok()?;
-    message.get("method")?;
-    Some((session, message.get("id")?))
+/// The session a request names.
+fn session_of(parts: &Parts) -> Option<&str> {
+    parts.headers.get("mcp-session-id")?.to_str().ok()
 }
 
 impl Mcp {
@@ -182,37 +182,50 @@ impl Mcp {
         self.one(&principal, parts, bytes).await
     }
 
+    /// The protocol version a plain tool call of a request with `headers`
+    /// is answered directly in: only without sessions (see [`direct`]).
+    fn direct_version(&self, headers: &HeaderMap) -> Option<ProtocolVersion> {
+        if self.sessions.is_some() {
+            return None;
+        }
+        direct::version(&self.state, headers)
+    }
+
     /// A POST of one message, answered as rmcp answers it (directly, for a
     /// plain tool call without sessions).
     async fn one(&self, principal: &Principal, parts: Parts, bytes: Bytes) -> Response {
-        if self.sessions.is_none()
-            && let Some(answer) = direct::answer(&self.state, principal, &parts.headers, &bytes).await
-        {
-            return answer;
+        let version = self.direct_version(&parts.headers);
+        match self.state.server.classify_body(&bytes, principal, version.as_ref()) {
+            Classified::Direct(call) => direct::answer(&self.state, principal, call).await,
+            Classified::Rmcp(envelope) => self.to_rmcp(principal, parts, bytes, &envelope).await,
+            Classified::Refused(refusal) => self.refused(&refusal),
         }
-        let message: Value = match serde_json::from_slice(&bytes) {
-            Ok(v) => v,
-            Err(e) => {
-                if jsonrpc::is_too_deep(&e)
-                    && let Some(answer) = jsonrpc::too_deep(&bytes)
-                {
-                    return rpc_answer(StatusCode::BAD_REQUEST, answer);
-                }
-                return rpc_error(
-                    StatusCode::BAD_REQUEST,
-                    -32700,
-                    &format!("Parse error: {}", clip(&e.to_string(), 200)),
-                );
-            }
-        };
-        if let Some(tool) = tool_called(&message)
-            && let Some(refusal) = scope_refusal(&self.state, principal, tool)
-        {
-            return refusal;
+    }
+
+    /// The answer to a message refused before rmcp: 403 for a token without
+    /// the tool's scope, else its JSON-RPC error (400), or 202 for a
+    /// notification, which gets none.
+    fn refused(&self, refusal: &Refusal) -> Response {
+        match refusal {
+            Refusal::Scope { tool, .. } => insufficient_scope(&self.state, tool),
+            Refusal::Unreadable(Some(answer)) => rpc_answer(StatusCode::BAD_REQUEST, answer.clone()),
+            Refusal::Unreadable(None) => StatusCode::ACCEPTED.into_response(),
         }
+    }
+
+    /// rmcp's answer to a POST of one message, of which the endpoint checks
+    /// `envelope`: with sessions, an id already in flight is refused, and
+    /// the session an `initialize` opens is recorded as the caller's.
+    async fn to_rmcp(
+        &self,
+        principal: &Principal,
+        parts: Parts,
+        bytes: Bytes,
+        envelope: &Envelope,
+    ) -> Response {
         let mut claim = None;
-        if let (Some(inflight), Some((session, id))) =
-            (&self.state.inflight, session_request(&parts, &message))
+        if let (Some(inflight), Some(session), Some(id)) =
+            (&self.state.inflight, session_of(&parts), envelope.request_id())
         {
             match inflight.claim(session, id) {
                 Some(c) => claim = Some(c),
@@ -225,9 +238,10 @@ impl Mcp {
                 }
             }
         }
-        let initialize = message.get("method").and_then(Value::as_str) == Some("initialize");
         let mut response = self.rmcp(parts, principal.clone(), bytes).await;
-        if initialize && let Some(sessions) = &self.sessions {
+        if envelope.initialize()
+            && let Some(sessions) = &self.sessions
+        {
             sessions.own(&response, principal);
             response = sessions.watch(response);
         }

@@ -12,10 +12,11 @@
 //!   [`MAX_LINE`] answers `-32600`; the session goes on;
 //! - answers are written through a buffer flushed whenever no other answer is
 //!   ready, so pipelined calls share writes;
-//! - once the server has answered `initialize`, a plain `tools/call` is
-//!   answered by the transport itself ([`direct`], with
-//!   [`lf_tools::mcp::direct`]): everything else (the handshake, lists, prompts,
-//!   inline-era requests, broken calls) is rmcp's;
+//! - each message is read once, by [`LfServer::classify`]: once the server
+//!   has answered `initialize`, a plain `tools/call` is answered by the
+//!   transport itself ([`direct`], with [`lf_tools::mcp::direct`]);
+//!   everything else (the handshake, lists, prompts, inline-era requests,
+//!   broken calls) goes to rmcp as that same reading;
 //! - in a session of 2025-03-26, a batch is answered member by member as one
 //!   array line ([`batch`]); in other sessions it is refused.
 
@@ -27,13 +28,12 @@ use std::future::Future;
 use std::sync::{Arc, OnceLock};
 
 use lf_tools::LfServer;
-use lf_tools::mcp::direct::{Answer, DirectCall, known_version};
-use lf_tools::mcp::jsonrpc;
+use lf_tools::mcp::direct::{Answer, known_version};
+use lf_tools::mcp::{Classified, jsonrpc};
 use rmcp::RoleServer;
 use rmcp::model::{
-    CallToolRequest, ClientJsonRpcMessage, ClientNotification, ClientRequest, JsonRpcMessage,
-    JsonRpcNotification, JsonRpcRequest, JsonRpcResponse, ProtocolVersion, RequestId, ServerJsonRpcMessage,
-    ServerResult,
+    ClientJsonRpcMessage, ClientNotification, JsonRpcMessage, JsonRpcNotification, JsonRpcResponse,
+    ProtocolVersion, RequestId, ServerJsonRpcMessage, ServerResult,
 };
 use rmcp::transport::Transport;
 use serde_json::Value;
@@ -98,17 +98,7 @@ struct Reader {
 }
 
 /// A message as read: what the reader does with it.
-// A `Read` lives for one message (or a batch's at most 20): boxing the large
-// variant would give every message for rmcp an allocation more.
-#[allow(clippy::large_enum_variant)]
-enum Read {
-    /// A call the transport answers.
-    Direct(DirectCall),
-    /// A message for rmcp.
-    Message(ClientJsonRpcMessage),
-    /// Not a message rmcp reads: its answer, if it gets one.
-    Rejected(Option<Value>),
-}
+type Read = Classified<ClientJsonRpcMessage>;
 
 impl Reader {
     async fn send(&self, out: Out) -> Result<(), Closed> {
@@ -126,24 +116,13 @@ impl Reader {
                 }
             };
         }
-        match self.read(text) {
+        match self.direct.read(text) {
             Read::Direct(call) => self.direct.answer(call, &self.outgoing).await,
-            Read::Message(message) => self.forward(message).await,
-            Read::Rejected(Some(answer)) => self.send(Out::Raw(answer)).await,
-            Read::Rejected(None) => Ok(()),
-        }
-    }
-
-    fn read(&self, text: &[u8]) -> Read {
-        if let Some(call) = self.direct.takes(text) {
-            return Read::Direct(call);
-        }
-        match parse_message(text) {
-            Ok(message) => Read::Message(message),
-            Err(err) => {
-                tracing::debug!(error = %err, "unreadable message");
-                Read::Rejected(jsonrpc::reject(text, &err))
-            }
+            Read::Rmcp(message) => self.forward(message).await,
+            Read::Refused(refusal) => match refusal.answer() {
+                Some(answer) => self.send(Out::Raw(answer)).await,
+                None => Ok(()),
+            },
         }
     }
 
@@ -227,20 +206,6 @@ async fn read_loop<R: AsyncRead + Unpin>(reader: R, dispatch: Reader) {
             return;
         }
     }
-}
-
-/// A line as a message. rmcp reads a request by trying every kind in turn
-/// until one takes the method, and a tool call comes late in that list: on a
-/// stream of tool calls that took a quarter of the server's time. A tool
-/// call is read directly first, exactly as that try reads it;
-/// anything else (or a broken call, so that its error is the usual one) is
-/// then read as before.
-fn parse_message(line: &[u8]) -> Result<ClientJsonRpcMessage, serde_json::Error> {
-    if let Ok(call) = serde_json::from_slice::<JsonRpcRequest<CallToolRequest>>(line) {
-        let request = JsonRpcRequest::new(call.id, ClientRequest::CallToolRequest(call.request));
-        return Ok(ClientJsonRpcMessage::Request(request));
-    }
-    serde_json::from_slice(line)
 }
 
 fn trim_line(line: &[u8]) -> &[u8] {
@@ -385,34 +350,5 @@ impl Transport<RoleServer> for LineTransport {
     async fn close(&mut self) -> Result<(), Closed> {
         self.incoming.close();
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A tool call read directly is the message rmcp reads, and so is
-    /// every other line.
-    #[test]
-    fn parity_tool_calls_read_as_rmcp_reads_them() {
-        let lines = [
-            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get_lens","arguments":{"lens_id":"x"}}}"#,
-            r#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"n","_meta":{"progressToken":1}}}"#,
-            r#"{"jsonrpc":"2.0","id":4,"method":"tools/list"}"#,
-            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
-            r#"{"jsonrpc":"2.0","id":5,"result":{}}"#,
-            // Broken calls, which rmcp reads as custom requests.
-            r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"arguments":{}}}"#,
-            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call"}"#,
-        ];
-        for line in lines {
-            let generic = serde_json::to_value(serde_json::from_str::<ClientJsonRpcMessage>(line).unwrap());
-            let direct = serde_json::to_value(parse_message(line.as_bytes()).unwrap());
-            assert_eq!(direct.unwrap(), generic.unwrap(), "{line}");
-        }
-        let direct = parse_message(lines[1].as_bytes()).unwrap();
-        let ClientJsonRpcMessage::Request(r) = direct else { panic!("not a request") };
-        assert!(matches!(r.request, ClientRequest::CallToolRequest(_)));
     }
 }

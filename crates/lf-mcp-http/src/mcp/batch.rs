@@ -7,7 +7,8 @@
 //! [`super::sessions`]), else the `MCP-Protocol-Version` header's (none
 //! means 2025-03-26, as rmcp takes it); other versions are refused.
 //!
-//! A member that is not a message rmcp reads gets the error a stdio client
+//! Each member is read once (`LfServer::classify`, as a stdio line is). A
+//! member that is not a message rmcp reads gets the error a stdio client
 //! would get for it; one whose answer alone would not be a JSON-RPC message
 //! (406 for the Accept header, 404 for an unknown session) makes that the
 //! answer to the whole batch, as it would be the same for every member; a
@@ -22,12 +23,11 @@ use futures_util::StreamExt;
 use http::request::Parts;
 use http::{HeaderMap, StatusCode, header};
 use lf_core::Principal;
-use lf_tools::mcp::jsonrpc;
+use lf_tools::mcp::{Classified, Envelope, Refusal, jsonrpc};
 use rmcp::model::ClientJsonRpcMessage;
 use serde_json::Value;
 
 use super::{Mcp, NO_BATCHES, direct, rpc_answer};
-use crate::auth::{scope_refusal, tool_called};
 
 /// What one member of a batch contributes to its answer.
 enum Member {
@@ -66,17 +66,19 @@ impl Mcp {
             Ok(members) => members,
             Err(refusal) => return Some(rpc_answer(StatusCode::BAD_REQUEST, refusal.answer(NO_BATCHES))),
         };
-        for member in &members {
-            if let Ok(message) = serde_json::from_slice::<Value>(member)
-                && let Some(tool) = tool_called(&message)
-                && let Some(refusal) = scope_refusal(&self.state, principal, tool)
-            {
-                return Some(refusal);
+        // Each member read once, all before any runs: a token that may not
+        // call one of the batch's tools is refused the whole batch.
+        let version = self.direct_version(&parts.headers);
+        let mut reads = Vec::with_capacity(members.len());
+        for member in members {
+            match self.state.server.classify(member, principal, version.as_ref()) {
+                Classified::Refused(refusal @ Refusal::Scope { .. }) => return Some(self.refused(&refusal)),
+                read => reads.push((bytes.slice_ref(member), read)),
             }
         }
-        let mut answers = Vec::with_capacity(members.len());
-        for member in members {
-            match self.member(principal, parts.clone(), bytes.slice_ref(member)).await {
+        let mut answers = Vec::with_capacity(reads.len());
+        for (member, read) in reads {
+            match self.member(principal, parts.clone(), member, read).await {
                 Member::Answer(status, answer) => answers.push((status, answer)),
                 Member::Nothing => {}
                 Member::Refused(response) => return Some(response),
@@ -98,15 +100,24 @@ impl Mcp {
         Some((status, [(header::CONTENT_TYPE, "application/json")], body).into_response())
     }
 
-    /// One member, answered as if it had come alone.
-    async fn member(&self, principal: &Principal, parts: Parts, bytes: Bytes) -> Member {
-        if let Err(err) = serde_json::from_slice::<ClientJsonRpcMessage>(&bytes) {
-            return match jsonrpc::reject(&bytes, &err) {
-                Some(answer) => Member::Answer(StatusCode::BAD_REQUEST, answer.to_string().into_bytes()),
-                None => Member::Nothing,
-            };
-        }
-        let response = self.one(principal, parts, bytes).await;
+    /// One member, read as `read`, answered as if it had come alone.
+    async fn member(
+        &self,
+        principal: &Principal,
+        parts: Parts,
+        bytes: Bytes,
+        read: Classified<ClientJsonRpcMessage>,
+    ) -> Member {
+        let response = match read {
+            Classified::Direct(call) => direct::answer(&self.state, principal, call).await,
+            Classified::Rmcp(message) => self.to_rmcp(principal, parts, bytes, &Envelope::of(&message)).await,
+            Classified::Refused(refusal) => {
+                return match refusal.answer() {
+                    Some(answer) => Member::Answer(StatusCode::BAD_REQUEST, answer.to_string().into_bytes()),
+                    None => Member::Nothing,
+                };
+            }
+        };
         let status = response.status();
         let content_type = response.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
         let (json, events) = match content_type {

@@ -1,5 +1,6 @@
-//! The HTTP half of the rmcp bypass ([`lf_tools::mcp::direct`] decides which
-//! calls and gives their answers): without sessions, rmcp serves each
+//! The HTTP half of the rmcp bypass ([`lf_tools::mcp::classify`] decides
+//! which calls, [`lf_tools::mcp::direct`] gives their answers): without
+//! sessions, rmcp serves each
 //! request with a one-shot service of its own, which cost more than the
 //! call, so a plain tool call whose headers rmcp's checks would pass as
 //! they stand is answered here, as rmcp answers a stateless request in
@@ -10,11 +11,10 @@
 use axum::response::{IntoResponse, Response};
 use http::{HeaderMap, StatusCode, header};
 use lf_core::Principal;
-use lf_tools::mcp::direct::{is_inline_era, known_version};
+use lf_tools::mcp::direct::{DirectCall, is_inline_era, known_version};
 use rmcp::model::ProtocolVersion;
 
 use crate::app::AppState;
-use crate::auth::scope_refusal;
 use crate::responses::rpc_error;
 
 /// The protocol version of a stateless request as rmcp takes it from the
@@ -33,8 +33,13 @@ pub(super) fn stateless_version(headers: &HeaderMap) -> Option<ProtocolVersion> 
 /// checks as they stand, for a direct answer: it accepts JSON and event
 /// streams (listed plainly; a list with parameters or quotes is left to
 /// rmcp's reading), sends JSON, and names one known version before the
-/// inline era, or none.
-fn direct_version(headers: &HeaderMap) -> Option<ProtocolVersion> {
+/// inline era, or none. With dynamic toolsets, none: every stateless
+/// request is a session of its own, which rmcp's factory makes, not this
+/// shared server's.
+pub(super) fn version(state: &AppState, headers: &HeaderMap) -> Option<ProtocolVersion> {
+    if state.server.dynamic_toolsets() {
+        return None;
+    }
     let (mut json, mut sse) = (false, false);
     for value in headers.get_all(header::ACCEPT) {
         for entry in value.to_str().ok()?.split(',') {
@@ -54,29 +59,12 @@ fn direct_version(headers: &HeaderMap) -> Option<ProtocolVersion> {
     stateless_version(headers).filter(|version| !is_inline_era(version))
 }
 
-/// The answer to a stateless POST of `body` from `principal`, when it is a
-/// call to answer directly: 403 when the token may not call the tool, else
-/// rmcp's answer as rmcp sends a stateless one in JSON (200,
-/// `application/json`).
-pub(super) async fn answer(
-    state: &AppState,
-    principal: &Principal,
-    headers: &HeaderMap,
-    body: &[u8],
-) -> Option<Response> {
-    // With dynamic toolsets every stateless request is a session of its
-    // own, which rmcp's factory makes: not this shared server's.
-    if state.server.dynamic_toolsets() {
-        return None;
-    }
-    let version = direct_version(headers)?;
-    let call = state.server.direct_call(body, &version)?;
-    if let Some(refusal) = scope_refusal(state, principal, call.tool()) {
-        return Some(refusal);
-    }
+/// rmcp's answer to `call` from `principal`, as rmcp sends a stateless one
+/// in JSON (200, `application/json`).
+pub(super) async fn answer(state: &AppState, principal: &Principal, call: DirectCall) -> Response {
     let answer = state.server.answer(principal.clone(), call).await;
     let mut body = Vec::with_capacity(4096);
-    Some(match answer.write(&mut body) {
+    match answer.write(&mut body) {
         Ok(()) => ([(header::CONTENT_TYPE, "application/json")], body).into_response(),
         Err(e) => {
             tracing::error!(error = %e, "an answer could not be serialized");
@@ -86,5 +74,5 @@ pub(super) async fn answer(
                 "Internal error: the answer could not be written",
             )
         }
-    })
+    }
 }

@@ -122,14 +122,17 @@ impl Reader {
     /// Reads and dispatches the members of a batch, the batch opened first
     /// so that no answer comes before it waits for it.
     pub(super) async fn batch(&self, members: Vec<&[u8]>) -> Result<(), Closed> {
-        let reads: Vec<Read> = members.into_iter().map(|member| self.read(member)).collect();
+        let reads: Vec<Read> = members.into_iter().map(|member| self.direct.read(member)).collect();
         let slots = reads
             .iter()
             .map(|read| match read {
                 Read::Direct(call) => Slot::Waiting(call.id().clone()),
-                Read::Message(ClientJsonRpcMessage::Request(request)) => Slot::Waiting(request.id.clone()),
-                Read::Message(_) | Read::Rejected(None) => Slot::Nothing,
-                Read::Rejected(Some(answer)) => Slot::Written(serde_json::to_vec(answer).unwrap_or_default()),
+                Read::Rmcp(ClientJsonRpcMessage::Request(request)) => Slot::Waiting(request.id.clone()),
+                Read::Rmcp(_) => Slot::Nothing,
+                Read::Refused(refusal) => match refusal.answer() {
+                    Some(answer) => Slot::Written(serde_json::to_vec(&answer).unwrap_or_default()),
+                    None => Slot::Nothing,
+                },
             })
             .collect();
         if let Some(line) = self.batches.open(slots) {
@@ -138,8 +141,8 @@ impl Reader {
         for read in reads {
             match read {
                 Read::Direct(call) => self.direct.answer(call, &self.outgoing).await?,
-                Read::Message(message) => self.forward(message).await?,
-                Read::Rejected(_) => {}
+                Read::Rmcp(message) => self.forward(message).await?,
+                Read::Refused(_) => {}
             }
         }
         Ok(())

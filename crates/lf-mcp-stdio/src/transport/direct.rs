@@ -18,7 +18,7 @@ use rmcp::model::RequestId;
 use tokio::sync::{Semaphore, mpsc};
 use tokio::task::AbortHandle;
 
-use super::{Closed, Negotiated, Out, QUEUE};
+use super::{Closed, Negotiated, Out, QUEUE, Read};
 
 pub(super) struct Direct {
     server: LfServer,
@@ -35,10 +35,11 @@ impl Direct {
         Self { server, negotiated, running: Arc::default(), slots: Arc::new(Semaphore::new(QUEUE)) }
     }
 
-    /// The call `text` is, when it is the transport's to answer: only in a
-    /// session opened by `initialize`, in the version negotiated there.
-    pub(super) fn takes(&self, text: &[u8]) -> Option<DirectCall> {
-        self.server.direct_call(text, self.negotiated.get()?)
+    /// What `text` is (see [`LfServer::classify`]): a call is the
+    /// transport's to answer only in a session opened by `initialize`, in
+    /// the version negotiated there.
+    pub(super) fn read(&self, text: &[u8]) -> Read {
+        self.server.classify(text, self.server.principal(), self.negotiated.get())
     }
 
     /// Runs `call` and queues its answer. A call that does not finish on its

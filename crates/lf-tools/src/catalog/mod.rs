@@ -1,16 +1,16 @@
 //! The catalog machinery: what a tool is, and the registry of them.
 //!
-//! - [`tool`]: the [`Tool`] trait a tool implements in one file, and
+//! - `tool.rs`: the [`Tool`] trait a tool implements in one file, and
 //!   [`ToolSpec`], the declaration everything else reads;
-//! - [`group`]: [`Group`], one folder of `groups/`;
+//! - `group.rs`: [`Group`], one folder of `groups/`;
 //! - this module: [`Catalog`], every tool of every group in
 //!   [`crate::groups::ALL`], and [`CatalogOptions`], which of them a server
 //!   exposes;
-//! - [`services`]: the domain services a tool calls, and its [`Ctx`];
-//! - [`output`]: [`ToolOutput`], the one result type, cleaned by
-//!   [`hygiene`]; [`errors`]: the one place a domain error becomes a result;
-//! - [`schema`]: the listed JSON Schemas, [`size`] what the listing costs,
-//!   [`paging`] the paging every list shares, [`json_schema`] the JSON
+//! - `services.rs`: the domain services a tool calls, and its [`Ctx`];
+//! - `output.rs`: [`ToolOutput`], the one result type, cleaned by
+//!   `hygiene.rs`; `errors.rs`: the one place a domain error becomes a result;
+//! - `schema.rs`: the listed JSON Schemas, `size.rs` what the listing costs,
+//!   `paging.rs` the paging every list shares, `json_schema.rs` the JSON
 //!   Schema check of `auto_score` battles.
 //!
 //! Nothing here speaks a protocol: [`crate::mcp`] serves the catalog over
@@ -93,7 +93,7 @@ impl Catalog {
 
     /// The tools `options` enables, as `tools/list` lists them: a field
     /// description already given by an earlier tool of the listing is not
-    /// given again (see [`schema::drop_repeated_descriptions`]).
+    /// given again (see `schema::drop_repeated_descriptions`).
     pub fn listing(&self, options: &CatalogOptions) -> Vec<McpTool> {
         self.listing_of(|t| options.enables(t))
     }

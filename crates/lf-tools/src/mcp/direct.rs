@@ -5,24 +5,24 @@
 //! HTTP a whole one-shot service per request. For a tool call that work cost
 //! more than the call. Both transports therefore answer the one message
 //! kind that is most of their traffic themselves, where rmcp's answer is
-//! known: [`LfServer::direct_call`] decides, from the request's text and the
-//! session's negotiated protocol version, whether a message is such a call,
-//! and [`LfServer::answer`] gives the answer rmcp's handler gives, shaped for
+//! known: [`LfServer::classify`] decides, from the request's text and the
+//! session's negotiated protocol version, whether a message is such a call
+//! ([`crate::mcp::classify`], which reads a call as rmcp reads it), and
+//! [`LfServer::answer`] gives the answer rmcp's handler gives, shaped for
 //! that version as rmcp shapes it. Everything else stays rmcp's.
 //!
-//! This module, the transports' `direct` modules (lf-mcp-stdio's
-//! `transport/direct.rs`, lf-mcp-http's `mcp/direct.rs`) and their parity
-//! tests (the direct answer equals rmcp's) are the whole bypass: an rmcp
-//! upgrade is checked by running those tests.
+//! This module, the reading of a call in [`crate::mcp::classify`], the
+//! transports' `direct` modules (lf-mcp-stdio's `transport/direct.rs`,
+//! lf-mcp-http's `mcp/direct.rs`) and their parity tests (the direct
+//! answer equals rmcp's) are the whole bypass: an rmcp upgrade is checked
+//! by running those tests.
 
 use std::sync::LazyLock;
 
 use rmcp::model::{
-    CallToolRequestMethod, CallToolResponse, CallToolResult, ContentBlock, ErrorCode, ErrorData,
-    InputResponses, JsonObject, JsonRpcMessage, JsonRpcResponse, JsonRpcVersion2_0, ProtocolVersion,
-    RequestId, RequestMetaObject, ServerJsonRpcMessage, ServerResult,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorCode, ErrorData, JsonObject,
+    JsonRpcMessage, JsonRpcResponse, ProtocolVersion, RequestId, ServerJsonRpcMessage, ServerResult,
 };
-use serde::Deserialize;
 use serde_json::Value;
 
 use lf_core::Principal;
@@ -30,49 +30,9 @@ use lf_core::Principal;
 use crate::LfServer;
 use crate::catalog::output::{ToolOutput, call_tool_result, write_json_string};
 
-/// A `tools/call` request read straight from its text. rmcp reads the same
-/// line through two layers of buffered (flattened) fields; this reads the
-/// same fields with the same types, so a message this reads rmcp reads as
-/// the same call, and one it does not read is left to rmcp.
-#[derive(Debug, Deserialize)]
-struct ToolCall {
-    #[serde(rename = "jsonrpc")]
-    _jsonrpc: JsonRpcVersion2_0,
-    id: RequestId,
-    #[serde(rename = "method")]
-    _method: CallToolRequestMethod,
-    params: ToolCallParams,
-}
-
-#[derive(Debug, Deserialize)]
-struct ToolCallParams {
-    #[serde(rename = "_meta")]
-    meta: Option<RequestMetaObject>,
-    name: String,
-    arguments: Option<JsonObject>,
-    // Read so that a call rmcp would refuse for them is left to rmcp; the
-    // catalog's handler does not use them.
-    #[serde(rename = "inputResponses")]
-    _input_responses: Option<InputResponses>,
-    #[serde(rename = "requestState")]
-    _request_state: Option<String>,
-}
-
-impl ToolCall {
-    fn parse(text: &[u8]) -> Option<Self> {
-        serde_json::from_slice(text).ok()
-    }
-
-    /// Whether its `_meta` names a protocol version. rmcp checks such a call
-    /// against the versions it supports and the inline era's required
-    /// metadata: it is not one to answer directly.
-    fn names_protocol_version(&self) -> bool {
-        self.params.meta.as_ref().is_some_and(|meta| meta.protocol_version().is_some())
-    }
-}
-
 /// A tool call to answer directly, with the protocol version to answer it
-/// in: made by [`LfServer::direct_call`], answered by [`LfServer::answer`].
+/// in: made by [`LfServer::classify`] (or [`LfServer::classify_body`]),
+/// answered by [`LfServer::answer`].
 #[derive(Debug)]
 pub struct DirectCall {
     id: RequestId,
@@ -82,6 +42,10 @@ pub struct DirectCall {
 }
 
 impl DirectCall {
+    pub(crate) fn new(id: RequestId, params: CallToolRequestParams, version: ProtocolVersion) -> Self {
+        Self { id, name: params.name.into_owned(), arguments: params.arguments, version }
+    }
+
     pub fn id(&self) -> &RequestId {
         &self.id
     }
@@ -104,25 +68,6 @@ pub fn known_version(name: &str) -> Option<ProtocolVersion> {
 }
 
 impl LfServer {
-    /// The one place that decides what is answered directly: `request` (a
-    /// message's text) when it is a plain tool call, read as rmcp reads it,
-    /// whose `_meta` names no protocol version, to be answered as rmcp
-    /// answers it in a session of protocol `version`; with dynamic
-    /// toolsets, not a call that needs rmcp's request context or peer (the
-    /// meta tools, whose answer may come with a notification, and calls
-    /// when requests name their own toolsets). `None` leaves the message to
-    /// rmcp.
-    ///
-    /// The transport passes the version it knows the session to have (stdio:
-    /// the one rmcp negotiated; HTTP: the `MCP-Protocol-Version` header of a
-    /// stateless request whose headers rmcp would pass).
-    pub fn direct_call(&self, request: &[u8], version: &ProtocolVersion) -> Option<DirectCall> {
-        let call = ToolCall::parse(request)
-            .filter(|call| !call.names_protocol_version() && self.answers_directly(&call.params.name))?;
-        let ToolCall { id, params, .. } = call;
-        Some(DirectCall { id, name: params.name, arguments: params.arguments, version: version.clone() })
-    }
-
     /// The answer rmcp's handler gives `call` from `principal`: the catalog's
     /// result, shaped for the call's protocol version as rmcp's
     /// `handle_request` shapes every result.
@@ -277,64 +222,7 @@ fn tool_result(message: &mut ServerJsonRpcMessage) -> Option<&mut CallToolResult
 
 #[cfg(test)]
 mod tests {
-    use rmcp::model::{ClientJsonRpcMessage, ClientRequest, GetExtensions, JsonRpcRequest};
-
     use super::*;
-
-    /// A tool call read here is the call rmcp reads, with the same id, name,
-    /// arguments and `_meta`; a line rmcp does not read as a tool call is
-    /// not read here either.
-    #[test]
-    fn parity_tool_calls_read_as_rmcp_reads_them() {
-        let lines = [
-            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get_lens","arguments":{"lens_id":"x","n":1.5}}}"#,
-            r#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"n","_meta":{"progressToken":1}},"extra":true}"#,
-            r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"n","_meta":null,"arguments":null}}"#,
-            r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"n","requestState":"s","inputResponses":{"k":{}}}}"#,
-            r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"n","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#,
-            // Not tool calls, or broken ones.
-            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"n","_meta":"x"}}"#,
-            r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"n","requestState":3}}"#,
-            r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"n","inputResponses":[]}}"#,
-            r#"{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"n","arguments":[1]}}"#,
-            r#"{"jsonrpc":"1.0","id":11,"method":"tools/call","params":{"name":"n"}}"#,
-            r#"{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"n"}}"#,
-            r#"{"jsonrpc":"2.0","id":12,"method":"tools/list","params":{"name":"n"}}"#,
-            r#"{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"arguments":{}}}"#,
-            r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"n"}}"#,
-            r#"[{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"n"}}]"#,
-        ];
-        let mut read = 0;
-        for line in lines {
-            let ours = ToolCall::parse(line.as_bytes());
-            let rmcps = match serde_json::from_str::<ClientJsonRpcMessage>(line) {
-                Ok(ClientJsonRpcMessage::Request(JsonRpcRequest {
-                    id,
-                    request: ClientRequest::CallToolRequest(call),
-                    ..
-                })) => Some((id, call)),
-                _ => None,
-            };
-            match (ours, rmcps) {
-                (None, None) => {}
-                (Some(ours), Some((id, call))) => {
-                    read += 1;
-                    assert_eq!(ours.id, id, "{line}");
-                    assert_eq!(ours.params.name, call.params.name, "{line}");
-                    assert_eq!(ours.params.arguments, call.params.arguments, "{line}");
-                    let meta = call.extensions().get::<RequestMetaObject>().cloned().unwrap_or_default();
-                    assert_eq!(ours.params.meta.unwrap_or_default(), meta, "{line}");
-                }
-                (ours, rmcps) => {
-                    panic!("{line}: read here {}, by rmcp {}", ours.is_some(), rmcps.is_some())
-                }
-            }
-        }
-        assert_eq!(read, 5);
-        let inline = ToolCall::parse(lines[4].as_bytes()).unwrap();
-        assert!(inline.names_protocol_version());
-        assert!(!ToolCall::parse(lines[1].as_bytes()).unwrap().names_protocol_version());
-    }
 
     /// An answer written with its structured content copied from its text
     /// is byte for byte the message rmcp's handler sends, in both eras:

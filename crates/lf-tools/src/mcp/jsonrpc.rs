@@ -104,8 +104,17 @@ impl Shape {
 /// if any: a broken notification gets none. A message nested too deeply
 /// to parse is answered with its own id, naming the limit.
 pub fn reject(line: &[u8], err: &serde_json::Error) -> Option<Value> {
+    reject_read(line, serde_json::from_slice::<Value>(line), err)
+}
+
+/// [`reject`], with `read` the line read as JSON.
+pub(crate) fn reject_read(
+    line: &[u8],
+    read: Result<Value, serde_json::Error>,
+    err: &serde_json::Error,
+) -> Option<Value> {
     let not_json = || Some(error(Value::Null, -32700, "Parse error: the line is not JSON"));
-    match serde_json::from_slice::<Value>(line) {
+    match read {
         Ok(value) => Shape::of_value(&value).answer(&lf_core::clip(&err.to_string(), 300)),
         Err(e) if is_too_deep(&e) => match Shape::scan(line) {
             Some(shape) => shape.answer(&too_deep_detail()),

@@ -1,15 +1,19 @@
 //! The catalog served over MCP, for both transports.
 //!
-//! - [`server`]: [`LfServer`], the rmcp `ServerHandler`: tools, lenses as
+//! - `server.rs`: [`LfServer`], the rmcp `ServerHandler`: tools, lenses as
 //!   prompts, completions, resources, tasks;
+//! - [`classify`]: what an incoming message is, read once (a call to answer
+//!   directly, a message for rmcp, or refused), the scope rule of a
+//!   Lenser's token, and [`one_call`], where a call's scope begins;
 //! - [`direct`]: the rmcp bypass, a plain `tools/call` answered as rmcp
 //!   answers it; [`jsonrpc`]: what both transports answer for a message
 //!   rmcp does not (too deep, unreadable, batches);
-//! - [`tasks`]: MCP's tasks extension over workflow runs;
-//! - [`resources`]: MCP resources over the [`documents`] the caller may
-//!   read (the Search group reads the same documents);
-//! - [`toolsets`]: dynamic toolsets.
+//! - `tasks.rs`: MCP's tasks extension over workflow runs;
+//! - `resources.rs`: MCP resources over the documents the caller may read
+//!   (`documents.rs`, which the Search group reads too);
+//! - `toolsets.rs`: dynamic toolsets.
 
+pub mod classify;
 pub mod direct;
 pub(crate) mod documents;
 pub mod jsonrpc;
@@ -18,4 +22,5 @@ pub(crate) mod server;
 pub(crate) mod tasks;
 pub(crate) mod toolsets;
 
+pub use self::classify::{Classified, Envelope, Refusal, one_call};
 pub use self::server::{LfServer, PrincipalSource, SERVER_NAME, ToolsetSource};

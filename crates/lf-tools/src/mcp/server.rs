@@ -26,6 +26,7 @@ use crate::catalog::output::ToolOutput;
 use crate::catalog::services::{Ctx, Services};
 use crate::catalog::tool::{Safety, ToolSpec};
 use crate::catalog::{Catalog, CatalogOptions};
+use crate::mcp::classify::{lacks_scope, one_call};
 use crate::mcp::documents::{self, DocId};
 use crate::mcp::resources::{self, Cursor, Hint};
 use crate::mcp::tasks;
@@ -132,7 +133,7 @@ impl LfServer {
     }
 
     /// Whether a call of `tool` may be answered without rmcp (see
-    /// [`LfServer::direct_call`]): not one that may answer with a task.
+    /// [`LfServer::classify`]): not one that may answer with a task.
     /// With dynamic toolsets, not when requests name toolsets for
     /// themselves (only rmcp's request context carries them), and not
     /// `enable_toolset` or `list_toolsets`, whose answer may come with a
@@ -269,13 +270,11 @@ impl LfServer {
                 None,
             )
         })?;
-        if let Some(err) = lacks_scope(&principal, tool.required_scope(), name) {
-            return Ok(answered(ToolOutput::error(error_value(name, &err))));
+        if lacks_scope(&principal, tool.required_scope()) {
+            return Ok(answered(ToolOutput::error(error_value(name, &read_scope_only(name)))));
         }
         let ctx = Ctx { principal, services: self.services.clone() };
-        // One call: its reads may share what the first of them checked
-        // (see lf_core::call).
-        Ok(match lf_core::call::within(tool.call(ctx, args)).await {
+        Ok(match one_call(tool.call(ctx, args)).await {
             Ok(called) => Outcome { run: called.run, ..answered(called.output) },
             Err(err) => answered(ToolOutput::error(error_value(name, &err))),
         })
@@ -291,15 +290,12 @@ struct Outcome {
     run: Option<RunId>,
 }
 
-/// PERMISSION_DENIED when `principal` is a Lenser whose token lacks
-/// `needed`, which `what` (a tool, a method) needs.
-fn lacks_scope(principal: &Principal, needed: Scope, what: &str) -> Option<LfError> {
-    let Principal::Lenser { scopes, .. } = principal else { return None };
-    (!scopes.allows(needed)).then(|| {
-        LfError::permission_denied(format!(
-            "{what} changes data and this token has the read scope only: sign in again granting the write scope"
-        ))
-    })
+/// PERMISSION_DENIED for a caller whose token lacks the write scope `what`
+/// (a tool, a method) needs.
+fn read_scope_only(what: &str) -> LfError {
+    LfError::permission_denied(format!(
+        "{what} changes data and this token has the read scope only: sign in again granting the write scope"
+    ))
 }
 
 /// The error of a `resources/read` that finds nothing at `uri`: -32002
@@ -564,8 +560,8 @@ impl ServerHandler for LfServer {
                 None,
             ));
         }
-        if let Some(err) = lacks_scope(&principal, Scope::Write, "tasks/cancel") {
-            return Err(request_error(err));
+        if lacks_scope(&principal, Scope::Write) {
+            return Err(request_error(read_scope_only("tasks/cancel")));
         }
         tasks::cancel(&self.services.runs, &principal, &request.task_id).await
     }
