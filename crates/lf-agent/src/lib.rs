@@ -10,7 +10,10 @@
 //!
 //! lf-agent knows nothing about SQL, MCP or HTTP, nor about the tool
 //! catalog or workflows: a tool is the identity the catalog hands over
-//! ([`ToolRef`]: stable id, name, group, safety class), a team run names
+//! ([`ToolRef`]: stable id, name, group, safety class), and a call of it
+//! comes with what the catalog declares of it ([`Call`]: its cost, and its
+//! [`policy::Gate`], the flag it needs and the count it adds to), so no
+//! list here is keyed by tool names; a team run names
 //! its workflow and workflow run by id, and whether a person holds a
 //! handle is asked through [`LenserHandles`]; what runs a team run's
 //! workflow is a [`TeamDispatch`] hook the composition root binds. It
@@ -85,12 +88,12 @@ pub use errors::{
 };
 pub use memory::MemoryAgentStore;
 pub use model::{
-    ACTION_WORDS, ANSWER_BATTLE, ActionEntry, ActionId, ActionName, ActionOutcome, Agent, AgentFilter,
-    AgentHandle, AgentStatus, ArgsSummary, Ask, Bio, Cap, CreditLimit, Decision, DelegationPolicy,
-    DisplayName, EventDetail, EventFilter, Grant, Headline, Member, ModelName, NewEvent, Persona, Policy,
-    Profile, Reason, Reservation, Role, Runtime, Safety, StoredGrant, TeamEvent, TeamEventId, TeamEventKind,
-    TeamInputs, TeamRun, TeamRunFilter, TeamRunId, TeamRunStatus, TeamRunUpdate, ToolGroup, ToolId, ToolKey,
-    ToolName, ToolRef, Usage, UsageDay, UsageKind, WebUrl, tool_for_action,
+    ActionEntry, ActionId, ActionName, ActionOutcome, Agent, AgentFilter, AgentHandle, AgentStatus,
+    ArgsSummary, Ask, Bio, Cap, CreditLimit, Decision, DelegationPolicy, DisplayName, EventDetail,
+    EventFilter, Grant, Headline, Member, ModelName, NewEvent, Persona, Policy, Profile, Reason, Reservation,
+    Role, Runtime, Safety, StoredGrant, TeamEvent, TeamEventId, TeamEventKind, TeamInputs, TeamRun,
+    TeamRunFilter, TeamRunId, TeamRunStatus, TeamRunUpdate, ToolGroup, ToolId, ToolKey, ToolName, ToolRef,
+    Usage, UsageDay, UsageKind, WebUrl,
 };
 pub use patch::{AgentPatch, PATCH_FIELDS};
 pub use service::{

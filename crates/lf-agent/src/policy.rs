@@ -1,5 +1,6 @@
-//! The policy checks of a call, as pure functions: which flag a tool needs,
-//! what it counts against the day's caps and the credit limit, and the
+//! The policy checks of a call, as pure functions: what a call behind its
+//! tool's gate (the flag it needs, the count it adds to, as the catalog
+//! declares them) asks of the day's caps and the credit limit, and the
 //! errors of a refusal. The counting itself is the store's
 //! ([`crate::AgentStore::reserve_usage`]), all or nothing, so concurrent
 //! calls never pass a cap together.
@@ -37,34 +38,36 @@ impl Capability {
 }
 
 /// What the policy says of one tool beyond its grant: the flag it needs and
-/// the daily count it adds to, besides `tool_calls`.
+/// the daily count it adds to, besides `tool_calls`. The catalog declares
+/// each tool's gate and hands it over with each call
+/// ([`crate::Call::gated`]); this crate keeps no list of tools.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Gate {
     pub needs: Option<Capability>,
     pub counts: Option<UsageKind>,
 }
 
-/// The gate of the catalog tool named `tool`. Joining and creating a
-/// battle count as a battle of the day, a vote as a vote; submitting to a
-/// battle needs the same flag as joining it but counts only as a call.
-pub fn gate(tool: &str) -> Gate {
-    let (needs, counts) = match tool {
-        "add_battle_contender" => (Capability::JoinBattles, Some(UsageKind::Battles)),
-        "submit_battle_run" => (Capability::JoinBattles, None),
-        "cast_battle_vote" => (Capability::Vote, Some(UsageKind::Votes)),
-        "create_battle" => (Capability::CreateBattles, Some(UsageKind::Battles)),
-        _ => return Gate::default(),
-    };
-    Gate { needs: Some(needs), counts }
+impl Gate {
+    /// No flag, and no count but the call's.
+    pub const NONE: Gate = Gate { needs: None, counts: None };
+
+    /// A tool the policy allows only with `capability` on.
+    pub const fn needs(capability: Capability) -> Gate {
+        Gate { needs: Some(capability), counts: None }
+    }
+
+    /// The same gate, each call also counting one of `kind` in the day.
+    pub const fn counting(self, kind: UsageKind) -> Gate {
+        Gate { needs: self.needs, counts: Some(kind) }
+    }
 }
 
-/// What a call of `tool` costing `credits` asks of the day's counts, in the
-/// order they are checked: the call, its battle or vote, its credits.
-/// PERMISSION_DENIED naming the flag when the policy does not allow the
-/// tool.
-pub fn call_asks(agent: &Agent, tool: &ToolName, credits: u64) -> LfResult<Vec<Ask>> {
+/// What a call of `tool`, behind `gate` and costing `credits`, asks of the
+/// day's counts, in the order they are checked: the call, its battle or
+/// vote, its credits. PERMISSION_DENIED naming the flag when the policy
+/// does not allow the tool.
+pub fn call_asks(agent: &Agent, tool: &ToolName, gate: Gate, credits: u64) -> LfResult<Vec<Ask>> {
     let policy = &agent.policy;
-    let gate = gate(tool.as_str());
     if let Some(cap) = gate.needs.filter(|c| !c.allowed(policy)) {
         return Err(LfError::permission_denied(format!(
             "@{} may not call {tool}: its policy has {} off. Ask its owner to turn it on with update_ai_lenser (patch {{\"{}\": true}}).",
@@ -134,19 +137,4 @@ pub fn over_limit(
 
 fn clamp(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn battle_tools_are_gated_and_counted() {
-        assert_eq!(gate("cast_battle_vote").needs, Some(Capability::Vote));
-        assert_eq!(gate("cast_battle_vote").counts, Some(UsageKind::Votes));
-        assert_eq!(gate("add_battle_contender").counts, Some(UsageKind::Battles));
-        assert_eq!(gate("create_battle").needs, Some(Capability::CreateBattles));
-        assert_eq!(gate("submit_battle_run"), Gate { needs: Some(Capability::JoinBattles), counts: None });
-        assert_eq!(gate("get_lens"), Gate::default());
-    }
 }

@@ -25,7 +25,7 @@ use crate::model::{
     UsageDay,
 };
 use crate::patch::AgentPatch;
-use crate::policy;
+use crate::policy::{self, Gate};
 use crate::roles::{self, Permission};
 use crate::store::{AgentStore, LenserHandles};
 
@@ -114,15 +114,25 @@ pub struct Call {
     pub action: ActionName,
     /// What the call will cost.
     pub credits: u64,
+    /// What the policy asks of a call of the tool beyond its grant, as the
+    /// catalog declares it.
+    pub gate: Gate,
     /// Its arguments in short, for the log.
     pub arguments: ArgsSummary,
 }
 
 impl Call {
-    /// A call of `tool` by its name, with no arguments logged.
+    /// A call of `tool` by its name, behind no gate, with no arguments
+    /// logged.
     pub fn new(tool: ToolRef, credits: u64) -> Self {
         let action = ActionName::from(&tool.name);
-        Call { tool, action, credits, arguments: ArgsSummary::default() }
+        Call { tool, action, credits, gate: Gate::NONE, arguments: ArgsSummary::default() }
+    }
+
+    /// The same call, behind `gate` (the tool's, as the catalog declares it).
+    pub fn gated(mut self, gate: Gate) -> Self {
+        self.gate = gate;
+        self
     }
 
     /// The same call, logged as `action` with `arguments`.
@@ -515,7 +525,7 @@ impl AgentService {
         };
         let asks = match refusal {
             Some(e) => return Err(self.refuse(&agent, call, actor, e).await?),
-            None => match policy::call_asks(&agent, &call.tool.name, call.credits) {
+            None => match policy::call_asks(&agent, &call.tool.name, call.gate, call.credits) {
                 Ok(asks) => asks,
                 Err(e) => return Err(self.refuse(&agent, call, actor, e).await?),
             },

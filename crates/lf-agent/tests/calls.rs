@@ -124,14 +124,14 @@ fn who_may_act_for_an_agent(w: World) {
 fn policy_flags_gate_battle_tools(w: World) {
     let (_, owner) = person();
     let a = w.agent(&owner, "battler");
-    for (name, flag) in [
-        ("add_battle_contender", "can_join_battles"),
-        ("submit_battle_run", "can_join_battles"),
-        ("cast_battle_vote", "can_vote"),
-        ("create_battle", "can_create_battles"),
+    for (name, gate, flag) in [
+        ("add_battle_contender", JOIN, "can_join_battles"),
+        ("submit_battle_run", SUBMIT, "can_join_battles"),
+        ("cast_battle_vote", VOTE, "can_vote"),
+        ("create_battle", CREATE, "can_create_battles"),
     ] {
         let t = granted(&w, &owner, &a, name, "battle");
-        let e = run(w.service.check_call(&owner, a.id, &Call::new(t, 0))).unwrap_err();
+        let e = run(w.service.check_call(&owner, a.id, &Call::new(t, 0).gated(gate))).unwrap_err();
         assert_eq!(e.code(), ErrorCode::PermissionDenied, "{name}");
         assert_eq!(str_detail(&e, "policy_flag").as_deref(), Some(flag), "{name}");
         assert!(e.message().contains("update_ai_lenser"), "{}", e.message());
@@ -144,7 +144,7 @@ fn policy_flags_gate_battle_tools(w: World) {
         .find(|g| g.tool.name.as_str() == "cast_battle_vote")
         .unwrap()
         .tool;
-    let pass = run(w.service.check_call(&owner, a.id, &Call::new(vote, 0))).unwrap();
+    let pass = run(w.service.check_call(&owner, a.id, &Call::new(vote, 0).gated(VOTE))).unwrap();
     assert_eq!((pass.usage.votes, pass.usage.tool_calls), (1, 1), "a vote counts as a vote and a call");
 }
 
@@ -164,7 +164,7 @@ fn caps_fire_at_the_exact_count_and_reset_at_midnight(w: World) {
             ..Default::default()
         },
     );
-    let vote = Call::new(granted(&w, &owner, &a, "cast_battle_vote", "battle"), 0);
+    let vote = Call::new(granted(&w, &owner, &a, "cast_battle_vote", "battle"), 0).gated(VOTE);
     let read = Call::new(granted(&w, &owner, &a, "get_lens", "lens"), 0);
 
     run(w.service.check_call(&owner, a.id, &vote)).expect("vote 1 of 2");
@@ -231,7 +231,7 @@ fn every_call_is_logged(w: World) {
     let (owner_id, owner) = person();
     let a = w.agent(&owner, "logged_bot");
     let t = granted(&w, &owner, &a, "add_battle_contender", "battle");
-    let call = Call::new(t.clone(), 0).asked_as(
+    let call = Call::new(t.clone(), 0).gated(JOIN).asked_as(
         ActionName::parse("action_type", "join_battle").unwrap(),
         ArgsSummary::new(&format!("{{\"battle_id\": \"{}\"}}", "x".repeat(1_000))),
     );
@@ -279,7 +279,7 @@ fn concurrent_calls_never_pass_a_cap(w: World) {
             ..Default::default()
         },
     );
-    let vote = Call::new(granted(&w, &owner, &a, "cast_battle_vote", "battle"), 0);
+    let vote = Call::new(granted(&w, &owner, &a, "cast_battle_vote", "battle"), 0).gated(VOTE);
     let paid = Call::new(granted(&w, &owner, &a, "run_lens", "lens"), 7);
 
     let (passed, refused) = race(std::slice::from_ref(&w.service), &owner, a.id, &vote, 8, 25);

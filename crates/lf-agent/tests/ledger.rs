@@ -81,7 +81,7 @@ fn two_servers_on_one_store_never_pass_a_cap() {
     // that its own calls then did not use, so a call of the other can be
     // refused before the cap: never more calls than the cap, and what was
     // held comes back when the server closes.
-    let vote = Call::new(vote, 0);
+    let vote = Call::new(vote, 0).gated(VOTE);
     let (votes, refused) = race(&servers, &owner, a.id, &vote, 8, 100);
     assert!(votes <= 37, "never past the vote cap over both servers: {votes}");
     assert!(refused.iter().all(|c| *c == ErrorCode::Throttled), "{refused:?}");

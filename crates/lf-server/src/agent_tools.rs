@@ -32,13 +32,12 @@ use std::collections::HashSet;
 use std::sync::{Arc, OnceLock};
 
 use async_trait::async_trait;
-use lf_agent::ANSWER_BATTLE;
 use lf_core::{
     BattleId, ContenderId, LenserId, LfError, LfResult, PageRequest, Principal, Scopes, ToolCall, ToolSpec,
 };
 use lf_runner::AgentTools;
 use lf_runner::agent_loop::{Check, Outcome, ToolBox};
-use lf_tools::agent_calls::{call_as_agent, catalog};
+use lf_tools::agent_calls::{ANSWER_BATTLE, call_as_agent, catalog};
 use lf_tools::{Ctx, Safety, Services};
 use serde_json::Value;
 

@@ -1,16 +1,18 @@
 //! Calling a catalog tool as an agent: the one way an agent acts, used by
 //! `run_agent_action` (and by the `agent_execute` step's tool box).
 //!
-//! The tool is found in the catalog by name, stable id or action word;
+//! The tool is found in the catalog by name, stable id or an action word
+//! it declares ([`crate::Tool::ACTION_WORDS`]);
 //! [`lf_agent::AgentService::check_call`] checks the caller may act for the
 //! agent, the agent is active, the tool is granted, the policy allows it and
-//! the day's caps and credit limit have room (counted at once); the tool then
+//! the day's caps and credit limit have room (counted at once, as the gate
+//! the tool declares says: [`crate::Tool::AGENT_GATE`]); the tool then
 //! runs as `Principal::Agent { agent, owner }` (its owner's reach, never
 //! more), and what came of it is written to the agent's action log.
 
 use std::sync::LazyLock;
 
-use lf_agent::{ANSWER_BATTLE, ActionName, ArgsSummary, Call, Profile, ToolGroup, ToolId, ToolName, ToolRef};
+use lf_agent::{ActionName, ArgsSummary, Call, Profile, ToolGroup, ToolId, ToolName, ToolRef};
 use lf_battle::ContenderType;
 use lf_core::{BattleId, ChatRequest, ContenderId, ErrorCode};
 use lf_core::{LenserId, LfError, LfResult};
@@ -21,6 +23,11 @@ use crate::catalog::Catalog;
 use crate::catalog::output::ToolOutput;
 use crate::catalog::services::Ctx;
 use crate::catalog::tool::{Reaches, Safety, ToolSpec};
+
+/// The action word of an agent answering a battle it is a contender of:
+/// submit_battle_run's, with a flow of its own (the agent's model answers
+/// the battle's task prompt, submitted as its contender's answer).
+pub const ANSWER_BATTLE: &str = "answer_battle";
 
 /// The whole catalog, built once: what grants name (the `agent_execute`
 /// step's tools are found in it too).
@@ -98,12 +105,16 @@ pub async fn call_as_agent(
         Ok(_) => ActionName::parse("action_type", find_tool("action_type", action)?.name)?,
         Err(_) => ActionName::parse("action_type", action)?,
     };
-    let tool = find_tool("action_type", lf_agent::tool_for_action(&asked))?;
+    let tool = match catalog().for_action_word(asked.as_str()) {
+        Some(tool) => tool,
+        None => find_tool("action_type", asked.as_str())?,
+    };
     let summary = summary(&args, note);
     let answering = asked.as_str() == ANSWER_BATTLE;
     // Answering a battle asks the model once.
     let credits = if answering { 1 } else { credits_of(tool) };
-    let call = Call::new(tool_ref(tool), credits).asked_as(asked, ArgsSummary::new(&summary));
+    let call =
+        Call::new(tool_ref(tool), credits).gated(tool.agent_gate).asked_as(asked, ArgsSummary::new(&summary));
     let agents = &ctx.services.agents;
     let pass = agents.check_call(&ctx.principal, agent, &call).await?;
     let inner = Ctx { principal: pass.principal.clone(), services: ctx.services.clone() };
@@ -201,9 +212,60 @@ async fn answer(inner: &Ctx, agent: LenserId, profile: &Profile, args: JsonObjec
 
 #[cfg(test)]
 mod tests {
+    use lf_agent::UsageKind;
+    use lf_agent::policy::{Capability, Gate};
     use serde_json::json;
 
     use super::*;
+
+    /// The tool an action names: the tool declaring the word, else the
+    /// tool of that name.
+    fn tool_for_action(action: &str) -> &'static str {
+        catalog().for_action_word(action).or_else(|| catalog().get(action)).map_or("", |t| t.name)
+    }
+
+    #[test]
+    fn action_words_map_onto_tools() {
+        assert_eq!(tool_for_action("join_battle"), "add_battle_contender");
+        assert_eq!(tool_for_action("cast_vote"), "cast_battle_vote");
+        assert_eq!(tool_for_action("submit_entry"), "submit_battle_run");
+        assert_eq!(tool_for_action("get_lens"), "get_lens");
+        assert_eq!(tool_for_action(ANSWER_BATTLE), "submit_battle_run");
+    }
+
+    /// Each action word of the original names exactly one tool: the one that
+    /// declares it, and no other tool declares it or is called by it.
+    #[test]
+    fn every_action_word_names_exactly_one_tool() {
+        let words = ["join_battle", "cast_vote", "submit_entry", "create_battle", "run_lens", "run_workflow"];
+        let declared: Vec<(&str, &str)> =
+            catalog().tools().iter().flat_map(|t| t.action_words.iter().map(move |w| (*w, t.name))).collect();
+        let mut all: Vec<&str> = declared.iter().map(|(w, _)| *w).collect();
+        all.sort_unstable();
+        let mut expected = [&words[..], &[ANSWER_BATTLE]].concat();
+        expected.sort_unstable();
+        assert_eq!(all, expected, "the original's words, each declared once");
+        for (word, tool) in declared {
+            let named: Vec<&str> = catalog()
+                .tools()
+                .iter()
+                .filter(|t| t.action_words.contains(&word) || t.name == word)
+                .map(|t| t.name)
+                .collect();
+            assert_eq!(named, [tool], "{word}");
+        }
+    }
+
+    #[test]
+    fn battle_tools_are_gated_and_counted() {
+        let gate = |name: &str| catalog().get(name).expect("a catalog tool").agent_gate;
+        assert_eq!(gate("cast_battle_vote").needs, Some(Capability::Vote));
+        assert_eq!(gate("cast_battle_vote").counts, Some(UsageKind::Votes));
+        assert_eq!(gate("add_battle_contender").counts, Some(UsageKind::Battles));
+        assert_eq!(gate("create_battle").needs, Some(Capability::CreateBattles));
+        assert_eq!(gate("submit_battle_run"), Gate { needs: Some(Capability::JoinBattles), counts: None });
+        assert_eq!(gate("get_lens"), Gate::default());
+    }
 
     #[test]
     fn the_summary_redacts_secret_named_fields_at_any_depth() {

@@ -67,7 +67,8 @@ word_newtype!(
 );
 word_newtype!(
     /// What an action log entry says was asked: a tool's name or one of
-    /// the action words (`join_battle`, `cast_vote`…).
+    /// the action words a catalog tool declares (`join_battle`,
+    /// `cast_vote`…).
     ActionName, 64, "a tool name or an action word"
 );
 
@@ -236,29 +237,6 @@ impl ActionEntry {
     }
 }
 
-/// The original's action words, each the catalog tool it runs as: what
-/// `run_agent_action` accepts besides a granted tool's own name.
-pub const ACTION_WORDS: &[(&str, &str)] = &[
-    ("join_battle", "add_battle_contender"),
-    ("cast_vote", "cast_battle_vote"),
-    ("submit_entry", "submit_battle_run"),
-    ("create_battle", "create_battle"),
-    ("run_lens", "run_lens"),
-    ("run_workflow", "run_workflow"),
-    // The agent answers a battle itself: its persona and model answer the
-    // task prompt, submitted as its contender's answer.
-    (ANSWER_BATTLE, "submit_battle_run"),
-];
-
-/// The action word of an agent answering a battle it is a contender of.
-pub const ANSWER_BATTLE: &str = "answer_battle";
-
-/// The tool name `action` runs as: the tool an action word maps onto, or
-/// `action` itself (a tool's name).
-pub fn tool_for_action(action: &ActionName) -> &str {
-    ACTION_WORDS.iter().find(|(w, _)| *w == action.as_str()).map_or(action.as_str(), |(_, t)| t)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -280,15 +258,6 @@ mod tests {
             let e = ToolKey::parse("tool_id", bad).unwrap_err();
             assert_eq!(e.code(), ErrorCode::InvalidArgument, "{bad}");
         }
-    }
-
-    #[test]
-    fn action_words_map_onto_tools() {
-        let w = |s: &str| ActionName::parse("action_type", s).unwrap();
-        assert_eq!(tool_for_action(&w("join_battle")), "add_battle_contender");
-        assert_eq!(tool_for_action(&w("cast_vote")), "cast_battle_vote");
-        assert_eq!(tool_for_action(&w("submit_entry")), "submit_battle_run");
-        assert_eq!(tool_for_action(&w("get_lens")), "get_lens");
     }
 
     #[test]

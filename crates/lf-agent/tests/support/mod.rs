@@ -10,9 +10,10 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use chrono::TimeDelta;
+use lf_agent::policy::{Capability, Gate};
 use lf_agent::{
     AgentHandle, AgentLimits, AgentService, DisplayName, LedgerSettings, LenserHandles, MemoryAgentStore,
-    NewAgent, Safety, ToolGroup, ToolId, ToolName, ToolRef,
+    NewAgent, Safety, ToolGroup, ToolId, ToolName, ToolRef, UsageKind,
 };
 use lf_core::{Detail, ErrorCode, FixedClock, LenserId, LfError, LfResult, Principal, Scopes, Timestamp};
 
@@ -108,6 +109,16 @@ pub fn person() -> (LenserId, Principal) {
 pub fn service_as(id: LenserId) -> Principal {
     Principal::Service { acting_as: Some(id) }
 }
+
+/// The gates the catalog declares on its battle tools, which it hands over
+/// with each call: joining (`add_battle_contender`) and creating
+/// (`create_battle`) a battle count as a battle of the day, a vote
+/// (`cast_battle_vote`) as a vote; submitting (`submit_battle_run`) needs
+/// the flag joining needs and counts only as a call.
+pub const JOIN: Gate = Gate::needs(Capability::JoinBattles).counting(UsageKind::Battles);
+pub const SUBMIT: Gate = Gate::needs(Capability::JoinBattles);
+pub const VOTE: Gate = Gate::needs(Capability::Vote).counting(UsageKind::Votes);
+pub const CREATE: Gate = Gate::needs(Capability::CreateBattles).counting(UsageKind::Battles);
 
 /// A catalog tool as the catalog would hand it over (the id is made here:
 /// the catalog's is a UUID v5 of the name).

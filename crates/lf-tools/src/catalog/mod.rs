@@ -63,6 +63,8 @@ pub struct Catalog {
     /// agent finds its tool on every call).
     by_name: HashMap<&'static str, usize>,
     by_id: HashMap<uuid::Uuid, usize>,
+    /// And by the action words that name it ([`Tool::ACTION_WORDS`]).
+    by_word: HashMap<&'static str, usize>,
 }
 
 impl Catalog {
@@ -71,7 +73,9 @@ impl Catalog {
         let tools: Vec<ToolSpec> = Group::all().iter().flat_map(|g| (g.tools)(g)).collect();
         let by_name = tools.iter().enumerate().map(|(i, t)| (t.name, i)).collect();
         let by_id = tools.iter().enumerate().map(|(i, t)| (t.id(), i)).collect();
-        Self { tools, by_name, by_id }
+        let by_word =
+            tools.iter().enumerate().flat_map(|(i, t)| t.action_words.iter().map(move |w| (*w, i))).collect();
+        Self { tools, by_name, by_id, by_word }
     }
 
     pub fn tools(&self) -> &[ToolSpec] {
@@ -89,6 +93,11 @@ impl Catalog {
             Ok(id) => self.by_id.get(&id).map(|&i| &self.tools[i]),
             Err(_) => self.get(tool),
         }
+    }
+
+    /// The tool the action word `word` names ([`Tool::ACTION_WORDS`]).
+    pub fn for_action_word(&self, word: &str) -> Option<&ToolSpec> {
+        self.by_word.get(word).map(|&i| &self.tools[i])
     }
 
     /// The tools `options` enables, as `tools/list` lists them: a field

@@ -7,6 +7,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
+use lf_agent::policy::Gate;
 use lf_core::{LfError, LfResult, Scope, clip};
 use lf_workflow::run::RunId;
 use rmcp::model::{JsonObject, Tool as McpTool, ToolAnnotations};
@@ -75,6 +76,14 @@ pub trait Tool {
     type Input: DeserializeOwned + JsonSchema + Send + 'static;
     /// The result; its JSON Schema is the tool's output schema.
     type Output: Serialize + JsonSchema + 'static;
+    /// What an AI Lenser's policy asks of a call of it beyond its grant: the
+    /// flag it needs and the day's count it adds to (lf-agent's `Gate`,
+    /// handed over with each call as an agent). Most tools need no flag.
+    const AGENT_GATE: Gate = Gate::NONE;
+    /// The original's action words that name it, which an agent's action
+    /// (`run_agent_action`) takes besides its name: `join_battle` for
+    /// add_battle_contender. A word names one tool in the whole catalog.
+    const ACTION_WORDS: &'static [&'static str] = &[];
     /// For a tool whose call starts a workflow run: the run its result
     /// names. A client that declared MCP's tasks extension then gets that
     /// run as a task instead of the result (lf-tools' `tasks` module).
@@ -127,6 +136,10 @@ pub struct ToolSpec {
     /// Whether a call starts a workflow run that a client of the tasks
     /// extension gets as a task (see [`Tool::STARTS_RUN`]).
     pub starts_run: bool,
+    /// See [`Tool::AGENT_GATE`].
+    pub agent_gate: Gate,
+    /// See [`Tool::ACTION_WORDS`].
+    pub action_words: &'static [&'static str],
     /// [`ToolSpec::id`], worked out once.
     id: uuid::Uuid,
     /// The tool as a grant names it ([`crate::agent_calls::tool_ref`]),
@@ -209,6 +222,8 @@ pub(crate) fn declare<T: Tool>(group: &'static Group) -> ToolSpec {
         input_schema: crate::catalog::schema::input::<T::Input>(),
         output_schema: crate::catalog::schema::output::<T::Output>(),
         starts_run: T::STARTS_RUN.is_some(),
+        agent_gate: T::AGENT_GATE,
+        action_words: T::ACTION_WORDS,
         id: tool_id(T::NAME),
         agent_ref: std::sync::OnceLock::new(),
         handler,

@@ -1,3 +1,5 @@
+use lf_agent::UsageKind;
+use lf_agent::policy::{Capability, Gate};
 use lf_battle::{ContenderType, DisplayName, NewContender, Slot};
 use lf_core::{ContenderRefId, LfResult};
 use schemars::JsonSchema;
@@ -55,6 +57,8 @@ impl Tool for AddBattleContender {
     const NAME: &'static str = "add_battle_contender";
     const TITLE: &'static str = "Add a battle contender";
     const SAFETY: Safety = Safety::Write;
+    const AGENT_GATE: Gate = Gate::needs(Capability::JoinBattles).counting(UsageKind::Battles);
+    const ACTION_WORDS: &'static [&'static str] = &["join_battle"];
     const DESCRIPTION: &'static str = "Add a contender to your battle in draft or open; it gets the next free slot, A to Z (SLOTS_FULL when none is left). A workflow contender (a workflow you can read) answers by itself once executing.";
     type Input = AddContenderIn;
     type Output = AddedContenderOut;

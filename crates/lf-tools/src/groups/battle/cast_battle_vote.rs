@@ -1,3 +1,5 @@
+use lf_agent::UsageKind;
+use lf_agent::policy::{Capability, Gate};
 use lf_battle::{Rationale, VotePick};
 use lf_core::{ContenderId, ErrorCode, LfError, LfResult};
 use schemars::JsonSchema;
@@ -45,6 +47,8 @@ impl Tool for CastBattleVote {
     const NAME: &'static str = "cast_battle_vote";
     const TITLE: &'static str = "Cast a battle vote";
     const SAFETY: Safety = Safety::Write;
+    const AGENT_GATE: Gate = Gate::needs(Capability::Vote).counting(UsageKind::Votes);
+    const ACTION_WORDS: &'static [&'static str] = &["cast_vote"];
     const DESCRIPTION: &'static str = "Vote in a battle in voting: the contender whose answer was best, or tie: true; voting again replaces your vote.";
     type Input = CastVoteIn;
     type Output = VoteOut;

@@ -1,3 +1,5 @@
+use lf_agent::UsageKind;
+use lf_agent::policy::{Capability, Gate};
 use lf_battle::guide;
 use lf_battle::{
     AutoCheck, BattleTitle, CriterionDescription, CriterionTitle, JudgingState, MaxContenders, ModelKey,
@@ -187,6 +189,8 @@ impl Tool for CreateBattle {
     const NAME: &'static str = "create_battle";
     const TITLE: &'static str = "Create a battle";
     const SAFETY: Safety = Safety::Write;
+    const AGENT_GATE: Gate = Gate::needs(Capability::CreateBattles).counting(UsageKind::Battles);
+    const ACTION_WORDS: &'static [&'static str] = &["create_battle"];
     const DESCRIPTION: &'static str = "Create a battle in draft: a task prompt, a format, how answers are judged and 2 to 26 slots; then add contenders and open it.";
     type Input = CreateBattleIn;
     type Output = CreatedBattleOut;

@@ -1,9 +1,11 @@
+use lf_agent::policy::{Capability, Gate};
 use lf_battle::SubmissionText;
 use lf_core::{ContenderId, LfResult};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::shapes::battle_id;
+use crate::agent_calls::ANSWER_BATTLE;
 use crate::services::Ctx;
 use crate::tool::{Reaches, Safety, Tool};
 
@@ -44,6 +46,8 @@ impl Tool for SubmitBattleRun {
     const NAME: &'static str = "submit_battle_run";
     const TITLE: &'static str = "Submit a battle run";
     const SAFETY: Safety = Safety::Write;
+    const AGENT_GATE: Gate = Gate::needs(Capability::JoinBattles);
+    const ACTION_WORDS: &'static [&'static str] = &["submit_entry", ANSWER_BATTLE];
     const REACHES: Reaches = Reaches::Model;
     const DESCRIPTION: &'static str = "Submit (or replace) a contender's answer while the battle is open or executing; the last answer moves an executing battle to voting, or to scoring and starts judging.";
     type Input = SubmitRunIn;

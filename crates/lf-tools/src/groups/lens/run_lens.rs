@@ -50,6 +50,7 @@ impl Tool for RunLens {
     const NAME: &'static str = "run_lens";
     const TITLE: &'static str = "Run a lens";
     const SAFETY: Safety = Safety::Execute;
+    const ACTION_WORDS: &'static [&'static str] = &["run_lens"];
     const DESCRIPTION: &'static str = "Resolve a lens with parameter values into a ready prompt; it calls no model, so execute resolved_prompt yourself. MISSING_PARAMS names the labels to ask for.";
     type Input = RunLensIn;
     type Output = RunOut;
