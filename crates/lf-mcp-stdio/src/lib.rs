@@ -175,8 +175,7 @@ impl std::error::Error for SessionError {}
 /// clients start servers, they are read and written as the runtime's own
 /// non-blocking streams; otherwise (a terminal, a file) through tokio's
 /// stdin and stdout, which hand every read and every write to another
-/// thread: two thread switches per call, most of a sequential call's time
-/// on one core.
+/// thread (two thread switches per call).
 pub fn std_streams() -> (Box<dyn AsyncRead + Send + Unpin>, Box<dyn AsyncWrite + Send + Unpin>) {
     #[cfg(unix)]
     {

@@ -9,17 +9,10 @@ use rmcp::model::ListToolsResult;
 
 use crate::catalog::{Catalog, CatalogOptions};
 
-/// Most bytes the full `tools/list` answer may take. About 4 bytes make a
-/// token: this is some 18,000 tokens of every conversation's context.
-///
-/// The 27 Lens and Battle tools take 39,700 bytes, Search's two 1,000; the
-/// Workflow group's nineteen take 30,800 (create_workflow alone 5,550: the
-/// blueprint is the schema a model most needs to read whole); the Agent
-/// group's fifteen 18,100 (list_ai_lensers and get_ai_lenser 4,250 of it:
-/// the profile with its policy and usage is what an owner reads), 90,000 in
-/// all; the outputs' `by_agent` (the AI Lenser that wrote a lens, version,
-/// battle, contender, workflow or run) 1,200 more. The budget leaves 800
-/// for small changes, under the aim of 100,000 bytes for the whole catalog.
+/// Most bytes the full `tools/list` answer may take, paid in every
+/// conversation's context (about 4 bytes make a token). What each group
+/// takes of it is in docs/performance.md; `cargo xtask catalog-size`
+/// prints it as it is.
 pub const LISTING_BUDGET: usize = 92_000;
 
 /// One tool's share of the listing, in bytes of JSON.
