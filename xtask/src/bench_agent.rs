@@ -233,13 +233,13 @@ async fn in_process(
         let checks: Vec<Call> = (1..=calls).map(asked).collect();
         let mut t = Timer::start();
         for call in &checks {
-            t.call("check_call", lf_core::call::within(agents.check_call(&me, agent, call))).await?;
+            t.call("check_call", lf_tools::mcp::one_call(agents.check_call(&me, agent, call))).await?;
         }
         alone.push(t.per_call());
 
         let mut spent = std::time::Duration::ZERO;
         for (i, call) in (1..=calls).zip(&checks) {
-            lf_core::call::within(async {
+            lf_tools::mcp::one_call(async {
                 services.lens.get(&me, lens(i)).await.map_err(|e| e.to_string())?;
                 let started = Instant::now();
                 agents.check_call(&me, agent, call).await.map_err(|e| e.to_string())?;
