@@ -198,17 +198,17 @@ impl Mcp {
         match self.state.server.classify_body(&bytes, principal, version.as_ref()) {
             Classified::Direct(call) => direct::answer(&self.state, principal, call).await,
             Classified::Rmcp(envelope) => self.to_rmcp(principal, parts, bytes, &envelope).await,
-            Classified::Refused(refusal) => self.refused(&refusal),
+            Classified::Refused(refusal) => self.refused(refusal),
         }
     }
 
     /// The answer to a message refused before rmcp: 403 for a token without
     /// the tool's scope, else its JSON-RPC error (400), or 202 for a
     /// notification, which gets none.
-    fn refused(&self, refusal: &Refusal) -> Response {
+    fn refused(&self, refusal: Refusal) -> Response {
         match refusal {
-            Refusal::Scope { tool, .. } => insufficient_scope(&self.state, tool),
-            Refusal::Unreadable(Some(answer)) => rpc_answer(StatusCode::BAD_REQUEST, answer.clone()),
+            Refusal::Scope { tool, .. } => insufficient_scope(&self.state, &tool),
+            Refusal::Unreadable(Some(answer)) => rpc_answer(StatusCode::BAD_REQUEST, answer),
             Refusal::Unreadable(None) => StatusCode::ACCEPTED.into_response(),
         }
     }

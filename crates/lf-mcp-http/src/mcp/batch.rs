@@ -72,7 +72,7 @@ impl Mcp {
         let mut reads = Vec::with_capacity(members.len());
         for member in members {
             match self.state.server.classify(member, principal, version.as_ref()) {
-                Classified::Refused(refusal @ Refusal::Scope { .. }) => return Some(self.refused(&refusal)),
+                Classified::Refused(refusal @ Refusal::Scope { .. }) => return Some(self.refused(refusal)),
                 read => reads.push((bytes.slice_ref(member), read)),
             }
         }
