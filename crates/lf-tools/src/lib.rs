@@ -24,7 +24,12 @@
 //!   ([`Reaches`]) and nothing else;
 //! - every result is `structuredContent` plus the same JSON as text;
 //! - a mistake the caller can fix is a tool result with `isError: true` and
-//!   `{code, message, details}`; no panic, SQL or cause text reaches a client.
+//!   `{code, message, details}`; no panic, SQL or cause text reaches a client;
+//! - each incoming message is read once ([`mcp::classify`]), where the
+//!   scope rule of a Lenser's token is decided, and a call's scope begins
+//!   in one function ([`mcp::one_call`]);
+//! - a rule about a tool (its agent gate, its action words) is declared on
+//!   the tool.
 
 pub mod agent_calls;
 mod catalog;
