@@ -436,6 +436,62 @@ impl From<lf_model::ConfigError> for ConfigError {
 mod tests {
     use super::*;
 
+    /// Every setting's names as users write them (in scripts, unit files
+    /// and configuration files), in the order of the README's tables: a
+    /// renamed setting breaks their configuration, so it shows up here.
+    const PUBLISHED: [(&str, &str, &str); 35] = [
+        ("database_url", "LENSERFIGHT_DATABASE_URL", "--database-url"),
+        ("lenser_id", "LENSERFIGHT_LENSER_ID", "--lenser-id"),
+        ("toolsets", "LENSERFIGHT_TOOLSETS", "--toolsets"),
+        ("dynamic_toolsets", "LENSERFIGHT_DYNAMIC_TOOLSETS", "--dynamic-toolsets"),
+        ("read_only", "LENSERFIGHT_READ_ONLY", "--read-only"),
+        ("log", "LENSERFIGHT_LOG", "--log"),
+        ("log_json", "LENSERFIGHT_LOG_JSON", "--log-json"),
+        ("linger_us", "LENSERFIGHT_LINGER_US", "--linger-us"),
+        ("model_base_url", "LENSERFIGHT_MODEL_BASE_URL", "--model-base-url"),
+        ("model_api_key", "LENSERFIGHT_MODEL_API_KEY", "--model-api-key"),
+        ("model_name", "LENSERFIGHT_MODEL_NAME", "--model-name"),
+        ("secret_key", "LENSERFIGHT_SECRET_KEY", "--secret-key"),
+        ("egress_allow", "LENSERFIGHT_EGRESS_ALLOW", "--egress-allow"),
+        ("run_budget_credits", "LENSERFIGHT_RUN_BUDGET_CREDITS", "--run-budget-credits"),
+        ("credits_per_1k_tokens", "LENSERFIGHT_CREDITS_PER_1K_TOKENS", "--credits-per-1k-tokens"),
+        ("run_timeout", "LENSERFIGHT_RUN_TIMEOUT", "--run-timeout"),
+        ("step_timeout", "LENSERFIGHT_STEP_TIMEOUT", "--step-timeout"),
+        ("parallel_steps", "LENSERFIGHT_PARALLEL_STEPS", "--parallel-steps"),
+        ("run_lease", "LENSERFIGHT_RUN_LEASE", "--run-lease"),
+        ("runs_per_process", "LENSERFIGHT_RUNS_PER_PROCESS", "--runs-per-process"),
+        ("runner_grace", "LENSERFIGHT_RUNNER_GRACE", "--runner-grace"),
+        ("agents_per_owner", "LENSERFIGHT_AGENTS_PER_OWNER", "--agents-per-owner"),
+        ("bind", "LENSERFIGHT_BIND", "--bind"),
+        ("public_url", "LENSERFIGHT_PUBLIC_URL", "--public-url"),
+        ("allowed_origins", "LENSERFIGHT_ALLOWED_ORIGINS", "--allowed-origins"),
+        ("request_timeout", "LENSERFIGHT_REQUEST_TIMEOUT", "--request-timeout"),
+        ("header_timeout", "LENSERFIGHT_HEADER_TIMEOUT", "--header-timeout"),
+        ("idle_timeout", "LENSERFIGHT_IDLE_TIMEOUT", "--idle-timeout"),
+        ("max_connections", "LENSERFIGHT_MAX_CONNECTIONS", "--max-connections"),
+        ("shutdown_timeout", "LENSERFIGHT_SHUTDOWN_TIMEOUT", "--shutdown-timeout"),
+        ("trusted_proxies", "LENSERFIGHT_TRUSTED_PROXIES", "--trusted-proxies"),
+        ("registrations_per_hour", "LENSERFIGHT_REGISTRATIONS_PER_HOUR", "--registrations-per-hour"),
+        ("hooks_per_minute", "LENSERFIGHT_HOOKS_PER_MINUTE", "--hooks-per-minute"),
+        ("sessions", "LENSERFIGHT_SESSIONS", "--sessions"),
+        ("dev_lenser", "LENSERFIGHT_DEV_LENSER", "--dev-lenser"),
+    ];
+
+    #[test]
+    fn every_setting_keeps_its_published_names() {
+        let names: Vec<(&str, &str, &str)> =
+            Setting::ALL.iter().map(|s| (s.key(), s.env(), s.flag())).collect();
+        assert_eq!(names, PUBLISHED);
+        for (setting, variable) in [
+            (Setting::ModelBaseUrl, lf_model::BASE_URL_KEY),
+            (Setting::ModelApiKey, lf_model::API_KEY_KEY),
+            (Setting::ModelName, lf_model::MODEL_NAME_KEY),
+            (Setting::EgressAllow, lf_egress::ALLOW_KEY),
+        ] {
+            assert_eq!(setting.env(), variable, "the variable the crate reads itself");
+        }
+    }
+
     #[test]
     fn the_three_names_follow_one_rule() {
         for (i, s) in Setting::ALL.iter().enumerate() {
