@@ -1,15 +1,17 @@
 //! Every setting of the two servers, under its three names, and the one
 //! error type of configuration.
 //!
-//! A setting has one name per source, derived by one rule: the file key is
-//! the environment variable without `LENSERFIGHT_`, lowercased, and the flag
-//! is the file key with `-` for `_` (`database_url`,
-//! `LENSERFIGHT_DATABASE_URL`, `--database-url`). The file key is also the
-//! clap argument's id, which is how the configuration file reaches the
-//! parsed arguments (see [`crate::file`]).
+//! A setting has one name per source. Its row names the file key; the
+//! environment variable and the flag are made from it by one rule
+//! (`database_url`, `LENSERFIGHT_DATABASE_URL`, `--database-url`). The file
+//! key is also the clap argument's id, which is how the configuration file
+//! reaches the parsed arguments (see [`crate::file`]). The binaries' clap
+//! arguments spell the variable out, so that a search for it finds its
+//! argument; [`check_arguments`] holds them to the rows.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
 
 /// The environment variable and flag naming the configuration file itself
 /// (not a key of the file).
@@ -81,191 +83,57 @@ pub enum Setting {
     DevLenser,
 }
 
-/// `(setting, file key, environment variable, flag, kind, reader)`.
-const TABLE: [(Setting, &str, &str, &str, Kind, Reader); 35] = [
-    (
-        Setting::DatabaseUrl,
-        "database_url",
-        "LENSERFIGHT_DATABASE_URL",
-        "--database-url",
-        Kind::Text,
-        Reader::Both,
-    ),
-    (Setting::LenserId, "lenser_id", "LENSERFIGHT_LENSER_ID", "--lenser-id", Kind::Text, Reader::Stdio),
-    (Setting::Toolsets, "toolsets", "LENSERFIGHT_TOOLSETS", "--toolsets", Kind::List, Reader::Both),
-    (
-        Setting::DynamicToolsets,
-        "dynamic_toolsets",
-        "LENSERFIGHT_DYNAMIC_TOOLSETS",
-        "--dynamic-toolsets",
-        Kind::Switch,
-        Reader::Both,
-    ),
-    (Setting::ReadOnly, "read_only", "LENSERFIGHT_READ_ONLY", "--read-only", Kind::Switch, Reader::Both),
-    (Setting::Log, "log", "LENSERFIGHT_LOG", "--log", Kind::Text, Reader::Both),
-    (Setting::LogJson, "log_json", "LENSERFIGHT_LOG_JSON", "--log-json", Kind::Switch, Reader::Both),
-    (Setting::LingerUs, "linger_us", "LENSERFIGHT_LINGER_US", "--linger-us", Kind::Count, Reader::Stdio),
-    (
-        Setting::ModelBaseUrl,
-        "model_base_url",
-        lf_model::BASE_URL_KEY,
-        "--model-base-url",
-        Kind::Text,
-        Reader::Both,
-    ),
-    (
-        Setting::ModelApiKey,
-        "model_api_key",
-        lf_model::API_KEY_KEY,
-        "--model-api-key",
-        Kind::Text,
-        Reader::Both,
-    ),
-    (Setting::ModelName, "model_name", lf_model::MODEL_NAME_KEY, "--model-name", Kind::Text, Reader::Both),
-    (Setting::SecretKey, "secret_key", "LENSERFIGHT_SECRET_KEY", "--secret-key", Kind::Text, Reader::Both),
-    (Setting::EgressAllow, "egress_allow", lf_egress::ALLOW_KEY, "--egress-allow", Kind::List, Reader::Both),
-    (
-        Setting::RunBudgetCredits,
-        "run_budget_credits",
-        "LENSERFIGHT_RUN_BUDGET_CREDITS",
-        "--run-budget-credits",
-        Kind::Count,
-        Reader::Both,
-    ),
-    (
-        Setting::CreditsPer1kTokens,
-        "credits_per_1k_tokens",
-        "LENSERFIGHT_CREDITS_PER_1K_TOKENS",
-        "--credits-per-1k-tokens",
-        Kind::Count,
-        Reader::Both,
-    ),
-    (
-        Setting::RunTimeout,
-        "run_timeout",
-        "LENSERFIGHT_RUN_TIMEOUT",
-        "--run-timeout",
-        Kind::Count,
-        Reader::Both,
-    ),
-    (
-        Setting::StepTimeout,
-        "step_timeout",
-        "LENSERFIGHT_STEP_TIMEOUT",
-        "--step-timeout",
-        Kind::Count,
-        Reader::Both,
-    ),
-    (
-        Setting::ParallelSteps,
-        "parallel_steps",
-        "LENSERFIGHT_PARALLEL_STEPS",
-        "--parallel-steps",
-        Kind::Count,
-        Reader::Both,
-    ),
-    (Setting::RunLease, "run_lease", "LENSERFIGHT_RUN_LEASE", "--run-lease", Kind::Count, Reader::Both),
-    (
-        Setting::RunsPerProcess,
-        "runs_per_process",
-        "LENSERFIGHT_RUNS_PER_PROCESS",
-        "--runs-per-process",
-        Kind::Count,
-        Reader::Both,
-    ),
-    (
-        Setting::RunnerGrace,
-        "runner_grace",
-        "LENSERFIGHT_RUNNER_GRACE",
-        "--runner-grace",
-        Kind::Count,
-        Reader::Both,
-    ),
-    (
-        Setting::AgentsPerOwner,
-        "agents_per_owner",
-        "LENSERFIGHT_AGENTS_PER_OWNER",
-        "--agents-per-owner",
-        Kind::Count,
-        Reader::Both,
-    ),
-    (Setting::Bind, "bind", "LENSERFIGHT_BIND", "--bind", Kind::Text, Reader::Http),
-    (Setting::PublicUrl, "public_url", "LENSERFIGHT_PUBLIC_URL", "--public-url", Kind::Text, Reader::Http),
-    (
-        Setting::AllowedOrigins,
-        "allowed_origins",
-        "LENSERFIGHT_ALLOWED_ORIGINS",
-        "--allowed-origins",
-        Kind::List,
-        Reader::Http,
-    ),
-    (
-        Setting::RequestTimeout,
-        "request_timeout",
-        "LENSERFIGHT_REQUEST_TIMEOUT",
-        "--request-timeout",
-        Kind::Count,
-        Reader::Http,
-    ),
-    (
-        Setting::HeaderTimeout,
-        "header_timeout",
-        "LENSERFIGHT_HEADER_TIMEOUT",
-        "--header-timeout",
-        Kind::Count,
-        Reader::Http,
-    ),
-    (
-        Setting::IdleTimeout,
-        "idle_timeout",
-        "LENSERFIGHT_IDLE_TIMEOUT",
-        "--idle-timeout",
-        Kind::Count,
-        Reader::Http,
-    ),
-    (
-        Setting::MaxConnections,
-        "max_connections",
-        "LENSERFIGHT_MAX_CONNECTIONS",
-        "--max-connections",
-        Kind::Count,
-        Reader::Http,
-    ),
-    (
-        Setting::ShutdownTimeout,
-        "shutdown_timeout",
-        "LENSERFIGHT_SHUTDOWN_TIMEOUT",
-        "--shutdown-timeout",
-        Kind::Count,
-        Reader::Http,
-    ),
-    (
-        Setting::TrustedProxies,
-        "trusted_proxies",
-        "LENSERFIGHT_TRUSTED_PROXIES",
-        "--trusted-proxies",
-        Kind::List,
-        Reader::Http,
-    ),
-    (
-        Setting::RegistrationsPerHour,
-        "registrations_per_hour",
-        "LENSERFIGHT_REGISTRATIONS_PER_HOUR",
-        "--registrations-per-hour",
-        Kind::Count,
-        Reader::Http,
-    ),
-    (
-        Setting::HooksPerMinute,
-        "hooks_per_minute",
-        "LENSERFIGHT_HOOKS_PER_MINUTE",
-        "--hooks-per-minute",
-        Kind::Count,
-        Reader::Http,
-    ),
-    (Setting::Sessions, "sessions", "LENSERFIGHT_SESSIONS", "--sessions", Kind::Switch, Reader::Http),
-    (Setting::DevLenser, "dev_lenser", "LENSERFIGHT_DEV_LENSER", "--dev-lenser", Kind::Text, Reader::Http),
+/// `(setting, file key, kind, reader)`: the key names the setting in the
+/// configuration file; its variable and flag follow from it ([`names_of`]).
+const TABLE: [(Setting, &str, Kind, Reader); 35] = [
+    (Setting::DatabaseUrl, "database_url", Kind::Text, Reader::Both),
+    (Setting::LenserId, "lenser_id", Kind::Text, Reader::Stdio),
+    (Setting::Toolsets, "toolsets", Kind::List, Reader::Both),
+    (Setting::DynamicToolsets, "dynamic_toolsets", Kind::Switch, Reader::Both),
+    (Setting::ReadOnly, "read_only", Kind::Switch, Reader::Both),
+    (Setting::Log, "log", Kind::Text, Reader::Both),
+    (Setting::LogJson, "log_json", Kind::Switch, Reader::Both),
+    (Setting::LingerUs, "linger_us", Kind::Count, Reader::Stdio),
+    (Setting::ModelBaseUrl, "model_base_url", Kind::Text, Reader::Both),
+    (Setting::ModelApiKey, "model_api_key", Kind::Text, Reader::Both),
+    (Setting::ModelName, "model_name", Kind::Text, Reader::Both),
+    (Setting::SecretKey, "secret_key", Kind::Text, Reader::Both),
+    (Setting::EgressAllow, "egress_allow", Kind::List, Reader::Both),
+    (Setting::RunBudgetCredits, "run_budget_credits", Kind::Count, Reader::Both),
+    (Setting::CreditsPer1kTokens, "credits_per_1k_tokens", Kind::Count, Reader::Both),
+    (Setting::RunTimeout, "run_timeout", Kind::Count, Reader::Both),
+    (Setting::StepTimeout, "step_timeout", Kind::Count, Reader::Both),
+    (Setting::ParallelSteps, "parallel_steps", Kind::Count, Reader::Both),
+    (Setting::RunLease, "run_lease", Kind::Count, Reader::Both),
+    (Setting::RunsPerProcess, "runs_per_process", Kind::Count, Reader::Both),
+    (Setting::RunnerGrace, "runner_grace", Kind::Count, Reader::Both),
+    (Setting::AgentsPerOwner, "agents_per_owner", Kind::Count, Reader::Both),
+    (Setting::Bind, "bind", Kind::Text, Reader::Http),
+    (Setting::PublicUrl, "public_url", Kind::Text, Reader::Http),
+    (Setting::AllowedOrigins, "allowed_origins", Kind::List, Reader::Http),
+    (Setting::RequestTimeout, "request_timeout", Kind::Count, Reader::Http),
+    (Setting::HeaderTimeout, "header_timeout", Kind::Count, Reader::Http),
+    (Setting::IdleTimeout, "idle_timeout", Kind::Count, Reader::Http),
+    (Setting::MaxConnections, "max_connections", Kind::Count, Reader::Http),
+    (Setting::ShutdownTimeout, "shutdown_timeout", Kind::Count, Reader::Http),
+    (Setting::TrustedProxies, "trusted_proxies", Kind::List, Reader::Http),
+    (Setting::RegistrationsPerHour, "registrations_per_hour", Kind::Count, Reader::Http),
+    (Setting::HooksPerMinute, "hooks_per_minute", Kind::Count, Reader::Http),
+    (Setting::Sessions, "sessions", Kind::Switch, Reader::Http),
+    (Setting::DevLenser, "dev_lenser", Kind::Text, Reader::Http),
 ];
+
+/// The one rule naming a setting from its file key: the variable is
+/// `LENSERFIGHT_` and the key uppercased, the flag `--` and the key with `-`
+/// for `_` (`database_url`, `LENSERFIGHT_DATABASE_URL`, `--database-url`).
+fn names_of(key: &str) -> (String, String) {
+    (format!("LENSERFIGHT_{}", key.to_uppercase()), format!("--{}", key.replace('_', "-")))
+}
+
+/// Each row's variable and flag, made once, so that they can be lent out
+/// for as long as the program runs, as the keys are.
+static NAMES: LazyLock<Vec<(String, String)>> =
+    LazyLock::new(|| TABLE.iter().map(|(_, key, ..)| names_of(key)).collect());
 
 impl Setting {
     /// Every setting, in the order of the README's tables.
@@ -279,8 +147,12 @@ impl Setting {
         all
     };
 
-    fn row(self) -> &'static (Setting, &'static str, &'static str, &'static str, Kind, Reader) {
+    fn row(self) -> &'static (Setting, &'static str, Kind, Reader) {
         &TABLE[self as usize]
+    }
+
+    fn names(self) -> &'static (String, String) {
+        &NAMES[self as usize]
     }
 
     /// Its key in the configuration file, and its clap argument's id.
@@ -290,22 +162,22 @@ impl Setting {
 
     /// Its environment variable.
     pub fn env(self) -> &'static str {
-        self.row().2
+        &self.names().0
     }
 
     /// Its command-line flag.
     pub fn flag(self) -> &'static str {
-        self.row().3
+        &self.names().1
     }
 
     /// The type of its value in the configuration file.
     pub fn kind(self) -> Kind {
-        self.row().4
+        self.row().2
     }
 
     /// Which binary reads it.
     pub fn reader(self) -> Reader {
-        self.row().5
+        self.row().3
     }
 
     /// The setting with this file key.
@@ -315,7 +187,7 @@ impl Setting {
 
     /// The setting with this environment variable.
     pub fn from_env(env: &str) -> Option<Setting> {
-        TABLE.iter().find(|r| r.2 == env).map(|r| r.0)
+        Setting::ALL.into_iter().find(|s| s.env() == env)
     }
 }
 
@@ -354,7 +226,7 @@ pub fn check_arguments(command: &clap::Command, reader: Reader) -> Result<(), St
 }
 
 /// `LENSERFIGHT_DATABASE_URL (--database-url)`: how configuration errors
-/// have always named a setting.
+/// name a setting given by a flag or the environment.
 impl fmt::Display for Setting {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} ({})", self.env(), self.flag())
@@ -493,14 +365,18 @@ mod tests {
     }
 
     #[test]
-    fn the_three_names_follow_one_rule() {
+    fn the_names_follow_one_rule_and_find_their_setting() {
         for (i, s) in Setting::ALL.iter().enumerate() {
             assert_eq!(*s as usize, i, "TABLE is in the enum's order");
-            assert_eq!(s.env(), format!("LENSERFIGHT_{}", s.key().to_uppercase()));
-            assert_eq!(s.flag(), format!("--{}", s.key().replace('_', "-")));
+            assert!(
+                s.key().bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_'),
+                "{}: a key is lowercase, so that its variable names it alone",
+                s.key()
+            );
             assert_eq!(Setting::from_key(s.key()), Some(*s));
             assert_eq!(Setting::from_env(s.env()), Some(*s));
         }
+        assert_eq!(names_of("config"), (CONFIG_ENV.to_owned(), CONFIG_FLAG.to_owned()), "the file's own");
     }
 
     #[test]
