@@ -9,7 +9,12 @@
 //! memory (the HTTP server's own run store over HTTP) and nothing runs
 //! them: [`TestStore::end_run`] records an end as a runner would.
 //!
+//! [`readme`] reads the README's code blocks and tables for the tests that
+//! hold it to the code.
+//!
 //! This crate knows no tool by name: the test files hold their own tables.
+
+pub mod readme;
 
 use std::collections::HashMap;
 use std::fmt;
