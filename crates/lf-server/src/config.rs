@@ -118,7 +118,7 @@ impl std::fmt::Debug for KeyText {
 
 /// `--toolsets`'s help, naming the groups of the catalog's registry.
 fn toolsets_help() -> String {
-    format!("Only these tool groups, comma-separated ({})", Group::ids().join(", "))
+    format!("Only these tool groups, comma-separated ({}) [default: all]", Group::ids().join(", "))
 }
 
 impl CommonArgs {
