@@ -1,7 +1,8 @@
-//! Every JSON block of the README works as written. The line before each
-//! one is `<!-- example: NAME -->`: NAME is a tool, and the block its
-//! arguments, or `client`, and the block an MCP client's configuration. A
-//! JSON block without a marker, or with another, fails the test.
+//! Every JSON block and curl command of the README works as written. The
+//! line before each JSON block is `<!-- example: NAME -->`: NAME is a tool,
+//! and the block its arguments, or `client`, and the block an MCP client's
+//! configuration. A JSON block without a marker, or with another, fails
+//! the test.
 //!
 //! The tool calls run in the README's order against the stdio server's own
 //! wiring (lf-mcp-stdio's configuration, database, local lenser, catalog
@@ -10,7 +11,8 @@
 //! and `RUN_ID` stand for the ids the calls before made; a workflow
 //! created is validated at once, and `get_workflow_run_status` is polled
 //! until its run ends, which must be `completed`. A `connection add` marker
-//! before a shell block runs that command line as the binary would.
+//! before a shell block runs that command line as the binary would, and a
+//! `curl` marker sends its curl commands to lf-mcp-http serving in process.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -353,4 +355,159 @@ async fn a_step_whose_connection_is_not_saved_is_refused_as_the_readme_says() {
     assert_eq!(run.code(), Some("INVALID_ARGUMENT"), "{}", run.brief());
     assert_eq!(run.value["details"]["errors"][0]["code"], "CONNECTION_UNKNOWN", "{}", run.value);
     server.stop().await;
+}
+
+/// The commands of a shell script, each as its words, as `sh` splits
+/// them: an unquoted newline ends a command unless `\\` comes before it,
+/// quotes keep what they hold, `#` starts a comment, and `$NAME` in double
+/// quotes is taken from `vars` (another variable fails).
+fn shell_commands(script: &str, vars: &HashMap<&str, String>) -> Vec<Vec<String>> {
+    let mut commands = Vec::new();
+    let mut words = Vec::new();
+    let mut word: Option<String> = None;
+    let mut chars = script.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&'\n') => {
+                chars.next();
+            }
+            '\n' => {
+                words.extend(word.take());
+                if !words.is_empty() {
+                    commands.push(std::mem::take(&mut words));
+                }
+            }
+            '#' if word.is_none() => while chars.next_if(|&c| c != '\n').is_some() {},
+            c if c.is_whitespace() => words.extend(word.take()),
+            '\'' => {
+                let w = word.get_or_insert_with(String::new);
+                w.extend(chars.by_ref().take_while(|&c| c != '\''));
+            }
+            '"' => {
+                let w = word.get_or_insert_with(String::new);
+                let quoted: String = chars.by_ref().take_while(|&c| c != '"').collect();
+                let mut rest = quoted.as_str();
+                while let Some(at) = rest.find('$') {
+                    w.push_str(&rest[..at]);
+                    let after = &rest[at + 1..];
+                    let len =
+                        after.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(after.len());
+                    let name = &after[..len];
+                    w.push_str(vars.get(name).unwrap_or_else(|| panic!("${name} is not set in: {script}")));
+                    rest = &after[len..];
+                }
+                w.push_str(rest);
+            }
+            c => word.get_or_insert_with(String::new).push(c),
+        }
+    }
+    words.extend(word);
+    if !words.is_empty() {
+        commands.push(words);
+    }
+    commands
+}
+
+/// The README's curl commands (`<!-- example: curl -->` blocks), sent to
+/// lf-mcp-http serving in process with a token of its own: each is
+/// answered 200 with a JSON-RPC result that is no error. Their address is
+/// the default one (`127.0.0.1:8080`), their token `$TOKEN`, made by
+/// `admin issue-token`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_curl_command_of_the_readme_is_answered_over_http() {
+    let text = readme();
+    let store = lf_tests::TestStore::open(lf_tests::StoreKind::Http).await;
+    let lf_tests::Caller::Http { client, url, token } =
+        store.caller(lf_tests::lenser(lf_core::LenserId::new())).await
+    else {
+        panic!("an HTTP store has HTTP callers")
+    };
+    let vars = HashMap::from([("TOKEN", token)]);
+    let mut sent = 0;
+    let mut agreed: Option<String> = None;
+    for block in blocks(&text).into_iter().filter(|b| b.marker == Some("curl")) {
+        let at = format!("README.md:{}", block.line);
+        for words in shell_commands(block.body, &vars) {
+            match words[0].as_str() {
+                w if w.starts_with("TOKEN=$(") => {
+                    let made = words.join(" ");
+                    assert!(
+                        made.contains("lf-mcp-http admin issue-token"),
+                        "{at}: the token is issued: {made}"
+                    );
+                }
+                "curl" => {
+                    let request = Curl::parse(&words[1..], &at);
+                    let message: Value = serde_json::from_str(&request.body).expect("a JSON body");
+                    let initialize = message["method"] == "initialize";
+                    let version = request.header("mcp-protocol-version");
+                    assert!(
+                        initialize || version == Some("2026-07-28") || version == agreed.as_deref(),
+                        "{at}: after initialize, a request names the version agreed ({agreed:?}): {version:?}"
+                    );
+                    let (status, answer) = request.send(&client, &url, &at).await;
+                    assert_eq!(status, 200, "{at}: {words:?}: {answer}");
+                    assert!(answer.get("error").is_none(), "{at}: {answer}");
+                    assert_ne!(answer["result"]["isError"], true, "{at}: {answer}");
+                    assert!(answer["result"].is_object(), "{at}: {answer}");
+                    if initialize {
+                        agreed = answer["result"]["protocolVersion"].as_str().map(str::to_owned);
+                    }
+                    sent += 1;
+                }
+                other => panic!("{at}: the test runs curl only, not {other}"),
+            }
+        }
+    }
+    assert!(sent >= 3, "the README's curl commands: {sent}");
+}
+
+/// What a curl command sends: its headers and its body.
+struct Curl {
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl Curl {
+    /// The request of curl's `args` (`-s`, `-H`, `-d` and the server's
+    /// default address).
+    fn parse(args: &[String], at: &str) -> Curl {
+        let mut address = None;
+        let mut headers = Vec::new();
+        let mut body = None;
+        let mut args = args.iter();
+        while let Some(arg) = args.next() {
+            let mut value = || args.next().unwrap_or_else(|| panic!("{at}: {arg} needs a value")).clone();
+            match arg.as_str() {
+                "-s" | "-sS" => {}
+                "-H" => {
+                    let header = value();
+                    let (name, v) = header.split_once(": ").unwrap_or_else(|| panic!("{at}: {header}"));
+                    headers.push((name.to_ascii_lowercase(), v.to_owned()));
+                }
+                "-d" => body = Some(value()),
+                a if !a.starts_with('-') => address = Some(a.to_owned()),
+                other => panic!("{at}: curl's {other} is not one the test knows"),
+            }
+        }
+        assert_eq!(address.as_deref(), Some("http://127.0.0.1:8080/mcp"), "{at}: the default address");
+        Curl { headers, body: body.unwrap_or_else(|| panic!("{at}: curl posts a body")) }
+    }
+
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+    }
+
+    /// Sends it to `url` instead of the default address: the status and
+    /// the JSON answer.
+    async fn send(&self, client: &reqwest::Client, url: &str, at: &str) -> (u16, Value) {
+        let mut request = client.post(url).body(self.body.clone());
+        for (name, value) in &self.headers {
+            request = request.header(name, value);
+        }
+        let response = request.send().await.expect("the server answers");
+        let status = response.status().as_u16();
+        let text = response.text().await.expect("a body");
+        (status, serde_json::from_str(&text).unwrap_or_else(|e| panic!("{at}: not JSON ({e}): {text}")))
+    }
 }
