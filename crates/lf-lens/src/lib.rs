@@ -49,5 +49,5 @@ pub use service::{
     MAX_VALUES, NewLens, ParamValues, Resolved, UpdateOutcome, Validation, VersionDiff, estimate_tokens,
 };
 pub use store::{LensStore, SEARCH_RANK_WINDOW};
-pub use template::{Template, TypeHint};
+pub use template::{Template, TypeHint, Unterminated};
 pub use versioning::{Change, MAX_PARAMS, ParamChange, ParamDeclaration, build_params, check_option};

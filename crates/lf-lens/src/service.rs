@@ -14,7 +14,7 @@ use crate::model::{
     Param, SearchQuery, Semver, TemplateBody, Title, VersionSelector, VersionSummary, Visibility,
 };
 use crate::store::LensStore;
-use crate::template::{Template, label_key};
+use crate::template::{Template, Unterminated, label_key};
 use crate::versioning::{
     Change, ParamChange, ParamDeclaration, build_params, check_option, keep_declared_flags,
 };
@@ -166,6 +166,8 @@ pub struct Extracted {
     pub lens: Lens,
     pub version: LensVersion,
     pub raw_tokens: Vec<String>,
+    /// The body's unterminated `[[` (see [`Template::warnings`]).
+    pub warnings: Vec<Unterminated>,
 }
 
 /// The outcome of checking values against a version's parameters.
@@ -178,6 +180,9 @@ pub struct Validation {
     pub invalid: Vec<(String, String)>,
     pub total_params: usize,
     pub provided: usize,
+    /// The body's unterminated `[[` (see [`Template::warnings`]): a label
+    /// the author meant as a parameter, which no value can fill.
+    pub warnings: Vec<Unterminated>,
 }
 
 /// A resolved prompt.
@@ -331,9 +336,10 @@ impl LensService {
         which: VersionSelector,
     ) -> LfResult<Extracted> {
         let LensView { lens, version } = self.view(p, id, which).await?;
-        let raw_tokens =
-            Template::parse(version.body.as_str()).raw_tokens().into_iter().map(str::to_owned).collect();
-        Ok(Extracted { lens, version, raw_tokens })
+        let template = Template::parse(version.body.as_str());
+        let raw_tokens = template.raw_tokens().into_iter().map(str::to_owned).collect();
+        let warnings = template.warnings();
+        Ok(Extracted { lens, version, raw_tokens, warnings })
     }
 
     pub async fn validate_params(
@@ -365,6 +371,7 @@ impl LensService {
             invalid,
             total_params: version.params.len(),
             provided: values.len(),
+            warnings: crate::template::lint(version.body.as_str()),
         })
     }
 

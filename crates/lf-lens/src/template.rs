@@ -13,12 +13,21 @@
 //!
 //! Parsing is a single left-to-right pass: every byte is looked at a bounded
 //! number of times, so time is linear in the body length, and no input panics.
+//!
+//! The grammar keeps an unterminated `[[` as text, so `review this [[Language
+//! code` has no parameter at all, silently. [`Template::warnings`] (and
+//! [`lint`]) name each such `[[` that a label follows, where it is and the
+//! token it likely meant, so that the tools can tell the author.
 
 use std::fmt;
 use std::ops::Range;
 
 /// The longest label a token may have, in characters.
 pub const MAX_LABEL_CHARS: usize = 100;
+/// Most [`Unterminated`] warnings a template reports: the first ones in the
+/// body, enough to show the author the mistake without echoing a body made
+/// of `[[`.
+pub const MAX_WARNINGS: usize = 10;
 
 /// A type hint of a typed token.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -140,6 +149,54 @@ pub struct Template<'a> {
     segments: Vec<Segment>,
     tokens: Vec<Token<'a>>,
     params: Vec<ParamDecl>,
+    /// Byte offsets of the first [`MAX_WARNINGS`] unterminated openings
+    /// that a label follows.
+    unterminated: Vec<usize>,
+}
+
+/// A `[[` that opens no token although a label follows it on its line
+/// (`review this [[Language code carefully`): text by the grammar, most
+/// likely a parameter whose `]]` was forgotten.
+///
+/// Only a `[[` not closed before the end of its line (or before the next
+/// `[`) is one: a `[[` closed by a single `]` is how nested lists are
+/// written (`[[1, 2], [3, 4]]`), and one closed by `]]` around something
+/// that is not a label (`[[-x]]`) was closed on purpose.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unterminated {
+    /// Where the `[[` starts, in characters from the start of the body (0 first).
+    pub offset: usize,
+    /// Its line, 1 first.
+    pub line: usize,
+    /// Its column in that line, in characters, 1 first.
+    pub column: usize,
+    /// The token it likely meant, as written: `[[` and the word after it
+    /// (`[[Language`).
+    pub token: String,
+}
+
+impl Unterminated {
+    /// The stable code of this warning, for clients to match on.
+    pub const CODE: &'static str = "UNTERMINATED_TOKEN";
+
+    /// What is wrong and what to write instead.
+    pub fn message(&self) -> String {
+        format!(
+            "{} at line {}, column {} is not closed, so it is text and not a parameter: close it as {}]] to make a parameter, or write \\[[ for a literal [[.",
+            self.token, self.line, self.column, self.token
+        )
+    }
+}
+
+/// The [`Unterminated`] warnings of `body` (see [`Template::warnings`]).
+pub fn lint(body: &str) -> Vec<Unterminated> {
+    Template::parse(body).warnings()
+}
+
+/// Whether the text after an unclosed `[[` (up to where its scan stopped)
+/// begins with what would start a label.
+fn label_follows(inside: &str) -> bool {
+    inside.trim_start().chars().next().is_some_and(|c| c.is_alphanumeric() || c == '_')
 }
 
 /// Parses the inside of `[[ ... ]]` (without brackets) into a token's label,
@@ -178,6 +235,7 @@ impl<'a> Template<'a> {
         // Key to index into `params`: one lookup per token, whatever the
         // number of distinct parameters, so parsing stays linear.
         let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+        let mut unterminated = Vec::new();
         let mut text_start = 0;
         let mut i = 0;
         while let Some(off) = memchr::memchr(b'[', &bytes[i..]) {
@@ -206,6 +264,13 @@ impl<'a> Template<'a> {
             if !closed {
                 // Not a token here. A `[` right after the opening pair may
                 // start one (`[[[x]]`); otherwise nothing between can.
+                if j > inner_start
+                    && bytes.get(j) != Some(&b']')
+                    && unterminated.len() < MAX_WARNINGS
+                    && label_follows(&body[inner_start..j])
+                {
+                    unterminated.push(at);
+                }
                 i = if j == inner_start { at + 1 } else { j };
                 continue;
             }
@@ -234,7 +299,7 @@ impl<'a> Template<'a> {
         if text_start < bytes.len() {
             segments.push(Segment::Text(text_start..bytes.len()));
         }
-        Template { body, segments, tokens, params }
+        Template { body, segments, tokens, params, unterminated }
     }
 
     pub fn body(&self) -> &'a str {
@@ -259,6 +324,35 @@ impl<'a> Template<'a> {
             if !std::mem::replace(&mut seen[t.param], true) {
                 out.push(t.raw);
             }
+        }
+        out
+    }
+
+    /// The first [`MAX_WARNINGS`] unterminated `[[` a label follows, in body
+    /// order. Linear in the body up to the last of them.
+    pub fn warnings(&self) -> Vec<Unterminated> {
+        let mut out = Vec::with_capacity(self.unterminated.len());
+        // One walk over the body: characters, lines and columns up to each
+        // opening in turn.
+        let (mut at, mut offset, mut line, mut column) = (0, 0, 1, 1);
+        for &open in &self.unterminated {
+            for c in self.body[at..open].chars() {
+                offset += 1;
+                if c == '\n' {
+                    line += 1;
+                    column = 1;
+                } else {
+                    column += 1;
+                }
+            }
+            at = open;
+            let word = self.body[open + 2..].trim_start();
+            let end = word
+                .char_indices()
+                .take(MAX_LABEL_CHARS + 1)
+                .find(|(_, c)| c.is_whitespace() || matches!(c, '[' | ']'))
+                .map_or_else(|| word.chars().take(MAX_LABEL_CHARS).map(char::len_utf8).sum(), |(i, _)| i);
+            out.push(Unterminated { offset, line, column, token: format!("[[{}", &word[..end]) });
         }
         out
     }
@@ -400,5 +494,61 @@ mod tests {
         let t = Template::parse("Écris sur [[Thème]] et [[thème]] en [[Язык!]]");
         assert_eq!(t.params().len(), 2);
         assert_eq!(t.resolve(&["la mer", "français"]), "Écris sur la mer et la mer en français");
+    }
+
+    fn warned(body: &str) -> Vec<(usize, usize, usize, String)> {
+        lint(body).into_iter().map(|w| (w.offset, w.line, w.column, w.token)).collect()
+    }
+
+    #[test]
+    fn an_unterminated_token_is_named_where_it_is() {
+        let body = "Please review this [[Language code carefully.\nThen [[Code]] and [[Tone";
+        assert_eq!(labels(body), vec![("Code".into(), false, None)], "still text by the grammar");
+        assert_eq!(warned(body), vec![(19, 1, 20, "[[Language".into()), (64, 2, 19, "[[Tone".into())]);
+        let w = &lint(body)[0];
+        assert_eq!(
+            w.message(),
+            r"[[Language at line 1, column 20 is not closed, so it is text and not a parameter: close it as [[Language]] to make a parameter, or write \[[ for a literal [[."
+        );
+    }
+
+    #[test]
+    fn offsets_and_columns_count_characters() {
+        assert_eq!(warned("Écris «[[Thème"), vec![(7, 1, 8, "[[Thème".into())]);
+        assert_eq!(warned("a\r\nb [[ x y"), vec![(5, 2, 3, "[[x".into())]);
+    }
+
+    #[test]
+    fn what_is_not_warned_about() {
+        for body in [
+            "[[Closed]] and [[Optional!]]",
+            "[[1, 2], [3, 4]]",
+            "[[a]",
+            "[[-x]] [[!]] [[ :text]]",
+            "[[",
+            "[[   \nnext line",
+            "[[-dash first",
+            r"\[[Escaped and literal",
+            "[[[x]]]",
+            "[[\n  1, 2\n]]",
+        ] {
+            assert_eq!(warned(body), vec![], "{body:?}");
+        }
+    }
+
+    #[test]
+    fn an_opening_cut_short_by_another_is_warned_about() {
+        assert_eq!(warned("[[a [[b]]"), vec![(0, 1, 1, "[[a".into())]);
+        assert_eq!(warned("x [[Name\n"), vec![(2, 1, 3, "[[Name".into())]);
+    }
+
+    #[test]
+    fn warnings_are_bounded() {
+        let body = "[[a ".repeat(1_000);
+        let w = lint(&body);
+        assert_eq!(w.len(), MAX_WARNINGS);
+        assert_eq!(w[MAX_WARNINGS - 1].offset, 4 * (MAX_WARNINGS - 1));
+        let long = format!("[[{}", "é".repeat(MAX_LABEL_CHARS * 2));
+        assert_eq!(lint(&long)[0].token.chars().count(), 2 + MAX_LABEL_CHARS);
     }
 }

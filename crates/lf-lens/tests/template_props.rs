@@ -6,7 +6,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
-use lf_lens::template::{MAX_LABEL_CHARS, label_key};
+use lf_lens::template::{MAX_LABEL_CHARS, MAX_WARNINGS, label_key, lint};
 use lf_lens::{Template, TypeHint};
 use proptest::prelude::*;
 
@@ -142,6 +142,28 @@ fn check_invariants(body: &str) {
         }
         assert_eq!(out.matches('\u{1}').count(), t.tokens().len());
     }
+
+    // Warnings: each names, in body order, an opening `[[` that is not
+    // escaped, lies outside every token and is not closed before the end
+    // of its line, with a label after it; offsets, lines and columns count
+    // characters.
+    let warnings = t.warnings();
+    assert!(warnings.len() <= MAX_WARNINGS);
+    let mut last = None;
+    for w in &warnings {
+        let at = body.char_indices().nth(w.offset).map_or(body.len(), |(i, _)| i);
+        assert!(body[at..].starts_with("[[") && !body[..at].ends_with('\\'), "{w:?}");
+        assert!(t.tokens().iter().all(|tok| at + 2 <= tok.span.0 || at >= tok.span.1), "{w:?}");
+        assert_eq!(w.line, body[..at].matches('\n').count() + 1);
+        let line_start = body[..at].rfind('\n').map_or(0, |i| i + 1);
+        assert_eq!(w.column, body[line_start..at].chars().count() + 1);
+        let rest = &body[at + 2..];
+        let stop = rest.find(['[', ']', '\n', '\r']).unwrap_or(rest.len());
+        assert!(!rest[stop..].starts_with(']'), "closed on its line: {w:?}");
+        assert!(w.token.starts_with("[[") && rest.trim_start().starts_with(&w.token[2..]), "{w:?}");
+        assert!(last < Some(w.offset), "in body order");
+        last = Some(w.offset);
+    }
 }
 
 const TYPE_NAMES: [(&str, TypeHint); 17] = [
@@ -213,6 +235,19 @@ proptest! {
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn a_forgotten_close_is_named(
+        before in "[^\\[\\]\\\\]{0,40}",
+        label in "[A-Za-z_é][A-Za-z0-9_é]{0,20}",
+        after in "( [^\\[\\]\n\r]{0,30})?",
+    ) {
+        let body = format!("{before}[[{label}{after}");
+        let w = lint(&body);
+        prop_assert_eq!(w.len(), 1, "{:?}", body);
+        prop_assert_eq!(w[0].offset, before.chars().count());
+        prop_assert_eq!(&w[0].token, &format!("[[{label}"));
+    }
 
     #[test]
     fn invariants_hold_on_any_prefix_and_suffix(body in any_body(), cut in any::<prop::sample::Index>()) {

@@ -349,6 +349,35 @@ fn validate_reports_missing_and_unknown() {
     assert_eq!((v.total_params, v.provided), (2, 1));
 }
 
+#[test]
+fn extract_and_validate_name_an_unterminated_token() {
+    // Not in the original: the grammar keeps `[[Language` as text, so the
+    // parameter the author meant does not exist; both reads say where it is.
+    let w = World::new();
+    let lens = w.create(
+        "Reviewer",
+        &padded("Please review this [[Language code carefully: [[Code]]"),
+        Visibility::Public,
+    );
+    assert_eq!(labels(&lens), [("Code", false)]);
+    let x = block_on(w.lenses.extract_params(&w.alice, lens.lens.id, VersionSelector::Head)).unwrap();
+    let v = block_on(w.lenses.validate_params(
+        &w.alice,
+        lens.lens.id,
+        VersionSelector::Head,
+        &vals(&[("Code", "fn main() {}")]),
+    ))
+    .unwrap();
+    assert!(v.valid, "valid: the values fill every parameter there is");
+    for warnings in [&x.warnings, &v.warnings] {
+        let found: Vec<_> = warnings.iter().map(|w| (w.offset, w.line, w.column, w.token.as_str())).collect();
+        assert_eq!(found, [(19, 1, 20, "[[Language")]);
+    }
+    let clean = w.create("Clean", &padded("Review [[Code]]."), Visibility::Public);
+    let x = block_on(w.lenses.extract_params(&w.alice, clean.lens.id, VersionSelector::Head)).unwrap();
+    assert!(x.warnings.is_empty());
+}
+
 // ---------------------------------------------------------------------------
 // extract_lens_params (reference §6, lens-extract-params.spec).
 

@@ -2,7 +2,7 @@ use lf_core::LfResult;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::shapes::{ParamOut, lens_id, params_out, version_selector};
+use super::shapes::{ParamOut, TemplateWarningOut, lens_id, params_out, template_warnings, version_selector};
 use crate::services::Ctx;
 use crate::tool::{Safety, Tool};
 
@@ -28,6 +28,8 @@ pub struct ExtractOut {
     pub params: Vec<ParamOut>,
     /// Each distinct token as first written, brackets included.
     pub raw_tokens_in_template: Vec<String>,
+    /// Each `[[` of the template left unclosed, so text and not a parameter.
+    pub warnings: Vec<TemplateWarningOut>,
 }
 
 impl Tool for ExtractLensParams {
@@ -47,6 +49,7 @@ impl Tool for ExtractLensParams {
             semver: e.version.semver.to_string(),
             params: params_out(&e.version.params),
             raw_tokens_in_template: e.raw_tokens,
+            warnings: template_warnings(&e.warnings),
         })
     }
 }

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use lf_core::{LensId, LfError, LfResult, VersionId};
 use lf_lens::{
-    Description, Lens, LensStatus, LensVersion, Param, ParamDeclaration, ParamValues, VersionSelector,
-    VersionSummary, Visibility,
+    Description, Lens, LensStatus, LensVersion, Param, ParamDeclaration, ParamValues, Unterminated,
+    VersionSelector, VersionSummary, Visibility,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -290,12 +290,46 @@ pub struct LensWithVersionOut {
     pub lens: LensOut,
     /// The head version (or the version asked for), with its template and parameters.
     pub head_version: VersionOut,
+    /// Each `[[` of the template left unclosed, so text and not a parameter.
+    pub warnings: Vec<TemplateWarningOut>,
 }
 
 impl LensWithVersionOut {
     pub fn of(view: &lf_lens::LensView) -> Self {
-        Self { lens: LensOut::from(&view.lens), head_version: VersionOut::from(&view.version) }
+        Self {
+            lens: LensOut::from(&view.lens),
+            head_version: VersionOut::from(&view.version),
+            warnings: template_warnings(&lf_lens::template::lint(view.version.body.as_str())),
+        }
     }
+}
+
+/// An unclosed `[[` of a template: where it is and the token it likely meant.
+#[derive(Serialize, JsonSchema)]
+pub struct TemplateWarningOut {
+    /// UNTERMINATED_TOKEN.
+    pub code: &'static str,
+    pub message: String,
+    /// Characters before the `[[`.
+    pub offset: usize,
+    pub line: usize,
+    pub column: usize,
+    /// The `[[` and the word after it, as written.
+    pub token: String,
+}
+
+pub fn template_warnings(warnings: &[Unterminated]) -> Vec<TemplateWarningOut> {
+    warnings
+        .iter()
+        .map(|w| TemplateWarningOut {
+            code: Unterminated::CODE,
+            message: w.message(),
+            offset: w.offset,
+            line: w.line,
+            column: w.column,
+            token: w.token.clone(),
+        })
+        .collect()
 }
 
 /// A lens's status after archiving or restoring it.

@@ -3,7 +3,10 @@ use lf_lens::{Changelog, LensUpdate, TemplateBody, Title};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::shapes::{LensOut, ParamIn, VersionOut, VisibilityIn, lens_id, optional_description};
+use super::shapes::{
+    LensOut, ParamIn, TemplateWarningOut, VersionOut, VisibilityIn, lens_id, optional_description,
+    template_warnings,
+};
 use crate::services::Ctx;
 use crate::tool::{Safety, Tool};
 
@@ -46,6 +49,8 @@ pub struct UpdateOut {
     pub bump: Option<&'static str>,
     pub head_version_id: String,
     pub lens: LensOut,
+    /// Each `[[` of the head's template left unclosed, so text and not a parameter.
+    pub warnings: Vec<TemplateWarningOut>,
 }
 
 impl Tool for UpdateLens {
@@ -72,6 +77,7 @@ impl Tool for UpdateLens {
             bump: o.bump.map(|b| b.as_str()),
             head_version_id: o.lens.head_version_id.to_string(),
             lens: LensOut::from(&o.lens),
+            warnings: template_warnings(&lf_lens::template::lint(o.version.body.as_str())),
         })
     }
 }

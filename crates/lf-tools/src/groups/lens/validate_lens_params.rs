@@ -4,7 +4,7 @@ use lf_core::LfResult;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::shapes::{lens_id, values, version_selector};
+use super::shapes::{TemplateWarningOut, lens_id, template_warnings, values, version_selector};
 use crate::services::Ctx;
 use crate::tool::{Safety, Tool};
 
@@ -42,6 +42,8 @@ pub struct ValidateOut {
     pub total_params: usize,
     /// How many values were given.
     pub provided: usize,
+    /// Each `[[` of the template left unclosed, so text and not a parameter no value fills.
+    pub warnings: Vec<TemplateWarningOut>,
 }
 
 impl Tool for ValidateLensParams {
@@ -64,6 +66,7 @@ impl Tool for ValidateLensParams {
             invalid: v.invalid.into_iter().map(|(label, reason)| InvalidValueOut { label, reason }).collect(),
             total_params: v.total_params,
             provided: v.provided,
+            warnings: template_warnings(&v.warnings),
         })
     }
 }
