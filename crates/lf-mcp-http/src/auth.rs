@@ -99,7 +99,7 @@ pub(crate) async fn caller(state: &AppState, request: &Parts) -> Result<Principa
                     ));
                 }
                 Err(e) => {
-                    tracing::error!(error = ?e, "authenticating a token failed");
+                    lf_tools::log_error("authenticating a token", &e);
                     return Err(json_error(
                         StatusCode::SERVICE_UNAVAILABLE,
                         "temporarily_unavailable",

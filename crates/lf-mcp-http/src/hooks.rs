@@ -124,8 +124,10 @@ fn refused() -> Response {
 
 /// A refused start as HTTP: PERMISSION_DENIED (and NOT_FOUND, a workflow
 /// gone meanwhile) 401; what start's checks refuse 400 or 409; the rest 500,
-/// its cause logged and not shown.
+/// its cause not shown. Logged by the catalog's one rule
+/// ([`lf_tools::log_error`]).
 fn failed(e: &LfError) -> Response {
+    lf_tools::log_error("webhook", e);
     match e.code() {
         ErrorCode::PermissionDenied | ErrorCode::NotFound => {
             json_error(StatusCode::UNAUTHORIZED, "unauthorized", lf_workflow::hook::hook_refused().message())
@@ -136,9 +138,6 @@ fn failed(e: &LfError) -> Response {
         ErrorCode::InvalidTransition | ErrorCode::Conflict => {
             json_error(StatusCode::CONFLICT, "conflict", e.message())
         }
-        _ => {
-            tracing::error!(error = ?e, "a webhook call failed");
-            json_error(StatusCode::INTERNAL_SERVER_ERROR, "server_error", "the run could not be started")
-        }
+        _ => json_error(StatusCode::INTERNAL_SERVER_ERROR, "server_error", "the run could not be started"),
     }
 }

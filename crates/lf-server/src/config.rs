@@ -127,16 +127,21 @@ impl CommonArgs {
         self.from_file.bad(setting, message)
     }
 
-    /// Sends logs to stderr, filtered as `--log` says.
+    /// Sends logs to stderr, filtered as `--log` says, without rmcp's
+    /// copy of each JSON-RPC error ([`lf_tools::is_rmcp_error_echo`]: the
+    /// catalog logs every error it answers, at the level its code calls for).
     pub fn init_logs(&self) -> Result<(), ConfigError> {
+        use tracing_subscriber::layer::SubscriberExt;
+        use tracing_subscriber::util::SubscriberInitExt;
         let filter =
             tracing_subscriber::EnvFilter::try_new(&self.log).map_err(|e| self.bad(Setting::Log, e))?;
         let builder =
             tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(false);
+        let echo = tracing_subscriber::filter::filter_fn(|meta| !lf_tools::is_rmcp_error_echo(meta));
         if self.log_json {
-            builder.json().init();
+            builder.json().finish().with(echo).init();
         } else {
-            builder.init();
+            builder.finish().with(echo).init();
         }
         if let Some(path) = &self.from_file.path {
             tracing::info!(file = %path.display(), "configuration file read");

@@ -41,7 +41,7 @@ pub mod mcp;
 use catalog::{group, output, paging, services, tool};
 use mcp::documents;
 
-pub use catalog::errors::{error_result, error_value};
+pub use catalog::errors::{error_result, error_value, is_rmcp_error_echo, log_error};
 pub use catalog::hygiene::{clean_value, injection_note, sanitize_text};
 pub use catalog::json_schema::JsonSchemaCheck;
 pub use catalog::services::{Services, ServicesBuilder};

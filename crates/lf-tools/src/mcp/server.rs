@@ -19,7 +19,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
-use crate::catalog::errors::{error_value, request_error};
+use crate::catalog::errors::{error_value, logged, request_error, request_error_saying};
 use crate::catalog::group::Group;
 use crate::catalog::hygiene::sanitize_text;
 use crate::catalog::output::ToolOutput;
@@ -194,7 +194,7 @@ impl LfServer {
         match &self.source {
             None => Ok(self.principal.clone()),
             Some(source) => source(&context.extensions).ok_or_else(|| {
-                McpError::invalid_request("this request carries no authenticated caller", None)
+                logged(McpError::invalid_request("this request carries no authenticated caller", None))
             }),
         }
     }
@@ -265,10 +265,10 @@ impl LfServer {
                 Some(_) => " (not enabled on this server)".to_owned(),
                 None => String::new(),
             };
-            McpError::invalid_params(
+            logged(McpError::invalid_params(
                 format!("Unknown tool: {name}{why}. Call tools/list for the available tools."),
                 None,
-            )
+            ))
         })?;
         if lacks_scope(&principal, tool.required_scope()) {
             return Ok(answered(ToolOutput::error(error_value(name, &read_scope_only(name)))));
@@ -302,10 +302,30 @@ fn read_scope_only(what: &str) -> LfError {
 /// (rmcp answers -32602 to clients of 2026-07-28), with the URI as its data.
 /// A resource out of the caller's reach answers the same.
 fn resource_not_found(uri: &str) -> McpError {
-    McpError::resource_not_found(
+    logged(McpError::resource_not_found(
         "Resource not found: read a URI that resources/list or resources/templates/list gives",
         Some(serde_json::json!({ "uri": uri })),
-    )
+    ))
+}
+
+/// The MISSING_PARAMS of a lens served as a prompt, in the words of
+/// prompts: its arguments, and `prompts/get` to call again (the message
+/// of `run_lens` names that tool and its `param_values`). The labels are in
+/// the error's data (`missing`), with the rest of its details.
+fn missing_arguments(err: &LfError) -> McpError {
+    let strs = |key: &str| {
+        err.details().iter().find(|(k, _)| k == key).and_then(|(_, v)| match v {
+            lf_core::Detail::Strs(v) => Some(v.join(", ")),
+            lf_core::Detail::Str(s) => Some(s.clone()),
+            _ => None,
+        })
+    };
+    let (missing, title) = (strs("missing").unwrap_or_default(), strs("lens_title").unwrap_or_default());
+    let (them, s) = if missing.contains(", ") { ("them", "s") } else { ("it", "") };
+    let message = format!(
+        "Prompt \"{title}\" needs the argument{s} {missing}. Ask the user for {them}, then call prompts/get again with {them} in arguments."
+    );
+    request_error_saying(&message, err)
 }
 
 /// Whether the request in `context` is of the era whose results carry
@@ -390,7 +410,9 @@ impl ServerHandler for LfServer {
     ) -> Result<ListPromptsResult, McpError> {
         let principal = self.caller(&context)?;
         let offset = match request.and_then(|r| r.cursor) {
-            Some(c) => Some(c.parse::<i64>().map_err(|_| McpError::invalid_params("invalid cursor", None))?),
+            Some(c) => {
+                Some(c.parse::<i64>().map_err(|_| logged(McpError::invalid_params("invalid cursor", None)))?)
+            }
             None => None,
         };
         let page = PageRequest::new(Some(PROMPT_PAGE as i64), offset).map_err(request_error)?;
@@ -435,8 +457,9 @@ impl ServerHandler for LfServer {
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
         let principal = self.caller(&context)?;
-        let id = LensId::parse("name", &request.name)
-            .map_err(|_| McpError::invalid_params(format!("Unknown prompt: {}", request.name), None))?;
+        let id = LensId::parse("name", &request.name).map_err(|_| {
+            logged(McpError::invalid_params(format!("Unknown prompt: {}", request.name), None))
+        })?;
         let values = ParamValues::parse(
             "arguments",
             request.arguments.unwrap_or_default().into_iter().map(|(k, v)| {
@@ -448,11 +471,12 @@ impl ServerHandler for LfServer {
             }),
         )
         .map_err(request_error)?;
-        let run = self
-            .lens()
-            .run(&principal, id, VersionSelector::Head, &values, None)
-            .await
-            .map_err(request_error)?;
+        let run = self.lens().run(&principal, id, VersionSelector::Head, &values, None).await.map_err(
+            |e| match e.code() {
+                ErrorCode::MissingParams => missing_arguments(&e),
+                _ => request_error(e),
+            },
+        )?;
         let text = sanitize_text(&run.prompt).unwrap_or(run.prompt);
         let result = GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])
             .with_description(format!("{} {}", run.lens.title, run.version.semver));
@@ -485,7 +509,7 @@ impl ServerHandler for LfServer {
         let shown: Vec<String> = values.into_iter().take(CompletionInfo::MAX_VALUES).collect();
         let info =
             CompletionInfo::with_pagination(shown, Some(total as u32), total > CompletionInfo::MAX_VALUES)
-                .map_err(|e| McpError::internal_error(e, None))?;
+                .map_err(|e| logged(McpError::internal_error(e, None)))?;
         Ok(CompleteResult::new(info))
     }
 
@@ -496,9 +520,9 @@ impl ServerHandler for LfServer {
     ) -> Result<ListResourcesResult, McpError> {
         let principal = self.caller(&context)?;
         let cursor = match request.and_then(|r| r.cursor) {
-            Some(c) => {
-                Some(Cursor::parse(&c).ok_or_else(|| McpError::invalid_params("invalid cursor", None))?)
-            }
+            Some(c) => Some(
+                Cursor::parse(&c).ok_or_else(|| logged(McpError::invalid_params("invalid cursor", None)))?,
+            ),
             None => None,
         };
         let (items, next) =
@@ -555,10 +579,10 @@ impl ServerHandler for LfServer {
     ) -> Result<(), McpError> {
         let principal = self.caller(&context)?;
         if self.options.read_only {
-            return Err(McpError::invalid_request(
+            return Err(logged(McpError::invalid_request(
                 "tasks/cancel cancels a workflow run, and this server is read-only (--read-only): cancel it through a server that allows changes",
                 None,
-            ));
+            )));
         }
         if lacks_scope(&principal, Scope::Write) {
             return Err(request_error(read_scope_only("tasks/cancel")));

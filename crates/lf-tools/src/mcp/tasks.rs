@@ -105,13 +105,13 @@ fn refused(task_id: &str, err: LfError) -> McpError {
 }
 
 fn not_found(task_id: &str) -> McpError {
-    McpError::invalid_params(
+    crate::catalog::errors::logged(McpError::invalid_params(
         format!(
             "Task {} was not found, or you cannot see it: use the taskId a tools/call answered with (a task is a workflow run; list_workflow_runs lists yours).",
             clip(task_id, 100)
         ),
         None,
-    )
+    ))
 }
 
 /// The run as a task: its id, status, times and a word on where it stands.
