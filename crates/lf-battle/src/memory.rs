@@ -291,7 +291,7 @@ impl BattleStore for MemoryBattleStore {
         };
         if let Some(to) = advance_to
             && row.battle.status == BattleStatus::Executing
-            && row.contenders.iter().all(|c| row.submissions.iter().any(|s| s.contender_id == c.id))
+            && crate::rules::all_submitted(&row.contenders, &row.submissions)
         {
             row.battle.status = to;
             row.battle.updated_at = submission.updated_at;

@@ -62,6 +62,9 @@ pub struct Submitted {
 pub struct StatusChange {
     /// The battle afterwards.
     pub battle: Battle,
+    /// Whether it moved on by itself past the status asked for: every
+    /// contender had submitted when it moved to executing.
+    pub advanced: bool,
     /// Whether judging started.
     pub judging_started: bool,
     /// What can happen next, as [`guide::next_step`] says it.
@@ -142,9 +145,9 @@ impl BattleService {
         to: BattleStatus,
         confirm: bool,
     ) -> LfResult<StatusChange> {
-        let battle = match self.rejudge_target(p, id, to).await? {
-            Some(battle) => battle,
-            None => self.set_status(p, id, to, confirm).await?,
+        let (battle, advanced) = match self.rejudge_target(p, id, to).await? {
+            Some(battle) => (battle, false),
+            None => self.move_status(p, id, to, confirm).await?,
         };
         let judging_started = battle.status == BattleStatus::Scoring
             && battle.judging_mode.is_judged()
@@ -160,7 +163,7 @@ impl BattleService {
         let judging =
             JudgingState::of(&sheet.battle, &sheet.verdicts, &sheet.judge_errors, self.judging_now(id));
         let next_step = guide::next_step(&sheet.battle, sheet.contenders.len(), judging);
-        Ok(StatusChange { battle, judging_started, next_step })
+        Ok(StatusChange { battle, advanced, judging_started, next_step })
     }
 
     /// The battle when asking for scoring on it asks to judge it again (a

@@ -147,6 +147,24 @@ pub const fn advance_target(mode: JudgingMode) -> BattleStatus {
     }
 }
 
+/// Whether every contender has a submission (and there is one at least).
+pub fn all_submitted(contenders: &[Contender], submissions: &[Submission]) -> bool {
+    !contenders.is_empty() && contenders.iter().all(|c| submissions.iter().any(|s| s.contender_id == c.id))
+}
+
+/// Where `battle` moves by itself now: [`advance_target`] when it is
+/// executing and every contender has submitted, whichever event completed
+/// that (the last submission, or the move to executing once every answer
+/// was in); `None` when it stays.
+pub fn settles(
+    battle: &Battle,
+    contenders: &[Contender],
+    submissions: &[Submission],
+) -> Option<BattleStatus> {
+    (battle.status == BattleStatus::Executing && all_submitted(contenders, submissions))
+        .then(|| advance_target(battle.judging_mode))
+}
+
 /// Who votes when `p` votes: a lenser, an agent by its own id, the service as
 /// the lenser it acts as (MISSING_LENSER when it acts as nobody).
 pub fn voter_of(p: &Principal) -> LfResult<LenserId> {

@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 
 use lf_core::{
     BattleId, Clock, ContenderId, ContenderRefId, DomainEvent, ErrorCode, EventKind, EventSink, LenserId,
-    LfError, LfResult, ModelProvider, NoEvents, Page, PageRequest, Principal, SearchQuery, Spawner,
+    LfError, LfResult, ModelProvider, NoEvents, Page, PageRequest, Principal, Reach, SearchQuery, Spawner,
     SubmissionId, SystemClock, Timestamp, VoteId,
 };
 
@@ -499,7 +499,10 @@ impl BattleService {
     /// Moves a battle ([`state::transition`] says who and where). Moving to
     /// closed records the standings and the winner; a judged battle needs
     /// verdicts before it closes (INVALID_TRANSITION otherwise: score it
-    /// first). Moving to scoring does not judge: run [`BattleService::score`].
+    /// first). Moving to executing when every contender has submitted
+    /// already moves it on by itself, as the last submission would have
+    /// ([`rules::settles`]). Moving to scoring does not judge: run
+    /// [`BattleService::score`].
     pub async fn set_status(
         &self,
         p: &Principal,
@@ -507,6 +510,18 @@ impl BattleService {
         to: BattleStatus,
         confirm: bool,
     ) -> LfResult<Battle> {
+        Ok(self.move_status(p, id, to, confirm).await?.0)
+    }
+
+    /// [`BattleService::set_status`], and whether the battle then moved on
+    /// by itself.
+    pub(crate) async fn move_status(
+        &self,
+        p: &Principal,
+        id: BattleId,
+        to: BattleStatus,
+        confirm: bool,
+    ) -> LfResult<(Battle, bool)> {
         let sheet = self.store.get_sheet(p.reach(), id).await?;
         let b = &sheet.battle;
         let lifecycle = Lifecycle {
@@ -545,7 +560,27 @@ impl BattleService {
         } else {
             self.store.set_status(id, b.status, to, now).await?;
         }
-        self.store.get_battle(p.reach(), id).await
+        let advanced = to == BattleStatus::Executing && self.settle(id, now).await?;
+        Ok((self.store.get_battle(p.reach(), id).await?, advanced))
+    }
+
+    /// Moves battle `id` on by itself if it is executing with every
+    /// contender's answer in, read afresh: a submission that landed
+    /// between the caller's read and its move to executing counts (it saw
+    /// the battle open, so it did not move it). The move is the store's
+    /// guarded one: a CONFLICT means someone moved the battle meanwhile
+    /// (another server's last submission, an archive), which leaves nothing
+    /// to do. Whether this call moved it.
+    async fn settle(&self, id: BattleId, at: Timestamp) -> LfResult<bool> {
+        let sheet = self.store.get_sheet(Reach::Everything, id).await?;
+        let Some(to) = rules::settles(&sheet.battle, &sheet.contenders, &sheet.submissions) else {
+            return Ok(false);
+        };
+        match self.store.set_status(id, BattleStatus::Executing, to, at).await {
+            Ok(()) => Ok(true),
+            Err(e) if e.code() == ErrorCode::Conflict => Ok(false),
+            Err(e) => Err(e),
+        }
     }
 
     /// Casts (or replaces) the caller's vote while the battle is voting (see

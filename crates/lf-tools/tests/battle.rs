@@ -428,6 +428,32 @@ async fn the_last_submission_advances_and_judging_runs_in_the_background() {
 }
 
 #[tokio::test]
+async fn answers_in_before_executing_move_it_on_when_it_executes() {
+    let (alice, bob) = alice_and_bob().await;
+    let b = create(&alice, json!({})).await;
+    let first = id(&add(&alice, &b, "Model one", "ai_model", &new_ref()).await);
+    let second = id(&add(&alice, &b, "Model two", "ai_model", &new_ref()).await);
+    set(&alice, &b, "open").await;
+    submit(&alice, &b, &first, GOOD).await;
+    let s = submit(&alice, &b, &second, WEAK).await;
+    assert_eq!((&s["advanced"], &s["status"]), (&json!(false), &json!("open")), "open: nothing moves");
+    let moved = set(&alice, &b, "executing").await;
+    assert_eq!(
+        (&moved["status"], &moved["advanced"], &moved["scoring_started"]),
+        (&json!("scoring"), &json!(true), &json!(true)),
+        "{moved}"
+    );
+    assert_eq!(judged(&bob, &b).await["judging"], "judged");
+
+    let (b, first, _) = executing_duel(&alice, json!({})).await;
+    let moved = ok(&alice, "get_battle", json!({"battle_id": b})).await;
+    assert_eq!(moved["status"], "executing");
+    submit(&alice, &b, &first, GOOD).await;
+    let still = set(&alice, &b, "archived").await;
+    assert_eq!((&still["status"], &still["advanced"]), (&json!("archived"), &json!(false)));
+}
+
+#[tokio::test]
 async fn moving_a_judged_battle_to_scoring_judges_it() {
     let (alice, _) = alice_and_bob().await;
     let criteria = json!([

@@ -25,6 +25,8 @@ pub struct StatusOut {
     pub status: &'static str,
     /// Set when the battle closed.
     pub winner_contender_id: Option<String>,
+    /// Whether it moved on by itself past executing: every contender had submitted.
+    pub advanced: bool,
     /// Whether judging started in the background (read the verdicts with get_battle_score).
     pub scoring_started: bool,
     pub next_step: String,
@@ -49,6 +51,7 @@ impl Tool for SetBattleStatus {
             battle_id: id.to_string(),
             status: c.battle.status.as_str(),
             winner_contender_id: c.battle.winner.map(|w| w.to_string()),
+            advanced: c.advanced,
             scoring_started: c.judging_started,
             next_step: c.next_step,
         })
