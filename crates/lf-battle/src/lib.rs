@@ -94,7 +94,7 @@ pub use model::{
     Verdict, VerdictKind, Vote, VotePick, VoteTally,
 };
 pub use pipeline::{BattleView, ScoreState, StatusChange, Submitted};
-pub use rating::{Leaderboard, LeaderboardOptions, Rating};
+pub use rating::{Interval, Leaderboard, LeaderboardOptions, Rating, Unrated};
 pub use scoring::JsonSchemaValidator;
 pub use service::{
     BattleService, NewBattle, NewContender, ScoreOutcome, ScoreView, SubmitOutcome, VoteOutcome,

@@ -41,6 +41,10 @@
 //! function of the set of results and the options: battles are sorted by id
 //! before anything else, contenders by reference, and every sum runs in that
 //! order.
+//!
+//! A rating's interval is `None` where it cannot be estimated (see
+//! [`Rating::interval`]), and contenders under `min_battles` are listed with
+//! the battles each still needs ([`Unrated`]).
 
 use std::collections::HashMap;
 
@@ -54,8 +58,7 @@ pub struct LeaderboardOptions {
     /// Fewest battles a contender needs before its rating is shown (it is
     /// fitted either way, as every comparison informs the others).
     pub min_battles: u32,
-    /// Bootstrap rounds for the intervals (0: intervals collapse onto the
-    /// rating).
+    /// Bootstrap rounds for the intervals (0: no intervals).
     pub rounds: u32,
     /// Seed of the bootstrap's generator.
     pub seed: u64,
@@ -102,6 +105,15 @@ impl Default for LeaderboardOptions {
     }
 }
 
+/// A 95% bootstrap interval of a rating.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Interval {
+    /// Its lower end.
+    pub lower: f64,
+    /// Its upper end.
+    pub upper: f64,
+}
+
 /// One contender's rating.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Rating {
@@ -111,10 +123,12 @@ pub struct Rating {
     pub display_name: String,
     /// The fitted rating (mean of all contenders: 1000).
     pub rating: f64,
-    /// Lower end of the 95% bootstrap interval.
-    pub lower: f64,
-    /// Upper end of the 95% bootstrap interval.
-    pub upper: f64,
+    /// The 95% bootstrap interval, `None` when it cannot be estimated: no
+    /// bootstrap rounds, fewer than [`MIN_INTERVAL_BATTLES`] battles, or
+    /// resamples that all give (within [`MIN_SPREAD`]) the same rating, as
+    /// when every battle it fought ended the same way; a zero-width
+    /// interval would claim a certainty the data does not give.
+    pub interval: Option<Interval>,
     /// Closed battles it took part in.
     pub battles: u32,
     /// Pairwise comparisons won.
@@ -125,8 +139,22 @@ pub struct Rating {
     pub ties: u32,
 }
 
+/// A contender with fewer battles than the leaderboard's `min_battles`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unrated {
+    /// Who.
+    pub reference: ContenderRef,
+    /// Its display name in its most recent closed battle.
+    pub display_name: String,
+    /// Closed battles it took part in.
+    pub battles: u32,
+    /// More closed battles it needs before its rating is shown.
+    pub battles_needed: u32,
+}
+
 /// Ratings of every contender with enough battles, best lower bound first
-/// (then higher rating, then reference).
+/// (an interval that cannot be estimated after every one that can, then
+/// higher rating, then reference).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Leaderboard {
     /// The rated contenders, in order.
@@ -135,11 +163,19 @@ pub struct Leaderboard {
     pub battles: u32,
     /// Contenders fitted, shown or not.
     pub contenders: u32,
-    /// Contenders left out for having fewer than `min_battles` battles.
-    pub unrated: u32,
+    /// Contenders left out for having fewer than `min_battles` battles,
+    /// fewest battles needed first (then reference).
+    pub unrated: Vec<Unrated>,
     /// The options used.
     pub options: LeaderboardOptions,
 }
+
+/// Fewest battles of a contender for its interval to be estimated: the
+/// resamples of a single battle only say whether it was drawn.
+pub const MIN_INTERVAL_BATTLES: u32 = 2;
+/// Narrowest interval reported, in rating points (the precision ratings are
+/// shown with): resamples that spread less than this did not vary.
+pub const MIN_SPREAD: f64 = 0.1;
 
 /// A small, fast, well-distributed generator (SplitMix64): enough for
 /// resampling, and reproducible everywhere.
@@ -720,34 +756,42 @@ fn rate(results: &[BattleResult], options: LeaderboardOptions, chord: bool) -> L
     }
 
     let mut ratings = Vec::new();
-    let mut unrated = 0;
+    let mut unrated = Vec::new();
     for (c, (reference, display_name)) in refs.iter().enumerate() {
         if battles[c] < options.min_battles {
-            unrated += 1;
+            unrated.push(Unrated {
+                reference: *reference,
+                display_name: (*display_name).to_owned(),
+                battles: battles[c],
+                battles_needed: options.min_battles - battles[c],
+            });
             continue;
         }
-        let (lower, upper) = if rounds == 0 {
-            (point[c], point[c])
+        let interval = if rounds == 0 || battles[c] < MIN_INTERVAL_BATTLES {
+            None
         } else {
             let xs = &mut samples[c * rounds..(c + 1) * rounds];
             xs.sort_by(f64::total_cmp);
-            (quantile(xs, 0.025), quantile(xs, 0.975))
+            let (lower, upper) = (quantile(xs, 0.025), quantile(xs, 0.975));
+            (upper - lower >= MIN_SPREAD).then_some(Interval { lower, upper })
         };
         ratings.push(Rating {
             reference: *reference,
             display_name: (*display_name).to_owned(),
             rating: point[c],
-            lower,
-            upper,
+            interval,
             battles: battles[c],
             wins: wins[c],
             losses: losses[c],
             ties: ties[c],
         });
     }
+    // Descending lower bounds, `None` after every `Some`.
+    let lower = |r: &Rating| r.interval.map_or(f64::NEG_INFINITY, |i| i.lower);
     ratings.sort_by(|a, b| {
-        b.lower.total_cmp(&a.lower).then(b.rating.total_cmp(&a.rating)).then(a.reference.cmp(&b.reference))
+        lower(b).total_cmp(&lower(a)).then(b.rating.total_cmp(&a.rating)).then(a.reference.cmp(&b.reference))
     });
+    unrated.sort_by(|a, b| a.battles_needed.cmp(&b.battles_needed).then(a.reference.cmp(&b.reference)));
     Leaderboard { ratings, battles: order.len() as u32, contenders: m as u32, unrated, options }
 }
 
@@ -783,9 +827,8 @@ mod tests {
         let board = leaderboard(&results, LeaderboardOptions { rounds: 50, ..Default::default() });
         assert_eq!(board.ratings.len(), 3);
         assert_eq!(board.ratings[0].reference, a);
-        assert!(
-            board.ratings.iter().all(|x| x.rating.is_finite() && x.lower <= x.rating && x.rating <= x.upper)
-        );
+        assert!(board.ratings.iter().all(|x| x.rating.is_finite()
+            && x.interval.is_some_and(|i| i.lower <= x.rating && x.rating <= i.upper)));
         let rb = board.ratings.iter().find(|x| x.reference == b).unwrap();
         let rc = board.ratings.iter().find(|x| x.reference == c).unwrap();
         assert_eq!((rb.wins, rb.losses, rb.ties), (0, 10, 10));
@@ -804,9 +847,50 @@ mod tests {
         let board =
             leaderboard(&results, LeaderboardOptions { min_battles: 5, rounds: 0, ..Default::default() });
         assert_eq!(board.ratings.len(), 2);
-        assert_eq!(board.unrated, 1);
+        assert_eq!(
+            board.unrated,
+            [Unrated { reference: c, display_name: "b".into(), battles: 1, battles_needed: 4 }]
+        );
         assert_eq!(board.contenders, 3);
-        assert!(board.ratings.iter().all(|x| x.lower == x.rating && x.upper == x.rating));
+        assert!(board.ratings.iter().all(|x| x.interval.is_none()), "no bootstrap rounds, no interval");
+    }
+
+    #[test]
+    fn unrated_contenders_closest_to_a_rating_come_first() {
+        let (a, b, c, d) = (r(), r(), r(), r());
+        let mut results = vec![duel(a, b, 1, 2), duel(c, d, 1, 2), duel(c, d, 2, 1), duel(a, c, 1, 1)];
+        results.extend((0..3).map(|_| duel(a, d, 2, 1)));
+        let board =
+            leaderboard(&results, LeaderboardOptions { min_battles: 5, rounds: 0, ..Default::default() });
+        let needed: Vec<(ContenderRef, u32, u32)> =
+            board.unrated.iter().map(|u| (u.reference, u.battles, u.battles_needed)).collect();
+        // a and d fought 5 battles each (rated), c 3, b 1.
+        assert_eq!(board.ratings.len(), 2);
+        assert_eq!(needed, [(c, 3, 2), (b, 1, 4)]);
+    }
+
+    #[test]
+    fn an_interval_with_nothing_to_resample_is_none() {
+        let (a, b, c) = (r(), r(), r());
+        let one = LeaderboardOptions { min_battles: 1, ..Default::default() };
+        // One battle: every resample is that battle.
+        let board = leaderboard(&[duel(a, b, 1, 2)], one);
+        assert_eq!(board.ratings.len(), 2);
+        assert!(board.ratings.iter().all(|x| x.interval.is_none()), "{board:?}");
+        // Five battles that all ended the same way: every resample too.
+        let same: Vec<BattleResult> = (0..5).map(|_| duel(a, b, 1, 2)).collect();
+        let board = leaderboard(&same, one);
+        assert!(board.ratings.iter().all(|x| x.interval.is_none()), "{board:?}");
+        assert!(board.ratings[0].rating > board.ratings[1].rating, "the ratings themselves are there");
+        // Outcomes that differ spread the resamples; c, with one battle,
+        // has too few to estimate and is placed after those with intervals.
+        let mixed = [duel(a, b, 1, 2), duel(a, b, 2, 1), duel(a, b, 1, 2), duel(b, c, 1, 2)];
+        let board = leaderboard(&mixed, one);
+        let order: Vec<(ContenderRef, bool)> =
+            board.ratings.iter().map(|x| (x.reference, x.interval.is_some())).collect();
+        assert_eq!(order.len(), 3);
+        assert_eq!(order[2], (c, false), "{board:?}");
+        assert!(order[..2].iter().all(|(_, has)| *has), "{board:?}");
     }
 
     #[test]
@@ -892,7 +976,13 @@ mod tests {
         for (c, n) in chord.ratings.iter().zip(&newton.ratings) {
             assert_eq!(c.reference, n.reference);
             assert_eq!(c.rating, n.rating, "the point fit is the same");
-            assert!((c.lower - n.lower).abs() < 0.05 && (c.upper - n.upper).abs() < 0.05, "{c:?} vs {n:?}");
+            match (c.interval, n.interval) {
+                (Some(ci), Some(ni)) => assert!(
+                    (ci.lower - ni.lower).abs() < 0.05 && (ci.upper - ni.upper).abs() < 0.05,
+                    "{c:?} vs {n:?}"
+                ),
+                (ci, ni) => assert!(ci.is_none() && ni.is_none() && c.battles == 1, "{c:?} vs {n:?}"),
+            }
         }
     }
 

@@ -725,9 +725,10 @@ async fn leaderboard_rates_closed_battles() {
         (&json!(1), &json!(x), &json!("ai_model"))
     );
     assert_eq!((&top["battles"], &top["wins"], &top["losses"]), (&json!(5), &json!(5), &json!(0)));
-    let (lower, rating, upper) =
-        (top["lower"].as_f64().unwrap(), top["rating"].as_f64().unwrap(), top["upper"].as_f64().unwrap());
-    assert!(lower <= rating && rating <= upper && rating > 1000.0, "{top}");
+    // Five duels that all ended the same way: every bootstrap resample is
+    // the same, so there is no interval to give (not a zero-width one).
+    assert!(top["rating"].as_f64().unwrap() > 1000.0, "{top}");
+    assert_eq!((&top["lower"], &top["upper"]), (&Value::Null, &Value::Null), "{top}");
     assert!(board["items"][1]["rating"].as_f64().unwrap() < 1000.0);
     let page = ok(&bob, "get_leaderboard", json!({"limit": 1, "offset": 1})).await;
     assert_eq!(
@@ -736,6 +737,17 @@ async fn leaderboard_rates_closed_battles() {
     );
     let strict = ok(&bob, "get_leaderboard", json!({"min_battles": 6})).await;
     assert_eq!((&strict["total"], &strict["unrated"]), (&json!(0), &json!(2)));
+    let waiting: Vec<(&Value, &Value, &Value)> = strict["unrated_contenders"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| (&u["contender_ref_id"], &u["battles"], &u["battles_needed"]))
+        .collect();
+    assert_eq!(waiting.len(), 2, "{strict}");
+    assert!(
+        waiting.iter().all(|(_, battles, needed)| (*battles, *needed) == (&json!(5), &json!(1))),
+        "{strict}"
+    );
     let other = ok(&bob, "get_leaderboard", json!({"battle_type": "human_vs_ai", "min_battles": 1})).await;
     assert_eq!((&other["total"], &other["battles_counted"]), (&json!(0), &json!(0)));
     for a in [json!({"min_battles": 0}), json!({"limit": 101}), json!({"battle_type": "chess"})] {
@@ -747,6 +759,19 @@ async fn leaderboard_rates_closed_battles() {
     set(&alice, &duels[0], "archived").await;
     let after = ok(&bob, "get_leaderboard", json!({})).await;
     assert_eq!((&after["battles_counted"], &after["unrated"]), (&json!(4), &json!(2)), "{after}");
+
+    // Another outcome gives the resamples something to vary: intervals.
+    duel_won_by(&alice, &y, &x).await;
+    let varied = ok(&bob, "get_leaderboard", json!({})).await;
+    assert_eq!(varied["total"], 2, "{varied}");
+    for item in varied["items"].as_array().unwrap() {
+        let (lower, rating, upper) = (
+            item["lower"].as_f64().unwrap(),
+            item["rating"].as_f64().unwrap(),
+            item["upper"].as_f64().unwrap(),
+        );
+        assert!(lower < upper && lower <= rating && rating <= upper, "{item}");
+    }
 }
 
 /// On a multi-threaded runtime (as lf-mcp-http runs) the rating runs in

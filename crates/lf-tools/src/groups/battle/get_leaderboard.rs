@@ -29,10 +29,10 @@ pub struct RatingOut {
     pub display_name: String,
     /// Bradley–Terry rating on the Elo scale (the mean of all contenders is 1000).
     pub rating: f64,
-    /// Lower end of the 95% bootstrap interval (the board's order).
-    pub lower: f64,
-    /// Upper end of the 95% bootstrap interval.
-    pub upper: f64,
+    /// Lower end of the 95% bootstrap interval (the board's order); null when it cannot be estimated (fewer than 2 battles, or every resample alike).
+    pub lower: Option<f64>,
+    /// Upper end of the 95% bootstrap interval; null with lower.
+    pub upper: Option<f64>,
     /// Closed battles it took part in.
     pub battles: u32,
     /// Pairwise comparisons won, lost and tied (every pair ranked in a battle is one).
@@ -40,6 +40,20 @@ pub struct RatingOut {
     pub losses: u32,
     pub ties: u32,
 }
+
+/// A contender with too few battles to be rated yet.
+#[derive(Serialize, JsonSchema)]
+pub struct UnratedOut {
+    pub contender_type: &'static str,
+    pub contender_ref_id: String,
+    pub display_name: String,
+    pub battles: u32,
+    /// More closed battles it needs before it is rated.
+    pub battles_needed: u32,
+}
+
+/// Most unrated contenders listed.
+const UNRATED_SHOWN: usize = 20;
 
 #[derive(Serialize, JsonSchema)]
 pub struct LeaderboardOut {
@@ -51,6 +65,8 @@ pub struct LeaderboardOut {
     pub contenders_fitted: u32,
     /// Contenders left out for having fewer than min_battles battles.
     pub unrated: u32,
+    /// The unrated contenders, fewest battles needed first (at most 20).
+    pub unrated_contenders: Vec<UnratedOut>,
     pub min_battles: u32,
     pub bootstrap_rounds: u32,
 }
@@ -102,8 +118,8 @@ impl Tool for GetLeaderboard {
                 contender_ref_id: r.reference.id.to_string(),
                 display_name: r.display_name.clone(),
                 rating: round(r.rating),
-                lower: round(r.lower),
-                upper: round(r.upper),
+                lower: r.interval.map(|i| round(i.lower)),
+                upper: r.interval.map(|i| round(i.upper)),
                 battles: r.battles,
                 wins: r.wins,
                 losses: r.losses,
@@ -115,7 +131,19 @@ impl Tool for GetLeaderboard {
             page: PageOut::from_page(page, |r| r),
             battles_counted: board.battles,
             contenders_fitted: board.contenders,
-            unrated: board.unrated,
+            unrated: board.unrated.len() as u32,
+            unrated_contenders: board
+                .unrated
+                .iter()
+                .take(UNRATED_SHOWN)
+                .map(|u| UnratedOut {
+                    contender_type: u.reference.kind.as_str(),
+                    contender_ref_id: u.reference.id.to_string(),
+                    display_name: u.display_name.clone(),
+                    battles: u.battles,
+                    battles_needed: u.battles_needed,
+                })
+                .collect(),
             min_battles: board.options.min_battles,
             bootstrap_rounds: board.options.rounds,
         })
