@@ -1,12 +1,11 @@
 //! The AI judge of `ai_judge` and `rubric_score` battles.
 //!
-//! Unlike the hosted original (which judged slots A and B only), the judge
-//! sees every contender that submitted. It asks the [`ModelProvider`] twice,
-//! once with the submissions in slot order and once reversed, so a model's
-//! bias for the first (or last) answer it reads shows up instead of deciding
-//! the battle: each contender's score is the mean of both orders, and
-//! `position_consistent` says whether its rank among the contenders was the
-//! same in both.
+//! The judge sees every contender that submitted, not a pair of them. It
+//! asks the [`ModelProvider`] twice, once with the submissions in slot order
+//! and once reversed, so a model's bias for the first (or last) answer it
+//! reads shows up instead of deciding the battle: each contender's score is
+//! the mean of both orders, and `position_consistent` says whether its rank
+//! among the contenders was the same in both.
 //!
 //! The model must answer with one JSON object and nothing else (a single
 //! surrounding Markdown code fence is tolerated):

@@ -36,15 +36,14 @@
 //! 1e-4 (0.02 Elo points), far below the Monte Carlo error of a percentile
 //! interval from a few hundred rounds.
 //!
-//! Unlike the hosted original's rating, which was updated battle by battle
-//! and so depended on the order of the matches, the result here is a pure
-//! function of the set of results and the options: battles are sorted by id
-//! before anything else, contenders by reference, and every sum runs in that
-//! order.
+//! The result is a pure function of the set of results and the options, not
+//! of the order the battles came in: battles are sorted by id before
+//! anything else, contenders by reference, and every sum runs in that order.
 //!
 //! A rating's interval is `None` where it cannot be estimated (see
 //! [`Rating::interval`]), and contenders under `min_battles` are listed with
-//! the battles each still needs ([`Unrated`]).
+//! the battles each still needs ([`Unrated`]). What the fit and the
+//! bootstrap cost is measured in docs/performance.md.
 
 use std::collections::HashMap;
 
@@ -214,13 +213,19 @@ const PRIOR_GAMES: f64 = 1.0;
 /// Convergence: the largest Newton step on any log-strength.
 const TOLERANCE: f64 = 1e-5;
 /// Convergence of a bootstrap refit by chord steps (0.02 Elo points): far
-/// below the Monte Carlo error of the percentile interval itself, which is
-/// several Elo points with 200 rounds.
+/// below the Monte Carlo error of the percentile interval itself.
 const BOOTSTRAP_TOLERANCE: f64 = 1e-4;
 /// Most chord steps in one bootstrap refit before it hands over to Newton's
-/// method (each step shrinks the error about fourfold on 100,000 battles).
+/// method: a refit that needs more converges too slowly for chord steps to
+/// pay.
 const MAX_CHORD_STEPS: usize = 12;
 const MAX_NEWTON_STEPS: usize = 100;
+/// Passes over the pairs a Newton refit of a bootstrap resample typically
+/// takes (its Newton steps and their conjugate-gradient steps), as measured
+/// (docs/performance.md): the cost model of `Dense::worth_it`.
+const NEWTON_REFIT_PASSES: f64 = 60.0;
+/// Chord steps a refit typically takes, as measured: each a pass and a solve.
+const CHORD_REFIT_STEPS: f64 = 8.0;
 const MAX_CG_STEPS: usize = 200;
 /// Largest change of a log-strength in one Newton step (about 350 Elo):
 /// keeps the first steps from a cold start from overshooting.
@@ -330,7 +335,8 @@ fn resize(v: &mut Vec<f64>, n: usize) {
 /// into `ws.diag`, and each pair's weight `n·π·(1−π)` (minus its
 /// off-diagonal entry) into `ws.h`.
 // Kept out of line, like `Tally::count` and `Dense::solve`: inlined into
-// `leaderboard`, the bootstrap's passes measured a third slower.
+// `leaderboard`, the bootstrap's passes run slower (the compiler then keeps
+// less of each pass in registers).
 #[inline(never)]
 fn gradient<const HESSIAN: bool>(pairs: &Pairs, theta: &[f64], ws: &mut Workspace) {
     let m = theta.len();
@@ -463,10 +469,10 @@ where
 
 /// The Cholesky factor `L` (`L·Lᵀ = H`) of the negative Hessian `H` at the
 /// full fit, for the bootstrap's chord steps: its lower triangle row by
-/// row, in single precision ([`dot`] in eight lanes). A chord step only needs a direction close to
-/// Newton's (the gradient, in double precision, decides where the steps
-/// end), and at half the size the factor stays in the core's cache next to
-/// the pairs, and its solves take half the time.
+/// row, in single precision ([`dot`] in eight lanes). A chord step only
+/// needs a direction close to Newton's (the gradient, in double precision,
+/// decides where the steps end), and at half the size the factor stays in
+/// the core's cache next to the pairs, and its solves read half the memory.
 struct Dense {
     m: usize,
     /// Row `i` is `l[i·(i+1)/2 ..][..i + 1]`.
@@ -474,16 +480,18 @@ struct Dense {
 }
 
 impl Dense {
-    /// Whether the factor pays for itself. Measured on 100,000 battles
-    /// among 500 contenders, a Newton refit costs about 60 passes over the
-    /// pairs and a chord refit about 8 passes and 8 solves; a solve (`m²`
+    /// Whether the factor pays for itself, in passes over the pairs: a
+    /// Newton refit takes [`NEWTON_REFIT_PASSES`] of them, a chord refit
+    /// [`CHORD_REFIT_STEPS`] passes and as many solves; a solve (`m²`
     /// single-precision multiply-adds, eight to a vector) costs about as much
     /// as a pass over `m²/4` pairs, and factoring (`m³/3` in double
     /// precision, four to a vector) about `m³/12`. Above 2,000 contenders
     /// the matrix (32 MB while factoring) is not worth holding either.
     fn worth_it(m: usize, pairs: usize, rounds: usize) -> bool {
         let (m, pairs, rounds) = (m as f64, pairs as f64, rounds as f64);
-        m <= 2_000.0 && m * m * m / 12.0 + rounds * 8.0 * (m * m / 4.0 + pairs) < rounds * 60.0 * pairs
+        m <= 2_000.0
+            && m * m * m / 12.0 + rounds * CHORD_REFIT_STEPS * (m * m / 4.0 + pairs)
+                < rounds * NEWTON_REFIT_PASSES * pairs
     }
 
     /// Factors the negative Hessian whose diagonal is in `ws.diag` and pair

@@ -693,11 +693,11 @@ impl BattleService {
     }
 
     /// [`leaderboard`](Self::leaderboard), computed by `rate` when no
-    /// leaderboard is kept for the current results: rating 100,000 battles
-    /// takes most of a second of CPU, which a server runs off its async
-    /// threads. A leaderboard is kept until a battle closes, is created
-    /// closed, or is archived ([`BattleStore::results_version`] changes), so
-    /// asking again costs one small read.
+    /// leaderboard is kept for the current results: rating many battles is
+    /// CPU work a server runs off its async threads. A leaderboard is kept
+    /// until a battle closes, is created closed, or is archived
+    /// ([`BattleStore::results_version`] changes), so asking again costs one
+    /// small read.
     pub async fn leaderboard_with(
         &self,
         _p: &Principal,
