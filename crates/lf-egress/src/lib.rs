@@ -57,7 +57,7 @@ pub use client::{
     EgressConfig, EgressRequest, EgressResponse, IDEMPOTENCY_KEY,
 };
 pub use error::{EgressError, EgressErrorKind};
-pub use policy::{METADATA, METADATA_REASON, blocked};
+pub use policy::{METADATA, METADATA_REASON, blocked, refused_without_lookup};
 // Requests and answers are spoken in reqwest's (the http crate's) types.
 pub use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 pub use reqwest::{Method, StatusCode, Url};

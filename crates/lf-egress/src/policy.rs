@@ -236,6 +236,32 @@ pub(crate) fn check_url(url: &Url, allow: &Allow) -> Result<(), EgressError> {
     }
 }
 
+/// The addresses a name that always means the loopback interface resolves
+/// to, as far as a check before any lookup can tell.
+const LOOPBACK: [IpAddr; 2] = [IpAddr::V4(Ipv4Addr::LOCALHOST), IpAddr::V6(Ipv6Addr::LOCALHOST)];
+
+/// Why the policy refuses `url`'s host whatever DNS would answer, or `None`
+/// when it lets the host through or only a lookup can tell: a literal
+/// address [`verdict`] refuses, or a name that always means the loopback
+/// interface (`localhost` and the names under `.localhost`, RFC 6761),
+/// unless the allow-list opens the name or both loopback addresses. For
+/// judging a URL long before it is sent (a workflow's validation): sending
+/// still judges every address the name resolves to, and a resolver that
+/// answers a `.localhost` name with nothing refuses it as well.
+pub fn refused_without_lookup(url: &Url, allow: &Allow) -> Option<&'static str> {
+    match url.host()? {
+        Host::Ipv4(a) => verdict(IpAddr::V4(a), None, allow),
+        Host::Ipv6(a) => verdict(IpAddr::V6(a), None, allow),
+        Host::Domain(name) => {
+            let name = name.strip_suffix('.').unwrap_or(name).to_ascii_lowercase();
+            if name != "localhost" && !name.ends_with(".localhost") {
+                return None;
+            }
+            LOOPBACK.iter().find_map(|ip| verdict(*ip, Some(&name), allow))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
@@ -380,6 +406,42 @@ mod tests {
         assert!(refusal("http://user@example.com/").contains("user name or password"));
         assert!(check_url(&url("https://example.com/a?b"), &Allow::default()).is_ok());
         assert!(check_url(&url("http://8.8.8.8/"), &Allow::default()).is_ok());
+    }
+
+    #[test]
+    fn what_is_refused_without_a_lookup() {
+        let closed = Allow::default();
+        for (u, reason) in [
+            ("http://localhost:8080/x", Some("loopback")),
+            ("http://LOCALHOST./", Some("loopback")),
+            ("http://api.localhost/", Some("loopback")),
+            ("http://127.0.0.1:9/", Some("loopback")),
+            ("http://0x7f.1/", Some("loopback")),
+            ("http://[::1]/", Some("loopback")),
+            ("http://10.1.2.3/", Some(PRIVATE)),
+            ("http://169.254.169.254/latest", Some(METADATA_REASON)),
+            ("http://0.0.0.0/", Some("unspecified")),
+            ("https://example.com/", None),
+            ("https://localhost.example.com/", None),
+            ("http://intranet/", None),
+            ("http://8.8.8.8/", None),
+        ] {
+            assert_eq!(refused_without_lookup(&url(u), &closed), reason, "{u}");
+        }
+        let named = Allow::parse("localhost, *.localhost, 10.0.0.0/8, 169.254.0.0/16").unwrap();
+        for u in ["http://localhost/", "http://api.localhost/", "http://10.1.2.3/"] {
+            assert_eq!(refused_without_lookup(&url(u), &named), None, "{u}");
+        }
+        assert_eq!(refused_without_lookup(&url("http://169.254.169.254/"), &named), Some(METADATA_REASON));
+        let both = Allow::parse("127.0.0.1, ::1").unwrap();
+        assert_eq!(refused_without_lookup(&url("http://localhost/"), &both), None);
+        let v4_only = Allow::parse("127.0.0.1").unwrap();
+        assert_eq!(
+            refused_without_lookup(&url("http://localhost/"), &v4_only),
+            Some("loopback"),
+            "localhost may resolve to ::1 too, which stays closed"
+        );
+        assert_eq!(refused_without_lookup(&url("http://127.0.0.1/"), &v4_only), None);
     }
 
     #[test]

@@ -11,7 +11,7 @@ use lf_lens::LensService;
 use lf_runner::{Executors, OwnServices, Runner, Scheduler, StepNeeds};
 use lf_store::Database;
 use lf_tools::{Catalog, CatalogOptions, LfServer, Services};
-use lf_workflow::{ConnectionService, LensLookup, WorkflowService};
+use lf_workflow::{ConnectionService, EgressRefusal, LensLookup, WorkflowService};
 
 use crate::agent_ledger::AgentLedger;
 use crate::agent_tools::CatalogTools;
@@ -59,7 +59,8 @@ pub fn services(
     // Heard by the workflows that follow events, once the services exist.
     let own = OwnServices::new();
     let lens = LensService::new(db.lens_store()).with_events(Arc::new(own.clone()));
-    let workflow = workflow_service(db, Arc::new(WorkflowLenses::new(lens.clone())));
+    let workflow = workflow_service(db, Arc::new(WorkflowLenses::new(lens.clone())))
+        .with_egress_policy(Arc::new(EgressRules(runs.egress_allow.clone())));
     let connections = connection_service(db, sealer);
     let egress = Egress::new(EgressConfig { allow: runs.egress_allow.clone(), ..EgressConfig::default() })
         .expect("the outbound HTTP client builds with the default TLS settings");
@@ -134,6 +135,24 @@ pub fn build_server(
 pub fn workflow_service(db: &Database, lenses: Arc<dyn LensLookup>) -> WorkflowService {
     WorkflowService::new(db.workflow_store(), lenses, db.connection_lookup())
         .with_webhooks(db.webhook_store())
+}
+
+/// The egress guard's policy, under the allow-list the runner's HTTP steps
+/// are sent with, as the workflow validator asks for it: what lf-egress
+/// refuses of a URL before any lookup, and the allow-list entry that opens
+/// it.
+#[derive(Debug)]
+struct EgressRules(lf_egress::Allow);
+
+impl lf_workflow::EgressPolicy for EgressRules {
+    fn refusal(&self, url: &str) -> Option<EgressRefusal> {
+        let url = lf_egress::Url::parse(url).ok()?;
+        let reason = lf_egress::refused_without_lookup(&url, &self.0)?;
+        let host = url.host_str()?.trim_start_matches('[').trim_end_matches(']');
+        let opened_by =
+            (reason != lf_egress::METADATA_REASON).then(|| format!("{}={host}", lf_egress::ALLOW_KEY));
+        Some(EgressRefusal { reason: reason.to_owned(), opened_by })
+    }
 }
 
 /// The saved-connection use cases over `db`, secrets sealed by `sealer`

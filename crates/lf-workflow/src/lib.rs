@@ -149,7 +149,9 @@ pub use connection::{
 };
 pub use dag::Dag;
 pub use exec::{NodeError, NodeErrorCode, run_pure};
-pub use lookup::{ConnectionLookup, Facts, LensFacts, LensLookup, LensParam, SavedConnection};
+pub use lookup::{
+    ConnectionLookup, EgressPolicy, EgressRefusal, Facts, LensFacts, LensLookup, LensParam, SavedConnection,
+};
 pub use memory::{
     MemoryConnections, MemoryLenses, MemoryWorkflowStore, workflow_head_moved, workflow_not_found,
     workflow_version_not_found,

@@ -1,7 +1,7 @@
 //! What a workflow needs to know about things it does not own: the lenses
-//! its lens steps run and the saved connections its steps name. The
-//! service asks through these traits and hands the answers to the pure
-//! validator as [`Facts`].
+//! its lens steps run, the saved connections its steps name, and the
+//! egress policy its HTTP steps meet. The service asks through these traits
+//! and hands the answers to the pure validator as [`Facts`].
 //!
 //! lf-workflow does not depend on lf-lens: a workflow needs three facts
 //! of a lens (that the caller can read it, its title, its parameters), and
@@ -12,6 +12,8 @@
 //! `connection/store.rs`).
 
 use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use lf_core::{LensId, LenserId, LfResult, Reach, VersionId};
@@ -69,9 +71,33 @@ pub trait ConnectionLookup: Send + Sync {
     async fn saved(&self, owner: LenserId, refs: &[String]) -> LfResult<Vec<SavedConnection>>;
 }
 
+/// Why the egress policy refuses a URL (see [`EgressPolicy`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EgressRefusal {
+    /// What the host is, in the policy's words (`loopback`, `private (RFC
+    /// 1918)`, `cloud metadata`).
+    pub reason: String,
+    /// The operator's setting with the entry that would open the host
+    /// (`LENSERFIGHT_EGRESS_ALLOW=localhost`); `None` when nothing opens it.
+    pub opened_by: Option<String>,
+}
+
+/// The outbound-HTTP policy of the server a workflow runs on, as far as it
+/// judges a URL without a DNS lookup. The composition root fills it from the
+/// egress guard that sends the steps' requests (lf-workflow does not depend
+/// on it), so that a URL the guard will refuse is named at validation and
+/// not only when the run fails.
+pub trait EgressPolicy: Send + Sync + fmt::Debug {
+    /// Why a request to `url` (as written in a step, with no `[[...]]`
+    /// placeholder) would be refused whatever DNS answers: a literal address
+    /// in a refused range, `localhost`… `None` when it may be sent, or only
+    /// a lookup can tell.
+    fn refusal(&self, url: &str) -> Option<EgressRefusal>;
+}
+
 /// What the validator may check beyond the graph itself. A check whose
 /// facts are absent is not made (and the report says so through
-/// `run_ready`).
+/// `run_ready`, for lenses and connections).
 #[derive(Clone, Debug, Default)]
 pub struct Facts {
     /// Per lens a step runs (and its pinned version): its facts, or `None`
@@ -79,6 +105,8 @@ pub struct Facts {
     pub lenses: Option<HashMap<LensBinding, Option<LensFacts>>>,
     /// The owner's saved connections among those the graph names.
     pub connections: Option<HashSet<SavedConnection>>,
+    /// The egress policy HTTP steps meet when they run.
+    pub egress: Option<Arc<dyn EgressPolicy>>,
 }
 
 impl Facts {

@@ -17,7 +17,7 @@ use crate::catalog::{Category, NodeTypeSpec, catalog};
 use crate::hook::{
     HookHash, IssuedWebhook, MemoryWebhookStore, WEBHOOK_TRIGGER, WebhookSecret, WebhookStore, hook_refused,
 };
-use crate::lookup::{ConnectionLookup, Facts, LensLookup};
+use crate::lookup::{ConnectionLookup, EgressPolicy, Facts, LensLookup};
 use crate::model::{
     Changelog, Description, NodeKind, Title, VersionSelector, VersionSummary, Visibility, Workflow,
     WorkflowFilter, WorkflowPatch, WorkflowVersion,
@@ -135,6 +135,7 @@ pub struct WorkflowService {
     connections: Arc<dyn ConnectionLookup>,
     hooks: Arc<dyn WebhookStore>,
     clock: Arc<dyn Clock>,
+    egress: Option<Arc<dyn EgressPolicy>>,
 }
 
 impl WorkflowService {
@@ -149,6 +150,7 @@ impl WorkflowService {
             connections,
             hooks: Arc::new(MemoryWebhookStore::new()),
             clock: Arc::new(SystemClock),
+            egress: None,
         }
     }
 
@@ -160,6 +162,14 @@ impl WorkflowService {
 
     pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
         self.clock = clock;
+        self
+    }
+
+    /// Warns (EGRESS_REFUSED) of each step URL that `egress`, the policy
+    /// the runner's HTTP steps meet, refuses; without one, URLs are not
+    /// judged.
+    pub fn with_egress_policy(mut self, egress: Arc<dyn EgressPolicy>) -> Self {
+        self.egress = Some(egress);
         self
     }
 
@@ -184,7 +194,7 @@ impl WorkflowService {
     }
 
     /// The lenses (with the caller's reach) and saved connections (the
-    /// owner's) a graph uses.
+    /// owner's) a graph uses, and the egress policy its steps meet.
     async fn facts(&self, reach: Reach, owner: LenserId, graph: &Graph<'_>) -> LfResult<Facts> {
         let mut lenses = HashMap::new();
         for b in lens_bindings(graph, catalog()) {
@@ -201,7 +211,7 @@ impl WorkflowService {
         } else {
             self.connections.saved(owner, &refs).await?.into_iter().collect()
         };
-        Ok(Facts { lenses: Some(lenses), connections: Some(connections) })
+        Ok(Facts { lenses: Some(lenses), connections: Some(connections), egress: self.egress.clone() })
     }
 
     /// Checks a new version as `create` and `update` must: NOT_FOUND for a

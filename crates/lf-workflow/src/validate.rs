@@ -13,7 +13,7 @@ use std::collections::{HashMap, HashSet};
 use lf_core::LensId;
 use serde_json::Value;
 
-use crate::catalog::{Catalog, Category, ConnectorUse, check_config};
+use crate::catalog::{Catalog, Category, ConnectorUse, FieldKind, check_config};
 use crate::dag::Dag;
 use crate::graph::{FastMap, blank};
 pub use crate::graph::{Graph, GraphEdge, GraphNode};
@@ -53,6 +53,7 @@ lf_core::word_enum!(
         ConfigFieldUnknown = "CONFIG_FIELD_UNKNOWN",
         ConnectorUnused = "CONNECTOR_UNUSED",
         OutputKeyUnknown = "OUTPUT_KEY_UNKNOWN",
+        EgressRefused = "EGRESS_REFUSED",
     ]
 );
 
@@ -67,6 +68,7 @@ impl IssueCode {
                 | IssueCode::ConfigFieldUnknown
                 | IssueCode::ConnectorUnused
                 | IssueCode::OutputKeyUnknown
+                | IssueCode::EgressRefused
         )
     }
 }
@@ -386,6 +388,7 @@ pub fn validate(graph: &Graph<'_>, catalog: &Catalog, facts: &Facts) -> Report {
     for i in (0..n).filter(|i| included[*i]) {
         c.lens(i, &summaries[i], &summaries[i].wired_parameters);
         c.connection(i, &summaries[i].name);
+        c.egress(i, &summaries[i]);
     }
 
     let valid = c.errors.is_empty();
@@ -619,6 +622,47 @@ impl Check<'_, '_> {
                 .at_node(i)
                 .at_field("connector"),
         );
+    }
+}
+
+impl Check<'_, '_> {
+    /// Each URL of a step that the egress policy in force refuses whatever
+    /// DNS answers: the run would fail on it. A URL with a `[[...]]`
+    /// placeholder is only known once the run fills it, and is not judged.
+    fn egress(&mut self, i: usize, s: &NodeSummary) {
+        let (facts, catalog) = (self.facts, self.catalog);
+        let Some(policy) = &facts.egress else { return };
+        let Some(config) = self.graph.nodes[i].config else { return };
+        let Some(spec) = s.node_type.as_deref().and_then(|t| catalog.get(t)) else { return };
+        for f in spec.fields.iter().filter(|f| f.kind == FieldKind::Url) {
+            let given = std::iter::once(f.key).chain(f.aliases.iter().copied()).find_map(|k| config.get(k));
+            let Some(url) = given.and_then(Value::as_str) else { continue };
+            if url.contains("[[") {
+                continue;
+            }
+            let Some(refusal) = policy.refusal(url) else { continue };
+            let hint = match &refusal.opened_by {
+                Some(setting) => format!(
+                    "If the server should reach it, its operator opens the host with {setting} (beside any entries already there) and restarts it; otherwise use another URL."
+                ),
+                None => format!("Nothing opens a {} address; use another URL.", refusal.reason),
+            };
+            self.push(
+                issue(
+                    IssueCode::EgressRefused,
+                    format!(
+                        "Step \"{}\" ({}) sends to {}, which this server's egress policy refuses ({}): the step will fail when it runs.",
+                        s.name,
+                        spec.node_type,
+                        lf_core::clip(url, 100),
+                        refusal.reason
+                    ),
+                    hint,
+                )
+                .at_node(i)
+                .at_field(f.key),
+            );
+        }
     }
 }
 

@@ -129,6 +129,18 @@ fn facts(lens: LensId) -> Facts {
                 .into_iter()
                 .collect(),
         ),
+        egress: Some(Arc::new(RefusesEvery)),
+    }
+}
+
+/// An egress policy that refuses every URL: each one a step gives outright
+/// is warned about.
+#[derive(Debug)]
+struct RefusesEvery;
+
+impl lf_workflow::EgressPolicy for RefusesEvery {
+    fn refusal(&self, _url: &str) -> Option<lf_workflow::EgressRefusal> {
+        Some(lf_workflow::EgressRefusal { reason: "test".into(), opened_by: None })
     }
 }
 
@@ -192,6 +204,10 @@ proptest! {
             for i in r.errors.iter().chain(&r.warnings) {
                 prop_assert!(i.node.is_none_or(|n| n < nodes.len()));
                 prop_assert!(!i.message.is_empty() && !i.hint.is_empty());
+                if i.code == IssueCode::EgressRefused {
+                    let url = i.node.and_then(|n| nodes[n].config.get("url")).and_then(Value::as_str);
+                    prop_assert!(f.egress.is_some() && url.is_some_and(|u| !u.contains("[[")), "{:?}", i);
+                }
             }
             let mut seen = std::collections::HashSet::new();
             prop_assert!(r.execution_order.iter().all(|i| seen.insert(*i)), "each node once");

@@ -3,12 +3,13 @@
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use lf_core::LensId;
 use lf_workflow::catalog::catalog;
 use lf_workflow::{
-    Facts, Graph, GraphEdge, GraphNode, IssueCode, LensBinding, LensFacts, LensParam, NodeKind, Report,
-    validate,
+    EgressPolicy, EgressRefusal, Facts, Graph, GraphEdge, GraphNode, IssueCode, LensBinding, LensFacts,
+    LensParam, NodeKind, Report, validate,
 };
 use serde_json::{Map, Value, json};
 
@@ -50,7 +51,29 @@ fn lens_facts(id: LensId, labels: &[(&str, bool)]) -> Facts {
             .collect(),
     };
     let binding = LensBinding { lens_id: id, version_id: None };
-    Facts { lenses: Some(HashMap::from([(binding, Some(facts))])), connections: Some(HashSet::new()) }
+    Facts {
+        lenses: Some(HashMap::from([(binding, Some(facts))])),
+        connections: Some(HashSet::new()),
+        egress: None,
+    }
+}
+
+/// A policy that refuses `localhost` (openable) and `metadata.test` (not).
+#[derive(Debug)]
+struct NoLocalhost;
+
+impl EgressPolicy for NoLocalhost {
+    fn refusal(&self, url: &str) -> Option<EgressRefusal> {
+        let host = url.split("://").nth(1)?.split(['/', ':']).next()?;
+        match host {
+            "localhost" => Some(EgressRefusal {
+                reason: "loopback".into(),
+                opened_by: Some("LENSERFIGHT_EGRESS_ALLOW=localhost".into()),
+            }),
+            "metadata.test" => Some(EgressRefusal { reason: "cloud metadata".into(), opened_by: None }),
+            _ => None,
+        }
+    }
 }
 
 #[test]
@@ -110,6 +133,7 @@ fn every_code_has_its_case() {
     let hidden = LensId::new();
     let empty = obj(json!({}));
     let bad_http = obj(json!({"url": "ftp://x", "method": "FETCH", "retries": 3}));
+    let local_http = obj(json!({"url": "http://localhost:8080/x"}));
     let slack_cfg = obj(json!({"text": "hi"}));
     let slack = lf_workflow::Connector {
         provider: lf_workflow::Provider::parse("p", "slack").unwrap(),
@@ -262,6 +286,11 @@ fn every_code_has_its_case() {
             Some(1),
         ),
         (
+            after_start(start(), GraphNode { config: Some(&local_http), ..tool("x", "http_request") }),
+            IssueCode::EgressRefused,
+            Some(1),
+        ),
+        (
             Graph { nodes: vec![start()], edges: vec![edge("gone", "start", "input")] },
             IssueCode::EdgeSourceMissing,
             None,
@@ -282,6 +311,7 @@ fn every_code_has_its_case() {
     ];
     let mut facts = lens_facts(lens_id, &[("Topic", false)]);
     facts.lenses.as_mut().unwrap().insert(LensBinding { lens_id: hidden, version_id: None }, None);
+    facts.egress = Some(Arc::new(NoLocalhost));
     let seen: HashSet<IssueCode> = cases.iter().map(|c| c.1).collect();
     for code in IssueCode::ALL {
         assert!(seen.contains(code), "no case for {code}");
@@ -308,4 +338,51 @@ fn every_code_has_its_case() {
         "The workflow has 2 trigger nodes. Confirm that every trigger is intentional."
     );
     assert!(!multi.run_ready && multi.valid, "valid, but a run starts from one trigger");
+}
+
+#[test]
+fn each_step_url_the_egress_policy_refuses_is_warned_about() {
+    let start_cfg = obj(json!({}));
+    let local = obj(json!({"url": "http://localhost:9/items", "method": "GET"}));
+    let feed = obj(json!({"feedUrl": "http://localhost/feed.xml"}));
+    let templated = obj(json!({"url": "http://localhost/[[path]]"}));
+    let public = obj(json!({"url": "https://example.com/graphql", "query": "{ viewer { login } }"}));
+    let metadata = obj(json!({"url": "http://metadata.test/latest"}));
+    let start = GraphNode { config: Some(&start_cfg), ..node("start", "Start", Some("manual_trigger")) };
+    let step = |id: &'static str, t: &'static str, config| GraphNode {
+        config: Some(config),
+        ..node(id, id, Some(t))
+    };
+    let g = Graph {
+        nodes: vec![
+            start,
+            step("fetch", "http_request", &local),
+            step("news", "rss_feed", &feed),
+            step("later", "http_request", &templated),
+            step("public", "graphql_request", &public),
+            step("meta", "webhook_sender", &metadata),
+        ],
+        edges: ["fetch", "news", "later", "public", "meta"].map(|to| edge("start", to, "input")).to_vec(),
+    };
+    let facts = Facts { egress: Some(Arc::new(NoLocalhost)), ..lens_facts(LensId::new(), &[]) };
+    let r = validate(&g, catalog(), &facts);
+    let refused: Vec<(Option<usize>, Option<&str>)> = r
+        .warnings
+        .iter()
+        .filter(|i| i.code == IssueCode::EgressRefused)
+        .map(|i| (i.node, i.field.as_deref()))
+        .collect();
+    assert_eq!(refused, [(Some(1), Some("url")), (Some(2), Some("url")), (Some(5), Some("url"))], "{r:#?}");
+    assert!(r.valid && r.run_ready, "a warning: the workflow still validates: {:?}", r.errors);
+    let fetch = &r.warnings[0];
+    assert_eq!(
+        fetch.message,
+        "Step \"fetch\" (http_request) sends to http://localhost:9/items, which this server's egress policy refuses (loopback): the step will fail when it runs."
+    );
+    assert!(fetch.hint.contains("LENSERFIGHT_EGRESS_ALLOW=localhost"), "{}", fetch.hint);
+    let meta = r.warnings.iter().find(|i| i.node == Some(5)).unwrap();
+    assert_eq!(meta.hint, "Nothing opens a cloud metadata address; use another URL.");
+
+    let unjudged = validate(&g, catalog(), &lens_facts(LensId::new(), &[]));
+    assert!(unjudged.warnings.iter().all(|i| i.code != IssueCode::EgressRefused), "no policy, no judgement");
 }
