@@ -62,6 +62,10 @@
 //!   [`AgentService::with_ledger`], a server reserves ahead and calls take
 //!   from what it holds: the store's counts are then what was used plus
 //!   what servers hold, still never past a cap);
+//! - a call of an agent (passed or refused) answers only once its action
+//!   log entry is committed: a process killed at any moment has every
+//!   answered call in the log (with a ledger, the entries of calls that
+//!   end together share one commit);
 //! - every read goes through the store with the caller's reach (an agent is
 //!   its owner's, co-owners' and operators' alone; to anyone else it does
 //!   not exist);

@@ -29,6 +29,7 @@ use crate::policy::{self, Gate};
 use crate::roles::{self, Permission};
 use crate::store::{AgentStore, LenserHandles};
 
+mod group_commit;
 mod ledger;
 mod team;
 
@@ -172,8 +173,8 @@ pub struct AgentService {
     limits: AgentLimits,
     /// Runs team runs; none: nothing is dispatched.
     dispatch: Option<Arc<dyn TeamDispatch>>,
-    /// Holds allowances and batches the action log; none: every call
-    /// reserves and logs with writes of its own.
+    /// Holds allowances and group-commits the action log; none: every
+    /// call reserves and logs with writes of its own.
     ledger: Option<ledger::Ledger>,
 }
 
@@ -215,15 +216,18 @@ impl AgentService {
 
     /// Keeps a call ledger (see `service/ledger.rs`): calls take from
     /// allowances of the day's caps this server reserved ahead, and the log
-    /// entries of reads and refusals are written in batches. Whoever sets
-    /// it calls [`AgentService::flush`] every few milliseconds and
+    /// entries of calls that end together are committed together, each call
+    /// answering once its entry is (`service/group_commit.rs`). Whoever
+    /// sets it calls [`AgentService::flush`] every few milliseconds and
     /// [`AgentService::close`] before the process ends.
     pub fn with_ledger(mut self, settings: LedgerSettings) -> Self {
         self.ledger = Some(ledger::Ledger::new(settings));
         self
     }
 
-    /// Writes the log entries waiting, and gives back what is held of days
+    /// Reserves ahead for busy agents, writes the log entries no call is
+    /// writing (of calls that went away before their entry was written,
+    /// or that failed with the store), and gives back what is held of days
     /// that are over. Without a ledger there is nothing to do.
     pub async fn flush(&self) -> LfResult<()> {
         self.drain(Some(UsageDay::of(self.now()))).await
@@ -251,31 +255,21 @@ impl AgentService {
                 }
             }
         }
-        let written = ledger.write_log(store).await.and(first.map_or(Ok(()), Err));
+        let written = ledger.log.write_waiting(store).await.and(first.map_or(Ok(()), Err));
         for (agent, day, units) in ledger.take_held(today) {
             self.store.release_usage(agent, day, &units).await?;
         }
         written
     }
 
-    /// Logs `entry` of a call of a tool of `safety` (`None`: a refusal):
-    /// at once without a ledger; else queued, and written before the call
-    /// answers when it changed something or the batch is full. A call that
-    /// changed something fails when its entry could not be written; a read
-    /// or a refusal does not (what the write could not store waits for the
-    /// next one, and the flush reports the error).
-    async fn log(&self, entry: &ActionEntry, safety: Option<crate::model::Safety>) -> LfResult<()> {
+    /// Logs `entry`, and returns once it is committed: alone without a
+    /// ledger, else with the entries of the calls ending meanwhile. When it
+    /// could not be written, the store's error (the call answers that, not
+    /// its result; with a ledger its entry waits for the next write).
+    async fn log(&self, entry: &ActionEntry) -> LfResult<()> {
         match &self.ledger {
             None => self.store.record_action(entry).await,
-            Some(ledger) => {
-                if ledger.log(entry.clone(), safety) {
-                    let written = ledger.write_log(self.store.as_ref()).await;
-                    if safety.is_some_and(|s| s != crate::model::Safety::Read) {
-                        written?;
-                    }
-                }
-                Ok(())
-            }
+            Some(ledger) => ledger.log.commit(self.store.as_ref(), entry.clone()).await,
         }
     }
 
@@ -511,9 +505,9 @@ impl AgentService {
     ///   room, all counted at once or none: THROTTLED naming the cap and
     ///   when it resets, BUDGET_EXCEEDED for credits.
     ///
-    /// A refused call is logged as refused. A passed one is counted; run it
-    /// as [`CallPass::principal`] and log what came of it with
-    /// [`AgentService::record_call`].
+    /// A refused call is logged as refused (committed before the refusal is
+    /// answered). A passed one is counted; run it as [`CallPass::principal`]
+    /// and log what came of it with [`AgentService::record_call`].
     pub async fn check_call(&self, p: &Principal, id: LenserId, call: &Call) -> LfResult<CallPass> {
         let (agent, actor, grant) = self.acting(p, id, &ToolKey::Id(call.tool.id)).await?;
         let refusal = if !agent.is_active() {
@@ -610,11 +604,12 @@ impl AgentService {
             actor,
             at: self.now(),
         };
-        self.log(&entry, None).await?;
+        self.log(&entry).await?;
         Ok(e)
     }
 
-    /// Logs what came of a passed call: succeeded, or failed with its error.
+    /// Logs what came of a passed call: succeeded, or failed with its
+    /// error. Returns once the entry is committed (the call answers after).
     pub async fn record_call(&self, pass: &CallPass, result: Result<(), &LfError>) -> LfResult<ActionEntry> {
         let (outcome, code, message) = match result {
             Ok(()) => (ActionOutcome::Succeeded, None, None),
@@ -632,7 +627,7 @@ impl AgentService {
             actor: pass.actor,
             at: self.now(),
         };
-        self.log(&entry, Some(pass.tool.safety)).await?;
+        self.log(&entry).await?;
         Ok(entry)
     }
 
@@ -644,9 +639,6 @@ impl AgentService {
         page: PageRequest,
     ) -> LfResult<Page<ActionEntry>> {
         self.load(p, id, Permission::View).await?;
-        if let Some(ledger) = &self.ledger {
-            ledger.write_log(self.store.as_ref()).await?;
-        }
         self.store.list_actions(p.reach(), id, page).await
     }
 }

@@ -131,12 +131,15 @@ pub trait AgentStore: Send + Sync {
     async fn usage(&self, reach: Reach, agent: LenserId, day: UsageDay) -> LfResult<Usage>;
 
     /// Appends an entry to the agent's action log. NOT_FOUND if the agent
-    /// is missing; CONFLICT if the id is taken.
+    /// is missing; CONFLICT if the id is taken. Returns once the entry is
+    /// committed: a process killed after that keeps it (a call answers on
+    /// it, see `service/group_commit.rs`).
     async fn record_action(&self, entry: &ActionEntry) -> LfResult<()>;
 
-    /// Appends `entries` (of any agents) to the action log, all or none:
-    /// NOT_FOUND if an agent is missing, CONFLICT if an id is taken (also
-    /// twice in `entries`), and then nothing is written.
+    /// Appends `entries` (of any agents) to the action log, all or none, in
+    /// one transaction, committed when it returns: NOT_FOUND if an agent is
+    /// missing, CONFLICT if an id is taken (also twice in `entries`), and
+    /// then nothing is written.
     async fn record_actions(&self, entries: &[ActionEntry]) -> LfResult<()>;
 
     /// [`AgentStore::record_actions`] of `entries` and
@@ -144,7 +147,7 @@ pub trait AgentStore: Send + Sync {
     /// and one commit): a call ledger writes the log that waits with the
     /// reservation it has to make anyway. Both or neither: an error of
     /// either writes nothing (a refused reservation is no error: the log
-    /// is written).
+    /// is written). Committed when it returns, as `record_actions`.
     async fn reserve_usage_logging(
         &self,
         agent: LenserId,

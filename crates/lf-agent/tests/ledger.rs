@@ -1,7 +1,8 @@
 //! The call ledger (`AgentService::with_ledger`): allowances of the day's
 //! caps held in memory never let two servers on one store pass a cap, are
 //! given back when the agent changes, the day ends or the server closes;
-//! log entries of reads wait for a flush, those of writes do not.
+//! every call's log entry is committed before it answers, the entries of
+//! calls that end together in one write (group commit).
 
 mod support;
 
@@ -149,7 +150,7 @@ fn what_is_held_of_a_day_that_is_over_is_given_back() {
 }
 
 #[test]
-fn the_log_of_reads_waits_for_a_flush_and_the_log_of_writes_does_not() {
+fn every_call_is_in_the_stored_log_when_it_answers() {
     let w = World::ledgered();
     let (_, owner) = person();
     let a = w.agent(&owner, "quick_bot");
@@ -160,41 +161,103 @@ fn the_log_of_reads_waits_for_a_flush_and_the_log_of_writes_does_not() {
     }
     let pass = run(w.service.check_call(&owner, a.id, &Call::new(read.clone(), 0))).unwrap();
     run(w.service.record_call(&pass, Ok(()))).unwrap();
+    assert_eq!(stored_log(&w, a.id), [ActionOutcome::Succeeded], "a read, no flush");
     let revoked = tool("list_lenses", "lens", Safety::Read);
     run(w.service.check_call(&owner, a.id, &Call::new(revoked, 0))).unwrap_err();
-    assert_eq!(stored_log(&w, a.id), [], "a read and a refusal wait");
-    run(w.service.flush()).unwrap();
-    assert_eq!(stored_log(&w, a.id), [ActionOutcome::Refused, ActionOutcome::Succeeded]);
-
-    let pass = run(w.service.check_call(&owner, a.id, &Call::new(read.clone(), 0))).unwrap();
-    run(w.service.record_call(&pass, Ok(()))).unwrap();
+    assert_eq!(stored_log(&w, a.id), [ActionOutcome::Refused, ActionOutcome::Succeeded], "a refusal");
     let pass = run(w.service.check_call(&owner, a.id, &Call::new(write, 0))).unwrap();
-    run(w.service.record_call(&pass, Ok(()))).unwrap();
-    assert_eq!(stored_log(&w, a.id).len(), 4, "a write is logged before it answers, with what waited");
+    let failed = lf_core::LfError::invalid_argument("no title");
+    run(w.service.record_call(&pass, Err(&failed))).unwrap();
+    assert_eq!(stored_log(&w, a.id)[0], ActionOutcome::Failed, "a write that failed");
+    for _ in 0..50 {
+        let pass = run(w.service.check_call(&owner, a.id, &Call::new(read.clone(), 0))).unwrap();
+        let entry = run(w.service.record_call(&pass, Ok(()))).unwrap();
+        let page = run(w.store.list_actions(Reach::Everything, a.id, PageRequest::first(1))).unwrap();
+        assert_eq!(page.items[0].id, entry.id, "each read is stored before it answers");
+    }
+    assert_eq!(run(w.store.list_actions(Reach::Everything, a.id, PageRequest::first(1))).unwrap().total, 53);
+}
 
-    let pass = run(w.service.check_call(&owner, a.id, &Call::new(read, 0))).unwrap();
-    run(w.service.record_call(&pass, Ok(()))).unwrap();
-    assert_eq!(stored_log(&w, a.id).len(), 4);
-    let listed = run(w.service.list_actions(&owner, a.id, PageRequest::default())).unwrap();
-    assert_eq!(listed.total, 5, "reading the log through the server writes what waits first");
-    assert_eq!(stored_log(&w, a.id).len(), 5);
+/// A server over a store whose log writes and reservations take a while
+/// (let other calls run first), and an agent granted a read with its
+/// tool-call cap at the most.
+fn slow_server() -> (Arc<flaky::Flaky>, AgentService, lf_core::Principal, lf_core::LenserId, Call) {
+    let (store, service, owner, agent, call) = flaky_server(1024);
+    let patch = AgentPatch { max_daily_tool_calls: Some(Cap::of(Cap::MAX)), ..Default::default() };
+    run(service.update(&owner, agent, patch)).unwrap();
+    store.slow.store(true, std::sync::atomic::Ordering::SeqCst);
+    (store, service, owner, agent, call)
+}
+
+fn count(n: &std::sync::atomic::AtomicUsize) -> usize {
+    n.load(std::sync::atomic::Ordering::SeqCst)
 }
 
 #[test]
-fn a_full_batch_is_written_by_the_call_that_fills_it() {
-    let w = World::new();
-    let (_, owner) = person();
-    let service = AgentService::new(w.store.clone(), w.lensers.clone())
-        .with_clock(w.clock.clone())
-        .with_ledger(lf_agent::LedgerSettings { most_held: 256, batch: 3 });
-    let a = w.agent(&owner, "batch_bot");
-    let read = tool("get_lens", "lens", Safety::Read);
-    run(service.assign_tool(&owner, a.id, read.clone(), false)).unwrap();
-    for expected in [0, 0, 3, 3, 3, 6] {
-        let pass = run(service.check_call(&owner, a.id, &Call::new(read.clone(), 0))).unwrap();
-        run(service.record_call(&pass, Ok(()))).unwrap();
-        assert_eq!(stored_log(&w, a.id).len(), expected);
-    }
+fn calls_that_end_together_share_one_commit_and_each_waits_for_it() {
+    let (store, service, owner, agent, call) = slow_server();
+    let passes: Vec<_> = (0..100).map(|_| run(service.check_call(&owner, agent, &call)).unwrap()).collect();
+    let before = count(&store.log_writes);
+    // A hundred calls end at once: the first writes its entry alone; the
+    // others, queued while that write was under way, are written together
+    // by the first of them to run after it. Each call answers only once
+    // its entry is in the store.
+    let answered = all_at_once(passes.iter().map(|pass| async {
+        let entry = service.record_call(pass, Ok(())).await.unwrap();
+        let stored = store.inner.list_actions(Reach::Everything, agent, PageRequest::first(100)).await;
+        stored.unwrap().items.iter().any(|e| e.id == entry.id)
+    }));
+    assert!(answered.iter().all(|stored| *stored), "every call answered after its entry was stored");
+    assert_eq!(count(&store.log_writes) - before, 2, "two commits for a hundred calls");
+    assert_eq!(logged(&store, agent).len(), 100);
+}
+
+#[test]
+fn a_reservation_commits_the_entries_queued_with_it() {
+    let (store, service, owner, agent, call) = flaky_server_holding(0, 1024);
+    store.slow.store(true, std::sync::atomic::Ordering::SeqCst);
+    let passes: Vec<_> = (0..3).map(|_| run(service.check_call(&owner, agent, &call)).unwrap()).collect();
+    let (writes, reservations) = (count(&store.log_writes), count(&store.reservations));
+    // The first call's entry is being written; the second's queues behind
+    // it; the third call's reservation, nothing being held, takes it.
+    let [first, second, third] = &passes[..] else { unreachable!() };
+    let out = all_at_once(
+        [
+            Box::pin(async { service.record_call(first, Ok(())).await.map(|e| e.id) })
+                as std::pin::Pin<Box<dyn std::future::Future<Output = _> + Send>>,
+            Box::pin(async { service.record_call(second, Ok(())).await.map(|e| e.id) }),
+            Box::pin(async {
+                service.check_call(&owner, agent, &call).await?;
+                service.record_call(third, Ok(())).await.map(|e| e.id)
+            }),
+        ]
+        .into_iter(),
+    );
+    let ids: Vec<_> = out.into_iter().map(Result::unwrap).collect();
+    assert_eq!(count(&store.reservations) - reservations, 1, "one reservation");
+    assert_eq!(count(&store.log_writes) - writes, 2, "the first entry's write, and the third's");
+    let mut stored = logged(&store, agent);
+    stored.sort();
+    let mut made = ids.clone();
+    made.sort();
+    assert_eq!(stored, made, "the second entry went with the reservation");
+}
+
+#[test]
+fn a_call_whose_write_is_given_up_leaves_its_entry_to_the_next() {
+    let (store, service, owner, agent, call) = slow_server();
+    let first = run(service.check_call(&owner, agent, &call)).unwrap();
+    let second = run(service.check_call(&owner, agent, &call)).unwrap();
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    let mut a = Box::pin(service.record_call(&first, Ok(())));
+    let mut b = Box::pin(service.record_call(&second, Ok(())));
+    assert!(a.as_mut().poll(&mut cx).is_pending(), "the first call's write is under way");
+    assert!(b.as_mut().poll(&mut cx).is_pending(), "the second waits for it");
+    // The first call goes away (its client did) before its write ended:
+    // its entry goes back, and the second call writes both.
+    drop(a);
+    run(b).unwrap();
+    assert_eq!(logged(&store, agent).len(), 2);
 }
 
 /// A server whose store fails for a while, with a ledger batching `batch`
@@ -232,77 +295,49 @@ fn logged(store: &flaky::Flaky, agent: lf_core::LenserId) -> Vec<lf_agent::Actio
 }
 
 #[test]
-fn entries_a_failing_store_could_not_take_wait_for_the_next_write() {
+fn a_call_whose_entry_cannot_be_written_answers_the_error_and_its_entry_waits() {
     let (store, service, owner, agent, call) = flaky_server(256);
-    let mut made = Vec::new();
     let read = || {
         let pass = run(service.check_call(&owner, agent, &call)).unwrap();
-        run(service.record_call(&pass, Ok(()))).unwrap().id
+        run(service.record_call(&pass, Ok(())))
     };
-    made.extend([read(), read()]);
+    let mut made = vec![read().unwrap().id];
     store.fail(true);
+    // While the store fails a call answers its error, not its result: it
+    // was not logged. Its entry waits for the next write.
+    assert_eq!(code(read()), ErrorCode::Internal);
     assert_eq!(code(run(service.flush())), ErrorCode::Internal, "the flush says the log was not written");
-    made.push(read());
-    assert_eq!(code(run(service.flush())), ErrorCode::Internal);
-    // A call that changed something is written before it answers: while the
-    // store fails it answers INTERNAL, and its entry waits with the others.
     let write = tool("create_lens", "lens", Safety::Write);
     run(service.assign_tool(&owner, agent, write.clone(), false)).unwrap();
     let pass = run(service.check_call(&owner, agent, &Call::new(write, 0))).unwrap();
     assert_eq!(code(run(service.record_call(&pass, Ok(())))), ErrorCode::Internal);
-    assert_eq!(logged(&store, agent), [], "nothing was written while the store failed");
+    assert_eq!(logged(&store, agent), made, "nothing was written while the store failed");
     store.fail(false);
-    made.push(read());
-    run(service.flush()).unwrap();
+    made.push(read().unwrap().id);
     let page = run(store.inner.list_actions(Reach::Everything, agent, PageRequest::first(100))).unwrap();
     let log: Vec<_> = page.items.iter().rev().map(|e| (e.id, e.action.as_str().to_owned())).collect();
-    assert_eq!(log.len(), 5, "every entry, once: {log:?}");
-    assert_eq!(log[3].1, "create_lens", "in the order of the calls");
+    assert_eq!(log.len(), 4, "every entry, once, the ones that waited first: {log:?}");
+    assert_eq!(log[2].1, "create_lens", "in the order of the calls");
     let reads: Vec<_> = log.iter().filter(|(_, a)| a == "get_lens").map(|(id, _)| *id).collect();
-    assert_eq!(reads, made);
+    assert_eq!([reads[0], reads[2]], [made[0], made[1]]);
 }
 
 #[test]
-fn a_read_answers_while_the_log_waits_and_what_waits_is_bounded() {
+fn what_waits_while_the_store_fails_is_bounded() {
     let (store, service, owner, agent, call) = flaky_server(2);
     store.fail(true);
-    // Every second call fills the batch and its write fails: the reads still
-    // answer, and at most 2 × 16 entries wait.
+    // Every call's write fails: at most 2 × 16 entries wait.
     let made: Vec<_> = (0..40)
         .map(|_| {
             let pass = run(service.check_call(&owner, agent, &call)).unwrap();
-            run(service.record_call(&pass, Ok(()))).expect("a read answers though its log waits").id
+            assert_eq!(code(run(service.record_call(&pass, Ok(())))), ErrorCode::Internal);
+            pass
         })
         .collect();
+    assert_eq!(made.len(), 40);
     store.fail(false);
     run(service.flush()).unwrap();
-    assert_eq!(logged(&store, agent), made[40 - 32..], "the newest 32 are kept, the oldest dropped");
-}
-
-#[test]
-fn the_log_waiting_is_written_with_the_next_reservation() {
-    // Nothing held: every call reserves, and its reservation carries the
-    // entries of the calls before it, long before a batch is full.
-    let (store, service, owner, agent, call) = flaky_server_holding(0, 1024);
-    let read = || {
-        let pass = run(service.check_call(&owner, agent, &call)).unwrap();
-        run(service.record_call(&pass, Ok(()))).unwrap().id
-    };
-    let mut made = Vec::new();
-    for n in 0..3 {
-        made.push(read());
-        assert_eq!(logged(&store, agent), made[..n], "each call's reservation wrote the log before it");
-    }
-    // The log cannot be written: the reservation is made alone, the calls
-    // answer, and their entries wait.
-    store.fail(true);
-    made.extend([read(), read()]);
-    assert_eq!(logged(&store, agent), made[..2]);
-    store.fail(false);
-    made.push(read());
-    assert_eq!(logged(&store, agent), made[..5], "what waited went with the next reservation, in order");
-    run(service.flush()).unwrap();
-    assert_eq!(logged(&store, agent), made, "every entry, once");
+    assert_eq!(logged(&store, agent).len(), 32, "the newest 32 are kept, the oldest dropped");
 }
 
 #[test]

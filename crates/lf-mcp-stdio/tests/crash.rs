@@ -1,8 +1,11 @@
-//! The built binary killed with SIGKILL during 200 runs of a three-step
-//! workflow whose last step posts to a sink on loopback, then started
-//! again on the same database: every run ends completed, and the sink
-//! applied each idempotency key's effect once (a post the dead process had
-//! in flight may arrive again, under the same key).
+//! The built binary killed with SIGKILL:
+//! - during 200 runs of a three-step workflow whose last step posts to a
+//!   sink on loopback, then started again on the same database: every run
+//!   ends completed, and the sink applied each idempotency key's effect
+//!   once (a post the dead process had in flight may arrive again, under
+//!   the same key);
+//! - right after 200 answered `run_agent_action` calls, one at a time and
+//!   pipelined: the database holds exactly their 200 action log rows.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -16,6 +19,10 @@ use serde_json::{Value, json};
 
 const BIN: &str = env!("CARGO_BIN_EXE_lf-mcp-stdio");
 const RUNS: usize = 200;
+/// The agent calls answered before the kill, half one at a time and half
+/// pipelined.
+const ACTIONS: usize = 200;
+const LENSER: &str = "0190f5a2-7c1e-7d3a-9b2c-5e8f1a2b3c4d";
 
 /// An HTTP sink on loopback: what each Idempotency-Key delivered, counted.
 #[derive(Default)]
@@ -173,7 +180,7 @@ fn a_killed_server_loses_no_run_and_applies_no_post_twice() {
     let (sink, port) = Sink::start();
     let dir = tempfile::tempdir().unwrap();
     let db = format!("sqlite:{}", dir.path().join("runs.db").display());
-    let lenser = "0190f5a2-7c1e-7d3a-9b2c-5e8f1a2b3c4d";
+    let lenser = LENSER;
 
     let mut first = Server::start(&db, lenser);
     let workflow = first.tool(
@@ -237,4 +244,52 @@ fn a_killed_server_loses_no_run_and_applies_no_post_twice() {
     );
     drop(second.stdin);
     second.child.wait().unwrap();
+}
+
+/// The ids of every row of the action log in the SQLite file at `path`, as
+/// a server started after the kill would find them.
+fn logged_ids(path: &std::path::Path) -> Vec<String> {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let db = lf_server::Database::connect(&format!("sqlite://{}", path.display())).await.unwrap();
+        let ids: Vec<String> = sqlx::query_scalar("SELECT lower(hex(id)) FROM agent_actions")
+            .fetch_all(db.sqlite_pool().unwrap())
+            .await
+            .unwrap();
+        db.close().await;
+        ids
+    })
+}
+
+#[test]
+fn a_killed_server_keeps_the_log_of_every_agent_call_it_answered() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("agents.db");
+    let mut server = Server::start(&format!("sqlite:{}", path.display()), LENSER);
+    let agent =
+        server.tool("create_ai_lenser", json!({"handle": "crash_scout", "display_name": "Crash Scout"}));
+    let agent = agent["ai_lenser_id"].as_str().unwrap().to_owned();
+    server.tool("update_ai_lenser", json!({"ai_lenser_id": agent, "patch": {"max_daily_tool_calls": 1000}}));
+    server.tool("assign_agent_tool", json!({"ai_lenser_id": agent, "tool_id": "list_lenses"}));
+    let action = json!({"name": "run_agent_action", "arguments": {"ai_lenser_id": agent, "action_type": "list_lenses"}});
+    let logged = |answer: Value| {
+        assert_ne!(answer["result"]["isError"], true, "{answer}");
+        let id = answer["result"]["structuredContent"]["action_log_id"].as_str().expect("an entry id");
+        id.replace('-', "")
+    };
+
+    let mut answered: Vec<String> =
+        (0..ACTIONS / 2).map(|_| logged(server.call("tools/call", action.clone()))).collect();
+    let pipelined: Vec<u64> = (0..ACTIONS / 2).map(|_| server.send("tools/call", action.clone())).collect();
+    answered.extend(pipelined.into_iter().map(|id| logged(server.wait(id))));
+    // At once after the last answer: SIGKILL, no shutdown, no flush.
+    server.child.kill().unwrap();
+    server.child.wait().unwrap();
+
+    let mut kept = logged_ids(&path);
+    eprintln!("{} answered agent calls, {} log rows kept after the kill", answered.len(), kept.len());
+    answered.sort();
+    kept.sort();
+    assert_eq!(kept.len(), ACTIONS, "one row per answered call, none lost");
+    assert_eq!(kept, answered, "the rows are those of the answered calls");
 }

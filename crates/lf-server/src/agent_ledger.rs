@@ -1,8 +1,11 @@
 //! The agents' call ledger over a server's life ([`AgentLedger`]): the
-//! agent service holds allowances of the day's caps and batches the action
-//! log of reads (see lf-agent's `AgentService::with_ledger`); this writes
-//! what waits every [`FLUSH_EVERY`] while the server serves, and at the end
-//! writes the rest and gives back what is held, before the database closes.
+//! agent service holds allowances of the day's caps and group-commits the
+//! action log, each call answering once its entry is committed (see
+//! lf-agent's `AgentService::with_ledger`); this, every [`FLUSH_EVERY`]
+//! while the server serves, reserves ahead for busy agents and writes the
+//! entries no call is writing (of calls that went away, or that failed
+//! with the store), and at the end writes the rest and gives back what is
+//! held, before the database closes.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -11,8 +14,8 @@ use lf_agent::AgentService;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-/// How often the log entries waiting are written: a process killed
-/// between two flushes loses at most this much of the log of reads.
+/// How often the ledger is flushed. No answered call's log entry waits
+/// for it: what it writes is only what no call is waiting for.
 pub const FLUSH_EVERY: Duration = Duration::from_millis(50);
 
 /// Flushes an agent service's ledger while the server serves.

@@ -48,6 +48,18 @@ async fn agent_races_across_two_handles() {
     b.close().await;
 }
 
+/// A server's call ledger on a file: each call is in the log as another
+/// handle on the file reads it when the call answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn ledgered_calls_are_committed_when_they_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("lf.db").display());
+    let (a, b) = (Database::connect(&url).await.unwrap(), Database::connect(&url).await.unwrap());
+    agent_common::calls_are_committed_when_they_answer(&a, &b).await;
+    a.close().await;
+    b.close().await;
+}
+
 /// A database file at `dir` whose action log the contract suite wrote.
 async fn logged_file(dir: &std::path::Path) -> Database {
     let db = Database::connect(&format!("sqlite://{}", dir.join("lf.db").display())).await.unwrap();

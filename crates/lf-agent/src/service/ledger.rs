@@ -31,30 +31,24 @@
 //!   holds a little of the room (at most an eighth), which comes back when
 //!   that server closes or the day ends. The
 //!   usage this server shows is the store's less what it holds.
-//! - The action log: entries of calls of Read tools and refusals wait in
-//!   memory and are written in batches, in one transaction each, when
-//!   [`LedgerSettings::batch`] are waiting, when the log is read through
-//!   this server, at [`AgentService::flush`] (the server calls it every few
-//!   milliseconds) and at close, and with every reservation a call makes:
-//!   the entries waiting go in the reservation's transaction
-//!   ([`AgentStore::reserve_usage_logging`]), so a busy agent's log costs
-//!   no commit of its own. An entry of a call of a Write, Execute or
-//!   Destructive tool is written, with those waiting, before its call
-//!   answers. So a server killed between a read and the next flush loses
-//!   the log of those reads only; whatever changed something is logged.
-//!   Entries a write could not store because the store failed wait for
-//!   the next write (a bounded number of them).
+//! - The action log: a call answers once its entry is committed, and the
+//!   entries of calls that end together share one transaction (group
+//!   commit: [`GroupCommit`]), never a timer's wait; a reservation a call
+//!   makes takes the entries queued into its own transaction
+//!   ([`AgentStore::reserve_usage_logging`]), one commit fewer. A server
+//!   killed at any moment has every answered call in the log.
 //!
 //! Without a ledger (the default) every call reserves exactly what it
-//! needs and writes its log entry before it answers.
+//! needs and writes its log entry alone before it answers.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::task::{Poll, Waker};
 
-use lf_core::{ErrorCode, LenserId, LfResult, Reach};
+use lf_core::{LenserId, LfResult, Reach};
 
-use crate::model::{ActionEntry, Ask, Reservation, Safety, Usage, UsageDay, UsageKind};
+use super::group_commit::GroupCommit;
+use crate::model::{Ask, Reservation, Usage, UsageDay, UsageKind};
 use crate::store::AgentStore;
 
 /// How a ledger holds and batches.
@@ -62,7 +56,8 @@ use crate::store::AgentStore;
 pub struct LedgerSettings {
     /// The most of each count one reservation holds for calls to come.
     pub most_held: u64,
-    /// Log entries that wait before a call writes them all.
+    /// The most log entries one commit holds (more wait for the next);
+    /// sixteen times this wait while the store cannot write them.
     pub batch: usize,
 }
 
@@ -71,10 +66,6 @@ impl Default for LedgerSettings {
         LedgerSettings { most_held: 1024, batch: 1024 }
     }
 }
-
-/// How many batches of log entries a ledger keeps while the store cannot
-/// write them ([`Ledger::write_log`]).
-pub(crate) const KEPT_BATCHES: usize = 16;
 
 /// The allowance a reservation adds to `amount` of a count at `used`
 /// within `limit`: an eighth of the room left after it, at most `most`.
@@ -115,10 +106,6 @@ struct State {
     reserving: HashMap<LenserId, Reserving>,
     /// The last ticket given.
     tickets: u64,
-    waiting: Vec<ActionEntry>,
-    /// The last batch written, emptied: the next one fills it, so that a
-    /// busy log reuses its memory instead of growing a new batch each time.
-    spare: Vec<ActionEntry>,
 }
 
 /// What a call found in the ledger: held units to give back first (of
@@ -134,11 +121,13 @@ pub(crate) struct Take {
 pub(crate) struct Ledger {
     settings: LedgerSettings,
     state: Mutex<State>,
+    /// The action log's entries on their way to the store.
+    pub(crate) log: GroupCommit,
 }
 
 impl Ledger {
     pub(crate) fn new(settings: LedgerSettings) -> Self {
-        Ledger { settings, state: Mutex::new(State::default()) }
+        Ledger { settings, state: Mutex::new(State::default()), log: GroupCommit::new(settings.batch) }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -319,79 +308,6 @@ impl Ledger {
         self.lock().held.get(&agent).filter(|h| h.day == day).map(|h| h.left).unwrap_or_default()
     }
 
-    /// Queues `entry`; true when it must be written before its call
-    /// answers (a call that changed something, or a full batch).
-    pub(crate) fn log(&self, entry: ActionEntry, safety: Option<Safety>) -> bool {
-        let mut s = self.lock();
-        s.waiting.push(entry);
-        s.waiting.len() >= self.settings.batch || safety.is_some_and(|s| s != Safety::Read)
-    }
-
-    /// Writes the entries waiting, in one transaction. If that fails, each
-    /// is tried alone, in order. One the store refuses for what it is (its
-    /// id taken: written before, though its answer was lost; its agent not
-    /// there) is dropped. At the first that fails for the store's sake
-    /// (INTERNAL: the database is away or busy), it and the rest wait again,
-    /// before those logged meanwhile, for the next write; at most
-    /// [`LedgerSettings::batch`] × [`KEPT_BATCHES`] wait, the oldest dropped
-    /// past that, so an outage cannot fill the memory. The first error comes
-    /// back.
-    pub(crate) async fn write_log(&self, store: &dyn AgentStore) -> LfResult<()> {
-        let batch = self.take_waiting();
-        if batch.is_empty() {
-            return Ok(());
-        }
-        if store.record_actions(&batch).await.is_ok() {
-            self.reuse(batch);
-            return Ok(());
-        }
-        let mut first = None;
-        let mut entries = batch.into_iter();
-        while let Some(entry) = entries.next() {
-            let Err(e) = store.record_action(&entry).await else { continue };
-            let transient = e.code() == ErrorCode::Internal;
-            first.get_or_insert(e);
-            if transient {
-                self.wait_again(std::iter::once(entry).chain(entries).collect());
-                break;
-            }
-        }
-        first.map_or(Ok(()), Err)
-    }
-
-    /// The entries waiting, taken out: for a write that puts them back
-    /// ([`Ledger::wait_again`]) if it fails.
-    fn take_waiting(&self) -> Vec<ActionEntry> {
-        let s = &mut *self.lock();
-        if s.waiting.is_empty() {
-            return Vec::new();
-        }
-        std::mem::replace(&mut s.waiting, std::mem::take(&mut s.spare))
-    }
-
-    /// Keeps the memory of `written`, a batch taken out and written, for
-    /// the next one (not past two batches' worth: what an outage piled up
-    /// is let go).
-    fn reuse(&self, mut written: Vec<ActionEntry>) {
-        written.clear();
-        let mut s = self.lock();
-        if written.capacity() > s.spare.capacity() && written.capacity() <= 2 * self.settings.batch.max(1) {
-            s.spare = written;
-        }
-    }
-
-    /// Puts `entries`, which a write could not store, back before those
-    /// waiting, within the bound [`Ledger::write_log`] keeps.
-    fn wait_again(&self, mut entries: Vec<ActionEntry>) {
-        let mut s = self.lock();
-        entries.append(&mut s.waiting);
-        let most = self.settings.batch.max(1).saturating_mul(KEPT_BATCHES);
-        if entries.len() > most {
-            entries.drain(..entries.len() - most);
-        }
-        s.waiting = entries;
-    }
-
     /// Everything held of a day other than `today`, or of every day when
     /// `today` is `None`, taken out of the ledger: to give back.
     pub(crate) fn take_held(&self, today: Option<UsageDay>) -> Vec<(LenserId, UsageDay, Usage)> {
@@ -443,9 +359,10 @@ fn as_the_call_sees_it(
 }
 
 /// Reserves `asks` in the store, with the log entries waiting in the same
-/// write. When that write fails (an entry the store refuses, or the store
-/// away), the entries wait again for [`Ledger::write_log`], which sorts
-/// them out, and the reservation is made alone.
+/// write, whose calls are then told they are written. When that write
+/// fails (an entry the store refuses, or the store away), the entries are
+/// queued again for a write of their own, which sorts them out, and the
+/// reservation is made alone.
 pub(crate) async fn reserve_logging(
     ledger: &Ledger,
     store: &dyn AgentStore,
@@ -453,17 +370,16 @@ pub(crate) async fn reserve_logging(
     day: UsageDay,
     asks: &[Ask],
 ) -> LfResult<Reservation> {
-    let entries = ledger.take_waiting();
-    if entries.is_empty() {
+    let Some(mut taken) = ledger.log.take_for_reservation() else {
         return store.reserve_usage(agent, day, asks).await;
-    }
-    match store.reserve_usage_logging(agent, day, asks, &entries).await {
+    };
+    match store.reserve_usage_logging(agent, day, asks, taken.entries()).await {
         Ok(reservation) => {
-            ledger.reuse(entries);
+            taken.written();
             Ok(reservation)
         }
         Err(_) => {
-            ledger.wait_again(entries);
+            drop(taken);
             store.reserve_usage(agent, day, asks).await
         }
     }
@@ -560,53 +476,6 @@ pub(crate) async fn reserve_with(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A written batch's memory comes back for the batch after next: once
-    /// two batches have been written, a batch as long fills without growing.
-    #[test]
-    fn a_written_batch_is_filled_again() {
-        pollster::block_on(filled_again());
-    }
-
-    async fn filled_again() {
-        use lf_core::{Clock, SystemClock};
-
-        use crate::model::{ActionId, ActionName, ActionOutcome, ArgsSummary};
-        let store = crate::memory::MemoryAgentStore::new();
-        let new = crate::NewAgent::new(
-            crate::model::AgentHandle::parse("ledger_reuse").unwrap(),
-            crate::model::DisplayName::parse("Reuse").unwrap(),
-        );
-        let agent = new.into_agent(LenserId::new(), SystemClock.now());
-        store.create_agent(&agent, 5).await.unwrap();
-        let ledger = Ledger::new(LedgerSettings { most_held: 8, batch: 64 });
-        let entry = || ActionEntry {
-            id: ActionId::new(),
-            agent: agent.id,
-            action: ActionName::parse("action_type", "get_lens").unwrap(),
-            tool: None,
-            arguments: ArgsSummary::new("{}"),
-            outcome: ActionOutcome::Succeeded,
-            code: None,
-            message: None,
-            actor: Some(agent.owner),
-            at: SystemClock.now(),
-        };
-        for _ in 0..3 {
-            for _ in 0..40 {
-                ledger.log(entry(), Some(Safety::Read));
-            }
-            ledger.write_log(&store).await.unwrap();
-        }
-        let waiting = ledger.lock().waiting.capacity();
-        assert!(waiting >= 40, "the batch filling now has the memory of one written: {waiting}");
-        for _ in 0..40 {
-            ledger.log(entry(), Some(Safety::Read));
-        }
-        assert_eq!(ledger.lock().waiting.capacity(), waiting, "filled without growing");
-        let logged = store.list_actions(Reach::Everything, agent.id, lf_core::PageRequest::first(10)).await;
-        assert_eq!(logged.unwrap().total, 120, "every written entry is in the log");
-    }
 
     #[test]
     fn an_allowance_is_an_eighth_of_the_room_left_and_capped() {

@@ -1,6 +1,6 @@
 //! A store whose action-log writes fail while it is told to (the database
-//! away for a while), whose reservations can be made to take a while and
-//! are counted, and the memory store for everything else.
+//! away for a while), whose reservations and log writes can be made to
+//! take a while and are counted, and the memory store for everything else.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -20,11 +20,13 @@ pub struct Flaky {
     pub inner: Arc<MemoryAgentStore>,
     /// While set, writes of the action log fail as INTERNAL.
     pub failing: AtomicBool,
-    /// While set, a reservation lets other futures run before it is made
-    /// (as a write waiting for the database does).
+    /// While set, a reservation or a write of the log lets other futures
+    /// run before it is made (as a write waiting for the database does).
     pub slow: AtomicBool,
     /// The reservations asked of it.
     pub reservations: AtomicUsize,
+    /// The writes of the action log asked of it, reservations aside.
+    pub log_writes: AtomicUsize,
 }
 
 impl Flaky {
@@ -35,6 +37,16 @@ impl Flaky {
     /// Counts a reservation and, when slow, yields once before it.
     async fn reserving(&self) {
         self.reservations.fetch_add(1, Ordering::SeqCst);
+        self.yield_if_slow().await;
+    }
+
+    /// Counts a write of the log and, when slow, yields once before it.
+    async fn logging(&self) {
+        self.log_writes.fetch_add(1, Ordering::SeqCst);
+        self.yield_if_slow().await;
+    }
+
+    async fn yield_if_slow(&self) {
         if self.slow.load(Ordering::SeqCst) {
             let mut yielded = false;
             std::future::poll_fn(|cx| {
@@ -60,10 +72,12 @@ impl Flaky {
 #[async_trait]
 impl AgentStore for Flaky {
     async fn record_action(&self, entry: &ActionEntry) -> LfResult<()> {
+        self.logging().await;
         self.down()?;
         self.inner.record_action(entry).await
     }
     async fn record_actions(&self, entries: &[ActionEntry]) -> LfResult<()> {
+        self.logging().await;
         self.down()?;
         self.inner.record_actions(entries).await
     }

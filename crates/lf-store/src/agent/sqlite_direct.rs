@@ -1,9 +1,9 @@
 //! The agent statements that bypass sqlx on SQLite (see `sqlite::direct`
 //! and [`crate::sqlite::Handle::write_direct`] for why): the read every
 //! call of an agent makes (`agent_and_grant`, on a direct reader), and the
-//! writes every call makes or its server's ledger makes for it every few
-//! milliseconds (the day's counts and the action log, on the direct
-//! writer in the writer's turn). Each runs the statements of `sql`, as
+//! writes every call makes or its server's ledger makes for it (the day's
+//! counts and the action log, on the direct writer in the writer's turn,
+//! committed before they return). Each runs the statements of `sql`, as
 //! SQLite spells them, binds and decodes with `rows` and decides with
 //! `sql`'s rules, so that both paths read and write alike: the test below
 //! holds the read to the sqlx path's answer, and the agent store's

@@ -252,21 +252,27 @@ pub async fn racing_lenser_and_agent(a: &Database, b: &Database) {
     }
 }
 
+/// get_lens, as the catalog would hand it over (a read).
+fn get_lens() -> lf_agent::ToolRef {
+    use lf_agent::{Safety, ToolGroup, ToolId, ToolName, ToolRef};
+    ToolRef {
+        id: ToolId::new(),
+        name: ToolName::parse("tool", "get_lens").unwrap(),
+        group: ToolGroup::parse("group", "lens").unwrap(),
+        safety: Safety::Read,
+    }
+}
+
 /// The service over the SQL store: an agent created, a tool granted and a
 /// call checked and counted, as lf-agent's example does it.
 pub async fn service_round_trip(db: &Database) {
-    use lf_agent::{Call, Safety, ToolGroup, ToolId, ToolName, ToolRef};
+    use lf_agent::Call;
     let service = AgentService::new(db.agent_store(), db.lenser_handles());
     let me = Principal::Service { acting_as: Some(LenserId::new()) };
     let new =
         NewAgent::new(AgentHandle::parse(&fresh_handle("sv")).unwrap(), DisplayName::parse("Scout").unwrap());
     let a = service.create(&me, new).await.unwrap();
-    let tool = ToolRef {
-        id: ToolId::new(),
-        name: ToolName::parse("tool", "get_lens").unwrap(),
-        group: ToolGroup::parse("group", "lens").unwrap(),
-        safety: Safety::Read,
-    };
+    let tool = get_lens();
     let call = Call::new(tool.clone(), 0);
     assert!(service.check_call(&me, a.id, &call).await.is_err(), "not granted yet");
     service.assign_tool(&me, a.id, tool, false).await.unwrap();
@@ -276,4 +282,67 @@ pub async fn service_round_trip(db: &Database) {
     assert_eq!(view.usage.tool_calls, 1, "the call was counted");
     let log = db.agent_store().list_actions(Reach::Everything, a.id, lf_core::PageRequest::default()).await;
     assert!(log.unwrap().total >= 1, "the refusal was logged");
+}
+
+/// A server's call ledger over `db`, as the binaries wire it: every call
+/// as an agent, refused or passed, one at a time or 64 at once, is in the
+/// action log as `other` reads it (another handle on the same database,
+/// as a process started after a crash would open) the moment the call
+/// answers: committed, not waiting in memory for a flush.
+pub async fn calls_are_committed_when_they_answer(db: &Database, other: &Database) {
+    use lf_agent::{Call, LedgerSettings};
+    let service = Arc::new(
+        AgentService::new(db.agent_store(), db.lenser_handles()).with_ledger(LedgerSettings::default()),
+    );
+    let tool = get_lens();
+    let call = Call::new(tool.clone(), 0);
+    let new = || {
+        NewAgent::new(AgentHandle::parse(&fresh_handle("gc")).unwrap(), DisplayName::parse("Log").unwrap())
+    };
+    let stored = |agent| async move {
+        other
+            .agent_store()
+            .list_actions(Reach::Everything, agent, lf_core::PageRequest::first(1))
+            .await
+            .unwrap()
+    };
+
+    let me = Principal::Service { acting_as: Some(LenserId::new()) };
+    let a = service.create(&me, new()).await.unwrap();
+    assert_eq!(service.check_call(&me, a.id, &call).await.unwrap_err().code(), ErrorCode::PermissionDenied);
+    assert_eq!(stored(a.id).await.total, 1, "the refusal is committed when it answers");
+    service.assign_tool(&me, a.id, tool.clone(), false).await.unwrap();
+    for n in 2..=21 {
+        let pass = service.check_call(&me, a.id, &call).await.unwrap();
+        let entry = service.record_call(&pass, Ok(())).await.unwrap();
+        let page = stored(a.id).await;
+        assert_eq!((page.total, page.items[0].id), (n, entry.id), "call {n} is committed when it answers");
+    }
+
+    let mut agents = Vec::new();
+    for _ in 0..64 {
+        let me = Principal::Service { acting_as: Some(LenserId::new()) };
+        let a = service.create(&me, new()).await.unwrap();
+        service.assign_tool(&me, a.id, tool.clone(), false).await.unwrap();
+        agents.push((me, a.id));
+    }
+    let tasks: Vec<_> = agents
+        .into_iter()
+        .map(|(me, agent)| {
+            let (service, call, other) = (service.clone(), call.clone(), other.agent_store());
+            tokio::spawn(async move {
+                let pass = service.check_call(&me, agent, &call).await.unwrap();
+                let entry = service.record_call(&pass, Ok(())).await.unwrap();
+                let page = other
+                    .list_actions(Reach::Everything, agent, lf_core::PageRequest::first(1))
+                    .await
+                    .unwrap();
+                page.total == 1 && page.items[0].id == entry.id
+            })
+        })
+        .collect();
+    for task in tasks {
+        assert!(task.await.unwrap(), "a call among many is committed when it answers");
+    }
+    service.close().await.unwrap();
 }
