@@ -373,13 +373,20 @@ impl RunEnds for OwnServices {
     }
 
     /// Starts the missing runs of workflow contenders and delivers the
-    /// outcomes nobody delivered ([`BattleService::answer_waiting`]); then
-    /// dispatches the queued team runs and records the ends nobody
-    /// recorded ([`OwnServices::catch_up_teams`]).
+    /// outcomes nobody delivered ([`BattleService::answer_waiting`]), then
+    /// moves on the battles left in executing with every answer in
+    /// ([`BattleService::settle_answered`]); then dispatches the queued
+    /// team runs and records the ends nobody recorded
+    /// ([`OwnServices::catch_up_teams`]).
     async fn catch_up(&self) {
         let Some(bound) = self.bound() else { return };
         if let Err(e) = bound.battles.answer_waiting().await {
             tracing::warn!(error = %e, "the workflow contenders waiting for an answer were not caught up");
+        }
+        match bound.battles.settle_answered().await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(battles = n, "battles left in executing with every answer in moved on"),
+            Err(e) => tracing::warn!(error = %e, "the battles with every answer in were not caught up"),
         }
         if self.teams().is_some()
             && let Err(e) = self.catch_up_teams().await

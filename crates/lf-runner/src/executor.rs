@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use lf_core::{LenserId, Timestamp, WorkflowId};
-use lf_workflow::engine::{Failure, Plan, PlanNode, Slot, Usage, Wait, main_input};
+use lf_workflow::engine::{Failure, LogLine, Plan, PlanNode, Slot, Usage, Wait, main_input};
 use lf_workflow::exec::run_pure;
 use lf_workflow::run::RunId;
 use serde_json::Value;
@@ -118,6 +118,9 @@ pub struct Done {
     /// the run is woken ([`lf_workflow::run::RunService::wake_waiting`]);
     /// the output is not recorded.
     pub hold: Option<Hold>,
+    /// The line the attempt wrote to the run's log (a `logger` step's):
+    /// kept with the step's result and written to the server's log.
+    pub log: Option<LogLine>,
 }
 
 /// What a waiting attempt keeps, and what it waits for.
@@ -129,21 +132,21 @@ pub struct Hold {
 
 impl Done {
     pub fn output(output: Value) -> Self {
-        Done { output, usage: Usage::default(), again_at: None, hold: None }
+        Done::with_usage(output, Usage::default())
     }
 
     pub fn with_usage(output: Value, usage: Usage) -> Self {
-        Done { output, usage, again_at: None, hold: None }
+        Done { output, usage, again_at: None, hold: None, log: None }
     }
 
     /// Not yet: run this attempt again at `at`.
     pub fn again_at(at: Timestamp) -> Self {
-        Done { output: Value::Null, usage: Usage::default(), again_at: Some(at), hold: None }
+        Done { again_at: Some(at), ..Done::output(Value::Null) }
     }
 
     /// Waits, keeping `state`, for what `wait` says (see [`Done::hold`]).
     pub fn hold(state: Value, usage: Usage, wait: Wait) -> Self {
-        Done { output: Value::Null, usage, again_at: None, hold: Some(Hold { state, wait }) }
+        Done { hold: Some(Hold { state, wait }), ..Done::with_usage(Value::Null, usage) }
     }
 }
 
@@ -213,7 +216,7 @@ impl Executor for Pure {
         // merge combines everything that reached it; the others work on their main input.
         let input = if node.node_type == "merge" { &job.input } else { main_input(&job.input) };
         match run_pure(&node.node_type, &node.config, input) {
-            Some(Ok(output)) => Ok(Done::output(output)),
+            Some(Ok(ran)) => Ok(Done { log: ran.log, ..Done::output(ran.output) }),
             Some(Err(e)) => Err(Failure::new(e.code.as_str(), e.message)),
             None => {
                 Err(Failure::new("not_executable", format!("{} is not a pure node type", node.node_type)))

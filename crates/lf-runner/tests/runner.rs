@@ -2,6 +2,7 @@
 //! survive the death of their runner, stop when cancelled, and release
 //! what they hold at shutdown.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -9,7 +10,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use lf_core::{LenserId, Principal, Scopes, WorkflowId};
 use lf_runner::{Done, Executor, Executors, Job, Runner, RunnerConfig};
-use lf_workflow::engine::{Failure, NodeStatus, RunStatus};
+use lf_workflow::engine::{Failure, LogLevel, LogLine, NodeStatus, RunStatus, Slot};
 use lf_workflow::run::{MemoryRunStore, NoSignal, RunId, RunService, RunStore, StartRun};
 use lf_workflow::{
     MemoryConnections, MemoryLenses, MemoryWorkflowStore, NewWorkflow, RawBlueprint, WorkflowService,
@@ -139,6 +140,108 @@ async fn a_run_of_pure_steps_completes_with_every_result_on_record() {
     assert_eq!(run.state.slots.len(), 3);
     runner.shutdown().await;
     task.await.unwrap();
+}
+
+/// An event of the server's log: its level, and its fields as text
+/// (`message` the formatted message).
+type Traced = (tracing::Level, BTreeMap<String, String>);
+
+/// The server's log as a test reads it: every event.
+#[derive(Clone, Default)]
+struct Capture(Arc<Mutex<Vec<Traced>>>);
+
+struct Fields(BTreeMap<String, String>);
+
+impl tracing::field::Visit for Fields {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        self.0.insert(field.name().to_owned(), format!("{value:?}"));
+    }
+
+    fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+        self.0.insert(field.name().to_owned(), value.to_owned());
+    }
+}
+
+impl tracing::Subscriber for Capture {
+    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+        true
+    }
+
+    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        tracing::span::Id::from_u64(1)
+    }
+
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+
+    fn event(&self, event: &tracing::Event<'_>) {
+        let mut fields = Fields(BTreeMap::new());
+        event.record(&mut fields);
+        self.0.lock().unwrap().push((*event.metadata().level(), fields.0));
+    }
+
+    fn enter(&self, _: &tracing::span::Id) {}
+
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
+// On one thread, so that the runner's tasks log to this test's subscriber.
+#[tokio::test(flavor = "current_thread")]
+async fn a_logger_step_writes_its_line_to_the_run_and_to_the_server_log() {
+    let capture = Capture::default();
+    let _logs = tracing::subscriber::set_default(capture.clone());
+    let w = World::new();
+    let runner = w.runner(Executors::pure(), Duration::from_secs(30));
+    let task = runner.start();
+    let service = w.runs(Some(&runner));
+    let wf = w
+        .workflow(
+            json!([
+                trigger(),
+                tool(
+                    "note",
+                    "logger",
+                    json!({"message": "got [[count]] items\nfor [[who]]", "level": "warn"})
+                ),
+            ]),
+            json!([wire("start", "note")]),
+        )
+        .await;
+    let inputs = json!({"count": 3, "who": "ada"});
+    let id = w.start(&service, wf, inputs.clone()).await;
+    let run = w.until_ended(id).await;
+    assert_eq!(run.status(), RunStatus::Completed, "{:?}", run.state.error);
+
+    // The run's log, as any server reading the run sees it.
+    let log = service.log(&w.me, id).await.expect("the run's log");
+    let note = log.version.nodes.iter().position(|n| n.key.as_str() == "note").unwrap() as u32;
+    let step = &log.run.state.slots[&Slot::top(note)];
+    assert_eq!(step.status, NodeStatus::Completed);
+    assert_eq!(step.output, Some(inputs.clone()), "the step's output is its input");
+    assert_eq!(log.run.state.result, Some(inputs), "and so the run's result");
+    let line = LogLine { level: LogLevel::Warn, message: "got 3 items\nfor ada".into() };
+    assert_eq!(step.log, Some(line));
+    assert!(
+        log.run.state.slots.iter().all(|(s, n)| s.node == note || n.log.is_none()),
+        "only the logger writes"
+    );
+    runner.shutdown().await;
+    task.await.unwrap();
+
+    // The server's log: once, at the step's level, naming the run, its workflow and the step.
+    let events = capture.0.lock().unwrap().clone();
+    let lines: Vec<_> =
+        events.iter().filter(|(_, f)| f.get("step").map(String::as_str) == Some("note")).collect();
+    assert_eq!(lines.len(), 1, "{events:?}");
+    let (level, fields) = lines[0];
+    assert_eq!(*level, tracing::Level::WARN);
+    assert_eq!(fields["message"], "got 3 items\\nfor ada", "a control character is escaped");
+    assert_eq!(
+        (fields["run_id"].as_str(), fields["workflow_id"].as_str()),
+        (id.to_string().as_str(), wf.to_string().as_str())
+    );
+    assert!(!fields.contains_key("item"), "outside a loop, no item");
 }
 
 /// Counts attempts by idempotency key; waits forever while told to.

@@ -5,7 +5,9 @@
 
 use lf_core::{Principal, Timestamp};
 use lf_tools::LfServer;
-use lf_workflow::engine::{Failure, NodeRun, NodeStatus, RunError, RunState, RunStatus, Slot, Usage};
+use lf_workflow::engine::{
+    Failure, LogLevel, LogLine, NodeRun, NodeStatus, RunError, RunState, RunStatus, Slot, Usage,
+};
 use lf_workflow::run::RunId;
 use serde_json::{Value, json};
 
@@ -134,6 +136,7 @@ async fn the_run_reads_show_what_the_runner_recorded() {
         json!([{"text": "hi", "token": "t-1"}]),
     );
     first.usage = Usage { model_calls: 2, tokens: 300, credits: 4 };
+    first.log = Some(LogLine { level: LogLevel::Warn, message: "wrote 1 [[line]]".into() });
     // Started before `first` finished (a retry's timer, say): the log orders by start time.
     let mut second = done(NodeStatus::Failed, 1, 8, json!({}), Value::Null);
     second.output = None;
@@ -171,6 +174,12 @@ async fn the_run_reads_show_what_the_runner_recorded() {
     let second = &results[1];
     assert_eq!(second["error"], json!({"code": "status_5xx", "message": "the hook answered 503"}));
     assert_eq!((&second["attempts"], &second["output"]), (&json!(3), &Value::Null));
+    assert_eq!(
+        first["log"],
+        json!({"level": "warn", "message": "wrote 1 [[line]]"}),
+        "the line a step wrote"
+    );
+    assert_eq!((&second["log"], &results[0]["log"]), (&Value::Null, &Value::Null), "no line: null");
     let graph = ok(&b, "get_workflow_graph", json!({"workflow_id": wf})).await;
     assert_eq!(second["node_id"], graph["nodes"][2]["id"]);
     assert!(!logs.to_string().contains("hunter2") && !logs.to_string().contains("t-1"));

@@ -55,17 +55,28 @@ pub fn find_secret_field<'a>(objects: impl IntoIterator<Item = &'a JsonObject>) 
 /// Replaces the value of every secret-named field of `o`, at any depth,
 /// with [`REDACTED`].
 pub fn redact(o: &mut JsonObject) {
-    fn visit<'v>(m: &'v mut JsonObject, stack: &mut Vec<&'v mut Value>) {
-        for (k, v) in m.iter_mut() {
-            if is_secret(k) {
-                *v = Value::String(REDACTED.to_owned());
-            } else {
-                stack.push(v);
-            }
-        }
-    }
     let mut stack: Vec<&mut Value> = Vec::new();
     visit(o, &mut stack);
+    redact_all(stack);
+}
+
+/// [`redact`] for any JSON value (a step's input or output, which need not
+/// be an object).
+pub fn redact_value(v: &mut Value) {
+    redact_all(vec![v]);
+}
+
+fn visit<'v>(m: &'v mut JsonObject, stack: &mut Vec<&'v mut Value>) {
+    for (k, v) in m.iter_mut() {
+        if is_secret(k) {
+            *v = Value::String(REDACTED.to_owned());
+        } else {
+            stack.push(v);
+        }
+    }
+}
+
+fn redact_all(mut stack: Vec<&mut Value>) {
     while let Some(v) = stack.pop() {
         match v {
             Value::Object(m) => visit(m, &mut stack),
@@ -130,6 +141,9 @@ mod tests {
             Value::Object(c),
             json!({"password": "[redacted]", "x": [{"TOKEN": "[redacted]", "keep": 1}]})
         );
+        let mut v = json!([{"secret": {"a": 1}}, "token", [{"deep": {"Api_Key": 2}}]]);
+        redact_value(&mut v);
+        assert_eq!(v, json!([{"secret": "[redacted]"}, "token", [{"deep": {"Api_Key": "[redacted]"}}]]));
     }
 
     #[test]

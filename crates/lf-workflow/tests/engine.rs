@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use lf_core::{LenserId, Principal, Scopes, Timestamp};
 use lf_workflow::engine::{
-    Action, Event, Failure, Limits, NodeStatus, Plan, RunState, RunStatus, Slot, Tick, Usage, main_input,
-    step,
+    Action, Event, Failure, Limits, LogLevel, LogLine, NodeStatus, Plan, RunState, RunStatus, Slot, Tick,
+    Usage, main_input, step,
 };
 use lf_workflow::{
     MemoryConnections, MemoryLenses, MemoryWorkflowStore, NewWorkflow, RawBlueprint, WorkflowService,
@@ -104,7 +104,7 @@ impl Sim {
 
     fn result(&mut self, key: &str, slot: Slot, attempt: u32, input: &Value) -> Event {
         match (self.exec)(key, slot, attempt, input) {
-            Ok((output, usage)) => Event::NodeFinished { slot, attempt, output, usage },
+            Ok((output, usage)) => Event::NodeFinished { slot, attempt, output, usage, log: None },
             Err(failure) => Event::NodeFailed { slot, attempt, failure, usage: Usage::default() },
         }
     }
@@ -226,11 +226,11 @@ fn at_most_the_parallel_bound_runs_at_once() {
     sim.send(Event::Started);
     assert_eq!(sim.held.len(), 4, "four of six start");
     let (slot, attempt, input) = sim.held.remove(0);
-    sim.send(Event::NodeFinished { slot, attempt, output: input, usage: Usage::default() });
+    sim.send(Event::NodeFinished { slot, attempt, output: input, usage: Usage::default(), log: None });
     assert_eq!(sim.held.len(), 4, "one finished, one more started");
     assert_eq!(sim.started.len(), 5);
     while let Some((slot, attempt, input)) = sim.held.pop() {
-        sim.send(Event::NodeFinished { slot, attempt, output: input, usage: Usage::default() });
+        sim.send(Event::NodeFinished { slot, attempt, output: input, usage: Usage::default(), log: None });
     }
     assert_eq!(sim.state.status, RunStatus::Completed);
     assert_eq!(sim.started.len(), 6);
@@ -523,7 +523,7 @@ fn a_cancel_aborts_what_runs_and_ignores_what_it_answers_later() {
     assert_eq!(sim.aborted.len(), 1);
     assert_eq!((sim.status("a"), sim.status("b")), (NodeStatus::Cancelled, NodeStatus::Cancelled));
     let (slot, attempt, input) = sim.held.remove(0);
-    sim.send(Event::NodeFinished { slot, attempt, output: input, usage: Usage::default() });
+    sim.send(Event::NodeFinished { slot, attempt, output: input, usage: Usage::default(), log: None });
     assert_eq!(sim.status("a"), NodeStatus::Cancelled, "a late answer changes nothing");
     assert!(sim.state.error.clone().unwrap().message.contains("alice"));
 }
@@ -559,7 +559,7 @@ fn a_stale_answer_and_a_lost_lease_change_nothing() {
     sim.send(Event::Started);
     let (slot, _, _) = sim.held[0].clone();
     let before = sim.state.clone();
-    sim.send(Event::NodeFinished { slot, attempt: 7, output: json!(1), usage: Usage::default() });
+    sim.send(Event::NodeFinished { slot, attempt: 7, output: json!(1), usage: Usage::default(), log: None });
     assert_eq!(sim.state, before, "an answer for another attempt");
     let tick = sim.tick();
     let out = step(&sim.plan, &mut sim.state, Event::LeaseLost, tick);
@@ -682,7 +682,7 @@ fn a_deferred_attempt_runs_again_at_its_time_with_the_same_number_not_as_a_retry
     assert_eq!(sim.node("limit", None).wake_at, None);
     sim.held.clear();
     sim.hold = false;
-    sim.send(Event::NodeFinished { slot, attempt: 1, output: input, usage: Usage::default() });
+    sim.send(Event::NodeFinished { slot, attempt: 1, output: input, usage: Usage::default(), log: None });
     assert_eq!(sim.state.status, RunStatus::Completed);
     assert_eq!(sim.node("limit", None).attempt, 1);
     assert_eq!(sim.status("after"), NodeStatus::Completed);
@@ -796,6 +796,7 @@ fn a_checkpoint_is_kept_and_a_waiting_attempt_runs_again_when_woken_or_at_its_ti
         attempt: 1,
         output: json!("other"),
         usage: Usage::default(),
+        log: None,
     });
     assert_eq!(sim.state.status, RunStatus::Running, "the run waits for the waiting step");
 
@@ -817,7 +818,7 @@ fn a_checkpoint_is_kept_and_a_waiting_attempt_runs_again_when_woken_or_at_its_ti
     let n = taken.node("agent", None);
     assert_eq!((n.checkpoint(), n.waiting_for(), n.wake_at), (Some(&json!({"turn": 2})), None, None));
     taken.hold = false;
-    taken.send(Event::NodeFinished { slot, attempt, output: json!({"text": "done"}), usage });
+    taken.send(Event::NodeFinished { slot, attempt, output: json!({"text": "done"}), usage, log: None });
     assert_eq!(taken.state.status, RunStatus::Completed);
     let n = taken.node("agent", None);
     assert_eq!((n.output.clone(), n.checkpoint()), (Some(json!({"text": "done"})), None));
@@ -827,4 +828,36 @@ fn a_checkpoint_is_kept_and_a_waiting_attempt_runs_again_when_woken_or_at_its_ti
     sim.now = until.as_micros();
     sim.send(Event::TimerFired);
     assert_eq!(sim.held, [(slot, attempt, input)]);
+}
+
+#[test]
+fn a_finished_step_keeps_the_line_it_wrote_with_its_result() {
+    let v = version(
+        json!([trigger(), tool("log", "logger", json!({"message": "hi"}))]),
+        json!([wire("start", "log")]),
+    );
+    let mut sim = Sim::new(
+        &v,
+        json!({"a": 1}),
+        Limits::default(),
+        Box::new(|_, _, _, i| Ok((i.clone(), Usage::default()))),
+    );
+    sim.hold = true;
+    sim.send(Event::Started);
+    let (slot, attempt, input) = sim.held.remove(0);
+    let line = LogLine { level: LogLevel::Warn, message: "hi".into() };
+    let finished = |attempt, output| Event::NodeFinished {
+        slot,
+        attempt,
+        output,
+        usage: Usage::default(),
+        log: Some(line.clone()),
+    };
+    sim.send(finished(attempt + 1, json!(0)));
+    assert_eq!(sim.node("log", None).log, None, "an answer for another attempt writes nothing");
+    sim.send(finished(attempt, input.clone()));
+    assert_eq!(sim.state.status, RunStatus::Completed);
+    let n = sim.node("log", None);
+    assert_eq!((n.output.as_ref(), n.log.as_ref()), (Some(&input), Some(&line)));
+    assert_eq!(sim.node("start", None).log, None, "the trigger writes no line");
 }

@@ -5,7 +5,10 @@ use serde_json::{Value, json};
 
 fn parse(config: Value, text: &str) -> Result<Value, String> {
     let config = config.as_object().unwrap().clone();
-    run_pure("output_parser", &config, &json!({"text": text})).unwrap().map_err(|e| e.to_string())
+    run_pure("output_parser", &config, &json!({"text": text}))
+        .unwrap()
+        .map(|r| r.output)
+        .map_err(|e| e.to_string())
 }
 
 #[test]
@@ -32,7 +35,7 @@ fn text_without_json_fails_when_strict_and_is_null_otherwise() {
 fn an_error_catch_outputs_its_fallback_or_the_error() {
     let error = json!({"code": "timeout", "message": "slow", "node": "fetch"});
     let with = json!({"fallback_value": {"items": []}}).as_object().unwrap().clone();
-    assert_eq!(run_pure("error_catch", &with, &error).unwrap(), Ok(json!({"items": []})));
+    assert_eq!(run_pure("error_catch", &with, &error).unwrap().map(|r| r.output), Ok(json!({"items": []})));
     let without = serde_json::Map::new();
-    assert_eq!(run_pure("error_catch", &without, &error).unwrap(), Ok(error));
+    assert_eq!(run_pure("error_catch", &without, &error).unwrap().map(|r| r.output), Ok(error));
 }

@@ -66,6 +66,8 @@ pub struct Stack {
     pub service: Arc<WorkflowService>,
     pub starts: Arc<lf_workflow::run::RunService>,
     pub battles: Arc<lf_battle::BattleService>,
+    /// The store under `battles`, to write what a process left half done.
+    pub battle_store: Arc<lf_battle::MemoryBattleStore>,
     /// Agents, whose team runs the runner runs (bound to `own`).
     pub agents: Arc<lf_agent::AgentService>,
     pub own: lf_runner::OwnServices,
@@ -111,9 +113,9 @@ impl Stack {
         );
         let starts =
             Arc::new(lf_workflow::run::RunService::new(service.clone(), runs.clone(), runner.signal()));
+        let battle_store = Arc::new(lf_battle::MemoryBattleStore::new());
         let battles = Arc::new(
-            lf_battle::BattleService::new(Arc::new(lf_battle::MemoryBattleStore::new()))
-                .with_workflow_answers(Arc::new(own.clone())),
+            lf_battle::BattleService::new(battle_store.clone()).with_workflow_answers(Arc::new(own.clone())),
         );
         own.bind(
             starts.clone(),
@@ -131,6 +133,6 @@ impl Stack {
             runner.on_end(Arc::new(own.clone()));
         }
         runner.start();
-        Stack { workflows, runs, service, starts, battles, agents, own, executors, runner }
+        Stack { workflows, runs, service, starts, battles, battle_store, agents, own, executors, runner }
     }
 }

@@ -1,13 +1,16 @@
 //! `workflow_runs` and `workflow_node_results` rows, as both backends read
 //! and write them (see the `0008_runs.sql` / `0007_runs.sql` migrations,
-//! and `0015_row_agents.sql` / `0014_row_agents.sql` for `agent_id`).
+//! `0015_row_agents.sql` / `0014_row_agents.sql` for `agent_id`, and
+//! `0019_node_log.sql` / `0015_node_log.sql` for a step's log line).
 //! JSON values are text, numbers `bigint` (INTEGER), a slot's missing loop
 //! item -1. Reading back is strict, as for workflows: a value lf-workflow
 //! would refuse is a corrupt row (INTERNAL).
 
 use lf_core::{LenserId, LfResult, WorkflowId};
 use lf_workflow::WorkflowVersionId;
-use lf_workflow::engine::{Failure, Limits, NodeRun, NodeStatus, RunError, RunState, RunStatus, Slot, Usage};
+use lf_workflow::engine::{
+    Failure, Limits, LogLevel, LogLine, NodeRun, NodeStatus, RunError, RunState, RunStatus, Slot, Usage,
+};
 use lf_workflow::run::{IdempotencyKey, Run, RunId, RunOrigin};
 use serde_json::Value;
 use uuid::Uuid;
@@ -45,7 +48,7 @@ pub(crate) use state_columns;
 macro_rules! node_result_columns {
     () => {
         "run_id, node, item, status, attempt, input, output, error_code, error_message, wake_at, started_at, \
-         finished_at, model_calls, tokens, credits"
+         finished_at, model_calls, tokens, credits, log_level, log_message"
     };
 }
 pub(crate) use node_result_columns;
@@ -177,6 +180,13 @@ pub(crate) fn node_result(row: &impl Columns) -> LfResult<(Slot, NodeRun)> {
         None => None,
         Some(code) => Some(Failure { code, message: row.value("error_message")? }),
     };
+    let log = match row.value::<Option<String>>("log_level")? {
+        None => None,
+        Some(level) => Some(LogLine {
+            level: valid(LogLevel::parse(&level), "workflow_node_results.log_level")?,
+            message: row.value("log_message")?,
+        }),
+    };
     let node = NodeRun {
         status: valid(NodeStatus::parse(row.text("status")?), "workflow_node_results.status")?,
         attempt: small(row.value("attempt")?, "workflow_node_results.attempt")?,
@@ -191,6 +201,7 @@ pub(crate) fn node_result(row: &impl Columns) -> LfResult<(Slot, NodeRun)> {
             tokens: unsigned(row.value("tokens")?, "workflow_node_results.tokens")?,
             credits: unsigned(row.value("credits")?, "workflow_node_results.credits")?,
         },
+        log,
     };
     Ok((slot, node))
 }
@@ -214,4 +225,6 @@ pub(crate) fn bind_node_result<Q: Bind>(q: Q, run: RunId, slot: Slot, n: &NodeRu
         .put(i64::from(n.usage.model_calls))
         .put(big(n.usage.tokens))
         .put(big(n.usage.credits))
+        .put(n.log.as_ref().map(|l| l.level.as_str().to_owned()))
+        .put(n.log.as_ref().map(|l| l.message.clone()))
 }

@@ -130,13 +130,13 @@ const SAVE: &str = concat!(
 const UPSERT_NODE_RESULT: &str = concat!(
     "INSERT INTO workflow_node_results (",
     node_result_columns!(),
-    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) \
+    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) \
      ON CONFLICT (run_id, node, item) DO UPDATE SET \
      (status, attempt, input, output, error_code, error_message, wake_at, started_at, finished_at, \
-     model_calls, tokens, credits) = \
+     model_calls, tokens, credits, log_level, log_message) = \
      (excluded.status, excluded.attempt, excluded.input, excluded.output, excluded.error_code, \
      excluded.error_message, excluded.wake_at, excluded.started_at, excluded.finished_at, \
-     excluded.model_calls, excluded.tokens, excluded.credits)"
+     excluded.model_calls, excluded.tokens, excluded.credits, excluded.log_level, excluded.log_message)"
 );
 /// `$2` asks to cancel run `$1` at `$3`: a run no lease holds is due then.
 const REQUEST_CANCEL: &str = concat!(

@@ -54,7 +54,7 @@ mod step;
 
 pub use plan::{ERROR_PORT, Plan, PlanNode, Role, Wire, catch_port};
 pub use state::{
-    CHECKPOINT_FIELD, Failure, Limits, NodeRun, NodeStatus, RunError, RunState, RunStatus, Slot, Usage,
-    WAITING_FIELD, Wait,
+    CHECKPOINT_FIELD, Failure, Limits, LogLevel, LogLine, NodeRun, NodeStatus, RunError, RunState, RunStatus,
+    Slot, Usage, WAITING_FIELD, Wait,
 };
 pub use step::{Action, Event, Step, TIMEOUT_S_GRACE_MS, Tick, main_input, step};

@@ -108,6 +108,26 @@ pub struct Wait {
     pub reason: String,
 }
 
+lf_core::word_enum!(
+    /// How much a log line matters, as the server's own log ranks it.
+    LogLevel, "level", [
+        Debug = "debug",
+        Info = "info",
+        Warn = "warn",
+        Error = "error",
+    ]
+);
+
+/// A line a step wrote to its run's log (a `logger` step's filled
+/// `message`), kept with the step's result so that whoever reads the run
+/// sees it, whichever process ran the step. Its message holds no NUL,
+/// which PostgreSQL's `text` cannot keep.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogLine {
+    pub level: LogLevel,
+    pub message: String,
+}
+
 /// The field of a running node's `output` that holds what its attempt
 /// saved of itself ([`NodeRun::checkpoint`]).
 pub const CHECKPOINT_FIELD: &str = "checkpoint";
@@ -130,6 +150,8 @@ pub struct NodeRun {
     pub started_at: Option<Timestamp>,
     pub finished_at: Option<Timestamp>,
     pub usage: Usage,
+    /// What it wrote to the run's log when it completed.
+    pub log: Option<LogLine>,
 }
 
 impl NodeRun {
@@ -144,6 +166,7 @@ impl NodeRun {
             started_at: None,
             finished_at: None,
             usage: Usage { model_calls: 0, tokens: 0, credits: 0 },
+            log: None,
         }
     }
 }

@@ -10,8 +10,8 @@ use serde_json::{Map, Value, json};
 
 use super::plan::{ERROR_PORT, Plan, Role, Wire};
 use super::state::{
-    CHECKPOINT_FIELD, Failure, Limits, NodeRun, NodeStatus, RunError, RunState, RunStatus, Slot, Usage,
-    WAITING_FIELD, Wait,
+    CHECKPOINT_FIELD, Failure, Limits, LogLine, NodeRun, NodeStatus, RunError, RunState, RunStatus, Slot,
+    Usage, WAITING_FIELD, Wait,
 };
 use crate::exec::combine;
 use crate::model::MergeStrategy;
@@ -38,6 +38,8 @@ pub enum Event {
         attempt: u32,
         output: Value,
         usage: Usage,
+        /// The line the step wrote to the run's log, kept with its result.
+        log: Option<LogLine>,
     },
     NodeFailed {
         slot: Slot,
@@ -123,7 +125,9 @@ pub fn step(plan: &Plan, state: &mut RunState, event: Event, tick: Tick) -> Step
                 m.rerun_started();
             }
         }
-        Event::NodeFinished { slot, attempt, output, usage } => m.finished(slot, attempt, output, usage),
+        Event::NodeFinished { slot, attempt, output, usage, log } => {
+            m.finished(slot, attempt, output, usage, log)
+        }
         Event::NodeFailed { slot, attempt, failure, usage } => m.failed(slot, attempt, failure, usage),
         Event::NodeDeferred { slot, attempt, until } => m.deferred(slot, attempt, until),
         Event::NodeCheckpoint { slot, attempt, state, usage, wait } => {
@@ -216,7 +220,7 @@ impl Mover<'_> {
         }
     }
 
-    fn finished(&mut self, slot: Slot, attempt: u32, output: Value, usage: Usage) {
+    fn finished(&mut self, slot: Slot, attempt: u32, output: Value, usage: Usage, log: Option<LogLine>) {
         if !self.is_current(slot, attempt) {
             return;
         }
@@ -227,6 +231,7 @@ impl Mover<'_> {
             n.error = None;
             n.finished_at = Some(now);
             add_usage(&mut n.usage, usage);
+            n.log = log;
         });
         let node = self.plan.node(slot.node);
         match node.role {

@@ -1,13 +1,17 @@
 //! The steps that route or pass their input: if_condition, switch, merge,
-//! stop_return, noop, logger and debug_inspector.
+//! stop_return, noop, logger (which also writes a line to the run's log)
+//! and debug_inspector.
 
 use serde_json::{Map, Value, json};
 
+use super::data::fill_placeholders;
 use super::{Config, NodeError, select};
 use crate::condition::Condition;
+use crate::engine::{LogLevel, LogLine};
 use crate::json;
 use crate::model::MergeStrategy;
 use crate::path::Pick;
+use crate::secrets::redact_value;
 
 /// `{"true": input}` when `condition` holds, else `{"false": input}`.
 pub(super) fn if_condition(c: &Config, input: &Value) -> Result<Value, NodeError> {
@@ -90,9 +94,33 @@ pub(super) fn error_catch(c: &Config, input: &Value) -> Result<Value, NodeError>
     })
 }
 
-/// The input, unchanged (noop; logger, whose log line the engine writes).
+/// The input, unchanged (noop; logger, which also writes [`log_line`]).
 pub(super) fn pass_on(_: &Config, input: &Value) -> Result<Value, NodeError> {
     Ok(input.clone())
+}
+
+/// The line a `logger` step writes to its run's log, at `level`: its
+/// `message` with every `[[name]]` filled from the input's fields, or
+/// without a `message` the input itself as text. The input's secret-named
+/// fields read as `[redacted]`, as get_workflow_run_logs shows the input.
+/// A NUL reads as U+FFFD: PostgreSQL's `text`, where the run's log is
+/// kept, cannot hold one.
+pub(super) fn log_line(c: &Config, input: &Value) -> Result<LogLine, NodeError> {
+    let level = c.str("level")?;
+    let level = LogLevel::from_word(level)
+        .ok_or_else(|| NodeError::config(format!("level {level} is not a log level")))?;
+    let shown = || {
+        let mut v = input.clone();
+        redact_value(&mut v);
+        v
+    };
+    let message = match c.get("message").and_then(Value::as_str) {
+        Some(m) if !m.contains("[[") => m.to_owned(),
+        Some(m) => fill_placeholders(m, &shown()),
+        None => json::text(&shown()).into_owned(),
+    };
+    let message = if message.contains('\0') { message.replace('\0', "\u{fffd}") } else { message };
+    Ok(LogLine { level, message })
 }
 
 /// `{input, captured}`: the input, and what each of `capture_paths`
@@ -121,7 +149,8 @@ mod tests {
     use serde_json::json;
 
     use super::super::NodeErrorCode::{ConfigInvalid, InputInvalid};
-    use super::super::tests::{fails, run};
+    use super::super::tests::{fails, ran, run};
+    use crate::engine::{LogLevel, LogLine};
 
     #[test]
     fn branches_name_the_output_taken() {
@@ -180,6 +209,46 @@ mod tests {
             json!({"x": 1})
         );
         assert_eq!(run("noop", json!({}), json!(null)).unwrap(), json!(null));
+    }
+
+    #[test]
+    fn logger_writes_its_message_filled_from_the_input_and_passes_the_input_on() {
+        let line = |level, message: &str| Some(LogLine { level, message: message.to_owned() });
+        let input = json!({"count": 3, "who": {"name": "ada"}, "note": "a [[b]] c"});
+        let out = ran("logger", json!({"message": "fetched [[count]] items for [[ who ]]"}), input.clone());
+        let out = out.unwrap();
+        assert_eq!(out.output, input, "the output is the input, unchanged");
+        assert_eq!(out.log, line(LogLevel::Info, r#"fetched 3 items for {"name":"ada"}"#), "info by default");
+        // A placeholder naming no field stays as written; a filled value is not filled again.
+        let out = ran("log", json!({"message": "[[note]] [[missing]]", "level": "error"}), input.clone());
+        assert_eq!(out.unwrap().log, line(LogLevel::Error, "a [[b]] c [[missing]]"));
+        for (word, level) in [("debug", LogLevel::Debug), ("warn", LogLevel::Warn)] {
+            let out = ran("logger", json!({"message": "plain", "level": word}), json!(null));
+            assert_eq!(out.unwrap().log, line(level, "plain"));
+        }
+        // Without a message, the input itself: a string as it is, anything else as JSON.
+        assert_eq!(
+            ran("logger", json!({}), json!("just text")).unwrap().log,
+            line(LogLevel::Info, "just text")
+        );
+        assert_eq!(
+            ran("logger", json!({}), json!([1, {"a": true}])).unwrap().log,
+            line(LogLevel::Info, r#"[1,{"a":true}]"#)
+        );
+        // What get_workflow_run_logs hides of the input, the line hides too.
+        let secret = json!({"user": "ada", "token": "s3cr3t", "deep": [{"Password": "p"}]});
+        let out = ran("logger", json!({"message": "[[user]] [[token]]"}), secret.clone()).unwrap();
+        assert_eq!((out.output, out.log), (secret.clone(), line(LogLevel::Info, "ada [redacted]")));
+        assert_eq!(
+            ran("logger", json!({}), secret).unwrap().log,
+            line(LogLevel::Info, r#"{"user":"ada","token":"[redacted]","deep":[{"Password":"[redacted]"}]}"#)
+        );
+        let out = ran("logger", json!({"message": "a\u{0}[[b]]"}), json!({"b": "c\u{0}d"})).unwrap();
+        assert_eq!(out.log, line(LogLevel::Info, "a\u{fffd}c\u{fffd}d"), "no NUL reaches the store");
+        let m = fails("logger", json!({"level": "loud"}), json!({}), ConfigInvalid);
+        assert!(m.contains("level"), "{m}");
+        // No other type writes a line.
+        assert_eq!(ran("noop", json!({}), json!({"a": 1})).unwrap().log, None);
     }
 
     #[test]

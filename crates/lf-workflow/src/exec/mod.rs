@@ -37,6 +37,7 @@ pub use text::{MAX_CHUNK_BYTES, MAX_CHUNKS, MAX_PARSE_STARTS, first_json};
 
 use crate::catalog::{NodeTypeSpec, catalog, check_config, normalize_config};
 use crate::condition::Condition;
+use crate::engine::LogLine;
 use crate::json;
 use crate::model::JsonObject;
 use crate::path::Pick;
@@ -134,21 +135,37 @@ fn executor(node_type: &str) -> Option<Executor> {
     })
 }
 
+/// What a pure step gives: its output, and the line it writes to the
+/// run's log (`logger`'s; `None` for every other type).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ran {
+    pub output: Value,
+    pub log: Option<LogLine>,
+}
+
 /// Runs the node type `node_type` (a catalog name or alias) on `input`
 /// with `config`: `None` when the type is not pure (it needs a model, the
 /// network, storage, time or the runner) or is not in the catalog; else
-/// its output, or why it failed.
+/// what it gave, or why it failed.
 ///
 /// Branching types output the branch taken as their only field, which is
 /// how the engine knows which connections to skip: `if_condition`
 /// `{"true": input}` or `{"false": input}`, `switch` `{"<case>": input}`
 /// or `{"<default_branch>": input}`. `stop_return` outputs the run's
 /// result; the engine reads `status` from the config. `logger` outputs its
-/// input; the engine writes the log line (see [`fill_placeholders`]).
-pub fn run_pure(node_type: &str, config: &JsonObject, input: &Value) -> Option<Result<Value, NodeError>> {
+/// input and gives its `message`, filled from the input
+/// ([`fill_placeholders`]), as its log line; the runner keeps the line
+/// with the step's result.
+pub fn run_pure(node_type: &str, config: &JsonObject, input: &Value) -> Option<Result<Ran, NodeError>> {
     let spec = catalog().get(node_type)?;
     let run = executor(spec.node_type)?;
-    Some(Config::new(spec, config).and_then(|c| run(&c, input)))
+    Some(Config::new(spec, config).and_then(|c| {
+        let log = match spec.node_type {
+            "logger" => Some(flow::log_line(&c, input)?),
+            _ => None,
+        };
+        Ok(Ran { output: run(&c, input)?, log })
+    }))
 }
 
 /// A node's config, checked against its type, aliases renamed and defaults
@@ -260,6 +277,10 @@ mod tests {
     use super::*;
 
     pub(super) fn run(node_type: &str, config: Value, input: Value) -> Result<Value, NodeError> {
+        ran(node_type, config, input).map(|r| r.output)
+    }
+
+    pub(super) fn ran(node_type: &str, config: Value, input: Value) -> Result<Ran, NodeError> {
         run_pure(node_type, config.as_object().unwrap(), &input).expect("a pure type")
     }
 

@@ -22,7 +22,9 @@ use serde_json::json;
 use super::model::{Held, IdempotencyKey, Run, RunFilter, RunId, RunOrigin};
 use super::store::RunStore;
 use crate::contract::Fixture;
-use crate::engine::{Failure, Limits, NodeRun, NodeStatus, RunError, RunState, RunStatus, Slot, Usage};
+use crate::engine::{
+    Failure, Limits, LogLevel, LogLine, NodeRun, NodeStatus, RunError, RunState, RunStatus, Slot, Usage,
+};
 use crate::model::Visibility;
 use crate::store::WorkflowStore;
 
@@ -135,6 +137,7 @@ fn node(status: NodeStatus, at: Timestamp) -> NodeRun {
         started_at: Some(at),
         finished_at: None,
         usage: Usage { model_calls: 1, tokens: 640, credits: 7 },
+        log: None,
     }
 }
 
@@ -180,6 +183,8 @@ async fn round_trip(r: &dyn RunStore, w: &dyn WorkflowStore) {
     ended.error = None;
     ended.wake_at = None;
     ended.finished_at = Some(now.plus_micros(1));
+    ended.log =
+        Some(LogLine { level: LogLevel::Warn, message: "ünïcödé ✓ [[left]] {\"a\": 1}".into() });
     let slots = vec![(top, node(NodeStatus::Retrying, now)), (item, ended.clone())];
     assert!(r.save(&lease, &state, &slots, false).await.expect("save"));
     state.slots = slots.iter().cloned().collect();
@@ -191,7 +196,14 @@ async fn round_trip(r: &dyn RunStore, w: &dyn WorkflowStore) {
     again.attempt = 3;
     assert!(r.save(&lease, &state, &[(top, again.clone())], false).await.expect("save"));
     let loaded = r.load_run(run.id).await.unwrap();
-    assert_eq!((loaded.state.slots[&top].clone(), loaded.state.slots[&item].clone()), (again, ended));
+    assert_eq!((loaded.state.slots[&top].clone(), loaded.state.slots[&item].clone()), (again, ended.clone()));
+    // Each level reads back as written, and a save without a line clears it.
+    for level in LogLevel::ALL.iter().copied().map(Some).chain([None]) {
+        let mut logged = ended.clone();
+        logged.log = level.map(|level| LogLine { level, message: level.to_string() });
+        assert!(r.save(&lease, &state, &[(item, logged.clone())], false).await.expect("save"));
+        assert_eq!(r.load_run(run.id).await.unwrap().state.slots[&item], logged);
+    }
     state.status = RunStatus::Completed;
     assert!(r.save(&lease, &state, &[], true).await.unwrap());
     finish(r, &[parent.id], now).await;

@@ -7,11 +7,11 @@ use std::cmp::Reverse;
 
 use lf_core::Timestamp;
 use lf_workflow::Node;
-use lf_workflow::engine::{NodeRun, NodeStatus, Plan, RunError, RunStatus, Usage};
+use lf_workflow::engine::{LogLine, NodeRun, NodeStatus, Plan, RunError, RunStatus, Usage};
 use lf_workflow::run::{Run, RunLog};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 /// Where a run stands.
 #[derive(Clone, Copy, Debug, Deserialize, JsonSchema)]
@@ -41,11 +41,9 @@ pub fn time(t: Option<Timestamp>) -> Option<String> {
 }
 
 /// `v` with the value of every secret-named field, at any depth, redacted.
-pub fn redacted(v: Value) -> Value {
-    let mut wrap = Map::new();
-    wrap.insert(String::new(), v);
-    lf_workflow::secrets::redact(&mut wrap);
-    wrap.remove("").unwrap_or_default()
+pub fn redacted(mut v: Value) -> Value {
+    lf_workflow::secrets::redact_value(&mut v);
+    v
 }
 
 /// What model calls cost.
@@ -107,6 +105,22 @@ pub struct NodeResultOut {
     pub error: Option<NodeErrorOut>,
     /// Attempts made so far.
     pub attempts: u32,
+    /// The line it wrote to the run's log (a logger step's); null for others.
+    pub log: Option<LogLineOut>,
+}
+
+/// A line a step wrote to the run's log.
+#[derive(Serialize, JsonSchema)]
+pub struct LogLineOut {
+    /// debug, info, warn or error.
+    pub level: &'static str,
+    pub message: String,
+}
+
+impl From<&LogLine> for LogLineOut {
+    fn from(l: &LogLine) -> Self {
+        LogLineOut { level: l.level.as_str(), message: l.message.clone() }
+    }
 }
 
 /// One entry of a run's log: a slot that has a result, or a node that has
@@ -177,6 +191,7 @@ impl From<&Entry<'_>> for NodeResultOut {
                 .and_then(|r| r.error.as_ref())
                 .map(|f| NodeErrorOut { code: f.code.clone(), message: f.message.clone() }),
             attempts: r.map_or(0, |r| r.attempt),
+            log: r.and_then(|r| r.log.as_ref()).map(LogLineOut::from),
         }
     }
 }

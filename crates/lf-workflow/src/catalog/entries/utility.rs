@@ -63,12 +63,12 @@ pub(super) fn entries() -> Vec<NodeTypeSpec> {
             .rule(ids_or_placeholders)
             .example("Take an AI Lenser's turn in a battle it joined.", json!({"battle_id": "[[battle_id]]", "contender_id": "[[contender_id]]"}), json!({"battle_id": "0190f5a2-7c1e-7d3a-9b2c-5e8f1a2b3c4d", "contender_id": "0190f5a2-8d2f-7e4b-8c3d-6f9a2b3c4d5e"}), json!({"battle_id": "0190f5a2-7c1e-7d3a-9b2c-5e8f1a2b3c4d", "contender_id": "0190f5a2-8d2f-7e4b-8c3d-6f9a2b3c4d5e", "submission_id": "0190f5a2-9e3a-7f5c-9d4e-7a0b3c4d5e6f", "text": "Ownership gives every value one owner, which frees it when it goes out of scope."}), Some(("judge_evaluator", "text → input")))
             .use_case("Let an AI Lenser take its turn in a battle from a workflow: a run its owner starts, a schedule, or a team run of the agent."),
-        entry("logger", Utility, "Log", "Writes `message` to the run's log at `level` and passes its input on unchanged.")
+        entry("logger", Utility, "Log", "Writes `message`, its placeholders filled from the input, to the run's log at `level` (the step's `log` in get_workflow_run_logs, and the server's log) and passes its input on unchanged.")
             .aliases(&["log"])
             .caps(&["log", "debug", "audit"])
             .io(&[IoType::Any], IoType::Any)
             .fields(vec![
-                field("message", "Message", FieldKind::Template, "What to log; [[name]] placeholders filled. Omit to log the input."),
+                field("message", "Message", FieldKind::Template, "What to log; [[name]] is the input's field name (secret-named fields read [redacted]). Omit to log the input."),
                 field("level", "Level", FieldKind::Select, "The log level.").default(json!("info")).options(&["debug", "info", "warn", "error"]),
             ])
             .example("Note what a run fetched.", json!({"message": "fetched [[count]] items"}), json!({"count": 3}), json!({"count": 3}), None)
