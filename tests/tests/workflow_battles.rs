@@ -5,43 +5,13 @@
 //! records the failure of the other on its contender, where get_battle
 //! shows it.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use lf_core::LenserId;
-use lf_server::{Background, Database, KeySealer, RunSettings};
-use lf_tests::{call, lenser};
-use lf_tools::{Catalog, CatalogOptions, LfServer};
+use lf_tests::{Process, call};
 use serde_json::{Value, json};
 
 const PROMPT: &str = "Name the largest ocean.";
-
-struct Process {
-    server: LfServer,
-    runner: lf_runner::Runner,
-}
-
-impl Process {
-    async fn open(url: &str, who: LenserId) -> Process {
-        let db = Database::connect(url).await.unwrap();
-        let (services, runner) = lf_server::services(
-            &db,
-            Arc::new(lf_model::OfflineProvider),
-            Background::new(tokio::runtime::Handle::current()),
-            KeySealer::new(None),
-            &RunSettings::default(),
-        );
-        let server =
-            LfServer::new(Arc::new(Catalog::new()), services, CatalogOptions::default(), lenser(who));
-        Process { server, runner }
-    }
-
-    async fn ok(&self, tool: &str, args: Value) -> Value {
-        let reply = call(self.server.clone(), tool, args).await.unwrap();
-        assert!(!reply.is_error, "{tool}: {}", reply.value);
-        reply.value
-    }
-}
 
 fn blueprint(title: &str, path: &str) -> Value {
     json!({

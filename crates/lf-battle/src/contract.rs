@@ -38,6 +38,7 @@ pub async fn suite(store: Arc<dyn BattleStore>) {
     votes(s).await;
     verdicts_and_errors(s).await;
     answer_errors(s).await;
+    answered_executing(s).await;
     closing_and_results(s).await;
     listing(s).await;
     search(s).await;
@@ -127,6 +128,22 @@ impl Fixture {
             b.status = status;
         }
         (b, cs)
+    }
+
+    /// A battle in executing with `n` contenders, the first `answered` of
+    /// them with a submission (put without moving the battle on).
+    async fn executing_with(
+        &mut self,
+        s: &dyn BattleStore,
+        creator: LenserId,
+        n: usize,
+        answered: usize,
+    ) -> (Battle, Vec<Contender>) {
+        let (b, cs) = self.with_contenders(s, creator, n, Executing).await;
+        for c in &cs[..answered] {
+            s.put_submission(&self.submission(c, "an answer"), None).await.expect("put_submission");
+        }
+        (s.get_battle(Reach::Everything, b.id).await.unwrap(), cs)
     }
 
     fn submission(&mut self, c: &Contender, text: &str) -> Submission {
@@ -488,6 +505,89 @@ async fn answer_errors(s: &dyn BattleStore) {
     s.add_answer_error(&late).await.unwrap();
     let empty = f.with_contenders(s, me, 2, Executing).await.0;
     assert!(s.get_sheet(Reach::Everything, empty.id).await.unwrap().answer_errors.is_empty());
+}
+
+/// The battles `answered_executing` answers, by id.
+async fn answered_ids(
+    s: &dyn BattleStore,
+    after: Option<(Timestamp, BattleId)>,
+    limit: u32,
+) -> Vec<BattleId> {
+    let found = s.answered_executing(after, limit).await.expect("answered_executing");
+    assert!(found.len() <= limit as usize, "at most {limit}");
+    found.iter().map(|b| b.id).collect()
+}
+
+async fn answered_executing(s: &dyn BattleStore) {
+    // Whatever the store holds: battles in executing, oldest first.
+    let any = s.answered_executing(None, 3).await.expect("answered_executing");
+    assert!(any.len() <= 3);
+    assert!(any.iter().all(|b| b.status == Executing), "only battles in executing");
+    assert!(any.windows(2).all(|w| (w[0].created_at, w[0].id) < (w[1].created_at, w[1].id)), "oldest first");
+
+    // This check's battles are made in a stretch of time of their own,
+    // years before the other checks' (a shared database holds theirs), and
+    // read from the start of that stretch.
+    let mut f = Fixture {
+        clock: 1_000_000_000_000_000 + (BattleId::new().as_uuid().as_u128() % 1_000_000_000) as i64 * 1000,
+    };
+    let start = Some((Timestamp::from_micros(f.clock), BattleId::new()));
+    let me = LenserId::new();
+    let (first, _) = f.executing_with(s, me, 2, 2).await;
+    let (missing, missing_cs) = f.executing_with(s, me, 3, 2).await;
+    let (open, open_cs) = f.with_contenders(s, me, 2, Open).await;
+    for c in &open_cs {
+        s.put_submission(&f.submission(c, "an answer while open"), None).await.unwrap();
+    }
+    let empty = f.create(s, me, Executing).await;
+    let (moved, _) = f.executing_with(s, me, 2, 2).await;
+    s.set_status(moved.id, Executing, Voting, f.tick()).await.unwrap();
+    let (second, _) = f.executing_with(s, me, 1, 1).await;
+    // Two battles made in the same microsecond: their ids order them.
+    let at = f.tick();
+    let mut twins = Vec::new();
+    for _ in 0..2 {
+        let b = Battle { created_at: at, updated_at: at, ..f.battle(me, Open) };
+        s.create_battle(&b).await.unwrap();
+        let c = f.contender(&b, 0, ContenderType::AiModel);
+        s.add_contender(&c, Open).await.unwrap();
+        s.set_status(b.id, Open, Executing, f.tick()).await.unwrap();
+        s.put_submission(&f.submission(&c, "a twin's answer"), None).await.unwrap();
+        twins.push(b.id);
+    }
+    twins.sort();
+
+    let found = s.answered_executing(start, 4).await.unwrap();
+    assert_eq!(
+        found.iter().map(|b| b.id).collect::<Vec<_>>(),
+        vec![first.id, second.id, twins[0], twins[1]],
+        "executing with every answer in, oldest first; not a battle missing an answer, open, without contenders or moved on"
+    );
+    assert_eq!(found[0], first, "each battle as stored");
+    assert_eq!(answered_ids(s, start, 1).await, vec![first.id], "at most limit");
+    assert_eq!(
+        answered_ids(s, Some((first.created_at, first.id)), 3).await,
+        vec![second.id, twins[0], twins[1]],
+        "after the last one read"
+    );
+    assert_eq!(
+        answered_ids(s, Some((at, twins[0])), 1).await,
+        vec![twins[1]],
+        "after it in the same microsecond"
+    );
+
+    s.put_submission(&f.submission(&missing_cs[2], "the last answer"), None).await.unwrap();
+    assert_eq!(
+        answered_ids(s, start, 5).await,
+        vec![first.id, missing.id, second.id, twins[0], twins[1]],
+        "a battle whose last answer came in"
+    );
+    let mine = [first.id, missing.id, open.id, empty.id, moved.id, second.id, twins[0], twins[1]];
+    for id in [first.id, missing.id, second.id, twins[0], twins[1]] {
+        s.set_status(id, Executing, Scoring, f.tick()).await.unwrap();
+    }
+    let left = answered_ids(s, start, 5).await;
+    assert!(left.iter().all(|id| !mine.contains(id)), "battles that moved on are not answered: {left:?}");
 }
 
 async fn verdicts_and_errors(s: &dyn BattleStore) {

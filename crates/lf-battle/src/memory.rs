@@ -258,6 +258,25 @@ impl BattleStore for MemoryBattleStore {
         Ok(())
     }
 
+    async fn answered_executing(
+        &self,
+        after: Option<(Timestamp, BattleId)>,
+        limit: u32,
+    ) -> LfResult<Vec<Battle>> {
+        let all = self.read();
+        let mut hits: Vec<&Battle> = all
+            .values()
+            .filter(|r| {
+                r.battle.status == BattleStatus::Executing
+                    && crate::rules::all_submitted(&r.contenders, &r.submissions)
+            })
+            .map(|r| &r.battle)
+            .filter(|b| after.is_none_or(|a| (b.created_at, b.id) > a))
+            .collect();
+        hits.sort_by_key(|b| (b.created_at, b.id));
+        Ok(hits.into_iter().take(limit as usize).cloned().collect())
+    }
+
     async fn put_submission(
         &self,
         submission: &Submission,

@@ -1,6 +1,8 @@
 //! The use cases that start judging by themselves: a submission that moves
-//! a judged battle to scoring, a move to scoring, and asking for scoring
-//! again while in scoring (the way out of a judge error). Judging runs as
+//! a judged battle to scoring, a move to scoring, asking for scoring
+//! again while in scoring (the way out of a judge error), and the catch-up
+//! of battles left in executing with every answer in
+//! ([`BattleService::settle_answered`]). Judging runs as
 //! the Service principal on the service's [`lf_core::Spawner`] (inline,
 //! awaited by the caller, when it has none), one at a time per battle in
 //! this process; its verdicts or its error are what the views show.
@@ -95,6 +97,10 @@ pub struct ScoreState {
     pub next_step: String,
 }
 
+/// The most battles one read of [`BattleService::settle_answered`] asks
+/// the store for.
+const SETTLE_PASS: u32 = 100;
+
 impl BattleService {
     /// Whether this process is judging battle `id` now.
     pub fn judging_now(&self, id: BattleId) -> bool {
@@ -129,6 +135,45 @@ impl BattleService {
             && outcome.status == BattleStatus::Scoring
             && self.start_judging(battle_id).await;
         Ok(Submitted { outcome, judging_started })
+    }
+
+    /// Moves on, as the service, every battle in executing with every
+    /// contender's answer in, as the last submission would have
+    /// ([`crate::rules::settles`]), and starts judging those it moved to
+    /// scoring. A last submission moves the battle in its own write, but a
+    /// move to executing with every answer already in settles in a second
+    /// write ([`BattleService::set_status`]): a process that stops between
+    /// the two leaves the battle executing, for this catch-up, which the
+    /// runner calls when it starts and now and then. Each move is the
+    /// store's guarded one, so a battle another server moved meanwhile is
+    /// left as it is. Returns how many battles it moved; a battle that
+    /// could not be read or moved is logged and left for the next call.
+    pub async fn settle_answered(self: &Arc<Self>) -> LfResult<usize> {
+        let mut moved = 0;
+        // Keyed by creation, not by offset: a battle that moves on leaves
+        // the set without shifting the ones after it.
+        let mut after = None;
+        loop {
+            let batch = self.store().answered_executing(after, SETTLE_PASS).await?;
+            for b in &batch {
+                match self.settle(b.id, self.now()).await {
+                    Ok(Some(to)) => {
+                        moved += 1;
+                        if to == BattleStatus::Scoring {
+                            self.start_judging(b.id).await;
+                        }
+                    }
+                    Ok(None) => {}
+                    Err(e) => {
+                        tracing::warn!(battle_id = %b.id, error = %e, "a battle with every answer in did not move on");
+                    }
+                }
+            }
+            match batch.last() {
+                Some(last) if batch.len() == SETTLE_PASS as usize => after = Some((last.created_at, last.id)),
+                _ => return Ok(moved),
+            }
+        }
     }
 
     /// What a caller asking for status `to` means: a transition

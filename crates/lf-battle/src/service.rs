@@ -560,7 +560,7 @@ impl BattleService {
         } else {
             self.store.set_status(id, b.status, to, now).await?;
         }
-        let advanced = to == BattleStatus::Executing && self.settle(id, now).await?;
+        let advanced = to == BattleStatus::Executing && self.settle(id, now).await?.is_some();
         Ok((self.store.get_battle(p.reach(), id).await?, advanced))
     }
 
@@ -570,15 +570,15 @@ impl BattleService {
     /// the battle open, so it did not move it). The move is the store's
     /// guarded one: a CONFLICT means someone moved the battle meanwhile
     /// (another server's last submission, an archive), which leaves nothing
-    /// to do. Whether this call moved it.
-    async fn settle(&self, id: BattleId, at: Timestamp) -> LfResult<bool> {
+    /// to do. Where this call moved it, if it did.
+    pub(crate) async fn settle(&self, id: BattleId, at: Timestamp) -> LfResult<Option<BattleStatus>> {
         let sheet = self.store.get_sheet(Reach::Everything, id).await?;
         let Some(to) = rules::settles(&sheet.battle, &sheet.contenders, &sheet.submissions) else {
-            return Ok(false);
+            return Ok(None);
         };
         match self.store.set_status(id, BattleStatus::Executing, to, at).await {
-            Ok(()) => Ok(true),
-            Err(e) if e.code() == ErrorCode::Conflict => Ok(false),
+            Ok(()) => Ok(Some(to)),
+            Err(e) if e.code() == ErrorCode::Conflict => Ok(None),
             Err(e) => Err(e),
         }
     }

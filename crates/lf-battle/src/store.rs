@@ -127,6 +127,20 @@ pub trait BattleStore: Send + Sync {
         at: Timestamp,
     ) -> LfResult<()>;
 
+    /// Battles in executing whose every contender has a submission (and
+    /// that have one contender at least): those [`crate::rules::settles`]
+    /// moves on, left where they are by a process that stopped between the
+    /// write that completed the set and the move. Oldest first
+    /// (`created_at`, then id), only those after `after` (the `created_at`
+    /// and id of the last battle an earlier call answered) when given, at
+    /// most `limit`. Takes no reach: it serves the service's own catch-up
+    /// (no battle in executing is a draft). No error but INTERNAL.
+    async fn answered_executing(
+        &self,
+        after: Option<(Timestamp, BattleId)>,
+        limit: u32,
+    ) -> LfResult<Vec<Battle>>;
+
     /// Inserts the submission of `(battle_id, contender_id)`, or replaces
     /// the text, `submitted_by` and `updated_at` of the existing one (keeping
     /// its id and `created_at`), if the battle is open or executing. Then, in

@@ -96,6 +96,13 @@ impl BattleStore for Shared {
     async fn add_contender(&self, contender: &Contender, expected: BattleStatus) -> LfResult<()> {
         self.store.add_contender(contender, expected).await
     }
+    async fn answered_executing(
+        &self,
+        after: Option<(Timestamp, BattleId)>,
+        limit: u32,
+    ) -> LfResult<Vec<Battle>> {
+        self.store.answered_executing(after, limit).await
+    }
     async fn put_submission(
         &self,
         s: &Submission,
@@ -172,6 +179,16 @@ impl World {
         (b, cs)
     }
 
+    /// An open battle judged by `mode`, with `n` contenders that all
+    /// answered while it was open.
+    fn answered(&self, mode: JudgingMode, n: usize) -> Battle {
+        let (b, cs) = self.open(mode, n);
+        for c in &cs {
+            assert_eq!(self.submit(&b, c), Open, "submitting while open moves nothing");
+        }
+        b
+    }
+
     fn submit(&self, b: &Battle, c: &Contender) -> BattleStatus {
         let text = SubmissionText::parse(format!("The answer of {}.", c.display_name)).unwrap();
         run(self.service.submit(&self.me, b.id, c.id, text)).unwrap().status
@@ -228,10 +245,7 @@ fn answers_in_before_executing_move_it_on_when_it_executes() {
 #[test]
 fn the_status_change_says_it_advanced_and_judging_starts() {
     let w = World::new();
-    let (b, cs) = w.open(JudgingMode::AiJudge, 3);
-    for c in &cs {
-        w.submit(&b, c);
-    }
+    let b = w.answered(JudgingMode::AiJudge, 3);
     let change = run(w.service.request_status(&w.me, b.id, Executing, false)).unwrap();
     assert_eq!((change.battle.status, change.advanced, change.judging_started), (Scoring, true, true));
     assert!(!change.next_step.contains("submit_battle_run"), "{}", change.next_step);
@@ -275,10 +289,7 @@ fn a_battle_moved_meanwhile_is_left_as_it_was_moved() {
     // and its move on: the guarded move answers CONFLICT, and the caller's
     // own move (to executing) still succeeded.
     let w = World::new();
-    let (b, cs) = w.open(JudgingMode::AiJudge, 2);
-    for c in &cs {
-        w.submit(&b, c);
-    }
+    let b = w.answered(JudgingMode::AiJudge, 2);
     let id = b.id;
     w.meanwhile(Executing, Scoring, move |store| {
         run(store.set_status(id, Executing, Archived, Timestamp::from_micros(1_800_000_000_000_000)))
@@ -290,14 +301,73 @@ fn a_battle_moved_meanwhile_is_left_as_it_was_moved() {
     // Another server moved it on first (its own settling of the same
     // battle): this server's move answers CONFLICT and leaves it there.
     let w = World::new();
-    let (b, cs) = w.open(JudgingMode::CommunityVote, 2);
-    for c in &cs {
-        w.submit(&b, c);
-    }
+    let b = w.answered(JudgingMode::CommunityVote, 2);
     let id = b.id;
     w.meanwhile(Executing, Voting, move |store| {
         run(store.set_status(id, Executing, Voting, Timestamp::from_micros(1_800_000_000_000_000))).unwrap();
     });
     let change = run(w.service.request_status(&w.me, b.id, Executing, false)).unwrap();
     assert_eq!((change.battle.status, change.advanced), (Voting, false));
+}
+
+/// A crash after the move to executing and before its settling: the
+/// battle is written to executing through the store alone.
+fn stranded(w: &World, b: &Battle) {
+    run(w.shared.store.set_status(b.id, Open, Executing, Timestamp::from_micros(1_800_000_000_000_000)))
+        .unwrap();
+    assert_eq!(w.status(b), Executing);
+}
+
+#[test]
+fn the_catch_up_moves_on_a_battle_left_executing_with_every_answer_in() {
+    let w = World::new();
+    let judged = w.answered(JudgingMode::AiJudge, 2);
+    let voted = w.answered(JudgingMode::CommunityVote, 2);
+    let (waiting, ws) = w.open(JudgingMode::AiJudge, 3);
+    w.submit(&waiting, &ws[0]);
+    w.submit(&waiting, &ws[1]);
+    for b in [&judged, &voted, &waiting] {
+        stranded(&w, b);
+    }
+
+    assert_eq!(run(w.service.settle_answered()).unwrap(), 2, "the two battles with every answer in");
+    assert_eq!(w.status(&judged), Scoring);
+    let sheet = run(w.service.get(&w.me, judged.id)).unwrap();
+    assert_eq!(sheet.verdicts.len(), 2, "and judged (inline: this service has no spawner)");
+    assert_eq!(w.status(&voted), Voting);
+    assert_eq!(w.status(&waiting), Executing, "a battle missing an answer is left alone");
+
+    assert_eq!(run(w.service.settle_answered()).unwrap(), 0, "a second catch-up finds nothing to do");
+    assert_eq!((w.status(&judged), w.status(&voted), w.status(&waiting)), (Scoring, Voting, Executing));
+    assert_eq!(run(w.service.get(&w.me, judged.id)).unwrap().verdicts, sheet.verdicts, "nor judges again");
+
+    assert_eq!(w.submit(&waiting, &ws[2]), Scoring, "its last answer still moves it");
+}
+
+#[test]
+fn the_catch_up_leaves_a_battle_another_server_moved() {
+    let w = World::new();
+    let b = w.answered(JudgingMode::CommunityVote, 2);
+    stranded(&w, &b);
+    let id = b.id;
+    w.meanwhile(Executing, Voting, move |store| {
+        run(store.set_status(id, Executing, Archived, Timestamp::from_micros(1_800_000_000_000_000)))
+            .unwrap();
+    });
+    assert_eq!(run(w.service.settle_answered()).unwrap(), 0, "its guarded move found the battle moved");
+    assert_eq!(w.status(&b), Archived);
+}
+
+#[test]
+fn the_catch_up_reads_past_one_pass() {
+    let w = World::new();
+    let battles: Vec<Battle> = (0..230)
+        .map(|_| {
+            let b = w.answered(JudgingMode::CommunityVote, 2);
+            stranded(&w, &b);
+            b
+        })
+        .collect();
+    assert_eq!(run(w.service.settle_answered()).unwrap(), battles.len());
+    assert!(battles.iter().all(|b| w.status(b) == Voting));
 }

@@ -21,6 +21,10 @@
 //!   store makes it due again when its timer fires. An executor that
 //!   cannot go on yet ([`Done::again_at`], a full rate-limit window) is
 //!   such a timer too: the same attempt runs again then.
+//! - The line a step writes to its run's log (a `logger` step's,
+//!   [`Done::log`]) is saved with its result, where get_workflow_run_logs
+//!   reads it, and once saved is written to the server's log (tracing) at
+//!   its level, naming the run, its workflow and the step.
 //! - [`Runner::shutdown`] stops claiming and starting nodes, lets running
 //!   nodes finish within the grace period, then releases what it holds.
 //! - A [`Scheduler`] given to [`Runner::schedule`] starts the runs of

@@ -7,7 +7,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use lf_core::{Clock, LfResult, Reach, SystemClock, Timestamp};
 use lf_workflow::engine::{
-    Action, Event, Failure, NodeStatus, Plan, RunError, RunState, RunStatus, Slot, Tick, Usage, step,
+    Action, Event, Failure, LogLevel, LogLine, NodeStatus, Plan, RunError, RunState, RunStatus, Slot, Tick,
+    Usage, step,
 };
 use lf_workflow::run::{Held, Lease, Run, RunId, RunSignal, RunStore};
 use lf_workflow::{VersionSelector, WorkflowStore, WorkflowVersionId};
@@ -548,10 +549,20 @@ impl Drive<'_> {
                             Event::NodeCheckpoint { slot, attempt, state: h.state, usage, wait: Some(h.wait) }
                         }
                         Ok(crate::Done { again_at: Some(until), .. }) => Event::NodeDeferred { slot, attempt, until },
-                        Ok(done) => Event::NodeFinished { slot, attempt, output: done.output, usage: done.usage },
+                        Ok(done) => Event::NodeFinished {
+                            slot,
+                            attempt,
+                            output: done.output,
+                            usage: done.usage,
+                            log: done.log,
+                        },
                         Err(failure) => Event::NodeFailed { slot, attempt, failure, usage: Usage::default() },
                     };
+                    let finished = matches!(event, Event::NodeFinished { .. });
                     self.apply(event).await?;
+                    if finished {
+                        self.trace_log(slot, attempt);
+                    }
                 }
                 _ = tokio::time::sleep(timer), if wake.is_some() => {
                     self.apply(Event::TimerFired).await?;
@@ -590,11 +601,68 @@ impl Drive<'_> {
         Ok(())
     }
 
+    /// Writes the line the attempt at `slot` wrote to the run's log to the
+    /// server's log too, once the run's rows hold it as the step's result
+    /// (not when the answer came too late, or the run was lost: whoever
+    /// runs the step again writes it then).
+    fn trace_log(&self, slot: Slot, attempt: u32) {
+        let Some(n) = self.state.get(slot) else { return };
+        if self.lost || n.status != NodeStatus::Completed || n.attempt != attempt {
+            return;
+        }
+        if let Some(line) = &n.log {
+            trace_line(self.run, &self.plan.node(slot.node).key, slot.item, line);
+        }
+    }
+
     async fn heartbeat(&mut self, lease_ms: u64) -> LfResult<()> {
         match self.inner.runs.heartbeat(&self.lease, self.inner.clock.now(), lease_ms).await? {
             Held::Lost => self.lost = true,
             Held::Yes { cancel_requested_by: Some(by) } => self.apply(Event::CancelAsked { by }).await?,
             Held::Yes { cancel_requested_by: None } => {}
+        }
+        Ok(())
+    }
+}
+
+/// The most characters of a step's log line the server's log shows; the
+/// run's log keeps all of it.
+const TRACED_CHARS: usize = 4_096;
+
+/// A step's log line in the server's log, at the step's level, naming the
+/// run, its workflow and the step (and the loop item).
+fn trace_line(run: &Run, step: &str, item: Option<u32>, line: &LogLine) {
+    let text = OneLine(&line.message);
+    macro_rules! at {
+        ($level:expr) => {
+            tracing::event!($level, run_id = %run.id, workflow_id = %run.workflow_id, step, item, "{text}")
+        };
+    }
+    match line.level {
+        LogLevel::Debug => at!(tracing::Level::DEBUG),
+        LogLevel::Info => at!(tracing::Level::INFO),
+        LogLevel::Warn => at!(tracing::Level::WARN),
+        LogLevel::Error => at!(tracing::Level::ERROR),
+    }
+}
+
+/// A text as one line of the server's log: its control characters escaped,
+/// so that what a workflow writes cannot pass for lines of the server's
+/// own, and at most [`TRACED_CHARS`] characters of it. Formatted only when
+/// the level is logged.
+struct OneLine<'a>(&'a str);
+
+impl std::fmt::Display for OneLine<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use std::fmt::Write;
+        for c in lf_core::clip(self.0, TRACED_CHARS).chars() {
+            if c.is_control() {
+                for e in c.escape_debug() {
+                    f.write_char(e)?;
+                }
+            } else {
+                f.write_char(c)?;
+            }
         }
         Ok(())
     }

@@ -3,15 +3,18 @@
 //! each workflow contender's workflow with the task prompt, as the
 //! battle's creator; a completed run's result is submitted as the
 //! contender's answer, a failed or cancelled one is recorded on the
-//! contender; and nothing is lost or doubled when nobody heard a run end.
+//! contender; and nothing is lost or doubled when nobody heard a run end,
+//! nor when a process stopped before it moved on a battle whose answers
+//! were all in.
 
 use std::time::Duration;
 
 use lf_battle::{
-    AutoCheck, BattleSheet, BattleStatus, BattleTitle, BattleType, ContenderType, DisplayName, JudgingMode,
-    NewBattle, NewContender, SubmissionText, TaskPrompt,
+    AutoCheck, BattleSheet, BattleStatus, BattleStore, BattleTitle, BattleType, ContenderType, DisplayName,
+    JudgingMode, NewBattle, NewContender, SubmissionText, TaskPrompt,
 };
 use lf_core::{BattleId, ContenderId, ContenderRefId, ErrorCode, LenserId, Principal, Scopes, WorkflowId};
+use lf_runner::RunEnds;
 use lf_workflow::engine::RunStatus;
 use lf_workflow::run::{Run, RunFilter, RunOrigin, RunStore};
 use serde_json::{Value, json};
@@ -206,6 +209,30 @@ async fn answers_nobody_heard_are_caught_up() {
     assert!(caught.answer_error_of(cs[1]).is_some());
     assert_eq!((runs_of(&s, alice, one).await.len(), runs_of(&s, alice, two).await.len()), (1, 1));
     assert_eq!(s.battles.answer_waiting().await.unwrap(), 0, "and then nothing waits");
+}
+
+#[tokio::test]
+async fn the_catch_up_moves_on_a_battle_left_executing_with_every_answer_in() {
+    let s = Stack::new();
+    let alice = LenserId::new();
+    let (one, two) =
+        (workflow(&s, alice, "private", echo()).await, workflow(&s, alice, "private", echo()).await);
+    let (id, cs) = battle(&s, alice, &[one, two]).await;
+    for c in &cs {
+        let text = SubmissionText::parse("A haiku by hand.").unwrap();
+        s.battles.submit(&lenser(alice), id, *c, text).await.unwrap();
+    }
+    // A process that died right after its move to executing, before it
+    // moved the battle on: the move is written through the store alone.
+    let at = lf_core::Timestamp::from_micros(1_800_000_000_000_000);
+    s.battle_store.set_status(id, BattleStatus::Open, BattleStatus::Executing, at).await.unwrap();
+    assert_eq!(sheet(&s, id).await.battle.status, BattleStatus::Executing);
+
+    s.own.catch_up().await;
+    let judged = sheet(&s, id).await;
+    assert_eq!(judged.battle.status, BattleStatus::Scoring, "the runner's catch-up moved it on");
+    assert_eq!(judged.verdicts.len(), 2, "and judged it");
+    assert!(runs_of(&s, alice, one).await.is_empty(), "answered by hand: no workflow ran");
 }
 
 #[tokio::test]

@@ -160,7 +160,9 @@ async fn agent_contract_suite_twice() {
 /// Reservations against a cap, creations against the owner's limit, one
 /// handle asked for by several agents, and by a lenser and an agent, on one
 /// pool and then on two: never past a limit, one holder of a handle (the
-/// agent's row lock, the advisory locks on owner and handle).
+/// agent's row lock, the advisory locks on owner and handle). And a
+/// server's agent calls, committed when they answer as the other pool
+/// reads them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn agent_races_on_two_pools() {
     let (a, b) = (connect().await, connect().await);
@@ -170,6 +172,7 @@ async fn agent_races_on_two_pools() {
     agent_common::racing_creates(&[a.agent_store(), b.agent_store()]).await;
     agent_common::racing_lenser_and_agent(&a, &a).await;
     agent_common::racing_lenser_and_agent(&a, &b).await;
+    agent_common::calls_are_committed_when_they_answer(&a, &b).await;
     a.close().await;
     b.close().await;
 }

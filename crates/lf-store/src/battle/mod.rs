@@ -89,6 +89,14 @@ impl BattleStore for SqlBattleStore {
         on!(&self.conns, write, |conn| sql::set_status(conn, id, from, to, at))
     }
 
+    async fn answered_executing(
+        &self,
+        after: Option<(Timestamp, BattleId)>,
+        limit: u32,
+    ) -> LfResult<Vec<Battle>> {
+        on!(&self.conns, reading, |conn| sql::answered_executing(conn, after, limit))
+    }
+
     async fn put_submission(
         &self,
         submission: &Submission,

@@ -31,7 +31,9 @@ use super::rows::{
     bind_submission, bind_verdict, bind_vote, contender, judge_error, pick_id, standing, status, submission,
     verdict,
 };
-use crate::dialect::{Bind, Columns, Conn, Dialect, Spellings, all_rows, execute, insert, query, row_of};
+use crate::dialect::{
+    Bind, Columns, Conn, Dialect, Spellings, all_rows, execute, insert, query, row_of, rows_of,
+};
 use crate::error::map_db_err;
 use crate::page;
 use crate::reach::BindReach;
@@ -81,6 +83,20 @@ const GET_BATTLE: &str =
 const SET_STATUS: &str = "UPDATE battles SET status = $2, updated_at = $3 WHERE id = $1";
 const CLOSE: &str =
     "UPDATE battles SET status = $2, winner_id = $3, closed_at = $4, updated_at = $4 WHERE id = $1";
+
+/// Battles in executing whose every contender has a submission (one
+/// contender at least), oldest first: after `($2, $3)` unless `$1`, at most
+/// `$4`. The status index (`battles_status_newest`) finds them.
+const ANSWERED_EXECUTING: &str = concat!(
+    "SELECT ",
+    battle_columns!(),
+    " FROM battles b WHERE b.status = 'executing' \
+     AND ($1 OR b.created_at > $2 OR (b.created_at = $2 AND b.id > $3)) \
+     AND EXISTS (SELECT 1 FROM battle_contenders c WHERE c.battle_id = b.id) \
+     AND NOT EXISTS (SELECT 1 FROM battle_contenders c WHERE c.battle_id = b.id AND NOT EXISTS \
+     (SELECT 1 FROM battle_submissions s WHERE s.battle_id = c.battle_id AND s.contender_id = c.id)) \
+     ORDER BY b.created_at, b.id LIMIT $4"
+);
 
 const CONTENDER_IDS: &str = "SELECT id FROM battle_contenders WHERE battle_id = $1";
 /// How many contenders battle `$1` has, and whether reference `$2` is one.
@@ -283,6 +299,17 @@ pub(crate) async fn set_status<C: Conn>(
         execute(conn, query(DELETE_RESULT).put(id.as_uuid())).await?;
     }
     Ok(())
+}
+
+pub(crate) async fn answered_executing<C: Conn>(
+    conn: &mut C,
+    after: Option<(Timestamp, BattleId)>,
+    limit: u32,
+) -> LfResult<Vec<Battle>> {
+    let (at, id) = after.unwrap_or((Timestamp::from_micros(0), BattleId::from_uuid(Uuid::nil())));
+    let q =
+        query(ANSWERED_EXECUTING).put(after.is_none()).put_time(at).put(id.as_uuid()).put(i64::from(limit));
+    rows_of(conn, q, battle).await
 }
 
 pub(crate) async fn put_submission<C: Conn>(
