@@ -17,7 +17,7 @@ use tower_http::timeout::TimeoutLayer;
 
 use crate::config::HttpConfig;
 use crate::guard::{Gate, gate};
-use crate::hooks;
+use crate::hooks::{self, HookRuns};
 use crate::inflight::InFlight;
 use crate::limits::Limits;
 use crate::oauth;
@@ -37,6 +37,12 @@ impl AppState {
     /// fixed clock).
     pub fn with_auth(&self, auth: Arc<AuthService>) -> Self {
         Self::new(Shared { auth, ..(*self.0).clone() })
+    }
+
+    /// The same state with another starter of webhook runs (tests give
+    /// theirs one that refuses as they say).
+    pub fn with_hook_runs(&self, hook_runs: Arc<dyn HookRuns>) -> Self {
+        Self::new(Shared { hook_runs, ..(*self.0).clone() })
     }
 }
 
@@ -63,6 +69,8 @@ pub struct Shared {
     pub resource: Arc<str>,
     /// Rate limits of sign-in, token, registration and webhooks.
     pub limits: Arc<Limits>,
+    /// What starts a webhook's run: the catalog's run service.
+    pub hook_runs: Arc<dyn HookRuns>,
     /// With sessions: the request ids in flight in each session.
     pub inflight: Option<Arc<InFlight>>,
 }

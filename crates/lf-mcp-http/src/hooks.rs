@@ -14,7 +14,12 @@
 //! and a head whose trigger is not a webhook's are all the same 401. A run
 //! started answers 202 `{run_id, workflow_id, status, replayed: false}`; a
 //! repeated `Idempotency-Key` (24 hours, per workflow) answers the first
-//! run with 200 and `replayed: true`, starting nothing.
+//! run with 200 and `replayed: true`, starting nothing. A start refused
+//! past the secret answers its error code's status, as every route does
+//! ([`crate::responses::status_of`]).
+
+use std::future::Future;
+use std::pin::Pin;
 
 use axum::Json;
 use axum::body::Bytes;
@@ -22,19 +27,45 @@ use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
 use http::{HeaderMap, StatusCode, header};
-use lf_core::{ErrorCode, LfError, WorkflowId};
+use lf_core::{ErrorCode, LfError, LfResult, WorkflowId};
 use lf_workflow::JsonObject;
-use lf_workflow::hook::WEBHOOK_SECRET_HEADER;
-use lf_workflow::run::IdempotencyKey;
+use lf_workflow::hook::{WEBHOOK_SECRET_HEADER, hook_refused};
+use lf_workflow::run::{IdempotencyKey, RunService, Started};
 use serde_json::{Value, json};
 
 use crate::app::AppState;
 use crate::limits::ClientIp;
-use crate::responses::json_error;
+use crate::responses::{json_error, lf_error};
 
 /// The largest webhook body, in bytes (a run's inputs are at most 256 KiB
 /// of JSON too).
 pub const HOOK_MAX_BODY: usize = 256 * 1024;
+
+/// One webhook call, as the route hands it on once its body and headers
+/// are read.
+pub struct HookCall<'a> {
+    pub workflow_id: WorkflowId,
+    /// The secret presented, if any.
+    pub secret: Option<&'a str>,
+    pub inputs: JsonObject,
+    pub idempotency_key: Option<IdempotencyKey>,
+}
+
+/// What starts a webhook's run: the server's run service
+/// ([`RunService::start_from_webhook`]); a test gives the route another
+/// ([`AppState::with_hook_runs`]) to see each refusal answered.
+pub trait HookRuns: Send + Sync {
+    fn start<'a>(&'a self, call: HookCall<'a>) -> HookStart<'a>;
+}
+
+/// What [`HookRuns::start`] answers, in time.
+pub type HookStart<'a> = Pin<Box<dyn Future<Output = LfResult<Started>> + Send + 'a>>;
+
+impl HookRuns for RunService {
+    fn start<'a>(&'a self, call: HookCall<'a>) -> HookStart<'a> {
+        Box::pin(self.start_from_webhook(call.workflow_id, call.secret, call.inputs, call.idempotency_key))
+    }
+}
 
 pub async fn call(
     State(state): State<AppState>,
@@ -62,13 +93,13 @@ pub async fn call(
         Ok(inputs) => inputs,
         Err(why) => return json_error(StatusCode::BAD_REQUEST, "invalid_request", why),
     };
-    let key = match idempotency_key(&headers) {
+    let idempotency_key = match idempotency_key(&headers) {
         Ok(key) => key,
-        Err(e) => return json_error(StatusCode::BAD_REQUEST, "invalid_request", e.message()),
+        Err(e) => return failed(&e),
     };
     let Some(workflow_id) = workflow_id else { return refused() };
-    let runs = &state.server.services().runs;
-    match runs.start_from_webhook(workflow_id, secret(&headers), inputs, key).await {
+    let call = HookCall { workflow_id, secret: secret(&headers), inputs, idempotency_key };
+    match state.hook_runs.start(call).await {
         Ok(started) => {
             let run = started.run;
             let status = if started.created { StatusCode::ACCEPTED } else { StatusCode::OK };
@@ -119,25 +150,22 @@ fn secret(headers: &HeaderMap) -> Option<&str> {
 
 /// The one 401 of a webhook call, whatever was wrong.
 fn refused() -> Response {
-    failed(&lf_workflow::hook::hook_refused())
+    failed(&hook_refused())
 }
 
-/// A refused start as HTTP: PERMISSION_DENIED (and NOT_FOUND, a workflow
-/// gone meanwhile) 401; what start's checks refuse 400 or 409; the rest 500,
-/// its cause not shown. Logged by the catalog's one rule
-/// ([`lf_tools::log_error`]).
+/// A refused call as HTTP. The secret check's refusal ([`hook_refused`])
+/// and NOT_FOUND (a workflow gone since the check) are the one 401,
+/// whatever was wrong, so a caller learns nothing of which workflows
+/// exist. Past the secret, an error answers its code's status
+/// ([`lf_error`]): a FORBIDDEN 403, a THROTTLED 429 with `Retry-After`.
 fn failed(e: &LfError) -> Response {
-    lf_tools::log_error("webhook", e);
-    match e.code() {
-        ErrorCode::PermissionDenied | ErrorCode::NotFound => {
-            json_error(StatusCode::UNAUTHORIZED, "unauthorized", lf_workflow::hook::hook_refused().message())
-        }
-        ErrorCode::InvalidArgument | ErrorCode::BadInput | ErrorCode::MissingParams => {
-            json_error(StatusCode::BAD_REQUEST, "invalid_request", e.message())
-        }
-        ErrorCode::InvalidTransition | ErrorCode::Conflict => {
-            json_error(StatusCode::CONFLICT, "conflict", e.message())
-        }
-        _ => json_error(StatusCode::INTERNAL_SERVER_ERROR, "server_error", "the run could not be started"),
+    let refusal = hook_refused();
+    // hook_refused is the secret check's only PERMISSION_DENIED; another
+    // one comes from a check past it.
+    let secret_refused = e.code() == ErrorCode::PermissionDenied && e.message() == refusal.message();
+    if secret_refused || e.code() == ErrorCode::NotFound {
+        lf_tools::log_error("webhook", e);
+        return json_error(StatusCode::UNAUTHORIZED, "unauthorized", refusal.message());
     }
+    lf_error("webhook", e)
 }

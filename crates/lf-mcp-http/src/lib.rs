@@ -9,7 +9,9 @@
 //! workflow's webhook secret. [`guard`] keeps other hosts and browser origins out.
 //!
 //! This crate holds no domain logic and is the only one that knows HTTP; its
-//! configuration, database and wiring come from lf-server.
+//! configuration, database and wiring come from lf-server. A domain error
+//! becomes an HTTP status in one place, `responses.rs` (`status_of`), for
+//! every route that answers one.
 
 pub mod admin;
 pub mod app;
@@ -35,6 +37,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use app::{AppState, router};
 pub use config::{HttpConfig, ServeArgs};
+pub use hooks::{HookCall, HookRuns, HookStart};
 
 /// A server that has its socket and database and is ready to serve.
 pub struct Prepared {
@@ -103,6 +106,7 @@ pub async fn prepare(mut config: HttpConfig) -> Result<Prepared, ConfigError> {
         config.common.sealer(),
         &config.common.runs,
     );
+    let hook_runs = server.services().runs.clone();
     let state = AppState::new(app::Shared {
         resource: config.resource().into(),
         config: Arc::new(config),
@@ -111,6 +115,7 @@ pub async fn prepare(mut config: HttpConfig) -> Result<Prepared, ConfigError> {
         server,
         auth: Arc::new(auth),
         limits: Arc::new(limits::Limits::new(registrations_per_hour, hooks_per_minute)),
+        hook_runs,
         inflight: sessions.then(|| Arc::new(inflight::InFlight::default())),
     });
     Ok(Prepared { listener, state, db, background, runner, ledger })

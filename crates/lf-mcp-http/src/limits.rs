@@ -33,11 +33,11 @@ use governor::middleware::NoOpMiddleware;
 use governor::state::{InMemoryState, NotKeyed};
 use governor::{Quota, RateLimiter};
 use http::request::Parts;
-use http::{HeaderMap, HeaderValue, StatusCode, header};
+use http::{HeaderMap, StatusCode};
 use lf_core::WorkflowId;
 
 use crate::app::AppState;
-use crate::responses::json_error;
+use crate::responses::{json_error, retry_after};
 
 type KeyedLimiter = RateLimiter<
     IpAddr,
@@ -135,7 +135,7 @@ impl Limits {
     /// so that concurrent attempts cannot pass the count.
     pub fn sign_in_as(&self, handle: &str) -> Option<Response> {
         let wait = self.handles.attempt(handle, Instant::now()).err()?;
-        Some(retry_after(
+        Some(too_many_for(
             wait,
             "too many failed sign-ins for this handle; wait and retry, or ask the server's operator",
         ))
@@ -161,17 +161,14 @@ impl Limits {
 /// 429 with `Retry-After` for a refused check.
 fn too_many(checked: Result<(), governor::NotUntil<<DefaultClock as Clock>::Instant>>) -> Option<Response> {
     let not_until = checked.err()?;
-    Some(retry_after(
+    Some(too_many_for(
         not_until.wait_time_from(DefaultClock::default().now()),
         "too many attempts; wait and retry",
     ))
 }
 
-fn retry_after(wait: Duration, description: &str) -> Response {
-    let secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
-    let mut response = json_error(StatusCode::TOO_MANY_REQUESTS, "too_many_requests", description);
-    response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs.max(1)));
-    response
+fn too_many_for(wait: Duration, description: &str) -> Response {
+    retry_after(json_error(StatusCode::TOO_MANY_REQUESTS, "too_many_requests", description), wait)
 }
 
 // ----- Failed sign-ins per handle -----------------------------------------
@@ -368,6 +365,8 @@ impl FromRequestParts<AppState> for ClientIp {
 
 #[cfg(test)]
 mod tests {
+    use http::{HeaderValue, header};
+
     use super::*;
 
     fn ip(s: &str) -> IpAddr {

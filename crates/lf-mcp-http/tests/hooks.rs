@@ -1,15 +1,19 @@
 //! `POST /hooks/{workflow_id}` on a real server over SQLite, its runner
 //! running: the secret (wrong, missing, rotated, never stored in clear,
 //! shown once), replays with one Idempotency-Key, the body's limits, the
-//! rate limit, and a run started by a hook that completes.
+//! rate limit, a run started by a hook that completes; and the status of
+//! each refusal past the secret, from a starter that refuses as told.
 
 mod common;
 
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::{Options, Server, call_tool, client};
-use lf_core::Scopes;
-use lf_workflow::hook::{HookHash, is_webhook_secret};
+use lf_core::{Detail, ErrorCode, LfError, Scopes};
+use lf_mcp_http::{HookCall, HookRuns, HookStart};
+use lf_workflow::hook::{HookHash, hook_refused, is_webhook_secret};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
@@ -60,18 +64,7 @@ impl Hooked {
         headers: &[(&str, &str)],
         body: &str,
     ) -> (StatusCode, Value, Option<String>) {
-        let mut request = client()
-            .post(self.server.url(&format!("/hooks/{id}")))
-            .header("content-type", "application/json")
-            .body(body.to_owned());
-        for (k, v) in headers {
-            request = request.header(*k, *v);
-        }
-        let response = request.send().await.unwrap();
-        let status = response.status();
-        let retry = response.headers().get("retry-after").map(|v| v.to_str().unwrap().to_owned());
-        let body: Value = response.json().await.expect("every answer is JSON");
-        (status, body, retry)
+        post(&self.server, id, headers, body).await
     }
 
     /// A workflow with a webhook trigger: its id and its secret.
@@ -84,6 +77,28 @@ impl Hooked {
         let (out, _) = self.tool("list_workflow_runs", json!({"workflow_id": id})).await;
         out["items"].as_array().unwrap().clone()
     }
+}
+
+/// A webhook call to `server`: its status, its JSON body and its
+/// `Retry-After`.
+async fn post(
+    server: &Server,
+    id: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (StatusCode, Value, Option<String>) {
+    let mut request = client()
+        .post(server.url(&format!("/hooks/{id}")))
+        .header("content-type", "application/json")
+        .body(body.to_owned());
+    for (k, v) in headers {
+        request = request.header(*k, *v);
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status();
+    let retry = response.headers().get("retry-after").map(|v| v.to_str().unwrap().to_owned());
+    let body: Value = response.json().await.expect("every answer is JSON");
+    (status, body, retry)
 }
 
 fn secret_of(created: &Value) -> String {
@@ -309,4 +324,113 @@ async fn rotation_makes_the_old_secret_fail_and_no_secret_is_stored_or_shown_twi
         }
     }
     h.server.stop().await;
+}
+
+/// Starts no run: refuses a call without [`Refusing::SECRET`] as the
+/// secret check does, and each other call with the next error queued.
+#[derive(Default)]
+struct Refusing {
+    errors: Mutex<VecDeque<LfError>>,
+}
+
+impl Refusing {
+    const SECRET: &str = "lfwh_the_right_one";
+
+    fn queue(&self, e: LfError) {
+        self.errors.lock().unwrap().push_back(e);
+    }
+}
+
+impl HookRuns for Refusing {
+    fn start<'a>(&'a self, call: HookCall<'a>) -> HookStart<'a> {
+        let refusal = if call.secret == Some(Refusing::SECRET) {
+            self.errors.lock().unwrap().pop_front().expect("the test queued this call's refusal")
+        } else {
+            hook_refused()
+        };
+        Box::pin(async move { Err(refusal) })
+    }
+}
+
+#[tokio::test]
+async fn a_refusal_past_the_secret_answers_the_status_of_its_code() {
+    let refusing = Arc::new(Refusing::default());
+    let server = Server::with(Options { hook_runs: Some(refusing.clone()), ..Options::default() }).await;
+    let id = uuid();
+    let right = [("x-webhook-secret", Refusing::SECRET)];
+    let refused = |e: LfError| {
+        refusing.queue(e);
+        post(&server, &id, &right, "{}")
+    };
+
+    // The secret check's refusal is still the one 401.
+    let one_401 = json!({"error": "unauthorized", "error_description": hook_refused().message()});
+    let (status, body, _) = post(&server, &id, &[("x-webhook-secret", "lfwh_wrong")], "{}").await;
+    assert_eq!((status, &body), (StatusCode::UNAUTHORIZED, &one_401));
+    let (status, body, _) = refused(LfError::not_found("workflow", &id)).await;
+    assert_eq!((status, &body), (StatusCode::UNAUTHORIZED, &one_401), "a workflow gone since the check");
+
+    // An AI Lenser's daily cap, as lf-agent words it: Retry-After until
+    // the reset it names.
+    let in_90s = (chrono::Utc::now() + chrono::TimeDelta::seconds(90)).to_rfc3339();
+    let capped =
+        LfError::new(ErrorCode::Throttled, "@ada_bot has reached its max_daily_runs of 3 for today.")
+            .with_detail("cap", Detail::Str("max_daily_runs".into()))
+            .with_detail("resets_at", Detail::Str(in_90s.clone()));
+    let (status, body, retry) = refused(capped).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");
+    assert_eq!(
+        body,
+        json!({"error": "too_many_requests", "error_description": "@ada_bot has reached its max_daily_runs of 3 for today."})
+    );
+    let retry: u64 = retry.expect("a Retry-After").parse().unwrap();
+    assert!((60..=90).contains(&retry), "until {in_90s}: {retry}");
+    let provider = LfError::new(ErrorCode::Throttled, "The model server is rate-limiting requests.")
+        .with_detail("retry_after_seconds", Detail::Int(7));
+    let (status, _, retry) = refused(provider).await;
+    assert_eq!((status, retry.as_deref()), (StatusCode::TOO_MANY_REQUESTS, Some("7")));
+    let (status, _, retry) = refused(LfError::new(ErrorCode::Throttled, "slow down")).await;
+    assert_eq!((status, retry), (StatusCode::TOO_MANY_REQUESTS, None), "no Retry-After it cannot tell");
+
+    let budget =
+        LfError::new(ErrorCode::BudgetExceeded, "This call needs 5 credits, but @ada_bot has 2 left.")
+            .with_detail("resets_at", Detail::Str(in_90s));
+    let (status, body, retry) = refused(budget).await;
+    assert_eq!(
+        (status, &body["error"]),
+        (StatusCode::TOO_MANY_REQUESTS, &json!("budget_exceeded")),
+        "{body}"
+    );
+    assert!(retry.is_some(), "the budget frees up at the reset");
+
+    let (status, body, _) = refused(LfError::forbidden("Only the battle's creator may do this.")).await;
+    assert_eq!(
+        (status, body),
+        (
+            StatusCode::FORBIDDEN,
+            json!({"error": "forbidden", "error_description": "Only the battle's creator may do this."})
+        )
+    );
+    let not_granted = LfError::permission_denied("@ada_bot was not granted run_workflow.");
+    let (status, body, _) = refused(not_granted).await;
+    assert_eq!(
+        (status, &body["error"]),
+        (StatusCode::FORBIDDEN, &json!("forbidden")),
+        "not the secret's 401"
+    );
+
+    for (e, expected, error) in [
+        (LfError::invalid_argument("inputs.n must be a number"), StatusCode::BAD_REQUEST, "invalid_request"),
+        (LfError::conflict("the workflow was archived meanwhile"), StatusCode::CONFLICT, "conflict"),
+        (LfError::missing_lenser(), StatusCode::INTERNAL_SERVER_ERROR, "server_error"),
+    ] {
+        let (status, body, _) = refused(e).await;
+        assert_eq!((status, &body["error"]), (expected, &json!(error)), "{body}");
+    }
+    let (status, body, _) = refused(LfError::internal("relation \"runs\" does not exist")).await;
+    assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
+    assert_eq!(body["error"], "server_error");
+    assert!(!body.to_string().contains("relation"), "the cause is only logged: {body}");
+    assert!(refusing.errors.lock().unwrap().is_empty(), "every queued refusal was answered");
+    server.stop().await;
 }

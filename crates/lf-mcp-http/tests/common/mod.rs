@@ -48,6 +48,8 @@ pub struct Options {
     pub config: Option<fn(&mut HttpConfig)>,
     /// Serve this database (another server's) instead of a fresh file.
     pub database_url: Option<String>,
+    /// What starts webhook runs, instead of the server's run service.
+    pub hook_runs: Option<Arc<dyn lf_mcp_http::HookRuns>>,
 }
 
 impl Options {
@@ -110,6 +112,9 @@ impl Server {
             let auth = Arc::new(AuthService::new(prepared.db.auth_store(), c.clone(), auth_config));
             prepared.state = prepared.state.with_auth(auth);
             clock = Some(c);
+        }
+        if let Some(hook_runs) = options.hook_runs {
+            prepared.state = prepared.state.with_hook_runs(hook_runs);
         }
         let auth = prepared.state.auth.clone();
         let base = prepared.state.config.public_url.clone();
