@@ -36,11 +36,6 @@ mod catalog;
 pub mod groups;
 pub mod mcp;
 
-// The short paths a tool file imports (`crate::tool::Tool`,
-// `crate::services::Ctx`, `crate::paging::PageOut`…).
-use catalog::{group, output, paging, services, tool};
-use mcp::documents;
-
 pub use catalog::errors::{error_result, error_value, is_rmcp_error_echo, log_error};
 pub use catalog::hygiene::{clean_value, injection_note, sanitize_text};
 pub use catalog::json_schema::JsonSchemaCheck;

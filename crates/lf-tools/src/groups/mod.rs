@@ -12,7 +12,7 @@ pub mod lens;
 pub mod search;
 pub mod workflow;
 
-use crate::group::Group;
+use crate::catalog::group::Group;
 
 /// Every group, in catalog order.
 pub static ALL: &[&Group] = &[&lens::GROUP, &battle::GROUP, &search::GROUP, &workflow::GROUP, &agent::GROUP];

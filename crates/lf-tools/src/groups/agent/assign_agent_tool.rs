@@ -4,8 +4,8 @@ use serde::{Deserialize, Serialize};
 
 use super::shapes::{GrantOut, ai_lenser_id};
 use crate::agent_calls::{find_tool, tool_ref};
-use crate::services::Ctx;
-use crate::tool::{Safety, Tool};
+use crate::catalog::services::Ctx;
+use crate::catalog::tool::{Safety, Tool};
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

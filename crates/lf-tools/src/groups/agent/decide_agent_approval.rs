@@ -5,8 +5,8 @@ use serde::Deserialize;
 
 use super::shapes::{ai_lenser_id, opt, team_run_id};
 use super::start_agent_team_run::TeamRunOut;
-use crate::services::Ctx;
-use crate::tool::{Safety, Tool};
+use crate::catalog::services::Ctx;
+use crate::catalog::tool::{Safety, Tool};
 
 #[derive(Clone, Copy, Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]

@@ -3,8 +3,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::shapes::{AgentOut, ai_lenser_id};
-use crate::services::Ctx;
-use crate::tool::{Safety, Tool};
+use crate::catalog::services::Ctx;
+use crate::catalog::tool::{Safety, Tool};
 
 /// An agent by id.
 #[derive(Deserialize, JsonSchema)]

@@ -3,9 +3,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::shapes::{GrantOut, ai_lenser_id};
-use crate::paging::PageOut;
-use crate::services::Ctx;
-use crate::tool::{Safety, Tool};
+use crate::catalog::paging::PageOut;
+use crate::catalog::services::Ctx;
+use crate::catalog::tool::{Safety, Tool};
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

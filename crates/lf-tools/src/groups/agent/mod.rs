@@ -22,8 +22,8 @@ mod set_ai_lenser_member;
 mod start_agent_team_run;
 mod update_ai_lenser;
 
-use crate::group::Group;
-use crate::tool::declare;
+use crate::catalog::group::Group;
+use crate::catalog::tool::declare;
 
 pub static GROUP: Group = Group {
     id: "agent",

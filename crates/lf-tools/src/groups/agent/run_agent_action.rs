@@ -6,9 +6,9 @@ use serde_json::{Map, Value};
 
 use super::shapes::ai_lenser_id;
 use crate::agent_calls::call_as_agent;
-use crate::output::ToolOutput;
-use crate::services::Ctx;
-use crate::tool::{Reaches, Safety, Tool};
+use crate::catalog::output::ToolOutput;
+use crate::catalog::services::Ctx;
+use crate::catalog::tool::{Reaches, Safety, Tool};
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -117,7 +117,7 @@ impl Tool for RunAgentAction {
     /// rebuilt ([`plain`]); any others are left to serde, which says what
     /// is wrong with them.
     fn parse(args: JsonObject) -> LfResult<RunAgentActionIn> {
-        if is_plain(&args) { Ok(plain(args)) } else { crate::tool::parse_args(args) }
+        if is_plain(&args) { Ok(plain(args)) } else { crate::catalog::tool::parse_args(args) }
     }
 
     /// As serde would write it, the tool's answer (cleaned and written by
@@ -173,7 +173,7 @@ mod tests {
         ] {
             assert!(is_plain(call.as_object().unwrap()), "{call} is read without serde");
             let moved = RunAgentAction::parse(args(call.clone())).unwrap();
-            let read: RunAgentActionIn = crate::tool::parse_args(args(call.clone())).unwrap();
+            let read: RunAgentActionIn = crate::catalog::tool::parse_args(args(call.clone())).unwrap();
             assert_eq!(
                 (&moved.ai_lenser_id, &moved.action_type, &moved.context_type, &moved.context_id),
                 (&read.ai_lenser_id, &read.action_type, &read.context_type, &read.context_id),
@@ -198,7 +198,7 @@ mod tests {
             serde_json::json!({"action_type": "x", "metadata": {}}),
         ] {
             let ours = RunAgentAction::parse(args(bad.clone())).err().unwrap();
-            let serde = crate::tool::parse_args::<RunAgentActionIn>(args(bad)).err().unwrap();
+            let serde = crate::catalog::tool::parse_args::<RunAgentActionIn>(args(bad)).err().unwrap();
             assert_eq!(ours.to_string(), serde.to_string());
             assert_eq!(ours.details(), serde.details());
         }

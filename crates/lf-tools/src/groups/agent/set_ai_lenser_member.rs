@@ -4,8 +4,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::shapes::{MemberOut, ai_lenser_id};
-use crate::services::Ctx;
-use crate::tool::{Safety, Tool};
+use crate::catalog::services::Ctx;
+use crate::catalog::tool::{Safety, Tool};
 
 /// co_owner: edits the profile, grants tools, decides approvals. operator: runs it. none: removes them.
 #[derive(Clone, Copy, Debug, Deserialize, JsonSchema)]

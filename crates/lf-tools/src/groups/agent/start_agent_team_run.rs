@@ -5,8 +5,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::shapes::{ai_lenser_id, team_run_id};
-use crate::services::Ctx;
-use crate::tool::{Reaches, Safety, Tool};
+use crate::catalog::services::Ctx;
+use crate::catalog::tool::{Reaches, Safety, Tool};
 
 /// auto: runs at once. approval_required (or manual): waits until an owner calls decide_agent_approval.
 #[derive(Clone, Copy, Debug, Deserialize, JsonSchema)]

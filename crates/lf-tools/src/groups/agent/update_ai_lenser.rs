@@ -6,8 +6,8 @@ use serde::{Deserialize, Serialize};
 use super::shapes::{
     RuntimeIn, ai_lenser_id, bio, display_name, headline, model, opt, persona, present, url,
 };
-use crate::services::Ctx;
-use crate::tool::{Safety, Tool};
+use crate::catalog::services::Ctx;
+use crate::catalog::tool::{Safety, Tool};
 
 /// The fields to change; null clears an optional one. Profile fields need an owner or co-owner, policy fields the owner.
 #[derive(Deserialize, JsonSchema)]

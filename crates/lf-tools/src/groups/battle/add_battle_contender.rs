@@ -6,8 +6,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::shapes::{ContenderTypeIn, battle_id};
-use crate::services::Ctx;
-use crate::tool::{Safety, Tool};
+use crate::catalog::services::Ctx;
+use crate::catalog::tool::{Safety, Tool};
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

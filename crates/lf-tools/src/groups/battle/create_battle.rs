@@ -11,8 +11,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::shapes::{BattleFieldsOut, BattleTypeIn, JudgingModeIn};
-use crate::services::Ctx;
-use crate::tool::{Safety, Tool};
+use crate::catalog::services::Ctx;
+use crate::catalog::tool::{Safety, Tool};
 
 /// The kind of an automatic check.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]

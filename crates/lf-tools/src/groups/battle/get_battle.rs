@@ -6,8 +6,8 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::shapes::{BattleFieldsOut, BattleIdIn, ScoreFieldsOut, battle_id, score_fields, slot_of, slots};
-use crate::services::Ctx;
-use crate::tool::{Safety, Tool};
+use crate::catalog::services::Ctx;
+use crate::catalog::tool::{Safety, Tool};
 
 #[derive(Serialize, JsonSchema)]
 pub struct CriterionOut {

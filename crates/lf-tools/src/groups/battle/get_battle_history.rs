@@ -1,9 +1,9 @@
 use lf_core::{LenserId, LfResult};
 
 use super::shapes::{BattleSummaryOut, FinalStatusIn};
-use crate::paging::{PageOut, Paged, paged_input};
-use crate::services::Ctx;
-use crate::tool::{Safety, Tool};
+use crate::catalog::paging::{PageOut, Paged, paged_input};
+use crate::catalog::services::Ctx;
+use crate::catalog::tool::{Safety, Tool};
 
 paged_input! {
     pub struct HistoryIn {

@@ -5,9 +5,9 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::shapes::BattleTypeIn;
-use crate::paging::{PageOut, Paged, paged_input};
-use crate::services::Ctx;
-use crate::tool::{Safety, Tool};
+use crate::catalog::paging::{PageOut, Paged, paged_input};
+use crate::catalog::services::Ctx;
+use crate::catalog::tool::{Safety, Tool};
 
 paged_input! {
     pub struct LeaderboardIn {
@@ -84,8 +84,8 @@ impl Tool for GetLeaderboard {
     async fn call(ctx: Ctx, i: LeaderboardIn) -> LfResult<LeaderboardOut> {
         let page = i.page()?;
         let options = LeaderboardOptions::new(i.min_battles, None)?;
-        // Rating 100,000 battles takes most of a second of CPU, which would
-        // stall every other task on this async thread. On a multi-threaded
+        // Rating a large history is long CPU work (docs/performance.md),
+        // which would stall every other task on this async thread. On a multi-threaded
         // runtime (lf-mcp-http) the other tasks move to another worker while
         // this one rates in place, next to the results it just read; on a
         // single-threaded one (lf-mcp-stdio) it rates on a blocking thread.

@@ -20,8 +20,8 @@ mod list_battles;
 mod set_battle_status;
 mod submit_battle_run;
 
-use crate::group::Group;
-use crate::tool::declare;
+use crate::catalog::group::Group;
+use crate::catalog::tool::declare;
 
 pub static GROUP: Group = Group {
     id: "battle",

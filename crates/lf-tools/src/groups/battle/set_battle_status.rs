@@ -3,8 +3,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::shapes::{TargetStatusIn, battle_id};
-use crate::services::Ctx;
-use crate::tool::{Reaches, Safety, Tool};
+use crate::catalog::services::Ctx;
+use crate::catalog::tool::{Reaches, Safety, Tool};
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -6,8 +6,8 @@ use serde::{Deserialize, Serialize};
 
 use super::shapes::battle_id;
 use crate::agent_calls::ANSWER_BATTLE;
-use crate::services::Ctx;
-use crate::tool::{Reaches, Safety, Tool};
+use crate::catalog::services::Ctx;
+use crate::catalog::tool::{Reaches, Safety, Tool};
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -1,8 +1,8 @@
 use lf_core::LfResult;
 
 use super::shapes::{LensIdIn, StatusOut, lens_id};
-use crate::services::Ctx;
-use crate::tool::{Safety, Tool};
+use crate::catalog::services::Ctx;
+use crate::catalog::tool::{Safety, Tool};
 
 pub struct ArchiveLens;
 

@@ -3,8 +3,8 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::shapes::{LensIdIn, VersionSummaryOut, lens_id};
-use crate::services::Ctx;
-use crate::tool::{Safety, Tool};
+use crate::catalog::services::Ctx;
+use crate::catalog::tool::{Safety, Tool};
 
 pub struct ListLensVersions;
 

@@ -2,9 +2,9 @@ use lf_core::{LenserId, LfResult};
 use lf_lens::LensFilter;
 
 use super::shapes::{LensOut, StatusIn, VisibilityIn};
-use crate::paging::{PageOut, Paged, paged_input};
-use crate::services::Ctx;
-use crate::tool::{Safety, Tool};
+use crate::catalog::paging::{PageOut, Paged, paged_input};
+use crate::catalog::services::Ctx;
+use crate::catalog::tool::{Safety, Tool};
 
 pub struct ListLenses;
 

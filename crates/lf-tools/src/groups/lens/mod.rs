@@ -23,8 +23,8 @@ mod set_lens_visibility;
 mod update_lens;
 mod validate_lens_params;
 
-use crate::group::Group;
-use crate::tool::declare;
+use crate::catalog::group::Group;
+use crate::catalog::tool::declare;
 
 pub static GROUP: Group = Group {
     id: "lens",

@@ -7,8 +7,8 @@ use super::shapes::{
     LensOut, ParamIn, TemplateWarningOut, VersionOut, VisibilityIn, lens_id, optional_description,
     template_warnings,
 };
-use crate::services::Ctx;
-use crate::tool::{Safety, Tool};
+use crate::catalog::services::Ctx;
+use crate::catalog::tool::{Safety, Tool};
 
 pub struct UpdateLens;
 

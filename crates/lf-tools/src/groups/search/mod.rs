@@ -2,7 +2,7 @@
 //! and deep research ask of a server (`search` {query} → `results` of
 //! `{id, title, url}`; `fetch` {id} → `{id, title, text, url, metadata}`),
 //! over every kind the caller may read. They read what MCP resources read
-//! ([`crate::documents`]): an id is `lens:<uuid>`, `workflow:<uuid>` or
+//! ([`crate::mcp::documents`]): an id is `lens:<uuid>`, `workflow:<uuid>` or
 //! `battle:<uuid>`, its url the `lenserfight://` resource URI. A group of their own, so
 //! `--toolsets search` serves exactly the pair such a client wants.
 
@@ -11,8 +11,8 @@ mod fetch;
 #[allow(clippy::module_inception)]
 mod search;
 
-use crate::group::Group;
-use crate::tool::declare;
+use crate::catalog::group::Group;
+use crate::catalog::tool::declare;
 
 pub static GROUP: Group = Group {
     id: "search",

@@ -2,9 +2,9 @@ use lf_core::{LfResult, PageRequest, SearchQuery};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::documents::DocId;
-use crate::services::Ctx;
-use crate::tool::{Safety, Tool};
+use crate::catalog::services::Ctx;
+use crate::catalog::tool::{Safety, Tool};
+use crate::mcp::documents::DocId;
 
 /// Hits of each kind at most.
 const PER_KIND: u32 = 10;

@@ -7,8 +7,8 @@ use super::shapes::{
     ConnectionIn, IssueOut, StepIn, VisibilityIn, WebhookOut, WorkflowOut, raw_connections, raw_steps,
     warnings,
 };
-use crate::services::Ctx;
-use crate::tool::{Safety, Tool};
+use crate::catalog::services::Ctx;
+use crate::catalog::tool::{Safety, Tool};
 
 pub struct CreateWorkflow;
 

@@ -5,8 +5,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::services::Ctx;
-use crate::tool::{Safety, Tool};
+use crate::catalog::services::Ctx;
+use crate::catalog::tool::{Safety, Tool};
 
 pub struct DescribeWorkflowNodeType;
 

@@ -7,8 +7,8 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::shapes::{VersionOut, WorkflowOut, WorkflowVersionIn};
-use crate::services::Ctx;
-use crate::tool::{Safety, Tool};
+use crate::catalog::services::Ctx;
+use crate::catalog::tool::{Safety, Tool};
 
 pub struct GetWorkflowGraph;
 

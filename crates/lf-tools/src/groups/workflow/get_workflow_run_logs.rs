@@ -5,8 +5,8 @@ use serde_json::Value;
 
 use super::run_shapes::{CostOut, NodeResultOut, RunErrorOut, entries, redacted, time};
 use super::shapes::{RunIdIn, run_id};
-use crate::services::Ctx;
-use crate::tool::{Safety, Tool};
+use crate::catalog::services::Ctx;
+use crate::catalog::tool::{Safety, Tool};
 
 pub struct GetWorkflowRunLogs;
 
@@ -54,7 +54,7 @@ impl Tool for GetWorkflowRunLogs {
     const NAME: &'static str = "get_workflow_run_logs";
     const TITLE: &'static str = "Get a workflow run's logs";
     const SAFETY: Safety = Safety::Read;
-    const DESCRIPTION: &'static str = "Read a run's log: how it was started, and each step's status, input, output, error, attempts, tokens and credits, by start time.";
+    const DESCRIPTION: &'static str = "Read a run's log: how it was started, and each step's status, input, output, error, attempts, tokens, credits and log line, by start time.";
     const DIFFERS_FROM_SPEC: &'static str = "Lists every step, those not started last as pending, each loop item apart, with step, node_type, item, input, error and attempts; secret-named fields of inputs and outputs are redacted.";
     type Input = RunIdIn;
     type Output = RunLogOut;

@@ -7,8 +7,8 @@ use serde_json::Value;
 
 use super::run_shapes::{CostOut, RunErrorOut, redacted, time};
 use super::shapes::{RunIdIn, run_id};
-use crate::services::Ctx;
-use crate::tool::{Safety, Tool};
+use crate::catalog::services::Ctx;
+use crate::catalog::tool::{Safety, Tool};
 
 pub struct GetWorkflowRunStatus;
 

@@ -3,9 +3,9 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::paging::{PageOut, Paged, paged_input};
-use crate::services::Ctx;
-use crate::tool::{Safety, Tool};
+use crate::catalog::paging::{PageOut, Paged, paged_input};
+use crate::catalog::services::Ctx;
+use crate::catalog::tool::{Safety, Tool};
 
 paged_input! {
     pub struct ListConnectionsIn {}

@@ -3,8 +3,8 @@ use lf_workflow::WorkflowService;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::services::Ctx;
-use crate::tool::{Safety, Tool};
+use crate::catalog::services::Ctx;
+use crate::catalog::tool::{Safety, Tool};
 
 pub struct ListWorkflowNodeTypes;
 

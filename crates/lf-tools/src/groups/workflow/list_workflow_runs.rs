@@ -3,9 +3,9 @@ use lf_workflow::run::RunFilter;
 
 use super::run_shapes::{RunStatusIn, RunSummaryOut};
 use super::shapes::workflow_id;
-use crate::paging::{PageOut, Paged, paged_input};
-use crate::services::Ctx;
-use crate::tool::{Safety, Tool};
+use crate::catalog::paging::{PageOut, Paged, paged_input};
+use crate::catalog::services::Ctx;
+use crate::catalog::tool::{Safety, Tool};
 
 paged_input! {
     pub struct ListWorkflowRunsIn {

@@ -33,8 +33,8 @@ mod validate_workflow;
 
 pub(crate) use get_workflow_run_status::RunStatusOut;
 
-use crate::group::Group;
-use crate::tool::declare;
+use crate::catalog::group::Group;
+use crate::catalog::tool::declare;
 
 pub static GROUP: Group = Group {
     id: "workflow",

@@ -3,8 +3,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::shapes::run_id;
-use crate::services::Ctx;
-use crate::tool::{Reaches, Safety, Tool};
+use crate::catalog::services::Ctx;
+use crate::catalog::tool::{Reaches, Safety, Tool};
 
 pub struct RetryWorkflow;
 

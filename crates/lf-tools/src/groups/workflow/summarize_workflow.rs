@@ -5,8 +5,8 @@ use serde::Serialize;
 
 use super::run_shapes::{CostOut, entries};
 use super::shapes::{RunIdIn, run_id};
-use crate::services::Ctx;
-use crate::tool::{Safety, Tool};
+use crate::catalog::services::Ctx;
+use crate::catalog::tool::{Safety, Tool};
 
 pub struct SummarizeWorkflow;
 

@@ -8,8 +8,8 @@ use super::shapes::{
     ConnectionIn, IssueOut, StepIn, VersionOut, VisibilityIn, WebhookOut, WorkflowOut, raw_connections,
     raw_steps, warnings, workflow_id,
 };
-use crate::services::Ctx;
-use crate::tool::{Safety, Tool};
+use crate::catalog::services::Ctx;
+use crate::catalog::tool::{Safety, Tool};
 
 pub struct UpdateWorkflow;
 
