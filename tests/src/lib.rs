@@ -10,11 +10,15 @@
 //! them: [`TestStore::end_run`] records an end as a runner would.
 //!
 //! [`readme`] reads the README's code blocks and tables for the tests that
-//! hold it to the code.
+//! hold it to the code. A [`Process`] is the servers' own wiring over a
+//! SQLite file, for the tests that restart on one file.
 //!
 //! This crate knows no tool by name: the test files hold their own tables.
 
+mod process;
 pub mod readme;
+
+pub use process::Process;
 
 use std::collections::HashMap;
 use std::fmt;

@@ -246,6 +246,7 @@ async fn every_json_block_of_the_readme_is_a_call_that_works_or_a_client_configu
     let mut checked = HashMap::<&str, usize>::new();
     let mut completed = Vec::new();
     let mut first_workflow = None;
+    let mut logged = 0;
     for block in blocks(&text) {
         if block.marker == Some("connection add") {
             let line = block.body.lines().find(|l| !l.starts_with('#') && !l.trim().is_empty());
@@ -300,6 +301,18 @@ async fn every_json_block_of_the_readme_is_a_call_that_works_or_a_client_configu
                 for step in steps {
                     assert_eq!(step["status"], "completed", "{at}: every step ran: {step}");
                 }
+                // The first workflow's `log` step: the line the README tells of,
+                // its placeholders filled from the digest it was given.
+                for step in steps.iter().filter(|s| s["step"] == "log" && s["node_type"] == "logger") {
+                    let digest = &step["input"]["input"];
+                    let (model, text) = (digest["model"].as_str(), digest["text"].as_str());
+                    let line =
+                        format!("Digest by {}: {}", model.unwrap_or_default(), text.unwrap_or_default());
+                    assert_eq!(model, Some("offline-deterministic"), "{at}: {step}");
+                    assert_eq!(step["log"], json!({"level": "info", "message": line}), "{at}: {step}");
+                    assert_eq!(step["output"], *digest, "{at}: a logger passes its input on");
+                    logged += 1;
+                }
                 completed.push(result["workflow_id"].as_str().expect("the run's workflow").to_owned());
             }
             _ => {}
@@ -309,6 +322,7 @@ async fn every_json_block_of_the_readme_is_a_call_that_works_or_a_client_configu
     server.stop().await;
     let first = first_workflow.expect("the README creates a workflow");
     assert!(completed.contains(&first), "the README's first workflow runs to completed: {completed:?}");
+    assert_eq!(logged, 1, "the first workflow's logger step wrote its line");
     assert!(checked.get("client").is_some_and(|n| *n >= 2), "the client configurations: {checked:?}");
     assert!(checked.contains_key("connection add"), "a workflow with a saved connection: {checked:?}");
 }

@@ -2,6 +2,8 @@
 //!
 //! - `gen-docs`: renders docs/tools.md and the README's tool table from the
 //!   live catalog. `cargo test -p xtask` fails when either is stale.
+//! - `check-arch`: ARCHITECTURE.md has a section for every crate, names
+//!   only paths that exist and stays short (`cargo test -p xtask` runs it).
 //! - `catalog-size [--toolsets lens,battle] [--read-only]`: what `tools/list`
 //!   costs an assistant's context, per tool and in all, against the budget
 //!   the catalog's lint test holds it to.
@@ -29,6 +31,7 @@
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+mod arch;
 mod bench;
 mod bench_agent;
 mod bench_http;
@@ -96,6 +99,7 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
+        Some("check-arch") => report(arch::check(&workspace_root())),
         Some("catalog-size") => report(catalog_size(&args[1..])),
         Some("bench-stdio") => report(bench::stdio(&args[1..], &workspace_root())),
         Some("bench-search") => report(bench::search(&args[1..])),
@@ -106,7 +110,7 @@ fn main() -> ExitCode {
         Some("bench-agent") => report(bench_agent::run(&args[1..], &workspace_root())),
         _ => {
             eprintln!(
-                "usage: cargo xtask gen-docs | catalog-size | bench-stdio | bench-search | bench-http | bench-leaderboard | bench-workflow | bench-runs | bench-agent"
+                "usage: cargo xtask gen-docs | check-arch | catalog-size | bench-stdio | bench-search | bench-http | bench-leaderboard | bench-workflow | bench-runs | bench-agent"
             );
             ExitCode::from(2)
         }
