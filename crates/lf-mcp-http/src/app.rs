@@ -3,7 +3,8 @@
 use std::sync::Arc;
 
 use axum::extract::DefaultBodyLimit;
-use axum::extract::State;
+use axum::extract::{Request, State};
+use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router, middleware};
@@ -16,12 +17,13 @@ use tokio_util::sync::CancellationToken;
 use tower_http::timeout::TimeoutLayer;
 
 use crate::config::HttpConfig;
+use crate::config::MAX_BODY;
 use crate::guard::{Gate, gate};
 use crate::hooks::{self, HookRuns};
 use crate::inflight::InFlight;
 use crate::limits::Limits;
 use crate::oauth;
-use crate::responses::json_error;
+use crate::responses::{declared_over, json_error, too_large};
 
 /// What every request handler can reach. Every layer clones it for each
 /// request, so it is one shared reference.
@@ -90,16 +92,19 @@ pub fn router(state: AppState, shutdown: CancellationToken) -> Router {
         .route("/oauth/authorize", get(oauth::authorize_page).post(oauth::authorize_submit))
         .route("/oauth/token", post(oauth::token))
         .route("/oauth/revoke", post(oauth::revoke))
-        .layer(DefaultBodyLimit::max(OAUTH_MAX_BODY));
+        .layer(DefaultBodyLimit::max(OAUTH_MAX_BODY))
+        .layer(middleware::from_fn(|r, n| within(OAUTH_MAX_BODY, r, n)));
     let hooks = Router::new()
         .route("/hooks/{workflow_id}", post(hooks::call))
-        .layer(DefaultBodyLimit::max(hooks::HOOK_MAX_BODY));
+        .layer(DefaultBodyLimit::max(hooks::HOOK_MAX_BODY))
+        .layer(middleware::from_fn(|r, n| within(hooks::HOOK_MAX_BODY, r, n)));
     Router::new()
         .route("/health", get(health))
         .merge(oauth)
         .merge(hooks)
         .merge(mcp)
         .fallback(not_found)
+        .layer(middleware::from_fn(|r, n| within(MAX_BODY, r, n)))
         .layer(TimeoutLayer::with_status_code(StatusCode::GATEWAY_TIMEOUT, state.config.request_timeout))
         .layer(middleware::from_fn_with_state(state.clone(), gate))
         .with_state(state)
@@ -108,6 +113,15 @@ pub fn router(state: AppState, shutdown: CancellationToken) -> Router {
 async fn health(State(_): State<AppState>) -> Response {
     Json(json!({ "status": "ok", "server": SERVER_NAME, "version": env!("CARGO_PKG_VERSION") }))
         .into_response()
+}
+
+/// 413 at once for a declared `Content-Length` over `limit`, instead of
+/// reading the body up to it.
+async fn within(limit: usize, request: Request, next: Next) -> Response {
+    if declared_over(request.headers(), limit) {
+        return too_large(limit);
+    }
+    next.run(request).await
 }
 
 async fn not_found() -> Response {

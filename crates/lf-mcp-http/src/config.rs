@@ -47,11 +47,28 @@ pub struct ServeArgs {
     #[arg(long, env = "LENSERFIGHT_IDLE_TIMEOUT", default_value_t = defaults::IDLE_TIMEOUT)]
     pub idle_timeout: u64,
 
-    /// Most connections open at once. At the cap, the connection idle the
-    /// longest is closed for a new one; when every connection has a request
-    /// in flight, new ones wait to be accepted.
+    /// Most connections open at once. At the cap, a connection still
+    /// sending its request, else the one idle the longest, is closed for a
+    /// new one; when every connection has a request in flight, new ones wait.
     #[arg(long, env = "LENSERFIGHT_MAX_CONNECTIONS", default_value_t = defaults::MAX_CONNECTIONS)]
     pub max_connections: u64,
+
+    /// Most connections open at once from one client address (an IPv6
+    /// address counts as its /64; behind a trusted proxy, the proxy's are
+    /// not counted). At the cap, a new connection closes one of that
+    /// client's the same way, or is closed itself.
+    #[arg(long, env = "LENSERFIGHT_MAX_CONNECTIONS_PER_CLIENT", default_value_t = defaults::MAX_CONNECTIONS_PER_CLIENT)]
+    pub max_connections_per_client: u64,
+
+    /// Seconds a request body may take before it must come at least at the
+    /// minimum body rate.
+    #[arg(long, env = "LENSERFIGHT_BODY_GRACE", default_value_t = defaults::BODY_GRACE)]
+    pub body_grace: u64,
+
+    /// Bytes a second a request body must average once the grace is over;
+    /// a slower one is answered 408 and its connection closed.
+    #[arg(long, env = "LENSERFIGHT_MIN_BODY_RATE", default_value_t = defaults::MIN_BODY_RATE)]
+    pub min_body_rate: u64,
 
     /// Seconds the requests in flight may take to finish after a stop
     /// signal; then their connections are dropped.
@@ -94,6 +111,9 @@ mod defaults {
     pub const HEADER_TIMEOUT: u64 = 10;
     pub const IDLE_TIMEOUT: u64 = 60;
     pub const MAX_CONNECTIONS: u64 = 1024;
+    pub const MAX_CONNECTIONS_PER_CLIENT: u64 = 128;
+    pub const BODY_GRACE: u64 = 10;
+    pub const MIN_BODY_RATE: u64 = 1024;
     pub const SHUTDOWN_TIMEOUT: u64 = 10;
     pub const REGISTRATIONS_PER_HOUR: u64 = 1000;
     pub const HOOKS_PER_MINUTE: u64 = 60;
@@ -110,6 +130,9 @@ impl Default for ServeArgs {
             header_timeout: defaults::HEADER_TIMEOUT,
             idle_timeout: defaults::IDLE_TIMEOUT,
             max_connections: defaults::MAX_CONNECTIONS,
+            max_connections_per_client: defaults::MAX_CONNECTIONS_PER_CLIENT,
+            body_grace: defaults::BODY_GRACE,
+            min_body_rate: defaults::MIN_BODY_RATE,
             shutdown_timeout: defaults::SHUTDOWN_TIMEOUT,
             trusted_proxies: None,
             registrations_per_hour: defaults::REGISTRATIONS_PER_HOUR,
@@ -154,6 +177,12 @@ pub struct ConnectionLimits {
     pub idle_timeout: Duration,
     /// Most connections open at once.
     pub max_connections: usize,
+    /// Most connections open at once from one client address.
+    pub max_per_client: usize,
+    /// How long a request body may come at any rate.
+    pub body_grace: Duration,
+    /// Bytes a second a body must average after the grace.
+    pub min_body_rate: u64,
     /// For the requests in flight to finish after a stop signal.
     pub shutdown_timeout: Duration,
 }
@@ -205,6 +234,16 @@ impl HttpConfig {
                 .ok_or_else(|| {
                     bad(Setting::MaxConnections, format!("must be between 1 and {MAX_CONNECTIONS}"))
                 })?,
+            max_per_client: usize::try_from(args.max_connections_per_client)
+                .ok()
+                .filter(|n| (1..=MAX_CONNECTIONS).contains(n))
+                .ok_or_else(|| {
+                    bad(Setting::MaxConnectionsPerClient, format!("must be between 1 and {MAX_CONNECTIONS}"))
+                })?,
+            body_grace: seconds(Setting::BodyGrace, args.body_grace, 3600)?,
+            min_body_rate: Some(args.min_body_rate)
+                .filter(|n| (1..=1 << 30).contains(n))
+                .ok_or_else(|| bad(Setting::MinBodyRate, "must be between 1 and 1073741824".into()))?,
             shutdown_timeout: seconds(Setting::ShutdownTimeout, args.shutdown_timeout, 3600)?,
         };
         let trusted_proxies = TrustedProxies::parse(args.trusted_proxies.as_deref().unwrap_or_default())
@@ -326,6 +365,12 @@ mod tests {
         assert!(e.contains("LENSERFIGHT_IDLE_TIMEOUT"), "{e}");
         let e = HttpConfig::from_args(&args(|a| a.max_connections = 0)).unwrap_err().to_string();
         assert!(e.contains("LENSERFIGHT_MAX_CONNECTIONS"), "{e}");
+        let e = HttpConfig::from_args(&args(|a| a.max_connections_per_client = 0)).unwrap_err().to_string();
+        assert!(e.contains("LENSERFIGHT_MAX_CONNECTIONS_PER_CLIENT"), "{e}");
+        let e = HttpConfig::from_args(&args(|a| a.body_grace = 0)).unwrap_err().to_string();
+        assert!(e.contains("LENSERFIGHT_BODY_GRACE"), "{e}");
+        let e = HttpConfig::from_args(&args(|a| a.min_body_rate = 0)).unwrap_err().to_string();
+        assert!(e.contains("LENSERFIGHT_MIN_BODY_RATE"), "{e}");
         let e = HttpConfig::from_args(&args(|a| a.shutdown_timeout = 0)).unwrap_err().to_string();
         assert!(e.contains("LENSERFIGHT_SHUTDOWN_TIMEOUT"), "{e}");
         let e = HttpConfig::from_args(&args(|a| a.trusted_proxies = Some(vec!["proxy.internal".into()])))

@@ -10,13 +10,19 @@
 //!   A request in flight is bounded by the request timeout instead (its
 //!   body included), and an answer still being sent (an event stream) by
 //!   nothing here.
-//! - At most `max_connections` are open. A new connection at the cap closes
-//!   the connection with nothing in flight whose deadline is nearest (an
-//!   idle or half-sent one), so idle sockets cannot keep `/health` and real
-//!   clients out; when every open connection has a request in flight, the
-//!   new one waits, and those after it wait in the kernel's listen queue.
-//!   An accept that fails for want of file descriptors closes one the same
-//!   way.
+//! - A request's body must average the minimum body rate once the body
+//!   grace is over (counted from its head); a slower one fails, is answered
+//!   408 and its connection closed.
+//! - At most `max_connections` are open, and `max_per_client` from one
+//!   client address ([`ClientIp`]; a trusted proxy's are not counted). A new
+//!   connection at a cap sheds one of those it counts against: the oldest
+//!   still sending a request (its head or its body), else the one with
+//!   nothing in flight whose deadline is nearest, so neither slow senders
+//!   nor idle sockets keep `/health` and real clients out. When every one
+//!   has a request being served, a new connection over its client's cap is
+//!   closed, and one over the global cap waits (those after it wait in the
+//!   kernel's listen queue). An accept that fails for want of file
+//!   descriptors sheds one the same way.
 //! - On stop, nothing new is accepted, idle connections close, and the
 //!   requests in flight have the shutdown timeout to finish; then every
 //!   connection still open is dropped.
@@ -39,6 +45,7 @@ use axum::Router;
 use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::ConnectInfo;
 use axum::response::Response;
+use bytes::Buf;
 use http::Request;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto::Builder;
@@ -50,6 +57,8 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::ConnectionLimits;
+use crate::limits::{ClientIp, TrustedProxies};
+use crate::responses::json_error;
 
 /// Serves `app` on `listener` until `stop` resolves, then drains the
 /// connections (see the module's documentation).
@@ -57,6 +66,7 @@ pub(crate) async fn serve(
     listener: TcpListener,
     app: Router,
     limits: ConnectionLimits,
+    proxies: TrustedProxies,
     stop: impl Future<Output = ()>,
 ) {
     let open = Arc::new(Open::default());
@@ -75,19 +85,27 @@ pub(crate) async fn serve(
             Err(e) => {
                 // Most likely out of file descriptors: make room.
                 tracing::warn!(error = %e, "cannot accept a connection");
-                let pause = if open.close_idlest() { 10 } else { 1000 };
+                let pause = if open.shed(None) { 10 } else { 1000 };
                 tokio::time::sleep(Duration::from_millis(pause)).await;
                 continue;
             }
         };
-        // At the cap: close the idlest connection, or wait until one
-        // ends or goes idle.
+        // A proxy's connections carry many clients: they are not counted.
+        let client = (!proxies.trusts(peer.ip())).then(|| ClientIp::of(peer.ip()));
+        if let Some(client) = client
+            && open.count(client) >= limits.max_per_client
+            && !open.shed(Some(client))
+        {
+            tracing::debug!(%peer, "closing a connection over its client's cap");
+            continue;
+        }
+        // At the cap: shed a connection, or wait until one ends or goes idle.
         let permit = loop {
             let went_idle = open.went_idle.notified();
             if let Ok(permit) = permits.clone().try_acquire_owned() {
                 break Some(permit);
             }
-            open.close_idlest();
+            open.shed(None);
             tokio::select! {
                 permit = permits.clone().acquire_owned() => break permit.ok(),
                 () = went_idle => {}
@@ -100,7 +118,7 @@ pub(crate) async fn serve(
             tracing::debug!(error = %e, "cannot set TCP_NODELAY");
         }
         let connection = Connection {
-            watch: open.add(limits),
+            watch: open.add(limits, client),
             open: open.clone(),
             app: app.clone(),
             peer,
@@ -177,6 +195,10 @@ impl Connection {
                     conn.as_mut().graceful_shutdown();
                 }
                 () = self.dropping.cancelled() => break,
+                () = self.watch.shed.cancelled() => {
+                    tracing::debug!(peer = %self.peer, "shedding a connection");
+                    break;
+                }
             }
         }
         self.open.remove(&self.watch);
@@ -197,9 +219,9 @@ impl Open {
         self.connections.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn add(&self, limits: ConnectionLimits) -> Arc<Watch> {
+    fn add(&self, limits: ConnectionLimits, client: Option<ClientIp>) -> Arc<Watch> {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
-        let watch = Arc::new(Watch::new(id, limits, self.went_idle.clone()));
+        let watch = Arc::new(Watch::new(id, limits, client, self.went_idle.clone()));
         self.lock().insert(id, watch.clone());
         watch
     }
@@ -212,18 +234,32 @@ impl Open {
         self.lock().len()
     }
 
-    /// Closes the connection with nothing in flight whose deadline is
-    /// nearest; whether there was one.
-    fn close_idlest(&self) -> bool {
-        let connections = self.lock();
-        let idlest = connections.values().filter_map(|w| Some((w.deadline()?, w))).min_by_key(|(d, _)| *d);
-        match idlest {
-            Some((_, watch)) => {
-                watch.close_now();
-                true
+    /// The connections open from `client`.
+    fn count(&self, client: ClientIp) -> usize {
+        self.lock().values().filter(|w| w.client == Some(client)).count()
+    }
+
+    /// Closes one of `client`'s connections (of all, for `None`): the
+    /// oldest still sending a request, else the one with nothing in flight
+    /// whose deadline is nearest. Whether there was one.
+    fn shed(&self, client: Option<ClientIp>) -> bool {
+        let mut connections = self.lock();
+        let mut sending = None;
+        let mut idlest: Option<(Instant, u64)> = None;
+        for watch in connections.values().filter(|w| client.is_none() || w.client == client) {
+            let state = watch.lock();
+            if state.bodies > 0 || (state.in_flight == 0 && state.head_started) {
+                sending = Some(sending.map_or(watch.id, |id: u64| id.min(watch.id)));
+            } else if state.in_flight == 0 && idlest.is_none_or(|(d, _)| state.deadline < d) {
+                idlest = Some((state.deadline, watch.id));
             }
-            None => false,
         }
+        let Some(id) = sending.or(idlest.map(|(_, id)| id)) else { return false };
+        // Removed now, so that counts are right before its task ends.
+        if let Some(watch) = connections.remove(&id) {
+            watch.shed.cancel();
+        }
+        true
     }
 }
 
@@ -232,6 +268,10 @@ impl Open {
 struct Watch {
     id: u64,
     limits: ConnectionLimits,
+    /// The client it counts against, if any.
+    client: Option<ClientIp>,
+    /// Cancelled to close the connection at once, whatever it is doing.
+    shed: CancellationToken,
     state: Mutex<State>,
     /// Told when the deadline moves earlier or appears.
     moved: Notify,
@@ -247,13 +287,20 @@ struct State {
     /// Whether the header timeout already runs (bytes of a head came, or
     /// the connection is new).
     head_started: bool,
+    /// Request bodies still coming in.
+    bodies: usize,
 }
 
 impl Watch {
-    fn new(id: u64, limits: ConnectionLimits, went_idle: Arc<Notify>) -> Self {
-        let state =
-            State { in_flight: 0, deadline: Instant::now() + limits.header_timeout, head_started: true };
-        Self { id, limits, state: Mutex::new(state), moved: Notify::new(), went_idle }
+    fn new(id: u64, limits: ConnectionLimits, client: Option<ClientIp>, went_idle: Arc<Notify>) -> Self {
+        let state = State {
+            in_flight: 0,
+            deadline: Instant::now() + limits.header_timeout,
+            head_started: true,
+            bodies: 0,
+        };
+        let (shed, moved) = (CancellationToken::new(), Notify::new());
+        Self { id, limits, client, shed, state: Mutex::new(state), moved, went_idle }
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -313,10 +360,13 @@ impl Watch {
         }
     }
 
-    /// Closes the connection as soon as nothing is in flight.
-    fn close_now(&self) {
-        self.lock().deadline = Instant::now();
-        self.moved.notify_one();
+    fn body_started(&self) {
+        self.lock().bodies += 1;
+    }
+
+    fn body_finished(&self) {
+        let mut state = self.lock();
+        state.bodies = state.bodies.saturating_sub(1);
     }
 }
 
@@ -369,8 +419,9 @@ impl AsyncWrite for Watched {
 }
 
 /// The application as one connection's service: each request gets the
-/// peer's address (axum's `ConnectInfo`) and counts as in flight until its
-/// answer has been sent or dropped.
+/// peer's address (axum's `ConnectInfo`), its body is held to the minimum
+/// rate, and it counts as in flight until its answer has been sent or
+/// dropped.
 #[derive(Clone)]
 struct Tracked {
     app: Router,
@@ -395,11 +446,37 @@ where
         self.watch.request_started();
         let guard = Finished(self.watch.clone());
         let read = Arc::new(AtomicBool::new(request.body().is_end_stream()));
-        let mut request = request.map(|body| Body::new(Reading { body, read: read.clone() }));
+        let slow = Arc::new(AtomicBool::new(false));
+        let limits = self.watch.limits;
+        let watch = self.watch.clone();
+        let mut request = request.map(|body| {
+            let ended = body.is_end_stream();
+            if !ended {
+                watch.body_started();
+            }
+            let start = Instant::now();
+            Body::new(Reading {
+                body,
+                read: read.clone(),
+                slow: slow.clone(),
+                watch: (!ended).then_some(watch),
+                start,
+                received: 0,
+                limits,
+                check: Box::pin(tokio::time::sleep_until(start + limits.body_grace)),
+            })
+        });
         request.extensions_mut().insert(ConnectInfo(self.peer));
         let answer = tower_service::Service::call(&mut self.app, request);
         Box::pin(async move {
             let mut response = answer.await?;
+            if slow.load(Ordering::Acquire) {
+                response = json_error(
+                    http::StatusCode::REQUEST_TIMEOUT,
+                    "request_timeout",
+                    "the request's body came too slowly",
+                );
+            }
             // Answered before its body was read (refused first): hyper then
             // closes the connection unless the rest has already come, so the
             // client is told, rather than finding it closed when it sends
@@ -414,26 +491,89 @@ where
     }
 }
 
-/// A request's body, noting when it has been read to its end.
+/// A request's body, noting when it has been read to its end, and failing
+/// it when it comes slower than the minimum rate after the grace.
 struct Reading<B> {
     body: B,
     read: Arc<AtomicBool>,
+    /// Set when the body failed for its rate.
+    slow: Arc<AtomicBool>,
+    /// The connection's watch while the body is still coming.
+    watch: Option<Arc<Watch>>,
+    start: Instant,
+    received: u64,
+    limits: ConnectionLimits,
+    /// When the rate is checked next.
+    check: Pin<Box<tokio::time::Sleep>>,
 }
 
-impl<B: HttpBody + Unpin> HttpBody for Reading<B> {
+impl<B> Reading<B> {
+    /// The body has ended (or failed, or been dropped).
+    fn ended(&mut self) {
+        if let Some(watch) = self.watch.take() {
+            watch.body_finished();
+        }
+    }
+
+    /// Whether the body is behind the rate now; else the check is moved to
+    /// when it would be, at this rate of arrival.
+    fn behind(&mut self, cx: &mut Context<'_>) -> bool {
+        while self.check.as_mut().poll(cx).is_ready() {
+            let now = Instant::now();
+            let owed = self.limits.min_body_rate as f64 * now.duration_since(self.start).as_secs_f64();
+            if (self.received as f64) < owed {
+                return true;
+            }
+            let enough_until =
+                Duration::from_secs_f64(self.received as f64 / self.limits.min_body_rate as f64);
+            let next = (self.start + enough_until.max(self.limits.body_grace)).max(now);
+            self.check.as_mut().reset(next + Duration::from_millis(1));
+        }
+        false
+    }
+}
+
+impl<B> Drop for Reading<B> {
+    fn drop(&mut self) {
+        self.ended();
+    }
+}
+
+impl<B> HttpBody for Reading<B>
+where
+    B: HttpBody + Unpin,
+    B::Error: Into<axum::BoxError>,
+{
     type Data = B::Data;
-    type Error = B::Error;
+    type Error = axum::BoxError;
 
     fn poll_frame(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<http_body::Frame<B::Data>, B::Error>>> {
+    ) -> Poll<Option<Result<http_body::Frame<B::Data>, axum::BoxError>>> {
         let this = self.get_mut();
         let poll = Pin::new(&mut this.body).poll_frame(cx);
+        match &poll {
+            Poll::Ready(Some(Ok(frame))) => {
+                if let Some(data) = frame.data_ref() {
+                    this.received += data.remaining() as u64;
+                }
+            }
+            Poll::Ready(Some(Err(_))) => this.ended(),
+            Poll::Ready(None) => {}
+            Poll::Pending => {
+                if this.watch.is_some() && this.behind(cx) {
+                    this.slow.store(true, Ordering::Release);
+                    this.ended();
+                    return Poll::Ready(Some(Err("the request's body came too slowly".into())));
+                }
+            }
+        }
         if matches!(poll, Poll::Ready(None)) || this.body.is_end_stream() {
             this.read.store(true, Ordering::Release);
+            this.ended();
         }
-        poll
+        poll.map(|frame| frame.map(|f| f.map_err(Into::into)))
     }
 
     fn is_end_stream(&self) -> bool {

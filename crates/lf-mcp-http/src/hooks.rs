@@ -5,29 +5,30 @@
 //! ([`lf_workflow::run::RunService::start_from_webhook`]) and starts the run
 //! as the workflow's owner; the runner is woken as for `run_workflow`.
 //!
-//! In order: the rate limits (per client address, then per workflow;
-//! every call counts, refused ones too), the body (at most
-//! [`HOOK_MAX_BODY`], else 413; `application/json` holding an object, else
-//! 400: the same for every workflow id, so it tells nothing), the
-//! `Idempotency-Key` header (400 when malformed), then the secret and the
-//! workflow: a missing or wrong secret, an unknown or archived workflow
-//! and a head whose trigger is not a webhook's are all the same 401. A run
-//! started answers 202 `{run_id, workflow_id, status, replayed: false}`; a
-//! repeated `Idempotency-Key` (24 hours, per workflow) answers the first
-//! run with 200 and `replayed: true`, starting nothing. A start refused
-//! past the secret answers its error code's status, as every route does
-//! ([`crate::responses::status_of`]).
+//! In order, before the body is read: a declared `Content-Length` over
+//! [`HOOK_MAX_BODY`] (413, at once), the rate limits (per client address,
+//! then per workflow; every call counts, refused ones too), then the secret
+//! and the workflow: a missing or wrong secret, an unknown or archived
+//! workflow and a head whose trigger is not a webhook's are all the same
+//! 401, so a caller without the secret cannot make the server wait for a
+//! body. Then the `Idempotency-Key` header (400 when malformed) and the
+//! body (at most [`HOOK_MAX_BODY`], else 413; `application/json` holding an
+//! object, else 400). A run started answers 202 `{run_id, workflow_id,
+//! status, replayed: false}`; a repeated `Idempotency-Key` (24 hours, per
+//! workflow) answers the first run with 200 and `replayed: true`, starting
+//! nothing. A start refused past the secret answers its error code's
+//! status, as every route does ([`crate::responses::status_of`]).
 
 use std::future::Future;
 use std::pin::Pin;
 
 use axum::Json;
-use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
+use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
+use futures_util::StreamExt;
 use http::{HeaderMap, StatusCode, header};
-use lf_core::{ErrorCode, LfError, LfResult, WorkflowId};
+use lf_core::{ErrorCode, LenserId, LfError, LfResult, WorkflowId};
 use lf_workflow::JsonObject;
 use lf_workflow::hook::{WEBHOOK_SECRET_HEADER, hook_refused};
 use lf_workflow::run::{IdempotencyKey, RunService, Started};
@@ -35,35 +36,50 @@ use serde_json::{Value, json};
 
 use crate::app::AppState;
 use crate::limits::ClientIp;
-use crate::responses::{json_error, lf_error};
+use crate::responses::{json_error, lf_error, too_large};
 
 /// The largest webhook body, in bytes (a run's inputs are at most 256 KiB
 /// of JSON too).
 pub const HOOK_MAX_BODY: usize = 256 * 1024;
 
-/// One webhook call, as the route hands it on once its body and headers
-/// are read.
-pub struct HookCall<'a> {
+/// One webhook call whose secret [`HookRuns::check`] let through, as the
+/// route hands it on once its body and headers are read.
+pub struct HookCall {
     pub workflow_id: WorkflowId,
-    /// The secret presented, if any.
-    pub secret: Option<&'a str>,
+    /// The workflow's owner, the run's starter, from the check.
+    pub owner: LenserId,
     pub inputs: JsonObject,
     pub idempotency_key: Option<IdempotencyKey>,
 }
 
-/// What starts a webhook's run: the server's run service
-/// ([`RunService::start_from_webhook`]); a test gives the route another
-/// ([`AppState::with_hook_runs`]) to see each refusal answered.
+/// What checks a webhook call and starts its run: the server's run service
+/// ([`RunService::check_webhook`], [`RunService::start_from_checked_webhook`]);
+/// a test gives the route another ([`AppState::with_hook_runs`]) to see
+/// each refusal answered.
 pub trait HookRuns: Send + Sync {
-    fn start<'a>(&'a self, call: HookCall<'a>) -> HookStart<'a>;
+    /// Checks the secret presented for `workflow_id`, before the body is
+    /// read: the owner the run would be started as.
+    fn check<'a>(&'a self, workflow_id: WorkflowId, secret: Option<&'a str>) -> HookCheck<'a>;
+    fn start(&self, call: HookCall) -> HookStart<'_>;
 }
 
+/// What [`HookRuns::check`] answers, in time.
+pub type HookCheck<'a> = Pin<Box<dyn Future<Output = LfResult<LenserId>> + Send + 'a>>;
 /// What [`HookRuns::start`] answers, in time.
 pub type HookStart<'a> = Pin<Box<dyn Future<Output = LfResult<Started>> + Send + 'a>>;
 
 impl HookRuns for RunService {
-    fn start<'a>(&'a self, call: HookCall<'a>) -> HookStart<'a> {
-        Box::pin(self.start_from_webhook(call.workflow_id, call.secret, call.inputs, call.idempotency_key))
+    fn check<'a>(&'a self, workflow_id: WorkflowId, secret: Option<&'a str>) -> HookCheck<'a> {
+        Box::pin(self.check_webhook(workflow_id, secret))
+    }
+
+    fn start(&self, call: HookCall) -> HookStart<'_> {
+        Box::pin(self.start_from_checked_webhook(
+            call.workflow_id,
+            call.owner,
+            call.inputs,
+            call.idempotency_key,
+        ))
     }
 }
 
@@ -72,33 +88,30 @@ pub async fn call(
     client: ClientIp,
     Path(workflow_id): Path<String>,
     headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
+    body: Body,
 ) -> Response {
     let workflow_id = WorkflowId::parse("workflow_id", &workflow_id).ok();
     if let Some(refused) = state.limits.hook(client, workflow_id) {
         return refused;
     }
-    let body = match body {
-        Ok(body) => body,
-        Err(e) if e.status() == StatusCode::PAYLOAD_TOO_LARGE => {
-            return json_error(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "payload_too_large",
-                &format!("the body is over {} KiB", HOOK_MAX_BODY / 1024),
-            );
-        }
-        Err(e) => return json_error(e.status(), "invalid_request", &e.body_text()),
-    };
-    let inputs = match inputs(&headers, &body) {
-        Ok(inputs) => inputs,
-        Err(why) => return json_error(StatusCode::BAD_REQUEST, "invalid_request", why),
+    let Some(workflow_id) = workflow_id else { return refused() };
+    let owner = match state.hook_runs.check(workflow_id, secret(&headers)).await {
+        Ok(owner) => owner,
+        Err(e) => return failed(&e),
     };
     let idempotency_key = match idempotency_key(&headers) {
         Ok(key) => key,
         Err(e) => return failed(&e),
     };
-    let Some(workflow_id) = workflow_id else { return refused() };
-    let call = HookCall { workflow_id, secret: secret(&headers), inputs, idempotency_key };
+    let body = match read_body(body).await {
+        Ok(body) => body,
+        Err(refused) => return refused,
+    };
+    let inputs = match inputs(&headers, &body) {
+        Ok(inputs) => inputs,
+        Err(why) => return json_error(StatusCode::BAD_REQUEST, "invalid_request", why),
+    };
+    let call = HookCall { workflow_id, owner, inputs, idempotency_key };
     match state.hook_runs.start(call).await {
         Ok(started) => {
             let run = started.run;
@@ -113,6 +126,21 @@ pub async fn call(
         }
         Err(e) => failed(&e),
     }
+}
+
+/// The body, up to [`HOOK_MAX_BODY`] (413 past it; 400 when it fails).
+async fn read_body(body: Body) -> Result<Vec<u8>, Response> {
+    let mut stream = body.into_data_stream();
+    let mut read = Vec::new();
+    while let Some(chunk) = stream.next().await {
+        let chunk =
+            chunk.map_err(|e| json_error(StatusCode::BAD_REQUEST, "invalid_request", &e.to_string()))?;
+        if read.len() + chunk.len() > HOOK_MAX_BODY {
+            return Err(too_large(HOOK_MAX_BODY));
+        }
+        read.extend_from_slice(&chunk);
+    }
+    Ok(read)
 }
 
 /// The run's inputs: a JSON object sent as `application/json`.

@@ -37,7 +37,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use app::{AppState, router};
 pub use config::{HttpConfig, ServeArgs};
-pub use hooks::{HookCall, HookRuns, HookStart};
+pub use hooks::{HookCall, HookCheck, HookRuns, HookStart};
 
 /// A server that has its socket and database and is ready to serve.
 pub struct Prepared {
@@ -130,9 +130,9 @@ pub async fn serve(prepared: Prepared, stop: impl Future<Output = ()> + Send + '
     ledger.start();
     let streams = CancellationToken::new();
     oauth::spawn_sweeper(state.clone(), streams.clone());
-    let limits = state.config.connections;
+    let (limits, proxies) = (state.config.connections, state.config.trusted_proxies.clone());
     let app = router(state, streams.clone());
-    connections::serve(listener, app, limits, stop).await;
+    connections::serve(listener, app, limits, proxies, stop).await;
     streams.cancel();
     // Running steps finish within the runner's grace; the rest are released
     // for another process (or the next start) to resume.

@@ -273,7 +273,7 @@ impl TrustedProxies {
             .map(TrustedProxies)
     }
 
-    fn trusts(&self, ip: IpAddr) -> bool {
+    pub(crate) fn trusts(&self, ip: IpAddr) -> bool {
         let ip = canonical(ip);
         self.0.iter().any(|(net, prefix)| match (canonical(*net), ip) {
             (IpAddr::V4(net), IpAddr::V4(ip)) => {
@@ -340,7 +340,7 @@ fn canonical(ip: IpAddr) -> IpAddr {
 /// The client's address as the per-address limits count it (see the
 /// module's documentation). Extracted from a request: the peer behind the
 /// trusted proxies.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ClientIp(IpAddr);
 
 impl ClientIp {

@@ -36,7 +36,7 @@ use crate::app::AppState;
 use crate::auth::{caller, insufficient_scope};
 use crate::config::{HttpConfig, MAX_BODY};
 use crate::inflight::hold_until_sent;
-use crate::responses::{json_error, rpc_error};
+use crate::responses::rpc_error;
 
 /// How HTTP refuses a batch where the protocol version has none.
 const NO_BATCHES: &str = "Invalid Request: JSON-RPC batches are not supported; send one message per request";
@@ -165,13 +165,7 @@ impl Mcp {
         }
         let bytes = match axum::body::to_bytes(body, MAX_BODY).await {
             Ok(b) => b,
-            Err(_) => {
-                return json_error(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    "request_too_large",
-                    "a request may be 1 MiB at most",
-                );
-            }
+            Err(_) => return crate::responses::too_large(MAX_BODY),
         };
         if parts.method != Method::POST {
             return self.other(parts, principal, bytes).await;

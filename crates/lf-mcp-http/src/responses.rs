@@ -16,6 +16,26 @@ pub fn json_error(status: StatusCode, code: &str, description: &str) -> Response
     (status, Json(json!({ "error": code, "error_description": description }))).into_response()
 }
 
+/// 413 for a body over `limit` bytes: the one answer of every route, sent
+/// as soon as a declared `Content-Length` is over, before the body is read.
+pub fn too_large(limit: usize) -> Response {
+    let size = if limit >= 1 << 20 { format!("{} MiB", limit >> 20) } else { format!("{} KiB", limit >> 10) };
+    json_error(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "payload_too_large",
+        &format!("a request's body may be {size} at most"),
+    )
+}
+
+/// Whether `headers` declare a body of more than `limit` bytes.
+pub fn declared_over(headers: &http::HeaderMap, limit: usize) -> bool {
+    headers
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .is_some_and(|n| n > limit as u64)
+}
+
 /// A JSON-RPC error with no request id (the request could not be read), with
 /// `status`.
 pub fn rpc_error(status: StatusCode, code: i64, message: &str) -> Response {

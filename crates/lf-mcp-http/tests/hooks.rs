@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use common::{Options, Server, call_tool, client};
 use lf_core::{Detail, ErrorCode, LfError, Scopes};
-use lf_mcp_http::{HookCall, HookRuns, HookStart};
+use lf_mcp_http::{HookCall, HookCheck, HookRuns, HookStart};
 use lf_workflow::hook::{HookHash, hook_refused, is_webhook_secret};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -203,9 +203,9 @@ async fn bodies_must_be_json_objects_within_the_limit() {
         assert_eq!(status, StatusCode::BAD_REQUEST, "{body:?}: {answer}");
         assert_eq!(answer["error"], "invalid_request");
     }
-    // Bad input is refused the same way whatever the workflow: it tells nothing.
+    // Without the secret the body is not read: the one 401, whatever it is.
     let (status, _, _) = h.post(&uuid(), &[], "[1]").await;
-    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
     let response = client()
         .post(h.server.url(&format!("/hooks/{id}")))
         .header("x-webhook-secret", &secret)
@@ -342,12 +342,14 @@ impl Refusing {
 }
 
 impl HookRuns for Refusing {
-    fn start<'a>(&'a self, call: HookCall<'a>) -> HookStart<'a> {
-        let refusal = if call.secret == Some(Refusing::SECRET) {
-            self.errors.lock().unwrap().pop_front().expect("the test queued this call's refusal")
-        } else {
-            hook_refused()
-        };
+    fn check<'a>(&'a self, _: lf_core::WorkflowId, secret: Option<&'a str>) -> HookCheck<'a> {
+        let checked =
+            if secret == Some(Refusing::SECRET) { Ok(lf_core::LenserId::new()) } else { Err(hook_refused()) };
+        Box::pin(async move { checked })
+    }
+
+    fn start(&self, _: HookCall) -> HookStart<'_> {
+        let refusal = self.errors.lock().unwrap().pop_front().expect("the test queued this call's refusal");
         Box::pin(async move { Err(refusal) })
     }
 }

@@ -75,6 +75,9 @@ pub enum Setting {
     HeaderTimeout,
     IdleTimeout,
     MaxConnections,
+    MaxConnectionsPerClient,
+    BodyGrace,
+    MinBodyRate,
     ShutdownTimeout,
     TrustedProxies,
     RegistrationsPerHour,
@@ -85,7 +88,7 @@ pub enum Setting {
 
 /// `(setting, file key, kind, reader)`: the key names the setting in the
 /// configuration file; its variable and flag follow from it ([`names_of`]).
-const TABLE: [(Setting, &str, Kind, Reader); 35] = [
+const TABLE: [(Setting, &str, Kind, Reader); 38] = [
     (Setting::DatabaseUrl, "database_url", Kind::Text, Reader::Both),
     (Setting::LenserId, "lenser_id", Kind::Text, Reader::Stdio),
     (Setting::Toolsets, "toolsets", Kind::List, Reader::Both),
@@ -115,6 +118,9 @@ const TABLE: [(Setting, &str, Kind, Reader); 35] = [
     (Setting::HeaderTimeout, "header_timeout", Kind::Count, Reader::Http),
     (Setting::IdleTimeout, "idle_timeout", Kind::Count, Reader::Http),
     (Setting::MaxConnections, "max_connections", Kind::Count, Reader::Http),
+    (Setting::MaxConnectionsPerClient, "max_connections_per_client", Kind::Count, Reader::Http),
+    (Setting::BodyGrace, "body_grace", Kind::Count, Reader::Http),
+    (Setting::MinBodyRate, "min_body_rate", Kind::Count, Reader::Http),
     (Setting::ShutdownTimeout, "shutdown_timeout", Kind::Count, Reader::Http),
     (Setting::TrustedProxies, "trusted_proxies", Kind::List, Reader::Http),
     (Setting::RegistrationsPerHour, "registrations_per_hour", Kind::Count, Reader::Http),
@@ -311,7 +317,7 @@ mod tests {
     /// Every setting's names as users write them (in scripts, unit files
     /// and configuration files), in the order of the README's tables: a
     /// renamed setting breaks their configuration, so it shows up here.
-    const PUBLISHED: [(&str, &str, &str); 35] = [
+    const PUBLISHED: [(&str, &str, &str); 38] = [
         ("database_url", "LENSERFIGHT_DATABASE_URL", "--database-url"),
         ("lenser_id", "LENSERFIGHT_LENSER_ID", "--lenser-id"),
         ("toolsets", "LENSERFIGHT_TOOLSETS", "--toolsets"),
@@ -341,6 +347,13 @@ mod tests {
         ("header_timeout", "LENSERFIGHT_HEADER_TIMEOUT", "--header-timeout"),
         ("idle_timeout", "LENSERFIGHT_IDLE_TIMEOUT", "--idle-timeout"),
         ("max_connections", "LENSERFIGHT_MAX_CONNECTIONS", "--max-connections"),
+        (
+            "max_connections_per_client",
+            "LENSERFIGHT_MAX_CONNECTIONS_PER_CLIENT",
+            "--max-connections-per-client",
+        ),
+        ("body_grace", "LENSERFIGHT_BODY_GRACE", "--body-grace"),
+        ("min_body_rate", "LENSERFIGHT_MIN_BODY_RATE", "--min-body-rate"),
         ("shutdown_timeout", "LENSERFIGHT_SHUTDOWN_TIMEOUT", "--shutdown-timeout"),
         ("trusted_proxies", "LENSERFIGHT_TRUSTED_PROXIES", "--trusted-proxies"),
         ("registrations_per_hour", "LENSERFIGHT_REGISTRATIONS_PER_HOUR", "--registrations-per-hour"),

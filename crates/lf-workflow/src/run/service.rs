@@ -163,10 +163,29 @@ impl RunService {
         inputs: JsonObject,
         idempotency_key: Option<IdempotencyKey>,
     ) -> LfResult<Started> {
-        let workflow = self.workflows.webhook_caller(workflow_id, secret).await?;
+        let owner = self.check_webhook(workflow_id, secret).await?;
+        self.start_from_checked_webhook(workflow_id, owner, inputs, idempotency_key).await
+    }
+
+    /// The first half of [`RunService::start_from_webhook`], before the
+    /// call's body is read: checks `secret` and the workflow, answering
+    /// the owner the run is started as.
+    pub async fn check_webhook(&self, workflow_id: WorkflowId, secret: Option<&str>) -> LfResult<LenserId> {
+        Ok(self.workflows.webhook_caller(workflow_id, secret).await?.owner)
+    }
+
+    /// The second half of [`RunService::start_from_webhook`], for a call
+    /// [`RunService::check_webhook`] let through as `owner`.
+    pub async fn start_from_checked_webhook(
+        &self,
+        workflow_id: WorkflowId,
+        owner: LenserId,
+        inputs: JsonObject,
+        idempotency_key: Option<IdempotencyKey>,
+    ) -> LfResult<Started> {
         let start =
             StartRun { workflow_id: Some(workflow_id), inputs, idempotency_key, ..StartRun::default() };
-        self.start_triggered(RunOrigin::Webhook, workflow.owner, None, start).await
+        self.start_triggered(RunOrigin::Webhook, owner, None, start).await
     }
 
     /// Starts a run for a `sub_workflow` step of run `parent`, as that
