@@ -79,14 +79,15 @@ async fn a_reader_of_a_public_workflow_reads_only_their_own_runs_until_the_owner
     let logs = ok(&s, &alice, "get_workflow_run_logs", json!({"run_id": hers})).await;
     assert!(logs.to_string().contains(&format!("noted {marker}")), "her log has her line: {logs}");
 
-    // Bob reads the workflow ...
-    let read = ok(&s, &bob, "get_workflow", json!({"workflow_id": wf})).await;
-    assert_eq!(read["public_runs"], false, "{read}");
-    // ... and none of her runs: each is as unknown as no run at all.
+    // Bob reads the workflow, and none of her runs: each is as unknown as
+    // no run at all.
+    ok(&s, &bob, "get_workflow", json!({"workflow_id": wf})).await;
     for tool in ["get_workflow_run_status", "get_workflow_run_logs", "summarize_workflow", "retry_workflow"] {
         let code = refused(&s, &bob, tool, json!({"run_id": hers}), marker).await;
         assert_eq!(code, "NOT_FOUND", "{tool}");
     }
+    let read = ok(&s, &bob, "get_workflow", json!({"workflow_id": wf})).await;
+    assert_eq!(read["public_runs"], false, "{read}");
     let code =
         refused(&s, &bob, "cancel_workflow_run", json!({"run_id": hers, "confirm": true}), marker).await;
     assert_eq!(code, "NOT_FOUND");
