@@ -479,7 +479,7 @@ pub async fn all_workflows(store: &dyn WorkflowStore, reach: Reach) -> Vec<lf_wo
 
 /// Every run of `workflow`, newest first, with its node results.
 pub async fn all_runs(store: &dyn RunStore, workflow: lf_core::WorkflowId) -> Vec<Run> {
-    let filter = RunFilter { workflow_id: Some(workflow), status: None };
+    let filter = RunFilter { workflow_id: Some(workflow), status: None, ..Default::default() };
     let mut out = Vec::new();
     loop {
         let page = PageRequest::new(Some(100), Some(out.len() as i64)).expect("a valid page");

@@ -1705,7 +1705,8 @@ fn workflow_cases(tool: &'static str, base: &Value, fx: &Fixture) -> Vec<Case> {
             );
         }
         "cancel_workflow_run" => {
-            push(Who::Other, "another lenser cancels the caller's run", base.clone(), FORBIDDEN, None);
+            // Another's run is its starter's and its workflow owner's: unknown to them.
+            push(Who::Other, "another lenser cancels the caller's run", base.clone(), NOT_FOUND, None);
             push(
                 Who::Other,
                 "another lenser cancels the caller's run without confirm",
@@ -1717,7 +1718,7 @@ fn workflow_cases(tool: &'static str, base: &Value, fx: &Fixture) -> Vec<Case> {
             push(me, "a run that has ended", ended, INVALID_TRANSITION, None);
         }
         "retry_workflow" => {
-            push(Who::Other, "another lenser retries the caller's run", base.clone(), FORBIDDEN, None);
+            push(Who::Other, "another lenser retries the caller's run", base.clone(), NOT_FOUND, None);
             let pending = json!({"run_id": fx.run});
             push(me, "a run that has not failed", pending, INVALID_TRANSITION, None);
         }

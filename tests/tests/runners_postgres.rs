@@ -145,7 +145,8 @@ fn process(url: &str, sink: Arc<Sink>, lease: Duration) -> Process {
 
 async fn completed(runs: &RunService, me: &Principal, wf: WorkflowId) -> u64 {
     let page = lf_core::PageRequest::new(Some(1), Some(0)).unwrap();
-    let filter = RunFilter { workflow_id: Some(wf), status: Some(RunStatus::Completed) };
+    let filter =
+        RunFilter { workflow_id: Some(wf), status: Some(RunStatus::Completed), ..Default::default() };
     runs.list(me, filter, page).await.unwrap().total
 }
 

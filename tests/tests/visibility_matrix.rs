@@ -777,17 +777,18 @@ const WORKFLOW_MATRIX: &[(&str, [[Want; 3]; 3])] = &[
     ("list_connections",            [[OK, OK, OK],             [OK,       OK,        OK],        [OK, OK, OK]]),
     ("search",                      [[Listed, Listed, Listed], [Hidden,   Hidden,    Listed],    [Listed, Listed, Listed]]),
     ("fetch",                       [[OK, OK, OK],             [NotFound, OK,        OK],        [OK, OK, OK]]),
-    // The run tools, on a run A started: whoever reads the workflow reads
-    // and lists its runs and may start one (with a saved connection of
-    // their own of the ref its step names); only A and the operator
-    // control A's run.
+    // The run tools, on a run A started: whoever reads the workflow may
+    // start one (with a saved connection of their own of the ref its step
+    // names) and lists its runs, but A's run is A's (its starter's and the
+    // workflow owner's): to B it does not exist, as the workflow has no
+    // public runs. Only A and the operator control A's run.
     ("run_workflow",                [[OK, OK, OK],             [NotFound, OK,        OK],        [OK, OK, OK]]),
-    ("get_workflow_run_status",     [[OK, OK, OK],             [NotFound, OK,        OK],        [OK, OK, OK]]),
-    ("get_workflow_run_logs",       [[OK, OK, OK],             [NotFound, OK,        OK],        [OK, OK, OK]]),
-    ("summarize_workflow",          [[OK, OK, OK],             [NotFound, OK,        OK],        [OK, OK, OK]]),
-    ("list_workflow_runs",          [[Listed, Listed, Listed], [NotFound, Listed,    Listed],    [Listed, Listed, Listed]]),
-    ("retry_workflow",              [[OK, OK, OK],             [NotFound, Forbidden, Forbidden], [OK, OK, OK]]),
-    ("cancel_workflow_run",         [[OK, OK, OK],             [NotFound, Forbidden, Forbidden], [OK, OK, OK]]),
+    ("get_workflow_run_status",     [[OK, OK, OK],             [NotFound, NotFound,  NotFound],  [OK, OK, OK]]),
+    ("get_workflow_run_logs",       [[OK, OK, OK],             [NotFound, NotFound,  NotFound],  [OK, OK, OK]]),
+    ("summarize_workflow",          [[OK, OK, OK],             [NotFound, NotFound,  NotFound],  [OK, OK, OK]]),
+    ("list_workflow_runs",          [[Listed, Listed, Listed], [NotFound, Hidden,    Hidden],    [Listed, Listed, Listed]]),
+    ("retry_workflow",              [[OK, OK, OK],             [NotFound, NotFound,  NotFound],  [OK, OK, OK]]),
+    ("cancel_workflow_run",         [[OK, OK, OK],             [NotFound, NotFound,  NotFound],  [OK, OK, OK]]),
 ];
 
 /// The tools of the workflow matrix that act on a run: their cells run in
@@ -1094,7 +1095,11 @@ impl Matrix<'_> {
             (Listed, _) if !item_ids(&reply.value).contains(&run) => {
                 out.push(format!("the run is not listed: {}", reply.brief()));
             }
-            (Hidden, _) if item_ids(&reply.value).contains(&run) => out.push("the run is listed".to_owned()),
+            (Hidden, _)
+                if item_ids(&reply.value).contains(&run) || shown_text(&reply).contains(&w.marker) =>
+            {
+                out.push("the run is listed".to_owned())
+            }
             (Want::Ok, "get_workflow_run_status") if reply.str("id") != run => {
                 out.push(format!("another run's status: {}", reply.brief()));
             }

@@ -204,8 +204,9 @@ async fn a_cancel_stops_the_running_step_and_only_the_run_s_controllers_may() {
 
     let refused = err(&a, "cancel_workflow_run", json!({"run_id": id})).await;
     assert_eq!(refused.code(), Some("CONFIRMATION_REQUIRED"));
+    // Alice's run is hers: to Bob it does not exist.
     let refused = err(&b, "cancel_workflow_run", json!({"run_id": id, "confirm": true})).await;
-    assert_eq!(refused.code(), Some("FORBIDDEN"));
+    assert_eq!(refused.code(), Some("NOT_FOUND"));
     let asked = ok(&a, "cancel_workflow_run", json!({"run_id": id, "confirm": true})).await;
     assert_eq!(asked["cancel_requested_by"], json!(w.alice.to_string()));
     let status = until_ended(&a, &id).await;
@@ -213,9 +214,9 @@ async fn a_cancel_stops_the_running_step_and_only_the_run_s_controllers_may() {
     assert_eq!(status["cancel_requested_by"], json!(w.alice.to_string()));
     assert_eq!(status["error"]["code"], "cancelled");
 
-    let logs = ok(&b, "get_workflow_run_logs", json!({"run_id": id})).await;
+    let logs = ok(&a, "get_workflow_run_logs", json!({"run_id": id})).await;
     assert_eq!(steps_of(&logs)[2], ("post".to_owned(), "cancelled".to_owned()));
-    let summary = ok(&b, "summarize_workflow", json!({"run_id": id})).await;
+    let summary = ok(&a, "summarize_workflow", json!({"run_id": id})).await;
     assert_eq!((&summary["nodes"]["completed"], &summary["nodes"]["cancelled"]), (&json!(2), &json!(1)));
     let again = err(&a, "cancel_workflow_run", json!({"run_id": id, "confirm": true})).await;
     assert_eq!(again.code(), Some("INVALID_TRANSITION"));
@@ -253,7 +254,7 @@ async fn a_failed_run_is_retried_and_resume_reuses_what_completed() {
     let post = step(&logs, "post");
     assert_eq!((&post["status"], &post["error"]["code"]), (&json!("failed"), &json!("status_4xx")));
 
-    assert_eq!(err(&b, "retry_workflow", json!({"run_id": id})).await.code(), Some("FORBIDDEN"));
+    assert_eq!(err(&b, "retry_workflow", json!({"run_id": id})).await.code(), Some("NOT_FOUND"));
     let retried = ok(&a, "retry_workflow", json!({"run_id": id, "resume": true})).await;
     assert_eq!((&retried["original_run_id"], &retried["new_run"]["parent_run_id"]), (&json!(id), &json!(id)));
     let new_id = s(&retried["new_run"]["id"]).to_owned();

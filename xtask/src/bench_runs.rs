@@ -174,7 +174,11 @@ async fn measure(
 /// How many runs of `wf` have completed (a failed one stops the bench).
 async fn completed(service: &RunService, me: &Principal, wf: WorkflowId) -> Result<u64, String> {
     let page = lf_core::PageRequest::new(Some(1), Some(0)).map_err(|e| e.message().to_owned())?;
-    let of = |status| lf_workflow::run::RunFilter { workflow_id: Some(wf), status: Some(status) };
+    let of = |status| lf_workflow::run::RunFilter {
+        workflow_id: Some(wf),
+        status: Some(status),
+        ..Default::default()
+    };
     let failed = service
         .list(me, of(lf_workflow::engine::RunStatus::Failed), page)
         .await

@@ -225,6 +225,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
                 title: lf_workflow::Title::parse("Bench").expect("a title"),
                 description: None,
                 visibility: Visibility::Private,
+                public_runs: false,
                 head_version_id: v.id,
                 head_version: 1,
                 created_at: Timestamp::from_micros(0),

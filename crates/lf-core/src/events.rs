@@ -26,8 +26,8 @@ pub struct DomainEvent {
     pub kind: EventKind,
     /// The owner of what it is about (the lens, the battle's creator, the
     /// run's workflow): who may see it, with everyone when `public`. A run
-    /// event leaves `public` false: whether others may read the run's
-    /// workflow is read by the sink when others follow it.
+    /// event leaves `public` false: whether others may read the run is
+    /// read by the sink when others follow it.
     pub owner: LenserId,
     pub public: bool,
     /// What it is about, by field name: a run's inputs, with `event`.

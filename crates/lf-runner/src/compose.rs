@@ -397,17 +397,20 @@ impl RunEnds for OwnServices {
 }
 
 /// Starts the runs of the workflows that hear `event`.
-async fn follow(bound: &Bound, mut event: DomainEvent) -> lf_core::LfResult<()> {
+async fn follow(bound: &Bound, event: DomainEvent) -> lf_core::LfResult<()> {
     let mut followers = bound.workflows.followers(event.kind).await?;
-    if let Some((_, workflow)) = event.run
-        && followers.iter().any(|f| f.owner != event.owner)
-    {
-        // A run is seen by whoever may read its workflow.
-        let w =
-            bound.workflows.get_workflow(lf_core::Reach::Everything, WorkflowId::from_uuid(workflow)).await?;
-        event = DomainEvent { public: w.visibility != lf_workflow::Visibility::Private, ..event };
+    match event.run {
+        Some((run, workflow)) if followers.iter().any(|f| f.owner != event.owner) => {
+            // A run's end is heard by whoever may read the run.
+            let w = bound
+                .workflows
+                .get_workflow(lf_core::Reach::Everything, WorkflowId::from_uuid(workflow))
+                .await?;
+            let run = bound.runs.store().get_run(RunId::from_uuid(run)).await?;
+            followers.retain(|f| f.hears_run(&event, &w, &run));
+        }
+        _ => followers.retain(|f| f.hears(&event)),
     }
-    followers.retain(|f| f.hears(&event));
     if followers.is_empty() {
         return Ok(());
     }

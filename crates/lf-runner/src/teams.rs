@@ -258,14 +258,21 @@ async fn dispatch(own: &OwnServices, team: &TeamRun) -> LfResult<()> {
 
 /// Asks `team`'s workflow run, if it has one, to stop.
 async fn cancel(own: &OwnServices, team: &TeamRun) -> LfResult<()> {
-    let (bound, _) = both(own)?;
+    let (bound, teams) = both(own)?;
     let run = match team.workflow_run {
         Some(r) => Some(workflow_run(r)),
         // Cancelled while queued: a dispatch may have started its run
         // without recording it yet.
         None => {
             let key = IdempotencyKey::parse("idempotency_key", &key(team.agent, team.id))?;
-            bound.runs.store().find_by_key(team.workflow_id, &key, SystemClock.now()).await?.map(|r| r.id)
+            // The agent's owner started it, as `dispatch` does.
+            let owner = teams.agents.get(&SERVICE, team.agent).await?.agent.owner;
+            bound
+                .runs
+                .store()
+                .find_by_key(team.workflow_id, owner, &key, SystemClock.now())
+                .await?
+                .map(|r| r.id)
         }
     };
     match run {

@@ -101,7 +101,7 @@ async fn until(s: &Stack, id: BattleId, what: &str, done: impl Fn(&BattleSheet) 
 }
 
 async fn runs_of(s: &Stack, starter: LenserId, w: WorkflowId) -> Vec<Run> {
-    let filter = RunFilter { workflow_id: Some(w), status: None };
+    let filter = RunFilter { workflow_id: Some(w), status: None, ..Default::default() };
     let page = lf_core::PageRequest::new(Some(100), None).unwrap();
     s.runs.list_runs(starter, &filter, page).await.unwrap().items
 }

@@ -9,6 +9,7 @@ use std::time::Duration;
 use lf_core::{DomainEvent, EventKind, EventSink, LenserId, Principal, Scopes, WorkflowId};
 use lf_lens::{LensService, MemoryLensStore};
 use lf_runner::DEEPEST;
+use lf_workflow::WorkflowUpdate;
 use lf_workflow::engine::RunStatus;
 use lf_workflow::run::{Run, RunFilter, RunOrigin, RunStore, StartRun};
 use serde_json::{Value, json};
@@ -58,7 +59,7 @@ impl World {
     }
 
     async fn runs_of(&self, owner: LenserId, wf: WorkflowId) -> Vec<Run> {
-        let filter = RunFilter { workflow_id: Some(wf), status: None };
+        let filter = RunFilter { workflow_id: Some(wf), status: None, ..Default::default() };
         let page = lf_core::PageRequest::new(Some(100), None).unwrap();
         self.runs.list_runs(owner, &filter, page).await.unwrap().items
     }
@@ -181,15 +182,30 @@ async fn a_run_that_ends_starts_its_followers_but_never_itself() {
     assert_eq!(r.state.inputs["status"], "completed");
     assert_eq!(r.state.inputs["workflow_id"], work.to_string());
 
-    // A run of Bob's public workflow is hers to see.
+    // Bob's run of Bob's public workflow is Bob's: she does not hear its end ...
     let open = w.workflow(bob, "public", manual()).await;
     let s = StartRun { workflow_id: Some(open), ..Default::default() };
+    let bobs_run = w.starts.start(&lenser(bob), s.clone()).await.unwrap().run.id;
+    w.settle(bob).await;
+    w.settle(alice).await;
+    assert_eq!(w.runs_of(alice, after).await.len(), 1, "a run she may not read is not heard");
+    // ... but she hears the end of her own run of it ...
+    let hers = w.starts.start(&lenser(alice), s.clone()).await.unwrap().run.id;
+    w.settle(alice).await;
+    w.settle(bob).await;
+    let heard = w.runs_of(alice, after).await;
+    assert_eq!(heard.len(), 2);
+    assert!(heard.iter().any(|r| r.state.inputs["run_id"] == hers.to_string()));
+    // ... and of Bob's, once he opens its runs.
+    let mut public_runs = WorkflowUpdate::new(open);
+    public_runs.public_runs = Some(true);
+    w.service.update(&lenser(bob), public_runs).await.unwrap();
     w.starts.start(&lenser(bob), s).await.unwrap();
     w.settle(bob).await;
     w.settle(alice).await;
     let heard = w.runs_of(alice, after).await;
-    assert_eq!(heard.len(), 2);
-    assert!(heard.iter().any(|r| r.state.inputs["workflow_id"] == open.to_string()));
+    assert_eq!(heard.len(), 3);
+    assert!(heard.iter().all(|r| r.state.inputs["run_id"] != bobs_run.to_string()));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

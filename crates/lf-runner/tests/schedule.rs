@@ -91,7 +91,7 @@ impl World {
 
     /// The `scheduled_for` of every run of `workflow`, oldest first.
     async fn fired(&self, workflow: WorkflowId) -> Vec<String> {
-        let filter = RunFilter { workflow_id: Some(workflow), status: None };
+        let filter = RunFilter { workflow_id: Some(workflow), status: None, ..Default::default() };
         let page = self
             .runs
             .list_runs(self.owner, &filter, lf_core::PageRequest::new(Some(100), None).unwrap())

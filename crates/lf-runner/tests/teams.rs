@@ -97,7 +97,7 @@ async fn events(s: &Stack, owner: LenserId, a: &Agent, id: TeamRunId) -> Vec<(K,
 }
 
 async fn runs_of(s: &Stack, starter: LenserId, w: WorkflowId) -> Vec<Run> {
-    let filter = RunFilter { workflow_id: Some(w), status: None };
+    let filter = RunFilter { workflow_id: Some(w), status: None, ..Default::default() };
     let page = PageRequest::new(Some(100), None).unwrap();
     s.runs.list_runs(starter, &filter, page).await.unwrap().items
 }

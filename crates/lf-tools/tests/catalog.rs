@@ -316,7 +316,16 @@ fn workflow_spec_parameters_are_kept() {
     assert_eq!(schema("archive_workflow")["properties"]["confirm"]["const"], true);
     assert_eq!(
         keys("update_workflow"),
-        ["changelog", "connections", "description", "steps", "title", "visibility", "workflow_id"]
+        [
+            "changelog",
+            "connections",
+            "description",
+            "public_runs",
+            "steps",
+            "title",
+            "visibility",
+            "workflow_id"
+        ]
     );
 
     // The run tools: the spec's names, then this server's additions.

@@ -240,8 +240,18 @@ async fn only_readers_see_a_task_and_only_its_controllers_cancel_it() {
         of_unknown
     );
     assert_eq!(status_of(&w, w.alice, &hidden).await["cancel_requested_by"], Value::Null);
+    // Another's run of a workflow they may read is as unknown: a run is its
+    // starter's and its workflow owner's.
+    for (method, params) in [
+        ("tasks/get", json!({"taskId": shown})),
+        ("tasks/cancel", json!({"taskId": shown})),
+        ("tasks/update", json!({"taskId": shown, "inputResponses": {}})),
+    ] {
+        assert_eq!(not_found(&b.error(method, params).await, &shown), of_unknown, "{method}");
+    }
 
-    // On a workflow they may read, they see it, and still may not cancel it.
+    // Once the owner opens the workflow's runs, they see it, and still may not cancel it.
+    ok(&alice, "update_workflow", json!({"workflow_id": public, "public_runs": true})).await;
     assert_eq!(b.get(&shown).await["status"], "working");
     let refused = b.error("tasks/cancel", json!({"taskId": shown})).await;
     assert_eq!(refused["code"], -32602, "{refused}");

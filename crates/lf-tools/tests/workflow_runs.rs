@@ -149,6 +149,8 @@ async fn the_run_reads_show_what_the_runner_recorded() {
     ];
     w.record(&id, state, slots).await;
 
+    // Another reader, of a workflow whose owner opened its runs.
+    ok(&a, "update_workflow", json!({"workflow_id": wf, "public_runs": true})).await;
     let b = w.as_(w.bob);
     let status = ok(&b, "get_workflow_run_status", json!({"run_id": id})).await;
     assert_eq!(
@@ -210,6 +212,20 @@ async fn only_the_starter_and_the_owner_cancel_and_retry() {
         let e = err(&a, "cancel_workflow_run", json!({"run_id": by_a, "confirm": confirm})).await;
         assert_eq!(e["code"], "CONFIRMATION_REQUIRED");
     }
+    // A's run of A's public workflow is A's: to B it does not exist ...
+    for tool in ["get_workflow_run_status", "get_workflow_run_logs", "summarize_workflow", "retry_workflow"] {
+        let e = err(&b, tool, json!({"run_id": by_a})).await;
+        assert_eq!(e["code"], "NOT_FOUND", "{tool}");
+    }
+    let e = err(&b, "cancel_workflow_run", json!({"run_id": by_a, "confirm": true})).await;
+    assert_eq!(e["code"], "NOT_FOUND");
+    let listed = ok(&b, "list_workflow_runs", json!({"workflow_id": public})).await;
+    assert_eq!((&listed["total"], &listed["items"][0]["id"]), (&json!(1), &json!(by_b)), "B lists B's own");
+    // ... until A opens the workflow's runs: then B reads it, and still may not control it.
+    ok(&a, "update_workflow", json!({"workflow_id": public, "public_runs": true})).await;
+    assert_eq!(ok(&b, "get_workflow", json!({"workflow_id": public})).await["public_runs"], true);
+    ok(&b, "get_workflow_run_logs", json!({"run_id": by_a})).await;
+    assert_eq!(ok(&b, "list_workflow_runs", json!({"workflow_id": public})).await["total"], 2);
     let e = err(&b, "cancel_workflow_run", json!({"run_id": by_a, "confirm": true})).await;
     assert_eq!(e["code"], "FORBIDDEN");
     let e = err(&b, "retry_workflow", json!({"run_id": by_a})).await;

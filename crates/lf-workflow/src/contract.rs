@@ -153,6 +153,7 @@ impl Fixture {
             title: Title::parse("Contract workflow").unwrap(),
             description: None,
             visibility,
+            public_runs: false,
             head_version_id: version.id,
             head_version: 1,
             created_at: now,
@@ -376,11 +377,14 @@ async fn patches_and_archive(s: &dyn WorkflowStore) {
         title: Some(Title::parse("Renamed").unwrap()),
         description: Some(Some(Description::parse("now described").unwrap())),
         visibility: Some(Visibility::Unlisted),
+        public_runs: Some(true),
         archived_at: Some(Some(t)),
         updated_at: Some(t),
     };
+    assert!(!w.public_runs);
     s.update_workflow(w.id, &patch).await.expect("update_workflow");
     let got = s.get_workflow(Reach::Everything, w.id).await.unwrap();
+    assert!(got.public_runs, "public_runs is patched");
     assert_eq!(got.title.as_str(), "Renamed");
     assert_eq!(got.description.as_ref().map(Description::as_str), Some("now described"));
     assert_eq!((got.visibility, got.archived_at, got.updated_at), (Visibility::Unlisted, Some(t), t));
@@ -408,11 +412,17 @@ async fn patches_and_archive(s: &dyn WorkflowStore) {
     .unwrap();
     let got = s.get_workflow(Reach::Everything, w.id).await.unwrap();
     assert_eq!((got.description, got.archived_at), (None, None), "Some(None) clears");
+    assert!(got.public_runs, "None leaves public_runs as it was");
     assert_eq!(got.title.as_str(), "Renamed", "None leaves a field as it was");
     assert_eq!(
         code(s.update_workflow(WorkflowId::new(), &WorkflowPatch::default()).await),
         ErrorCode::NotFound
     );
+
+    let (open, v) = f.workflow(owner, Visibility::Public, small_graph(1));
+    let open = Workflow { public_runs: true, ..open };
+    s.create_workflow(&open, &v).await.expect("create_workflow");
+    assert_eq!(s.get_workflow(Reach::Everything, open.id).await.unwrap(), open, "public_runs is kept");
 }
 
 async fn listing(s: &dyn WorkflowStore) {

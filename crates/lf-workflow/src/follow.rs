@@ -7,7 +7,8 @@
 use lf_core::{DomainEvent, EventKind, LenserId, WorkflowId};
 use serde_json::Value;
 
-use crate::model::{JsonObject, WorkflowVersion, WorkflowVersionId};
+use crate::model::{JsonObject, Visibility, Workflow, WorkflowVersion, WorkflowVersionId};
+use crate::run::{Run, RunScope};
 
 /// The node type that makes a workflow follow an event.
 pub const EVENT_TRIGGER: &str = "event_trigger";
@@ -41,6 +42,17 @@ impl Follower {
         event.kind == self.kind
             && event.visible_to(self.owner)
             && event.run.is_none_or(|(_, workflow)| workflow != self.workflow_id.as_uuid())
+    }
+
+    /// Whether it hears `event`, the end of `run` of `workflow`: as
+    /// [`Follower::hears`], but whoever follows it hears it only if they
+    /// may read the workflow and the run ([`RunScope`]): a run's event
+    /// tells what the run did.
+    pub fn hears_run(&self, event: &DomainEvent, workflow: &Workflow, run: &Run) -> bool {
+        let reads = self.owner == workflow.owner
+            || (workflow.visibility != Visibility::Private
+                && RunScope::for_lenser(self.owner, workflow).covers(run));
+        event.kind == self.kind && reads && run.workflow_id != self.workflow_id
     }
 }
 

@@ -115,6 +115,9 @@ fn apply(w: &mut Workflow, patch: &WorkflowPatch) {
     if let Some(v) = patch.visibility {
         w.visibility = v;
     }
+    if let Some(r) = patch.public_runs {
+        w.public_runs = r;
+    }
     if let Some(a) = patch.archived_at {
         w.archived_at = a;
     }

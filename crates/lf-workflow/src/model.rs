@@ -273,6 +273,10 @@ pub struct Workflow {
     pub title: Title,
     pub description: Option<Description>,
     pub visibility: Visibility,
+    /// Whether every reader of the workflow reads every run of it; when
+    /// false (the default) a run is its starter's and the owner's alone
+    /// ([`crate::run::RunScope`]).
+    pub public_runs: bool,
     /// The newest version.
     pub head_version_id: WorkflowVersionId,
     pub head_version: u32,
@@ -364,6 +368,7 @@ pub struct WorkflowPatch {
     pub title: Option<Title>,
     pub description: Option<Option<Description>>,
     pub visibility: Option<Visibility>,
+    pub public_runs: Option<bool>,
     pub archived_at: Option<Option<Timestamp>>,
     pub updated_at: Option<Timestamp>,
 }
@@ -373,6 +378,7 @@ impl WorkflowPatch {
         self.title.is_none()
             && self.description.is_none()
             && self.visibility.is_none()
+            && self.public_runs.is_none()
             && self.archived_at.is_none()
             && self.updated_at.is_none()
     }

@@ -67,6 +67,8 @@ pub struct WorkflowUpdate {
     pub title: Option<Title>,
     pub description: Option<Description>,
     pub visibility: Option<Visibility>,
+    /// Whether every reader of the workflow reads every run of it.
+    pub public_runs: Option<bool>,
     /// The new version's changelog (made from the change when `None`).
     pub changelog: Option<Changelog>,
 }
@@ -80,6 +82,7 @@ impl WorkflowUpdate {
             title: None,
             description: None,
             visibility: None,
+            public_runs: None,
             changelog: None,
         }
     }
@@ -270,6 +273,8 @@ impl WorkflowService {
             title: bp.title,
             description: bp.description,
             visibility: bp.visibility,
+            // Runs are opened to every reader by update_workflow only, explicitly.
+            public_runs: false,
             head_version_id: version.id,
             head_version: 1,
             created_at: now,
@@ -303,9 +308,14 @@ impl WorkflowService {
             )
             .with_field("changelog"));
         }
-        if !graph_change && u.title.is_none() && u.description.is_none() && u.visibility.is_none() {
+        if !graph_change
+            && u.title.is_none()
+            && u.description.is_none()
+            && u.visibility.is_none()
+            && u.public_runs.is_none()
+        {
             return Err(LfError::invalid_argument(
-                "Nothing to change: give steps and connections (a new version), or title, description or visibility.",
+                "Nothing to change: give steps and connections (a new version), or title, description, visibility or public_runs.",
             ));
         }
         let now = self.now();
@@ -313,6 +323,7 @@ impl WorkflowService {
             title: u.title,
             description: u.description.map(|d| Some(d).filter(|d| !d.as_str().is_empty())),
             visibility: u.visibility,
+            public_runs: u.public_runs,
             updated_at: Some(now),
             ..Default::default()
         };

@@ -3,10 +3,11 @@
 
 use std::sync::Arc;
 
-use lf_core::{ErrorCode, LenserId, Principal, Scopes};
-use lf_workflow::run::{MemoryRunStore, NoSignal, RunService, StartRun};
+use lf_core::{ErrorCode, LenserId, PageRequest, Principal, Scopes};
+use lf_workflow::run::{IdempotencyKey, MemoryRunStore, NoSignal, RunFilter, RunService, StartRun};
 use lf_workflow::{
     MemoryConnections, MemoryLenses, MemoryWorkflowStore, NewWorkflow, RawBlueprint, WorkflowService,
+    WorkflowUpdate,
 };
 use serde_json::json;
 
@@ -54,6 +55,15 @@ fn the_starter_the_owner_and_the_operator_control_a_run_and_nobody_else() {
         let start = || StartRun { workflow_id: Some(workflow), ..Default::default() };
         let run = runs.start(&lenser(starter), start()).await.unwrap().run;
 
+        // Another reader of the workflow does not see the run at all.
+        let e = runs.cancel(&lenser(other), run.id).await.unwrap_err();
+        assert_eq!(e.code(), ErrorCode::NotFound, "{}", e.message());
+        let e = runs.retry(&lenser(other), run.id, false).await.unwrap_err();
+        assert_eq!(e.code(), ErrorCode::NotFound, "{}", e.message());
+        // With public runs they read it, and still may not control it.
+        let mut open = WorkflowUpdate::new(workflow);
+        open.public_runs = Some(true);
+        workflows.update(&lenser(owner), open).await.unwrap();
         let e = runs.cancel(&lenser(other), run.id).await.unwrap_err();
         assert_eq!(e.code(), ErrorCode::Forbidden, "{}", e.message());
         let e = runs.retry(&lenser(other), run.id, false).await.unwrap_err();
@@ -66,6 +76,67 @@ fn the_starter_the_owner_and_the_operator_control_a_run_and_nobody_else() {
             let e = runs.retry(&who, run.id, true).await.unwrap_err();
             assert_eq!(e.code(), ErrorCode::InvalidTransition, "{who:?}: {}", e.message());
         }
+    });
+}
+
+#[test]
+fn a_reader_of_a_public_workflow_reads_only_the_runs_they_started() {
+    pollster::block_on(async {
+        let (workflows, runs) = services();
+        let (owner, a, b) = (LenserId::new(), LenserId::new(), LenserId::new());
+        let workflow = public_workflow(&workflows, &lenser(owner)).await;
+        let key = IdempotencyKey::parse("idempotency_key", "nightly").unwrap();
+        let start = || StartRun {
+            workflow_id: Some(workflow),
+            idempotency_key: Some(key.clone()),
+            ..Default::default()
+        };
+        let by_owner = runs.start(&lenser(owner), start()).await.unwrap().run;
+        let by_a = runs.start(&lenser(a), start()).await.unwrap();
+        assert!(by_a.created, "another starter's key is not the owner's");
+        let by_a = by_a.run;
+        let of = RunFilter { workflow_id: Some(workflow), ..Default::default() };
+        let page = PageRequest::default();
+        let listed = |p: Principal| {
+            let (runs, of) = (&runs, of.clone());
+            async move {
+                runs.list(&p, of, page).await.unwrap().items.into_iter().map(|r| r.id).collect::<Vec<_>>()
+            }
+        };
+        assert_eq!(listed(lenser(owner)).await, [by_a.id, by_owner.id], "the owner reads every run");
+        assert_eq!(listed(lenser(a)).await, [by_a.id], "a starter reads theirs");
+        assert!(listed(lenser(b)).await.is_empty(), "another reader none");
+        let agent = Principal::Agent { agent_id: LenserId::new(), owner: a };
+        assert_eq!(listed(agent.clone()).await, [by_a.id], "an agent reads as its owner");
+        for (who, run, readable) in [
+            (lenser(owner), by_a.id, true),
+            (lenser(a), by_a.id, true),
+            (agent, by_a.id, true),
+            (lenser(a), by_owner.id, false),
+            (lenser(b), by_a.id, false),
+            (Principal::Service { acting_as: Some(b) }, by_a.id, true),
+        ] {
+            let got = runs.get(&who, run).await.map(|_| ());
+            let log = runs.log(&who, run).await.map(|_| ());
+            for r in [got, log] {
+                match readable {
+                    true => assert!(r.is_ok(), "{who:?} reads {run}"),
+                    false => assert_eq!(r.unwrap_err().code(), ErrorCode::NotFound, "{who:?} on {run}"),
+                }
+            }
+        }
+        let again = runs.start(&lenser(b), start()).await.unwrap();
+        assert!(again.created && again.run.started_by == b, "a repeated key never hands over another's run");
+
+        let mut open = WorkflowUpdate::new(workflow);
+        open.public_runs = Some(true);
+        workflows.update(&lenser(owner), open).await.unwrap();
+        assert_eq!(listed(lenser(b)).await.len(), 3, "with public runs every reader reads every run");
+        assert!(runs.log(&lenser(b), by_owner.id).await.is_ok());
+        let mut a_try = WorkflowUpdate::new(workflow);
+        a_try.public_runs = Some(false);
+        let e = workflows.update(&lenser(a), a_try).await.unwrap_err();
+        assert_eq!(e.code(), ErrorCode::Forbidden, "only the owner sets it: {}", e.message());
     });
 }
 

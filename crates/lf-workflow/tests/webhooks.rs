@@ -164,7 +164,7 @@ fn a_hook_starts_one_run_per_idempotency_key_as_the_owner() {
     let secretive = json!({"api_key": "x"}).as_object().unwrap().clone();
     let e = block_on(w.runs.start_from_webhook(id, Some(secret.expose()), secretive, None)).unwrap_err();
     assert_eq!(e.code(), ErrorCode::InvalidArgument, "{e:?}");
-    let filter = RunFilter { workflow_id: Some(id), status: None };
+    let filter = RunFilter { workflow_id: Some(id), status: None, ..Default::default() };
     let listed = block_on(w.runs.list(&as_(w.alice), filter, PageRequest::default())).unwrap();
     assert_eq!(listed.total, 1, "only the first call made a run");
 }

@@ -66,7 +66,7 @@ pub async fn each_tick_fires_once(a: &Database, b: &Database, ticks: i64) {
         }
         assert_eq!(ours, 1, "tick {minute} made one run between the two processes");
     }
-    let filter = RunFilter { workflow_id: Some(wf), status: None };
+    let filter = RunFilter { workflow_id: Some(wf), status: None, ..Default::default() };
     let page = lf_core::PageRequest::new(Some(100), None).unwrap();
     let all = runs.list(&me, filter, page).await.unwrap();
     assert_eq!(all.total, ticks as u64);

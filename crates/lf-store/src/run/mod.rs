@@ -45,10 +45,11 @@ impl RunStore for SqlRunStore {
     async fn find_by_key(
         &self,
         workflow: WorkflowId,
+        starter: LenserId,
         key: &IdempotencyKey,
         now: Timestamp,
     ) -> LfResult<Option<Run>> {
-        on!(&self.conns, reading, |conn| sql::by_key(conn, workflow, key, now))
+        on!(&self.conns, reading, |conn| sql::by_key(conn, workflow, starter, key, now))
     }
 
     async fn list_runs(&self, me: LenserId, filter: &RunFilter, page: PageRequest) -> LfResult<Page<Run>> {

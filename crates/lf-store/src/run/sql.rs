@@ -69,12 +69,12 @@ const NODE_RESULTS: &str = concat!(
     node_result_columns!(),
     " FROM workflow_node_results WHERE run_id = $1 ORDER BY node, item"
 );
-/// The newest run of workflow `$1` with key `$2` made after `$3`.
+/// The newest run of workflow `$1` that `$4` started with key `$2` after `$3`.
 const BY_KEY: &str = concat!(
     "SELECT ",
     run_columns!(),
     " FROM workflow_runs WHERE workflow_id = $1 AND idempotency_key = $2 \
-     AND created_at > $3 ORDER BY created_at DESC LIMIT 1"
+     AND created_at > $3 AND started_by = $4 ORDER BY created_at DESC LIMIT 1"
 );
 /// Serializes creations with key `$2` on workflow `$1` until the
 /// transaction ends. PostgreSQL only: on SQLite the write transaction
@@ -204,7 +204,7 @@ pub(crate) async fn create_run<C: Conn>(conn: &mut C, r: &Run) -> LfResult<(Run,
         if row_of(conn, query(RUN_EXISTS).put(r.id.as_uuid()), |_| Ok(())).await?.is_some() {
             return Err(LfError::conflict(run_taken(r.id)));
         }
-        if let Some(first) = by_key(conn, r.workflow_id, key, r.created_at).await? {
+        if let Some(first) = by_key(conn, r.workflow_id, r.started_by, key, r.created_at).await? {
             return Ok((first, false));
         }
     }
@@ -237,18 +237,21 @@ pub(crate) async fn load_run<C: Conn>(conn: &mut C, id: RunId) -> LfResult<Run> 
 pub(crate) async fn by_key<C: Conn>(
     conn: &mut C,
     workflow: WorkflowId,
+    starter: LenserId,
     key: &IdempotencyKey,
     now: Timestamp,
 ) -> LfResult<Option<Run>> {
     let q = query(BY_KEY)
         .put(workflow.as_uuid())
         .put(key.as_str().to_owned())
-        .put_time(now.plus_micros(-IDEMPOTENCY_WINDOW_MICROS));
+        .put_time(now.plus_micros(-IDEMPOTENCY_WINDOW_MICROS))
+        .put(starter.as_uuid());
     row_of(conn, q, run).await
 }
 
 /// The `FROM … WHERE` of a listing: a workflow's runs, or those `me`
-/// started or whose workflow `me` owns; of one status or all.
+/// started or whose workflow `me` owns; of one starter or all (the
+/// reader's [`lf_workflow::run::RunScope`]); of one status or all.
 fn push_from<DB: Dialect>(qb: &mut QueryBuilder<DB>, me: LenserId, filter: &RunFilter) {
     qb.push(" FROM workflow_runs WHERE ");
     if let Some(w) = filter.workflow_id {
@@ -256,6 +259,9 @@ fn push_from<DB: Dialect>(qb: &mut QueryBuilder<DB>, me: LenserId, filter: &RunF
     } else {
         DB::push_bind(qb.push("(started_by = "), me.as_uuid());
         DB::push_bind(qb.push(" OR workflow_owner = "), me.as_uuid()).push(")");
+    }
+    if let Some(s) = filter.started_by {
+        DB::push_bind(qb.push(" AND started_by = "), s.as_uuid());
     }
     if let Some(s) = filter.status {
         DB::push_bind(qb.push(" AND status = "), s.as_str().to_owned());

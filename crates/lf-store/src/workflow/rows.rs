@@ -44,14 +44,14 @@ pub(crate) fn object_text(o: &JsonObject) -> String {
 macro_rules! workflow_columns {
     () => {
         "w.id, w.owner_id, w.title, w.description, w.visibility, w.head_version_id, w.head_version, \
-         w.created_at, w.updated_at, w.archived_at, w.agent_id"
+         w.created_at, w.updated_at, w.archived_at, w.agent_id, w.public_runs"
     };
 }
 pub(crate) use workflow_columns;
 
 /// How many columns [`workflow_columns`] names: a row's columns after them
 /// start here.
-pub(crate) const WORKFLOW_COLUMNS: usize = 11;
+pub(crate) const WORKFLOW_COLUMNS: usize = 12;
 
 /// The workflow in the first [`workflow_columns`] of `row`.
 pub(crate) fn workflow(row: &impl Columns) -> LfResult<Workflow> {
@@ -70,10 +70,11 @@ pub(crate) fn workflow(row: &impl Columns) -> LfResult<Workflow> {
         updated_at: row.time(8)?,
         archived_at: row.opt_time(9)?,
         agent: row.value::<Option<Uuid>>(10)?.map(LenserId::from_uuid),
+        public_runs: row.value(11)?,
     })
 }
 
-/// Binds a `workflows` row, `$1`..`$11` in [`workflow_columns`] order.
+/// Binds a `workflows` row, `$1`..`$12` in [`workflow_columns`] order.
 pub(crate) fn bind_workflow<Q: Bind>(q: Q, w: &Workflow) -> Q {
     q.put(w.id.as_uuid())
         .put(w.owner.as_uuid())
@@ -86,9 +87,10 @@ pub(crate) fn bind_workflow<Q: Bind>(q: Q, w: &Workflow) -> Q {
         .put_time(w.updated_at)
         .put_opt_time(w.archived_at)
         .put(w.agent.map(|a| a.as_uuid()))
+        .put(w.public_runs)
 }
 
-/// Binds a [`WorkflowPatch`] as `sql::PATCH_SET` takes it, `$2`..`$8`.
+/// Binds a [`WorkflowPatch`] as `sql::PATCH_SET` takes it, `$2`..`$9`.
 pub(crate) fn bind_patch<Q: Bind>(q: Q, p: &WorkflowPatch) -> Q {
     q.put(p.title.as_ref().map(|t| t.as_str().to_owned()))
         .put(p.description.is_some())
@@ -97,6 +99,7 @@ pub(crate) fn bind_patch<Q: Bind>(q: Q, p: &WorkflowPatch) -> Q {
         .put(p.archived_at.is_some())
         .put_opt_time(p.archived_at.flatten())
         .put_opt_time(p.updated_at)
+        .put(p.public_runs)
 }
 
 /// The columns of `workflow_versions` (as `v`) that [`version_head`] reads,

@@ -46,8 +46,8 @@ const INSERT_WORKFLOW: &str = concat!(
     "INSERT INTO workflows (",
     // The columns without their `w.` prefix.
     "id, owner_id, title, description, visibility, head_version_id, head_version, created_at, updated_at, \
-     archived_at, agent_id",
-    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
+     archived_at, agent_id, public_runs",
+    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
 );
 const INSERT_VERSION: &str = "INSERT INTO workflow_versions \
      (id, workflow_id, number, changelog, created_by, created_at, agent_id) \
@@ -120,7 +120,7 @@ const LOCK_WORKFLOW: Spellings = Spellings {
     postgres: "SELECT head_version_id, owner_id FROM workflows WHERE id = $1 FOR UPDATE",
 };
 
-/// A [`WorkflowPatch`] as assignments, `$2`..`$8` bound by
+/// A [`WorkflowPatch`] as assignments, `$2`..`$9` bound by
 /// [`bind_patch`]; a NULL (or a false flag) leaves the column as it is.
 macro_rules! patch_set {
     () => {
@@ -128,15 +128,16 @@ macro_rules! patch_set {
          description = CASE WHEN $3 THEN $4 ELSE description END, \
          visibility = coalesce($5, visibility), \
          archived_at = CASE WHEN $6 THEN $7 ELSE archived_at END, \
-         updated_at = coalesce($8, updated_at)"
+         updated_at = coalesce($8, updated_at), \
+         public_runs = coalesce($9, public_runs)"
     };
 }
 const UPDATE: &str = concat!("UPDATE workflows SET ", patch_set!(), " WHERE id = $1");
-/// A patch and the new head, `$9` its id and `$10` its number.
+/// A patch and the new head, `$10` its id and `$11` its number.
 const MOVE_HEAD: &str = concat!(
     "UPDATE workflows SET ",
     patch_set!(),
-    ", head_version_id = $9, head_version = $10 WHERE id = $1"
+    ", head_version_id = $10, head_version = $11 WHERE id = $1"
 );
 
 /// Inserts version `v` whole: its row, its nodes, its edges. A taken id or

@@ -75,7 +75,7 @@ pub async fn racing_creates_with_one_key(stores: &[Arc<dyn RunStore>], workflows
     assert_eq!(made.len(), 1, "exactly one of the racing creations makes a run");
     assert_eq!(answered, BTreeSet::from([made[0]]), "and every one answers that run");
     let store = &stores[0];
-    let of_workflow = RunFilter { workflow_id: Some(v.workflow_id), status: None };
+    let of_workflow = RunFilter { workflow_id: Some(v.workflow_id), status: None, ..Default::default() };
     let listed = store.list_runs(v.created_by, &of_workflow, PageRequest::default()).await.unwrap();
     assert_eq!(listed.total, 1, "one run is stored");
     let leases = store.claim("race-cleanup", now, LEASE_MS, 10_000).await.unwrap();

@@ -51,6 +51,7 @@ fn workflow_of(v1: &WorkflowVersion, visibility: Visibility) -> Workflow {
         title: Title::parse("Stored whole").unwrap(),
         description: None,
         visibility,
+        public_runs: false,
         head_version_id: v1.id,
         head_version: 1,
         created_at: now,

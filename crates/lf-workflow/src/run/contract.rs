@@ -226,13 +226,13 @@ async fn agents(r: &dyn RunStore, w: &dyn WorkflowStore) {
         assert_eq!(r.get_run(id).await.unwrap().agent, expected, "get_run reads the run's agent");
         assert_eq!(r.load_run(id).await.unwrap().agent, expected, "and so does load_run");
     }
-    let found = r.find_by_key(wf.0, &key, c.now()).await.unwrap().expect("the run of the key");
+    let found = r.find_by_key(wf.0, alice, &key, c.now()).await.unwrap().expect("the run of the key");
     assert_eq!(found.agent, Some(agent), "find_by_key reads it");
     let repeat = Run { idempotency_key: Some(key), ..c.run(wf, alice, alice) };
     let (first, made) = r.create_run(&repeat).await.unwrap();
     assert!(!made);
     assert_eq!(first.agent, Some(agent), "a repeated key answers the first run with its agent");
-    let of_wf = RunFilter { workflow_id: Some(wf.0), status: None };
+    let of_wf = RunFilter { workflow_id: Some(wf.0), status: None, ..Default::default() };
     let listed = r.list_runs(alice, &of_wf, PageRequest::default()).await.unwrap();
     assert_eq!(
         listed.items.iter().map(|run| (run.id, run.agent)).collect::<Vec<_>>(),
@@ -265,8 +265,21 @@ async fn idempotency(r: &dyn RunStore, w: &dyn WorkflowStore) {
     assert!(!made, "a repeated key makes no run");
     assert_eq!(got.id, first.id, "and returns the first");
     assert_eq!(code(r.get_run(repeat.id).await), ErrorCode::NotFound, "nothing was written");
-    assert_eq!(r.find_by_key(wf.0, &key, repeat.created_at).await.unwrap().map(|r| r.id), Some(first.id));
-    assert_eq!(r.find_by_key(other.0, &key, repeat.created_at).await.unwrap(), None);
+    assert_eq!(
+        r.find_by_key(wf.0, alice, &key, repeat.created_at).await.unwrap().map(|r| r.id),
+        Some(first.id)
+    );
+    assert_eq!(r.find_by_key(other.0, alice, &key, repeat.created_at).await.unwrap(), None);
+    let bob = LenserId::new();
+    assert_eq!(
+        r.find_by_key(wf.0, bob, &key, repeat.created_at).await.unwrap(),
+        None,
+        "a key is its starter's"
+    );
+    let mut bobs = c.run(wf, alice, bob);
+    bobs.idempotency_key = Some(key.clone());
+    let (got, made) = r.create_run(&bobs).await.unwrap();
+    assert!(made && got.id == bobs.id, "another starter's key starts a new run, never returns alice's");
 
     let mut elsewhere = c.run(other, alice, alice);
     elsewhere.idempotency_key = Some(key.clone());
@@ -278,8 +291,11 @@ async fn idempotency(r: &dyn RunStore, w: &dyn WorkflowStore) {
     later.created_at = first.created_at.plus_micros(super::IDEMPOTENCY_WINDOW_MICROS);
     let (got, made) = r.create_run(&later).await.unwrap();
     assert!(made && got.id == later.id, "after 24 hours the key starts a new run");
-    assert_eq!(r.find_by_key(wf.0, &key, later.created_at).await.unwrap().map(|r| r.id), Some(later.id));
-    finish(r, &[first.id, elsewhere.id, later.id], later.created_at).await;
+    assert_eq!(
+        r.find_by_key(wf.0, alice, &key, later.created_at).await.unwrap().map(|r| r.id),
+        Some(later.id)
+    );
+    finish(r, &[first.id, bobs.id, elsewhere.id, later.id], later.created_at).await;
 }
 
 async fn claims_and_leases(r: &dyn RunStore, w: &dyn WorkflowStore) {
@@ -468,7 +484,7 @@ async fn listing(r: &dyn RunStore, w: &dyn WorkflowStore) {
     let by_bob = create(r, &c.run(wf, alice, bob)).await;
     let page = PageRequest::new(Some(20), Some(0)).unwrap();
     let ids = |p: lf_core::Page<Run>| p.items.into_iter().map(|r| r.id).collect::<Vec<_>>();
-    let of_wf = RunFilter { workflow_id: Some(wf.0), status: None };
+    let of_wf = RunFilter { workflow_id: Some(wf.0), status: None, ..Default::default() };
     assert_eq!(
         ids(r.list_runs(carol, &of_wf, page).await.unwrap()),
         [by_bob.id, by_alice.id],
@@ -482,6 +498,11 @@ async fn listing(r: &dyn RunStore, w: &dyn WorkflowStore) {
         "and the runs of alice's workflow"
     );
     assert!(r.list_runs(carol, &mine, page).await.unwrap().items.is_empty());
+    let bobs = RunFilter { started_by: Some(bob), ..of_wf.clone() };
+    assert_eq!(ids(r.list_runs(carol, &bobs, page).await.unwrap()), [by_bob.id], "of one starter");
+    let carols = RunFilter { started_by: Some(carol), ..of_wf.clone() };
+    let none = r.list_runs(carol, &carols, page).await.unwrap();
+    assert_eq!((none.items.len(), none.total), (0, 0), "none of carol's, counted so");
     let one = PageRequest::new(Some(1), Some(1)).unwrap();
     let p = r.list_runs(alice, &mine, one).await.unwrap();
     let total = p.total;
@@ -491,7 +512,8 @@ async fn listing(r: &dyn RunStore, w: &dyn WorkflowStore) {
     let mut state = by_bob.state.clone();
     state.status = RunStatus::Running;
     assert!(r.save(&lease, &state, &[], false).await.unwrap());
-    let running = RunFilter { workflow_id: Some(wf.0), status: Some(RunStatus::Running) };
+    let running =
+        RunFilter { workflow_id: Some(wf.0), status: Some(RunStatus::Running), ..Default::default() };
     assert_eq!(ids(r.list_runs(alice, &running, page).await.unwrap()), [by_bob.id], "by status");
     finish(r, &[by_alice.id, by_bob.id], now).await;
 }

@@ -80,11 +80,13 @@ fn header(run: &Run) -> Run {
 fn by_key(
     rows: &HashMap<RunId, Row>,
     workflow: WorkflowId,
+    starter: LenserId,
     key: &IdempotencyKey,
     now: Timestamp,
 ) -> Option<Run> {
     rows.values()
         .filter(|r| r.run.workflow_id == workflow && r.run.idempotency_key.as_ref() == Some(key))
+        .filter(|r| r.run.started_by == starter)
         .filter(|r| now.as_micros() - r.run.created_at.as_micros() < IDEMPOTENCY_WINDOW_MICROS)
         .map(|r| header(&r.run))
         .next()
@@ -98,7 +100,7 @@ impl RunStore for MemoryRunStore {
             return Err(LfError::conflict(format!("run {} already exists", run.id)));
         }
         if let Some(key) = &run.idempotency_key
-            && let Some(first) = by_key(&rows, run.workflow_id, key, run.created_at)
+            && let Some(first) = by_key(&rows, run.workflow_id, run.started_by, key, run.created_at)
         {
             return Ok((first, false));
         }
@@ -122,10 +124,11 @@ impl RunStore for MemoryRunStore {
     async fn find_by_key(
         &self,
         workflow: WorkflowId,
+        starter: LenserId,
         key: &IdempotencyKey,
         now: Timestamp,
     ) -> LfResult<Option<Run>> {
-        Ok(by_key(&self.rows(), workflow, key, now))
+        Ok(by_key(&self.rows(), workflow, starter, key, now))
     }
 
     async fn list_runs(&self, me: LenserId, filter: &RunFilter, page: PageRequest) -> LfResult<Page<Run>> {
@@ -137,6 +140,7 @@ impl RunStore for MemoryRunStore {
                 Some(w) => r.workflow_id == w,
                 None => r.started_by == me || r.workflow_owner == me,
             })
+            .filter(|r| filter.started_by.is_none_or(|s| r.started_by == s))
             .filter(|r| filter.status.is_none_or(|s| r.state.status == s))
             .collect();
         all.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(b.id.cmp(&a.id)));

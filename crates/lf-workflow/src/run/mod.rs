@@ -9,6 +9,7 @@
 //! - `service.rs`: [`RunService`], the use cases for a principal,
 //!   `form.rs`, a form trigger's fields applied to a run's inputs, and
 //!   `inputs.rs`, the bounds of what a starter hands a run;
+//! - `visibility.rs`: [`RunScope`], who reads which runs;
 //! - `contract.rs`: the suite every store runs.
 
 pub mod contract;
@@ -18,6 +19,7 @@ mod memory;
 mod model;
 mod service;
 mod store;
+mod visibility;
 
 use lf_core::LfError;
 
@@ -29,6 +31,7 @@ pub use model::{
 };
 pub use service::{NoSignal, RunDefaults, RunLog, RunService, RunSignal, Runnable, StartRun, Started};
 pub use store::{RunStore, Wakeups};
+pub use visibility::RunScope;
 
 /// NOT_FOUND for a run that is not there or not the caller's to read.
 pub fn run_not_found(id: RunId) -> LfError {

@@ -144,6 +144,8 @@ pub struct RunFilter {
     /// the caller started or whose workflow the caller owns.
     pub workflow_id: Option<WorkflowId>,
     pub status: Option<RunStatus>,
+    /// Only the runs this lenser started ([`super::RunScope::started_by`]).
+    pub started_by: Option<LenserId>,
 }
 
 /// A runner's hold on a run, until `expires_at`. Every write of the run's

@@ -1,7 +1,9 @@
 //! The run use cases for a principal: start, read, list, cancel, retry.
 //! Who may do what: a run is readable by whoever may read its workflow
-//! version; only its starter and the workflow's owner (and the local
-//! operator, the Service principal) may cancel or retry it.
+//! version and whose [`RunScope`] covers it (its starter, the workflow's
+//! owner, every reader when the workflow has public runs); only its
+//! starter and the workflow's owner (and the local operator, the Service
+//! principal) may cancel or retry it.
 
 use std::sync::Arc;
 
@@ -15,6 +17,7 @@ use super::inputs::check_start;
 use super::model::{IdempotencyKey, Run, RunFilter, RunId, RunOrigin};
 use super::run_not_found;
 use super::store::RunStore;
+use super::visibility::RunScope;
 use crate::engine::{Limits, Plan, RunState, RunStatus};
 use crate::model::{JsonObject, VersionSelector, WorkflowVersion};
 use crate::service::WorkflowService;
@@ -235,7 +238,7 @@ impl RunService {
         let (workflow, version) =
             self.workflows.runnable(p, workflow_id, VersionSelector::from_number(s.version)).await?;
         if let Some(key) = &s.idempotency_key
-            && let Some(first) = self.runs.find_by_key(workflow_id, key, now).await?
+            && let Some(first) = self.runs.find_by_key(workflow_id, starter, key, now).await?
         {
             return Ok(Started { run: first, created: false });
         }
@@ -309,7 +312,8 @@ impl RunService {
         Ok(self.runs.create_run(&run).await?.0)
     }
 
-    /// The run, if the caller may read its workflow version.
+    /// The run, if the caller may read it ([`RunScope`]) and its workflow
+    /// version.
     pub async fn get(&self, p: &Principal, id: RunId) -> LfResult<Run> {
         let run = self.runs.get_run(id).await?;
         self.readable(p, &run).await.map(|_| run)
@@ -322,12 +326,16 @@ impl RunService {
         Ok(RunLog { run, version })
     }
 
-    /// Runs newest first: of one readable workflow, or those the caller
-    /// started or whose workflow the caller owns.
-    pub async fn list(&self, p: &Principal, filter: RunFilter, page: PageRequest) -> LfResult<Page<Run>> {
+    /// Runs newest first: those of one readable workflow the caller may
+    /// read ([`RunScope`]), or those the caller started or whose workflow
+    /// the caller owns.
+    pub async fn list(&self, p: &Principal, mut filter: RunFilter, page: PageRequest) -> LfResult<Page<Run>> {
         let me = p.owner_for_create()?;
         if let Some(w) = filter.workflow_id {
-            self.workflows.get(p, w).await?;
+            let workflow = self.workflows.store().get_workflow(p.reach(), w).await?;
+            if let Some(starter) = RunScope::of(p, &workflow).started_by() {
+                filter.started_by = Some(starter);
+            }
         }
         self.runs.list_runs(me, &filter, page).await
     }
@@ -397,11 +405,20 @@ impl RunService {
         Ok(run)
     }
 
+    /// The run's version, if the caller may read the run: NOT_FOUND, as for
+    /// a run that is not there, when its workflow version is not readable
+    /// to the caller or its [`RunScope`] leaves the run out.
     async fn readable(&self, p: &Principal, run: &Run) -> LfResult<WorkflowVersion> {
-        self.workflows
-            .version(p, run.workflow_id, VersionSelector::Id(run.version_id))
+        let (workflow, version) = self
+            .workflows
+            .store()
+            .get_workflow_and_version(p.reach(), run.workflow_id, VersionSelector::Id(run.version_id))
             .await
-            .map_err(|e| if e.code() == ErrorCode::NotFound { run_not_found(run.id) } else { e })
+            .map_err(|e| if e.code() == ErrorCode::NotFound { run_not_found(run.id) } else { e })?;
+        if !RunScope::of(p, &workflow).covers(run) {
+            return Err(run_not_found(run.id));
+        }
+        Ok(version)
     }
 
     fn controller(&self, p: &Principal, run: &Run, what: &str) -> LfResult<lf_core::LenserId> {

@@ -35,9 +35,11 @@ use lf_core::WorkflowId;
 #[async_trait]
 pub trait RunStore: Send + Sync {
     /// Stores a new run (pending, no slots), unless its idempotency key
-    /// names a run of the same workflow made less than 24 hours before
-    /// `run.created_at`: then nothing is written and that run is returned
-    /// with `false`. Two racing creations with one key make one run.
+    /// names a run of the same workflow by the same starter made less than
+    /// 24 hours before `run.created_at`: then nothing is written and that
+    /// run is returned with `false`. Two racing creations with one key make
+    /// one run. A key is its starter's: another lenser's run is never
+    /// returned for it.
     async fn create_run(&self, run: &Run) -> LfResult<(Run, bool)>;
 
     /// The run, with `state.slots` empty.
@@ -46,16 +48,19 @@ pub trait RunStore: Send + Sync {
     /// The run with every node result.
     async fn load_run(&self, id: RunId) -> LfResult<Run>;
 
-    /// The run of `workflow` with this key made less than 24 hours before `now`.
+    /// The run of `workflow` that `starter` made with this key less than
+    /// 24 hours before `now`.
     async fn find_by_key(
         &self,
         workflow: WorkflowId,
+        starter: LenserId,
         key: &IdempotencyKey,
         now: Timestamp,
     ) -> LfResult<Option<Run>>;
 
     /// Runs newest first. With a workflow in the filter: that workflow's
-    /// runs; without: those `me` started or whose workflow `me` owns.
+    /// runs; without: those `me` started or whose workflow `me` owns; with
+    /// `started_by`, only that lenser's, in the query.
     async fn list_runs(&self, me: LenserId, filter: &RunFilter, page: PageRequest) -> LfResult<Page<Run>>;
 
     /// Claims up to `limit` due runs for `owner`, oldest due first, each

@@ -24,6 +24,8 @@ pub struct TriggerOut {
 pub struct GetWorkflowOut {
     #[serde(flatten)]
     pub workflow: WorkflowOut,
+    /// Whether every reader sees every run, else only their own (update_workflow sets it).
+    pub public_runs: bool,
     /// The newest version.
     pub head: VersionOut,
     /// Every version, newest first.
@@ -45,6 +47,7 @@ impl Tool for GetWorkflow {
         let view = ctx.services.workflow.get(&ctx.principal, workflow_id(&i.workflow_id)?).await?;
         Ok(GetWorkflowOut {
             workflow: WorkflowOut::from(&view.workflow),
+            public_runs: view.workflow.public_runs,
             head: VersionOut::from(&view.head),
             versions: view.versions.iter().map(VersionOut::from).collect(),
             trigger: view.trigger.map(|(key, node_type, mut config)| {

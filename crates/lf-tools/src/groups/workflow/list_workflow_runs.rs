@@ -23,7 +23,7 @@ impl Tool for ListWorkflowRuns {
     const NAME: &'static str = "list_workflow_runs";
     const TITLE: &'static str = "List workflow runs";
     const SAFETY: Safety = Safety::Read;
-    const DESCRIPTION: &'static str = "List runs newest first: those of one workflow you can read, or without workflow_id the runs you started or whose workflow you own.";
+    const DESCRIPTION: &'static str = "List runs newest first: of one workflow, those you may read (yours; all if you own it or its runs are public), or without workflow_id the runs you started or whose workflow you own.";
     const DIFFERS_FROM_SPEC: &'static str = "Not in the hosted original's reference documents.";
     type Input = ListWorkflowRunsIn;
     type Output = PageOut<RunSummaryOut>;
@@ -32,6 +32,7 @@ impl Tool for ListWorkflowRuns {
         let filter = RunFilter {
             workflow_id: i.workflow_id.as_deref().map(workflow_id).transpose()?,
             status: i.status.map(Into::into),
+            started_by: None,
         };
         let page = ctx.services.runs.list(&ctx.principal, filter, i.page()?).await?;
         Ok(PageOut::from_page(page, |r| RunSummaryOut::from(&r)))

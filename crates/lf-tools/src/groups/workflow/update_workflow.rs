@@ -36,6 +36,8 @@ pub struct UpdateWorkflowIn {
     pub description: Option<String>,
     /// A new visibility.
     pub visibility: Option<VisibilityIn>,
+    /// true: every reader of it sees every run; false (default): a run is its starter's and yours.
+    pub public_runs: Option<bool>,
     /// What the new version changes; made from the change when omitted. Only with steps.
     #[schemars(length(min = 1, max = 2000))]
     pub changelog: Option<String>,
@@ -58,7 +60,7 @@ impl Tool for UpdateWorkflow {
     const NAME: &'static str = "update_workflow";
     const TITLE: &'static str = "Update a workflow";
     const SAFETY: Safety = Safety::Write;
-    const DESCRIPTION: &'static str = "Change your workflow: steps and connections make a new immutable version from a full blueprint (checked as create_workflow checks it; older versions stay), title, description and visibility change the record.";
+    const DESCRIPTION: &'static str = "Change your workflow: steps and connections make a new immutable version from a full blueprint (checked as create_workflow checks it; older versions stay), title, description, visibility and public_runs change the record.";
     const DIFFERS_FROM_SPEC: &'static str =
         "Not in the hosted original's reference documents, which cannot change a workflow after creating it.";
     type Input = UpdateWorkflowIn;
@@ -71,6 +73,7 @@ impl Tool for UpdateWorkflow {
         u.title = i.title.map(Title::parse).transpose()?;
         u.description = i.description.map(Description::parse).transpose()?;
         u.visibility = i.visibility.map(Into::into);
+        u.public_runs = i.public_runs;
         u.changelog = i.changelog.map(Changelog::parse).transpose()?;
         let up = ctx.services.workflow.update(&ctx.principal, u).await?;
         Ok(UpdatedOut {
