@@ -126,6 +126,8 @@ fn the_run_settings_defaults_in_help_are_the_ones_applied() {
         (Setting::RunsPerProcess, runs.runner.max_runs.to_string()),
         (Setting::RunnerGrace, runs.runner.grace.as_secs().to_string()),
         (Setting::AgentsPerOwner, runs.agents.per_owner.to_string()),
+        (Setting::EventTreeMax, runs.defaults.events.tree_max.to_string()),
+        (Setting::EventRunsPerMinute, runs.defaults.events.per_minute.to_string()),
     ];
     let counted = Setting::ALL.iter().filter(|s| s.kind() == Kind::Count && s.reader() == Reader::Both);
     assert_eq!(counted.count(), applied.len(), "every number both binaries read is checked");

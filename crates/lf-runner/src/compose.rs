@@ -5,8 +5,9 @@
 //! It is also the [`EventSink`] of the server's services: each event
 //! starts a run of every workflow that follows it and may see it
 //! ([`Follower::hears`]), as that workflow's owner, keyed by the event (a
-//! workflow hears an event once), linked to the run whose end it is for a
-//! run event; a chain of runs started by run events stops at [`DEEPEST`].
+//! workflow hears an event once), caused by the run whose end it is for a
+//! run event and in that run's causal tree, which a workflow joins once
+//! and which holds a bounded number of runs ([`RunService::start_caused`]).
 //!
 //! As the runner's [`RunEnds`] it tells the run events, and hands the
 //! outcome of a workflow contender's run to its battle; as the battles'
@@ -38,7 +39,7 @@ use lf_core::{
 use lf_workflow::engine::{Failure, RunState, RunStatus, main_input};
 use lf_workflow::exec::fill_placeholders;
 use lf_workflow::follow::event_inputs;
-use lf_workflow::run::{IdempotencyKey, Run, RunId, RunOrigin, RunService, StartRun};
+use lf_workflow::run::{Caused, IdempotencyKey, Run, RunId, RunOrigin, RunService, StartRun};
 use lf_workflow::{JsonObject, Pick, WorkflowStore};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -199,9 +200,9 @@ impl Executor for SubWorkflow {
     }
 }
 
-/// How many links of runs started by `origin` (a sub-workflow step, a run
-/// event) lead up from `run` to the run that began the chain, read no
-/// further than `most`.
+/// How many links of runs started by `origin` (a sub-workflow step) lead
+/// up from `run` to the run that began the chain, read no further than
+/// `most`.
 async fn chain_depth(
     runs: &RunService,
     run: &lf_workflow::run::Run,
@@ -396,32 +397,33 @@ impl RunEnds for OwnServices {
     }
 }
 
-/// Starts the runs of the workflows that hear `event`.
+/// Starts the runs of the workflows that hear `event`, each in the causal
+/// tree of the run the event is about (if it is): a workflow that has a
+/// run in that tree, a full tree, or a follower's owner past the bound of
+/// runs events start for them a minute, starts none
+/// ([`RunService::start_caused`]).
 async fn follow(bound: &Bound, event: DomainEvent) -> lf_core::LfResult<()> {
     let mut followers = bound.workflows.followers(event.kind).await?;
-    match event.run {
-        Some((run, workflow)) if followers.iter().any(|f| f.owner != event.owner) => {
+    if followers.is_empty() {
+        return Ok(());
+    }
+    let cause = match event.run {
+        Some((run, _)) => Some(bound.runs.store().get_run(RunId::from_uuid(run)).await?),
+        None => None,
+    };
+    match (event.run, &cause) {
+        (Some((_, workflow)), Some(run)) if followers.iter().any(|f| f.owner != event.owner) => {
             // A run's end is heard by whoever may read the run.
             let w = bound
                 .workflows
                 .get_workflow(lf_core::Reach::Everything, WorkflowId::from_uuid(workflow))
                 .await?;
-            let run = bound.runs.store().get_run(RunId::from_uuid(run)).await?;
-            followers.retain(|f| f.hears_run(&event, &w, &run));
+            followers.retain(|f| f.hears_run(&event, &w, run));
         }
         _ => followers.retain(|f| f.hears(&event)),
     }
     if followers.is_empty() {
         return Ok(());
-    }
-    let parent = event.run.map(|(run, _)| RunId::from_uuid(run));
-    if let Some(p) = parent {
-        let run = bound.runs.store().get_run(p).await?;
-        let depth = chain_depth(&bound.runs, &run, RunOrigin::Event, u64::from(DEEPEST)).await?;
-        if depth + 1 > u64::from(DEEPEST) {
-            tracing::warn!(run = %p, event = %event.kind, "a chain of {} runs started by run events ends here", depth + 1);
-            return Ok(());
-        }
     }
     let key = IdempotencyKey::parse("idempotency_key", &format!("event:{}", event.id))?;
     for f in followers {
@@ -431,8 +433,22 @@ async fn follow(bound: &Bound, event: DomainEvent) -> lf_core::LfResult<()> {
             idempotency_key: Some(key.clone()),
             ..StartRun::default()
         };
-        if let Err(e) = bound.runs.start_triggered(RunOrigin::Event, f.owner, parent, start).await {
-            tracing::warn!(workflow = %f.workflow_id, event = %event.kind, error = %e, "a workflow following an event did not start");
+        match bound.runs.start_caused(f.owner, cause.as_ref(), start).await {
+            Ok(Caused::Made(..) | Caused::InTree) => {}
+            Ok(Caused::TreeFull { first }) => {
+                let root = cause.as_ref().map(|c| c.root_run_id.to_string()).unwrap_or_default();
+                if first {
+                    tracing::warn!(root = %root, workflow = %f.workflow_id, event = %event.kind, "the runs caused by a run reached the bound of its tree: the workflows following its tree's events are no longer started");
+                } else {
+                    tracing::debug!(root = %root, workflow = %f.workflow_id, "a workflow following an event of a full tree did not start");
+                }
+            }
+            Ok(Caused::TooFast) => {
+                tracing::warn!(lenser = %f.owner, workflow = %f.workflow_id, event = %event.kind, "a workflow following an event did not start: its owner's runs started by events reached their bound for this minute");
+            }
+            Err(e) => {
+                tracing::warn!(workflow = %f.workflow_id, event = %event.kind, error = %e, "a workflow following an event did not start");
+            }
         }
     }
     Ok(())

@@ -1,14 +1,13 @@
 //! Event triggers on the in-memory stores with a real runner: a workflow
 //! that follows an event runs, as its owner, for each such event its owner
-//! may see, once per event; it never hears its own runs; and a chain of
-//! workflows started by each other's runs stops at the deepest nesting.
+//! may see, once per event; it never hears its own runs; and workflows
+//! started by each other's runs run once per causal tree.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use lf_core::{DomainEvent, EventKind, EventSink, LenserId, Principal, Scopes, WorkflowId};
 use lf_lens::{LensService, MemoryLensStore};
-use lf_runner::DEEPEST;
 use lf_workflow::WorkflowUpdate;
 use lf_workflow::engine::RunStatus;
 use lf_workflow::run::{Run, RunFilter, RunOrigin, RunStore, StartRun};
@@ -209,18 +208,23 @@ async fn a_run_that_ends_starts_its_followers_but_never_itself() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn two_workflows_that_follow_each_other_stop_at_the_deepest_chain() {
+async fn workflows_that_follow_each_other_run_once_per_tree() {
     let w = World::new();
     let alice = LenserId::new();
     let work = w.workflow(alice, "private", manual()).await;
     let ping = w.following(alice, "workflow.run.completed").await;
     let pong = w.following(alice, "workflow.run.completed").await;
     let s = StartRun { workflow_id: Some(work), ..Default::default() };
-    w.starts.start(&lenser(alice), s).await.unwrap();
+    let root = w.starts.start(&lenser(alice), s).await.unwrap().run;
+    assert_eq!((root.root_run_id, root.caused_by), (root.id, None), "a manual run is its own root");
     let all = w.settle(alice).await;
-    // The first run, then at each depth one run of each follower.
-    assert_eq!(all.len(), 1 + 2 * DEEPEST as usize, "{} runs", all.len());
-    assert_eq!(w.runs_of(alice, ping).await.len(), DEEPEST as usize);
-    assert_eq!(w.runs_of(alice, pong).await.len(), DEEPEST as usize);
+    // The first run, then one run of each follower: each hears the other's
+    // end, but already has its run in that tree.
+    assert_eq!(all.len(), 3, "{} runs", all.len());
+    for f in [ping, pong] {
+        let runs = w.runs_of(alice, f).await;
+        assert_eq!(runs.len(), 1);
+        assert_eq!((runs[0].caused_by, runs[0].root_run_id), (Some(root.id), root.id));
+    }
     w.runner.shutdown().await;
 }

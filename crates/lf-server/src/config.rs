@@ -92,6 +92,14 @@ pub struct CommonArgs {
     #[arg(long, env = "LENSERFIGHT_AGENTS_PER_OWNER", value_name = "AGENTS")]
     pub agents_per_owner: Option<u64>,
 
+    /// Runs that one run may cause through event triggers, its causal tree in all; followers past it are not started [default: 100]
+    #[arg(long, env = "LENSERFIGHT_EVENT_TREE_MAX", value_name = "RUNS")]
+    pub event_tree_max: Option<u64>,
+
+    /// Runs that event triggers may start for one lenser in any minute [default: 60]
+    #[arg(long, env = "LENSERFIGHT_EVENT_RUNS_PER_MINUTE", value_name = "RUNS")]
+    pub event_runs_per_minute: Option<u64>,
+
     /// Which of these values came from the configuration file (set by
     /// [`crate::parse`]), so that an error names the key where it was set.
     #[arg(skip)]
@@ -230,10 +238,19 @@ impl CommonArgs {
             Some(n @ 1..=1_000) => n as u32,
             Some(n) => return Err(self.bad(Setting::AgentsPerOwner, format!("must be 1 to 1000, got {n}"))),
         };
+        let bound = |v: Option<u64>, default: u64, setting: Setting| match v {
+            None => Ok(default),
+            Some(n @ 1..=100_000) => Ok(n),
+            Some(n) => Err(self.bad(setting, format!("must be 1 to 100000, got {n}"))),
+        };
+        let events = lf_workflow::run::EventBounds {
+            tree_max: bound(self.event_tree_max, 100, Setting::EventTreeMax)?,
+            per_minute: bound(self.event_runs_per_minute, 60, Setting::EventRunsPerMinute)?,
+        };
         Ok(RunSettings {
             agents: lf_agent::AgentLimits { per_owner, ..lf_agent::AgentLimits::default() },
             egress_allow: self.egress_allow()?,
-            defaults: lf_workflow::run::RunDefaults { limits },
+            defaults: lf_workflow::run::RunDefaults { limits, events },
             pricing: lf_runner::Pricing { credits_per_1k_tokens: rate },
             runner,
         })
@@ -358,6 +375,7 @@ mod tests {
         assert_eq!((l.parallel, runs.runner.max_runs), (4, 16), "the defaults");
         assert_eq!((runs.runner.lease.as_secs(), runs.runner.grace.as_secs()), (30, 10));
         assert_eq!(runs.agents.per_owner, 5, "the original's limit");
+        assert_eq!(runs.defaults.events, lf_workflow::run::EventBounds { tree_max: 100, per_minute: 60 });
 
         let set = CommonArgs {
             parallel_steps: Some(2),
@@ -365,10 +383,13 @@ mod tests {
             runs_per_process: Some(64),
             runner_grace: Some(0),
             agents_per_owner: Some(12),
+            event_tree_max: Some(7),
+            event_runs_per_minute: Some(3),
             ..CommonArgs::default()
         };
         let runs = set.runs().unwrap();
         assert_eq!(runs.agents.per_owner, 12);
+        assert_eq!(runs.defaults.events, lf_workflow::run::EventBounds { tree_max: 7, per_minute: 3 });
         assert_eq!((runs.defaults.limits.parallel, runs.runner.max_runs), (2, 64));
         assert_eq!((runs.runner.lease.as_secs(), runs.runner.grace.as_secs()), (5, 0));
 
@@ -384,6 +405,11 @@ mod tests {
                 "LENSERFIGHT_RUNS_PER_PROCESS",
             ),
             (CommonArgs { runner_grace: Some(601), ..CommonArgs::default() }, "LENSERFIGHT_RUNNER_GRACE"),
+            (CommonArgs { event_tree_max: Some(0), ..CommonArgs::default() }, "LENSERFIGHT_EVENT_TREE_MAX"),
+            (
+                CommonArgs { event_runs_per_minute: Some(100_001), ..CommonArgs::default() },
+                "LENSERFIGHT_EVENT_RUNS_PER_MINUTE",
+            ),
             (CommonArgs { run_timeout: Some(0), ..CommonArgs::default() }, "LENSERFIGHT_RUN_TIMEOUT"),
             (CommonArgs { step_timeout: Some(86_401), ..CommonArgs::default() }, "LENSERFIGHT_STEP_TIMEOUT"),
             (

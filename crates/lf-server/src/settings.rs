@@ -68,6 +68,8 @@ pub enum Setting {
     RunsPerProcess,
     RunnerGrace,
     AgentsPerOwner,
+    EventTreeMax,
+    EventRunsPerMinute,
     Bind,
     PublicUrl,
     AllowedOrigins,
@@ -88,7 +90,7 @@ pub enum Setting {
 
 /// `(setting, file key, kind, reader)`: the key names the setting in the
 /// configuration file; its variable and flag follow from it ([`names_of`]).
-const TABLE: [(Setting, &str, Kind, Reader); 38] = [
+const TABLE: [(Setting, &str, Kind, Reader); 40] = [
     (Setting::DatabaseUrl, "database_url", Kind::Text, Reader::Both),
     (Setting::LenserId, "lenser_id", Kind::Text, Reader::Stdio),
     (Setting::Toolsets, "toolsets", Kind::List, Reader::Both),
@@ -111,6 +113,8 @@ const TABLE: [(Setting, &str, Kind, Reader); 38] = [
     (Setting::RunsPerProcess, "runs_per_process", Kind::Count, Reader::Both),
     (Setting::RunnerGrace, "runner_grace", Kind::Count, Reader::Both),
     (Setting::AgentsPerOwner, "agents_per_owner", Kind::Count, Reader::Both),
+    (Setting::EventTreeMax, "event_tree_max", Kind::Count, Reader::Both),
+    (Setting::EventRunsPerMinute, "event_runs_per_minute", Kind::Count, Reader::Both),
     (Setting::Bind, "bind", Kind::Text, Reader::Http),
     (Setting::PublicUrl, "public_url", Kind::Text, Reader::Http),
     (Setting::AllowedOrigins, "allowed_origins", Kind::List, Reader::Http),
@@ -317,7 +321,7 @@ mod tests {
     /// Every setting's names as users write them (in scripts, unit files
     /// and configuration files), in the order of the README's tables: a
     /// renamed setting breaks their configuration, so it shows up here.
-    const PUBLISHED: [(&str, &str, &str); 38] = [
+    const PUBLISHED: [(&str, &str, &str); 40] = [
         ("database_url", "LENSERFIGHT_DATABASE_URL", "--database-url"),
         ("lenser_id", "LENSERFIGHT_LENSER_ID", "--lenser-id"),
         ("toolsets", "LENSERFIGHT_TOOLSETS", "--toolsets"),
@@ -340,6 +344,8 @@ mod tests {
         ("runs_per_process", "LENSERFIGHT_RUNS_PER_PROCESS", "--runs-per-process"),
         ("runner_grace", "LENSERFIGHT_RUNNER_GRACE", "--runner-grace"),
         ("agents_per_owner", "LENSERFIGHT_AGENTS_PER_OWNER", "--agents-per-owner"),
+        ("event_tree_max", "LENSERFIGHT_EVENT_TREE_MAX", "--event-tree-max"),
+        ("event_runs_per_minute", "LENSERFIGHT_EVENT_RUNS_PER_MINUTE", "--event-runs-per-minute"),
         ("bind", "LENSERFIGHT_BIND", "--bind"),
         ("public_url", "LENSERFIGHT_PUBLIC_URL", "--public-url"),
         ("allowed_origins", "LENSERFIGHT_ALLOWED_ORIGINS", "--allowed-origins"),

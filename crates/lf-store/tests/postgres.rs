@@ -217,6 +217,18 @@ async fn racing_creates_with_one_key() {
     scratch.remove(&[a, b]).await;
 }
 
+/// Runs that events start, racing on two pools as two server processes:
+/// a tree's bound and a starter's bound hold exactly (the advisory locks
+/// on tree and starter).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn racing_caused_runs() {
+    let scratch = Scratch::new("lf_run_causes").await;
+    let (a, b) = (scratch.connect().await, scratch.connect().await);
+    let workflows = a.workflow_store();
+    run_common::racing_caused(&[a.run_store(), b.run_store()], workflows.as_ref()).await;
+    scratch.remove(&[a, b]).await;
+}
+
 /// Claim loops on two pools, as two server processes, over 200 pending
 /// runs: each run claimed exactly once (FOR UPDATE SKIP LOCKED).
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -25,8 +25,8 @@ async fn run_contract_suite_in_memory() {
 }
 
 /// Two handles on one file, as two server processes would have: one run
-/// per key, and each run claimed once (BEGIN IMMEDIATE across
-/// connections).
+/// per key, each run claimed once, and the bounds of runs events start
+/// held exactly (BEGIN IMMEDIATE across connections).
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn run_races_across_two_handles() {
     let dir = tempfile::tempdir().unwrap();
@@ -35,6 +35,7 @@ async fn run_races_across_two_handles() {
     let stores = [a.run_store(), b.run_store()];
     run_common::racing_creates_with_one_key(&stores, a.workflow_store().as_ref()).await;
     run_common::racing_claims(&stores, a.workflow_store().as_ref()).await;
+    run_common::racing_caused(&stores, a.workflow_store().as_ref()).await;
     a.close().await;
     b.close().await;
 }

@@ -81,7 +81,7 @@ async fn a_started_run_reads_back_pending_and_a_repeated_key_replays_it() {
             "id": id, "status": "pending", "started_at": null, "completed_at": null,
             "spent_credits": 0, "budget_credits": 50, "cost_metadata": {"model_calls": 0, "tokens_used": 0},
             "workflow_id": wf, "version": 1, "error": null, "result": null, "cancel_requested_by": null,
-            "by_agent": null
+            "by_agent": null, "caused_by": null, "root_run_id": id, "event_tree_full_at": null
         })
     );
     let logs = ok(&a, "get_workflow_run_logs", json!({"run_id": id})).await;

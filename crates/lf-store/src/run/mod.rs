@@ -12,7 +12,9 @@ pub(crate) mod sql;
 use async_trait::async_trait;
 use lf_core::{LenserId, LfResult, Page, PageRequest, Timestamp, WorkflowId};
 use lf_workflow::engine::{NodeRun, RunState, Slot};
-use lf_workflow::run::{Held, IdempotencyKey, Lease, Run, RunFilter, RunId, RunStore, Wakeups};
+use lf_workflow::run::{
+    Caused, EventBounds, Held, IdempotencyKey, Lease, Run, RunFilter, RunId, RunStore, Wakeups,
+};
 
 use crate::conns::{Conns, on};
 use crate::error::map_db_err;
@@ -32,6 +34,10 @@ impl SqlRunStore {
 impl RunStore for SqlRunStore {
     async fn create_run(&self, run: &Run) -> LfResult<(Run, bool)> {
         on!(&self.conns, write, |conn| sql::create_run(conn, run))
+    }
+
+    async fn create_caused(&self, run: &Run, bounds: EventBounds) -> LfResult<Caused> {
+        on!(&self.conns, write, |conn| sql::create_caused(conn, run, bounds))
     }
 
     async fn get_run(&self, id: RunId) -> LfResult<Run> {

@@ -1,7 +1,8 @@
 //! `workflow_runs` and `workflow_node_results` rows, as both backends read
 //! and write them (see the `0008_runs.sql` / `0007_runs.sql` migrations,
 //! `0015_row_agents.sql` / `0014_row_agents.sql` for `agent_id`, and
-//! `0019_node_log.sql` / `0015_node_log.sql` for a step's log line).
+//! `0019_node_log.sql` / `0015_node_log.sql` for a step's log line,
+//! `0021_run_causes.sql` / `0017_run_causes.sql` for a run's cause and root).
 //! JSON values are text, numbers `bigint` (INTEGER), a slot's missing loop
 //! item -1. Reading back is strict, as for workflows: a value lf-workflow
 //! would refuse is a corrupt row (INTERNAL).
@@ -26,7 +27,8 @@ macro_rules! run_columns {
     () => {
         concat!(
             "id, workflow_id, version_id, version, workflow_owner, started_by, agent_id, origin, \
-             parent_run_id, resume_from, idempotency_key, global_model_id, created_at, cancel_requested_by, ",
+             parent_run_id, resume_from, idempotency_key, global_model_id, created_at, cancel_requested_by, \
+             caused_by, root_run_id, tree_full_at, ",
             crate::run::rows::state_columns!()
         )
     };
@@ -103,8 +105,9 @@ pub(crate) fn run(row: &impl Columns) -> LfResult<Run> {
         error,
     };
     let run_id = |col: &str| Ok::<_, lf_core::LfError>(row.value::<Option<Uuid>>(col)?.map(RunId::from_uuid));
+    let id = RunId::from_uuid(row.value("id")?);
     Ok(Run {
-        id: RunId::from_uuid(row.value("id")?),
+        id,
         workflow_id: WorkflowId::from_uuid(row.value("workflow_id")?),
         version_id: WorkflowVersionId::from_uuid(row.value("version_id")?),
         version: small(row.value("version")?, "workflow_runs.version")?,
@@ -113,6 +116,10 @@ pub(crate) fn run(row: &impl Columns) -> LfResult<Run> {
         agent: row.value::<Option<Uuid>>("agent_id")?.map(LenserId::from_uuid),
         origin: valid(RunOrigin::parse(row.text("origin")?), "workflow_runs.origin")?,
         parent_run_id: run_id("parent_run_id")?,
+        caused_by: run_id("caused_by")?,
+        // A run made before roots were kept is its own.
+        root_run_id: run_id("root_run_id")?.unwrap_or(id),
+        tree_full_at: row.opt_time("tree_full_at")?,
         idempotency_key: valid(
             row.value::<Option<String>>("idempotency_key")?
                 .map(|k| IdempotencyKey::parse("idempotency_key", &k))
@@ -143,7 +150,10 @@ pub(crate) fn bind_run<Q: Bind>(q: Q, r: &Run) -> Q {
         .put(r.idempotency_key.as_ref().map(|k| k.as_str().to_owned()))
         .put(r.global_model_id.clone())
         .put_time(r.created_at)
-        .put(r.cancel_requested_by.clone());
+        .put(r.cancel_requested_by.clone())
+        .put(r.caused_by.map(|id| id.as_uuid()))
+        .put(r.root_run_id.as_uuid())
+        .put_opt_time(r.tree_full_at);
     bind_state(q, &r.state)
 }
 

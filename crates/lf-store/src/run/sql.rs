@@ -23,7 +23,8 @@
 use lf_core::{LenserId, LfError, LfResult, Page, PageRequest, Timestamp, WorkflowId};
 use lf_workflow::engine::{NodeRun, RunState, Slot};
 use lf_workflow::run::{
-    Held, IDEMPOTENCY_WINDOW_MICROS, IdempotencyKey, Lease, LeaseToken, Run, RunFilter, RunId, run_not_found,
+    Caused, EventBounds, Held, IDEMPOTENCY_WINDOW_MICROS, IdempotencyKey, Lease, LeaseToken, Run, RunFilter,
+    RunId, run_not_found,
 };
 use sqlx::QueryBuilder;
 use uuid::Uuid;
@@ -60,7 +61,7 @@ const INSERT_RUN: &str = concat!(
     "INSERT INTO workflow_runs (",
     run_columns!(),
     ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, \
-     $21, $22, $23, $24, $25, $26)"
+     $21, $22, $23, $24, $25, $26, $27, $28, $29)"
 );
 const RUN_EXISTS: &str = "SELECT 1 AS taken FROM workflow_runs WHERE id = $1";
 const GET_RUN: &str = concat!("SELECT ", run_columns!(), " FROM workflow_runs WHERE id = $1");
@@ -80,6 +81,22 @@ const BY_KEY: &str = concat!(
 /// transaction ends. PostgreSQL only: on SQLite the write transaction
 /// already holds the database's write lock.
 const LOCK_KEY: &str = "SELECT pg_advisory_xact_lock(hashtextextended($1::text || ' ' || $2, 0))";
+/// Serializes the creations of runs that events start in tree `$1`, then
+/// those for starter `$2`, until the transaction ends (PostgreSQL only, as
+/// [`LOCK_KEY`]). Every such creation takes both in this order, so none
+/// waits for another in a cycle.
+const LOCK_TREE: &str = "SELECT pg_advisory_xact_lock(hashtextextended('tree ' || $1::text, 0))";
+const LOCK_STARTER: &str = "SELECT pg_advisory_xact_lock(hashtextextended('event starts ' || $1::text, 0))";
+/// Whether workflow `$2` has a run in the tree of root `$1`.
+const IN_TREE: &str =
+    "SELECT 1 AS found FROM workflow_runs WHERE workflow_id = $2 AND (id = $1 OR root_run_id = $1) LIMIT 1";
+/// How many runs root `$1` caused.
+const TREE_SIZE: &str = "SELECT count(*) AS n FROM workflow_runs WHERE root_run_id = $1 AND id <> $1";
+/// Records on root `$1`, once, that its tree was full at `$2`.
+const TREE_FULL: &str = "UPDATE workflow_runs SET tree_full_at = $2 WHERE id = $1 AND tree_full_at IS NULL";
+/// How many runs events started for `$1` after `$2`.
+const EVENT_STARTS: &str = "SELECT count(*) AS n FROM workflow_runs WHERE started_by = $1 AND origin = 'event' \
+     AND created_at > $2";
 /// The channel other processes' runners listen on (PostgreSQL only); a
 /// notification is delivered when its transaction commits.
 pub(crate) const CHANNEL: &str = "lf_workflow_runs";
@@ -195,6 +212,48 @@ fn run_taken(id: RunId) -> String {
 }
 
 pub(crate) async fn create_run<C: Conn>(conn: &mut C, r: &Run) -> LfResult<(Run, bool)> {
+    if let Some(first) = taken_key(conn, r).await? {
+        return Ok((first, false));
+    }
+    insert(conn, bind_run(query(INSERT_RUN), r), || run_taken(r.id)).await?;
+    notify(conn, r.id).await?;
+    Ok((header(r), true))
+}
+
+/// See [`lf_workflow::run::RunStore::create_caused`]; in a write transaction.
+pub(crate) async fn create_caused<C: Conn>(conn: &mut C, r: &Run, bounds: EventBounds) -> LfResult<Caused> {
+    if let Some(first) = taken_key(conn, r).await? {
+        return Ok(Caused::Made(Box::new(first), false));
+    }
+    let root = r.root_run_id.as_uuid();
+    if <C::Database as Dialect>::BACKEND == Backend::Postgres {
+        execute(conn, query(LOCK_TREE).put(root)).await?;
+        execute(conn, query(LOCK_STARTER).put(r.started_by.as_uuid())).await?;
+    }
+    let q = query(IN_TREE).put(root).put(r.workflow_id.as_uuid());
+    if row_of(conn, q, |_| Ok(())).await?.is_some() {
+        return Ok(Caused::InTree);
+    }
+    let count =
+        |row: &_| -> LfResult<u64> { Ok(u64::try_from(Columns::value::<i64>(row, "n")?).unwrap_or(0)) };
+    let size = row_of(conn, query(TREE_SIZE).put(root), count).await?.unwrap_or(0);
+    if size >= bounds.tree_max {
+        let first = execute(conn, query(TREE_FULL).put(root).put_time(r.created_at)).await? == 1;
+        return Ok(Caused::TreeFull { first });
+    }
+    let since = r.created_at.plus_micros(-60_000_000);
+    let q = query(EVENT_STARTS).put(r.started_by.as_uuid()).put_time(since);
+    if row_of(conn, q, count).await?.unwrap_or(0) >= bounds.per_minute {
+        return Ok(Caused::TooFast);
+    }
+    insert(conn, bind_run(query(INSERT_RUN), r), || run_taken(r.id)).await?;
+    notify(conn, r.id).await?;
+    Ok(Caused::Made(Box::new(header(r)), true))
+}
+
+/// The run an earlier creation made with `r`'s key, if any (none without
+/// one), holding the key's lock on PostgreSQL; CONFLICT when `r`'s id is taken.
+async fn taken_key<C: Conn>(conn: &mut C, r: &Run) -> LfResult<Option<Run>> {
     if let Some(key) = &r.idempotency_key {
         if <C::Database as Dialect>::BACKEND == Backend::Postgres {
             let lock = query(LOCK_KEY).put(r.workflow_id.as_uuid()).put(key.as_str().to_owned());
@@ -204,13 +263,9 @@ pub(crate) async fn create_run<C: Conn>(conn: &mut C, r: &Run) -> LfResult<(Run,
         if row_of(conn, query(RUN_EXISTS).put(r.id.as_uuid()), |_| Ok(())).await?.is_some() {
             return Err(LfError::conflict(run_taken(r.id)));
         }
-        if let Some(first) = by_key(conn, r.workflow_id, r.started_by, key, r.created_at).await? {
-            return Ok((first, false));
-        }
+        return by_key(conn, r.workflow_id, r.started_by, key, r.created_at).await;
     }
-    insert(conn, bind_run(query(INSERT_RUN), r), || run_taken(r.id)).await?;
-    notify(conn, r.id).await?;
-    Ok((header(r), true))
+    Ok(None)
 }
 
 /// Tells the runners of other processes that run `id` may be due, or

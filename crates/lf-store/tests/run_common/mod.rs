@@ -12,7 +12,9 @@ use std::sync::Arc;
 
 use lf_core::{Clock, LenserId, PageRequest, SystemClock, Timestamp};
 use lf_workflow::engine::{Limits, RunState, RunStatus};
-use lf_workflow::run::{IdempotencyKey, Lease, Run, RunFilter, RunId, RunOrigin, RunStore};
+use lf_workflow::run::{
+    Caused, EventBounds, IdempotencyKey, Lease, Run, RunFilter, RunId, RunOrigin, RunStore,
+};
 use lf_workflow::{WorkflowStore, WorkflowVersion};
 use serde_json::json;
 
@@ -22,8 +24,9 @@ const LEASE_MS: u64 = 600_000;
 
 /// A pending run of `v`, made at `at`.
 fn pending_run(v: &WorkflowVersion, at: Timestamp, key: Option<&IdempotencyKey>) -> Run {
+    let id = RunId::new();
     Run {
-        id: RunId::new(),
+        id,
         workflow_id: v.workflow_id,
         version_id: v.id,
         version: v.number,
@@ -32,6 +35,9 @@ fn pending_run(v: &WorkflowVersion, at: Timestamp, key: Option<&IdempotencyKey>)
         agent: None,
         origin: RunOrigin::Manual,
         parent_run_id: None,
+        caused_by: None,
+        root_run_id: id,
+        tree_full_at: None,
         idempotency_key: key.cloned(),
         global_model_id: None,
         resume_from: None,
@@ -80,6 +86,61 @@ pub async fn racing_creates_with_one_key(stores: &[Arc<dyn RunStore>], workflows
     assert_eq!(listed.total, 1, "one run is stored");
     let leases = store.claim("race-cleanup", now, LEASE_MS, 10_000).await.unwrap();
     end_all(store.as_ref(), &leases).await;
+}
+
+/// Twenty tasks each make a run that an event starts in one tree (tree
+/// bound 5), then twenty more each a run that is its own root for one
+/// starter (5 a minute): each bound holds exactly, and the full tree is
+/// recorded on its root once.
+pub async fn racing_caused(stores: &[Arc<dyn RunStore>], workflows: &dyn WorkflowStore) {
+    let bounds = EventBounds { tree_max: 5, per_minute: 5 };
+    let now = SystemClock.now();
+    let root_v = stored_workflow(workflows, LenserId::new()).await;
+    let root = pending_run(&root_v, now, None);
+    stores[0].create_run(&root).await.unwrap();
+    let race = |runs: Vec<Run>| {
+        let tasks: Vec<_> = runs
+            .into_iter()
+            .enumerate()
+            .map(|(i, run)| {
+                let store = stores[i % stores.len()].clone();
+                tokio::spawn(async move { store.create_caused(&run, bounds).await.unwrap() })
+            })
+            .collect();
+        async move {
+            let mut out = Vec::new();
+            for t in tasks {
+                out.push(t.await.unwrap());
+            }
+            out
+        }
+    };
+    let mut followers = Vec::new();
+    for i in 0..20 {
+        let v = stored_workflow(workflows, LenserId::new()).await;
+        let mut run = pending_run(&v, now.plus_micros(i + 1), None);
+        run.origin = RunOrigin::Event;
+        (run.caused_by, run.root_run_id) = (Some(root.id), root.id);
+        followers.push(run);
+    }
+    let got = race(followers).await;
+    let made = got.iter().filter(|c| matches!(c, Caused::Made(_, true))).count();
+    let first = got.iter().filter(|c| **c == Caused::TreeFull { first: true }).count();
+    assert_eq!((made, first), (5, 1), "five runs in the tree, the skip recorded once: {got:?}");
+    assert!(stores[0].get_run(root.id).await.unwrap().tree_full_at.is_some());
+
+    let owner = LenserId::new();
+    let mut lone = Vec::new();
+    for i in 0..20 {
+        let v = stored_workflow(workflows, owner).await;
+        lone.push(Run { origin: RunOrigin::Event, ..pending_run(&v, now.plus_micros(100 + i), None) });
+    }
+    let got = race(lone).await;
+    let made = got.iter().filter(|c| matches!(c, Caused::Made(_, true))).count();
+    let fast = got.iter().filter(|c| **c == Caused::TooFast).count();
+    assert_eq!((made, fast), (5, 15), "five a minute for one starter: {got:?}");
+    let leases = stores[0].claim("race-cleanup", now.plus_micros(1_000), LEASE_MS, 10_000).await.unwrap();
+    end_all(stores[0].as_ref(), &leases).await;
 }
 
 /// Claim loops, two tasks on each store, over 200 pending runs: every run

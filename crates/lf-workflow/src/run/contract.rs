@@ -19,7 +19,7 @@ use std::sync::Arc;
 use lf_core::{ErrorCode, LenserId, PageRequest, Timestamp, WorkflowId};
 use serde_json::json;
 
-use super::model::{Held, IdempotencyKey, Run, RunFilter, RunId, RunOrigin};
+use super::model::{Caused, Held, IdempotencyKey, Run, RunFilter, RunId, RunOrigin};
 use super::store::RunStore;
 use crate::contract::Fixture;
 use crate::engine::{
@@ -34,6 +34,7 @@ pub async fn suite(runs: Arc<dyn RunStore>, workflows: Arc<dyn WorkflowStore>) {
     round_trip(r, w).await;
     agents(r, w).await;
     idempotency(r, w).await;
+    caused(r, w).await;
     claims_and_leases(r, w).await;
     release_and_wake(r, w).await;
     cancel_requests(r, w).await;
@@ -81,8 +82,9 @@ impl Ctx {
         starter: LenserId,
     ) -> Run {
         let created_at = self.now();
+        let id = RunId::new();
         Run {
-            id: RunId::new(),
+            id,
             workflow_id: on.0,
             version_id: on.1,
             version: 1,
@@ -91,6 +93,9 @@ impl Ctx {
             agent: None,
             origin: RunOrigin::Manual,
             parent_run_id: None,
+            caused_by: None,
+            root_run_id: id,
+            tree_full_at: None,
             idempotency_key: None,
             global_model_id: None,
             resume_from: None,
@@ -296,6 +301,56 @@ async fn idempotency(r: &dyn RunStore, w: &dyn WorkflowStore) {
         Some(later.id)
     );
     finish(r, &[first.id, bobs.id, elsewhere.id, later.id], later.created_at).await;
+}
+
+/// Runs events start: one per workflow in a causal tree, at most
+/// `tree_max` besides the root (the skip recorded on the root once), at
+/// most `per_minute` for one starter in any minute.
+async fn caused(r: &dyn RunStore, w: &dyn WorkflowStore) {
+    let mut c = Ctx::new();
+    let alice = LenserId::new();
+    let mut wfs = Vec::new();
+    for _ in 0..5 {
+        wfs.push(c.workflow(w, alice).await);
+    }
+    let root = create(r, &c.run(wfs[0], alice, alice)).await;
+    let bounds = super::EventBounds { tree_max: 2, per_minute: 3 };
+    let follower = |c: &mut Ctx, wf| {
+        let mut run = c.run(wf, alice, alice);
+        run.origin = RunOrigin::Event;
+        (run.parent_run_id, run.caused_by, run.root_run_id) = (Some(root.id), Some(root.id), root.id);
+        run
+    };
+    let make = |run: &Run| {
+        let run = run.clone();
+        async move { r.create_caused(&run, bounds).await }
+    };
+    assert_eq!(make(&follower(&mut c, wfs[0])).await.unwrap(), Caused::InTree, "the root's workflow");
+    let one = follower(&mut c, wfs[1]);
+    assert_eq!(make(&one).await.unwrap(), Caused::Made(Box::new(one.clone()), true));
+    assert_eq!(r.get_run(one.id).await.unwrap(), one, "cause and root read back as written");
+    let again = follower(&mut c, wfs[1]);
+    assert_eq!(make(&again).await.unwrap(), Caused::InTree, "a workflow runs once per tree");
+    assert_eq!(code(r.get_run(again.id).await), ErrorCode::NotFound, "nothing was written");
+    let two = follower(&mut c, wfs[2]);
+    assert_eq!(make(&two).await.unwrap(), Caused::Made(Box::new(two.clone()), true));
+    let full = follower(&mut c, wfs[3]);
+    assert_eq!(make(&full).await.unwrap(), Caused::TreeFull { first: true });
+    assert_eq!(make(&follower(&mut c, wfs[4])).await.unwrap(), Caused::TreeFull { first: false });
+    assert_eq!(r.get_run(root.id).await.unwrap().tree_full_at, Some(full.created_at), "recorded once");
+
+    // Two of alice's runs were started by events; a third is her last this minute.
+    let lone = |c: &mut Ctx, wf| Run { origin: RunOrigin::Event, ..c.run(wf, alice, alice) };
+    let third = lone(&mut c, wfs[3]);
+    assert!(matches!(make(&third).await.unwrap(), Caused::Made(_, true)), "a run that is its own root");
+    assert_eq!(make(&lone(&mut c, wfs[4])).await.unwrap(), Caused::TooFast);
+    let bob = LenserId::new();
+    let theirs = Run { origin: RunOrigin::Event, ..c.run(wfs[4], alice, bob) };
+    assert!(matches!(make(&theirs).await.unwrap(), Caused::Made(_, true)), "the bound is per starter");
+    let mut later = lone(&mut c, wfs[4]);
+    later.created_at = third.created_at.plus_micros(60_000_001);
+    assert!(matches!(make(&later).await.unwrap(), Caused::Made(_, true)), "a minute later");
+    finish(r, &[root.id, one.id, two.id, third.id, theirs.id, later.id], later.created_at).await;
 }
 
 async fn claims_and_leases(r: &dyn RunStore, w: &dyn WorkflowStore) {

@@ -6,7 +6,9 @@ use std::sync::Mutex;
 use async_trait::async_trait;
 use lf_core::{LenserId, LfError, LfResult, Page, PageRequest, Timestamp, WorkflowId};
 
-use super::model::{Held, IdempotencyKey, Lease, LeaseToken, Run, RunFilter, RunId};
+use super::model::{
+    Caused, EventBounds, Held, IdempotencyKey, Lease, LeaseToken, Run, RunFilter, RunId, RunOrigin,
+};
 use super::store::RunStore;
 use super::{IDEMPOTENCY_WINDOW_MICROS, run_not_found};
 use crate::engine::{NodeRun, RunState, Slot};
@@ -107,6 +109,45 @@ impl RunStore for MemoryRunStore {
         let stored = header(run);
         rows.insert(run.id, Row { run: stored.clone(), slots: BTreeMap::new(), lease: None, wake_at: None });
         Ok((stored, true))
+    }
+
+    async fn create_caused(&self, run: &Run, bounds: EventBounds) -> LfResult<Caused> {
+        let mut rows = self.rows();
+        if rows.contains_key(&run.id) {
+            return Err(LfError::conflict(format!("run {} already exists", run.id)));
+        }
+        if let Some(key) = &run.idempotency_key
+            && let Some(first) = by_key(&rows, run.workflow_id, run.started_by, key, run.created_at)
+        {
+            return Ok(Caused::Made(Box::new(first), false));
+        }
+        let root = run.root_run_id;
+        let tree = || rows.values().map(|r| &r.run).filter(|r| r.id == root || r.root_run_id == root);
+        if tree().any(|r| r.workflow_id == run.workflow_id) {
+            return Ok(Caused::InTree);
+        }
+        if tree().filter(|r| r.id != root).count() as u64 >= bounds.tree_max {
+            let first = match rows.get_mut(&root) {
+                Some(r) if r.run.tree_full_at.is_none() => {
+                    r.run.tree_full_at = Some(run.created_at);
+                    true
+                }
+                _ => false,
+            };
+            return Ok(Caused::TreeFull { first });
+        }
+        let since = run.created_at.as_micros() - 60_000_000;
+        let lately = rows
+            .values()
+            .filter(|r| r.run.origin == RunOrigin::Event && r.run.started_by == run.started_by)
+            .filter(|r| r.run.created_at.as_micros() > since)
+            .count() as u64;
+        if lately >= bounds.per_minute {
+            return Ok(Caused::TooFast);
+        }
+        let stored = header(run);
+        rows.insert(run.id, Row { run: stored.clone(), slots: BTreeMap::new(), lease: None, wake_at: None });
+        Ok(Caused::Made(Box::new(stored), true))
     }
 
     async fn get_run(&self, id: RunId) -> LfResult<Run> {

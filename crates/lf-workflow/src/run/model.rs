@@ -85,6 +85,15 @@ pub struct Run {
     pub agent: Option<LenserId>,
     pub origin: RunOrigin,
     pub parent_run_id: Option<RunId>,
+    /// The run whose end (a run event) started it.
+    pub caused_by: Option<RunId>,
+    /// The first run of its causal tree: the run it was caused by, or the
+    /// sub-run's or team run's parent, leads up to it; a run nothing caused
+    /// (a manual run, a retry, a schedule) is its own root.
+    pub root_run_id: RunId,
+    /// When its tree reached [`EventBounds::tree_max`] runs and the next
+    /// follower was not started (set once, on the root).
+    pub tree_full_at: Option<Timestamp>,
     pub idempotency_key: Option<IdempotencyKey>,
     /// Overrides the model of every AI step.
     pub global_model_id: Option<String>,
@@ -108,8 +117,9 @@ impl Run {
         created_at: Timestamp,
         state: RunState,
     ) -> Run {
+        let id = RunId::new();
         Run {
-            id: RunId::new(),
+            id,
             workflow_id: workflow.id,
             version_id: version.id,
             version: version.number,
@@ -118,6 +128,9 @@ impl Run {
             agent: None,
             origin,
             parent_run_id: None,
+            caused_by: None,
+            root_run_id: id,
+            tree_full_at: None,
             idempotency_key: None,
             global_model_id: None,
             resume_from: None,
@@ -135,6 +148,36 @@ impl Run {
     pub fn may_control(&self, who: LenserId) -> bool {
         who == self.started_by || who == self.workflow_owner
     }
+}
+
+/// What bounds the runs that events start ([`super::RunStore::create_caused`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EventBounds {
+    /// The most runs one root may cause in all, its tree's runs but itself.
+    pub tree_max: u64,
+    /// The most runs events may start for one lenser in any minute.
+    pub per_minute: u64,
+}
+
+impl Default for EventBounds {
+    fn default() -> Self {
+        EventBounds { tree_max: 100, per_minute: 60 }
+    }
+}
+
+/// What came of a run an event would start ([`super::RunStore::create_caused`]).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Caused {
+    /// Made, or found by its idempotency key (`false`).
+    Made(Box<Run>, bool),
+    /// Its workflow already has a run in the tree: no cycle runs through it.
+    InTree,
+    /// The tree has [`EventBounds::tree_max`] runs; `first` when this skip
+    /// is the one recorded on the root.
+    TreeFull { first: bool },
+    /// Its starter had [`EventBounds::per_minute`] runs started by events
+    /// in the last minute.
+    TooFast,
 }
 
 /// Which runs to list.

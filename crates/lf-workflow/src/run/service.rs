@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use super::form::check_form_inputs;
 use super::inputs::check_start;
-use super::model::{IdempotencyKey, Run, RunFilter, RunId, RunOrigin};
+use super::model::{Caused, EventBounds, IdempotencyKey, Run, RunFilter, RunId, RunOrigin};
 use super::run_not_found;
 use super::store::RunStore;
 use super::visibility::RunScope;
@@ -51,6 +51,17 @@ impl RunSignal for NoSignal {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RunDefaults {
     pub limits: Limits,
+    /// What bounds the runs events start ([`RunService::start_caused`]).
+    pub events: EventBounds,
+}
+
+/// How a new run is linked to the runs before it.
+#[derive(Clone, Copy, Default)]
+struct Links {
+    parent: Option<RunId>,
+    caused_by: Option<RunId>,
+    /// Its tree's root; `None`: it is its own.
+    root: Option<RunId>,
 }
 
 /// What `run_workflow` asks for.
@@ -132,7 +143,7 @@ impl RunService {
     /// not validate, the inputs do not fit its form, or they are too large,
     /// too deep or hold a secret.
     pub async fn start(&self, p: &Principal, s: StartRun) -> LfResult<Started> {
-        self.start_with(p, RunOrigin::Manual, None, s).await
+        self.start_with(p, RunOrigin::Manual, Links::default(), s).await
     }
 
     /// Starts a run for a trigger of the workflow itself (its schedule,
@@ -150,7 +161,33 @@ impl RunService {
         s: StartRun,
     ) -> LfResult<Started> {
         let as_owner = Principal::Lenser { id: owner, scopes: lf_core::Scopes::READ_WRITE };
-        self.start_with(&as_owner, origin, parent, s).await
+        let root = self.root_of(parent).await?;
+        self.start_with(&as_owner, origin, Links { parent, caused_by: None, root }, s).await
+    }
+
+    /// Starts a run for an event that a workflow owned by `owner` follows,
+    /// as [`RunService::start_triggered`] with [`RunOrigin::Event`]; `cause`
+    /// is the run whose end the event is (`None` for other events): the new
+    /// run is `caused_by` it and in its tree. Not started, saying why, when
+    /// the workflow already has a run in that tree, the tree is full, or
+    /// the owner's event-started runs of the last minute reach their bound
+    /// ([`RunDefaults::events`], [`RunStore::create_caused`]).
+    pub async fn start_caused(&self, owner: LenserId, cause: Option<&Run>, s: StartRun) -> LfResult<Caused> {
+        let as_owner = Principal::Lenser { id: owner, scopes: lf_core::Scopes::READ_WRITE };
+        let links = Links {
+            parent: cause.map(|c| c.id),
+            caused_by: cause.map(|c| c.id),
+            root: cause.map(|c| c.root_run_id),
+        };
+        self.make(&as_owner, RunOrigin::Event, links, s, Some(self.defaults.events)).await
+    }
+
+    /// The root of `parent`'s tree, when there is a parent.
+    async fn root_of(&self, parent: Option<RunId>) -> LfResult<Option<RunId>> {
+        match parent {
+            Some(p) => Ok(Some(self.runs.get_run(p).await?.root_run_id)),
+            None => Ok(None),
+        }
     }
 
     /// Starts a run for a call of the workflow's webhook: `secret` must be
@@ -203,7 +240,8 @@ impl RunService {
             Some(agent_id) => Principal::Agent { agent_id, owner: parent.started_by },
             None => Principal::Lenser { id: parent.started_by, scopes: lf_core::Scopes::READ_WRITE },
         };
-        self.start_with(&as_starter, RunOrigin::SubWorkflow, Some(parent.id), s).await
+        let links = Links { parent: Some(parent.id), caused_by: None, root: Some(parent.root_run_id) };
+        self.start_with(&as_starter, RunOrigin::SubWorkflow, links, s).await
     }
 
     /// Starts the workflow run of an agent's team run ([`RunOrigin::Team`])
@@ -219,16 +257,32 @@ impl RunService {
         s: StartRun,
     ) -> LfResult<Started> {
         let as_agent = Principal::Agent { agent_id, owner };
-        self.start_with(&as_agent, RunOrigin::Team, parent, s).await
+        let root = self.root_of(parent).await?;
+        self.start_with(&as_agent, RunOrigin::Team, Links { parent, caused_by: None, root }, s).await
     }
 
     async fn start_with(
         &self,
         p: &Principal,
         origin: RunOrigin,
-        parent_run_id: Option<RunId>,
+        links: Links,
         s: StartRun,
     ) -> LfResult<Started> {
+        match self.make(p, origin, links, s, None).await? {
+            Caused::Made(run, created) => Ok(Started { run: *run, created }),
+            other => Err(LfError::internal(format!("a run not bounded by events was not made: {other:?}"))),
+        }
+    }
+
+    /// Makes the run; with `bounds`, one an event starts ([`RunStore::create_caused`]).
+    async fn make(
+        &self,
+        p: &Principal,
+        origin: RunOrigin,
+        links: Links,
+        s: StartRun,
+        bounds: Option<EventBounds>,
+    ) -> LfResult<Caused> {
         check_start(&s)?;
         let workflow_id = s
             .workflow_id
@@ -240,7 +294,7 @@ impl RunService {
         if let Some(key) = &s.idempotency_key
             && let Some(first) = self.runs.find_by_key(workflow_id, starter, key, now).await?
         {
-            return Ok(Started { run: first, created: false });
+            return Ok(Caused::Made(Box::new(first), false));
         }
         let plan = Plan::new(&version).map_err(|e| {
             LfError::invalid_argument(format!(
@@ -274,18 +328,26 @@ impl RunService {
             limits.budget_credits = s.budget_credits;
         }
         let state = RunState::new(Value::Object(inputs), limits);
-        let run = Run {
+        let mut run = Run {
             agent: p.agent(),
-            parent_run_id,
+            parent_run_id: links.parent,
+            caused_by: links.caused_by,
             idempotency_key: s.idempotency_key,
             global_model_id: s.global_model_id,
             ..Run::new(&workflow, &version, starter, origin, now, state)
         };
-        let (run, created) = self.runs.create_run(&run).await?;
-        if created {
+        run.root_run_id = links.root.unwrap_or(run.id);
+        let made = match bounds {
+            Some(b) => self.runs.create_caused(&run, b).await?,
+            None => {
+                let (run, created) = self.runs.create_run(&run).await?;
+                Caused::Made(Box::new(run), created)
+            }
+        };
+        if let Caused::Made(run, true) = &made {
             self.signal.started(run.id);
         }
-        Ok(Started { run, created })
+        Ok(made)
     }
 
     /// Records a lens that `run_lens` resolved for a workflow: a run of the

@@ -5,7 +5,7 @@
 use async_trait::async_trait;
 use lf_core::{LenserId, LfResult, Page, PageRequest, Timestamp};
 
-use super::model::{Held, IdempotencyKey, Lease, Run, RunFilter, RunId};
+use super::model::{Caused, EventBounds, Held, IdempotencyKey, Lease, Run, RunFilter, RunId};
 use crate::engine::{NodeRun, RunState, Slot};
 use lf_core::WorkflowId;
 
@@ -41,6 +41,20 @@ pub trait RunStore: Send + Sync {
     /// one run. A key is its starter's: another lenser's run is never
     /// returned for it.
     async fn create_run(&self, run: &Run) -> LfResult<(Run, bool)>;
+
+    /// Stores a new run that an event starts (its origin `event`), as
+    /// [`RunStore::create_run`] does, unless, in this order: its workflow
+    /// already has a run in the causal tree of `run.root_run_id` (the root
+    /// or a run whose root it is): [`Caused::InTree`]; the tree has
+    /// `bounds.tree_max` runs besides its root: [`Caused::TreeFull`], and
+    /// the root's `tree_full_at` is set to `run.created_at` if it was not
+    /// (`first` when this call set it); its starter has `bounds.per_minute`
+    /// runs of origin `event` made in the minute before `run.created_at`:
+    /// [`Caused::TooFast`]. The checks and the write are one transaction,
+    /// exclusive of other such creations in the same tree and for the same
+    /// starter (in every process on the database), so that no bound is
+    /// passed by creations racing each other.
+    async fn create_caused(&self, run: &Run, bounds: EventBounds) -> LfResult<Caused>;
 
     /// The run, with `state.slots` empty.
     async fn get_run(&self, id: RunId) -> LfResult<Run>;

@@ -34,15 +34,20 @@ pub struct RunStatusOut {
     pub cancel_requested_by: Option<String>,
     /// The AI Lenser that started it for its owner (null when a person did).
     pub by_agent: Option<String>,
+    /// The run whose end started it through an event (null: none).
+    pub caused_by: Option<String>,
+    /// The first run of its causal tree; its own id when uncaused.
+    pub root_run_id: String,
+    /// On a root: when its tree reached its bound of runs.
+    pub event_tree_full_at: Option<String>,
 }
 
 impl Tool for GetWorkflowRunStatus {
     const NAME: &'static str = "get_workflow_run_status";
     const TITLE: &'static str = "Get a workflow run's status";
     const SAFETY: Safety = Safety::Read;
-    const DESCRIPTION: &'static str = "Poll a run: its status, credits spent and model cost; a completed run's result, a failed one's error (get_workflow_run_logs shows each step).";
-    const DIFFERS_FROM_SPEC: &'static str =
-        "Adds workflow_id, version, error, result and cancel_requested_by.";
+    const DESCRIPTION: &'static str = "Poll a run: status, credits and model cost; a completed run's result or a failed one's error (get_workflow_run_logs: each step).";
+    const DIFFERS_FROM_SPEC: &'static str = "Adds workflow_id, version, error, result, cancel_requested_by, caused_by, root_run_id and event_tree_full_at.";
     type Input = RunIdIn;
     type Output = RunStatusOut;
 
@@ -73,6 +78,9 @@ impl From<&Run> for RunStatusOut {
             result: s.result.clone().filter(|_| s.status == RunStatus::Completed).map(redacted),
             cancel_requested_by: run.cancel_requested_by.clone(),
             by_agent: run.agent.map(|a| a.to_string()),
+            caused_by: run.caused_by.map(|c| c.to_string()),
+            root_run_id: run.root_run_id.to_string(),
+            event_tree_full_at: time(run.tree_full_at),
         }
     }
 }

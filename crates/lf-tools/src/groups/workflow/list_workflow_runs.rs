@@ -23,7 +23,7 @@ impl Tool for ListWorkflowRuns {
     const NAME: &'static str = "list_workflow_runs";
     const TITLE: &'static str = "List workflow runs";
     const SAFETY: Safety = Safety::Read;
-    const DESCRIPTION: &'static str = "List runs newest first: of one workflow, those you may read (yours; all if you own it or its runs are public), or without workflow_id the runs you started or whose workflow you own.";
+    const DESCRIPTION: &'static str = "List runs newest first: of a workflow, yours (all if you own it or its runs are public); without workflow_id, those you started or whose workflow you own.";
     const DIFFERS_FROM_SPEC: &'static str = "Not in the hosted original's reference documents.";
     type Input = ListWorkflowRunsIn;
     type Output = PageOut<RunSummaryOut>;
