@@ -90,3 +90,64 @@ fn excerpt_around(text: &str, secret: &str) -> String {
         .collect::<Vec<_>>()
         .join("\n")
 }
+
+/// A workflow step that names a credential in a header or a query
+/// parameter is refused when it is created or updated, pointing
+/// at saved connections; one stored before the rule shows those values
+/// redacted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn credential_names_in_step_config_are_refused_by_rule() {
+    let home = Home::new();
+    let mut log = Vec::new();
+    home.admin(&["create-lenser", "--handle", "ops"], "a long password here\n", &[], &mut log);
+    let token = home.admin(&["issue-token", "--handle", "ops", "--scope", "write"], "", &[], &mut log);
+    let served = home.serve(&["--sessions"], &[]);
+    let mut s = process::Session::open(&served.base, token.trim()).await;
+    let blueprint = |config: serde_json::Value| {
+        json!({"title": "Fetch", "steps": [
+            {"key": "start", "kind": "trigger", "name": "Start", "node_type": "manual_trigger"},
+            {"key": "get", "kind": "tool", "name": "Get", "node_type": "http_request", "config": config}
+        ], "connections": [{"from_step": "start", "to_step": "get", "input_parameter": "input"}]})
+    };
+    let url = "https://api.example.com/v1/items";
+    let kept = s
+        .ok("create_workflow", blueprint(json!({"url": url, "headers": {"X-Trace": "stored-value-41"}})))
+        .await;
+    let id = kept["id"].as_str().unwrap().to_owned();
+    let mut refused = Vec::new();
+    for name in ["X-API-Key", "Api-Key", "X-Auth-Token", "X-Access-Token", "Cookie", "Proxy-Authorization"] {
+        refused.push(json!({"url": url, "headers": {"Accept": "application/json", name: "v"}}));
+    }
+    refused.push(json!({"url": format!("{url}?page=2&Access.Token=v")}));
+    refused.push(json!({"url": url, "query": {"client_SECRET": "v"}}));
+    refused.push(json!({"url": url, "params": {"X-Amz-Signature": "v"}}));
+    for config in refused {
+        for (tool, mut arguments) in
+            [("create_workflow", blueprint(config.clone())), ("update_workflow", blueprint(config.clone()))]
+        {
+            if tool == "update_workflow" {
+                arguments["workflow_id"] = json!(id);
+                arguments.as_object_mut().unwrap().remove("title");
+            }
+            let result = s.call(tool, arguments).await;
+            let text = result.to_string();
+            let refused_here =
+                result["isError"] == json!(true) || result["structuredContent"]["valid"] == json!(false);
+            assert!(refused_here, "{tool} refuses {config}: {text}");
+            assert!(text.contains("names a credential") && text.contains("connection"), "{tool}: {text}");
+        }
+    }
+
+    // A version stored before the rule: its credential-named values are not shown.
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", home.database().display())).await.unwrap();
+    sqlx::query("UPDATE workflow_nodes SET config = replace(config, 'X-Trace', 'X-Api-Key')")
+        .execute(&pool)
+        .await
+        .unwrap();
+    pool.close().await;
+    let graph = s.ok("get_workflow_graph", json!({"workflow_id": id})).await.to_string();
+    assert!(graph.contains("X-Api-Key") && graph.contains("[redacted]"), "{graph}");
+    assert!(!graph.contains("stored-value-41"), "{graph}");
+    drop(s);
+    served.stop();
+}
