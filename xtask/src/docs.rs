@@ -275,6 +275,7 @@ A connection's `output_key` picks a field of the upstream output (or a `$` JSONP
 and feeds it to an `input_parameter` of the downstream step. See the README's workflow section for a whole blueprint.\n",
         entries.len()
     );
+    let _ = writeln!(out, "{}\n", lf_workflow::secrets::CREDENTIAL_NAMES_RULE);
     for c in Category::ALL {
         let of: Vec<_> = entries.iter().filter(|e| e.category == *c).collect();
         let _ = writeln!(out, "## {c} ({})\n", of.len());

@@ -263,3 +263,40 @@ fn a_bad_configuration_file_stops_start_up_naming_the_key() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("LENSERFIGHT_CONFIG (--config)") && stderr.contains("missing.toml"), "{stderr}");
 }
+
+/// `RUST_LOG` is the filter when `LENSERFIGHT_LOG` is unset, as in any
+/// Rust program; `LENSERFIGHT_LOG` wins when both are set.
+#[test]
+fn rust_log_is_honoured_unless_lenserfight_log_is_set() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite:{}", dir.path().join("x.db").display());
+    let stderr = |env: &[(&str, &str)]| {
+        let mut cmd = Command::new(BIN);
+        cmd.env_remove("LENSERFIGHT_LOG")
+            .env_remove("RUST_LOG")
+            .env_remove("LENSERFIGHT_CONFIG")
+            .env_remove("LENSERFIGHT_LENSER_ID")
+            .env("XDG_CONFIG_HOME", dir.path())
+            .env("LENSERFIGHT_DATABASE_URL", &url);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = cmd.stdin(Stdio::null()).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let debug = |s: &str| s.lines().any(|l| l.contains(" DEBUG "));
+    let by_rust_log = stderr(&[("RUST_LOG", "debug")]);
+    assert!(debug(&by_rust_log), "RUST_LOG=debug logs at debug: {by_rust_log}");
+    let both = stderr(&[("RUST_LOG", "debug"), ("LENSERFIGHT_LOG", "info")]);
+    assert!(!debug(&both) && both.contains(" INFO "), "LENSERFIGHT_LOG wins: {both}");
+    let neither = stderr(&[]);
+    assert!(!debug(&neither) && neither.contains(" INFO "), "info by default: {neither}");
+    let bad = {
+        let mut cmd = Command::new(BIN);
+        cmd.env_remove("LENSERFIGHT_LOG").env("RUST_LOG", "info,[[[").env("XDG_CONFIG_HOME", dir.path());
+        cmd.env("LENSERFIGHT_DATABASE_URL", &url).stdin(Stdio::null()).output().unwrap()
+    };
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("RUST_LOG"), "a bad RUST_LOG is named");
+}

@@ -36,9 +36,9 @@ pub struct CommonArgs {
     #[arg(long, env = "LENSERFIGHT_READ_ONLY")]
     pub read_only: bool,
 
-    /// Log filter (tracing syntax), e.g. info or lf_store=debug. Logs go to stderr.
-    #[arg(long, env = "LENSERFIGHT_LOG", default_value = "info,rmcp=warn")]
-    pub log: String,
+    /// Log filter (tracing syntax), e.g. info or lf_store=debug; logs go to stderr [default: RUST_LOG when set, else info]
+    #[arg(long, env = "LENSERFIGHT_LOG")]
+    pub log: Option<String>,
 
     /// Write logs as JSON lines.
     #[arg(long, env = "LENSERFIGHT_LOG_JSON")]
@@ -106,6 +106,31 @@ pub struct CommonArgs {
     pub from_file: FromFile,
 }
 
+/// The log filter when no setting names one.
+pub const DEFAULT_LOG: &str = "info";
+
+/// Where the log filter came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LogSource {
+    /// `--log`, `LENSERFIGHT_LOG` or the configuration file, in clap's order.
+    Setting,
+    /// `RUST_LOG`, read when the setting is unset, as Rust programs do.
+    RustLog,
+    Default,
+}
+
+/// The log filter: `--log`, then `LENSERFIGHT_LOG`, then the configuration
+/// file (all three are `setting`), then `RUST_LOG`, then [`DEFAULT_LOG`].
+/// An empty value counts as unset.
+fn log_filter<'a>(setting: Option<&'a str>, rust_log: Option<&'a str>) -> (&'a str, LogSource) {
+    let given = |v: Option<&'a str>| v.filter(|v| !v.trim().is_empty());
+    match (given(setting), given(rust_log)) {
+        (Some(s), _) => (s, LogSource::Setting),
+        (None, Some(r)) => (r, LogSource::RustLog),
+        (None, None) => (DEFAULT_LOG, LogSource::Default),
+    }
+}
+
 /// `LENSERFIGHT_SECRET_KEY` as given, checked by [`Config::from_args`];
 /// never printed.
 #[derive(Clone, Default)]
@@ -135,17 +160,29 @@ impl CommonArgs {
         self.from_file.bad(setting, message)
     }
 
-    /// Sends logs to stderr, filtered as `--log` says, without rmcp's
-    /// copy of each JSON-RPC error ([`lf_tools::is_rmcp_error_echo`]: the
-    /// catalog logs every error it answers, at the level its code calls for).
+    /// Sends logs to stderr, filtered as `--log` says (else as `RUST_LOG`
+    /// says, else at info), without rmcp's copy of each JSON-RPC error
+    /// ([`lf_tools::is_rmcp_error_echo`]: the catalog logs every error it
+    /// answers, at the level its code calls for) and without rmcp's events
+    /// below warn, which carry whole answers ([`lf_tools::is_rmcp_detail`]),
+    /// whatever the filter.
     pub fn init_logs(&self) -> Result<(), ConfigError> {
         use tracing_subscriber::layer::SubscriberExt;
         use tracing_subscriber::util::SubscriberInitExt;
-        let filter =
-            tracing_subscriber::EnvFilter::try_new(&self.log).map_err(|e| self.bad(Setting::Log, e))?;
+        let rust_log = std::env::var("RUST_LOG").ok();
+        let filter = match log_filter(self.log.as_deref(), rust_log.as_deref()) {
+            (text, LogSource::RustLog) => tracing_subscriber::EnvFilter::try_new(text).map_err(|e| {
+                self.bad(Setting::Log, format!("RUST_LOG (read as {} is unset): {e}", Setting::Log.env()))
+            })?,
+            (text, _) => {
+                tracing_subscriber::EnvFilter::try_new(text).map_err(|e| self.bad(Setting::Log, e))?
+            }
+        };
         let builder =
             tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(false);
-        let echo = tracing_subscriber::filter::filter_fn(|meta| !lf_tools::is_rmcp_error_echo(meta));
+        let echo = tracing_subscriber::filter::filter_fn(|meta| {
+            !lf_tools::is_rmcp_error_echo(meta) && !lf_tools::is_rmcp_detail(meta)
+        });
         if self.log_json {
             builder.json().finish().with(echo).init();
         } else {
@@ -424,5 +461,14 @@ mod tests {
             let e = Config::from_args(&args).unwrap_err().to_string();
             assert!(e.contains(key), "{key} in {e}");
         }
+    }
+
+    #[test]
+    fn the_log_filter_is_the_setting_then_rust_log_then_info() {
+        assert_eq!(log_filter(Some("debug"), Some("trace")), ("debug", LogSource::Setting));
+        assert_eq!(log_filter(None, Some("lf_store=debug")), ("lf_store=debug", LogSource::RustLog));
+        assert_eq!(log_filter(Some(" "), Some("warn")), ("warn", LogSource::RustLog), "empty is unset");
+        assert_eq!(log_filter(None, Some("")), (DEFAULT_LOG, LogSource::Default));
+        assert_eq!(log_filter(None, None), (DEFAULT_LOG, LogSource::Default));
     }
 }

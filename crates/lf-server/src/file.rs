@@ -294,7 +294,7 @@ mod tests {
             Some(vec!["https://a.example".to_owned(), "https://b.example".to_owned()]),
             "a list as one comma-separated string"
         );
-        assert_eq!(cli.common.log, "info,rmcp=warn", "neither: the default");
+        assert_eq!(cli.common.log, None, "neither: unset (RUST_LOG or info, when logs start)");
         let from = &cli.common.from_file;
         assert_eq!(from.path.as_deref(), Some(path.as_path()));
         assert_eq!(from.file_of(Setting::Bind), Some(path.as_path()));

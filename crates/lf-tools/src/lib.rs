@@ -36,7 +36,7 @@ mod catalog;
 pub mod groups;
 pub mod mcp;
 
-pub use catalog::errors::{error_result, error_value, is_rmcp_error_echo, log_error};
+pub use catalog::errors::{error_result, error_value, is_rmcp_detail, is_rmcp_error_echo, log_error};
 pub use catalog::hygiene::{clean_value, injection_note, sanitize_text};
 pub use catalog::json_schema::JsonSchemaCheck;
 pub use catalog::services::{Services, ServicesBuilder};

@@ -24,7 +24,7 @@ use crate::model::{
     Visibility, WorkflowVersion, WorkflowVersionId,
 };
 use crate::path::Pick;
-use crate::secrets::{find_secret_field, shape};
+use crate::secrets::{find_credential_name, find_secret_field, shape};
 
 /// Most steps of a blueprint.
 pub const MAX_STEPS: usize = 100;
@@ -396,6 +396,14 @@ fn parse_step(i: usize, raw: RawStep, catalog: &Catalog, keys: &HashMap<String, 
             lf_core::clip(field, 60)
         ))
         .with_field(&at("config")));
+    }
+    if let Some((field, name)) = find_credential_name(&config) {
+        return Err(invalid(format!(
+            "Step \"{k}\" sends {} \"{}\", which names a credential: a workflow's config is shown to its readers. Save the credential as a connection (`connection add`; an http connection's auth_header setting names its header) and name it in connector.connection_ref.",
+            if field == "headers" { "the header" } else { "the query parameter" },
+            lf_core::clip(name, 60)
+        ))
+        .with_field(&at(&format!("config.{field}"))));
     }
     let node_type = match (kind, spec) {
         (NodeKind::Lens, _) => NodeTypeName::parse("node_type", "lens")?,

@@ -6,7 +6,7 @@ use serde_json::Value;
 use crate::catalog::catalog;
 use crate::lookup::Facts;
 use crate::model::{ConnectionRef, MergeStrategy, NodeKind, Workflow, WorkflowVersion};
-use crate::secrets::{REDACTED, redact};
+use crate::secrets::{REDACTED, redact, redact_credential_names};
 use crate::validate::{Graph, validate};
 
 /// A version's graph as `get_workflow_graph` shows it.
@@ -22,6 +22,7 @@ pub struct GraphView {
 pub(crate) fn redacted(workflow: Workflow, mut version: WorkflowVersion, hide_refs: bool) -> GraphView {
     for n in &mut version.nodes {
         redact(&mut n.config);
+        redact_credential_names(&mut n.config);
         redact(&mut n.parameters);
         if hide_refs && let Some(c) = &mut n.connector {
             c.connection_ref =

@@ -67,6 +67,16 @@ pub fn is_rmcp_error_echo(meta: &tracing::Metadata<'_>) -> bool {
         && meta.fields().field("error").is_some()
 }
 
+/// Whether `meta` is one of rmcp's events or spans below warn: they carry
+/// whole requests and answers (`received request`, `response message`),
+/// and an answer may hold what is shown once and never again, such as the
+/// webhook secret `create_workflow` makes. A log setup drops them at every
+/// level, so that no log filter prints a secret; rmcp's warnings and
+/// errors stay.
+pub fn is_rmcp_detail(meta: &tracing::Metadata<'_>) -> bool {
+    *meta.level() > tracing::Level::WARN && (meta.target() == "rmcp" || meta.target().starts_with("rmcp::"))
+}
+
 /// `{code, message, details}` of an error, logged by [`log_error`]'s rule.
 /// INTERNAL errors are answered with the generic message only.
 pub fn error_value(tool: &str, err: &LfError) -> Value {
