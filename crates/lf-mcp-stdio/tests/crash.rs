@@ -10,14 +10,15 @@
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{Receiver, channel};
+use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-const BIN: &str = env!("CARGO_BIN_EXE_lf-mcp-stdio");
+mod piped;
+use piped::{BIN, Piped};
+
 const RUNS: usize = 200;
 /// The agent calls answered before the kill, half one at a time and half
 /// pipelined.
@@ -87,85 +88,33 @@ impl Sink {
     }
 }
 
-/// The server over pipes: requests written, answers read by id.
-struct Server {
-    child: Child,
-    stdin: ChildStdin,
-    answers: Receiver<Value>,
-    /// Answers read while waiting for another (they come in any order).
-    early: HashMap<u64, Value>,
-    next: u64,
+/// The server over pipes.
+struct Server(Piped);
+
+impl std::ops::Deref for Server {
+    type Target = Piped;
+    fn deref(&self) -> &Piped {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Server {
+    fn deref_mut(&mut self) -> &mut Piped {
+        &mut self.0
+    }
 }
 
 impl Server {
     fn start(db: &str, lenser: &str) -> Server {
         let config = tempfile::tempdir().unwrap();
-        let mut child = Command::new(BIN)
-            .env("LENSERFIGHT_DATABASE_URL", db)
+        let mut cmd = Command::new(BIN);
+        cmd.env("LENSERFIGHT_DATABASE_URL", db)
             .env("LENSERFIGHT_LENSER_ID", lenser)
             .env("LENSERFIGHT_EGRESS_ALLOW", "127.0.0.1")
             .env("LENSERFIGHT_LOG", "warn")
             .env_remove("LENSERFIGHT_CONFIG")
-            .env("XDG_CONFIG_HOME", config.path())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, answers) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { return };
-                if let Ok(v) = serde_json::from_str::<Value>(&line)
-                    && tx.send(v).is_err()
-                {
-                    return;
-                }
-            }
-        });
-        let stdin = child.stdin.take().unwrap();
-        let mut s = Server { child, stdin, answers, early: HashMap::new(), next: 1 };
-        let init = json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "crash", "version": "1"}});
-        s.call("initialize", init);
-        writeln!(s.stdin, "{}", json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).unwrap();
-        s
-    }
-
-    fn send(&mut self, method: &str, params: Value) -> u64 {
-        let id = self.next;
-        self.next += 1;
-        writeln!(self.stdin, "{}", json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
-            .unwrap();
-        id
-    }
-
-    fn wait(&mut self, id: u64) -> Value {
-        loop {
-            if let Some(v) = self.early.remove(&id) {
-                return v;
-            }
-            let v = self.answers.recv_timeout(Duration::from_secs(60)).expect("an answer");
-            match v["id"].as_u64() {
-                Some(got) if got == id => return v,
-                Some(got) => {
-                    self.early.insert(got, v);
-                }
-                None => {}
-            }
-        }
-    }
-
-    fn call(&mut self, method: &str, params: Value) -> Value {
-        let id = self.send(method, params);
-        self.wait(id)
-    }
-
-    fn tool(&mut self, name: &str, args: Value) -> Value {
-        let answer = self.call("tools/call", json!({"name": name, "arguments": args}));
-        let result = &answer["result"];
-        assert_ne!(result["isError"], true, "{name}: {answer}");
-        result["structuredContent"].clone()
+            .env("XDG_CONFIG_HOME", config.path());
+        Server(Piped::start(cmd, "crash"))
     }
 
     fn count(&mut self, workflow: &str, status: &str) -> u64 {
@@ -242,8 +191,7 @@ fn a_killed_server_loses_no_run_and_applies_no_post_twice() {
         again <= 16,
         "only posts in flight at the kill may arrive twice (the runner holds 16 runs): {again}"
     );
-    drop(second.stdin);
-    second.child.wait().unwrap();
+    second.0.finish();
 }
 
 /// The ids of every row of the action log in the SQLite file at `path`, as

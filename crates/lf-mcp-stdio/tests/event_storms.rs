@@ -6,16 +6,14 @@
 //! records it once; `LENSERFIGHT_EVENT_RUNS_PER_MINUTE` bounds one
 //! lenser's event runs.
 
-use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{Receiver, channel};
-use std::sync::{Arc, Mutex};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-const BIN: &str = env!("CARGO_BIN_EXE_lf-mcp-stdio");
+mod piped;
+use piped::{BIN, Piped};
+
 const LENSER: &str = "0190f5a2-7c1e-7d3a-9b2c-5e8f1a2b3c4d";
 /// What the issue asks of ten followers at most; the test stops waiting
 /// as soon as more runs exist.
@@ -24,15 +22,23 @@ const MOST: u64 = 100;
 const TREE_FULL: &str = "reached the bound of its tree";
 const TOO_FAST: &str = "reached their bound for this minute";
 
-/// The server over pipes, its stderr kept.
+/// The server over pipes on a database of its own.
 struct Server {
-    child: Child,
-    stdin: ChildStdin,
-    answers: Receiver<Value>,
-    early: HashMap<u64, Value>,
-    next: u64,
-    log: Arc<Mutex<String>>,
+    p: Piped,
     _dir: tempfile::TempDir,
+}
+
+impl std::ops::Deref for Server {
+    type Target = Piped;
+    fn deref(&self) -> &Piped {
+        &self.p
+    }
+}
+
+impl std::ops::DerefMut for Server {
+    fn deref_mut(&mut self) -> &mut Piped {
+        &mut self.p
+    }
 }
 
 impl Server {
@@ -50,63 +56,7 @@ impl Server {
         for (k, v) in env {
             cmd.env(k, v);
         }
-        let mut child =
-            cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, answers) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { return };
-                if let Ok(v) = serde_json::from_str::<Value>(&line)
-                    && tx.send(v).is_err()
-                {
-                    return;
-                }
-            }
-        });
-        let log = Arc::new(Mutex::new(String::new()));
-        let (stderr, kept) = (child.stderr.take().unwrap(), log.clone());
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines() {
-                let Ok(line) = line else { return };
-                let mut k = kept.lock().unwrap();
-                k.push_str(&line);
-                k.push('\n');
-            }
-        });
-        let stdin = child.stdin.take().unwrap();
-        let mut s = Server { child, stdin, answers, early: HashMap::new(), next: 1, log, _dir: dir };
-        let init = json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "events", "version": "1"}});
-        s.call("initialize", init);
-        writeln!(s.stdin, "{}", json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).unwrap();
-        s
-    }
-
-    fn call(&mut self, method: &str, params: Value) -> Value {
-        let id = self.next;
-        self.next += 1;
-        writeln!(self.stdin, "{}", json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
-            .unwrap();
-        loop {
-            if let Some(v) = self.early.remove(&id) {
-                return v;
-            }
-            let v = self.answers.recv_timeout(Duration::from_secs(60)).expect("an answer");
-            match v["id"].as_u64() {
-                Some(got) if got == id => return v,
-                Some(got) => {
-                    self.early.insert(got, v);
-                }
-                None => {}
-            }
-        }
-    }
-
-    fn tool(&mut self, name: &str, args: Value) -> Value {
-        let answer = self.call("tools/call", json!({"name": name, "arguments": args}));
-        let result = &answer["result"];
-        assert_ne!(result["isError"], true, "{name}: {answer}");
-        result["structuredContent"].clone()
+        Server { p: Piped::start(cmd, "events"), _dir: dir }
     }
 
     fn workflow(&mut self, title: &str, trigger: Value) -> String {
@@ -168,10 +118,6 @@ impl Server {
 
     fn status(&mut self, run: &str) -> Value {
         self.tool("get_workflow_run_status", json!({"run_id": run}))
-    }
-
-    fn log(&self) -> String {
-        self.log.lock().unwrap().clone()
     }
 }
 
