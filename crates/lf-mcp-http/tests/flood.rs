@@ -5,15 +5,17 @@
 //! over the limit is answered 413 at once; a webhook call without the
 //! secret is refused before its body is read.
 
-use std::io::Write;
 use std::net::{IpAddr, SocketAddr};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpSocket, TcpStream};
 
-const BIN: &str = env!("CARGO_BIN_EXE_lf-mcp-http");
+#[path = "common/process.rs"]
+mod process;
+
+use process::{Home, Served};
+
 /// Longer than any answer under test needs, shorter than the server's
 /// request timeout (20 s): a request left waiting for a body fails here.
 const PATIENCE: Duration = Duration::from_secs(6);
@@ -22,64 +24,33 @@ const GLOBAL: usize = 30;
 /// Connections of the flood from each of its two addresses.
 const FLOOD: usize = 30;
 
-struct Served {
-    child: Child,
+/// The binary serving on a loopback port, and the home it serves from.
+struct Flooded {
+    _served: Served,
     addr: SocketAddr,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn command(dir: &tempfile::TempDir) -> Command {
-    let mut command = Command::new(BIN);
-    command
-        .env_remove("LENSERFIGHT_CONFIG")
-        .env_remove("LENSERFIGHT_SECRET_KEY")
-        .env("LENSERFIGHT_DATABASE_URL", format!("sqlite://{}", dir.path().join("lf.db").display()))
-        .env("XDG_CONFIG_HOME", dir.path().join("config"))
-        .env("XDG_DATA_HOME", dir.path().join("data"));
-    command
+    _home: Home,
 }
 
 /// The binary serving on a free loopback port, with the caps under test,
 /// a body grace of 2 s at 1 byte a second, and a development lenser so
 /// that a tool call needs no token.
-async fn serve() -> Served {
-    let dir = tempfile::tempdir().unwrap();
-    let mut admin = command(&dir)
-        .args(["admin", "create-lenser", "--handle", "dev_user"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    admin.stdin.take().unwrap().write_all(b"a long enough password\n").unwrap();
-    assert!(admin.wait().unwrap().success());
-    let addr = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
-    let log = std::fs::File::create(dir.path().join("server.log")).unwrap();
-    let child = command(&dir)
-        .env("LENSERFIGHT_BIND", addr.to_string())
-        .env("LENSERFIGHT_DEV_LENSER", "dev_user")
-        .env("LENSERFIGHT_MAX_CONNECTIONS", GLOBAL.to_string())
-        .env("LENSERFIGHT_MAX_CONNECTIONS_PER_CLIENT", PER_CLIENT.to_string())
-        .env("LENSERFIGHT_BODY_GRACE", "2")
-        .env("LENSERFIGHT_MIN_BODY_RATE", "1")
-        .env("LENSERFIGHT_REQUEST_TIMEOUT", "20")
-        .stdout(Stdio::null())
-        .stderr(log)
-        .spawn()
-        .unwrap();
-    let served = Served { child, addr, _dir: dir };
-    let started = Instant::now();
-    while TcpStream::connect(addr).await.is_err() {
-        assert!(started.elapsed() < Duration::from_secs(30), "the server did not start");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    served
+async fn serve() -> Flooded {
+    let home = Home::new();
+    home.admin(&["create-lenser", "--handle", "dev_user"], "a long enough password\n", &[], &mut Vec::new());
+    let (global, per_client) = (GLOBAL.to_string(), PER_CLIENT.to_string());
+    let served = home.serve(
+        &[],
+        &[
+            ("LENSERFIGHT_DEV_LENSER", "dev_user"),
+            ("LENSERFIGHT_MAX_CONNECTIONS", &global),
+            ("LENSERFIGHT_MAX_CONNECTIONS_PER_CLIENT", &per_client),
+            ("LENSERFIGHT_BODY_GRACE", "2"),
+            ("LENSERFIGHT_MIN_BODY_RATE", "1"),
+            ("LENSERFIGHT_REQUEST_TIMEOUT", "20"),
+        ],
+    );
+    let addr = served.base.trim_start_matches("http://").parse().unwrap();
+    Flooded { _served: served, addr, _home: home }
 }
 
 /// A connection to the server from the loopback address `from`.
