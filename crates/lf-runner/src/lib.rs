@@ -62,7 +62,7 @@ mod teams;
 pub use agent_step::{AgentSteps, AgentTools, RECHECK};
 pub use compose::{DEEPEST, OwnServices};
 pub use contender::ContenderSteps;
-pub use executor::{Checkpoints, Done, Executor, Executors, Hold, Job};
+pub use executor::{Checkpoints, Done, Executor, Executors, Hold, Job, OpenedSecrets};
 pub use kv::KvSteps;
 pub use model::{ModelSteps, Pricing};
 pub use runner::{CATCH_UP, RunEnds, Runner, RunnerConfig};
