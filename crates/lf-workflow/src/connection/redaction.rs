@@ -247,9 +247,43 @@ fn percent_decode(s: &str) -> Cow<'_, str> {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
     use serde_json::json;
 
     use super::*;
+
+    proptest! {
+        #[test]
+        fn any_secret_and_text_redact_without_panicking(secret in "\\PC{0,40}", text in "\\PC{0,200}") {
+            let mut r = Redaction::new();
+            r.add_secret(&secret);
+            let _ = r.text(&text);
+            let mut v = json!({ text.clone(): [text] });
+            r.value(&mut v);
+        }
+
+        #[test]
+        fn a_token_never_survives_in_any_form(token in "[A-Za-z0-9_-]{8,40}", before in "\\PC{0,40}", after in "\\PC{0,40}") {
+            prop_assume!(!token.contains("redacted"));
+            let mut r = Redaction::new();
+            r.add_secret(&token);
+            let url = format!("https://hooks.example/services/{token}/x");
+            let mut hook = Redaction::new();
+            hook.add_secret(&url);
+            for quoted in [token.clone(), percent_encode(&token, false)] {
+                let text = format!("{before}{quoted}{after}");
+                let shown = r.text(&text);
+                prop_assert!(!shown.contains(&token), "{}", shown);
+                // Apart from its URL, a part of a secret URL is redacted when it looks made.
+                let shown = hook.text(&text);
+                prop_assert_eq!(shown.contains(&token), !looks_made(&token), "{}", shown);
+            }
+            let quoted = format!("{before}{}{after}", serde_json::to_string(&url).unwrap());
+            prop_assert!(!hook.text(&quoted).contains(&token));
+            let next = format!("{before}{}{after}", url.replace("/x", "/next?again=1"));
+            prop_assert_eq!(hook.text(&next).contains(&token), !looks_made(&token));
+        }
+    }
 
     const HOOK: &str = "https://hooks.slack.example/services/T0A1B2C3D/B9Z8Y7X6W/abcdefghijklmnopqrstuvwx";
 
