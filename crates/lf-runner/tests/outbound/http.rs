@@ -203,6 +203,10 @@ async fn a_token_an_answer_echoes_is_redacted_from_the_error_and_the_output() {
     fake.answer(Reply::text(401, &echo));
     let f = w.fails(&job, "status_4xx").await;
     assert!(!f.message.contains(token) && f.message.contains("Bearer [redacted]"), "{}", f.message);
+    // The quote is clipped in the middle of the token: its start goes too.
+    fake.answer(Reply::text(400, &format!("{} {token}", "a".repeat(190))));
+    let f = w.fails(&job, "status_4xx").await;
+    assert!(f.message.ends_with(" [redacted]…") && !f.message.contains("echoed-to"), "{}", f.message);
     fake.answer(
         Reply::json(200, json!({"authorization": format!("Bearer {token}")})).with_header("x-echo", token),
     );

@@ -19,8 +19,15 @@ pub const MIN_SECRET_CHARS: usize = 8;
 /// digit (shorter ones without a digit read as words: `services`, `api`).
 const WORDLIKE_CHARS: usize = 16;
 
+/// The mark `lf_core::clip` ends a clipped text with.
+const CLIP_MARK: char = '…';
+/// The fewest characters of a value cut short by a clip that are
+/// redacted (fewer give away too little to matter, and would match by
+/// chance).
+const CUT_CHARS: usize = 4;
+
 /// The rule [`Redaction`] applies, as the docs state it.
-pub const REDACTION_RULE: &str = "What a step that used a saved connection gives back (its output, its error, its log line, what it saves while it waits) passes one redaction before it is stored, shown or logged: the connection's secret; every path segment, query value, fragment and user name or password of a secret URL (a Slack or Discord webhook's, an `http` connection's) that holds a digit or is at least 16 characters long; the user name, password and credential-named query values of a URL in its settings; and the values of its credential-named `headers` settings, each as written, percent-encoded and JSON-escaped, read `[redacted]`. A value shorter than 8 characters is left alone: it would match ordinary text.";
+pub const REDACTION_RULE: &str = "What a step that used a saved connection gives back (its output, its error, its log line, what it saves while it waits) passes one redaction before it is stored, shown or logged: the connection's secret; every path segment, query value, fragment and user name or password of a secret URL (a Slack or Discord webhook's, an `http` connection's) that holds a digit or is at least 16 characters long; the user name, password and credential-named query values of a URL in its settings; and the values of its credential-named `headers` settings, each as written, percent-encoded and JSON-escaped, read `[redacted]`, and so does the start of one (4 characters or more) that a quote clipped at its end. A value shorter than 8 characters is left alone: it would match ordinary text.";
 
 /// The values a step's saved connections must not leave anywhere, in
 /// every form they may be quoted in (see [`REDACTION_RULE`]). Its `Debug`
@@ -126,7 +133,9 @@ impl Redaction {
         self.values.sort_by_key(|v| std::cmp::Reverse(v.len()));
     }
 
-    /// `text` with every value replaced by [`REDACTED`].
+    /// `text` with every value replaced by [`REDACTED`], and the start of
+    /// one cut short where the text was clipped (just before a `…`, at
+    /// least [`CUT_CHARS`] of it).
     pub fn text<'a>(&self, text: &'a str) -> Cow<'a, str> {
         let mut out = Cow::Borrowed(text);
         for v in &self.values {
@@ -134,7 +143,29 @@ impl Redaction {
                 out = Cow::Owned(out.replace(v.as_str(), REDACTED));
             }
         }
+        if out.contains(CLIP_MARK)
+            && let Some(cut) = self.cut_short(&out)
+        {
+            out = Cow::Owned(cut);
+        }
         out
+    }
+
+    /// `text` with the start of a value that ends a piece just before a
+    /// [`CLIP_MARK`] replaced, if there is one.
+    fn cut_short(&self, text: &str) -> Option<String> {
+        let mut pieces: Vec<String> = text.split(CLIP_MARK).map(str::to_owned).collect();
+        let last = pieces.len() - 1;
+        let mut changed = false;
+        for piece in &mut pieces[..last] {
+            let at = self.values.iter().filter_map(|v| cut_start(piece, v)).min();
+            if let Some(at) = at {
+                piece.truncate(at);
+                piece.push_str(REDACTED);
+                changed = true;
+            }
+        }
+        changed.then(|| pieces.join(&CLIP_MARK.to_string()))
     }
 
     /// [`Redaction::text`] on every string of `value`, object keys too.
@@ -162,6 +193,21 @@ impl Redaction {
             }
         }
     }
+}
+
+/// Where `piece` ends with the start of `value` (at least [`CUT_CHARS`]
+/// of it, not all of it): the byte that start begins at.
+fn cut_start(piece: &str, value: &str) -> Option<usize> {
+    let head: String = value.chars().take(CUT_CHARS).collect();
+    if head.chars().count() < CUT_CHARS {
+        return None;
+    }
+    let window = piece.len().saturating_sub(value.len());
+    let from = (window..=piece.len()).find(|i| piece.is_char_boundary(*i)).unwrap_or(piece.len());
+    piece[from..]
+        .match_indices(head.as_str())
+        .map(|(i, _)| from + i)
+        .find(|&i| value.starts_with(&piece[i..]))
 }
 
 /// Whether a part of a secret URL looks made to be secret rather than
@@ -263,6 +309,14 @@ mod tests {
         }
 
         #[test]
+        fn clipped_texts_redact_without_panicking(secret in "[ab…é]{8,20}", text in "[ab…é ]{0,80}") {
+            let mut r = Redaction::new();
+            r.add_secret(&secret);
+            let shown = r.text(&text);
+            prop_assert!(!shown.contains(&secret));
+        }
+
+        #[test]
         fn a_token_never_survives_in_any_form(token in "[A-Za-z0-9_-]{8,40}", before in "\\PC{0,40}", after in "\\PC{0,40}") {
             prop_assume!(!token.contains("redacted"));
             let mut r = Redaction::new();
@@ -317,6 +371,18 @@ mod tests {
         let moved = "https://elsewhere.example/services/x/abcdefghijklmnopqrstuvwx?id=T0A1B2C3D";
         assert_eq!(r.text(moved), "https://elsewhere.example/services/x/[redacted]?id=[redacted]");
         assert_eq!(r.text("the services answered 1:x"), "the services answered 1:x");
+    }
+
+    #[test]
+    fn a_value_cut_short_by_a_clip_is_redacted_too() {
+        let mut r = Redaction::new();
+        r.add_secret("canary-token-1234");
+        let clipped = format!("answered 400: GET / authorization: Bearer {}", "canary-tok");
+        let clipped = lf_core::clip(&clipped, clipped.chars().count() - 1).into_owned();
+        assert_eq!(r.text(&clipped), "answered 400: GET / authorization: Bearer [redacted]…");
+        assert_eq!(r.text("url Bearer can… is not a URL"), "url Bearer can… is not a URL");
+        assert_eq!(r.text("a cana… b canary-token-1234"), "a [redacted]… b [redacted]");
+        assert_eq!(r.text("cut…"), "cut…");
     }
 
     #[test]
