@@ -276,6 +276,7 @@ and feeds it to an `input_parameter` of the downstream step. See the README's wo
         entries.len()
     );
     let _ = writeln!(out, "{}\n", lf_workflow::secrets::CREDENTIAL_NAMES_RULE);
+    let _ = writeln!(out, "{}\n", lf_workflow::connection::REDACTION_RULE);
     for c in Category::ALL {
         let of: Vec<_> = entries.iter().filter(|e| e.category == *c).collect();
         let _ = writeln!(out, "## {c} ({})\n", of.len());

@@ -3,13 +3,14 @@
 //! nothing of leases, retries or the graph.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use async_trait::async_trait;
 use lf_core::{LenserId, Timestamp, WorkflowId};
 use lf_workflow::engine::{Failure, LogLine, Plan, PlanNode, Slot, Usage, Wait, main_input};
 use lf_workflow::exec::run_pure;
 use lf_workflow::run::RunId;
+use lf_workflow::{Connection, Redaction, Secret};
 use serde_json::Value;
 
 use crate::steps::Runs;
@@ -44,6 +45,27 @@ pub struct Job {
     pub credits_left: Option<u64>,
     /// Where [`Job::checkpoint`] saves (the runner's; `None` outside one).
     pub saves: Option<Checkpoints>,
+    /// What the saved connections this attempt opened must not leave:
+    /// everything it gives back passes their redaction
+    /// ([`Executors::execute`], [`Job::checkpoint`]).
+    pub secrets: OpenedSecrets,
+}
+
+/// The saved connections an attempt opened, as one [`Redaction`]; shared
+/// by the clones of its [`Job`].
+#[derive(Clone, Debug, Default)]
+pub struct OpenedSecrets(Arc<Mutex<Redaction>>);
+
+impl OpenedSecrets {
+    /// Adds what `connection` and its `secret` must not leave.
+    pub fn add(&self, connection: &Connection, secret: &Secret) {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).add_connection(connection, secret);
+    }
+
+    /// The redaction of every connection opened so far.
+    pub fn redaction(&self) -> Redaction {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
 }
 
 /// A running attempt's way to save where it is, through the runner that
@@ -73,8 +95,9 @@ impl Job {
     /// stopped): do nothing more that must not happen twice. It is handed
     /// back as [`Job::saved`] whenever the step runs again. A job outside a
     /// runner saves nothing and answers true.
-    pub async fn checkpoint(&self, state: Value, usage: Usage) -> bool {
+    pub async fn checkpoint(&self, mut state: Value, usage: Usage) -> bool {
         let Some(Checkpoints(tx)) = &self.saves else { return true };
+        self.secrets.redaction().value(&mut state);
         let (saved, answer) = tokio::sync::oneshot::channel();
         let ask = Checkpoint { slot: self.slot, attempt: self.attempt, state, usage, saved };
         if tx.send(ask).is_err() {
@@ -191,9 +214,13 @@ impl Executors {
         self.by_type.contains_key(node_type)
     }
 
-    pub(crate) async fn execute(&self, job: &Job) -> Result<Done, Failure> {
+    /// Runs `job` with its type's executor. What it gives back (output,
+    /// error, log line, held state) passes the redaction of the saved
+    /// connections it opened ([`Job::secrets`]): the one place a step's
+    /// result is redacted, before the runner stores or logs any of it.
+    pub async fn execute(&self, job: &Job) -> Result<Done, Failure> {
         let t = job.node().node_type.as_str();
-        match self.by_type.get(t) {
+        let result = match self.by_type.get(t) {
             Some(e) => e.execute(job).await,
             None => Err(Failure::new(
                 "not_executable",
@@ -202,6 +229,23 @@ impl Executors {
                     job.node().key
                 ),
             )),
+        };
+        let r = job.secrets.redaction();
+        if r.is_empty() {
+            return result;
+        }
+        match result {
+            Ok(mut done) => {
+                r.value(&mut done.output);
+                if let Some(line) = &mut done.log {
+                    line.message = r.text(&line.message).into_owned();
+                }
+                if let Some(hold) = &mut done.hold {
+                    r.value(&mut hold.state);
+                }
+                Ok(done)
+            }
+            Err(f) => Err(Failure::new(f.code, r.text(&f.message))),
         }
     }
 }

@@ -25,6 +25,10 @@
 //!   [`Done::log`]) is saved with its result, where get_workflow_run_logs
 //!   reads it, and once saved is written to the server's log (tracing) at
 //!   its level, naming the run, its workflow and the step.
+//! - What a step gives back (output, error, log line, saved state) passes
+//!   the redaction of the saved connections it opened ([`Job::secrets`])
+//!   in [`Executors::execute`] and [`Job::checkpoint`], before any of it
+//!   is stored or logged.
 //! - [`Runner::shutdown`] stops claiming and starting nodes, lets running
 //!   nodes finish within the grace period, then releases what it holds.
 //! - A [`Scheduler`] given to [`Runner::schedule`] starts the runs of
@@ -62,7 +66,7 @@ mod teams;
 pub use agent_step::{AgentSteps, AgentTools, RECHECK};
 pub use compose::{DEEPEST, OwnServices};
 pub use contender::ContenderSteps;
-pub use executor::{Checkpoints, Done, Executor, Executors, Hold, Job};
+pub use executor::{Checkpoints, Done, Executor, Executors, Hold, Job, OpenedSecrets};
 pub use kv::KvSteps;
 pub use model::{ModelSteps, Pricing};
 pub use runner::{CATCH_UP, RunEnds, Runner, RunnerConfig};

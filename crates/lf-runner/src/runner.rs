@@ -500,6 +500,7 @@ impl Drive<'_> {
             saved,
             credits_left,
             saves: Some(Checkpoints(self.saves.clone())),
+            secrets: Default::default(),
         };
         let inner = self.inner.clone();
         let handle = self.tasks.spawn(async move {

@@ -223,6 +223,7 @@ async fn battle_create_makes_a_draft_as_the_owner_with_its_templates_filled() {
         saved: None,
         credits_left: None,
         saves: None,
+        secrets: Default::default(),
     };
     let exec = w.executors.get("battle_create").unwrap();
     let a = exec.execute(&job(1)).await.unwrap().output;

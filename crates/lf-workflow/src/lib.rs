@@ -144,8 +144,8 @@ mod view;
 pub use blueprint::{Blueprint, GraphDraft, RawBlueprint, RawConnection, RawConnector, RawStep};
 pub use condition::{CompareOp, Condition};
 pub use connection::{
-    Connection, ConnectionService, ConnectionStore, NewConnection, SealBinding, SealedSecret, Secret,
-    SecretSealer,
+    Connection, ConnectionService, ConnectionStore, NewConnection, Redaction, SealBinding, SealedSecret,
+    Secret, SecretSealer,
 };
 pub use dag::Dag;
 pub use exec::{NodeError, NodeErrorCode, run_pure};

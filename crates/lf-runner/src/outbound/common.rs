@@ -45,7 +45,8 @@ impl Shared {
     }
 
     /// The saved connection the step names, when it names one; it must be
-    /// of one of `providers`.
+    /// of one of `providers`. Once opened, what it holds is added to the
+    /// job's redaction ([`Job::secrets`]) before anything is sent.
     pub(super) async fn connection(&self, job: &Job, providers: &[&str]) -> Result<Option<Opened>, Failure> {
         let Some(connector) = &job.node().connector else { return Ok(None) };
         let r = connector.connection_ref.as_str();
@@ -57,6 +58,7 @@ impl Shared {
                     format!("the saved connection {r:?} could not be opened: {}", e.message()),
                 ),
             })?;
+        job.secrets.add(&connection, &secret);
         let opened = Opened { connection, secret };
         let provider = opened.connection.provider.as_str();
         if !providers.contains(&provider) {

@@ -42,10 +42,12 @@
 //! Credentials stay with their service: when an `http` connection holds
 //! a URL (its `url` setting or a secret URL), a step's own URL must have
 //! the same origin; a `github` connection's token goes only to its
-//! `base_url`'s origin (`graphql_request` included). No output and no
-//! message of the executors' own holds a secret (Telegram's token, which
-//! travels in the URL, is taken out of every error); an error quotes the
-//! start of the service's answer, which the service wrote.
+//! `base_url`'s origin (`graphql_request` included). No message of the
+//! executors' own holds a secret, but an error quotes the start of the
+//! service's answer or a redirect's URL, and a service may echo what it
+//! was sent: so every connection a step opens is added to its job's
+//! redaction, and what the step gives back passes it
+//! ([`crate::Executors::execute`]), for every provider.
 
 mod chat;
 pub(crate) mod common;

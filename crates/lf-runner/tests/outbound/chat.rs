@@ -108,3 +108,19 @@ async fn telegram_notify_needs_a_chat() {
     assert!(w.fails(&job, "config_invalid").await.message.contains("chat_id is required"));
     assert!(bot.seen().is_empty());
 }
+
+#[tokio::test]
+async fn a_webhooks_secret_path_is_redacted_from_a_redirect_error() {
+    let w = World::new();
+    let slack = HttpFake::start().await;
+    let path = "/services/T0A1B2C3D/B9Z8Y7X6W/abcdefghijklmnopqrstuvwx";
+    w.connect("slack", "team-slack", json!({}), &slack.url(path)).await;
+    slack.answer(
+        Reply::text(302, "").with_header("location", &format!("{path}/again?from=abcdefghijklmnopqrstuvwx")),
+    );
+    let job = w.job("slack_notify", json!({"text": "hi"}), Some("team-slack"), json!({})).await;
+    let f = w.fails(&job, "too_many_redirects").await;
+    assert!(!f.message.contains("abcdefghijklmnopqrstuvwx"), "{}", f.message);
+    assert!(!f.message.contains("T0A1B2C3D") && !f.message.contains("B9Z8Y7X6W"), "{}", f.message);
+    assert!(f.message.contains("[redacted]"), "{}", f.message);
+}

@@ -191,3 +191,27 @@ async fn graphql_request_sends_the_filled_query_and_outputs_data_and_errors() {
     w.fails(&job, "invalid_response").await;
     maps_statuses(&w, &fake, &job).await;
 }
+
+#[tokio::test]
+async fn a_token_an_answer_echoes_is_redacted_from_the_error_and_the_output() {
+    let w = World::new();
+    let fake = HttpFake::start().await;
+    let token = "echoed-token-5e1f90";
+    w.connect("http", "api", json!({"url": fake.url("/")}), token).await;
+    let job = w.job("http_request", json!({"url": fake.url("/me")}), Some("api"), json!({})).await;
+    let echo = format!(r#"{{"seen": {{"authorization": "Bearer {token}"}}}}"#);
+    fake.answer(Reply::text(401, &echo));
+    let f = w.fails(&job, "status_4xx").await;
+    assert!(!f.message.contains(token) && f.message.contains("Bearer [redacted]"), "{}", f.message);
+    // The quote is clipped in the middle of the token: its start goes too.
+    fake.answer(Reply::text(400, &format!("{} {token}", "a".repeat(190))));
+    let f = w.fails(&job, "status_4xx").await;
+    assert!(f.message.ends_with(" [redacted]…") && !f.message.contains("echoed-to"), "{}", f.message);
+    fake.answer(
+        Reply::json(200, json!({"authorization": format!("Bearer {token}")})).with_header("x-echo", token),
+    );
+    let out = w.run(&job).await.unwrap();
+    assert!(!out.to_string().contains(token), "{out}");
+    assert_eq!(out["body"]["authorization"], "Bearer [redacted]");
+    assert_eq!(out["headers"]["x-echo"], "[redacted]");
+}

@@ -45,6 +45,7 @@ pub async fn first_attempt(workflows: &WorkflowService, owner: LenserId, step: V
         saved: None,
         credits_left: None,
         saves: None,
+        secrets: Default::default(),
     }
 }
 

@@ -15,6 +15,8 @@
 //! - `store.rs`: [`ConnectionStore`], its contract, and the one
 //!   [`crate::ConnectionLookup`] every store serves;
 //! - `service.rs`: [`ConnectionService`], the use cases for a principal;
+//! - `redaction.rs`: [`Redaction`], what the connections a step opened
+//!   must not leave in anything the step gives back;
 //! - `contract.rs`: the suite every store runs.
 //!
 //! Invariants: a [`Secret`] is never printed (its `Debug` is redacted, it
@@ -24,6 +26,7 @@
 
 pub mod contract;
 mod model;
+mod redaction;
 mod service;
 mod store;
 
@@ -31,5 +34,6 @@ pub use model::{
     Connection, MAX_SECRET_BYTES, MAX_SETTINGS_BYTES, MAX_SETTINGS_DEPTH, SealBinding, SealedSecret, Secret,
     SecretSealer, connection_not_found, connection_taken, parse_provider, parse_settings,
 };
+pub use redaction::{MIN_SECRET_CHARS, REDACTION_RULE, Redaction};
 pub use service::{ConnectionService, NewConnection};
 pub use store::ConnectionStore;
