@@ -2,7 +2,9 @@
 //! its model an OpenAI-compatible service on loopback, runs a workflow of
 //! five model steps for an agent. The run's budget is what the agent had
 //! left, the run stops there, what it spent is counted against the agent,
-//! and with nothing left the agent starts no more runs.
+//! and with nothing left the agent starts no more runs. A server restarted
+//! over a run whose end was not charged (or charged and not marked so)
+//! charges it at start, once.
 
 #[path = "common/process.rs"]
 mod process;
@@ -119,6 +121,46 @@ async fn an_agents_credit_limit_bounds_its_runs() {
     assert_eq!(ASKED.load(Ordering::SeqCst), 3);
     assert_eq!(spent(&mut s, &tight).await, 1, "the call itself is counted");
     drop(served.stop());
+
+    // A server killed between a run's end and its charge: the next one
+    // charges it at start, and never twice. First, charged but not marked.
+    let db = sqlx::SqlitePool::connect(&format!("sqlite://{}", home.database().display())).await.unwrap();
+    let hex = |id: &str| id.replace('-', "").to_uppercase();
+    let unmark = "UPDATE workflow_runs SET agent_charged_at = NULL WHERE hex(id) = $1";
+    let marked = async |db: &sqlx::SqlitePool| -> bool {
+        let q = "SELECT agent_charged_at IS NOT NULL FROM workflow_runs WHERE hex(id) = $1";
+        sqlx::query_scalar(q).bind(hex(&run)).fetch_one(db).await.unwrap()
+    };
+    sqlx::query(unmark).bind(hex(&run)).execute(&db).await.unwrap();
+    assert!(!marked(&db).await);
+    for uncharged in [false, true] {
+        if uncharged {
+            // Then ended and not charged at all.
+            sqlx::query(unmark).bind(hex(&run)).execute(&db).await.unwrap();
+            sqlx::query("DELETE FROM agent_run_charges WHERE hex(run_id) = $1")
+                .bind(hex(&run))
+                .execute(&db)
+                .await
+                .unwrap();
+            sqlx::query("UPDATE agent_usage SET credits = credits - 3 WHERE hex(agent_id) = $1")
+                .bind(hex(&scout))
+                .execute(&db)
+                .await
+                .unwrap();
+        }
+        let served = home.serve(
+            &["--sessions"],
+            &[("LENSERFIGHT_MODEL_BASE_URL", base_url.as_str()), ("LENSERFIGHT_MODEL_NAME", "m")],
+        );
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !marked(&db).await {
+            assert!(Instant::now() < deadline, "the restarted server charges the run it was not told of");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let mut s = Session::open(&served.base, token.trim()).await;
+        assert_eq!(spent(&mut s, &scout).await, 4, "the run's spend counted once (uncharged: {uncharged})");
+        drop(served.stop());
+    }
 }
 
 /// Waits for run `id` to end: its status.
