@@ -35,6 +35,7 @@ pub async fn suite(store: Arc<dyn AgentStore>) {
     listing(s).await;
     grants(s).await;
     usage(s).await;
+    run_charges(s).await;
     actions(s).await;
     reserving_with_the_log(s).await;
     team::team_runs(s).await;
@@ -524,6 +525,25 @@ async fn usage(s: &dyn AgentStore) {
 
     assert_eq!(code(s.usage(Reach::Lenser(LenserId::new()), a.id, day).await), ErrorCode::NotFound);
     assert_eq!(code(s.reserve_usage(LenserId::new(), day, &calls).await), ErrorCode::NotFound);
+}
+
+/// A run's spend is counted once, whatever the limit, on the day given.
+async fn run_charges(s: &dyn AgentStore) {
+    let mut f = Fixture::new();
+    let owner = LenserId::new();
+    let a = f.create(s, owner).await;
+    let day = UsageDay::of(f.tick());
+    let run = lf_core::RunId::new();
+    let calls = [Ask { kind: UsageKind::Credits, amount: 3, limit: 4 }];
+    assert!(matches!(s.reserve_usage(a.id, day, &calls).await.unwrap(), Reservation::Reserved(_)));
+    assert!(s.charge_run(a.id, day, run, 5).await.unwrap(), "the first charge counts");
+    assert!(!s.charge_run(a.id, day, run, 5).await.unwrap(), "a charge made again does not");
+    assert_eq!(s.usage(Reach::Everything, a.id, day).await.unwrap().credits, 8, "past the limit: spent");
+    assert!(s.charge_run(a.id, day, lf_core::RunId::new(), 0).await.unwrap());
+    let next = UsageDay::from_days(day.as_days() + 1);
+    assert!(!s.charge_run(a.id, next, run, 5).await.unwrap(), "once per run, whatever the day");
+    assert_eq!(s.usage(Reach::Everything, a.id, next).await.unwrap(), Usage::default());
+    assert_eq!(code(s.charge_run(LenserId::new(), day, lf_core::RunId::new(), 1).await), ErrorCode::NotFound);
 }
 
 async fn actions(s: &dyn AgentStore) {

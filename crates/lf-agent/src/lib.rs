@@ -101,7 +101,7 @@ pub use model::{
 };
 pub use patch::{AgentPatch, PATCH_FIELDS};
 pub use service::{
-    AgentLimits, AgentService, AgentView, Call, CallPass, LedgerSettings, NewAgent, NewTeamRun, Updated,
-    allowance,
+    AgentLimits, AgentService, AgentView, Call, CallPass, CreditsLeft, LedgerSettings, NewAgent, NewTeamRun,
+    Updated, allowance,
 };
 pub use store::{AgentStore, LenserHandles, NoLensers};

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 
 use async_trait::async_trait;
-use lf_core::{LenserId, LfError, LfResult, Page, PageRequest, Reach, Timestamp};
+use lf_core::{LenserId, LfError, LfResult, Page, PageRequest, Reach, RunId, Timestamp};
 
 use crate::errors::{
     agent_moved, agent_not_found, handle_taken, team_run_not_found, too_many_agents, too_many_grants,
@@ -26,6 +26,8 @@ struct State {
     agents: HashMap<LenserId, Agent>,
     grants: HashMap<LenserId, Vec<Grant>>,
     usage: HashMap<(LenserId, UsageDay), Usage>,
+    /// The workflow runs whose spend was charged ([`AgentStore::charge_run`]).
+    charged: std::collections::HashSet<RunId>,
     actions: HashMap<LenserId, Vec<ActionEntry>>,
     runs: HashMap<TeamRunId, TeamRun>,
     /// Each team run's events, in order.
@@ -284,6 +286,17 @@ impl AgentStore for MemoryAgentStore {
             *usage = usage.saturating_sub(*units);
         }
         Ok(())
+    }
+
+    async fn charge_run(&self, agent: LenserId, day: UsageDay, run: RunId, credits: u64) -> LfResult<bool> {
+        let mut s = self.lock();
+        s.agent(agent)?;
+        if !s.charged.insert(run) {
+            return Ok(false);
+        }
+        let usage = s.usage.entry((agent, day)).or_default();
+        usage.credits = usage.credits.saturating_add(credits);
+        Ok(true)
     }
 
     async fn usage(&self, reach: Reach, agent: LenserId, day: UsageDay) -> LfResult<Usage> {

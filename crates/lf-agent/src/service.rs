@@ -29,10 +29,12 @@ use crate::policy::{self, Gate};
 use crate::roles::{self, Permission};
 use crate::store::{AgentStore, LenserHandles};
 
+mod credits;
 mod group_commit;
 mod ledger;
 mod team;
 
+pub use credits::CreditsLeft;
 pub use ledger::{LedgerSettings, allowance};
 pub use team::NewTeamRun;
 

@@ -3,7 +3,7 @@
 //! [`crate::contract::suite`].
 
 use async_trait::async_trait;
-use lf_core::{LenserId, LfResult, Page, PageRequest, Reach, Timestamp};
+use lf_core::{LenserId, LfResult, Page, PageRequest, Reach, RunId, Timestamp};
 
 use crate::model::{
     ActionEntry, Agent, AgentFilter, AgentHandle, Ask, EventFilter, Grant, Member, NewEvent, Reservation,
@@ -125,6 +125,14 @@ pub trait AgentStore: Send + Sync {
     /// reserved for calls it then did not make), no count going below
     /// zero. NOT_FOUND if the agent is missing.
     async fn release_usage(&self, agent: LenserId, day: UsageDay, units: &Usage) -> LfResult<()>;
+
+    /// Counts `credits` that workflow run `run`, started by the agent,
+    /// spent against the agent's usage of `day`, once per run: the first
+    /// charge of `run` adds them (whatever the limit: they are spent) and
+    /// answers true; a later one writes nothing and answers false. So a
+    /// charge made again after a crash counts once. NOT_FOUND if the agent
+    /// is missing.
+    async fn charge_run(&self, agent: LenserId, day: UsageDay, run: RunId, credits: u64) -> LfResult<bool>;
 
     /// The agent's usage of `day` (zero for a day with none). NOT_FOUND if
     /// missing or out of reach.

@@ -9,8 +9,9 @@
 //! run event and in that run's causal tree, which a workflow joins once
 //! and which holds a bounded number of runs ([`RunService::start_caused`]).
 //!
-//! As the runner's [`RunEnds`] it tells the run events, and hands the
-//! outcome of a workflow contender's run to its battle; as the battles'
+//! As the runner's [`RunEnds`] it tells the run events, charges an
+//! agent's run's spend to the agent, and hands the outcome of a workflow
+//! contender's run to its battle; as the battles'
 //! [`lf_battle::WorkflowAnswers`] it starts those runs ([`crate::answers`]).
 //! As the agents' [`lf_agent::TeamDispatch`] it runs team runs as workflow
 //! runs, and records their ends on them ([`crate::teams`]), once bound to
@@ -351,6 +352,7 @@ impl RunEnds for OwnServices {
     /// a workflow contender's run to its battle, and records a team run's
     /// end on it.
     fn ended(&self, run: &Run, state: &RunState) {
+        charge(self, run, state);
         match run.origin {
             RunOrigin::Battle => crate::answers::deliver(self, run, state),
             RunOrigin::Team => crate::teams::ended(self, run, state),
@@ -381,6 +383,11 @@ impl RunEnds for OwnServices {
     /// ([`OwnServices::catch_up_teams`]).
     async fn catch_up(&self) {
         let Some(bound) = self.bound() else { return };
+        match bound.runs.charge_ended().await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(runs = n, "agents' ended runs nobody charged were charged"),
+            Err(e) => tracing::warn!(error = %e, "the agents' ended runs were not charged yet"),
+        }
         if let Err(e) = bound.battles.answer_waiting().await {
             tracing::warn!(error = %e, "the workflow contenders waiting for an answer were not caught up");
         }
@@ -395,6 +402,20 @@ impl RunEnds for OwnServices {
             tracing::warn!(error = %e, "the team runs were not caught up");
         }
     }
+}
+
+/// Charges what `run` spent to the agent that started it, if one did
+/// ([`RunService::charge_agent`]), in a task of its own; a charge that
+/// fails is made by the next catch-up.
+fn charge(own: &OwnServices, run: &Run, state: &RunState) {
+    let Some(bound) = own.bound().filter(|_| run.agent.is_some()) else { return };
+    let Ok(rt) = tokio::runtime::Handle::try_current() else { return };
+    let (runs, run, credits) = (bound.runs.clone(), run.clone(), state.usage().credits);
+    rt.spawn(async move {
+        if let Err(e) = runs.charge_agent(&run, credits).await {
+            tracing::warn!(run = %run.id, error = %e, "a run's spend was not charged to its agent yet");
+        }
+    });
 }
 
 /// Starts the runs of the workflows that hear `event`, each in the causal

@@ -144,6 +144,15 @@ impl AgentStore for Flaky {
     async fn release_usage(&self, agent: LenserId, day: UsageDay, units: &Usage) -> LfResult<()> {
         self.inner.release_usage(agent, day, units).await
     }
+    async fn charge_run(
+        &self,
+        agent: LenserId,
+        day: UsageDay,
+        run: lf_core::RunId,
+        credits: u64,
+    ) -> LfResult<bool> {
+        self.inner.charge_run(agent, day, run, credits).await
+    }
     async fn usage(&self, reach: Reach, agent: LenserId, day: UsageDay) -> LfResult<Usage> {
         self.inner.usage(reach, agent, day).await
     }

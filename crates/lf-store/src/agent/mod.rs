@@ -143,6 +143,16 @@ impl AgentStore for SqlAgentStore {
         }
     }
 
+    async fn charge_run(
+        &self,
+        agent: LenserId,
+        day: UsageDay,
+        run: lf_core::RunId,
+        credits: u64,
+    ) -> LfResult<bool> {
+        on!(&self.conns, write, |conn| sql::charge_run(conn, agent, day, run, credits))
+    }
+
     async fn usage(&self, reach: Reach, agent: LenserId, day: UsageDay) -> LfResult<Usage> {
         on!(&self.conns, snapshot, |conn| sql::usage_for(conn, reach, agent, day))
     }

@@ -125,6 +125,9 @@ pub(crate) const PUT_USAGE: &str = "INSERT INTO agent_usage (agent_id, day, batt
      votes = excluded.votes, team_runs = excluded.team_runs, tool_calls = excluded.tool_calls, \
      credits = excluded.credits";
 
+const CHARGE_RUN: &str = "INSERT INTO agent_run_charges (run_id, agent_id, day, credits) \
+     VALUES ($1, $2, $3, $4) ON CONFLICT (run_id) DO NOTHING";
+
 /// The most action log entries one statement inserts.
 const ACTION_CHUNK: usize = 64;
 
@@ -575,6 +578,33 @@ pub(crate) async fn release_usage<C: Conn>(
         execute(conn, q).await?;
     }
     Ok(())
+}
+
+/// Charges a run's spend in the write transaction, the agent's row locked:
+/// the run's row in `agent_run_charges` is what makes it once.
+pub(crate) async fn charge_run<C: Conn>(
+    conn: &mut C,
+    agent: LenserId,
+    day: UsageDay,
+    run: lf_core::RunId,
+    credits: u64,
+) -> LfResult<bool> {
+    lock_agent(conn, agent).await?;
+    let q = query(CHARGE_RUN)
+        .put(run.as_uuid())
+        .put(agent.as_uuid())
+        .put(day.as_days())
+        .put(super::rows::stored_count(credits));
+    if execute(conn, q).await? == 0 {
+        return Ok(false);
+    }
+    let used = usage_of(conn, agent, day).await?;
+    let after = Usage { credits: used.credits.saturating_add(credits), ..used };
+    if after != used {
+        let q = bind_usage(query::<C::Database>(PUT_USAGE).put(agent.as_uuid()).put(day.as_days()), &after);
+        execute(conn, q).await?;
+    }
+    Ok(true)
 }
 
 /// Run it in a snapshot.

@@ -88,6 +88,14 @@ impl RunStore for SqlRunStore {
         on!(&self.conns, write, |conn| sql::wake(conn, id, now))
     }
 
+    async fn to_charge(&self, limit: u32) -> LfResult<Vec<RunId>> {
+        on!(&self.conns, reading, |conn| sql::to_charge(conn, limit))
+    }
+
+    async fn mark_charged(&self, id: RunId, at: Timestamp) -> LfResult<()> {
+        on!(&self.conns, write, |conn| sql::mark_charged(conn, id, at))
+    }
+
     async fn next_due(&self) -> LfResult<Option<Timestamp>> {
         on!(&self.conns, reading, |conn| sql::next_due(conn))
     }

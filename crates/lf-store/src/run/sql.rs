@@ -195,6 +195,14 @@ const NEXT_DUE: &str = concat!(
     unfinished!()
 );
 
+/// An agent's ended runs not charged yet: the condition of the
+/// `workflow_runs_to_charge` partial index, as it is spelled there.
+const TO_CHARGE: &str = "SELECT id FROM workflow_runs \
+     WHERE agent_id IS NOT NULL AND agent_charged_at IS NULL AND finished_at IS NOT NULL \
+     ORDER BY finished_at, id LIMIT $1";
+const MARK_CHARGED: &str =
+    "UPDATE workflow_runs SET agent_charged_at = $2 WHERE id = $1 AND agent_charged_at IS NULL";
+
 /// `millis` milliseconds after `t`, saturating.
 fn after(t: Timestamp, millis: u64) -> Timestamp {
     t.plus_micros(i64::try_from(millis).unwrap_or(i64::MAX).saturating_mul(1_000))
@@ -420,6 +428,18 @@ pub(crate) async fn wake<C: Conn>(conn: &mut C, id: RunId, now: Timestamp) -> Lf
     let woke = execute(conn, query(WAKE_NODES.of::<C::Database>()).put(id.as_uuid()).put_time(now)).await?;
     if woke > 0 && execute(conn, query(WAKE_RUN).put(id.as_uuid()).put_time(now)).await? > 0 {
         notify(conn, id).await?;
+    }
+    Ok(())
+}
+
+pub(crate) async fn to_charge<C: Conn>(conn: &mut C, limit: u32) -> LfResult<Vec<RunId>> {
+    all_rows(conn, TO_CHARGE, i64::from(limit), |row| Ok(RunId::from_uuid(row.value::<Uuid>("id")?))).await
+}
+
+/// Run it as one statement: a run already marked keeps its mark.
+pub(crate) async fn mark_charged<C: Conn>(conn: &mut C, id: RunId, at: Timestamp) -> LfResult<()> {
+    if execute(conn, query(MARK_CHARGED).put(id.as_uuid()).put_time(at)).await? == 0 {
+        get_run(conn, id).await?;
     }
     Ok(())
 }

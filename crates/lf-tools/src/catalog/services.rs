@@ -6,7 +6,10 @@ use lf_agent::{AgentService, MemoryAgentStore, NoLensers};
 use lf_battle::BattleService;
 use lf_core::{ModelProvider, Principal, Spawner};
 use lf_lens::LensService;
-use lf_workflow::run::{MemoryRunStore, NoSignal, RunDefaults, RunService, RunSignal, RunStore, Runnable};
+use lf_workflow::run::{
+    AgentCredits, CreditsLeft, MemoryRunStore, NoSignal, RunDefaults, RunId, RunService, RunSignal, RunStore,
+    Runnable,
+};
 use lf_workflow::{ConnectionService, WorkflowService};
 
 /// The domain services the tools call, and the model provider behind them.
@@ -131,16 +134,35 @@ impl ServicesBuilder {
         if let Some(r) = self.runnable {
             runs = runs.with_runnable(r);
         }
+        let agents =
+            Arc::new(self.agents.unwrap_or_else(|| {
+                AgentService::new(Arc::new(MemoryAgentStore::new()), Arc::new(NoLensers))
+            }));
+        runs = runs.with_agent_credits(Arc::new(AgentCreditsOf(agents.clone())));
         Services {
             lens: self.lens.expect("Services::builder() needs .lens(...)"),
             battle: Arc::new(battle),
             workflow,
             runs: Arc::new(runs),
             connections: self.connections.expect("Services::builder() needs .connections(...)"),
-            agents: Arc::new(self.agents.unwrap_or_else(|| {
-                AgentService::new(Arc::new(MemoryAgentStore::new()), Arc::new(NoLensers))
-            })),
+            agents,
         }
+    }
+}
+
+/// The agents' credits as the run service asks about them: the agent
+/// service's count, passed on.
+struct AgentCreditsOf(Arc<AgentService>);
+
+#[async_trait::async_trait]
+impl AgentCredits for AgentCreditsOf {
+    async fn left(&self, agent: lf_core::LenserId) -> lf_core::LfResult<CreditsLeft> {
+        let c = self.0.credits_left(agent).await?;
+        Ok(CreditsLeft { left: c.left, limit: c.limit, resets_at: c.day.resets_at() })
+    }
+
+    async fn charge(&self, agent: lf_core::LenserId, run: RunId, credits: u64) -> lf_core::LfResult<()> {
+        self.0.charge_run(agent, lf_core::RunId::from_uuid(run.as_uuid()), credits).await.map(|_| ())
     }
 }
 

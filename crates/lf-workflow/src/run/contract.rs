@@ -251,9 +251,20 @@ async fn agents(r: &dyn RunStore, w: &dyn WorkflowStore) {
     let lease = claim_one(r, "contract-a", now, by_agent.id).await.expect("due");
     let mut state = by_agent.state.clone();
     state.status = RunStatus::Cancelled;
+    state.finished_at = Some(now);
     assert!(r.save(&lease, &state, &[], true).await.unwrap());
     assert_eq!(r.get_run(by_agent.id).await.unwrap().agent, Some(agent), "a save keeps the agent");
     finish(r, &[by_person.id], now).await;
+
+    // An agent's ended run is to be charged to it until it is marked so.
+    let to_charge = r.to_charge(ALL).await.unwrap();
+    assert!(to_charge.contains(&by_agent.id), "an agent's ended run is to be charged");
+    assert!(!to_charge.contains(&by_person.id), "a person's run is not");
+    r.mark_charged(by_agent.id, now).await.unwrap();
+    r.mark_charged(by_agent.id, now.plus_micros(1)).await.unwrap();
+    assert!(!r.to_charge(ALL).await.unwrap().contains(&by_agent.id), "a marked run is not");
+    let missing = r.mark_charged(RunId::new(), now).await.unwrap_err();
+    assert_eq!(missing.code(), lf_core::ErrorCode::NotFound);
 }
 
 async fn idempotency(r: &dyn RunStore, w: &dyn WorkflowStore) {

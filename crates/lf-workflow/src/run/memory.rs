@@ -18,6 +18,8 @@ struct Row {
     slots: BTreeMap<Slot, NodeRun>,
     lease: Option<Lease>,
     wake_at: Option<Timestamp>,
+    /// When its spend was charged to its agent ([`RunStore::mark_charged`]).
+    charged_at: Option<Timestamp>,
 }
 
 impl Row {
@@ -107,7 +109,10 @@ impl RunStore for MemoryRunStore {
             return Ok((first, false));
         }
         let stored = header(run);
-        rows.insert(run.id, Row { run: stored.clone(), slots: BTreeMap::new(), lease: None, wake_at: None });
+        rows.insert(
+            run.id,
+            Row { run: stored.clone(), slots: BTreeMap::new(), lease: None, wake_at: None, charged_at: None },
+        );
         Ok((stored, true))
     }
 
@@ -146,7 +151,10 @@ impl RunStore for MemoryRunStore {
             return Ok(Caused::TooFast);
         }
         let stored = header(run);
-        rows.insert(run.id, Row { run: stored.clone(), slots: BTreeMap::new(), lease: None, wake_at: None });
+        rows.insert(
+            run.id,
+            Row { run: stored.clone(), slots: BTreeMap::new(), lease: None, wake_at: None, charged_at: None },
+        );
         Ok(Caused::Made(Box::new(stored), true))
     }
 
@@ -280,6 +288,24 @@ impl RunStore for MemoryRunStore {
         if woke && r.lease.is_none() {
             r.wake_at = Some(r.wake_at.map_or(now, |w| w.min(now)));
         }
+        Ok(())
+    }
+
+    async fn to_charge(&self, limit: u32) -> LfResult<Vec<RunId>> {
+        let rows = self.rows();
+        let mut ended: Vec<(Timestamp, RunId)> = rows
+            .values()
+            .filter(|r| r.run.agent.is_some() && r.charged_at.is_none())
+            .filter_map(|r| r.run.state.finished_at.map(|at| (at, r.run.id)))
+            .collect();
+        ended.sort();
+        Ok(ended.into_iter().take(limit as usize).map(|(_, id)| id).collect())
+    }
+
+    async fn mark_charged(&self, id: RunId, at: Timestamp) -> LfResult<()> {
+        let mut rows = self.rows();
+        let row = rows.get_mut(&id).ok_or_else(|| run_not_found(id))?;
+        row.charged_at.get_or_insert(at);
         Ok(())
     }
 

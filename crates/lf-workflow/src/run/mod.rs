@@ -10,9 +10,11 @@
 //!   `form.rs`, a form trigger's fields applied to a run's inputs, and
 //!   `inputs.rs`, the bounds of what a starter hands a run;
 //! - `visibility.rs`: [`RunScope`], who reads which runs;
+//! - `credits.rs`: [`AgentCredits`], what an agent's runs may spend;
 //! - `contract.rs`: the suite every store runs.
 
 pub mod contract;
+mod credits;
 mod form;
 mod inputs;
 mod memory;
@@ -23,6 +25,7 @@ mod visibility;
 
 use lf_core::LfError;
 
+pub use credits::{AgentCredits, CreditsLeft, agent_budget};
 pub use inputs::{MAX_INPUT_BYTES, MAX_MODEL_ID_CHARS, check_inputs};
 pub use memory::MemoryRunStore;
 pub use model::{

@@ -12,6 +12,7 @@ use lf_core::{
 };
 use serde_json::Value;
 
+use super::credits::{AgentCredits, agent_budget};
 use super::form::check_form_inputs;
 use super::inputs::check_start;
 use super::model::{Caused, EventBounds, IdempotencyKey, Run, RunFilter, RunId, RunOrigin};
@@ -102,6 +103,9 @@ pub struct RunService {
     defaults: RunDefaults,
     clock: Arc<dyn Clock>,
     runnable: Option<Runnable>,
+    /// What agents' runs may spend; none: their runs are not bounded by
+    /// it, nor charged (embedding, tests).
+    credits: Option<Arc<dyn AgentCredits>>,
 }
 
 impl RunService {
@@ -113,7 +117,15 @@ impl RunService {
             defaults: RunDefaults::default(),
             clock: Arc::new(SystemClock),
             runnable: None,
+            credits: None,
         }
+    }
+
+    /// Bounds the runs an agent starts by the credits it has left, and
+    /// charges what they spend to it ([`AgentCredits`]).
+    pub fn with_agent_credits(mut self, credits: Arc<dyn AgentCredits>) -> Self {
+        self.credits = Some(credits);
+        self
     }
 
     /// Refuses to start a run with a step whose type `runnable` says the
@@ -327,6 +339,7 @@ impl RunService {
         if s.budget_credits.is_some() {
             limits.budget_credits = s.budget_credits;
         }
+        limits.budget_credits = self.budget_of(p, limits.budget_credits).await?;
         let state = RunState::new(Value::Object(inputs), limits);
         let mut run = Run {
             agent: p.agent(),
@@ -447,7 +460,9 @@ impl RunService {
                 ),
             ));
         }
-        let state = RunState::new(old.state.inputs.clone(), old.state.limits);
+        let mut limits = old.state.limits;
+        limits.budget_credits = self.budget_of(p, limits.budget_credits).await?;
+        let state = RunState::new(old.state.inputs.clone(), limits);
         let run = Run {
             id: RunId::new(),
             origin: RunOrigin::Retry,
@@ -465,6 +480,47 @@ impl RunService {
         let (run, _) = self.runs.create_run(&run).await?;
         self.signal.started(run.id);
         Ok(run)
+    }
+
+    /// The budget of a run `p` starts asking for `asked`: for an agent, at
+    /// most the credits it has left ([`agent_budget`]).
+    async fn budget_of(&self, p: &Principal, asked: Option<u64>) -> LfResult<Option<u64>> {
+        match (p.agent(), &self.credits) {
+            (Some(agent), Some(credits)) => Ok(Some(agent_budget(agent, asked, credits.left(agent).await?)?)),
+            _ => Ok(asked),
+        }
+    }
+
+    /// Charges what the ended `run` spent (`credits`) to the agent that
+    /// started it, once ([`AgentCredits::charge`]), and marks it charged
+    /// ([`RunStore::mark_charged`]): a stop between the two charges it
+    /// again at the next catch-up, which counts nothing twice. Nothing for
+    /// a run no agent started, or without [`RunService::with_agent_credits`].
+    pub async fn charge_agent(&self, run: &Run, credits: u64) -> LfResult<()> {
+        let (Some(agent), Some(port)) = (run.agent, &self.credits) else { return Ok(()) };
+        port.charge(agent, run.id, credits).await?;
+        self.runs.mark_charged(run.id, self.clock.now()).await
+    }
+
+    /// Charges the agents' ended runs nobody charged (their process
+    /// stopped first; the runner's catch-up calls it); how many.
+    pub async fn charge_ended(&self) -> LfResult<usize> {
+        if self.credits.is_none() {
+            return Ok(0);
+        }
+        const BATCH: u32 = 100;
+        let mut charged = 0;
+        loop {
+            let ids = self.runs.to_charge(BATCH).await?;
+            for id in &ids {
+                let run = self.runs.load_run(*id).await?;
+                self.charge_agent(&run, run.state.usage().credits).await?;
+            }
+            charged += ids.len();
+            if ids.len() < BATCH as usize {
+                return Ok(charged);
+            }
+        }
     }
 
     /// The run's version, if the caller may read the run: NOT_FOUND, as for

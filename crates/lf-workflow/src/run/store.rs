@@ -56,6 +56,17 @@ pub trait RunStore: Send + Sync {
     /// passed by creations racing each other.
     async fn create_caused(&self, run: &Run, bounds: EventBounds) -> LfResult<Caused>;
 
+    /// The runs an agent started ([`Run::agent`]) that ended (their
+    /// `finished_at` set) and whose spend is not marked charged to it
+    /// ([`RunStore::mark_charged`]), earliest end first (then by id), at
+    /// most `limit`: for the runner's catch-up, which charges the ends
+    /// nobody charged.
+    async fn to_charge(&self, limit: u32) -> LfResult<Vec<RunId>>;
+
+    /// Marks run `id`'s spend charged to its agent at `at`; a run marked
+    /// already keeps its first mark. NOT_FOUND if there is no such run.
+    async fn mark_charged(&self, id: RunId, at: Timestamp) -> LfResult<()>;
+
     /// The run, with `state.slots` empty.
     async fn get_run(&self, id: RunId) -> LfResult<Run>;
 
