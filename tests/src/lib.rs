@@ -295,7 +295,11 @@ impl TestStore {
     pub async fn end_run(&self, id: &str, status: RunStatus) {
         let id = RunId::parse("run_id", id).expect("a run id");
         let now = lf_core::Timestamp::from_micros(i64::MAX / 2);
-        let leases = self.runs.claim("tests", now, 60_000, 10_000).await.expect("claiming runs");
+        let leases = self
+            .runs
+            .claim("tests", now, 60_000, &lf_workflow::run::Room::up_to(10_000))
+            .await
+            .expect("claiming runs");
         assert!(leases.iter().any(|l| l.run == id), "run {id} is not due: has it ended?");
         for lease in leases {
             let mut state = self.runs.load_run(lease.run).await.expect("a claimed run").state;

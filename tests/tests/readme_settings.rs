@@ -124,6 +124,7 @@ fn the_run_settings_defaults_in_help_are_the_ones_applied() {
         (Setting::ParallelSteps, limits.parallel.to_string()),
         (Setting::RunLease, runs.runner.lease.as_secs().to_string()),
         (Setting::RunsPerProcess, runs.runner.max_runs.to_string()),
+        (Setting::RunsPerStarter, runs.runner.per_starter.to_string()),
         (Setting::RunnerGrace, runs.runner.grace.as_secs().to_string()),
         (Setting::AgentsPerOwner, runs.agents.per_owner.to_string()),
         (Setting::EventTreeMax, runs.defaults.events.tree_max.to_string()),

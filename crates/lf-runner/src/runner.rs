@@ -1,16 +1,16 @@
 //! The claim loop and the drive of one run.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use lf_core::{Clock, LfResult, Reach, SystemClock, Timestamp};
+use lf_core::{Clock, LenserId, LfResult, Reach, SystemClock, Timestamp};
 use lf_workflow::engine::{
     Action, Event, Failure, LogLevel, LogLine, NodeStatus, Plan, RunError, RunState, RunStatus, Slot, Tick,
     Usage, step,
 };
-use lf_workflow::run::{Held, Lease, Run, RunId, RunSignal, RunStore};
+use lf_workflow::run::{Held, Lease, Room, Run, RunId, RunSignal, RunStore};
 use lf_workflow::{VersionSelector, WorkflowStore, WorkflowVersionId};
 use tokio::sync::Notify;
 use tokio::task::JoinSet;
@@ -29,6 +29,12 @@ pub struct RunnerConfig {
     pub lease: Duration,
     /// Runs this process drives at once (default 16).
     pub max_runs: usize,
+    /// Of those, the most one starter's runs take while the claim loop
+    /// claims more (default 4): due runs are claimed in turns by starter,
+    /// and a starter at its share waits for one of its runs to end here
+    /// (or for another process), whoever else is waiting or not
+    /// ([`lf_workflow::run::Room`]).
+    pub per_starter: usize,
     /// How long shutdown waits for running nodes (default 10 s).
     pub grace: Duration,
 }
@@ -39,6 +45,7 @@ impl Default for RunnerConfig {
             owner: format!("runner-{}-{}", std::process::id(), RunId::new()),
             lease: Duration::from_secs(30),
             max_runs: 16,
+            per_starter: 4,
             grace: Duration::from_secs(10),
         }
     }
@@ -75,8 +82,9 @@ struct Inner {
     clock: Arc<dyn Clock>,
     /// Something may be due: a new run, a cancel request, a drive ended.
     wake: Notify,
-    /// The runs this process drives, each with its own wake for cancels.
-    active: Mutex<HashMap<RunId, Arc<Notify>>>,
+    /// The runs this process drives, each with its own wake for cancels,
+    /// and its starter.
+    active: Mutex<HashMap<RunId, (Arc<Notify>, LenserId)>>,
     plans: Mutex<HashMap<WorkflowVersionId, Arc<Plan>>>,
     /// Set at shutdown: claim nothing more, start no more nodes.
     draining: CancellationToken,
@@ -237,19 +245,33 @@ impl Inner {
         }
     }
 
+    /// What a claim may take now: the free slots, each starter's share
+    /// less the runs of theirs this process drives.
+    fn room(&self) -> Room {
+        let active = self.active.lock().unwrap_or_else(|p| p.into_inner());
+        let mut held = BTreeMap::new();
+        for (_, starter) in active.values() {
+            *held.entry(*starter).or_insert(0) += 1;
+        }
+        let clamp = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        Room {
+            limit: clamp(self.config.max_runs.saturating_sub(active.len())),
+            share: clamp(self.config.per_starter.max(1)),
+            held,
+        }
+    }
+
     async fn claim_loop(self: Arc<Self>) {
         let lease_ms = ms(self.config.lease);
         loop {
             if self.draining.is_cancelled() {
                 return;
             }
-            let free = self
-                .config
-                .max_runs
-                .saturating_sub(self.active.lock().unwrap_or_else(|p| p.into_inner()).len());
+            let room = self.room();
+            let free = room.limit as usize;
             let mut claimed = 0;
             if free > 0 {
-                match self.runs.claim(&self.config.owner, self.clock.now(), lease_ms, free as u32).await {
+                match self.runs.claim(&self.config.owner, self.clock.now(), lease_ms, &room).await {
                     Ok(leases) => {
                         claimed = leases.len();
                         for lease in leases {
@@ -269,7 +291,9 @@ impl Inner {
             let wait = if free == 0 {
                 self.config.lease
             } else {
-                match self.runs.next_due().await {
+                // Not for runs this process would not claim now: their
+                // starters' drives ending here wake it.
+                match self.runs.next_due(&self.room().full()).await {
                     Ok(Some(at)) => {
                         until(self.clock.now(), at).clamp(Duration::from_millis(5), self.config.lease)
                     }
@@ -319,7 +343,7 @@ impl Inner {
     /// its drive looks (at once, through a heartbeat, then waking its
     /// waiting steps) if this process holds it, else the claim loop.
     fn woken_for(&self, run: RunId) {
-        let held = self.active.lock().unwrap_or_else(|p| p.into_inner()).get(&run).cloned();
+        let held = self.active.lock().unwrap_or_else(|p| p.into_inner()).get(&run).map(|(n, _)| n.clone());
         match held {
             Some(n) => n.notify_one(),
             None => self.wake.notify_one(),
@@ -328,7 +352,10 @@ impl Inner {
 
     fn spawn_drive(self: Arc<Self>, lease: Lease) {
         let notify = Arc::new(Notify::new());
-        self.active.lock().unwrap_or_else(|p| p.into_inner()).insert(lease.run, notify.clone());
+        self.active
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(lease.run, (notify.clone(), lease.starter));
         tokio::spawn(async move {
             let run = lease.run;
             if let Err(e) = self.clone().drive(lease, notify).await {

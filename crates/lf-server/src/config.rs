@@ -84,6 +84,10 @@ pub struct CommonArgs {
     #[arg(long, env = "LENSERFIGHT_RUNS_PER_PROCESS", value_name = "RUNS")]
     pub runs_per_process: Option<u64>,
 
+    /// Of those, the most one lenser's runs take while this process claims more [default: 4]
+    #[arg(long, env = "LENSERFIGHT_RUNS_PER_STARTER", value_name = "RUNS")]
+    pub runs_per_starter: Option<u64>,
+
     /// Seconds shutdown waits for running workflow steps before it hands their runs back [default: 10]
     #[arg(long, env = "LENSERFIGHT_RUNNER_GRACE", value_name = "SECONDS")]
     pub runner_grace: Option<u64>,
@@ -253,6 +257,11 @@ impl CommonArgs {
             Some(n @ 1..=1_024) => n as usize,
             Some(n) => return Err(self.bad(Setting::RunsPerProcess, format!("must be 1 to 1024, got {n}"))),
         };
+        let per_starter = match self.runs_per_starter {
+            None => 4,
+            Some(n @ 1..=1_024) => n as usize,
+            Some(n) => return Err(self.bad(Setting::RunsPerStarter, format!("must be 1 to 1024, got {n}"))),
+        };
         let grace = match self.runner_grace {
             None => 10,
             Some(s @ 0..=600) => s,
@@ -263,6 +272,7 @@ impl CommonArgs {
         let runner = lf_runner::RunnerConfig {
             lease: std::time::Duration::from_millis(lease),
             max_runs: runs,
+            per_starter,
             grace: std::time::Duration::from_secs(grace),
             ..lf_runner::RunnerConfig::default()
         };
@@ -409,7 +419,7 @@ mod tests {
         let l = runs.defaults.limits;
         assert_eq!((l.run_timeout_ms, l.node_timeout_ms, l.budget_credits), (30_000, 5_000, Some(250)));
         assert_eq!(runs.pricing.credits_per_1k_tokens, 3);
-        assert_eq!((l.parallel, runs.runner.max_runs), (4, 16), "the defaults");
+        assert_eq!((l.parallel, runs.runner.max_runs, runs.runner.per_starter), (4, 16, 4), "the defaults");
         assert_eq!((runs.runner.lease.as_secs(), runs.runner.grace.as_secs()), (30, 10));
         assert_eq!(runs.agents.per_owner, 5, "the original's limit");
         assert_eq!(runs.defaults.events, lf_workflow::run::EventBounds { tree_max: 100, per_minute: 60 });
@@ -418,6 +428,7 @@ mod tests {
             parallel_steps: Some(2),
             run_lease: Some(5),
             runs_per_process: Some(64),
+            runs_per_starter: Some(9),
             runner_grace: Some(0),
             agents_per_owner: Some(12),
             event_tree_max: Some(7),
@@ -427,7 +438,10 @@ mod tests {
         let runs = set.runs().unwrap();
         assert_eq!(runs.agents.per_owner, 12);
         assert_eq!(runs.defaults.events, lf_workflow::run::EventBounds { tree_max: 7, per_minute: 3 });
-        assert_eq!((runs.defaults.limits.parallel, runs.runner.max_runs), (2, 64));
+        assert_eq!(
+            (runs.defaults.limits.parallel, runs.runner.max_runs, runs.runner.per_starter),
+            (2, 64, 9)
+        );
         assert_eq!((runs.runner.lease.as_secs(), runs.runner.grace.as_secs()), (5, 0));
 
         for (args, key) in [
@@ -440,6 +454,10 @@ mod tests {
             (
                 CommonArgs { runs_per_process: Some(0), ..CommonArgs::default() },
                 "LENSERFIGHT_RUNS_PER_PROCESS",
+            ),
+            (
+                CommonArgs { runs_per_starter: Some(1_025), ..CommonArgs::default() },
+                "LENSERFIGHT_RUNS_PER_STARTER",
             ),
             (CommonArgs { runner_grace: Some(601), ..CommonArgs::default() }, "LENSERFIGHT_RUNNER_GRACE"),
             (CommonArgs { event_tree_max: Some(0), ..CommonArgs::default() }, "LENSERFIGHT_EVENT_TREE_MAX"),

@@ -66,6 +66,7 @@ pub enum Setting {
     ParallelSteps,
     RunLease,
     RunsPerProcess,
+    RunsPerStarter,
     RunnerGrace,
     AgentsPerOwner,
     EventTreeMax,
@@ -90,7 +91,7 @@ pub enum Setting {
 
 /// `(setting, file key, kind, reader)`: the key names the setting in the
 /// configuration file; its variable and flag follow from it ([`names_of`]).
-const TABLE: [(Setting, &str, Kind, Reader); 40] = [
+const TABLE: [(Setting, &str, Kind, Reader); 41] = [
     (Setting::DatabaseUrl, "database_url", Kind::Text, Reader::Both),
     (Setting::LenserId, "lenser_id", Kind::Text, Reader::Stdio),
     (Setting::Toolsets, "toolsets", Kind::List, Reader::Both),
@@ -111,6 +112,7 @@ const TABLE: [(Setting, &str, Kind, Reader); 40] = [
     (Setting::ParallelSteps, "parallel_steps", Kind::Count, Reader::Both),
     (Setting::RunLease, "run_lease", Kind::Count, Reader::Both),
     (Setting::RunsPerProcess, "runs_per_process", Kind::Count, Reader::Both),
+    (Setting::RunsPerStarter, "runs_per_starter", Kind::Count, Reader::Both),
     (Setting::RunnerGrace, "runner_grace", Kind::Count, Reader::Both),
     (Setting::AgentsPerOwner, "agents_per_owner", Kind::Count, Reader::Both),
     (Setting::EventTreeMax, "event_tree_max", Kind::Count, Reader::Both),
@@ -321,7 +323,7 @@ mod tests {
     /// Every setting's names as users write them (in scripts, unit files
     /// and configuration files), in the order of the README's tables: a
     /// renamed setting breaks their configuration, so it shows up here.
-    const PUBLISHED: [(&str, &str, &str); 40] = [
+    const PUBLISHED: [(&str, &str, &str); 41] = [
         ("database_url", "LENSERFIGHT_DATABASE_URL", "--database-url"),
         ("lenser_id", "LENSERFIGHT_LENSER_ID", "--lenser-id"),
         ("toolsets", "LENSERFIGHT_TOOLSETS", "--toolsets"),
@@ -342,6 +344,7 @@ mod tests {
         ("parallel_steps", "LENSERFIGHT_PARALLEL_STEPS", "--parallel-steps"),
         ("run_lease", "LENSERFIGHT_RUN_LEASE", "--run-lease"),
         ("runs_per_process", "LENSERFIGHT_RUNS_PER_PROCESS", "--runs-per-process"),
+        ("runs_per_starter", "LENSERFIGHT_RUNS_PER_STARTER", "--runs-per-starter"),
         ("runner_grace", "LENSERFIGHT_RUNNER_GRACE", "--runner-grace"),
         ("agents_per_owner", "LENSERFIGHT_AGENTS_PER_OWNER", "--agents-per-owner"),
         ("event_tree_max", "LENSERFIGHT_EVENT_TREE_MAX", "--event-tree-max"),

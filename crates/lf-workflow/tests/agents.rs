@@ -63,7 +63,8 @@ fn start(id: WorkflowId) -> StartRun {
 /// Ends `ids` as cancelled, as a runner would (only an ended run is retried).
 async fn cancel_all(runs: &RunService, ids: &[RunId]) {
     let store = runs.store();
-    let leases = store.claim("test", SystemClock.now(), 60_000, 1_000).await.unwrap();
+    let leases =
+        store.claim("test", SystemClock.now(), 60_000, &lf_workflow::run::Room::up_to(1_000)).await.unwrap();
     for id in ids {
         let lease = leases.iter().find(|l| l.run == *id).expect("a pending run is due");
         let mut state = store.get_run(*id).await.unwrap().state;

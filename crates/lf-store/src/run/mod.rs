@@ -13,7 +13,7 @@ use async_trait::async_trait;
 use lf_core::{LenserId, LfResult, Page, PageRequest, Timestamp, WorkflowId};
 use lf_workflow::engine::{NodeRun, RunState, Slot};
 use lf_workflow::run::{
-    Caused, EventBounds, Held, IdempotencyKey, Lease, Run, RunFilter, RunId, RunStore, Wakeups,
+    Caused, EventBounds, Held, IdempotencyKey, Lease, Room, Run, RunFilter, RunId, RunStore, Wakeups,
 };
 
 use crate::conns::{Conns, on};
@@ -62,8 +62,8 @@ impl RunStore for SqlRunStore {
         on!(&self.conns, reading, |conn| sql::list_runs(conn, me, filter, page))
     }
 
-    async fn claim(&self, owner: &str, now: Timestamp, lease_ms: u64, limit: u32) -> LfResult<Vec<Lease>> {
-        on!(&self.conns, write, |conn| sql::claim(conn, owner, now, lease_ms, limit))
+    async fn claim(&self, owner: &str, now: Timestamp, lease_ms: u64, room: &Room) -> LfResult<Vec<Lease>> {
+        on!(&self.conns, write, |conn| sql::claim(conn, owner, now, lease_ms, room))
     }
 
     async fn heartbeat(&self, lease: &Lease, now: Timestamp, lease_ms: u64) -> LfResult<Held> {
@@ -96,8 +96,8 @@ impl RunStore for SqlRunStore {
         on!(&self.conns, write, |conn| sql::mark_charged(conn, id, at))
     }
 
-    async fn next_due(&self) -> LfResult<Option<Timestamp>> {
-        on!(&self.conns, reading, |conn| sql::next_due(conn))
+    async fn next_due(&self, full: &[LenserId]) -> LfResult<Option<Timestamp>> {
+        on!(&self.conns, reading, |conn| sql::next_due(conn, full))
     }
 
     /// PostgreSQL: `LISTEN` on the channel that run creations and cancel

@@ -8,8 +8,9 @@
 //! - a claim picks the due runs and gives each a new token in one write
 //!   transaction: on SQLite `BEGIN IMMEDIATE` holds the write lock from the
 //!   first read; on PostgreSQL the pick locks its rows `FOR UPDATE SKIP
-//!   LOCKED`, so a concurrent claim passes over them, and one that waited
-//!   for a row sees the new lease and leaves it;
+//!   LOCKED`, so a concurrent claim passes over them, and rechecks that a
+//!   row is still due on its newest version, so a row another claim took
+//!   since this one's snapshot is left;
 //! - a save changes the run row only `WHERE lease_token` is the saver's,
 //!   and writes node results only when that row changed, in one
 //!   transaction (PostgreSQL: the row lock the update takes orders it
@@ -23,8 +24,8 @@
 use lf_core::{LenserId, LfError, LfResult, Page, PageRequest, Timestamp, WorkflowId};
 use lf_workflow::engine::{NodeRun, RunState, Slot};
 use lf_workflow::run::{
-    Caused, EventBounds, Held, IDEMPOTENCY_WINDOW_MICROS, IdempotencyKey, Lease, LeaseToken, Run, RunFilter,
-    RunId, run_not_found,
+    Caused, EventBounds, Held, IDEMPOTENCY_WINDOW_MICROS, IdempotencyKey, Lease, LeaseToken, Room, Run,
+    RunFilter, RunId, run_not_found,
 };
 use sqlx::QueryBuilder;
 use uuid::Uuid;
@@ -102,26 +103,64 @@ const EVENT_STARTS: &str = "SELECT count(*) AS n FROM workflow_runs WHERE starte
 pub(crate) const CHANNEL: &str = "lf_workflow_runs";
 const NOTIFY: &str = "SELECT pg_notify('lf_workflow_runs', $1)";
 
-/// Up to `$2` runs due at `$1`, oldest due first (ids break ties).
+/// Whether a run is due at `$1`. Held past its lease: a takeover,
+/// whatever its timers say.
+macro_rules! is_due {
+    () => {
+        concat!(
+            unfinished!(),
+            " AND ((lease_token IS NOT NULL AND lease_expires_at <= $1) \
+             OR (lease_token IS NULL AND (status = 'pending' OR cancel_requested_by IS NOT NULL \
+             OR wake_at IS NULL OR wake_at <= $1)))"
+        )
+    };
+}
+
+/// Up to `$2` runs due at `$1`, in turns by starter ([`lf_workflow::run::Room`]):
+/// a starter's `n`th due run (its sub-workflows' runs first, then oldest
+/// due first) has turn `n` plus the runs of theirs the claimer holds
+/// (`$4`, a JSON object of starter ids in hex to counts); a run past turn
+/// `$3` waits, unless a `sub_workflow` step started it. Lower turns
+/// first, then oldest due first (ids break ties). On PostgreSQL the
+/// turns are counted from every due run, locked or not; the rows are
+/// locked after, and rechecked as they are.
 macro_rules! due {
     ($b:tt) => {
         concat!(
-            "SELECT id FROM workflow_runs WHERE ",
-            unfinished!(),
-            // Held past its lease: a takeover, whatever its timers say.
-            " AND ((lease_token IS NOT NULL AND lease_expires_at <= $1) \
-             OR (lease_token IS NULL AND (status = 'pending' OR cancel_requested_by IS NOT NULL \
-             OR wake_at IS NULL OR wake_at <= $1))) \
-             ORDER BY coalesce(wake_at, created_at), id LIMIT $2",
+            "WITH held AS (",
+            due!(held $b),
+            "), turns AS (SELECT id AS run_id, coalesce(wake_at, created_at) AS due_at, \
+             origin = 'sub_workflow' AS nested, ROW_NUMBER() OVER (PARTITION BY started_by \
+             ORDER BY CASE WHEN origin = 'sub_workflow' THEN 0 ELSE 1 END, coalesce(wake_at, created_at), id) \
+             + coalesce((SELECT n FROM held WHERE starter = ",
+            due!(key $b),
+            "), 0) AS turn FROM workflow_runs WHERE ",
+            is_due!(),
+            ") SELECT id, started_by FROM workflow_runs JOIN turns ON run_id = id \
+             WHERE (nested OR turn <= $3) AND ",
+            is_due!(),
+            " ORDER BY turn, due_at, id LIMIT $2",
             due!(lock $b)
         )
+    };
+    (held sqlite) => {
+        "SELECT key AS starter, value AS n FROM json_each($4)"
+    };
+    (held postgres) => {
+        "SELECT key::uuid AS starter, value::bigint AS n FROM jsonb_each_text($4::jsonb)"
+    };
+    (key sqlite) => {
+        "lower(hex(started_by))"
+    };
+    (key postgres) => {
+        "started_by"
     };
     (lock sqlite) => {
         ""
     };
     // Rows another claim has locked are passed over, not waited for.
     (lock postgres) => {
-        " FOR UPDATE SKIP LOCKED"
+        " FOR UPDATE OF workflow_runs SKIP LOCKED"
     };
 }
 const DUE: Spellings = spelled!(due);
@@ -187,13 +226,36 @@ const WAKE_RUN: &str = concat!(
     unfinished!()
 );
 /// When the earliest unfinished run becomes due: a held run when its lease
-/// ends, any other when it is free.
-const NEXT_DUE: &str = concat!(
-    "SELECT min(CASE WHEN lease_token IS NULL THEN ",
-    free_at!(),
-    " ELSE lease_expires_at END) AS due FROM workflow_runs WHERE ",
-    unfinished!()
-);
+/// ends, any other when it is free; but the runs of the starters in `$1`
+/// (a JSON array of ids in hex), unless a `sub_workflow` step started them.
+macro_rules! next_due {
+    ($b:tt) => {
+        concat!(
+            "SELECT min(CASE WHEN lease_token IS NULL THEN ",
+            free_at!(),
+            " ELSE lease_expires_at END) AS due FROM workflow_runs WHERE ",
+            unfinished!(),
+            " AND (origin = 'sub_workflow' OR ",
+            next_due!(key $b),
+            " NOT IN (",
+            next_due!(full $b),
+            "))"
+        )
+    };
+    (key sqlite) => {
+        "lower(hex(started_by))"
+    };
+    (key postgres) => {
+        "started_by"
+    };
+    (full sqlite) => {
+        "SELECT value FROM json_each($1)"
+    };
+    (full postgres) => {
+        "SELECT value::uuid FROM jsonb_array_elements_text($1::jsonb)"
+    };
+}
+const NEXT_DUE: Spellings = spelled!(next_due);
 
 /// An agent's ended runs not charged yet: the condition of the
 /// `workflow_runs_to_charge` partial index, as it is spelled there.
@@ -342,18 +404,28 @@ pub(crate) async fn list_runs<C: Conn>(
     listing(conn, select, from, " ORDER BY created_at DESC, id DESC", page, run).await
 }
 
-/// Claims up to `limit` due runs; run it in a write transaction, which
-/// keeps what [`DUE`] picked for this claim until it commits.
+/// A starter as the claim's JSON names it.
+fn hex(starter: LenserId) -> String {
+    starter.as_uuid().simple().to_string()
+}
+
+/// Claims the due runs `room` leaves room for; run it in a write
+/// transaction, which keeps what [`DUE`] picked for this claim until it
+/// commits.
 pub(crate) async fn claim<C: Conn>(
     conn: &mut C,
     owner: &str,
     now: Timestamp,
     lease_ms: u64,
-    limit: u32,
+    room: &Room,
 ) -> LfResult<Vec<Lease>> {
+    let held: serde_json::Map<String, serde_json::Value> =
+        room.held.iter().map(|(s, n)| (hex(*s), (*n).into())).collect();
     let due = query::<C::Database>(DUE.of::<C::Database>())
         .put_time(now)
-        .put(i64::from(limit))
+        .put(i64::from(room.limit))
+        .put(i64::from(room.share))
+        .put(serde_json::Value::Object(held).to_string())
         .fetch_all(conn.exec())
         .await
         .map_err(map_db_err)?;
@@ -362,6 +434,7 @@ pub(crate) async fn claim<C: Conn>(
     for row in &due {
         let lease = Lease {
             run: RunId::from_uuid(row.value::<Uuid>("id")?),
+            starter: LenserId::from_uuid(row.value::<Uuid>("started_by")?),
             token: LeaseToken::new(),
             owner: owner.to_owned(),
             expires_at,
@@ -444,7 +517,9 @@ pub(crate) async fn mark_charged<C: Conn>(conn: &mut C, id: RunId, at: Timestamp
     Ok(())
 }
 
-pub(crate) async fn next_due<C: Conn>(conn: &mut C) -> LfResult<Option<Timestamp>> {
-    let row = query::<C::Database>(NEXT_DUE).fetch_one(conn.exec()).await.map_err(map_db_err)?;
+pub(crate) async fn next_due<C: Conn>(conn: &mut C, full: &[LenserId]) -> LfResult<Option<Timestamp>> {
+    let full = serde_json::Value::from(full.iter().map(|s| hex(*s)).collect::<Vec<_>>()).to_string();
+    let q = query::<C::Database>(NEXT_DUE.of::<C::Database>()).put(full);
+    let row = q.fetch_one(conn.exec()).await.map_err(map_db_err)?;
     row.opt_time("due")
 }

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use lf_core::{Clock, LenserId, PageRequest, SystemClock, Timestamp};
 use lf_workflow::engine::{Limits, RunState, RunStatus};
 use lf_workflow::run::{
-    Caused, EventBounds, IdempotencyKey, Lease, Run, RunFilter, RunId, RunOrigin, RunStore,
+    Caused, EventBounds, IdempotencyKey, Lease, Room, Run, RunFilter, RunId, RunOrigin, RunStore,
 };
 use lf_workflow::{WorkflowStore, WorkflowVersion};
 use serde_json::json;
@@ -84,7 +84,7 @@ pub async fn racing_creates_with_one_key(stores: &[Arc<dyn RunStore>], workflows
     let of_workflow = RunFilter { workflow_id: Some(v.workflow_id), status: None, ..Default::default() };
     let listed = store.list_runs(v.created_by, &of_workflow, PageRequest::default()).await.unwrap();
     assert_eq!(listed.total, 1, "one run is stored");
-    let leases = store.claim("race-cleanup", now, LEASE_MS, 10_000).await.unwrap();
+    let leases = store.claim("race-cleanup", now, LEASE_MS, &Room::up_to(10_000)).await.unwrap();
     end_all(store.as_ref(), &leases).await;
 }
 
@@ -139,7 +139,10 @@ pub async fn racing_caused(stores: &[Arc<dyn RunStore>], workflows: &dyn Workflo
     let made = got.iter().filter(|c| matches!(c, Caused::Made(_, true))).count();
     let fast = got.iter().filter(|c| **c == Caused::TooFast).count();
     assert_eq!((made, fast), (5, 15), "five a minute for one starter: {got:?}");
-    let leases = stores[0].claim("race-cleanup", now.plus_micros(1_000), LEASE_MS, 10_000).await.unwrap();
+    let leases = stores[0]
+        .claim("race-cleanup", now.plus_micros(1_000), LEASE_MS, &Room::up_to(10_000))
+        .await
+        .unwrap();
     end_all(stores[0].as_ref(), &leases).await;
 }
 
@@ -165,7 +168,7 @@ pub async fn racing_claims(stores: &[Arc<dyn RunStore>], workflows: &dyn Workflo
                 // A claim that finds nothing ends the loop: what another
                 // claim locked meanwhile, that claim takes.
                 loop {
-                    let got = store.claim(&owner, now, LEASE_MS, 7).await.unwrap();
+                    let got = store.claim(&owner, now, LEASE_MS, &Room::up_to(7)).await.unwrap();
                     if got.is_empty() {
                         return leases;
                     }
@@ -184,7 +187,7 @@ pub async fn racing_claims(stores: &[Arc<dyn RunStore>], workflows: &dyn Workflo
     assert_eq!(distinct.len(), claimed.len(), "no run is claimed twice");
     assert!(ours.is_subset(&distinct), "every run is claimed");
     assert!(
-        stores[0].claim("race-late", now, LEASE_MS, 10_000).await.unwrap().is_empty(),
+        stores[0].claim("race-late", now, LEASE_MS, &Room::up_to(10_000)).await.unwrap().is_empty(),
         "none is left due"
     );
     end_all(stores[0].as_ref(), &leases).await;

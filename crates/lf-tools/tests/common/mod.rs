@@ -153,7 +153,8 @@ impl World {
     pub async fn record(&self, id: &str, state: RunState, slots: Vec<(Slot, NodeRun)>) {
         let id = RunId::parse("run_id", id).unwrap();
         let now = lf_core::Timestamp::from_micros(i64::MAX / 2);
-        let leases = self.store().claim("test", now, 60_000, 1_000).await.unwrap();
+        let leases =
+            self.store().claim("test", now, 60_000, &lf_workflow::run::Room::up_to(1_000)).await.unwrap();
         assert!(leases.iter().any(|l| l.run == id), "run {id} is not due");
         for lease in leases {
             let saved = if lease.run == id {

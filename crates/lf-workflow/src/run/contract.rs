@@ -19,7 +19,7 @@ use std::sync::Arc;
 use lf_core::{ErrorCode, LenserId, PageRequest, Timestamp, WorkflowId};
 use serde_json::json;
 
-use super::model::{Caused, Held, IdempotencyKey, Run, RunFilter, RunId, RunOrigin};
+use super::model::{Caused, Held, IdempotencyKey, Room, Run, RunFilter, RunId, RunOrigin};
 use super::store::RunStore;
 use crate::contract::Fixture;
 use crate::engine::{
@@ -36,6 +36,7 @@ pub async fn suite(runs: Arc<dyn RunStore>, workflows: Arc<dyn WorkflowStore>) {
     idempotency(r, w).await;
     caused(r, w).await;
     claims_and_leases(r, w).await;
+    claims_in_turns(r, w).await;
     release_and_wake(r, w).await;
     cancel_requests(r, w).await;
     listing(r, w).await;
@@ -114,14 +115,14 @@ async fn create(r: &dyn RunStore, run: &Run) -> Run {
 
 /// Claims everything due at `now` and returns the lease of `id`, if it was due.
 async fn claim_one(r: &dyn RunStore, owner: &str, now: Timestamp, id: RunId) -> Option<super::Lease> {
-    r.claim(owner, now, LEASE_MS, ALL).await.expect("claim").into_iter().find(|l| l.run == id)
+    r.claim(owner, now, LEASE_MS, &Room::up_to(ALL)).await.expect("claim").into_iter().find(|l| l.run == id)
 }
 
 /// Ends the runs `ids` (claiming them together: a claim takes every due
 /// run) so no later check sees them.
 async fn finish(r: &dyn RunStore, ids: &[RunId], now: Timestamp) {
     let late = now.plus_micros(10 * LEASE_MS as i64 * 1_000);
-    let leases = r.claim("contract-cleanup", late, LEASE_MS, ALL).await.expect("claim");
+    let leases = r.claim("contract-cleanup", late, LEASE_MS, &Room::up_to(ALL)).await.expect("claim");
     for id in ids {
         let lease = leases.iter().find(|l| l.run == *id).expect("the run can be claimed to end it");
         let mut state = r.load_run(*id).await.expect("load_run").state;
@@ -371,19 +372,22 @@ async fn claims_and_leases(r: &dyn RunStore, w: &dyn WorkflowStore) {
     let a = create(r, &c.run(wf, alice, alice)).await;
     let b = create(r, &c.run(wf, alice, alice)).await;
     let now = c.now();
-    let first = r.claim("contract-a", now, LEASE_MS, ALL).await.unwrap();
+    let first = r.claim("contract-a", now, LEASE_MS, &Room::up_to(ALL)).await.unwrap();
     let mine: Vec<RunId> = first.iter().map(|l| l.run).filter(|id| *id == a.id || *id == b.id).collect();
     assert_eq!(mine, [a.id, b.id], "both are due, oldest first");
     let lease_a = first.iter().find(|l| l.run == a.id).unwrap().clone();
     assert!(
-        r.claim("contract-b", now, LEASE_MS, ALL)
+        r.claim("contract-b", now, LEASE_MS, &Room::up_to(ALL))
             .await
             .unwrap()
             .iter()
             .all(|l| l.run != a.id && l.run != b.id),
         "a held run is not claimed again"
     );
-    assert!(r.claim("contract-b", now, LEASE_MS, 1).await.unwrap().len() <= 1, "at most the limit");
+    assert!(
+        r.claim("contract-b", now, LEASE_MS, &Room::up_to(1)).await.unwrap().len() <= 1,
+        "at most the limit"
+    );
 
     let beat = now.plus_micros(10_000_000);
     assert_eq!(r.heartbeat(&lease_a, beat, LEASE_MS).await.unwrap(), Held::Yes { cancel_requested_by: None });
@@ -412,6 +416,43 @@ async fn claims_and_leases(r: &dyn RunStore, w: &dyn WorkflowStore) {
     finish(r, &[b.id], much_later).await;
 }
 
+/// Due runs are taken in turns by starter, after the runs of theirs the
+/// claimer holds, and no more of one starter's than its share (but the
+/// runs `sub_workflow` steps started).
+async fn claims_in_turns(r: &dyn RunStore, w: &dyn WorkflowStore) {
+    let mut c = Ctx::new();
+    let (alice, bob, carol, dave) = (LenserId::new(), LenserId::new(), LenserId::new(), LenserId::new());
+    let wf = c.workflow(w, alice).await;
+    let mut runs = Vec::new();
+    for starter in [alice, alice, alice, bob, bob, carol, dave] {
+        runs.push(create(r, &c.run(wf, alice, starter)).await.id);
+    }
+    let [a1, a2, a3, b1, b2, k1, d1] = runs[..] else { unreachable!() };
+    let mut sub = c.run(wf, alice, dave);
+    sub.origin = RunOrigin::SubWorkflow;
+    sub.parent_run_id = Some(d1);
+    let d2 = create(r, &sub).await.id;
+    let now = c.now();
+    let room = Room { limit: ALL, share: 2, held: BTreeMap::from([(bob, 1), (dave, 2)]) };
+    let mine = |leases: Vec<super::Lease>| -> Vec<(RunId, LenserId)> {
+        leases
+            .into_iter()
+            .filter(|l| runs.contains(&l.run) || l.run == d2)
+            .map(|l| (l.run, l.starter))
+            .collect()
+    };
+    let first = mine(r.claim("contract-a", now, LEASE_MS, &room).await.unwrap());
+    assert_eq!(
+        first,
+        [(a1, alice), (k1, carol), (a2, alice), (b1, bob), (d2, dave)],
+        "first turns oldest first, then second turns (bob holds one: his first run is his second turn); \
+         dave, at his share, only the run his sub-workflow step started, in its turn"
+    );
+    let rest = mine(r.claim("contract-b", now, LEASE_MS, &Room::up_to(ALL)).await.unwrap());
+    assert_eq!(rest, [(a3, alice), (b2, bob), (d1, dave)], "the runs past their starter's share wait");
+    finish(r, &[a1, a2, a3, b1, b2, k1, d2, d1], now).await;
+}
+
 /// A new run of a new workflow, claimed at `now` and running (an hour's
 /// timeout, so timers a minute out fire before it): the run, its lease,
 /// its state to save, and `now`.
@@ -437,7 +478,7 @@ async fn release_and_wake(r: &dyn RunStore, w: &dyn WorkflowStore) {
     state.slots.insert(Slot::top(1), waiting.clone());
     assert_eq!(state.next_wake(), Some(wake));
     assert!(r.save(&lease, &state, &[(Slot::top(1), waiting)], true).await.unwrap());
-    assert!(r.next_due().await.unwrap().is_some_and(|d| d <= wake), "the runner knows when to wake");
+    assert!(r.next_due(&[]).await.unwrap().is_some_and(|d| d <= wake), "the runner knows when to wake");
     assert!(
         claim_one(r, "contract-b", now.plus_micros(1_000), run.id).await.is_none(),
         "not due before its timer"

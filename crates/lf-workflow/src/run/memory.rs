@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use lf_core::{LenserId, LfError, LfResult, Page, PageRequest, Timestamp, WorkflowId};
 
 use super::model::{
-    Caused, EventBounds, Held, IdempotencyKey, Lease, LeaseToken, Run, RunFilter, RunId, RunOrigin,
+    Caused, EventBounds, Held, IdempotencyKey, Lease, LeaseToken, Room, Run, RunFilter, RunId, RunOrigin,
 };
 use super::store::RunStore;
 use super::{IDEMPOTENCY_WINDOW_MICROS, run_not_found};
@@ -199,18 +199,34 @@ impl RunStore for MemoryRunStore {
         Ok(Page::new(items, total, page))
     }
 
-    async fn claim(&self, owner: &str, now: Timestamp, lease_ms: u64, limit: u32) -> LfResult<Vec<Lease>> {
+    async fn claim(&self, owner: &str, now: Timestamp, lease_ms: u64, room: &Room) -> LfResult<Vec<Lease>> {
         let mut rows = self.rows();
-        let mut due: Vec<(Timestamp, RunId)> = rows
+        // Each starter's due runs, its sub-runs first, then oldest due first.
+        let mut due: Vec<(bool, Timestamp, RunId, LenserId)> = rows
             .values()
             .filter(|r| r.due(now))
-            .map(|r| (r.wake_at.unwrap_or(r.run.created_at), r.run.id))
+            .map(|r| {
+                let nested = r.run.origin == RunOrigin::SubWorkflow;
+                (!nested, r.wake_at.unwrap_or(r.run.created_at), r.run.id, r.run.started_by)
+            })
             .collect();
         due.sort();
+        let mut nth: HashMap<LenserId, u64> = HashMap::new();
+        let mut turns: Vec<(u64, Timestamp, RunId, LenserId)> = due
+            .into_iter()
+            .filter_map(|(capped, at, id, starter)| {
+                let n = nth.entry(starter).or_default();
+                *n += 1;
+                let turn = room.turn(starter, *n);
+                (!capped || turn <= u64::from(room.share)).then_some((turn, at, id, starter))
+            })
+            .collect();
+        turns.sort();
         let mut out = Vec::new();
-        for (_, id) in due.into_iter().take(limit as usize) {
+        for (_, _, id, starter) in turns.into_iter().take(room.limit as usize) {
             let lease = Lease {
                 run: id,
+                starter,
                 token: LeaseToken::new(),
                 owner: owner.to_owned(),
                 expires_at: now.plus_micros(lease_ms as i64 * 1_000),
@@ -309,8 +325,9 @@ impl RunStore for MemoryRunStore {
         Ok(())
     }
 
-    async fn next_due(&self) -> LfResult<Option<Timestamp>> {
+    async fn next_due(&self, full: &[LenserId]) -> LfResult<Option<Timestamp>> {
         let rows = self.rows();
-        Ok(rows.values().filter(|r| !r.run.state.status.is_final()).map(Row::due_at).min())
+        let waits = |r: &&Row| full.contains(&r.run.started_by) && r.run.origin != RunOrigin::SubWorkflow;
+        Ok(rows.values().filter(|r| !r.run.state.status.is_final() && !waits(r)).map(Row::due_at).min())
     }
 }

@@ -30,7 +30,7 @@ pub use inputs::{MAX_INPUT_BYTES, MAX_MODEL_ID_CHARS, check_inputs};
 pub use memory::MemoryRunStore;
 pub use model::{
     Caused, EventBounds, Held, IDEMPOTENCY_WINDOW_MICROS, IdempotencyKey, Lease, LeaseToken,
-    MAX_IDEMPOTENCY_KEY_CHARS, Run, RunFilter, RunId, RunOrigin,
+    MAX_IDEMPOTENCY_KEY_CHARS, Room, Run, RunFilter, RunId, RunOrigin,
 };
 pub use service::{NoSignal, RunDefaults, RunLog, RunService, RunSignal, Runnable, StartRun, Started};
 pub use store::{RunStore, Wakeups};

@@ -2,6 +2,8 @@
 //! it stands. The engine's [`RunState`] is the moving part; a [`Run`] adds
 //! what never changes once the run is made.
 
+use std::collections::BTreeMap;
+
 use lf_core::{LenserId, LfError, LfResult, Timestamp, WorkflowId};
 
 use crate::engine::{RunState, RunStatus};
@@ -197,9 +199,43 @@ pub struct RunFilter {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Lease {
     pub run: RunId,
+    /// Who started the run: whose share of the runner's slots it takes.
+    pub starter: LenserId,
     pub token: LeaseToken,
     pub owner: String,
     pub expires_at: Timestamp,
+}
+
+/// What one claim may take: up to `limit` due runs, in turns by starter
+/// (each starter's oldest due run before anyone's second), and of each
+/// starter's runs only as many as bring the runs of that starter this
+/// process drives (`held`) to `share`. A run a `sub_workflow` step started
+/// is taken past the share, first among its starter's: its parent waits
+/// for it in a slot of its own, and holding it back could stall both.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Room {
+    pub limit: u32,
+    pub share: u32,
+    pub held: BTreeMap<LenserId, u32>,
+}
+
+impl Room {
+    /// Up to `limit` runs, with no share per starter.
+    pub fn up_to(limit: u32) -> Self {
+        Room { limit, share: u32::MAX, held: BTreeMap::new() }
+    }
+
+    /// The turn of a starter's `nth` due run (from 1): after the runs of
+    /// theirs this process drives.
+    pub fn turn(&self, starter: LenserId, nth: u64) -> u64 {
+        nth + u64::from(self.held.get(&starter).copied().unwrap_or(0))
+    }
+
+    /// The starters at their share: only their `sub_workflow` runs may be
+    /// taken.
+    pub fn full(&self) -> Vec<LenserId> {
+        self.held.iter().filter(|&(_, n)| *n >= self.share).map(|(s, _)| *s).collect()
+    }
 }
 
 /// What a heartbeat learns.

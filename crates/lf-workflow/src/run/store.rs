@@ -5,7 +5,7 @@
 use async_trait::async_trait;
 use lf_core::{LenserId, LfResult, Page, PageRequest, Timestamp};
 
-use super::model::{Caused, EventBounds, Held, IdempotencyKey, Lease, Run, RunFilter, RunId};
+use super::model::{Caused, EventBounds, Held, IdempotencyKey, Lease, Room, Run, RunFilter, RunId};
 use crate::engine::{NodeRun, RunState, Slot};
 use lf_core::WorkflowId;
 
@@ -88,9 +88,10 @@ pub trait RunStore: Send + Sync {
     /// `started_by`, only that lenser's, in the query.
     async fn list_runs(&self, me: LenserId, filter: &RunFilter, page: PageRequest) -> LfResult<Page<Run>>;
 
-    /// Claims up to `limit` due runs for `owner`, oldest due first, each
-    /// with a new token valid until `now + lease_ms`.
-    async fn claim(&self, owner: &str, now: Timestamp, lease_ms: u64, limit: u32) -> LfResult<Vec<Lease>>;
+    /// Claims the due runs `room` leaves room for, for `owner`: in turns by
+    /// starter, oldest due first within a turn, each with a new token valid
+    /// until `now + lease_ms`.
+    async fn claim(&self, owner: &str, now: Timestamp, lease_ms: u64, room: &Room) -> LfResult<Vec<Lease>>;
 
     /// Extends the lease to `now + lease_ms` if it is still held.
     async fn heartbeat(&self, lease: &Lease, now: Timestamp, lease_ms: u64) -> LfResult<Held>;
@@ -131,9 +132,11 @@ pub trait RunStore: Send + Sync {
 
     /// When the earliest run that has not ended becomes due (its lease's
     /// end for a held run; for a free one its creation if it is pending or
-    /// asked to cancel, else its wake time): the runner sleeps until then
+    /// asked to cancel, else its wake time), leaving out the runs of the
+    /// `full` starters but those a `sub_workflow` step started (a claim
+    /// would not take them, [`Room::full`]): the runner sleeps until then
     /// unless woken.
-    async fn next_due(&self) -> LfResult<Option<Timestamp>>;
+    async fn next_due(&self, full: &[LenserId]) -> LfResult<Option<Timestamp>>;
 
     /// News of runs made, or asked to cancel, by other processes on the
     /// same database, so that their runners wake at once instead of at
