@@ -21,10 +21,10 @@
 //! database count together: behind a balancer they allow what one would.
 //! A rate is a GCRA bucket (the state is its theoretical arrival time); a
 //! handle's state is its recent failures and locks. The only count kept in
-//! this process is of refusals: a key the database refused until some
-//! time is refused here until then without asking again (no call can pass
-//! before it, whichever process it reaches), so a flood of refused calls
-//! costs no writes.
+//! this process is of a rate's refusals: a key the database refused until
+//! some time is refused here until then without asking again (a bucket's
+//! arrival time only grows, so no call can pass before it, whichever
+//! process it reaches), so a flood of refused calls costs no writes.
 
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
@@ -171,17 +171,12 @@ impl Limits {
     /// it counts as a failure until [`Limits::signed_in`] says otherwise,
     /// so that concurrent attempts (on any process) cannot pass the count.
     pub async fn sign_in_as(&self, handle: &str) -> Option<Response> {
-        let key = handle_key(handle);
-        let now = self.clock.now();
-        if let Some(wait) = self.refused.until(&key, now) {
-            return Some(too_many_for(wait, HANDLE_LOCKED));
-        }
-        match self.attempt(&key, now).await {
+        // Always asked of the database: a lock ends early when the attempt
+        // that set it succeeds, and the per-address limit already bounds
+        // how often this is asked.
+        match self.attempt(&handle_key(handle), self.clock.now()).await {
             Ok(Ok(())) => None,
-            Ok(Err(wait)) => {
-                self.refused.remember(key, now, wait);
-                Some(too_many_for(wait, HANDLE_LOCKED))
-            }
+            Ok(Err(wait)) => Some(too_many_for(wait, HANDLE_LOCKED)),
             Err(e) => Some(lf_error("checking a handle's failed sign-ins", &e)),
         }
     }
@@ -540,6 +535,29 @@ mod tests {
         assert!(limits.hook(c, Some(other)).await.is_none(), "another workflow has its own count");
         assert!(limits.hook(a, None).await.is_none(), "an id that is no workflow id counts for the address");
         assert!(limits.hook(a, Some(other)).await.is_some(), "a's third call is one too many");
+    }
+
+    /// Two servers over one store count together, and a refusal one
+    /// remembers is the store's.
+    #[tokio::test]
+    async fn servers_over_one_store_count_together() {
+        let store: Arc<dyn ThrottleStore> = Arc::new(lf_auth::MemoryThrottleStore::new());
+        let three = NonZeroU32::new(3).unwrap();
+        let servers = [Limits::new(store.clone(), three, three), Limits::new(store, three, three)];
+        let w = WorkflowId::new();
+        let mut through = 0;
+        for i in 0..8u8 {
+            let from = ClientIp::of(IpAddr::from([203, 0, 113, i]));
+            through += usize::from(servers[usize::from(i % 2)].hook(from, Some(w)).await.is_none());
+        }
+        assert_eq!(through, 3);
+        let a = ClientIp::of(ip("198.51.100.1"));
+        for _ in 0..3 {
+            assert!(servers[0].register(a).await.is_none());
+        }
+        let refused = servers[1].register(a).await.expect("the overall registrations are shared");
+        let wait = refused.headers()[header::RETRY_AFTER].to_str().unwrap().parse::<u64>().unwrap();
+        assert!((1_199..=1_200).contains(&wait), "one every 20 minutes: {wait}");
     }
 
     #[test]
