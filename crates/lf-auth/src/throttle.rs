@@ -99,6 +99,10 @@ pub mod contract {
                 .unwrap();
             seen
         };
+        // What a run stopped half way may have left.
+        for key in ["a", "b", "count"] {
+            store.update(key, t0, &mut |_| Change::Remove).await.unwrap();
+        }
         assert_eq!(read("a", t0).await, None);
         let set = |state: &str, until: Timestamp| Change::Set { state: state.into(), expires_at: until };
         store.update("a", t0, &mut |_| set("1", t0.plus_micros(10))).await.unwrap();
