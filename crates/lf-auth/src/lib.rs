@@ -80,6 +80,7 @@ mod scope;
 mod secret;
 mod service;
 mod store;
+pub mod throttle;
 
 pub use error::{AuthFailure, OAuthError, OAuthErrorKind};
 pub use memory::MemoryAuthStore;
@@ -103,6 +104,7 @@ pub use service::{
     sign_in_failed,
 };
 pub use store::AuthStore;
+pub use throttle::{Change, MemoryThrottleStore, ThrottleStore};
 
 #[cfg(test)]
 mod tests;

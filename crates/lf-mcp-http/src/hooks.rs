@@ -91,7 +91,7 @@ pub async fn call(
     body: Body,
 ) -> Response {
     let workflow_id = WorkflowId::parse("workflow_id", &workflow_id).ok();
-    if let Some(refused) = state.limits.hook(client, workflow_id) {
+    if let Some(refused) = state.limits.hook(client, workflow_id).await {
         return refused;
     }
     let Some(workflow_id) = workflow_id else { return refused() };

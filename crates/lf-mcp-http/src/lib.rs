@@ -114,7 +114,7 @@ pub async fn prepare(mut config: HttpConfig) -> Result<Prepared, ConfigError> {
         dev_lenser,
         server,
         auth: Arc::new(auth),
-        limits: Arc::new(limits::Limits::new(registrations_per_hour, hooks_per_minute)),
+        limits: Arc::new(limits::Limits::new(db.throttle_store(), registrations_per_hour, hooks_per_minute)),
         hook_runs,
         inflight: sessions.then(|| Arc::new(inflight::InFlight::default())),
     });

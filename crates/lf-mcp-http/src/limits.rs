@@ -16,45 +16,31 @@
 //!   from any address, per workflow id, counted before the secret is
 //!   checked (so guessing secrets is slow, and so is flooding one hook).
 //!
-//! Everything is counted in this process's memory: several processes on
-//! one database each count their own, so together they allow that many
-//! times more.
+//! Everything is counted in the database ([`ThrottleStore`], one state per
+//! key, updated under the key's lock), so several processes on one
+//! database count together: behind a balancer they allow what one would.
+//! A rate is a GCRA bucket (the state is its theoretical arrival time); a
+//! handle's state is its recent failures and locks. The only count kept in
+//! this process is of a rate's refusals: a key the database refused until
+//! some time is refused here until then without asking again (a bucket's
+//! arrival time only grows, so no call can pass before it, whichever
+//! process it reaches), so a flood of refused calls costs no writes.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 use std::num::NonZeroU32;
-use std::sync::{Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use axum::extract::{ConnectInfo, FromRequestParts};
 use axum::response::Response;
-use governor::clock::{Clock, DefaultClock};
-use governor::middleware::NoOpMiddleware;
-use governor::state::{InMemoryState, NotKeyed};
-use governor::{Quota, RateLimiter};
 use http::request::Parts;
 use http::{HeaderMap, StatusCode};
-use lf_core::WorkflowId;
+use lf_auth::{Change, ThrottleStore};
+use lf_core::{Clock, LfResult, SystemClock, Timestamp, WorkflowId};
 
 use crate::app::AppState;
-use crate::responses::{json_error, retry_after};
-
-type KeyedLimiter = RateLimiter<
-    IpAddr,
-    governor::state::keyed::DefaultKeyedStateStore<IpAddr>,
-    DefaultClock,
-    NoOpMiddleware<<DefaultClock as Clock>::Instant>,
->;
-
-type WorkflowLimiter = RateLimiter<
-    WorkflowId,
-    governor::state::keyed::DefaultKeyedStateStore<WorkflowId>,
-    DefaultClock,
-    NoOpMiddleware<<DefaultClock as Clock>::Instant>,
->;
-
-type OverallLimiter =
-    RateLimiter<NotKeyed, InMemoryState, DefaultClock, NoOpMiddleware<<DefaultClock as Clock>::Instant>>;
+use crate::responses::{json_error, lf_error, retry_after};
 
 /// Failed sign-ins of one handle that lock it.
 pub const MAX_FAILURES: usize = 10;
@@ -66,24 +52,63 @@ pub const FIRST_LOCK: Duration = Duration::from_secs(60);
 pub const LONGEST_LOCK: Duration = Duration::from_secs(60 * 60);
 /// How long a handle's failures are remembered after the last one.
 const REMEMBERED: Duration = Duration::from_secs(24 * 60 * 60);
-/// Most handles whose failures are remembered; past that, those whose last
-/// failure is oldest are forgotten.
-const MOST_HANDLES: usize = 100_000;
+/// Most keys whose refusals this process remembers; past that, a refusal
+/// is asked of the database again.
+const MOST_REFUSALS: usize = 100_000;
 
-/// The rate limits of one server process.
-pub struct Limits {
-    sign_in: KeyedLimiter,
-    token: KeyedLimiter,
-    register: KeyedLimiter,
-    registrations: OverallLimiter,
-    handles: HandleFailures,
-    hook_clients: KeyedLimiter,
-    hooks: WorkflowLimiter,
+const TOO_MANY: &str = "too many attempts; wait and retry";
+const HANDLE_LOCKED: &str =
+    "too many failed sign-ins for this handle; wait and retry, or ask the server's operator";
+
+/// A rate: one call every `every`, after a burst of `burst`.
+#[derive(Clone, Copy, Debug)]
+struct Rate {
+    every: i64,
+    burst: i64,
 }
 
-fn per_minute(n: u32, burst: u32) -> Quota {
-    Quota::per_minute(NonZeroU32::new(n).unwrap_or(NonZeroU32::MIN))
-        .allow_burst(NonZeroU32::new(burst).unwrap_or(NonZeroU32::MIN))
+impl Rate {
+    fn new(period: Duration, n: NonZeroU32, burst: NonZeroU32) -> Self {
+        Rate { every: (micros(period) / i64::from(n.get())).max(1), burst: i64::from(burst.get()) }
+    }
+
+    fn per_minute(n: u32, burst: u32) -> Self {
+        let nz = |n| NonZeroU32::new(n).unwrap_or(NonZeroU32::MIN);
+        Self::new(Duration::from_secs(60), nz(n), nz(burst))
+    }
+
+    /// A call at `now` on `state` (the theoretical arrival time, in
+    /// microseconds): the new state, or how long until a call may pass.
+    fn take(self, state: Option<&str>, now: Timestamp) -> (Change, Result<(), Duration>) {
+        let now = now.as_micros();
+        let tat = state.and_then(|s| s.parse::<i64>().ok()).unwrap_or(now).max(now);
+        let tolerance = self.every.saturating_mul(self.burst - 1);
+        if tat - now > tolerance {
+            return (Change::Keep, Err(duration(tat - tolerance - now)));
+        }
+        let tat = tat.saturating_add(self.every);
+        (Change::Set { state: tat.to_string(), expires_at: Timestamp::from_micros(tat) }, Ok(()))
+    }
+}
+
+fn micros(d: Duration) -> i64 {
+    i64::try_from(d.as_micros()).unwrap_or(i64::MAX)
+}
+
+fn duration(micros: i64) -> Duration {
+    Duration::from_micros(u64::try_from(micros).unwrap_or(0))
+}
+
+/// The rate limits of the server, counted in its database.
+pub struct Limits {
+    store: Arc<dyn ThrottleStore>,
+    clock: Arc<dyn Clock>,
+    sign_in: Rate,
+    token: Rate,
+    register: Rate,
+    registrations: Rate,
+    hooks: Rate,
+    refused: Refusals,
 }
 
 impl Limits {
@@ -91,153 +116,230 @@ impl Limits {
     /// (burst 30), registration 10 a minute (burst 5); overall,
     /// `registrations_per_hour` registrations (a burst of that many, then
     /// one every hour divided by it); webhook calls `hooks_per_minute` a
-    /// minute (a burst of that many) per address and per workflow.
-    pub fn new(registrations_per_hour: NonZeroU32, hooks_per_minute: NonZeroU32) -> Self {
-        let hooks = Quota::per_minute(hooks_per_minute).allow_burst(hooks_per_minute);
+    /// minute (a burst of that many) per address and per workflow. Counted
+    /// in `store`, shared by every process over it.
+    pub fn new(
+        store: Arc<dyn ThrottleStore>,
+        registrations_per_hour: NonZeroU32,
+        hooks_per_minute: NonZeroU32,
+    ) -> Self {
         Self {
-            sign_in: RateLimiter::keyed(per_minute(10, 5)),
-            token: RateLimiter::keyed(per_minute(120, 30)),
-            register: RateLimiter::keyed(per_minute(10, 5)),
-            registrations: RateLimiter::direct(
-                Quota::per_hour(registrations_per_hour).allow_burst(registrations_per_hour),
+            store,
+            clock: Arc::new(SystemClock),
+            sign_in: Rate::per_minute(10, 5),
+            token: Rate::per_minute(120, 30),
+            register: Rate::per_minute(10, 5),
+            registrations: Rate::new(
+                Duration::from_secs(60 * 60),
+                registrations_per_hour,
+                registrations_per_hour,
             ),
-            handles: HandleFailures::default(),
-            hook_clients: RateLimiter::keyed(hooks),
-            hooks: RateLimiter::keyed(hooks),
+            hooks: Rate::new(Duration::from_secs(60), hooks_per_minute, hooks_per_minute),
+            refused: Refusals::default(),
         }
     }
 
     /// 429 when `client` calls webhooks too often, or `workflow`'s hook is
     /// called too often from anywhere. A call refused for its address does
     /// not count against the workflow.
-    pub fn hook(&self, client: ClientIp, workflow: Option<WorkflowId>) -> Option<Response> {
-        too_many(self.hook_clients.check_key(&client.0))
-            .or_else(|| workflow.and_then(|w| too_many(self.hooks.check_key(&w))))
+    pub async fn hook(&self, client: ClientIp, workflow: Option<WorkflowId>) -> Option<Response> {
+        if let Some(refused) = self.take(format!("hook-client {}", client.0), self.hooks).await {
+            return Some(refused);
+        }
+        self.take(format!("hook {}", workflow?), self.hooks).await
     }
 
     /// 429 when `client` signs in too often.
-    pub fn sign_in(&self, client: ClientIp) -> Option<Response> {
-        too_many(self.sign_in.check_key(&client.0))
+    pub async fn sign_in(&self, client: ClientIp) -> Option<Response> {
+        self.take(format!("sign-in {}", client.0), self.sign_in).await
     }
 
     /// 429 when `client` calls the token or revocation endpoint too often.
-    pub fn token(&self, client: ClientIp) -> Option<Response> {
-        too_many(self.token.check_key(&client.0))
+    pub async fn token(&self, client: ClientIp) -> Option<Response> {
+        self.take(format!("token {}", client.0), self.token).await
     }
 
     /// 429 when `client`, or everyone together, registers too often.
-    pub fn register(&self, client: ClientIp) -> Option<Response> {
-        too_many(self.register.check_key(&client.0)).or_else(|| too_many(self.registrations.check()))
+    pub async fn register(&self, client: ClientIp) -> Option<Response> {
+        if let Some(refused) = self.take(format!("register {}", client.0), self.register).await {
+            return Some(refused);
+        }
+        self.take("registrations".to_owned(), self.registrations).await
     }
 
     /// A sign-in as `handle` begins: 429 while the handle is locked; else
     /// it counts as a failure until [`Limits::signed_in`] says otherwise,
-    /// so that concurrent attempts cannot pass the count.
-    pub fn sign_in_as(&self, handle: &str) -> Option<Response> {
-        let wait = self.handles.attempt(handle, Instant::now()).err()?;
-        Some(too_many_for(
-            wait,
-            "too many failed sign-ins for this handle; wait and retry, or ask the server's operator",
-        ))
+    /// so that concurrent attempts (on any process) cannot pass the count.
+    pub async fn sign_in_as(&self, handle: &str) -> Option<Response> {
+        // Always asked of the database: a lock ends early when the attempt
+        // that set it succeeds, and the per-address limit already bounds
+        // how often this is asked.
+        match self.attempt(&handle_key(handle), self.clock.now()).await {
+            Ok(Ok(())) => None,
+            Ok(Err(wait)) => Some(too_many_for(wait, HANDLE_LOCKED)),
+            Err(e) => Some(lf_error("checking a handle's failed sign-ins", &e)),
+        }
     }
 
     /// The sign-in as `handle` succeeded: its failures are forgotten.
-    pub fn signed_in(&self, handle: &str) {
-        self.handles.succeeded(handle);
+    pub async fn signed_in(&self, handle: &str) {
+        let now = self.clock.now();
+        if let Err(e) = self.store.update(&handle_key(handle), now, &mut |_| Change::Remove).await {
+            lf_tools::log_error("forgetting a handle's failed sign-ins", &e);
+        }
     }
 
-    /// Forgets addresses whose limits have recovered and handles whose
-    /// failures are old (call now and then).
-    pub fn forget_idle(&self) {
-        self.sign_in.retain_recent();
-        self.token.retain_recent();
-        self.register.retain_recent();
-        self.hook_clients.retain_recent();
-        self.hooks.retain_recent();
-        self.handles.forget_idle(Instant::now());
+    /// Forgets the counts that have recovered and handles whose failures
+    /// are old (call now and then).
+    pub async fn forget_idle(&self) {
+        let now = self.clock.now();
+        self.refused.forget_past(now);
+        if let Err(e) = self.store.forget_expired(now).await {
+            lf_tools::log_error("forgetting expired rate limits", &e);
+        }
     }
-}
 
-/// 429 with `Retry-After` for a refused check.
-fn too_many(checked: Result<(), governor::NotUntil<<DefaultClock as Clock>::Instant>>) -> Option<Response> {
-    let not_until = checked.err()?;
-    Some(too_many_for(
-        not_until.wait_time_from(DefaultClock::default().now()),
-        "too many attempts; wait and retry",
-    ))
+    /// A call under `rate` for `key`: 429 when it may not pass (asked of
+    /// the database unless a refusal it gave still holds).
+    async fn take(&self, key: String, rate: Rate) -> Option<Response> {
+        let now = self.clock.now();
+        if let Some(wait) = self.refused.until(&key, now) {
+            return Some(too_many_for(wait, TOO_MANY));
+        }
+        let mut taken = Ok(());
+        let updated = self
+            .store
+            .update(&key, now, &mut |state| {
+                let (change, result) = rate.take(state, now);
+                taken = result;
+                change
+            })
+            .await;
+        match updated.map(|()| taken) {
+            Ok(Ok(())) => None,
+            Ok(Err(wait)) => {
+                self.refused.remember(key, now, wait);
+                Some(too_many_for(wait, TOO_MANY))
+            }
+            Err(e) => Some(lf_error("checking a rate limit", &e)),
+        }
+    }
+
+    /// A sign-in as the handle of `key` at `now`: `Err(wait)` while it is
+    /// locked; else a failure recorded (see [`Failures::attempt`]).
+    async fn attempt(&self, key: &str, now: Timestamp) -> LfResult<Result<(), Duration>> {
+        let mut result = Ok(());
+        self.store
+            .update(key, now, &mut |state| {
+                let (change, r) = Failures::read(state).attempt(now);
+                result = r;
+                change
+            })
+            .await?;
+        Ok(result)
+    }
 }
 
 fn too_many_for(wait: Duration, description: &str) -> Response {
     retry_after(json_error(StatusCode::TOO_MANY_REQUESTS, "too_many_requests", description), wait)
 }
 
+/// The keys this process was refused for, and until when.
+#[derive(Default)]
+struct Refusals(Mutex<HashMap<String, Timestamp>>);
+
+impl Refusals {
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, Timestamp>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// How long `key` is still refused at `now`, if it is.
+    fn until(&self, key: &str, now: Timestamp) -> Option<Duration> {
+        let until = *self.lock().get(key)?;
+        (until > now).then(|| duration(until.as_micros() - now.as_micros()))
+    }
+
+    fn remember(&self, key: String, now: Timestamp, wait: Duration) {
+        let mut refused = self.lock();
+        if refused.len() >= MOST_REFUSALS {
+            refused.retain(|_, until| *until > now);
+        }
+        if refused.len() < MOST_REFUSALS {
+            refused.insert(key, now.plus_micros(micros(wait)));
+        }
+    }
+
+    fn forget_past(&self, now: Timestamp) {
+        self.lock().retain(|_, until| *until > now);
+    }
+}
+
 // ----- Failed sign-ins per handle -----------------------------------------
 
-/// Failed sign-ins by handle (as typed, lowercased: an unknown handle is
-/// counted like a known one, so that a lock says nothing about which
-/// handles exist).
-#[derive(Default)]
-struct HandleFailures {
-    handles: Mutex<HashMap<String, Failures>>,
+/// The key of a handle: what could be one, lowercased and bounded (an
+/// unknown handle is counted like a known one, so that a lock says
+/// nothing about which handles exist).
+fn handle_key(handle: &str) -> String {
+    let handle = handle.trim().chars().take(64).collect::<String>().to_lowercase();
+    format!("handle {handle}")
 }
 
-#[derive(Default)]
+/// A handle's failed sign-ins, as its state keeps them: `locks
+/// locked_until last recent...`, microseconds.
+#[derive(Debug, Default, PartialEq, Eq)]
 struct Failures {
-    /// Failures within the window, oldest first.
-    recent: VecDeque<Instant>,
-    /// The last failure.
-    last: Option<Instant>,
     /// Locks so far.
     locks: u32,
-    locked_until: Option<Instant>,
+    /// Until when it is locked (0: it is not).
+    locked_until: i64,
+    /// The last failure.
+    last: i64,
+    /// The last [`MAX_FAILURES`] failures within the window, oldest first.
+    recent: Vec<i64>,
 }
 
-/// The key of a handle: what could be one, lowercased and bounded.
-fn handle_key(handle: &str) -> String {
-    handle.trim().chars().take(64).collect::<String>().to_lowercase()
-}
-
-impl HandleFailures {
-    fn lock(&self) -> MutexGuard<'_, HashMap<String, Failures>> {
-        self.handles.lock().unwrap_or_else(|e| e.into_inner())
+impl Failures {
+    /// A state as [`Failures::attempt`] writes it (a state it cannot read
+    /// counts as none).
+    fn read(state: Option<&str>) -> Self {
+        let Some(state) = state else { return Self::default() };
+        let numbers: Option<Vec<i64>> = state.split(' ').map(|n| n.parse().ok()).collect();
+        match numbers.as_deref() {
+            Some([locks, locked_until, last, recent @ ..]) => Failures {
+                locks: u32::try_from(*locks).unwrap_or(0),
+                locked_until: *locked_until,
+                last: *last,
+                recent: recent.to_vec(),
+            },
+            _ => Self::default(),
+        }
     }
 
-    /// `Err(wait)` while `handle` is locked; otherwise records a failure
-    /// (locking the handle if it is one too many) and answers `Ok`.
-    fn attempt(&self, handle: &str, now: Instant) -> Result<(), Duration> {
-        let mut handles = self.lock();
-        if handles.len() >= MOST_HANDLES && !handles.contains_key(&handle_key(handle)) {
-            let oldest = handles.iter().min_by_key(|(_, f)| f.last).map(|(k, _)| k.clone());
-            if let Some(oldest) = oldest {
-                handles.remove(&oldest);
-            }
+    /// A sign-in at `now`: `Err(wait)` while locked (nothing changes);
+    /// otherwise a failure recorded, locking the handle when it is one too
+    /// many.
+    fn attempt(mut self, now: Timestamp) -> (Change, Result<(), Duration>) {
+        let now = now.as_micros();
+        if self.locked_until > now {
+            return (Change::Keep, Err(duration(self.locked_until - now)));
         }
-        let failures = handles.entry(handle_key(handle)).or_default();
-        if let Some(until) = failures.locked_until.filter(|until| now < *until) {
-            return Err(until - now);
+        self.recent.retain(|t| now - t < micros(FAILURE_WINDOW));
+        self.recent.push(now);
+        if self.recent.len() > MAX_FAILURES {
+            self.recent.remove(0);
         }
-        while failures.recent.front().is_some_and(|t| now.duration_since(*t) >= FAILURE_WINDOW) {
-            failures.recent.pop_front();
+        self.last = now;
+        if self.locks > 0 || self.recent.len() >= MAX_FAILURES {
+            let lock = FIRST_LOCK.saturating_mul(1 << self.locks.min(16)).min(LONGEST_LOCK);
+            self.locks += 1;
+            self.locked_until = now + micros(lock);
         }
-        failures.recent.push_back(now);
-        failures.last = Some(now);
-        if failures.locks > 0 || failures.recent.len() >= MAX_FAILURES {
-            let lock = FIRST_LOCK.saturating_mul(1 << failures.locks.min(16)).min(LONGEST_LOCK);
-            failures.locks += 1;
-            failures.locked_until = Some(now + lock);
+        let expires_at = self.locked_until.max(self.last.saturating_add(micros(REMEMBERED)));
+        let mut state = format!("{} {} {}", self.locks, self.locked_until, self.last);
+        for t in &self.recent {
+            state.push_str(&format!(" {t}"));
         }
-        Ok(())
-    }
-
-    fn succeeded(&self, handle: &str) {
-        self.lock().remove(&handle_key(handle));
-    }
-
-    fn forget_idle(&self, now: Instant) {
-        self.lock().retain(|_, f| {
-            f.locked_until.is_some_and(|until| now < until)
-                || f.last.is_some_and(|last| now.duration_since(last) < REMEMBERED)
-        });
+        (Change::Set { state, expires_at: Timestamp::from_micros(expires_at) }, Ok(()))
     }
 }
 
@@ -408,54 +510,129 @@ mod tests {
         assert!(TrustedProxies::parse(&["0.0.0.0/0"]).unwrap().trusts(ip("198.51.100.1")));
     }
 
-    #[test]
-    fn hooks_are_limited_per_address_and_per_workflow() {
-        let limits = Limits::new(NonZeroU32::MIN, NonZeroU32::new(2).unwrap());
+    fn limits(hooks_per_minute: u32) -> Limits {
+        Limits::new(
+            Arc::new(lf_auth::MemoryThrottleStore::new()),
+            NonZeroU32::MIN,
+            NonZeroU32::new(hooks_per_minute).unwrap(),
+        )
+    }
+
+    #[tokio::test]
+    async fn hooks_are_limited_per_address_and_per_workflow() {
+        let limits = limits(2);
         let (a, b, c) = (
             ClientIp::of(ip("203.0.113.1")),
             ClientIp::of(ip("203.0.113.2")),
             ClientIp::of(ip("203.0.113.3")),
         );
         let (w, other) = (WorkflowId::new(), WorkflowId::new());
-        assert!(limits.hook(a, Some(w)).is_none() && limits.hook(b, Some(w)).is_none());
-        let refused = limits.hook(c, Some(w)).expect("a third call to w, from anywhere, is one too many");
+        assert!(limits.hook(a, Some(w)).await.is_none() && limits.hook(b, Some(w)).await.is_none());
+        let refused =
+            limits.hook(c, Some(w)).await.expect("a third call to w, from anywhere, is one too many");
         assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
         assert!(refused.headers().contains_key(header::RETRY_AFTER));
-        assert!(limits.hook(c, Some(other)).is_none(), "another workflow has its own count");
-        assert!(limits.hook(a, None).is_none(), "an id that is no workflow id counts for the address");
-        assert!(limits.hook(a, Some(other)).is_some(), "a's third call is one too many");
+        assert!(limits.hook(c, Some(other)).await.is_none(), "another workflow has its own count");
+        assert!(limits.hook(a, None).await.is_none(), "an id that is no workflow id counts for the address");
+        assert!(limits.hook(a, Some(other)).await.is_some(), "a's third call is one too many");
+    }
+
+    /// Two servers over one store count together, and a refusal one
+    /// remembers is the store's.
+    #[tokio::test]
+    async fn servers_over_one_store_count_together() {
+        let store: Arc<dyn ThrottleStore> = Arc::new(lf_auth::MemoryThrottleStore::new());
+        let three = NonZeroU32::new(3).unwrap();
+        let servers = [Limits::new(store.clone(), three, three), Limits::new(store, three, three)];
+        let w = WorkflowId::new();
+        let mut through = 0;
+        for i in 0..8u8 {
+            let from = ClientIp::of(IpAddr::from([203, 0, 113, i]));
+            through += usize::from(servers[usize::from(i % 2)].hook(from, Some(w)).await.is_none());
+        }
+        assert_eq!(through, 3);
+        let a = ClientIp::of(ip("198.51.100.1"));
+        for _ in 0..3 {
+            assert!(servers[0].register(a).await.is_none());
+        }
+        let refused = servers[1].register(a).await.expect("the overall registrations are shared");
+        let wait = refused.headers()[header::RETRY_AFTER].to_str().unwrap().parse::<u64>().unwrap();
+        assert!((1_199..=1_200).contains(&wait), "one every 20 minutes: {wait}");
     }
 
     #[test]
-    fn a_handle_is_locked_after_ten_failures_for_a_growing_time() {
-        let failures = HandleFailures::default();
-        let start = Instant::now();
-        for i in 0..MAX_FAILURES {
-            assert_eq!(failures.attempt("Alice", start + Duration::from_secs(i as u64)), Ok(()), "{i}");
+    fn a_rate_passes_its_burst_then_one_call_every_interval() {
+        let rate = Rate::per_minute(6, 3);
+        let t0 = Timestamp::from_micros(1_000_000_000_000);
+        let mut state = None;
+        let at = |now: Timestamp, state: &mut Option<String>| {
+            let (change, result) = rate.take(state.as_deref(), now);
+            if let Change::Set { state: s, expires_at } = change {
+                assert!(expires_at > now);
+                *state = Some(s);
+            }
+            result
+        };
+        for i in 0..3 {
+            assert_eq!(at(t0, &mut state), Ok(()), "{i}");
         }
-        let t = start + Duration::from_secs(MAX_FAILURES as u64);
-        let wait = failures.attempt("alice", t).unwrap_err();
+        assert_eq!(at(t0, &mut state), Err(Duration::from_secs(10)), "the fourth waits one interval");
+        assert_eq!(
+            at(t0.plus_micros(micros(Duration::from_secs(4))), &mut state),
+            Err(Duration::from_secs(6))
+        );
+        assert_eq!(at(t0.plus_micros(micros(Duration::from_secs(10))), &mut state), Ok(()));
+        assert!(at(t0.plus_micros(micros(Duration::from_secs(10))), &mut state).is_err());
+    }
+
+    #[tokio::test]
+    async fn a_handle_is_locked_after_ten_failures_for_a_growing_time() {
+        let failures = limits(60);
+        let start = Timestamp::from_micros(1_000_000_000_000);
+        let after = |d: Duration| start.plus_micros(micros(d));
+        let attempt =
+            async |handle: &str, at: Timestamp| failures.attempt(&handle_key(handle), at).await.unwrap();
+        for i in 0..MAX_FAILURES {
+            assert_eq!(attempt("Alice", after(Duration::from_secs(i as u64))).await, Ok(()), "{i}");
+        }
+        let t = Duration::from_secs(MAX_FAILURES as u64);
+        let wait = attempt("alice", after(t)).await.unwrap_err();
         assert!(wait <= FIRST_LOCK && wait > FIRST_LOCK - Duration::from_secs(2), "{wait:?}");
-        assert_eq!(failures.attempt("bob", t), Ok(()), "another handle is not locked");
+        assert_eq!(attempt("bob", after(t)).await, Ok(()), "another handle is not locked");
         // Each failure after a lock locks again, twice as long, up to the longest.
         let mut at = t + FIRST_LOCK;
         let mut lock = FIRST_LOCK * 2;
         for _ in 0..8 {
-            assert_eq!(failures.attempt("alice", at), Ok(()));
-            assert_eq!(failures.attempt("alice", at).unwrap_err(), lock);
+            assert_eq!(attempt("alice", after(at)).await, Ok(()));
+            assert_eq!(attempt("alice", after(at)).await.unwrap_err(), lock);
             at += lock;
             lock = (lock * 2).min(LONGEST_LOCK);
         }
         assert_eq!(lock, LONGEST_LOCK);
-        failures.succeeded("ALICE");
-        assert_eq!(failures.attempt("alice", at), Ok(()), "a success forgets the failures");
+        failures.signed_in("ALICE").await;
+        assert_eq!(attempt("alice", after(at)).await, Ok(()), "a success forgets the failures");
 
         // Failures spread over more than the window do not lock.
-        let spread = HandleFailures::default();
-        for i in 0..3 * MAX_FAILURES as u64 {
-            assert_eq!(spread.attempt("carol", start + FAILURE_WINDOW / 5 * i as u32), Ok(()));
+        let spread = limits(60);
+        for i in 0..3 * MAX_FAILURES as u32 {
+            assert_eq!(
+                spread.attempt(&handle_key("carol"), after(FAILURE_WINDOW / 5 * i)).await.unwrap(),
+                Ok(())
+            );
         }
-        spread.forget_idle(start + REMEMBERED * 2);
-        assert!(spread.lock().is_empty());
+        let forgotten = spread.store.forget_expired(after(REMEMBERED * 2)).await.unwrap();
+        assert_eq!(forgotten, 1, "carol's failures are forgotten a day after the last");
+    }
+
+    #[test]
+    fn a_state_that_cannot_be_read_is_no_failures() {
+        assert_eq!(Failures::read(Some("x")), Failures::default());
+        assert_eq!(Failures::read(Some("1 2")), Failures::default());
+        let (change, _) = Failures::default().attempt(Timestamp::from_micros(5));
+        let Change::Set { state, .. } = change else { panic!("a failure is written") };
+        assert_eq!(
+            Failures::read(Some(&state)),
+            Failures { locks: 0, locked_until: 0, last: 5, recent: vec![5] }
+        );
     }
 }

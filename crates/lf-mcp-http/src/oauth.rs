@@ -107,7 +107,7 @@ pub async fn register(
     client: ClientIp,
     body: Result<Json<RegisterBody>, JsonRejection>,
 ) -> Response {
-    if let Some(r) = state.limits.register(client) {
+    if let Some(r) = state.limits.register(client).await {
         return r;
     }
     let Json(body) = match body {
@@ -241,12 +241,12 @@ pub async fn authorize_submit(
     if form.decision.as_deref() != Some("approve") {
         return redirect(&valid.deny());
     }
-    if let Some(r) = state.limits.sign_in(client) {
+    if let Some(r) = state.limits.sign_in(client).await {
         return r;
     }
     let handle = form.handle.unwrap_or_default();
     let password = form.password.unwrap_or_default();
-    if let Some(r) = state.limits.sign_in_as(&handle) {
+    if let Some(r) = state.limits.sign_in_as(&handle).await {
         return r;
     }
     let lenser = match state.auth.sign_in_check(&handle).await {
@@ -258,7 +258,7 @@ pub async fn authorize_submit(
     };
     let lenser = match lenser {
         Ok(id) => {
-            state.limits.signed_in(&handle);
+            state.limits.signed_in(&handle).await;
             id
         }
         Err(e) if e.code() == ErrorCode::PermissionDenied => {
@@ -467,7 +467,7 @@ pub async fn token(
     client: ClientIp,
     form: Result<Form<TokenForm>, FormRejection>,
 ) -> Response {
-    if let Some(r) = state.limits.token(client) {
+    if let Some(r) = state.limits.token(client).await {
         return r;
     }
     let Ok(Form(form)) = form else {
@@ -516,7 +516,7 @@ pub async fn revoke(
     client: ClientIp,
     form: Result<Form<RevokeForm>, FormRejection>,
 ) -> Response {
-    if let Some(r) = state.limits.token(client) {
+    if let Some(r) = state.limits.token(client).await {
         return r;
     }
     let Ok(Form(form)) = form else {
@@ -546,7 +546,7 @@ pub fn spawn_sweeper(state: AppState, stop: tokio_util::sync::CancellationToken)
                 _ = tick.tick() => {}
                 _ = stop.cancelled() => break,
             }
-            state.limits.forget_idle();
+            state.limits.forget_idle().await;
             if minutes.is_multiple_of(60) {
                 match state.auth.purge_expired().await {
                     Ok(n) if n > 0 => tracing::info!(deleted = n, "expired codes and tokens deleted"),

@@ -68,8 +68,13 @@
 //!   lensers, and creating a lenser the handle among agents, under SQLite's
 //!   write lock or PostgreSQL advisory locks on the owner and the handle,
 //!   so a handle is one lenser's or one agent's;
+//! - a throttle update reads, steps and writes its key's state in one
+//!   write transaction (SQLite's write lock, which processes sharing the
+//!   file take too; a PostgreSQL advisory lock on the key), so processes
+//!   on one database count the edge's limits together;
 //! - both backends pass the same contract suites
 //!   ([`lf_lens::contract::suite`], [`lf_auth::contract::suite`],
+//!   [`lf_auth::throttle::contract::suite`],
 //!   [`lf_battle::contract::suite`], [`lf_workflow::contract::suite`],
 //!   [`lf_workflow::connection::contract::suite`],
 //!   [`lf_workflow::run::contract::suite`], [`lf_workflow::kv::contract::suite`],
@@ -78,7 +83,8 @@
 //!   once released.
 //!
 //! Layout: one folder per domain (`lens/`, `auth/`, `battle/`,
-//! `workflow/`, `connection/`, `run/`, `kv/`, `webhook/`, `agent/`), each a
+//! `workflow/`, `connection/`, `run/`, `kv/`, `webhook/`, `agent/`,
+//! `throttle/`), each a
 //! store written once over both backends: `mod.rs` (the store type, over
 //! `conns::Conns`, each method one line saying how it runs), `sql.rs` (the
 //! statements and the functions that run them, generic over a connection of
@@ -117,6 +123,7 @@ mod postgres;
 mod reach;
 mod run;
 mod sqlite;
+mod throttle;
 mod webhook;
 mod workflow;
 
@@ -240,6 +247,13 @@ impl Database {
     /// [`lf_agent::AgentService`].
     pub fn agent_store(&self) -> Arc<dyn AgentStore> {
         Arc::new(agent::SqlAgentStore::new(self.conns.clone()))
+    }
+
+    /// The HTTP edge's rate limits and sign-in lockouts over this
+    /// database, shared by every process serving it, for the HTTP
+    /// transport's limits.
+    pub fn throttle_store(&self) -> Arc<dyn lf_auth::ThrottleStore> {
+        Arc::new(throttle::SqlThrottleStore::new(self.conns.clone()))
     }
 
     /// Whether a lenser (an account of [`Database::auth_store`]) holds a

@@ -32,3 +32,16 @@ async fn kv_races_across_two_handles() {
     a.close().await;
     b.close().await;
 }
+
+/// lf-auth's throttle contract suite: the edge's limits live beside the
+/// kv (small states under keys), on a file and in memory.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn throttle_contract_suite() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::connect(&format!("sqlite://{}", dir.path().join("lf.db").display())).await.unwrap();
+    lf_auth::throttle::contract::suite(&*db.throttle_store()).await;
+    lf_auth::throttle::contract::suite(&*db.throttle_store()).await;
+    db.close().await;
+    let db = Database::connect("sqlite::memory:").await.unwrap();
+    lf_auth::throttle::contract::suite(&*db.throttle_store()).await;
+}

@@ -255,6 +255,14 @@ async fn kv_contract_suite_twice() {
     db.close().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn throttle_contract_suite_twice() {
+    let db = connect().await;
+    lf_auth::throttle::contract::suite(&*db.throttle_store()).await;
+    lf_auth::throttle::contract::suite(&*db.throttle_store()).await;
+    db.close().await;
+}
+
 /// Passes for a window's last places and writes for an owner's last
 /// entries, on one pool and then on two: never past the bound (the
 /// advisory locks on bucket and owner).
