@@ -116,6 +116,16 @@ macro_rules! is_due {
     };
 }
 
+/// A run's starter as the claim's JSON names it ([`hex`]).
+macro_rules! starter_key {
+    (sqlite) => {
+        "lower(hex(started_by))"
+    };
+    (postgres) => {
+        "started_by"
+    };
+}
+
 /// Up to `$2` runs due at `$1`, in turns by starter ([`lf_workflow::run::Room`]):
 /// a starter's `n`th due run (its sub-workflows' runs first, then oldest
 /// due first) has turn `n` plus the runs of theirs the claimer holds
@@ -133,7 +143,7 @@ macro_rules! due {
              origin = 'sub_workflow' AS nested, ROW_NUMBER() OVER (PARTITION BY started_by \
              ORDER BY CASE WHEN origin = 'sub_workflow' THEN 0 ELSE 1 END, coalesce(wake_at, created_at), id) \
              + coalesce((SELECT n FROM held WHERE starter = ",
-            due!(key $b),
+            starter_key!($b),
             "), 0) AS turn FROM workflow_runs WHERE ",
             is_due!(),
             ") SELECT id, started_by FROM workflow_runs JOIN turns ON run_id = id \
@@ -148,12 +158,6 @@ macro_rules! due {
     };
     (held postgres) => {
         "SELECT key::uuid AS starter, value::bigint AS n FROM jsonb_each_text($4::jsonb)"
-    };
-    (key sqlite) => {
-        "lower(hex(started_by))"
-    };
-    (key postgres) => {
-        "started_by"
     };
     (lock sqlite) => {
         ""
@@ -236,17 +240,11 @@ macro_rules! next_due {
             " ELSE lease_expires_at END) AS due FROM workflow_runs WHERE ",
             unfinished!(),
             " AND (origin = 'sub_workflow' OR ",
-            next_due!(key $b),
+            starter_key!($b),
             " NOT IN (",
             next_due!(full $b),
             "))"
         )
-    };
-    (key sqlite) => {
-        "lower(hex(started_by))"
-    };
-    (key postgres) => {
-        "started_by"
     };
     (full sqlite) => {
         "SELECT value FROM json_each($1)"
