@@ -8,7 +8,7 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -47,9 +47,13 @@ impl Home {
         cmd
     }
 
-    /// `lf-mcp-http admin …args` with `stdin`: its stdout, and its stderr
-    /// appended to `log`. Panics unless it succeeds.
-    pub fn admin(&self, args: &[&str], stdin: &str, env: &[(&str, &str)], log: &mut Vec<u8>) -> String {
+    /// The directory the data directory and configuration are in.
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// `lf-mcp-http admin …args` with `stdin`, whatever its outcome.
+    pub fn admin_output(&self, args: &[&str], stdin: &str, env: &[(&str, &str)]) -> Output {
         let mut child = self
             .command(env)
             .arg("admin")
@@ -60,7 +64,13 @@ impl Home {
             .spawn()
             .unwrap();
         child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
-        let out = child.wait_with_output().unwrap();
+        child.wait_with_output().unwrap()
+    }
+
+    /// `lf-mcp-http admin …args` with `stdin`: its stdout, and its stderr
+    /// appended to `log`. Panics unless it succeeds.
+    pub fn admin(&self, args: &[&str], stdin: &str, env: &[(&str, &str)], log: &mut Vec<u8>) -> String {
+        let out = self.admin_output(args, stdin, env);
         log.extend_from_slice(&out.stderr);
         assert!(out.status.success(), "admin {args:?}: {}", String::from_utf8_lossy(&out.stderr));
         String::from_utf8(out.stdout).unwrap()
