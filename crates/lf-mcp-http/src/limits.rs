@@ -7,10 +7,10 @@
 //!   as its /64 (one host usually has a whole /64), an IPv4-mapped one as
 //!   its IPv4 address.
 //! - Per address: sign-in, the token endpoint, registration.
-//! - Per handle, from any address: after [`MAX_FAILURES`] failed sign-ins
-//!   within [`FAILURE_WINDOW`], the handle's sign-in is refused for
-//!   [`FIRST_LOCK`], then after each further failure for twice as long as
-//!   the time before, up to [`LONGEST_LOCK`], until a sign-in succeeds.
+//! - Per handle, from any address: after
+//!   [`MAX_FAILURES`](lf_auth::throttle::MAX_FAILURES) failed sign-ins
+//!   the handle's sign-in is refused for a growing time, until a sign-in
+//!   succeeds ([`Failures`], lf-auth's rule).
 //! - Overall: registrations per hour.
 //! - Webhook calls: `LENSERFIGHT_HOOKS_PER_MINUTE` per client address and,
 //!   from any address, per workflow id, counted before the secret is
@@ -36,22 +36,13 @@ use axum::extract::{ConnectInfo, FromRequestParts};
 use axum::response::Response;
 use http::request::Parts;
 use http::{HeaderMap, StatusCode};
+use lf_auth::throttle::{Failures, Rate, duration, micros};
 use lf_auth::{Change, ThrottleStore};
 use lf_core::{Clock, LfResult, SystemClock, Timestamp, WorkflowId};
 
 use crate::app::AppState;
 use crate::responses::{json_error, lf_error, retry_after};
 
-/// Failed sign-ins of one handle that lock it.
-pub const MAX_FAILURES: usize = 10;
-/// Within this time.
-pub const FAILURE_WINDOW: Duration = Duration::from_secs(15 * 60);
-/// The first lock.
-pub const FIRST_LOCK: Duration = Duration::from_secs(60);
-/// The longest lock.
-pub const LONGEST_LOCK: Duration = Duration::from_secs(60 * 60);
-/// How long a handle's failures are remembered after the last one.
-const REMEMBERED: Duration = Duration::from_secs(24 * 60 * 60);
 /// Most keys whose refusals this process remembers; past that, a refusal
 /// is asked of the database again.
 const MOST_REFUSALS: usize = 100_000;
@@ -59,45 +50,6 @@ const MOST_REFUSALS: usize = 100_000;
 const TOO_MANY: &str = "too many attempts; wait and retry";
 const HANDLE_LOCKED: &str =
     "too many failed sign-ins for this handle; wait and retry, or ask the server's operator";
-
-/// A rate: one call every `every`, after a burst of `burst`.
-#[derive(Clone, Copy, Debug)]
-struct Rate {
-    every: i64,
-    burst: i64,
-}
-
-impl Rate {
-    fn new(period: Duration, n: NonZeroU32, burst: NonZeroU32) -> Self {
-        Rate { every: (micros(period) / i64::from(n.get())).max(1), burst: i64::from(burst.get()) }
-    }
-
-    fn per_minute(n: u32, burst: u32) -> Self {
-        let nz = |n| NonZeroU32::new(n).unwrap_or(NonZeroU32::MIN);
-        Self::new(Duration::from_secs(60), nz(n), nz(burst))
-    }
-
-    /// A call at `now` on `state` (the theoretical arrival time, in
-    /// microseconds): the new state, or how long until a call may pass.
-    fn take(self, state: Option<&str>, now: Timestamp) -> (Change, Result<(), Duration>) {
-        let now = now.as_micros();
-        let tat = state.and_then(|s| s.parse::<i64>().ok()).unwrap_or(now).max(now);
-        let tolerance = self.every.saturating_mul(self.burst - 1);
-        if tat - now > tolerance {
-            return (Change::Keep, Err(duration(tat - tolerance - now)));
-        }
-        let tat = tat.saturating_add(self.every);
-        (Change::Set { state: tat.to_string(), expires_at: Timestamp::from_micros(tat) }, Ok(()))
-    }
-}
-
-fn micros(d: Duration) -> i64 {
-    i64::try_from(d.as_micros()).unwrap_or(i64::MAX)
-}
-
-fn duration(micros: i64) -> Duration {
-    Duration::from_micros(u64::try_from(micros).unwrap_or(0))
-}
 
 /// The rate limits of the server, counted in its database.
 pub struct Limits {
@@ -284,65 +236,6 @@ fn handle_key(handle: &str) -> String {
     format!("handle {handle}")
 }
 
-/// A handle's failed sign-ins, as its state keeps them: `locks
-/// locked_until last recent...`, microseconds.
-#[derive(Debug, Default, PartialEq, Eq)]
-struct Failures {
-    /// Locks so far.
-    locks: u32,
-    /// Until when it is locked (0: it is not).
-    locked_until: i64,
-    /// The last failure.
-    last: i64,
-    /// The last [`MAX_FAILURES`] failures within the window, oldest first.
-    recent: Vec<i64>,
-}
-
-impl Failures {
-    /// A state as [`Failures::attempt`] writes it (a state it cannot read
-    /// counts as none).
-    fn read(state: Option<&str>) -> Self {
-        let Some(state) = state else { return Self::default() };
-        let numbers: Option<Vec<i64>> = state.split(' ').map(|n| n.parse().ok()).collect();
-        match numbers.as_deref() {
-            Some([locks, locked_until, last, recent @ ..]) => Failures {
-                locks: u32::try_from(*locks).unwrap_or(0),
-                locked_until: *locked_until,
-                last: *last,
-                recent: recent.to_vec(),
-            },
-            _ => Self::default(),
-        }
-    }
-
-    /// A sign-in at `now`: `Err(wait)` while locked (nothing changes);
-    /// otherwise a failure recorded, locking the handle when it is one too
-    /// many.
-    fn attempt(mut self, now: Timestamp) -> (Change, Result<(), Duration>) {
-        let now = now.as_micros();
-        if self.locked_until > now {
-            return (Change::Keep, Err(duration(self.locked_until - now)));
-        }
-        self.recent.retain(|t| now - t < micros(FAILURE_WINDOW));
-        self.recent.push(now);
-        if self.recent.len() > MAX_FAILURES {
-            self.recent.remove(0);
-        }
-        self.last = now;
-        if self.locks > 0 || self.recent.len() >= MAX_FAILURES {
-            let lock = FIRST_LOCK.saturating_mul(1 << self.locks.min(16)).min(LONGEST_LOCK);
-            self.locks += 1;
-            self.locked_until = now + micros(lock);
-        }
-        let expires_at = self.locked_until.max(self.last.saturating_add(micros(REMEMBERED)));
-        let mut state = format!("{} {} {}", self.locks, self.locked_until, self.last);
-        for t in &self.recent {
-            state.push_str(&format!(" {t}"));
-        }
-        (Change::Set { state, expires_at: Timestamp::from_micros(expires_at) }, Ok(()))
-    }
-}
-
 // ----- The client's address ------------------------------------------------
 
 /// Addresses, or networks (`10.0.0.0/8`), of reverse proxies whose
@@ -470,6 +363,7 @@ mod tests {
     use http::{HeaderValue, header};
 
     use super::*;
+    use lf_auth::throttle::{FAILURE_WINDOW, FIRST_LOCK, LONGEST_LOCK, MAX_FAILURES, REMEMBERED};
 
     fn ip(s: &str) -> IpAddr {
         s.parse().unwrap()
@@ -560,31 +454,6 @@ mod tests {
         assert!((1_199..=1_200).contains(&wait), "one every 20 minutes: {wait}");
     }
 
-    #[test]
-    fn a_rate_passes_its_burst_then_one_call_every_interval() {
-        let rate = Rate::per_minute(6, 3);
-        let t0 = Timestamp::from_micros(1_000_000_000_000);
-        let mut state = None;
-        let at = |now: Timestamp, state: &mut Option<String>| {
-            let (change, result) = rate.take(state.as_deref(), now);
-            if let Change::Set { state: s, expires_at } = change {
-                assert!(expires_at > now);
-                *state = Some(s);
-            }
-            result
-        };
-        for i in 0..3 {
-            assert_eq!(at(t0, &mut state), Ok(()), "{i}");
-        }
-        assert_eq!(at(t0, &mut state), Err(Duration::from_secs(10)), "the fourth waits one interval");
-        assert_eq!(
-            at(t0.plus_micros(micros(Duration::from_secs(4))), &mut state),
-            Err(Duration::from_secs(6))
-        );
-        assert_eq!(at(t0.plus_micros(micros(Duration::from_secs(10))), &mut state), Ok(()));
-        assert!(at(t0.plus_micros(micros(Duration::from_secs(10))), &mut state).is_err());
-    }
-
     #[tokio::test]
     async fn a_handle_is_locked_after_ten_failures_for_a_growing_time() {
         let failures = limits(60);
@@ -622,17 +491,5 @@ mod tests {
         }
         let forgotten = spread.store.forget_expired(after(REMEMBERED * 2)).await.unwrap();
         assert_eq!(forgotten, 1, "carol's failures are forgotten a day after the last");
-    }
-
-    #[test]
-    fn a_state_that_cannot_be_read_is_no_failures() {
-        assert_eq!(Failures::read(Some("x")), Failures::default());
-        assert_eq!(Failures::read(Some("1 2")), Failures::default());
-        let (change, _) = Failures::default().attempt(Timestamp::from_micros(5));
-        let Change::Set { state, .. } = change else { panic!("a failure is written") };
-        assert_eq!(
-            Failures::read(Some(&state)),
-            Failures { locks: 0, locked_until: 0, last: 5, recent: vec![5] }
-        );
     }
 }

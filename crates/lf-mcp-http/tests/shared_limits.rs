@@ -16,7 +16,7 @@ use process::{Home, Served};
 
 const HOOKS_PER_MINUTE: usize = 4;
 const REDIRECT: &str = "http://127.0.0.1:41234/callback";
-/// Failed sign-ins that lock a handle (`limits::MAX_FAILURES`).
+/// Failed sign-ins that lock a handle (`lf_auth::throttle::MAX_FAILURES`).
 const MAX_FAILURES: usize = 10;
 
 fn client() -> reqwest::Client {
