@@ -6,6 +6,7 @@ use lf_core::{
     LensId, LenserId, LfError, LfResult, ParamId, RunId, Timestamp, VersionId, WorkflowId, no_nul,
 };
 
+use crate::labels::LabelName;
 use crate::template::TypeHint;
 
 /// Who may read a lens besides its owner.
@@ -350,6 +351,17 @@ pub enum VersionSelector {
     Head,
     Id(VersionId),
     Semver(Semver),
+    /// The version a label points at (never `latest`: that is `Head`).
+    Label(LabelName),
+}
+
+impl VersionSelector {
+    /// The version a caller's `label` argument (in `field`) names: `latest`
+    /// is the head.
+    pub fn label(field: &str, s: &str) -> LfResult<Self> {
+        let name = LabelName::parse(field, s)?;
+        Ok(if name.is_latest() { Self::Head } else { Self::Label(name) })
+    }
 }
 
 /// Filters of `list_lenses`. `status: Some(Archived)` lists archived lenses

@@ -145,6 +145,7 @@ pub(crate) fn lens_and_version_sql(which: VersionSelector) -> &'static Spellings
         VersionSelector::Head => &LENS_AND_HEAD,
         VersionSelector::Id(_) => &LENS_AND_VERSION_BY_ID,
         VersionSelector::Semver(_) => &LENS_AND_VERSION_BY_SEMVER,
+        VersionSelector::Label(_) => unreachable!("SHIM"),
     }
 }
 
@@ -166,6 +167,7 @@ pub(crate) async fn lens_and_version<C: Conn>(
             let (major, minor, patch) = semver_parts(s);
             q.put(major).put(minor).put(patch)
         }
+        VersionSelector::Label(_) => unreachable!("SHIM"),
     };
     row_of(conn, q, |row| rows::lens_and_version(row, id, which)).await
 }

@@ -33,6 +33,7 @@ pub(crate) fn lens_and_version(
             (major, minor, patch) = rows::semver_parts(s);
             params.extend([("$3", &major as _), ("$4", &minor as _), ("$5", &patch as _)]);
         }
+        VersionSelector::Label(_) => unreachable!("SHIM"),
     }
     let sql = sql::lens_and_version_sql(which).sqlite;
     first_row(conn, sql, params.as_slice(), |row| rows::lens_and_version(row, id, which))
