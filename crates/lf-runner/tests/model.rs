@@ -105,6 +105,7 @@ impl World {
                 version_id: view.version.id,
                 title: "Research".into(),
                 params,
+                missing_label: None,
             },
         );
         view.lens.id

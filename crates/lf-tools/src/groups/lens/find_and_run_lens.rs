@@ -75,7 +75,14 @@ impl Tool for FindAndRunLens {
         let found = ctx
             .services
             .lens
-            .find_and_run(&ctx.principal, &query, &i.query, &values, i.visibility.map(Into::into), lf_lens::VersionSelector::Head)
+            .find_and_run(
+                &ctx.principal,
+                &query,
+                &i.query,
+                &values,
+                i.visibility.map(Into::into),
+                lf_lens::VersionSelector::Head,
+            )
             .await
             .map_err(in_field("param_values"))?;
         let candidates = |c: Vec<lf_lens::Candidate>| {
