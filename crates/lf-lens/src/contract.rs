@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use lf_core::{ErrorCode, LensId, LenserId, LfResult, PageRequest, Reach, RunId, Timestamp, WorkflowId};
 
-use crate::labels::{LabelChange, LabelChanged, LabelMove, LabelName, LensLabel};
+use crate::labels::{LabelChange, LabelChanged, LabelMove, LensLabel};
 use crate::model::{
     Description, Lens, LensDraft, LensFilter, LensPatch, LensRun, LensStatus, LensVersion, SearchQuery,
     Semver, TemplateBody, Title, VersionSelector, Visibility,
@@ -21,6 +21,7 @@ use crate::model::{
 use crate::store::LensStore;
 use crate::template::TypeHint;
 use crate::versioning::{ParamDeclaration, build_params};
+use lf_core::LabelName;
 
 /// Runs every check against `store`.
 pub async fn suite(store: Arc<dyn LensStore>) {

@@ -42,9 +42,8 @@ mod store;
 pub mod template;
 mod versioning;
 
-pub use labels::{
-    LabelChange, LabelChanged, LabelMove, LabelName, LabelSet, LensLabel, SetLabel, VersionRef,
-};
+pub use labels::{LabelChange, LabelChanged, LabelMove, LabelSet, LensLabel, SetLabel, VersionRef};
+pub use lf_core::LabelName;
 pub use memory::{MemoryLensStore, head_moved, version_not_found};
 pub use model::{
     Bump, Changelog, Description, Lens, LensDraft, LensFilter, LensPatch, LensRun, LensStatus, LensVersion,

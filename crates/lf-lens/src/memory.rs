@@ -7,12 +7,13 @@ use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 use async_trait::async_trait;
 use lf_core::{LensId, LfError, LfResult, Page, PageRequest, Reach, Timestamp, VersionId};
 
-use crate::labels::{LabelChange, LabelChanged, LabelMove, LabelName, LensLabel, VersionRef};
+use crate::labels::{LabelChange, LabelChanged, LabelMove, LensLabel, VersionRef};
 use crate::model::{
     Lens, LensFilter, LensPatch, LensRun, LensStatus, LensVersion, SearchQuery, VersionSelector,
     VersionSummary, Visibility,
 };
 use crate::store::LensStore;
+use lf_core::LabelName;
 
 #[derive(Default)]
 struct Inner {

@@ -3,10 +3,9 @@
 use std::fmt;
 
 use lf_core::{
-    LensId, LenserId, LfError, LfResult, ParamId, RunId, Timestamp, VersionId, WorkflowId, no_nul,
+    LabelName, LensId, LenserId, LfError, LfResult, ParamId, RunId, Timestamp, VersionId, WorkflowId, no_nul,
 };
 
-use crate::labels::LabelName;
 use crate::template::TypeHint;
 
 /// Who may read a lens besides its owner.

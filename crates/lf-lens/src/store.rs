@@ -5,11 +5,12 @@
 use async_trait::async_trait;
 use lf_core::{LensId, LfResult, Page, PageRequest, Reach, VersionId};
 
-use crate::labels::{LabelChange, LabelChanged, LabelMove, LabelName, LensLabel};
+use crate::labels::{LabelChange, LabelChanged, LabelMove, LensLabel};
 use crate::model::{
     Lens, LensFilter, LensPatch, LensRun, LensVersion, SearchQuery, VersionSelector, VersionSummary,
     Visibility,
 };
+use lf_core::LabelName;
 
 /// How many matches a search must rank exactly (see
 /// [`LensStore::search_lenses`]).

@@ -18,7 +18,9 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use lf_core::{LensId, LenserId, LfResult, Reach, VersionId};
 
-use crate::model::{LensBinding, VersionLabel};
+use lf_core::LabelName;
+
+use crate::model::LensBinding;
 
 /// A lens as a workflow sees it: one version's parameters.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -41,7 +43,7 @@ pub struct LensFacts {
 pub struct LensUse {
     pub lens_id: LensId,
     pub version_id: Option<VersionId>,
-    pub label: Option<VersionLabel>,
+    pub label: Option<LabelName>,
 }
 
 impl From<LensBinding> for LensUse {

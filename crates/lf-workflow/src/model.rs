@@ -210,47 +210,6 @@ pub struct LensBinding {
     pub version_id: Option<VersionId>,
 }
 
-/// A label of a lens a step follows (its `label` config field): the
-/// version the label points at when the step runs. The lens labels' rule,
-/// `[a-z0-9_-]{1,32}`; `latest` names the head.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct VersionLabel(String);
-
-impl VersionLabel {
-    pub const MAX_CHARS: usize = 32;
-    /// Always the head.
-    pub const LATEST: &'static str = "latest";
-
-    pub fn parse(field: &str, s: &str) -> LfResult<Self> {
-        let ok = !s.is_empty()
-            && s.len() <= Self::MAX_CHARS
-            && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-');
-        if !ok {
-            return Err(LfError::invalid_argument(format!(
-                "{field} must be a lens label: 1 to {} characters of a-z, 0-9, _ and -; got {}",
-                Self::MAX_CHARS,
-                LfError::excerpt(s)
-            ))
-            .with_field(field));
-        }
-        Ok(Self(s.to_owned()))
-    }
-
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-
-    pub fn is_latest(&self) -> bool {
-        self.0 == Self::LATEST
-    }
-}
-
-impl std::fmt::Display for VersionLabel {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
 /// Where the canvas draws a node.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Position {

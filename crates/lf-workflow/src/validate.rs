@@ -20,7 +20,9 @@ pub use crate::graph::{Graph, GraphEdge, GraphNode};
 use crate::lookup::{Facts, LensFacts, LensUse, SavedConnection};
 #[cfg(doc)]
 use crate::model::WorkflowVersion;
-use crate::model::{JsonObject, MergeStrategy, NodeId, NodeKind, VersionLabel};
+use lf_core::LabelName;
+
+use crate::model::{JsonObject, MergeStrategy, NodeId, NodeKind};
 use crate::path::{MAX_PICK_CHARS, Pick, WHOLE};
 
 /// The output every node has besides its own: its error, when it fails
@@ -738,7 +740,7 @@ pub fn connection_refs(graph: &Graph<'_>) -> Vec<String> {
 fn lens_of(node: &GraphNode<'_>, s: &NodeSummary) -> Option<LensUse> {
     let config = node.config;
     let label = config.and_then(|c| c.get("label")).and_then(Value::as_str);
-    let label = match label.map(|l| VersionLabel::parse("label", l)) {
+    let label = match label.map(|l| LabelName::parse("label", l)) {
         Some(Ok(l)) => Some(l),
         Some(Err(_)) => return None,
         None => None,

@@ -5,11 +5,11 @@ use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use lf_core::LensId;
+use lf_core::{LabelName, LensId};
 use lf_workflow::catalog::catalog;
 use lf_workflow::{
     EgressPolicy, EgressRefusal, Facts, Graph, GraphEdge, GraphNode, IssueCode, LensBinding, LensFacts,
-    LensParam, LensUse, NodeKind, Report, VersionLabel, validate,
+    LensParam, LensUse, NodeKind, Report, validate,
 };
 use serde_json::{Map, Value, json};
 
@@ -330,7 +330,7 @@ fn every_code_has_its_case() {
     facts.lenses.as_mut().unwrap().insert(LensBinding { lens_id: hidden, version_id: None }.into(), None);
     let head = facts.lenses.as_ref().unwrap().values().flatten().next().unwrap().clone();
     let labelled = LensUse {
-        label: Some(VersionLabel::parse("label", "production").unwrap()),
+        label: Some(LabelName::parse("label", "production").unwrap()),
         ..LensBinding { lens_id, version_id: None }.into()
     };
     facts.lenses.as_mut().unwrap().insert(labelled, Some(LensFacts { missing_label: Some(vec![]), ..head }));

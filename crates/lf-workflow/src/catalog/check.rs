@@ -197,7 +197,7 @@ fn check_value(f: &ConfigField, v: &Value) -> Result<(), String> {
         },
         FieldKind::Label => match v.as_str() {
             Some(s) => {
-                crate::VersionLabel::parse(f.key, s).map(|_| ()).map_err(|e| strip_field(f.key, e.message()))
+                lf_core::LabelName::parse(f.key, s).map(|_| ()).map_err(|e| strip_field(f.key, e.message()))
             }
             None => wrong(),
         },
