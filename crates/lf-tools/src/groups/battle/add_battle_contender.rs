@@ -20,7 +20,7 @@ pub struct AddContenderIn {
     pub display_name: String,
     /// What it is; the battle_type decides which are allowed.
     pub contender_type: ContenderTypeIn,
-    /// What it stands for (a lenser, AI lenser, model profile or workflow); ratings are kept per reference.
+    /// A lenser (human), an AI Lenser (ai_agent, ai_model) or a workflow; ratings are kept per reference.
     #[schemars(extend("format" = "uuid"))]
     pub contender_ref_id: String,
     /// The next free slot letter (A, B, C…); leave it out to get it.
