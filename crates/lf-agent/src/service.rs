@@ -350,8 +350,8 @@ impl AgentService {
         Ok(AgentView { agent, role, day, usage })
     }
 
-    /// The owner of agent `id`, whoever asks (a battle names it as the
-    /// owner of the agent's contender). NOT_FOUND if there is no such agent.
+    /// The owner of agent `id`, whoever asks. NOT_FOUND if there is no
+    /// such agent.
     pub async fn owner_of(&self, id: LenserId) -> LfResult<LenserId> {
         Ok(self.store.get_agent(Reach::Everything, id).await?.owner)
     }
