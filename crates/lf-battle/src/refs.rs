@@ -30,6 +30,13 @@ use crate::model::ContenderType;
 /// What contender references name, looked up where the lensers, AI
 /// Lensers, workflows and models live. Each answer is `None` (or `false`)
 /// alike for what is missing and for what `p` may not see or enter.
+/// [`crate::BattleService::add_contender`] asks it of every new contender
+/// (once given it by [`crate::BattleService::with_contender_refs`]): a
+/// `human` is a lenser (or the caller), an `ai_agent` an AI Lenser
+/// [`ContenderRefs::agent`] names, a `workflow` one `p` can read, an
+/// `ai_model` a model [`ContenderRefs::model`] accepts; anything else is
+/// NOT_FOUND on `contender_ref_id` naming the type, and nothing is saved.
+/// A model-profile lookup belongs in [`ContenderRefs::model`].
 #[async_trait]
 pub trait ContenderRefs: Send + Sync {
     /// Whether `id` is a lenser's account.

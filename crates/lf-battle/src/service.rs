@@ -209,7 +209,7 @@ impl BattleService {
     }
 
     /// Checks every contender's reference through `refs`, which also name
-    /// who answers for an agent or workflow contender (see [`crate::refs`]).
+    /// who answers for an agent or workflow contender (see [`ContenderRefs`]).
     pub fn with_contender_refs(mut self, refs: Arc<dyn ContenderRefs>) -> Self {
         self.refs = Some(refs);
         self
@@ -444,7 +444,7 @@ impl BattleService {
     /// [`rules::next_slot`] for every refusal). Only the creator (or the
     /// service): FORBIDDEN otherwise. With [`ContenderRefs`], the
     /// reference must name what the type says, for the caller (NOT_FOUND
-    /// naming the type otherwise, see [`crate::refs`]), and they name who
+    /// naming the type otherwise, see [`ContenderRefs`]), and they name who
     /// answers for an agent or workflow.
     pub async fn add_contender(&self, p: &Principal, new: NewContender) -> LfResult<Contender> {
         let sheet = self.sheet_for_write(p, new.battle_id, "add contenders").await?;
