@@ -118,18 +118,20 @@ struct Fixture {
     /// Another lenser's run of `hidden_workflow`.
     hidden_run: String,
     /// A draft ai_vs_ai battle of 3 slots, with one ai_model contender in
-    /// slot A (`draft_contender`, standing for `draft_ref`).
+    /// slot A (`draft_contender`, standing for `draft_ref`, the caller's
+    /// AI Lenser `agent`).
     draft: String,
     draft_contender: String,
     draft_ref: String,
-    /// A reference no contender stands for yet.
+    /// A reference no contender of `draft` stands for yet: another AI
+    /// Lenser of the caller's.
     fresh_ref: String,
     /// An open ai_vs_ai battle, full: two ai_model contenders, A first.
     open: String,
     open_contender: String,
     /// A human_vs_human_open_votes battle in voting: `self_contender` is the
     /// caller (a human contender whose reference is the caller's id), `rival`
-    /// another human; both submitted.
+    /// the other lenser; both submitted.
     voting: String,
     self_contender: String,
     rival: String,
@@ -215,6 +217,8 @@ fn connections() -> Value {
 
 async fn fixture(store: &TestStore) -> Fixture {
     let (owner, other) = (LenserId::new(), LenserId::new());
+    store.account(owner).await;
+    store.account(other).await;
     let a = store.server(lenser(owner));
     let b = store.server(lenser(other));
     store.save_connection(owner, "slack", "team-slack").await;
@@ -243,17 +247,25 @@ async fn fixture(store: &TestStore) -> Fixture {
     let deleted_lens = id_of(&deleted, "id");
     ok(&a, "delete_lens", json!({"lens_id": deleted_lens, "confirm": true})).await;
 
+    let new_agent = |server: &LfServer, handle: &str| {
+        let args = json!({"handle": handle, "display_name": "Fixture bot"});
+        let server = server.clone();
+        async move { id_of(&ok(&server, "create_ai_lenser", args).await, "ai_lenser_id") }
+    };
+    let agent = new_agent(&a, "fixture_bot").await;
+    let second_agent = new_agent(&a, "fixture_two").await;
+    let hidden_agent = new_agent(&b, "hidden_bot").await;
+
+    // Model contenders stand for the caller's AI Lensers (their models answer).
     let draft = new_battle(&a, "Draft duel", json!({"max_contenders": 3})).await;
-    let draft_ref = LenserId::new().to_string();
-    let draft_contender = contender(&a, &draft, "Model one", "ai_model", &draft_ref).await;
+    let draft_contender = contender(&a, &draft, "Model one", "ai_model", &agent).await;
     let open = new_battle(&a, "Open duel", json!({})).await;
-    let open_contender = contender(&a, &open, "Model one", "ai_model", &LenserId::new().to_string()).await;
-    contender(&a, &open, "Model two", "ai_model", &LenserId::new().to_string()).await;
+    let open_contender = contender(&a, &open, "Model one", "ai_model", &agent).await;
+    contender(&a, &open, "Model two", "ai_model", &second_agent).await;
     move_battle(&a, &open, "open").await;
     let (voting, self_contender, rival) =
-        voting_battle(&a, "Voting duel", [owner.to_string(), LenserId::new().to_string()]).await;
-    let (scoring, ..) =
-        voting_battle(&a, "Scoring duel", [LenserId::new().to_string(), LenserId::new().to_string()]).await;
+        voting_battle(&a, "Voting duel", [owner.to_string(), other.to_string()]).await;
+    let (scoring, ..) = voting_battle(&a, "Scoring duel", [other.to_string(), owner.to_string()]).await;
     move_battle(&a, &scoring, "scoring").await;
     let hidden_battle = new_battle(&b, "Hidden duel", json!({})).await;
     let (lens_id, v1) = (id_of(&created, "id"), id_of(&created["head_version"], "id"));
@@ -288,14 +300,7 @@ async fn fixture(store: &TestStore) -> Fixture {
     store.end_run(&ended_run, RunStatus::Failed).await;
     let hidden_run = started(&b, &hidden_workflow).await;
 
-    let new_agent = |server: &LfServer, handle: &str| {
-        let args = json!({"handle": handle, "display_name": "Fixture bot"});
-        let server = server.clone();
-        async move { id_of(&ok(&server, "create_ai_lenser", args).await, "ai_lenser_id") }
-    };
-    let agent = new_agent(&a, "fixture_bot").await;
     ok(&a, "assign_agent_tool", json!({"ai_lenser_id": agent, "tool_id": "get_lens"})).await;
-    let hidden_agent = new_agent(&b, "hidden_bot").await;
     let service = store.server(Principal::Service { acting_as: Some(owner) });
     let team_run = ok(
         &service,
@@ -305,7 +310,6 @@ async fn fixture(store: &TestStore) -> Fixture {
     .await;
 
     Fixture {
-        agent,
         hidden_agent,
         team_run: id_of(&team_run, "team_run_id"),
         owner,
@@ -327,8 +331,8 @@ async fn fixture(store: &TestStore) -> Fixture {
         hidden_run,
         draft,
         draft_contender,
-        draft_ref,
-        fresh_ref: LenserId::new().to_string(),
+        draft_ref: agent.clone(),
+        fresh_ref: second_agent,
         open,
         open_contender,
         voting,
@@ -336,6 +340,7 @@ async fn fixture(store: &TestStore) -> Fixture {
         rival,
         scoring,
         hidden_battle,
+        agent,
     }
 }
 
@@ -700,6 +705,13 @@ impl Gen<'_> {
                     ("an unknown workflow", WorkflowId::new().to_string()),
                 ]
             } else if name == "ai_lenser_id" {
+                let mut v = vec![("an unknown AI Lenser", LenserId::new().to_string())];
+                if !self.service {
+                    v.push(("another lenser's AI Lenser", fx.hidden_agent.clone()));
+                }
+                v
+            } else if name == "contender_ref_id" {
+                // The base is an ai_model contender: an AI Lenser the caller can see.
                 let mut v = vec![("an unknown AI Lenser", LenserId::new().to_string())];
                 if !self.service {
                     v.push(("another lenser's AI Lenser", fx.hidden_agent.clone()));
@@ -1248,6 +1260,22 @@ fn battle_cases(tool: &'static str, base: &Value, fx: &Fixture) -> Vec<Case> {
                 INVALID,
                 Some("contender_ref_id"),
             );
+            let agent_contender = with(base, "contender_type", json!("ai_agent"));
+            for (what, reference) in [
+                ("an AI Lenser whose policy keeps it out of battles", &fx.fresh_ref),
+                ("another lenser's AI Lenser as an ai_agent", &fx.hidden_agent),
+                ("a lenser as an ai_agent", &fx.owner.to_string()),
+                ("a workflow as an ai_model", &fx.workflow),
+            ] {
+                let kind = if what.ends_with("ai_model") { base.clone() } else { agent_contender.clone() };
+                push(
+                    me,
+                    what,
+                    with(&kind, "contender_ref_id", json!(reference)),
+                    NOT_FOUND,
+                    Some("contender_ref_id"),
+                );
+            }
             for (what, slot) in
                 [("a taken slot", "A"), ("a slot past the next free one", "C"), ("a lower-case slot", "b")]
             {

@@ -75,6 +75,8 @@ pub(crate) const AGENT_EXISTS: &str = "SELECT 1 AS found FROM agents WHERE id = 
 pub(crate) const AGENT_HOLDS: &str = "SELECT 1 AS found FROM agents WHERE handle = $1";
 /// Whether a lenser holds handle `$1`.
 const LENSER_HOLDS: &str = "SELECT 1 AS found FROM lensers WHERE handle = $1";
+/// Whether lenser `$1` has an account.
+const LENSER_EXISTS: &str = "SELECT 1 AS found FROM lensers WHERE id = $1";
 const OWNED: &str = "SELECT count(*) AS n FROM agents WHERE owner_id = $1 AND status = 'active'";
 const INSERT_AGENT: &str = "INSERT INTO agents (id, handle, owner_id, display_name, bio, headline, persona, \
      model, runtime_pref, avatar_url, website_url, can_join_battles, can_vote, can_create_battles, \
@@ -255,6 +257,11 @@ pub(crate) async fn lock_handle<C: Conn>(conn: &mut C, handle: &str) -> LfResult
 /// Whether a lenser (a person) holds `handle`.
 pub(crate) async fn lenser_holds<C: Conn>(conn: &mut C, handle: &str) -> LfResult<bool> {
     found(conn, LENSER_HOLDS, handle.to_ascii_lowercase()).await
+}
+
+/// Whether lenser `id` has an account.
+pub(crate) async fn lenser_exists<C: Conn>(conn: &mut C, id: LenserId) -> LfResult<bool> {
+    found(conn, LENSER_EXISTS, id.as_uuid()).await
 }
 
 pub(crate) async fn create_agent<C: Conn>(conn: &mut C, a: &Agent, max_per_owner: u32) -> LfResult<()> {
