@@ -167,6 +167,7 @@ pub struct LabelChange {
 
 /// What the store made of a [`LabelChange`].
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[allow(clippy::large_enum_variant, reason = "one per label change, moved once")]
 pub enum LabelChanged {
     /// Applied. `record` is the move recorded (`None` when the label already
     /// pointed at `to`: a change of protection alone, or nothing, is not a

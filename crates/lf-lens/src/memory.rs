@@ -293,7 +293,7 @@ impl LensStore for MemoryLensStore {
             None => None,
         };
         let from = current.as_ref().map(|l| l.version);
-        let record = (from != to).then(|| LabelMove {
+        let record = (from != to).then_some(LabelMove {
             seq,
             lens_id: change.lens_id,
             label: change.label,
