@@ -538,14 +538,6 @@ async fn agents(s: &dyn LensStore) {
     assert_eq!(page.items.iter().map(|l| l.agent).collect::<Vec<_>>(), vec![Some(agent)], "search_lenses");
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn memory_store_passes() {
-        pollster::block_on(super::suite(std::sync::Arc::new(crate::MemoryLensStore::new())));
-    }
-}
-
 /// A lens with versions 1.0.0, 1.0.1, 1.0.2 (the head), owned by `owner`.
 async fn three_versions(
     f: &mut Fixture,
@@ -796,5 +788,13 @@ async fn labels_racing(s: &dyn LensStore) {
         );
         // Back to v[0] for the next round.
         moved(s.change_label(&change(&mut f, &lens, "production", Some(&v[0]))).await.unwrap());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn memory_store_passes() {
+        pollster::block_on(super::suite(std::sync::Arc::new(crate::MemoryLensStore::new())));
     }
 }
