@@ -82,8 +82,8 @@ fn values() -> Value {
 }
 
 /// The rows every case points at. `lens` is the caller's own public lens
-/// (versions 1.0.0 = `v1` and 1.1.0 = `v2`); the others are rows the caller
-/// cannot see. The battles are the caller's, one per status a base needs.
+/// (versions 1.0.0 = `v1` and 1.1.0 = `v2`, labelled production and
+/// staging); the others are rows the caller cannot see. The battles are the caller's, one per status a base needs.
 struct Fixture {
     owner: LenserId,
     /// Another lenser, who calls the cases about someone else's battle.
@@ -231,6 +231,9 @@ async fn fixture(store: &TestStore) -> Fixture {
     let lens = id_of(&created, "id");
     let updated = ok(&a, "update_lens", json!({"lens_id": lens, "template_body": body_v2()})).await;
     assert_eq!(updated["semver"], "1.1.0");
+    for (label, version) in [("production", "1.0.0"), ("staging", "1.1.0")] {
+        ok(&a, "set_lens_label", json!({"lens_id": lens, "label": label, "version": version})).await;
+    }
     let hidden = ok(
         &b,
         "create_lens",
@@ -389,6 +392,11 @@ fn base(tool: &str, fx: &Fixture) -> Option<Base> {
         }
         "delete_lens" => json!({"lens_id": fx.lens, "confirm": true}),
         "diff_lens_versions" => json!({"lens_id": fx.lens, "from": "1.0.0", "to": fx.v2}),
+        "list_lens_labels" => json!({"lens_id": fx.lens, "label": "production", "limit": 10, "offset": 0}),
+        "set_lens_label" => {
+            json!({"lens_id": fx.lens, "label": "staging", "version": "1.0.0", "protected": true})
+        }
+        "remove_lens_label" => json!({"lens_id": fx.lens, "label": "staging"}),
         "list_battles" => json!({
             "limit": 10, "offset": 0, "status": "open", "battle_type": "ai_vs_ai",
             "creator_lenser_id": fx.owner.to_string(),
@@ -983,6 +991,63 @@ fn semantic_cases(tool: &'static str, schema: &Map<String, Value>, base: &Value,
             push(&format!("semver {s:?}"), with(base, "semver", json!(s)), INVALID, Some("semver"));
         }
         push("semver of no version", with(base, "semver", json!("9.9.9")), NOT_FOUND, None);
+    }
+    if tool == "get_lens_version" {
+        push("semver and label", with(base, "label", json!("production")), BAD_INPUT, Some("label"));
+        let by_label = with(&without(base, "semver"), "label", json!("canary"));
+        push("a label the lens does not have", by_label, NOT_FOUND, Some("label"));
+    }
+    if tool == "run_lens" {
+        push("version_id and label", with(base, "label", json!("production")), BAD_INPUT, Some("label"));
+        let by_label = with(&without(base, "version_id"), "label", json!("canary"));
+        push("a label the lens does not have", by_label, NOT_FOUND, Some("label"));
+    }
+    if tool == "diff_lens_versions" {
+        push("neither from nor from_label", without(base, "from"), BAD_INPUT, Some("from"));
+        push(
+            "from and from_label",
+            with(base, "from_label", json!("production")),
+            BAD_INPUT,
+            Some("from_label"),
+        );
+        push("to and to_label", with(base, "to_label", json!("production")), BAD_INPUT, Some("to_label"));
+        let by_label = with(&without(base, "from"), "from_label", json!("canary"));
+        push("a label the lens does not have", by_label, NOT_FOUND, Some("label"));
+    }
+    if matches!(tool, "set_lens_label" | "remove_lens_label") {
+        push("latest, which is reserved", with(base, "label", json!("latest")), INVALID, Some("label"));
+        for s in ["Prod", "a b", "a.b", "é"] {
+            push(&format!("label {s:?}"), with(base, "label", json!(s)), INVALID, Some("label"));
+        }
+        push("another lenser's private lens", with(base, "lens_id", json!(fx.hidden_lens)), NOT_FOUND, None);
+        push("a deleted lens", with(base, "lens_id", json!(fx.deleted_lens)), NOT_FOUND, None);
+    }
+    if tool == "set_lens_label" {
+        push(
+            "production unprotected",
+            with(&with(base, "label", json!("production")), "protected", json!(false)),
+            INVALID,
+            Some("protected"),
+        );
+        for (what, v) in [
+            ("semver of no version", json!("9.9.9")),
+            ("an unknown version id", json!(VersionId::new().to_string())),
+            ("a version of another lens of the caller's", json!(fx.sibling_version)),
+            ("a version of another lenser's private lens", json!(fx.hidden_version)),
+        ] {
+            push(what, with(base, "version", v), NOT_FOUND, None);
+        }
+        for s in ["", "1.0", "v1", "not-a-uuid", "-"] {
+            push(&format!("version {s:?}"), with(base, "version", json!(s)), INVALID, Some("version"));
+        }
+    }
+    if tool == "remove_lens_label" {
+        push(
+            "a label the lens does not have",
+            with(base, "label", json!("canary")),
+            NOT_FOUND,
+            Some("label"),
+        );
     }
     if tool == "diff_lens_versions" {
         for key in ["from", "to"] {
@@ -2168,7 +2233,10 @@ async fn through_an_agent(kind: StoreKind) {
         let agent =
             ok(&owner, "create_ai_lenser", json!({"handle": "reach_bot", "display_name": "Reach bot"})).await;
         let agent = id_of(&agent, "ai_lenser_id");
-        let open = json!({"can_join_battles": true, "can_vote": true, "can_create_battles": true});
+        let open = json!({
+            "can_join_battles": true, "can_vote": true, "can_create_battles": true,
+            "can_move_protected_labels": true,
+        });
         ok(&owner, "update_ai_lenser", json!({"ai_lenser_id": agent, "patch": open})).await;
         let act = |args: Value| json!({"ai_lenser_id": agent, "action_type": tool.name, "metadata": args});
 

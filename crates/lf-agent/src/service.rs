@@ -385,6 +385,18 @@ impl AgentService {
         self.lensers.lenser_exists(id).await
     }
 
+    /// The policy of the AI Lenser `p` is, `None` when `p` is not one: what
+    /// a use case reading one of its flags (`can_move_protected_labels`)
+    /// is handed.
+    pub async fn policy_of(&self, p: &Principal) -> LfResult<Option<Policy>> {
+        match p {
+            Principal::Agent { agent_id, .. } => {
+                Ok(Some(self.store.get_agent(p.reach(), *agent_id).await?.policy))
+            }
+            Principal::Lenser { .. } | Principal::Service { .. } => Ok(None),
+        }
+    }
+
     /// The agents the caller may see that match `filter`, newest first.
     pub async fn list(
         &self,
