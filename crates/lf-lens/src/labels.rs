@@ -77,6 +77,23 @@ pub struct LabelChange {
     pub at: Timestamp,
 }
 
+impl LabelChange {
+    /// The record of this change as the store applied it: `seq` its place
+    /// in the history, `from` what the label pointed at before.
+    pub fn record(&self, seq: i64, from: Option<VersionRef>, to: Option<VersionRef>) -> LabelMove {
+        LabelMove {
+            seq,
+            lens_id: self.lens_id,
+            label: self.label,
+            from,
+            to,
+            by: self.by,
+            by_agent: self.by_agent,
+            at: self.at,
+        }
+    }
+}
+
 /// What the store made of a [`LabelChange`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[allow(clippy::large_enum_variant, reason = "one per change, read at once; a box would buy nothing")]

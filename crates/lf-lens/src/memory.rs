@@ -294,16 +294,7 @@ impl LensStore for MemoryLensStore {
             None => None,
         };
         let from = current.as_ref().map(|l| l.version);
-        let record = (from != to).then_some(LabelMove {
-            seq,
-            lens_id: change.lens_id,
-            label: change.label,
-            from,
-            to,
-            by: change.by,
-            by_agent: change.by_agent,
-            at: change.at,
-        });
+        let record = (from != to).then(|| change.record(seq, from, to));
         let label = match to {
             None => {
                 row.labels.remove(&change.label);

@@ -220,17 +220,7 @@ pub(crate) async fn change_label<C: Conn>(conn: &mut C, change: &LabelChange) ->
     let seq = row_of(conn, q, |row| row.value::<i64>(0))
         .await?
         .ok_or_else(|| LfError::internal("the move of a label was not recorded"))?;
-    let record = LabelMove {
-        seq,
-        lens_id,
-        label: change.label,
-        from,
-        to,
-        by: change.by,
-        by_agent: change.by_agent,
-        at: change.at,
-    };
-    Ok(LabelChanged::Done { record: Some(record), label: after })
+    Ok(LabelChanged::Done { record: Some(change.record(seq, from, to)), label: after })
 }
 
 /// The labels of lens `lens_id` of reach `reach`, by name; `None` when
