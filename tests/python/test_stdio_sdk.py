@@ -55,7 +55,7 @@ async def test_list_create_run_and_missing_params(binary, mode):
             tools = await client.list_tools()
             names = {t.name for t in tools.tools}
             assert {"create_lens", "run_lens", "search_lenses", "find_and_run_lens"} <= names
-            assert len(names) == 63, "17 Lens tools, 10 Battle tools, search and fetch, 19 Workflow tools and 15 Agent tools"
+            assert len(names) == 66, "20 Lens tools, 10 Battle tools, search and fetch, 19 Workflow tools and 15 Agent tools"
             run_tool = next(t for t in tools.tools if t.name == "run_lens")
             assert run_tool.output_schema is not None
             # MCP's default for a missing readOnlyHint is false, and the server leaves defaults out.
@@ -111,6 +111,7 @@ async def test_resources_list_templates_and_read(binary, mode):
             templates = await client.list_resource_templates()
             assert [t.uri_template for t in templates.resource_templates] == [
                 "lenserfight://lenses/{lens_id}",
+                "lenserfight://lenses/{lens_id}{?label}",
                 "lenserfight://workflows/{workflow_id}",
                 "lenserfight://battles/{battle_id}",
             ]
@@ -137,6 +138,36 @@ async def test_resources_list_templates_and_read(binary, mode):
                 await client.read_resource(missing)
             assert e.value.code == (-32602 if modern else -32002)
             assert e.value.data == {"uri": missing}
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_prompt_by_label_keeps_its_version(binary, mode):
+    with tempfile.TemporaryDirectory() as db_dir:
+        async with Client(params(binary, db_dir), mode=mode) as client:
+            lens = (await client.call_tool("create_lens", {"title": "Code Reviewer", "template_body": BODY})).structured_content
+            lens_id = lens["id"]
+            newer = BODY + "\nAnswer in bullet points."
+            updated = await client.call_tool("update_lens", {"lens_id": lens_id, "template_body": newer})
+            assert not updated.is_error, updated
+            assert updated.structured_content["lens"]["head_semver"] == "1.0.1"
+            labelled = await client.call_tool("set_lens_label", {"lens_id": lens_id, "label": "production", "version": "1.0.0"})
+            assert not labelled.is_error, labelled
+            assert labelled.structured_content["label"]["protected"] is True
+
+            args = {"Language": "Rust", "Code": "fn main() {}"}
+            old = await client.get_prompt(f"{lens_id}@production", args)
+            text = old.messages[0].content.text
+            assert text.startswith("You are a senior Rust engineer.") and "bullet points" not in text
+            assert old.description == "Code Reviewer 1.0.0"
+            head = await client.get_prompt(lens_id, args)
+            assert head.messages[0].content.text.endswith("Answer in bullet points.")
+
+            with pytest.raises(MCPError) as e:
+                await client.get_prompt(f"{lens_id}@staging", args)
+            assert "its labels are production" in e.value.message
+            read = await client.read_resource(f"lenserfight://lenses/{lens_id}?label=production")
+            assert "version 1.0.0 (label production)" in read.contents[0].text
 
 
 @pytest.mark.anyio

@@ -25,7 +25,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 
 use lf_agent::{
-    AgentFilter, AgentService, AgentStore, LenserHandles, MemoryAgentStore, NoLensers, TeamRunFilter,
+    AgentFilter, AgentService, AgentStore, LenserHandles, MemoryAgentStore, MemoryLensers, TeamRunFilter,
 };
 use lf_battle::{BattleFilter, BattleService, BattleSheet, BattleStatus, BattleStore, MemoryBattleStore};
 use lf_core::{LenserId, PageRequest, Principal, Reach, Scopes};
@@ -174,6 +174,8 @@ pub struct TestStore {
     connections: Arc<dyn ConnectionStore>,
     runs: Arc<dyn RunStore>,
     agents: Arc<dyn AgentStore>,
+    /// The lensers' accounts of the in-memory store.
+    accounts: Arc<MemoryLensers>,
     backing: Backing,
     catalog: Arc<Catalog>,
     services: Arc<Services>,
@@ -221,10 +223,13 @@ impl TestStore {
             Backing::Sqlite { http: Some(http), .. } => http.runs.clone(),
             _ => Arc::new(MemoryRunStore::new()),
         };
+        let accounts = Arc::new(MemoryLensers::new());
         let (agents, lensers): (Arc<dyn AgentStore>, Arc<dyn LenserHandles>) = match &backing {
-            Backing::Memory(_) => (Arc::new(MemoryAgentStore::new()), Arc::new(NoLensers)),
+            Backing::Memory(_) => (Arc::new(MemoryAgentStore::new()), accounts.clone()),
             Backing::Sqlite { db, .. } => (db.agent_store(), db.lenser_handles()),
         };
+        // Contender references are checked as the server checks them.
+        let own = lf_runner::OwnServices::new();
         let agent_service = AgentService::new(agents.clone(), lensers);
         let lens = LensService::new(store.clone());
         let workflow = WorkflowService::new(
@@ -235,7 +240,7 @@ impl TestStore {
         let services = Arc::new(
             Services::builder()
                 .lens(lens)
-                .battle(BattleService::new(battles.clone()))
+                .battle(BattleService::new(battles.clone()).with_contender_refs(Arc::new(own.clone())))
                 .workflow(workflow)
                 // Nothing here seals a secret: connections are saved straight into the store.
                 .connections(lf_workflow::ConnectionService::new(
@@ -246,8 +251,12 @@ impl TestStore {
                 .agents(agent_service)
                 .build(),
         );
+        let stopping = tokio_util::sync::CancellationToken::new();
+        own.bind(services.runs.clone(), services.battle.clone(), workflows.clone(), stopping);
+        own.bind_agents(services.agents.clone());
         TestStore {
             store,
+            accounts,
             battles,
             workflows,
             connections,
@@ -263,7 +272,26 @@ impl TestStore {
         &self.store
     }
 
-    /// The battle store the services write to.
+    /// Makes lenser `id`'s account, as signing up would (a human
+    /// contender names one).
+    pub async fn account(&self, id: LenserId) {
+        let handle = format!("u{}", &id.as_uuid().simple().to_string()[20..]);
+        match &self.backing {
+            Backing::Memory(_) => self.accounts.add(id, &handle),
+            Backing::Sqlite { db, .. } => {
+                let record = lf_auth::LenserRecord {
+                    lenser: lf_auth::Lenser {
+                        id,
+                        handle: lf_auth::Handle::parse(&handle).expect("a valid handle"),
+                        created_at: lf_core::Timestamp::from_micros(0),
+                    },
+                    password_hash: lf_auth::NO_PASSWORD.to_owned(),
+                };
+                db.auth_store().create_lenser(&record).await.expect("creating an account");
+            }
+        }
+    }
+
     /// The agent store the services use.
     pub fn agents(&self) -> &Arc<dyn AgentStore> {
         &self.agents

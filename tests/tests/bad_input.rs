@@ -82,8 +82,8 @@ fn values() -> Value {
 }
 
 /// The rows every case points at. `lens` is the caller's own public lens
-/// (versions 1.0.0 = `v1` and 1.1.0 = `v2`); the others are rows the caller
-/// cannot see. The battles are the caller's, one per status a base needs.
+/// (versions 1.0.0 = `v1` and 1.1.0 = `v2`, labelled production and
+/// staging); the others are rows the caller cannot see. The battles are the caller's, one per status a base needs.
 struct Fixture {
     owner: LenserId,
     /// Another lenser, who calls the cases about someone else's battle.
@@ -118,18 +118,20 @@ struct Fixture {
     /// Another lenser's run of `hidden_workflow`.
     hidden_run: String,
     /// A draft ai_vs_ai battle of 3 slots, with one ai_model contender in
-    /// slot A (`draft_contender`, standing for `draft_ref`).
+    /// slot A (`draft_contender`, standing for `draft_ref`, the caller's
+    /// AI Lenser `agent`).
     draft: String,
     draft_contender: String,
     draft_ref: String,
-    /// A reference no contender stands for yet.
+    /// A reference no contender of `draft` stands for yet: another AI
+    /// Lenser of the caller's.
     fresh_ref: String,
     /// An open ai_vs_ai battle, full: two ai_model contenders, A first.
     open: String,
     open_contender: String,
     /// A human_vs_human_open_votes battle in voting: `self_contender` is the
     /// caller (a human contender whose reference is the caller's id), `rival`
-    /// another human; both submitted.
+    /// the other lenser; both submitted.
     voting: String,
     self_contender: String,
     rival: String,
@@ -215,6 +217,8 @@ fn connections() -> Value {
 
 async fn fixture(store: &TestStore) -> Fixture {
     let (owner, other) = (LenserId::new(), LenserId::new());
+    store.account(owner).await;
+    store.account(other).await;
     let a = store.server(lenser(owner));
     let b = store.server(lenser(other));
     store.save_connection(owner, "slack", "team-slack").await;
@@ -227,6 +231,9 @@ async fn fixture(store: &TestStore) -> Fixture {
     let lens = id_of(&created, "id");
     let updated = ok(&a, "update_lens", json!({"lens_id": lens, "template_body": body_v2()})).await;
     assert_eq!(updated["semver"], "1.1.0");
+    for (label, version) in [("production", "1.0.0"), ("staging", "1.1.0")] {
+        ok(&a, "set_lens_label", json!({"lens_id": lens, "label": label, "version": version})).await;
+    }
     let hidden = ok(
         &b,
         "create_lens",
@@ -243,17 +250,25 @@ async fn fixture(store: &TestStore) -> Fixture {
     let deleted_lens = id_of(&deleted, "id");
     ok(&a, "delete_lens", json!({"lens_id": deleted_lens, "confirm": true})).await;
 
+    let new_agent = |server: &LfServer, handle: &str| {
+        let args = json!({"handle": handle, "display_name": "Fixture bot"});
+        let server = server.clone();
+        async move { id_of(&ok(&server, "create_ai_lenser", args).await, "ai_lenser_id") }
+    };
+    let agent = new_agent(&a, "fixture_bot").await;
+    let second_agent = new_agent(&a, "fixture_two").await;
+    let hidden_agent = new_agent(&b, "hidden_bot").await;
+
+    // Model contenders stand for the caller's AI Lensers (their models answer).
     let draft = new_battle(&a, "Draft duel", json!({"max_contenders": 3})).await;
-    let draft_ref = LenserId::new().to_string();
-    let draft_contender = contender(&a, &draft, "Model one", "ai_model", &draft_ref).await;
+    let draft_contender = contender(&a, &draft, "Model one", "ai_model", &agent).await;
     let open = new_battle(&a, "Open duel", json!({})).await;
-    let open_contender = contender(&a, &open, "Model one", "ai_model", &LenserId::new().to_string()).await;
-    contender(&a, &open, "Model two", "ai_model", &LenserId::new().to_string()).await;
+    let open_contender = contender(&a, &open, "Model one", "ai_model", &agent).await;
+    contender(&a, &open, "Model two", "ai_model", &second_agent).await;
     move_battle(&a, &open, "open").await;
     let (voting, self_contender, rival) =
-        voting_battle(&a, "Voting duel", [owner.to_string(), LenserId::new().to_string()]).await;
-    let (scoring, ..) =
-        voting_battle(&a, "Scoring duel", [LenserId::new().to_string(), LenserId::new().to_string()]).await;
+        voting_battle(&a, "Voting duel", [owner.to_string(), other.to_string()]).await;
+    let (scoring, ..) = voting_battle(&a, "Scoring duel", [other.to_string(), owner.to_string()]).await;
     move_battle(&a, &scoring, "scoring").await;
     let hidden_battle = new_battle(&b, "Hidden duel", json!({})).await;
     let (lens_id, v1) = (id_of(&created, "id"), id_of(&created["head_version"], "id"));
@@ -288,14 +303,7 @@ async fn fixture(store: &TestStore) -> Fixture {
     store.end_run(&ended_run, RunStatus::Failed).await;
     let hidden_run = started(&b, &hidden_workflow).await;
 
-    let new_agent = |server: &LfServer, handle: &str| {
-        let args = json!({"handle": handle, "display_name": "Fixture bot"});
-        let server = server.clone();
-        async move { id_of(&ok(&server, "create_ai_lenser", args).await, "ai_lenser_id") }
-    };
-    let agent = new_agent(&a, "fixture_bot").await;
     ok(&a, "assign_agent_tool", json!({"ai_lenser_id": agent, "tool_id": "get_lens"})).await;
-    let hidden_agent = new_agent(&b, "hidden_bot").await;
     let service = store.server(Principal::Service { acting_as: Some(owner) });
     let team_run = ok(
         &service,
@@ -305,7 +313,6 @@ async fn fixture(store: &TestStore) -> Fixture {
     .await;
 
     Fixture {
-        agent,
         hidden_agent,
         team_run: id_of(&team_run, "team_run_id"),
         owner,
@@ -327,8 +334,8 @@ async fn fixture(store: &TestStore) -> Fixture {
         hidden_run,
         draft,
         draft_contender,
-        draft_ref,
-        fresh_ref: LenserId::new().to_string(),
+        draft_ref: agent.clone(),
+        fresh_ref: second_agent,
         open,
         open_contender,
         voting,
@@ -336,6 +343,7 @@ async fn fixture(store: &TestStore) -> Fixture {
         rival,
         scoring,
         hidden_battle,
+        agent,
     }
 }
 
@@ -384,6 +392,11 @@ fn base(tool: &str, fx: &Fixture) -> Option<Base> {
         }
         "delete_lens" => json!({"lens_id": fx.lens, "confirm": true}),
         "diff_lens_versions" => json!({"lens_id": fx.lens, "from": "1.0.0", "to": fx.v2}),
+        "list_lens_labels" => json!({"lens_id": fx.lens, "label": "production", "limit": 10, "offset": 0}),
+        "set_lens_label" => {
+            json!({"lens_id": fx.lens, "label": "staging", "version": "1.0.0", "protected": true})
+        }
+        "remove_lens_label" => json!({"lens_id": fx.lens, "label": "staging"}),
         "list_battles" => json!({
             "limit": 10, "offset": 0, "status": "open", "battle_type": "ai_vs_ai",
             "creator_lenser_id": fx.owner.to_string(),
@@ -705,6 +718,13 @@ impl Gen<'_> {
                     v.push(("another lenser's AI Lenser", fx.hidden_agent.clone()));
                 }
                 v
+            } else if name == "contender_ref_id" {
+                // The base is an ai_model contender: an AI Lenser the caller can see.
+                let mut v = vec![("an unknown AI Lenser", LenserId::new().to_string())];
+                if !self.service {
+                    v.push(("another lenser's AI Lenser", fx.hidden_agent.clone()));
+                }
+                v
             } else if name.ends_with("team_run_id") {
                 vec![("an unknown team run", lf_agent::TeamRunId::new().to_string())]
             } else if name == "run_id" {
@@ -971,6 +991,63 @@ fn semantic_cases(tool: &'static str, schema: &Map<String, Value>, base: &Value,
             push(&format!("semver {s:?}"), with(base, "semver", json!(s)), INVALID, Some("semver"));
         }
         push("semver of no version", with(base, "semver", json!("9.9.9")), NOT_FOUND, None);
+    }
+    if tool == "get_lens_version" {
+        push("semver and label", with(base, "label", json!("production")), BAD_INPUT, Some("label"));
+        let by_label = with(&without(base, "semver"), "label", json!("canary"));
+        push("a label the lens does not have", by_label, NOT_FOUND, Some("label"));
+    }
+    if tool == "run_lens" {
+        push("version_id and label", with(base, "label", json!("production")), BAD_INPUT, Some("label"));
+        let by_label = with(&without(base, "version_id"), "label", json!("canary"));
+        push("a label the lens does not have", by_label, NOT_FOUND, Some("label"));
+    }
+    if tool == "diff_lens_versions" {
+        push("neither from nor from_label", without(base, "from"), BAD_INPUT, Some("from"));
+        push(
+            "from and from_label",
+            with(base, "from_label", json!("production")),
+            BAD_INPUT,
+            Some("from_label"),
+        );
+        push("to and to_label", with(base, "to_label", json!("production")), BAD_INPUT, Some("to_label"));
+        let by_label = with(&without(base, "from"), "from_label", json!("canary"));
+        push("a label the lens does not have", by_label, NOT_FOUND, Some("label"));
+    }
+    if matches!(tool, "set_lens_label" | "remove_lens_label") {
+        push("latest, which is reserved", with(base, "label", json!("latest")), INVALID, Some("label"));
+        for s in ["Prod", "a b", "a.b", "é"] {
+            push(&format!("label {s:?}"), with(base, "label", json!(s)), INVALID, Some("label"));
+        }
+        push("another lenser's private lens", with(base, "lens_id", json!(fx.hidden_lens)), NOT_FOUND, None);
+        push("a deleted lens", with(base, "lens_id", json!(fx.deleted_lens)), NOT_FOUND, None);
+    }
+    if tool == "set_lens_label" {
+        push(
+            "production unprotected",
+            with(&with(base, "label", json!("production")), "protected", json!(false)),
+            INVALID,
+            Some("protected"),
+        );
+        for (what, v) in [
+            ("semver of no version", json!("9.9.9")),
+            ("an unknown version id", json!(VersionId::new().to_string())),
+            ("a version of another lens of the caller's", json!(fx.sibling_version)),
+            ("a version of another lenser's private lens", json!(fx.hidden_version)),
+        ] {
+            push(what, with(base, "version", v), NOT_FOUND, None);
+        }
+        for s in ["", "1.0", "v1", "not-a-uuid", "-"] {
+            push(&format!("version {s:?}"), with(base, "version", json!(s)), INVALID, Some("version"));
+        }
+    }
+    if tool == "remove_lens_label" {
+        push(
+            "a label the lens does not have",
+            with(base, "label", json!("canary")),
+            NOT_FOUND,
+            Some("label"),
+        );
     }
     if tool == "diff_lens_versions" {
         for key in ["from", "to"] {
@@ -1248,6 +1325,22 @@ fn battle_cases(tool: &'static str, base: &Value, fx: &Fixture) -> Vec<Case> {
                 INVALID,
                 Some("contender_ref_id"),
             );
+            let agent_contender = with(base, "contender_type", json!("ai_agent"));
+            for (what, reference) in [
+                ("an AI Lenser whose policy keeps it out of battles", &fx.fresh_ref),
+                ("another lenser's AI Lenser as an ai_agent", &fx.hidden_agent),
+                ("a lenser as an ai_agent", &fx.owner.to_string()),
+                ("a workflow as an ai_model", &fx.workflow),
+            ] {
+                let kind = if what.ends_with("ai_model") { base.clone() } else { agent_contender.clone() };
+                push(
+                    me,
+                    what,
+                    with(&kind, "contender_ref_id", json!(reference)),
+                    NOT_FOUND,
+                    Some("contender_ref_id"),
+                );
+            }
             for (what, slot) in
                 [("a taken slot", "A"), ("a slot past the next free one", "C"), ("a lower-case slot", "b")]
             {
@@ -2140,7 +2233,10 @@ async fn through_an_agent(kind: StoreKind) {
         let agent =
             ok(&owner, "create_ai_lenser", json!({"handle": "reach_bot", "display_name": "Reach bot"})).await;
         let agent = id_of(&agent, "ai_lenser_id");
-        let open = json!({"can_join_battles": true, "can_vote": true, "can_create_battles": true});
+        let open = json!({
+            "can_join_battles": true, "can_vote": true, "can_create_battles": true,
+            "can_move_protected_labels": true,
+        });
         ok(&owner, "update_ai_lenser", json!({"ai_lenser_id": agent, "patch": open})).await;
         let act = |args: Value| json!({"ai_lenser_id": agent, "action_type": tool.name, "metadata": args});
 

@@ -90,6 +90,9 @@ const MATRIX: &[(&str, [[Want; 3]; 3])] = &[
     ("delete_lens",          [[OK, OK, OK],             [NotFound, Forbidden, Forbidden], [OK, OK, OK]]),
     ("restore_lens",         [[OK, OK, OK],             [NotFound, Forbidden, Forbidden], [OK, OK, OK]]),
     ("diff_lens_versions",   [[OK, OK, OK],             [NotFound, OK,        OK],        [OK, OK, OK]]),
+    ("list_lens_labels",     [[OK, OK, OK],             [NotFound, OK,        OK],        [OK, OK, OK]]),
+    ("set_lens_label",       [[OK, OK, OK],             [NotFound, Forbidden, Forbidden], [OK, OK, OK]]),
+    ("remove_lens_label",    [[OK, OK, OK],             [NotFound, Forbidden, Forbidden], [OK, OK, OK]]),
     ("search",               [[Listed, Listed, Listed], [Hidden,   Listed,    Listed],    [Listed, Listed, Listed]]),
     ("fetch",                [[OK, OK, OK],             [NotFound, OK,        OK],        [OK, OK, OK]]),
 ];
@@ -187,6 +190,13 @@ impl Matrix<'_> {
         Some((lens, versions))
     }
 
+    /// The lens's labels and the versions they point at (None: unreadable).
+    async fn labels(&self, id: &str) -> Option<Vec<(String, String)>> {
+        let id = LensId::parse("lens_id", id).expect("a lens id");
+        let labels = self.store.store().list_labels(Reach::Everything, id).await.ok()?;
+        Some(labels.iter().map(|l| (l.name.to_string(), l.version.semver.to_string())).collect())
+    }
+
     /// Every id `list_lenses` shows the caller, paged through from `args`.
     async fn listed_ids(&self, server: &Caller, args: Value) -> Result<(Reply, Vec<String>), String> {
         let mut ids = Vec::new();
@@ -212,6 +222,11 @@ impl Matrix<'_> {
         if tool == "restore_lens" {
             must(&self.caller(Who::Owner).await, "archive_lens", json!({"lens_id": lens.id})).await;
         }
+        if tool == "remove_lens_label" {
+            let set = json!({"lens_id": lens.id, "label": "staging", "version": "1.0.0"});
+            must(&self.caller(Who::Owner).await, "set_lens_label", set).await;
+        }
+        let labels_before = self.labels(&lens.id).await;
         let server = self.caller(who).await;
         let before = self.snapshot(&lens.id).await;
         let id = lens.id.clone();
@@ -238,6 +253,9 @@ impl Matrix<'_> {
             "run_lens" => json!({"lens_id": id, "param_values": full_values()}),
             "delete_lens" => json!({"lens_id": id, "confirm": true}),
             "diff_lens_versions" => json!({"lens_id": id, "from": "1.0.0"}),
+            "list_lens_labels" => json!({"lens_id": id}),
+            "set_lens_label" => json!({"lens_id": id, "label": "staging", "version": "1.0.0"}),
+            "remove_lens_label" => json!({"lens_id": id, "label": "staging"}),
             "search" => json!({"query": lens.marker}),
             "fetch" => json!({"id": format!("lens:{id}")}),
             _ => return vec![format!("no arguments for {tool}: add them to Matrix::cell")],
@@ -251,8 +269,17 @@ impl Matrix<'_> {
             Err(e) => return vec![e],
         };
         let after = self.snapshot(&lens.id).await;
+        let labels_after = self.labels(&lens.id).await;
         let seen = Observed { reply, listed, before, after };
         let mut out = self.judge(tool, who, want, &lens, &seen);
+        // Labels are beside the lens's row: a label tool that succeeded
+        // changed them, and nothing else did.
+        if let (Some(before), Some(after)) = (&labels_before, &labels_after) {
+            let moves = want == Want::Ok && matches!(tool, "set_lens_label" | "remove_lens_label");
+            if moves == (before == after) {
+                out.push(format!("labels {before:?} became {after:?}"));
+            }
+        }
         if (want == NotFound || want == Hidden) && shown_text(&seen.reply).contains(&lens.marker) {
             out.push(format!("the reply shows the hidden lens's content: {}", seen.reply.brief()));
         }

@@ -85,6 +85,7 @@ impl Fixture {
                 can_join_battles: true,
                 can_vote: false,
                 can_create_battles: true,
+                can_move_protected_labels: true,
                 max_daily_battles: Cap::of(3),
                 max_daily_votes: Cap::of(0),
                 max_daily_team_runs: Cap::of(7),
@@ -245,6 +246,7 @@ async fn revisions(s: &dyn AgentStore) {
     changed.profile.bio = None;
     changed.profile.website_url = Some(WebUrl::parse("website_url", "http://example.org/x?y=1").unwrap());
     changed.policy.can_vote = true;
+    changed.policy.can_move_protected_labels = false;
     changed.policy.spending_limit_credits = CreditLimit::of(0);
     changed.updated_at = f.tick();
     // What update_agent does not write: members, handle, owner.

@@ -104,4 +104,4 @@ pub use service::{
     AgentLimits, AgentService, AgentView, Call, CallPass, CreditsLeft, LedgerSettings, NewAgent, NewTeamRun,
     Updated, allowance,
 };
-pub use store::{AgentStore, LenserHandles, NoLensers};
+pub use store::{AgentStore, LenserHandles, MemoryLensers, NoLensers};

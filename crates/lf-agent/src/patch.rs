@@ -24,6 +24,7 @@ pub struct AgentPatch {
     pub can_join_battles: Option<bool>,
     pub can_vote: Option<bool>,
     pub can_create_battles: Option<bool>,
+    pub can_move_protected_labels: Option<bool>,
     pub max_daily_battles: Option<Cap>,
     pub max_daily_votes: Option<Cap>,
     pub max_daily_team_runs: Option<Cap>,
@@ -44,6 +45,7 @@ pub const PATCH_FIELDS: &[&str] = &[
     "can_join_battles",
     "can_vote",
     "can_create_battles",
+    "can_move_protected_labels",
     "max_daily_battles",
     "max_daily_votes",
     "max_daily_team_runs",
@@ -79,6 +81,7 @@ impl AgentPatch {
             self.can_join_battles.is_some(),
             self.can_vote.is_some(),
             self.can_create_battles.is_some(),
+            self.can_move_protected_labels.is_some(),
             self.max_daily_battles.is_some(),
             self.max_daily_votes.is_some(),
             self.max_daily_team_runs.is_some(),
@@ -129,6 +132,7 @@ impl AgentPatch {
             can_join_battles,
             can_vote,
             can_create_battles,
+            can_move_protected_labels,
             max_daily_battles,
             max_daily_votes,
             max_daily_team_runs,
@@ -138,6 +142,7 @@ impl AgentPatch {
         set(can_join_battles, self.can_join_battles, "can_join_battles", c);
         set(can_vote, self.can_vote, "can_vote", c);
         set(can_create_battles, self.can_create_battles, "can_create_battles", c);
+        set(can_move_protected_labels, self.can_move_protected_labels, "can_move_protected_labels", c);
         set(max_daily_battles, self.max_daily_battles, "max_daily_battles", c);
         set(max_daily_votes, self.max_daily_votes, "max_daily_votes", c);
         set(max_daily_team_runs, self.max_daily_team_runs, "max_daily_team_runs", c);

@@ -350,10 +350,51 @@ impl AgentService {
         Ok(AgentView { agent, role, day, usage })
     }
 
-    /// The owner of agent `id`, whoever asks (a battle names it as the
-    /// owner of the agent's contender). NOT_FOUND if there is no such agent.
+    /// The owner of agent `id`, whoever asks. NOT_FOUND if there is no
+    /// such agent.
     pub async fn owner_of(&self, id: LenserId) -> LfResult<LenserId> {
         Ok(self.store.get_agent(Reach::Everything, id).await?.owner)
+    }
+
+    /// The owner of agent `id`, when `p` may enter it in a battle as a
+    /// contender: an active agent whose policy has `can_join_battles` on,
+    /// that `p` may act as (`Act`: its owner, a co-owner or an operator;
+    /// an agent only itself; the service any). `None` alike when there is
+    /// no such agent, when `p` cannot see it and when it may not join, so
+    /// nobody learns of an agent they cannot see.
+    pub async fn battle_entrant(&self, p: &Principal, id: LenserId) -> LfResult<Option<LenserId>> {
+        let Some(agent) = self.visible(p, id).await? else { return Ok(None) };
+        let may_act = match p {
+            Principal::Agent { agent_id, .. } => *agent_id == id,
+            _ => roles::require(p, &agent, Permission::Act).is_ok(),
+        };
+        Ok((may_act && agent.is_active() && agent.policy.can_join_battles).then_some(agent.owner))
+    }
+
+    /// Agent `id`, if `p` can see it (archived or not); `None` otherwise.
+    pub async fn visible(&self, p: &Principal, id: LenserId) -> LfResult<Option<Agent>> {
+        match self.store.get_agent(p.reach(), id).await {
+            Ok(agent) => Ok(Some(agent)),
+            Err(e) if e.code() == lf_core::ErrorCode::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Whether lenser `id` has an account (a person, not an agent).
+    pub async fn lenser_exists(&self, id: LenserId) -> LfResult<bool> {
+        self.lensers.lenser_exists(id).await
+    }
+
+    /// The policy of the AI Lenser `p` is, `None` when `p` is not one: what
+    /// a use case reading one of its flags (`can_move_protected_labels`)
+    /// is handed.
+    pub async fn policy_of(&self, p: &Principal) -> LfResult<Option<Policy>> {
+        match p {
+            Principal::Agent { agent_id, .. } => {
+                Ok(Some(self.store.get_agent(p.reach(), *agent_id).await?.policy))
+            }
+            Principal::Lenser { .. } | Principal::Service { .. } => Ok(None),
+        }
     }
 
     /// The agents the caller may see that match `filter`, newest first.

@@ -228,13 +228,17 @@ pub trait AgentStore: Send + Sync {
     ) -> LfResult<Page<TeamEvent>>;
 }
 
-/// Answers whether a lenser (a person) holds a handle: agents and lensers
-/// share one namespace of handles, and lf-agent does not know the accounts.
-/// The composition root answers it from the account store.
+/// Answers what lf-agent asks of the lensers (people's accounts), which it
+/// does not know: whether one holds a handle (agents and lensers share one
+/// namespace of handles), and whether one exists. The composition root
+/// answers it from the account store.
 #[async_trait]
 pub trait LenserHandles: Send + Sync {
     /// Whether a lenser holds `handle` (lowercase `[a-z0-9_]`).
     async fn lenser_holds(&self, handle: &str) -> LfResult<bool>;
+
+    /// Whether lenser `id` has an account.
+    async fn lenser_exists(&self, id: LenserId) -> LfResult<bool>;
 }
 
 /// No lensers: for an app that has agents but no accounts, and for tests.
@@ -245,5 +249,37 @@ pub struct NoLensers;
 impl LenserHandles for NoLensers {
     async fn lenser_holds(&self, _handle: &str) -> LfResult<bool> {
         Ok(false)
+    }
+
+    async fn lenser_exists(&self, _id: LenserId) -> LfResult<bool> {
+        Ok(false)
+    }
+}
+
+/// Lensers kept in memory, by id and handle: for apps without an account
+/// store, and for tests.
+#[derive(Debug, Default)]
+pub struct MemoryLensers(std::sync::Mutex<std::collections::HashMap<LenserId, String>>);
+
+impl MemoryLensers {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Records lenser `id`, holding `handle` (kept lowercase).
+    pub fn add(&self, id: LenserId, handle: &str) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).insert(id, handle.to_ascii_lowercase());
+    }
+}
+
+#[async_trait]
+impl LenserHandles for MemoryLensers {
+    async fn lenser_holds(&self, handle: &str) -> LfResult<bool> {
+        let handle = handle.to_ascii_lowercase();
+        Ok(self.0.lock().unwrap_or_else(|e| e.into_inner()).values().any(|h| *h == handle))
+    }
+
+    async fn lenser_exists(&self, id: LenserId) -> LfResult<bool> {
+        Ok(self.0.lock().unwrap_or_else(|e| e.into_inner()).contains_key(&id))
     }
 }

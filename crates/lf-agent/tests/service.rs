@@ -66,8 +66,12 @@ fn creating_needs_an_owner_and_keeps_the_limit() {
 #[test]
 fn an_update_applies_every_field_and_says_what_changed() {
     let w = World::new();
-    let (_, alice) = person();
+    let (alice_id, alice) = person();
     let a = w.agent(&alice, "patchable");
+    let as_agent = lf_core::Principal::Agent { agent_id: a.id, owner: alice_id };
+    let flag =
+        |p: &lf_core::Principal| run(w.service.policy_of(p)).unwrap().map(|p| p.can_move_protected_labels);
+    assert_eq!(flag(&as_agent), Some(false), "off for a new agent");
     let url = |s| Some(WebUrl::parse("website_url", s).unwrap());
     let patch = AgentPatch {
         display_name: Some(DisplayName::parse("New name").unwrap()),
@@ -81,6 +85,7 @@ fn an_update_applies_every_field_and_says_what_changed() {
         can_join_battles: Some(true),
         can_vote: Some(true),
         can_create_battles: Some(true),
+        can_move_protected_labels: Some(true),
         max_daily_battles: Some(Cap::of(1)),
         max_daily_votes: Some(Cap::of(2)),
         max_daily_team_runs: Some(Cap::of(3)),
@@ -94,6 +99,11 @@ fn an_update_applies_every_field_and_says_what_changed() {
     let stored = run(w.service.get(&alice, a.id)).unwrap().agent;
     assert_eq!(stored, up.agent, "as stored");
     assert_eq!((stored.profile.runtime, stored.policy.spending_limit_credits.get()), (Runtime::Local, 5));
+    assert_eq!(
+        (flag(&as_agent), flag(&alice)),
+        (Some(true), None),
+        "an agent's own policy; none for a person"
+    );
 
     let same = run(w.service.update(&alice, a.id, patch)).unwrap();
     assert!(same.changed.is_empty(), "nothing changed, nothing written");

@@ -23,7 +23,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use lf_core::{BattleId, ContenderId, ContenderRefId, LenserId, LfResult, PageRequest, Principal, Reach};
+use lf_core::{BattleId, ContenderId, LfResult, PageRequest, Principal, Reach};
 
 use crate::model::{
     AnswerError, Battle, BattleFilter, BattleSheet, BattleStatus, BattleType, Contender, ContenderType,
@@ -60,11 +60,6 @@ pub enum AnswerRun {
 /// composition root ([`BattleService::with_workflow_answers`]).
 #[async_trait]
 pub trait WorkflowAnswers: Send + Sync {
-    /// The owner of workflow `workflow`, when `p` may read it: NOT_FOUND
-    /// (field `contender_ref_id`) otherwise. A workflow contender's owner
-    /// may submit for it by hand.
-    async fn owner(&self, p: &Principal, workflow: ContenderRefId) -> LfResult<LenserId>;
-
     /// Starts the run that answers for `contender` (its workflow, as the
     /// battle's creator, with the task prompt as its input), keyed by
     /// battle and contender, so that starting it again finds the first

@@ -76,6 +76,7 @@ mod memory;
 mod model;
 mod pipeline;
 pub mod rating;
+mod refs;
 pub mod rules;
 pub mod scoring;
 mod service;
@@ -95,6 +96,7 @@ pub use model::{
 };
 pub use pipeline::{BattleView, ScoreState, StatusChange, Submitted};
 pub use rating::{Interval, Leaderboard, LeaderboardOptions, Rating, Unrated};
+pub use refs::ContenderRefs;
 pub use scoring::JsonSchemaValidator;
 pub use service::{
     BattleService, NewBattle, NewContender, ScoreOutcome, ScoreView, SubmitOutcome, VoteOutcome,

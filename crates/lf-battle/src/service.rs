@@ -29,6 +29,7 @@ use crate::model::{
 };
 use crate::pipeline::InFlight;
 use crate::rating::{Leaderboard, LeaderboardOptions, leaderboard};
+use crate::refs::{self, ContenderRefs};
 use crate::rules::{self, advance_target};
 use crate::scoring::{self, JsonSchemaValidator};
 use crate::stand_in::StandInJudge;
@@ -87,7 +88,8 @@ pub struct NewContender {
     /// The slot asked for; must be the next free one. `None`: the next free one.
     pub slot: Option<Slot>,
     /// The lenser who answers for an agent or workflow contender, as the
-    /// caller resolved it (ignored for humans, who answer for themselves).
+    /// caller resolved it (ignored for humans, who answer for themselves,
+    /// and with [`ContenderRefs`], which name it).
     pub owner: Option<LenserId>,
 }
 
@@ -158,6 +160,7 @@ pub struct BattleService {
     in_flight: InFlight,
     events: Arc<dyn EventSink>,
     answers: Option<Arc<dyn WorkflowAnswers>>,
+    refs: Option<Arc<dyn ContenderRefs>>,
 }
 
 /// Leaderboards computed from the results of one
@@ -187,6 +190,7 @@ impl BattleService {
             in_flight: InFlight::default(),
             events: Arc::new(NoEvents),
             answers: None,
+            refs: None,
         }
     }
 
@@ -198,9 +202,16 @@ impl BattleService {
     }
 
     /// Lets workflow contenders answer by themselves through `answers` (see
-    /// [`crate::answers`]); it also names a workflow contender's owner.
+    /// [`crate::answers`]).
     pub fn with_workflow_answers(mut self, answers: Arc<dyn WorkflowAnswers>) -> Self {
         self.answers = Some(answers);
+        self
+    }
+
+    /// Checks every contender's reference through `refs`, which also name
+    /// who answers for an agent or workflow contender (see [`ContenderRefs`]).
+    pub fn with_contender_refs(mut self, refs: Arc<dyn ContenderRefs>) -> Self {
+        self.refs = Some(refs);
         self
     }
 
@@ -431,16 +442,17 @@ impl BattleService {
 
     /// Adds a contender in the next free slot (see
     /// [`rules::next_slot`] for every refusal). Only the creator (or the
-    /// service): FORBIDDEN otherwise. With [`WorkflowAnswers`], a workflow
-    /// contender's workflow must be one the caller may read (NOT_FOUND
-    /// otherwise), and its owner answers for it.
+    /// service): FORBIDDEN otherwise. With [`ContenderRefs`], the
+    /// reference must name what the type says, for the caller (NOT_FOUND
+    /// naming the type otherwise, see [`ContenderRefs`]), and they name who
+    /// answers for an agent or workflow.
     pub async fn add_contender(&self, p: &Principal, new: NewContender) -> LfResult<Contender> {
         let sheet = self.sheet_for_write(p, new.battle_id, "add contenders").await?;
         let slot =
             rules::next_slot(&sheet.battle, &sheet.contenders, new.contender_type, new.reference, new.slot)?;
-        let owner = match (&self.answers, new.contender_type) {
-            (Some(answers), ContenderType::Workflow) => Some(answers.owner(p, new.reference).await?),
-            _ => new.owner,
+        let owner = match &self.refs {
+            Some(r) => refs::check(r.as_ref(), p, new.contender_type, new.reference).await?,
+            None => new.owner,
         };
         let contender = Contender {
             id: ContenderId::new(),

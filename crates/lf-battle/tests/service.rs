@@ -944,3 +944,102 @@ fn closing_a_battle_tells_its_events_once_with_the_winner() {
     assert_eq!(fields["winner"], "B");
     assert_eq!(fields["title"], "Haiku duel");
 }
+
+/// What a directory of lensers, AI Lensers, workflows and models holds,
+/// each entry with the lenser who may see or enter it (and its owner).
+#[derive(Default)]
+struct Refs {
+    lensers: Vec<LenserId>,
+    /// (agent, owner, who may enter it)
+    agents: Vec<(LenserId, LenserId, LenserId)>,
+    /// (workflow, owner, who may read it)
+    workflows: Vec<(lf_core::WorkflowId, LenserId, LenserId)>,
+    /// (model, who may use it)
+    models: Vec<(ContenderRefId, LenserId)>,
+}
+
+#[async_trait]
+impl lf_battle::ContenderRefs for Refs {
+    async fn lenser(&self, id: LenserId) -> LfResult<bool> {
+        Ok(self.lensers.contains(&id))
+    }
+    async fn agent(&self, p: &Principal, id: LenserId) -> LfResult<Option<LenserId>> {
+        Ok(self.agents.iter().find(|(a, _, who)| *a == id && p.lenser() == Some(*who)).map(|(_, o, _)| *o))
+    }
+    async fn workflow(&self, p: &Principal, id: lf_core::WorkflowId) -> LfResult<Option<LenserId>> {
+        Ok(self.workflows.iter().find(|(w, _, who)| *w == id && p.lenser() == Some(*who)).map(|(_, o, _)| *o))
+    }
+    async fn model(&self, p: &Principal, reference: ContenderRefId) -> LfResult<bool> {
+        Ok(self.models.iter().any(|(m, who)| *m == reference && p.lenser() == Some(*who)))
+    }
+}
+
+#[test]
+fn contender_references_are_checked_through_the_port() {
+    use ContenderType::*;
+    let (alice, me) = lenser();
+    let (bob, _) = lenser();
+    let (carol, agent, workflow, model) =
+        (LenserId::new(), LenserId::new(), lf_core::WorkflowId::new(), ContenderRefId::new());
+    let refs = Refs {
+        lensers: vec![carol],
+        agents: vec![(agent, bob, alice)],
+        workflows: vec![(workflow, bob, alice)],
+        models: vec![(model, alice)],
+    };
+    let service = BattleService::new(Arc::new(MemoryBattleStore::new())).with_contender_refs(Arc::new(refs));
+    let battle = |t: BattleType| {
+        let mut new =
+            NewBattle::new(BattleTitle::parse("Refs").unwrap(), TaskPrompt::parse("Say hi.").unwrap());
+        new.battle_type = Some(t);
+        new.judging_mode = Some(JudgingMode::default_for(t));
+        new.max_contenders = Some(MaxContenders::parse(26).unwrap());
+        run(service.create(&me, new)).unwrap().id
+    };
+    let add = |b: BattleId, t: ContenderType, reference: ContenderRefId| {
+        run(service.add_contender(
+            &me,
+            NewContender {
+                battle_id: b,
+                display_name: DisplayName::parse("Someone").unwrap(),
+                contender_type: t,
+                reference,
+                slot: None,
+                // Ignored with the port, which names the owner.
+                owner: Some(LenserId::new()),
+            },
+        ))
+    };
+    let of = ContenderRefId::from_uuid;
+    let lb = battle(BattleType::LenserBattle);
+    let ai = battle(BattleType::AiVsAi);
+    let wb = battle(BattleType::WorkflowBattle);
+    let cases = [
+        (lb, Human, of(carol.as_uuid()), Some(Some(carol))),
+        (lb, Human, of(alice.as_uuid()), Some(Some(alice))),
+        (lb, AiAgent, of(agent.as_uuid()), Some(Some(bob))),
+        (ai, AiModel, model, Some(None)),
+        (wb, Workflow, of(workflow.as_uuid()), Some(Some(bob))),
+        (lb, Human, of(bob.as_uuid()), None),
+        (battle(BattleType::LenserBattle), AiAgent, of(carol.as_uuid()), None),
+        (ai, AiModel, of(agent.as_uuid()), None),
+        (wb, Workflow, ContenderRefId::new(), None),
+    ];
+    for (b, t, reference, want) in cases {
+        let before = run(service.get(&me, b)).unwrap().contenders.len();
+        match (add(b, t, reference), want) {
+            (Ok(c), Some(owner)) => assert_eq!(c.owner, owner, "{t} {reference:?}"),
+            (Err(e), None) => {
+                assert_eq!((e.code(), field(&e).as_deref()), (ErrorCode::NotFound, Some("contender_ref_id")));
+                assert!(e.message().contains(&format!("{t} contender")), "names the type: {}", e.message());
+                assert_eq!(run(service.get(&me, b)).unwrap().contenders.len(), before, "nothing saved");
+            }
+            (got, want) => panic!("{t} {reference:?}: got {got:?}, want {want:?}"),
+        }
+    }
+
+    // Embedded alone, with no port, a reference is taken as given.
+    let alone = World::new();
+    let b = alone.create(|n| n).unwrap();
+    alone.add(b.id, AiModel).expect("any reference without a port");
+}

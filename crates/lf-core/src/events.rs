@@ -12,6 +12,7 @@ crate::word_enum!(
     EventKind, "event_type", [
         LensCreated = "lens.created",
         LensUpdated = "lens.updated",
+        LensLabelMoved = "lens.label_moved",
         BattleClosed = "battle.closed",
         WorkflowRunCompleted = "workflow.run.completed",
         WorkflowRunFailed = "workflow.run.failed",

@@ -18,6 +18,7 @@ mod error;
 mod events;
 mod id;
 mod join;
+mod label;
 pub mod model;
 mod page;
 mod principal;
@@ -34,6 +35,7 @@ pub use id::{
     WorkflowId, parse_uuid,
 };
 pub use join::join_all;
+pub use label::LabelName;
 pub use model::{
     ChatRequest, ChatResponse, ModelProvider, OFFLINE_MODEL_NAME, ToolCall, ToolChatRequest,
     ToolChatResponse, ToolSpec, Turn,

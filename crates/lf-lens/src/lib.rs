@@ -29,9 +29,12 @@
 //!   its body, in order of first appearance;
 //! - the head is the newest version, and its semver is greater than every
 //!   other version's;
-//! - every read goes through the store with the caller's reach.
+//! - every read goes through the store with the caller's reach;
+//! - a label points at a version of its own lens, and every move of it is
+//!   recorded (see `labels.rs`).
 
 pub mod contract;
+mod labels;
 mod memory;
 mod model;
 mod service;
@@ -39,6 +42,8 @@ mod store;
 pub mod template;
 mod versioning;
 
+pub use labels::{LabelChange, LabelChanged, LabelMove, LabelSet, LensLabel, SetLabel, VersionRef};
+pub use lf_core::LabelName;
 pub use memory::{MemoryLensStore, head_moved, version_not_found};
 pub use model::{
     Bump, Changelog, Description, Lens, LensDraft, LensFilter, LensPatch, LensRun, LensStatus, LensVersion,

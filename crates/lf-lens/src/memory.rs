@@ -1,22 +1,26 @@
 //! An in-memory [`LensStore`]: for tests, examples and apps that embed
 //! lf-lens without a database. Same contract as the SQL stores.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use async_trait::async_trait;
 use lf_core::{LensId, LfError, LfResult, Page, PageRequest, Reach, Timestamp, VersionId};
 
+use crate::labels::{LabelChange, LabelChanged, LabelMove, LensLabel, VersionRef};
 use crate::model::{
     Lens, LensFilter, LensPatch, LensRun, LensStatus, LensVersion, SearchQuery, VersionSelector,
     VersionSummary, Visibility,
 };
 use crate::store::LensStore;
+use lf_core::LabelName;
 
 #[derive(Default)]
 struct Inner {
     lenses: HashMap<LensId, Row>,
     runs: Vec<LensRun>,
+    /// Every label move, oldest first; `seq` is the position plus one.
+    moves: Vec<LabelMove>,
 }
 
 impl Inner {
@@ -31,6 +35,8 @@ struct Row {
     deleted_at: Option<Timestamp>,
     /// Oldest first.
     versions: Vec<LensVersion>,
+    /// By name: the label, its stored protection flag in `protected`.
+    labels: BTreeMap<LabelName, LensLabel>,
 }
 
 impl Row {
@@ -44,6 +50,14 @@ impl Row {
     fn head(&self) -> &LensVersion {
         self.versions.iter().rev().find(|v| v.id == self.lens.head_version_id).unwrap_or(&self.versions[0])
     }
+    fn version_ref(&self, id: VersionId) -> Option<VersionRef> {
+        self.versions.iter().find(|v| v.id == id).map(|v| VersionRef { id: v.id, semver: v.semver })
+    }
+}
+
+/// A label as read: `production` is protected whatever its flag says.
+fn shown(label: &LensLabel) -> LensLabel {
+    LensLabel { protected: label.protected || label.name.always_protected(), ..label.clone() }
 }
 
 /// A [`LensStore`] kept in process memory.
@@ -126,9 +140,15 @@ impl LensStore for MemoryLensStore {
         if inner.lenses.contains_key(&lens.id) || version_taken {
             return Err(LfError::conflict(format!("lens {} already exists", lens.id)));
         }
-        inner
-            .lenses
-            .insert(lens.id, Row { lens: lens.clone(), deleted_at: None, versions: vec![first.clone()] });
+        inner.lenses.insert(
+            lens.id,
+            Row {
+                lens: lens.clone(),
+                deleted_at: None,
+                versions: vec![first.clone()],
+                labels: BTreeMap::new(),
+            },
+        );
         Ok(())
     }
 
@@ -153,6 +173,9 @@ impl LensStore for MemoryLensStore {
             VersionSelector::Head => Some(row.head()),
             VersionSelector::Id(id) => row.versions.iter().find(|v| v.id == id),
             VersionSelector::Semver(s) => row.versions.iter().find(|v| v.semver == s),
+            VersionSelector::Label(l) => {
+                row.labels.get(&l).and_then(|l| row.versions.iter().find(|v| v.id == l.version.id))
+            }
         };
         found.cloned().ok_or_else(|| version_not_found(lens_id, which))
     }
@@ -252,6 +275,82 @@ impl LensStore for MemoryLensStore {
         self.write().runs.push(run.clone());
         Ok(())
     }
+
+    async fn change_label(&self, change: &LabelChange) -> LfResult<LabelChanged> {
+        let mut inner = self.write();
+        let seq = inner.moves.len() as i64 + 1;
+        let row = inner.live_mut(change.lens_id)?;
+        let current = row.labels.get(&change.label).cloned();
+        let protected = change.label.always_protected() || current.as_ref().is_some_and(|l| l.protected);
+        if protected && !change.may_move_protected {
+            return Ok(LabelChanged::Protected);
+        }
+        let to = match change.to {
+            Some(id) => Some(
+                row.version_ref(id)
+                    .ok_or_else(|| LfError::not_found(&format!("Version of lens {}:", change.lens_id), id))?,
+            ),
+            None if current.is_none() => return Ok(LabelChanged::Missing),
+            None => None,
+        };
+        let from = current.as_ref().map(|l| l.version);
+        let record = (from != to).then(|| change.record(seq, from, to));
+        let label = match to {
+            None => {
+                row.labels.remove(&change.label);
+                None
+            }
+            Some(version) => {
+                let protected = change.protect.unwrap_or(current.as_ref().is_some_and(|l| l.protected));
+                let label = match (&current, &record) {
+                    (Some(c), None) => LensLabel { protected, ..c.clone() },
+                    _ => LensLabel {
+                        lens_id: change.lens_id,
+                        name: change.label,
+                        version,
+                        protected,
+                        moved_by: change.by,
+                        moved_by_agent: change.by_agent,
+                        moved_at: change.at,
+                    },
+                };
+                row.labels.insert(change.label, label.clone());
+                Some(shown(&label))
+            }
+        };
+        if let Some(record) = &record {
+            inner.moves.push(record.clone());
+        }
+        Ok(LabelChanged::Done { record, label })
+    }
+
+    async fn list_labels(&self, reach: Reach, lens_id: LensId) -> LfResult<Vec<LensLabel>> {
+        let inner = self.read();
+        let row =
+            inner.lenses.get(&lens_id).filter(|r| r.readable(reach)).ok_or_else(|| not_found(lens_id))?;
+        Ok(row.labels.values().map(shown).collect())
+    }
+
+    async fn label_history(
+        &self,
+        reach: Reach,
+        lens_id: LensId,
+        label: Option<LabelName>,
+        page: PageRequest,
+    ) -> LfResult<Page<LabelMove>> {
+        let inner = self.read();
+        inner.lenses.get(&lens_id).filter(|r| r.readable(reach)).ok_or_else(|| not_found(lens_id))?;
+        let moves: Vec<&LabelMove> = inner
+            .moves
+            .iter()
+            .rev()
+            .filter(|m| m.lens_id == lens_id && label.is_none_or(|l| m.label == l))
+            .collect();
+        let total = moves.len() as u64;
+        let items =
+            moves.into_iter().skip(page.offset() as usize).take(page.limit() as usize).cloned().collect();
+        Ok(Page::new(items, total, page))
+    }
 }
 
 /// The NOT_FOUND of a missing version, shared by every store.
@@ -260,6 +359,7 @@ pub fn version_not_found(lens_id: LensId, which: VersionSelector) -> LfError {
         VersionSelector::Head => not_found(lens_id),
         VersionSelector::Id(id) => LfError::not_found(&format!("Version of lens {lens_id}:"), id),
         VersionSelector::Semver(s) => LfError::not_found(&format!("Version of lens {lens_id}:"), s),
+        VersionSelector::Label(l) => LfError::not_found(&format!("Label of lens {lens_id}:"), l),
     }
 }
 

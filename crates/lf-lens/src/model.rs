@@ -3,7 +3,7 @@
 use std::fmt;
 
 use lf_core::{
-    LensId, LenserId, LfError, LfResult, ParamId, RunId, Timestamp, VersionId, WorkflowId, no_nul,
+    LabelName, LensId, LenserId, LfError, LfResult, ParamId, RunId, Timestamp, VersionId, WorkflowId, no_nul,
 };
 
 use crate::template::TypeHint;
@@ -350,6 +350,17 @@ pub enum VersionSelector {
     Head,
     Id(VersionId),
     Semver(Semver),
+    /// The version a label points at (never `latest`: that is `Head`).
+    Label(LabelName),
+}
+
+impl VersionSelector {
+    /// The version a caller's `label` argument (in `field`) names: `latest`
+    /// is the head.
+    pub fn label(field: &str, s: &str) -> LfResult<Self> {
+        let name = LabelName::parse(field, s)?;
+        Ok(if name.is_latest() { Self::Head } else { Self::Label(name) })
+    }
 }
 
 /// Filters of `list_lenses`. `status: Some(Archived)` lists archived lenses

@@ -235,9 +235,9 @@ pub fn estimate_tokens(text: &str) -> u64 {
 /// The Lens use cases over a store.
 #[derive(Clone)]
 pub struct LensService {
-    store: Arc<dyn LensStore>,
+    pub(crate) store: Arc<dyn LensStore>,
     clock: Arc<dyn Clock>,
-    events: Arc<dyn EventSink>,
+    pub(crate) events: Arc<dyn EventSink>,
 }
 
 impl LensService {
@@ -270,7 +270,7 @@ impl LensService {
         &self.store
     }
 
-    fn now(&self) -> Timestamp {
+    pub(crate) fn now(&self) -> Timestamp {
         self.clock.now()
     }
 
@@ -307,8 +307,23 @@ impl LensService {
 
     /// A lens with the chosen version.
     pub async fn view(&self, p: &Principal, id: LensId, which: VersionSelector) -> LfResult<LensView> {
-        let (lens, version) = self.store.get_lens_and_version(p.reach(), id, which).await?;
-        Ok(LensView { lens, version })
+        match self.store.get_lens_and_version(p.reach(), id, which).await {
+            Ok((lens, version)) => Ok(LensView { lens, version }),
+            Err(e) => Err(self.explain_missing(p, id, which, e).await),
+        }
+    }
+
+    /// The chosen version of a readable lens.
+    pub(crate) async fn version(
+        &self,
+        p: &Principal,
+        id: LensId,
+        which: VersionSelector,
+    ) -> LfResult<LensVersion> {
+        match self.store.get_version(p.reach(), id, which).await {
+            Ok(version) => Ok(version),
+            Err(e) => Err(self.explain_missing(p, id, which, e).await),
+        }
     }
 
     pub async fn list(&self, p: &Principal, filter: &LensFilter, page: PageRequest) -> LfResult<Page<Lens>> {
@@ -448,7 +463,8 @@ impl LensService {
         Ok(Resolved { lens, version, prompt, params_used, estimated_input_tokens, run_id })
     }
 
-    /// Searches, takes the best hit and runs its head version.
+    /// Searches, takes the best hit and runs the version `which` names
+    /// (its head, or the version of a label it has).
     pub async fn find_and_run(
         &self,
         p: &Principal,
@@ -456,6 +472,7 @@ impl LensService {
         raw_query: &str,
         values: &ParamValues,
         visibility: Option<Visibility>,
+        which: VersionSelector,
     ) -> LfResult<FindAndRun> {
         let hits = self.store.search_lenses(p.reach(), query, visibility, PageRequest::first(5)).await?;
         let mut hits = hits.items.into_iter();
@@ -463,7 +480,7 @@ impl LensService {
             return Ok(FindAndRun::NoMatch { query: raw_query.to_owned() });
         };
         let other_candidates = hits.map(|l| Candidate { id: l.id, title: l.title.into_string() }).collect();
-        let version = self.store.get_version(p.reach(), best.id, VersionSelector::Head).await?;
+        let version = self.version(p, best.id, which).await?;
         match Self::resolve(&best, &version, values) {
             Ok((prompt, params_used)) => {
                 let estimated_input_tokens = estimate_tokens(&prompt);
@@ -650,8 +667,8 @@ impl LensService {
         from: VersionSelector,
         to: VersionSelector,
     ) -> LfResult<VersionDiff> {
-        let a = self.store.get_version(p.reach(), id, from).await?;
-        let b = self.store.get_version(p.reach(), id, to).await?;
+        let a = self.version(p, id, from).await?;
+        let b = self.version(p, id, to).await?;
         let change = Change::between(a.body.as_str(), &a.params, b.body.as_str(), &b.params);
         let body_diff = if change.body_changed {
             similar::TextDiff::from_lines(a.body.as_str(), b.body.as_str())

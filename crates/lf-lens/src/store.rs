@@ -5,10 +5,12 @@
 use async_trait::async_trait;
 use lf_core::{LensId, LfResult, Page, PageRequest, Reach, VersionId};
 
+use crate::labels::{LabelChange, LabelChanged, LabelMove, LensLabel};
 use crate::model::{
     Lens, LensFilter, LensPatch, LensRun, LensVersion, SearchQuery, VersionSelector, VersionSummary,
     Visibility,
 };
+use lf_core::LabelName;
 
 /// How many matches a search must rank exactly (see
 /// [`LensStore::search_lenses`]).
@@ -27,6 +29,9 @@ pub const SEARCH_RANK_WINDOW: usize = 2_000;
 ///   out of the caller's reach. The same error in all three cases.
 /// - CONFLICT from [`LensStore::append_version`] when the head moved, and from
 ///   inserts when an id is already taken.
+///
+/// [`VersionSelector::Label`] reads the version the label points at; a label
+/// the lens does not have is NOT_FOUND ([`crate::version_not_found`]).
 #[async_trait]
 pub trait LensStore: Send + Sync {
     /// Stores a new lens and its first version atomically. The lens's
@@ -101,4 +106,30 @@ pub trait LensStore: Send + Sync {
     /// Records a tracked run of a lens that exists (a store may refuse a run
     /// of a lens it does not hold).
     async fn record_run(&self, run: &LensRun) -> LfResult<()>;
+
+    /// Applies `change` and records the move, in one transaction that also
+    /// reads the label as it is: of two racing changes, both are applied and
+    /// recorded in the order they took effect, each record's `from` being
+    /// what the one before set. A protected label (its stored flag, or
+    /// [`LabelName::always_protected`], there or not yet) with
+    /// `may_move_protected` false is
+    /// [`LabelChanged::Protected`], removing a label that is not there is
+    /// [`LabelChanged::Missing`]: nothing changed in either case. Pointing
+    /// a label where it already points records nothing. `protect` sets the
+    /// stored flag. NOT_FOUND when the lens is missing or deleted, or `to`
+    /// is not one of its versions.
+    async fn change_label(&self, change: &LabelChange) -> LfResult<LabelChanged>;
+
+    /// The labels of a readable lens, by name. NOT_FOUND if out of reach.
+    async fn list_labels(&self, reach: Reach, lens_id: LensId) -> LfResult<Vec<LensLabel>>;
+
+    /// The recorded moves of a readable lens's labels (of `label` alone when
+    /// given), newest first (`seq` descending). NOT_FOUND if out of reach.
+    async fn label_history(
+        &self,
+        reach: Reach,
+        lens_id: LensId,
+        label: Option<LabelName>,
+        page: PageRequest,
+    ) -> LfResult<Page<LabelMove>>;
 }

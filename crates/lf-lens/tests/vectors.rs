@@ -1187,7 +1187,7 @@ fn search_matches_every_word_somewhere() {
 
 fn find_and_run(w: &World, p: &Principal, query: &str, values: &[(&str, &str)]) -> FindAndRun {
     let q = SearchQuery::parse(query).unwrap();
-    block_on(w.lenses.find_and_run(p, &q, query, &vals(values), None)).unwrap()
+    block_on(w.lenses.find_and_run(p, &q, query, &vals(values), None, VersionSelector::Head)).unwrap()
 }
 
 #[test]
@@ -1252,7 +1252,14 @@ fn find_and_run_refuses_values_outside_options() {
     let id = options_lens(&w).lens.id;
     assert!(w.found(&w.bob, "options").contains(&id));
     let q = SearchQuery::parse("options").unwrap();
-    let r = block_on(w.lenses.find_and_run(&w.bob, &q, "options", &vals(&[("Tags", "java")]), None));
+    let r = block_on(w.lenses.find_and_run(
+        &w.bob,
+        &q,
+        "options",
+        &vals(&[("Tags", "java")]),
+        None,
+        VersionSelector::Head,
+    ));
     assert_eq!(code(r), ErrorCode::InvalidArgument);
 }
 

@@ -56,9 +56,9 @@ async fn a_stateless_caller_names_its_toolsets_in_a_header() {
     let list = rpc(1, "tools/list", json!({}));
     assert_eq!(names(&message(post(&s, &[], list.clone()).await).await), ["list_toolsets", "enable_toolset"]);
     let with_lens = names(&message(post(&s, &[("x-mcp-toolsets", "lens")], list.clone()).await).await);
-    assert_eq!(with_lens.len(), 2 + 17, "{with_lens:?}");
+    assert_eq!(with_lens.len(), 2 + 20, "{with_lens:?}");
     let both = names(&message(post(&s, &[("x-mcp-toolsets", "lens, battle")], list).await).await);
-    assert_eq!(both.len(), 2 + 27);
+    assert_eq!(both.len(), 2 + 30);
 
     let call = rpc(2, "tools/call", json!({"name": "list_lenses", "arguments": {}}));
     let refused = message(post(&s, &[], call.clone()).await).await;
@@ -123,7 +123,7 @@ async fn with_sessions_each_session_enables_its_own() {
             tokio::time::timeout_at(deadline, stream.chunk()).await.expect("the notification within 5 s");
         seen.push_str(&String::from_utf8_lossy(&chunk.unwrap().expect("the stream stays open")));
     }
-    assert_eq!(list(&one).await.len(), 2 + 17);
+    assert_eq!(list(&one).await.len(), 2 + 20);
     assert_eq!(list(&two).await.len(), 2, "the other session is untouched");
     drop(stream);
     s.stop().await;

@@ -132,7 +132,7 @@ fn read_only_and_toolsets() {
         &[init(), initialized.clone(), list.clone()],
     );
     let tools = lines(&out)[1]["result"]["tools"].as_array().unwrap().clone();
-    assert_eq!(tools.len(), 8, "only Read tools");
+    assert_eq!(tools.len(), 9, "only Read tools");
     assert!(tools.iter().all(|t| t["annotations"]["readOnlyHint"] == true));
     // (And a server that never lingers answers the same.)
     let out = run(
@@ -144,9 +144,9 @@ fn read_only_and_toolsets() {
         &[],
         &[init(), initialized, list],
     );
-    // Every group: the 8 Read tools of lenses, the 5 of battles, search and
+    // Every group: the 9 Read tools of lenses, the 5 of battles, search and
     // fetch, the 12 of workflows (4 of them read runs) and the 5 of agents.
-    assert_eq!(lines(&out)[1]["result"]["tools"].as_array().unwrap().len(), 32);
+    assert_eq!(lines(&out)[1]["result"]["tools"].as_array().unwrap().len(), 33);
 }
 
 fn initialized() -> Value {
@@ -220,7 +220,7 @@ fn the_configuration_file_gives_way_to_the_environment_and_flags() {
     let xdg = dir.path().to_str().unwrap();
     let out = run(&[("XDG_CONFIG_HOME", xdg)], &[], &session);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(tool_count(&out), 17, "the file's toolsets: the Lens tools");
+    assert_eq!(tool_count(&out), 20, "the file's toolsets: the Lens tools");
     assert!(db.exists(), "the file's database");
     let out = run(&[("XDG_CONFIG_HOME", xdg), ("LENSERFIGHT_TOOLSETS", "battle")], &[], &session);
     assert_eq!(tool_count(&out), 10, "the environment wins over the file");
@@ -229,10 +229,10 @@ fn the_configuration_file_gives_way_to_the_environment_and_flags() {
         &["--toolsets", "lens,battle"],
         &session,
     );
-    assert_eq!(tool_count(&out), 27, "the flag wins over both");
+    assert_eq!(tool_count(&out), 30, "the flag wins over both");
     // A file named with --config.
     let out = run(&[], &["--config", config.to_str().unwrap()], &session);
-    assert_eq!(tool_count(&out), 17);
+    assert_eq!(tool_count(&out), 20);
 }
 
 #[test]

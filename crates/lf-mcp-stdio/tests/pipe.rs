@@ -22,8 +22,8 @@ async fn handshake_era() {
         tools["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
     assert_eq!(
         names.len(),
-        63,
-        "17 Lens tools, 10 Battle tools, the 2 of Search, 19 Workflow tools and 15 Agent tools"
+        66,
+        "20 Lens tools, 10 Battle tools, the 2 of Search, 19 Workflow tools and 15 Agent tools"
     );
     assert!(names.contains(&"run_lens"));
 
@@ -78,7 +78,7 @@ async fn handshake_era() {
 async fn handshake_free_era() {
     let mut c = Client::start(None).await;
     let listed = c.request(1, "tools/list", json!({"_meta": inline_meta()})).await;
-    assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 63, "{listed}");
+    assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 66, "{listed}");
     let created = c
         .request(2, "tools/call", json!({"_meta": inline_meta(), "name": "create_lens", "arguments": {"title": "Essay", "template_body": BODY}}))
         .await;

@@ -1,6 +1,11 @@
 //! The workflow side of workflow contenders (lf-battle's answers module):
 //! [`OwnServices`] starts the run that answers for a contender, and hands
-//! the run's outcome to its battle when the run ends.
+//! the run's outcome to its battle when the run ends. As the battles'
+//! [`ContenderRefs`] it also says what a contender's reference names: a
+//! lenser's account, an AI Lenser (through the agent service's rules), a
+//! workflow the caller can read (its store, with the caller's reach), and
+//! a model: for now an AI Lenser the caller can see, whose model and
+//! persona answer.
 //!
 //! The run is the contender's workflow (its head version), started as the
 //! battle's creator, origin `battle`, with the inputs `{task_prompt,
@@ -11,7 +16,7 @@
 //! JSON.
 
 use async_trait::async_trait;
-use lf_battle::{Answer, AnswerRun, Battle, Contender, WorkflowAnswers};
+use lf_battle::{Answer, AnswerRun, Battle, Contender, ContenderRefs, WorkflowAnswers};
 use lf_core::{
     BattleId, ContenderId, ContenderRefId, ErrorCode, LenserId, LfError, LfResult, Principal, WorkflowId,
 };
@@ -44,22 +49,38 @@ fn bound(own: &OwnServices) -> LfResult<&Bound> {
 }
 
 #[async_trait]
-impl WorkflowAnswers for OwnServices {
-    async fn owner(&self, p: &Principal, workflow: ContenderRefId) -> LfResult<LenserId> {
-        let id = WorkflowId::from_uuid(workflow.as_uuid());
+impl ContenderRefs for OwnServices {
+    async fn lenser(&self, id: LenserId) -> LfResult<bool> {
+        agents(self)?.lenser_exists(id).await
+    }
+
+    async fn agent(&self, p: &Principal, id: LenserId) -> LfResult<Option<LenserId>> {
+        agents(self)?.battle_entrant(p, id).await
+    }
+
+    async fn workflow(&self, p: &Principal, id: WorkflowId) -> LfResult<Option<LenserId>> {
         match bound(self)?.workflows.get_workflow(p.reach(), id).await {
-            Ok(w) => Ok(w.owner),
-            Err(e) if e.code() == ErrorCode::NotFound => Err(LfError::new(
-                ErrorCode::NotFound,
-                format!(
-                    "No workflow {id} that you can read: a workflow contender's contender_ref_id is the id of a workflow you own or that is shared with you (list_workflows shows them)."
-                ),
-            )
-            .with_field("contender_ref_id")),
+            Ok(w) => Ok(Some(w.owner)),
+            Err(e) if e.code() == ErrorCode::NotFound => Ok(None),
             Err(e) => Err(e),
         }
     }
 
+    async fn model(&self, p: &Principal, reference: ContenderRefId) -> LfResult<bool> {
+        let agent = LenserId::from_uuid(reference.as_uuid());
+        Ok(agents(self)?.visible(p, agent).await?.is_some())
+    }
+}
+
+/// The agent service, once bound ([`OwnServices::bind_agents`]).
+fn agents(own: &OwnServices) -> LfResult<&lf_agent::AgentService> {
+    own.teams()
+        .map(|t| t.agents())
+        .ok_or_else(|| LfError::internal("the AI Lensers are not bound to the server's services yet"))
+}
+
+#[async_trait]
+impl WorkflowAnswers for OwnServices {
     async fn start(&self, battle: &Battle, contender: &Contender) -> LfResult<AnswerRun> {
         let runs = &bound(self)?.runs;
         let mut inputs = JsonObject::new();

@@ -12,7 +12,9 @@
 //! As the runner's [`RunEnds`] it tells the run events, charges an
 //! agent's run's spend to the agent, and hands the outcome of a workflow
 //! contender's run to its battle; as the battles'
-//! [`lf_battle::WorkflowAnswers`] it starts those runs ([`crate::answers`]).
+//! [`lf_battle::WorkflowAnswers`] it starts those runs, and as their
+//! [`lf_battle::ContenderRefs`] it checks contender references
+//! ([`crate::answers`]).
 //! As the agents' [`lf_agent::TeamDispatch`] it runs team runs as workflow
 //! runs, and records their ends on them ([`crate::teams`]), once bound to
 //! the agent service ([`OwnServices::bind_agents`]).

@@ -79,15 +79,17 @@ impl ModelSteps {
         Ok((answer, Usage { model_calls: 1, tokens, credits }, prompt_tokens))
     }
 
+    /// The prompt of the lens version `which` names, resolved with the
+    /// step's inputs, and that version as the step's output records it.
     async fn lens_prompt(
         &self,
         job: &Job,
         lens: LensId,
-        version: Option<VersionId>,
-    ) -> Result<String, Failure> {
+        which: VersionSelector,
+        label: Option<&str>,
+    ) -> Result<(String, Value), Failure> {
         // As the run's starter reads it: run_workflow checked they can.
         let owner = Principal::Lenser { id: job.started_by, scopes: Scopes::READ };
-        let which = version.map_or(VersionSelector::Head, VersionSelector::Id);
         let view = self.lenses.view(&owner, lens, which).await.map_err(|e| lens_failure(&e))?;
         let mut values = ParamValues::new();
         if let Value::Object(inputs) = &job.input {
@@ -95,9 +97,35 @@ impl ModelSteps {
                 values = values.insert(k.clone(), text(v).into_owned());
             }
         }
+        let ran = json!({
+            "lens_id": view.lens.id.to_string(),
+            "version_id": view.version.id.to_string(),
+            "semver": view.version.semver.to_string(),
+            "label": label,
+        });
         LensService::resolve(&view.lens, &view.version, &values)
-            .map(|(prompt, _)| prompt)
+            .map(|(prompt, _)| (prompt, ran))
             .map_err(|e| lens_failure(&e))
+    }
+}
+
+/// The version a lens step runs: the pinned one, the one its `label`
+/// config points at now, or the head; and the label named.
+fn lens_version(
+    version: Option<VersionId>,
+    config: &JsonObject,
+) -> Result<(VersionSelector, Option<&str>), Failure> {
+    let label = config.get("label").and_then(Value::as_str);
+    match (version, label) {
+        (Some(_), Some(l)) => Err(Failure::new(
+            "config_invalid",
+            format!("the step pins version_id and follows label {l}: remove one"),
+        )),
+        (Some(v), None) => Ok((VersionSelector::Id(v), None)),
+        (None, Some(l)) => VersionSelector::label("label", l)
+            .map(|which| (which, Some(l)))
+            .map_err(|e| Failure::new("config_invalid", e.message().to_owned())),
+        (None, None) => Ok((VersionSelector::Head, None)),
     }
 }
 
@@ -150,6 +178,8 @@ impl Executor for ModelSteps {
         let node = job.node();
         let config = &node.config;
         let str_of = |k: &str| config.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
+        // The lens version a lens step ran, for its output.
+        let mut ran = None;
         let (request, kind) = match node.node_type.as_str() {
             "lens" | "lens_execute" => {
                 let (lens, version) = match node.lens {
@@ -162,9 +192,11 @@ impl Executor for ModelSteps {
                         (lens, text("version_id").and_then(|s| VersionId::parse("version_id", s).ok()))
                     }
                 };
-                let prompt = self.lens_prompt(job, lens, version).await?;
+                let (which, label) = lens_version(version, config)?;
+                let (prompt, version) = self.lens_prompt(job, lens, which, label).await?;
                 let mut r = ChatRequest::new("", prompt.clone());
                 r.stand_in = Some(format!("Offline answer to: {}", words(&prompt, 40)));
+                ran = Some(version);
                 (r, "text")
             }
             "prompt_template" => {
@@ -228,6 +260,9 @@ impl Executor for ModelSteps {
         };
         let (answer, usage, prompt_tokens) = self.ask(job, request).await?;
         let mut out = text_output(&answer, usage, prompt_tokens);
+        if let Some(version) = ran {
+            out.insert("version".into(), version);
+        }
         match kind {
             "classify" => {
                 let labels = string_list(config.get("labels"));

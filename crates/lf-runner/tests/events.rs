@@ -228,3 +228,51 @@ async fn workflows_that_follow_each_other_run_once_per_tree() {
     }
     w.runner.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_label_move_starts_its_followers_once_per_move_with_the_move_as_inputs() {
+    let w = World::new();
+    let alice = LenserId::new();
+    let moves = w.following(alice, "lens.label_moved").await;
+    let created = w.following(alice, "lens.created").await;
+    let me = lenser(alice);
+    let lens = w.lenses.create(&me, new_lens("Explainer", lf_lens::Visibility::Private)).await.unwrap();
+    let body = lf_lens::TemplateBody::parse(
+        "Write four short, friendly sentences that explain [[Topic]] to a beginner.",
+    )
+    .unwrap();
+    let update = lf_lens::LensUpdate { body: Some(body), ..lf_lens::LensUpdate::new(lens.lens.id) };
+    w.lenses.update(&me, update).await.unwrap();
+    let set = |semver: &str| lf_lens::SetLabel {
+        lens_id: lens.lens.id,
+        label: lf_lens::LabelName::parse("label", "production").unwrap(),
+        version: lf_lens::VersionSelector::Semver(lf_lens::Semver::parse(semver).unwrap()),
+        protect: None,
+    };
+    let first = w.lenses.set_label(&me, set("1.0.0"), false).await.unwrap();
+    w.settle(alice).await;
+    let second = w.lenses.set_label(&me, set("1.0.1"), false).await.unwrap();
+    // Pointing it where it points is no move.
+    w.lenses.set_label(&me, set("1.0.1"), false).await.unwrap();
+    w.settle(alice).await;
+
+    let mut runs = w.runs_of(alice, moves).await;
+    runs.sort_by_key(|r| r.created_at);
+    assert_eq!(runs.len(), 2, "one run per move");
+    let v = |l: &lf_lens::LabelSet| l.label.version;
+    let (v1, v2) = (v(&first), v(&second));
+    assert_eq!(
+        runs[0].state.inputs,
+        json!({"event": "lens.label_moved", "lens_id": lens.lens.id.to_string(), "title": "Explainer",
+               "label": "production", "from_version_id": "", "from_semver": "",
+               "to_version_id": v1.id.to_string(), "to_semver": "1.0.0"})
+    );
+    assert_eq!(runs[1].state.inputs["from_version_id"], v1.id.to_string());
+    assert_eq!(runs[1].state.inputs["from_semver"], "1.0.0");
+    assert_eq!(runs[1].state.inputs["to_version_id"], v2.id.to_string());
+    assert_eq!(runs[1].state.inputs["to_semver"], "1.0.1");
+    for r in &runs {
+        assert_eq!((r.origin, r.started_by, r.status()), (RunOrigin::Event, alice, RunStatus::Completed));
+    }
+    assert_eq!(w.runs_of(alice, created).await.len(), 1, "the other followers hear only their event");
+}

@@ -105,6 +105,7 @@ impl World {
                 version_id: view.version.id,
                 title: "Research".into(),
                 params,
+                missing_label: None,
             },
         );
         view.lens.id
@@ -124,6 +125,14 @@ impl World {
 
     async fn run(&self, s: StartRun) -> Run {
         let task = self.runner.start();
+        let run = self.run_started(s).await;
+        self.runner.shutdown().await;
+        task.await.unwrap();
+        run
+    }
+
+    /// Starts a run on the runner already started, and waits for its end.
+    async fn run_started(&self, s: StartRun) -> Run {
         let id: RunId = self.service.start(&self.me, s).await.expect("started").run.id;
         let mut run = self.runs.load_run(id).await.unwrap();
         for _ in 0..500 {
@@ -133,8 +142,6 @@ impl World {
             tokio::time::sleep(Duration::from_millis(10)).await;
             run = self.runs.load_run(id).await.unwrap();
         }
-        self.runner.shutdown().await;
-        task.await.unwrap();
         assert!(run.status().is_final(), "the run ended");
         run
     }
@@ -265,4 +272,119 @@ async fn a_model_step_past_the_budget_is_not_started() {
     assert_eq!((e.code.as_str(), e.node.as_deref()), ("budget_exceeded", Some("two")));
     assert_eq!(w.model.asked.lock().unwrap().len(), 1, "the second model call was never made");
     assert!(run.state.usage().credits > 5, "the first call's cost is on record");
+}
+
+/// Sets `label` of `lens` at version `semver`, as its owner.
+async fn set_label(w: &World, lens: lf_core::LensId, label: &str, semver: &str) {
+    let set = lf_lens::SetLabel {
+        lens_id: lens,
+        label: lf_lens::LabelName::parse("label", label).unwrap(),
+        version: lf_lens::VersionSelector::Semver(lf_lens::Semver::parse(semver).unwrap()),
+        protect: None,
+    };
+    w.lenses.set_label(&w.me, set, false).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lens_step_runs_the_version_its_label_points_at_when_it_runs() {
+    let w = World::new(Pricing::default());
+    let lens = w.lens("Write three short facts about [[Topic]] for a curious reader.").await;
+    let update = lf_lens::LensUpdate {
+        body: Some(
+            TemplateBody::parse("Write five surprising facts about [[Topic]] for a curious reader.").unwrap(),
+        ),
+        ..lf_lens::LensUpdate::new(lens)
+    };
+    w.lenses.update(&w.me, update).await.unwrap();
+    set_label(&w, lens, "production", "1.0.0").await;
+    let wired =
+        json!([{"from_step": "start", "output_key": "topic", "to_step": "ask", "input_parameter": "topic"}]);
+    let by_label = w
+        .workflow(
+            json!([trigger(), {"key": "ask", "kind": "lens", "name": "Ask", "lens_id": lens.to_string(), "config": {"label": "production"}}]),
+            wired.clone(),
+        )
+        .await;
+    let execute = w
+        .workflow(
+            json!([trigger(), {"key": "ask", "kind": "tool", "name": "Ask", "node_type": "lens_execute", "config": {"lens_id": lens.to_string(), "label": "production"}}]),
+            wired.clone(),
+        )
+        .await;
+    let head = w
+        .workflow(
+            json!([trigger(), {"key": "ask", "kind": "lens", "name": "Ask", "lens_id": lens.to_string()}]),
+            wired,
+        )
+        .await;
+    let version = |semver: &'static str| {
+        let which = lf_lens::VersionSelector::Semver(lf_lens::Semver::parse(semver).unwrap());
+        let (lenses, me) = (w.lenses.clone(), w.me.clone());
+        async move { lenses.view(&me, lens, which).await.unwrap().version.id.to_string() }
+    };
+    let (v1, v2) = (version("1.0.0").await, version("1.0.1").await);
+
+    let task = w.runner.start();
+    let mut asked = Vec::new();
+    for (wf, ran, label) in
+        [(by_label, &v1, json!("production")), (execute, &v1, json!("production")), (head, &v2, Value::Null)]
+    {
+        let run = w.run_started(start(wf, json!({"topic": "otters"}))).await;
+        assert_eq!(run.status(), RunStatus::Completed, "{:?}", run.state.error);
+        let out = step_output(&run, 1);
+        assert_eq!(out["version"]["version_id"], json!(ran), "{out}");
+        assert_eq!(out["version"]["lens_id"], json!(lens.to_string()));
+        assert_eq!(out["version"]["label"], label);
+        asked.push(w.model.asked.lock().unwrap().last().unwrap().user.clone());
+    }
+    assert_eq!(asked[0], "Write three short facts about otters for a curious reader.", "production is 1.0.0");
+    assert_eq!(asked[1], asked[0]);
+    assert_eq!(
+        asked[2], "Write five surprising facts about otters for a curious reader.",
+        "the head is 1.0.1"
+    );
+    assert_eq!(
+        step_output(&w.run_started(start(by_label, json!({"topic": "otters"}))).await, 1)["version"]["semver"],
+        "1.0.0"
+    );
+
+    // The label moves: the same workflow version runs the new lens version.
+    set_label(&w, lens, "production", "1.0.1").await;
+    for wf in [by_label, execute] {
+        let run = w.run_started(start(wf, json!({"topic": "otters"}))).await;
+        let out = step_output(&run, 1);
+        assert_eq!(
+            (&out["version"]["version_id"], &out["version"]["semver"]),
+            (&json!(v2), &json!("1.0.1")),
+            "{out}"
+        );
+        assert_eq!(
+            w.model.asked.lock().unwrap().last().unwrap().user,
+            "Write five surprising facts about otters for a curious reader."
+        );
+        assert_eq!(run.version_id, w.runs.load_run(run.id).await.unwrap().version_id);
+    }
+    w.runner.shutdown().await;
+    task.await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_label_the_lens_does_not_have_fails_the_step_naming_its_labels() {
+    let w = World::new(Pricing::default());
+    let lens = w.lens("Write three short facts about [[Topic]] for a curious reader.").await;
+    set_label(&w, lens, "staging", "1.0.0").await;
+    let wf = w
+        .workflow(
+            json!([trigger(), {"key": "ask", "kind": "lens", "name": "Ask", "lens_id": lens.to_string(), "config": {"label": "production"}}]),
+            json!([{"from_step": "start", "output_key": "topic", "to_step": "ask", "input_parameter": "topic"}]),
+        )
+        .await;
+    let run = w.run(start(wf, json!({"topic": "otters"}))).await;
+    assert_eq!(run.status(), RunStatus::Failed);
+    let node = &run.state.slots[&lf_workflow::engine::Slot::top(1)];
+    let error = node.error.clone().unwrap();
+    assert_eq!(error.code, "not_found");
+    assert!(error.message.contains("has no label production: its labels are staging"), "{}", error.message);
+    assert_eq!(node.attempt, 1, "a missing label is not retried");
+    assert!(w.model.asked.lock().unwrap().is_empty(), "no model was asked");
 }

@@ -34,6 +34,12 @@ impl LensLookup for WorkflowLenses {
                 .iter()
                 .map(|p| LensParam { label: p.label.clone(), optional: p.optional || p.default.is_some() })
                 .collect(),
+            missing_label: None,
         })
+    }
+
+    async fn labels(&self, reach: Reach, lens_id: LensId) -> LfResult<Vec<(String, VersionId)>> {
+        let labels = self.0.store().list_labels(reach, lens_id).await?;
+        Ok(labels.into_iter().map(|l| (l.name.to_string(), l.version.id)).collect())
     }
 }

@@ -86,7 +86,8 @@ pub fn services(
         .battle(
             BattleService::new(db.battle_store())
                 .with_events(Arc::new(own.clone()))
-                .with_workflow_answers(Arc::new(own.clone())),
+                .with_workflow_answers(Arc::new(own.clone()))
+                .with_contender_refs(Arc::new(own.clone())),
         )
         .workflow(workflow)
         .runs(run_store, runner.signal())

@@ -117,6 +117,9 @@ async fn an_ai_lenser_answers_its_battle_from_a_workflow_step_through_its_action
     let agent = created["ai_lenser_id"].as_str().unwrap().to_owned();
     let persona = json!({"persona": "Ada, who mentions borrowing"});
     ok(&alice, "update_ai_lenser", json!({"ai_lenser_id": agent, "patch": persona})).await;
+    // Only an AI Lenser whose policy lets it join battles is entered in one.
+    let joins = |on: bool| json!({"ai_lenser_id": agent, "patch": {"can_join_battles": on}});
+    ok(&alice, "update_ai_lenser", joins(true)).await;
     ok(&alice, "assign_agent_tool", json!({"ai_lenser_id": agent, "tool_id": "submit_battle_run"})).await;
     let battle = ok(
         &alice,
@@ -140,8 +143,10 @@ async fn an_ai_lenser_answers_its_battle_from_a_workflow_step_through_its_action
     }
     ok(&alice, "set_battle_status", json!({"battle_id": b, "status": "open"})).await;
     let mine = workflow(&services, alice_id).await;
+    ok(&alice, "update_ai_lenser", joins(false)).await;
 
-    // Its policy gates the answer as it gates run_agent_action: refused, and logged.
+    // Its policy, changed since, gates the answer as it gates
+    // run_agent_action: refused, and logged.
     let (code, message) = step_error(&answered(&services, alice_id, mine, &b, &contenders[0]).await);
     assert_eq!(code, "permission_denied");
     assert!(message.contains("can_join_battles"), "{message}");
@@ -152,8 +157,7 @@ async fn an_ai_lenser_answers_its_battle_from_a_workflow_step_through_its_action
     );
     assert!(voice.asked.lock().unwrap().is_empty(), "a refused answer asks no model");
 
-    let allowed = json!({"ai_lenser_id": agent, "patch": {"can_join_battles": true}});
-    ok(&alice, "update_ai_lenser", allowed).await;
+    ok(&alice, "update_ai_lenser", joins(true)).await;
     let run = answered(&services, alice_id, mine, &b, &contenders[0]).await;
     assert_eq!(run.status(), RunStatus::Completed, "{:#?}", run.state);
     let out = run.state.result.clone().unwrap();

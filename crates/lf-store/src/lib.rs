@@ -68,6 +68,10 @@
 //!   lensers, and creating a lenser the handle among agents, under SQLite's
 //!   write lock or PostgreSQL advisory locks on the owner and the handle,
 //!   so a handle is one lenser's or one agent's;
+//! - a lens label's change locks its lens (SQLite's write lock;
+//!   PostgreSQL: `SELECT … FOR NO KEY UPDATE`), reads the label and its
+//!   protection, writes it and records the move in one transaction, so of
+//!   racing moves each starts where the one before ended;
 //! - a throttle update reads, steps and writes its key's state in one
 //!   write transaction (SQLite's write lock, which processes sharing the
 //!   file take too; a PostgreSQL advisory lock on the key), so processes

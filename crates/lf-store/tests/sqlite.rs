@@ -164,7 +164,8 @@ async fn two_handles_on_one_file_see_each_others_writes() {
 
 /// get_lens_and_version keeps what it read while the database is unchanged;
 /// whatever another handle on the file (another process) commits shows on
-/// the very next read: a visibility change, a new head, a deletion.
+/// the very next read: a visibility change, a new head, a label's move, a
+/// deletion. So does a lens's list of labels.
 #[tokio::test]
 async fn kept_reads_follow_the_other_handles_writes() {
     let dir = tempfile::tempdir().unwrap();
@@ -193,6 +194,30 @@ async fn kept_reads_follow_the_other_handles_writes() {
     assert_eq!((now.head_version_id, version), (v2.id, v2.clone()));
     let by_id = sa.get_lens_and_version(Reach::Lenser(owner), lens.id, VersionSelector::Id(v1.id));
     assert_eq!(by_id.await.unwrap().1, v1, "the old version is still there by id");
+
+    let production = lf_lens::LabelName::parse("label", "production").unwrap();
+    let point_at = |version: &LensVersion| lf_lens::LabelChange {
+        lens_id: lens.id,
+        label: production,
+        to: Some(version.id),
+        protect: None,
+        may_move_protected: true,
+        by: Some(owner),
+        by_agent: None,
+        at: version.created_at,
+    };
+    let by_label = async || {
+        let read = sa.get_lens_and_version(Reach::Lenser(owner), lens.id, VersionSelector::Label(production));
+        let labels = sa.list_labels(Reach::Lenser(owner), lens.id).await.unwrap();
+        (read.await.map(|(_, v)| v.id).ok(), labels.iter().map(|l| l.version.id).collect::<Vec<_>>())
+    };
+    assert_eq!(by_label().await, (None, vec![]));
+    sb.change_label(&point_at(&v1)).await.unwrap();
+    for _ in 0..3 {
+        assert_eq!(by_label().await, (Some(v1.id), vec![v1.id]));
+    }
+    sb.change_label(&point_at(&v2)).await.unwrap();
+    assert_eq!(by_label().await, (Some(v2.id), vec![v2.id]), "the label moved in the other handle");
 
     let deleted = LensPatch { deleted_at: Some(v2.created_at), ..Default::default() };
     sb.update_lens(lens.id, &deleted).await.unwrap();

@@ -1094,3 +1094,120 @@ async fn the_tools_that_reach_the_model_say_so() {
         assert_eq!((tool.group.id, tool.reaches), (group, Reaches::Outside), "{}", tool.name);
     }
 }
+
+/// Services whose battles check contender references as the server's do
+/// (lf-runner's `OwnServices` as their `ContenderRefs`), over memory
+/// stores that know the lensers of `accounts`.
+fn checked_services(accounts: &[LenserId]) -> Arc<Services> {
+    let own = lf_runner::OwnServices::new();
+    let lensers = Arc::new(lf_agent::MemoryLensers::new());
+    for (i, id) in accounts.iter().enumerate() {
+        lensers.add(*id, &format!("lenser_{i}"));
+    }
+    let services = Arc::new(
+        Services::builder()
+            .lens(LensService::new(Arc::new(MemoryLensStore::new())))
+            .battle(
+                BattleService::new(Arc::new(lf_battle::MemoryBattleStore::new()))
+                    .with_contender_refs(Arc::new(own.clone())),
+            )
+            .workflow(common::memory_workflows())
+            .connections(common::memory_connections())
+            .agents(lf_agent::AgentService::new(Arc::new(lf_agent::MemoryAgentStore::new()), lensers))
+            .build(),
+    );
+    let workflows = services.workflow.store().clone();
+    own.bind(
+        services.runs.clone(),
+        services.battle.clone(),
+        workflows,
+        tokio_util::sync::CancellationToken::new(),
+    );
+    own.bind_agents(services.agents.clone());
+    services
+}
+
+#[tokio::test]
+async fn contender_references_name_what_their_type_says() {
+    let (alice_id, alice_p) = lenser();
+    let (bob_id, bob_p) = lenser();
+    let services = checked_services(&[bob_id]);
+    let (alice, bob) = (server(services.clone(), alice_p), server(services.clone(), bob_p));
+    let agent = |s: &LfServer, handle: &'static str, joins: bool| {
+        let s = s.clone();
+        async move {
+            let made = ok(&s, "create_ai_lenser", json!({"handle": handle, "display_name": "Bot"})).await;
+            let id = made["ai_lenser_id"].as_str().unwrap().to_owned();
+            let patch = json!({"ai_lenser_id": id, "patch": {"can_join_battles": joins}});
+            ok(&s, "update_ai_lenser", patch).await;
+            id
+        }
+    };
+    let (hers, her_shy, his) = (
+        agent(&alice, "alice_bot", true).await,
+        agent(&alice, "alice_shy", false).await,
+        agent(&bob, "bob_bot", true).await,
+    );
+    let his_public = common::small_workflow(&bob, "Public flow", "public").await;
+    let his_private = common::small_workflow(&bob, "Private flow", "private").await;
+    let lenser_battle = create(&alice, json!({"battle_type": "lenser_battle", "max_contenders": 26})).await;
+    let model_battle = create(&alice, json!({"max_contenders": 26})).await;
+    let workflow_battle =
+        create(&alice, json!({"battle_type": "workflow_battle", "max_contenders": 26})).await;
+
+    // What each type names joins.
+    for (b, kind, reference) in [
+        (&lenser_battle, "human", bob_id.to_string()),
+        (&lenser_battle, "human", alice_id.to_string()),
+        (&lenser_battle, "ai_agent", hers.clone()),
+        (&model_battle, "ai_model", her_shy.clone()),
+        (&workflow_battle, "workflow", his_public.clone()),
+    ] {
+        let added = add(&alice, b, "Someone", kind, &reference).await;
+        assert_eq!(added["contender_ref_id"], reference.as_str());
+    }
+
+    // Anything else is NOT_FOUND naming the type, the same for someone
+    // else's private one as for none, and saves nothing.
+    for (b, kind, refused) in [
+        (&lenser_battle, "human", his.clone()),
+        (&lenser_battle, "ai_agent", his.clone()),
+        (&lenser_battle, "ai_agent", her_shy.clone()),
+        (&model_battle, "ai_model", his.clone()),
+        (&workflow_battle, "workflow", his_private.clone()),
+    ] {
+        let before = ok(&alice, "get_battle", json!({"battle_id": b})).await["contenders"].clone();
+        let args = |r: &str| json!({"battle_id": b, "display_name": "Someone", "contender_type": kind, "contender_ref_id": r});
+        let e = err(&alice, "add_battle_contender", args(&refused)).await;
+        let unknown = new_ref();
+        let none = err(&alice, "add_battle_contender", args(&unknown)).await;
+        assert_eq!(code(&e), "NOT_FOUND", "{kind} {refused}: {e}");
+        assert_eq!(e["details"], json!({"field": "contender_ref_id", "contender_type": kind}), "{e}");
+        let message = e["message"].as_str().unwrap();
+        assert!(message.contains(&format!("{kind} contender")), "{message}");
+        assert_eq!(
+            message.replace(&refused, "<id>"),
+            none["message"].as_str().unwrap().replace(&unknown, "<id>"),
+            "nothing tells {kind} {refused} from nothing"
+        );
+        assert_eq!(e["details"], none["details"]);
+        let after = ok(&alice, "get_battle", json!({"battle_id": b})).await["contenders"].clone();
+        assert_eq!(before, after, "nothing saved");
+    }
+
+    // The owner of an AI Lenser or workflow answers for it; a person for themselves.
+    let owners = |sheet: &Value| -> Vec<Value> {
+        sheet["contenders"].as_array().unwrap().iter().map(|c| c["owner_lenser_id"].clone()).collect()
+    };
+    let sheet = ok(&alice, "get_battle", json!({"battle_id": lenser_battle})).await;
+    assert_eq!(
+        owners(&sheet),
+        [json!(bob_id.to_string()), json!(alice_id.to_string()), json!(alice_id.to_string())],
+        "{sheet}"
+    );
+    let sheet = ok(&alice, "get_battle", json!({"battle_id": workflow_battle})).await;
+    assert_eq!(owners(&sheet), [json!(bob_id.to_string())]);
+    let contender = sheet["contenders"][0]["id"].as_str().unwrap().to_owned();
+    set(&alice, &workflow_battle, "open").await;
+    submit(&bob, &workflow_battle, &contender, "Bob answers for his workflow.").await;
+}

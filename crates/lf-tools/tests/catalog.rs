@@ -128,6 +128,9 @@ fn lens_group_matches_the_spec() {
         ("delete_lens", Destructive),
         ("restore_lens", Write),
         ("diff_lens_versions", Read),
+        ("list_lens_labels", Read),
+        ("set_lens_label", Write),
+        ("remove_lens_label", Destructive),
     ];
     assert_eq!(group_tools(&catalog(), Group::parse("lens").unwrap()), expected);
 }
@@ -788,7 +791,7 @@ async fn dynamic_toolsets_list_what_a_session_enabled() {
     let ids: Vec<_> = listed["toolsets"].as_array().unwrap().iter().map(|g| g["id"].clone()).collect();
     assert_eq!(ids, [json!("lens"), json!("battle"), json!("search"), json!("workflow"), json!("agent")]);
     assert!(listed["toolsets"].as_array().unwrap().iter().all(|g| g["enabled"] == false));
-    assert_eq!(listed["toolsets"][0]["tools"].as_array().unwrap().len(), 17);
+    assert_eq!(listed["toolsets"][0]["tools"].as_array().unwrap().len(), 20);
 
     let refused =
         s.call("get_lens", args(json!({"lens_id": LenserId::new().to_string()}))).await.unwrap_err();
@@ -813,7 +816,7 @@ async fn dynamic_toolsets_list_what_a_session_enabled() {
 
     // Another session starts over; a clone shares the session.
     assert_eq!(names(&s.new_session()).len(), 2);
-    assert_eq!(names(&s.clone()).len(), 2 + 17);
+    assert_eq!(names(&s.clone()).len(), 2 + 20);
 
     // --toolsets names the groups a session starts with; --read-only still holds.
     let start = CatalogOptions {

@@ -84,6 +84,7 @@ async fn templates_name_every_kind() {
             uris,
             [
                 "lenserfight://lenses/{lens_id}",
+                "lenserfight://lenses/{lens_id}{?label}",
                 "lenserfight://workflows/{workflow_id}",
                 "lenserfight://battles/{battle_id}"
             ]

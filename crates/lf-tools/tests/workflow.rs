@@ -59,7 +59,13 @@ impl World {
     fn lens(&self, owner: LenserId, private: bool, params: &[(&str, bool)]) -> LensId {
         let lens_id = LensId::new();
         let params = params.iter().map(|(l, o)| LensParam { label: (*l).into(), optional: *o }).collect();
-        let facts = LensFacts { lens_id, version_id: VersionId::new(), title: "Research".into(), params };
+        let facts = LensFacts {
+            lens_id,
+            version_id: VersionId::new(),
+            title: "Research".into(),
+            params,
+            missing_label: None,
+        };
         self.lenses.insert(owner, private, facts);
         lens_id
     }

@@ -150,7 +150,8 @@ pub use connection::{
 pub use dag::Dag;
 pub use exec::{NodeError, NodeErrorCode, run_pure};
 pub use lookup::{
-    ConnectionLookup, EgressPolicy, EgressRefusal, Facts, LensFacts, LensLookup, LensParam, SavedConnection,
+    ConnectionLookup, EgressPolicy, EgressRefusal, Facts, LensFacts, LensLookup, LensParam, LensUse,
+    SavedConnection,
 };
 pub use memory::{
     MemoryConnections, MemoryLenses, MemoryWorkflowStore, workflow_head_moved, workflow_not_found,

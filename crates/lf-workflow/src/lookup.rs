@@ -18,6 +18,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use lf_core::{LensId, LenserId, LfResult, Reach, VersionId};
 
+use lf_core::LabelName;
+
 use crate::model::LensBinding;
 
 /// A lens as a workflow sees it: one version's parameters.
@@ -29,6 +31,25 @@ pub struct LensFacts {
     pub title: String,
     /// In the lens's order.
     pub params: Vec<LensParam>,
+    /// Set when the step names a label the lens does not have (these facts
+    /// are then its head's, and its parameters are not checked): the labels
+    /// it has, by name.
+    pub missing_label: Option<Vec<String>>,
+}
+
+/// A lens a step runs, as it names it: its head, a pinned version, or the
+/// version a label points at (the key of [`Facts::lenses`]).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct LensUse {
+    pub lens_id: LensId,
+    pub version_id: Option<VersionId>,
+    pub label: Option<LabelName>,
+}
+
+impl From<LensBinding> for LensUse {
+    fn from(b: LensBinding) -> Self {
+        LensUse { lens_id: b.lens_id, version_id: b.version_id, label: None }
+    }
 }
 
 /// One parameter of a lens version.
@@ -52,6 +73,10 @@ pub trait LensLookup: Send + Sync {
     /// out of `reach`, or `version` is not one of its versions (the same
     /// error in every case). Other failures are INTERNAL.
     async fn lens(&self, reach: Reach, lens_id: LensId, version: Option<VersionId>) -> LfResult<LensFacts>;
+
+    /// The labels of lens `lens_id` as `reach` may read it: each name and
+    /// the version it points at. NOT_FOUND as for [`LensLookup::lens`].
+    async fn labels(&self, reach: Reach, lens_id: LensId) -> LfResult<Vec<(String, VersionId)>>;
 }
 
 /// A saved connection, without its settings or secret.
@@ -100,9 +125,9 @@ pub trait EgressPolicy: Send + Sync + fmt::Debug {
 /// `run_ready`, for lenses and connections).
 #[derive(Clone, Debug, Default)]
 pub struct Facts {
-    /// Per lens a step runs (and its pinned version): its facts, or `None`
-    /// when the caller cannot read it.
-    pub lenses: Option<HashMap<LensBinding, Option<LensFacts>>>,
+    /// Per lens a step runs (and its pinned version or label): its facts,
+    /// or `None` when the caller cannot read it.
+    pub lenses: Option<HashMap<LensUse, Option<LensFacts>>>,
     /// The owner's saved connections among those the graph names.
     pub connections: Option<HashSet<SavedConnection>>,
     /// The egress policy HTTP steps meet when they run.

@@ -309,6 +309,8 @@ struct KnownLens {
     private: bool,
     /// Oldest first: the last is the head.
     versions: Vec<LensFacts>,
+    /// By name: the version each label points at.
+    labels: BTreeMap<String, VersionId>,
 }
 
 impl MemoryLenses {
@@ -319,9 +321,24 @@ impl MemoryLenses {
     /// Adds a version of a lens owned by `owner` (its new head).
     pub fn insert(&self, owner: LenserId, private: bool, facts: LensFacts) {
         let mut lenses = write(&self.lenses);
-        let entry =
-            lenses.entry(facts.lens_id).or_insert_with(|| KnownLens { owner, private, versions: Vec::new() });
+        let entry = lenses.entry(facts.lens_id).or_insert_with(|| KnownLens {
+            owner,
+            private,
+            versions: Vec::new(),
+            labels: BTreeMap::new(),
+        });
         entry.versions.push(facts);
+    }
+
+    /// Points `label` of a registered lens at `version` (or removes it).
+    /// Panics on a lens not registered.
+    pub fn set_label(&self, lens_id: LensId, label: &str, version: Option<VersionId>) {
+        let mut lenses = write(&self.lenses);
+        let lens = lenses.get_mut(&lens_id).expect("a registered lens");
+        match version {
+            Some(v) => lens.labels.insert(label.to_owned(), v),
+            None => lens.labels.remove(label),
+        };
     }
 }
 
@@ -330,7 +347,7 @@ impl LensLookup for MemoryLenses {
     async fn lens(&self, reach: Reach, lens_id: LensId, version: Option<VersionId>) -> LfResult<LensFacts> {
         let lenses = read(&self.lenses);
         let not_found = || LfError::not_found("Lens", lens_id);
-        let KnownLens { owner, private, versions } = lenses.get(&lens_id).ok_or_else(not_found)?;
+        let KnownLens { owner, private, versions, .. } = lenses.get(&lens_id).ok_or_else(not_found)?;
         if *private && reach != Reach::Everything && reach != Reach::Lenser(*owner) {
             return Err(not_found());
         }
@@ -339,6 +356,16 @@ impl LensLookup for MemoryLenses {
             Some(v) => versions.iter().find(|f| f.version_id == v),
         };
         found.cloned().ok_or_else(not_found)
+    }
+
+    async fn labels(&self, reach: Reach, lens_id: LensId) -> LfResult<Vec<(String, VersionId)>> {
+        let lenses = read(&self.lenses);
+        let not_found = || LfError::not_found("Lens", lens_id);
+        let lens = lenses.get(&lens_id).ok_or_else(not_found)?;
+        if lens.private && reach != Reach::Everything && reach != Reach::Lenser(lens.owner) {
+            return Err(not_found());
+        }
+        Ok(lens.labels.iter().map(|(k, v)| (k.clone(), *v)).collect())
     }
 }
 

@@ -17,13 +17,13 @@ use crate::catalog::{Category, NodeTypeSpec, catalog};
 use crate::hook::{
     HookHash, IssuedWebhook, MemoryWebhookStore, WEBHOOK_TRIGGER, WebhookSecret, WebhookStore, hook_refused,
 };
-use crate::lookup::{ConnectionLookup, EgressPolicy, Facts, LensLookup};
+use crate::lookup::{ConnectionLookup, EgressPolicy, Facts, LensFacts, LensLookup, LensUse};
 use crate::model::{
     Changelog, Description, NodeKind, Title, VersionSelector, VersionSummary, Visibility, Workflow,
     WorkflowFilter, WorkflowPatch, WorkflowVersion,
 };
 use crate::store::WorkflowStore;
-use crate::validate::{Graph, Issue, Report, connection_refs, lens_bindings, validate};
+use crate::validate::{Graph, Issue, Report, connection_refs, lens_uses, validate};
 use crate::view::{Described, GraphView, describe, redacted};
 
 /// A new workflow: the blueprint, and the owner the caller asks for
@@ -200,8 +200,8 @@ impl WorkflowService {
     /// owner's) a graph uses, and the egress policy its steps meet.
     async fn facts(&self, reach: Reach, owner: LenserId, graph: &Graph<'_>) -> LfResult<Facts> {
         let mut lenses = HashMap::new();
-        for b in lens_bindings(graph, catalog()) {
-            let found = match self.lenses.lens(reach, b.lens_id, b.version_id).await {
+        for b in lens_uses(graph, catalog()) {
+            let found = match self.lens_facts(reach, &b).await {
                 Ok(f) => Some(f),
                 Err(e) if e.code() == ErrorCode::NotFound => None,
                 Err(e) => return Err(e),
@@ -217,14 +217,37 @@ impl WorkflowService {
         Ok(Facts { lenses: Some(lenses), connections: Some(connections), egress: self.egress.clone() })
     }
 
+    /// The facts of the lens version `b` names: a label's version, or the
+    /// head's with the labels the lens has when it lacks the label.
+    async fn lens_facts(&self, reach: Reach, b: &LensUse) -> LfResult<LensFacts> {
+        let Some(label) = b.label.as_ref().filter(|l| !l.is_latest() && b.version_id.is_none()) else {
+            return self.lenses.lens(reach, b.lens_id, b.version_id).await;
+        };
+        let labels = self.lenses.labels(reach, b.lens_id).await?;
+        match labels.iter().find(|(name, _)| name == label.as_str()) {
+            Some((_, version)) => self.lenses.lens(reach, b.lens_id, Some(*version)).await,
+            None => {
+                let head = self.lenses.lens(reach, b.lens_id, None).await?;
+                let has = labels.into_iter().map(|(name, _)| name).collect();
+                Ok(LensFacts { missing_label: Some(has), ..head })
+            }
+        }
+    }
+
     /// Checks a new version as `create` and `update` must: NOT_FOUND for a
     /// lens the caller cannot read, INVALID_ARGUMENT with the first error
     /// (and all of them in `details.errors`) when it does not validate.
     async fn admit(&self, p: &Principal, owner: LenserId, version: &WorkflowVersion) -> LfResult<Report> {
         let graph = Graph::of_version(version);
         let facts = self.facts(p.reach(), owner, &graph).await?;
-        if let Some(missing) = facts.lenses.iter().flatten().find(|(_, f)| f.is_none()).map(|(b, _)| *b) {
-            let step = version.nodes.iter().find(|n| n.lens == Some(missing)).map(|n| n.key.as_str());
+        if let Some(missing) =
+            facts.lenses.iter().flatten().find(|(_, f)| f.is_none()).map(|(b, _)| b.clone())
+        {
+            let step = version
+                .nodes
+                .iter()
+                .find(|n| n.lens.is_some_and(|l| l.lens_id == missing.lens_id))
+                .map(|n| n.key.as_str());
             return Err(lens_not_found(missing.lens_id, step));
         }
         let report = validate(&graph, catalog(), &facts);

@@ -17,10 +17,12 @@ use crate::catalog::{Catalog, Category, ConnectorUse, FieldKind, check_config};
 use crate::dag::Dag;
 use crate::graph::{FastMap, blank};
 pub use crate::graph::{Graph, GraphEdge, GraphNode};
-use crate::lookup::{Facts, LensFacts, SavedConnection};
+use crate::lookup::{Facts, LensFacts, LensUse, SavedConnection};
 #[cfg(doc)]
 use crate::model::WorkflowVersion;
-use crate::model::{JsonObject, LensBinding, MergeStrategy, NodeId, NodeKind};
+use lf_core::LabelName;
+
+use crate::model::{JsonObject, MergeStrategy, NodeId, NodeKind};
 use crate::path::{MAX_PICK_CHARS, Pick, WHOLE};
 
 /// The output every node has besides its own: its error, when it fails
@@ -54,6 +56,7 @@ lf_core::word_enum!(
         ConnectorUnused = "CONNECTOR_UNUSED",
         OutputKeyUnknown = "OUTPUT_KEY_UNKNOWN",
         EgressRefused = "EGRESS_REFUSED",
+        LensLabelMissing = "LENS_LABEL_MISSING",
     ]
 );
 
@@ -69,6 +72,7 @@ impl IssueCode {
                 | IssueCode::ConnectorUnused
                 | IssueCode::OutputKeyUnknown
                 | IssueCode::EgressRefused
+                | IssueCode::LensLabelMissing
         )
     }
 }
@@ -538,10 +542,24 @@ impl Check<'_, '_> {
         );
     }
 
-    /// A lens step's lens and parameters.
+    /// A lens step's lens, version or label, and parameters.
     fn lens(&mut self, i: usize, s: &NodeSummary, wired: &[String]) {
         let node = &self.graph.nodes[i];
         let Some(binding) = lens_of(node, s) else { return };
+        if let Some(label) = &binding.label
+            && binding.version_id.is_some()
+        {
+            self.push(
+                issue(
+                    IssueCode::ConfigInvalid,
+                    format!("Step \"{}\" pins version_id and follows label {label}: it can do one.", s.name),
+                    "Remove version_id to run the version the label points at when the step runs, or remove label to keep the pinned version.",
+                )
+                .at_node(i)
+                .at_field("label"),
+            );
+            return;
+        }
         let Some(lenses) = &self.facts.lenses else { return };
         let Some(found) = lenses.get(&binding) else { return };
         let Some(facts) = found else {
@@ -559,6 +577,29 @@ impl Check<'_, '_> {
             );
             return;
         };
+        if let Some(has) = &facts.missing_label {
+            let label = binding.label.as_ref().map_or("", |l| l.as_str());
+            let has = if has.is_empty() {
+                "no labels yet".to_owned()
+            } else {
+                format!("labels {}", has.join(", "))
+            };
+            self.push(
+                issue(
+                    IssueCode::LensLabelMissing,
+                    format!(
+                        "Lens \"{}\" of step \"{}\" has no label {label} yet (it has {has}): the step fails until it does.",
+                        facts.title, s.name
+                    ),
+                    format!("Set label {label} on the lens (set_lens_label), or name one of its labels."),
+                )
+                .at_node(i)
+                .at_field("label"),
+            );
+            // Which version will run is not known yet: its parameters are
+            // checked once the label exists.
+            return;
+        }
         self.lens_params(i, s, wired, facts);
     }
 
@@ -667,9 +708,10 @@ impl Check<'_, '_> {
 }
 
 /// The distinct lenses `graph`'s steps run (lens steps, and `lens_execute`
-/// steps by their config), for looking up [`Facts`].
-pub fn lens_bindings(graph: &Graph<'_>, catalog: &Catalog) -> Vec<LensBinding> {
-    let mut out: Vec<LensBinding> = Vec::new();
+/// steps by their config), with the version or label each names, for
+/// looking up [`Facts`].
+pub fn lens_uses(graph: &Graph<'_>, catalog: &Catalog) -> Vec<LensUse> {
+    let mut out: Vec<LensUse> = Vec::new();
     for (i, node) in graph.nodes.iter().enumerate() {
         let s = summary(node, i, kind_of(node, catalog), catalog);
         if let Some(b) = lens_of(node, &s)
@@ -692,15 +734,24 @@ pub fn connection_refs(graph: &Graph<'_>) -> Vec<String> {
     out
 }
 
-/// The lens a node runs: a lens step's, or `lens_execute`'s config.
-fn lens_of(node: &GraphNode<'_>, s: &NodeSummary) -> Option<LensBinding> {
+/// The lens a node runs: a lens step's, or `lens_execute`'s config; and
+/// the label its config names (`None` for a label of bad syntax, which
+/// the config check reports).
+fn lens_of(node: &GraphNode<'_>, s: &NodeSummary) -> Option<LensUse> {
+    let config = node.config;
+    let label = config.and_then(|c| c.get("label")).and_then(Value::as_str);
+    let label = match label.map(|l| LabelName::parse("label", l)) {
+        Some(Ok(l)) => Some(l),
+        Some(Err(_)) => return None,
+        None => None,
+    };
     if s.kind == Some(NodeKind::Lens) {
-        return node.lens;
+        return node.lens.map(|b| LensUse { label, ..b.into() });
     }
     if s.node_type.as_deref() != Some("lens_execute") {
         return None;
     }
-    let config = node.config?;
+    let config = config?;
     let uuid = |keys: [&str; 2]| -> Option<Option<lf_core::VersionId>> {
         match keys.iter().find_map(|k| config.get(*k)) {
             None => Some(None),
@@ -712,5 +763,5 @@ fn lens_of(node: &GraphNode<'_>, s: &NodeSummary) -> Option<LensBinding> {
         Value::String(s) => LensId::parse("lens_id", s).ok()?,
         _ => return None,
     };
-    Some(LensBinding { lens_id, version_id: uuid(["version_id", "versionId"])? })
+    Some(LensUse { lens_id, version_id: uuid(["version_id", "versionId"])?, label })
 }

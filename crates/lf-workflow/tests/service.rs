@@ -45,6 +45,7 @@ impl World {
                 version_id: VersionId::new(),
                 title: "Research".into(),
                 params: params.iter().map(|(l, o)| LensParam { label: (*l).into(), optional: *o }).collect(),
+                missing_label: None,
             },
         );
         lens_id
@@ -441,6 +442,7 @@ fn validation_after_the_facts_change() {
                 LensParam { label: "Topic".into(), optional: false },
                 LensParam { label: "Audience".into(), optional: false },
             ],
+            missing_label: None,
         },
     );
     let r = block_on(w.service.validate(&w.as_(w.bob), id, VersionSelector::Head)).unwrap().report;
@@ -469,4 +471,88 @@ fn the_node_catalog() {
     assert_eq!(le.category.as_str(), "ai_primitive");
     assert_eq!(le.required_config().map(|f| f.key).collect::<Vec<_>>(), ["lens_id"]);
     assert_eq!(WorkflowService::node_type("cron").unwrap().node_type, "schedule_trigger", "by alias");
+}
+
+#[test]
+fn a_step_may_follow_a_label_of_its_lens() {
+    let w = World::new();
+    let lens = w.lens(w.alice, false, &[("Topic", false)]);
+    let v1 = block_on(lf_workflow::LensLookup::lens(&*w.lenses, lf_core::Reach::Everything, lens, None))
+        .unwrap()
+        .version_id;
+    // Version 2, the head, needs a Tone too.
+    let v2 = VersionId::new();
+    w.lenses.insert(
+        w.alice,
+        false,
+        LensFacts {
+            lens_id: lens,
+            version_id: v2,
+            title: "Research".into(),
+            params: vec![
+                LensParam { label: "Topic".into(), optional: false },
+                LensParam { label: "Tone".into(), optional: false },
+            ],
+            missing_label: None,
+        },
+    );
+    let trigger = json!({"key": "start", "kind": "trigger", "name": "Start", "node_type": "manual_trigger"});
+    let blueprint = |step: Value| {
+        json!({"title": "T", "steps": [trigger, step],
+               "connections": [{"from_step": "start", "to_step": "x", "output_key": "topic", "input_parameter": "topic"}]})
+    };
+    let lens_step = |config: Value| json!({"key": "x", "kind": "lens", "name": "X", "lens_id": lens.to_string(), "config": config});
+    let execute = |config: Value| json!({"key": "x", "kind": "tool", "name": "X", "node_type": "lens_execute", "config": config});
+
+    // A label the lens does not have yet: warned of, naming its labels, not refused.
+    let c = w.create(w.alice, blueprint(lens_step(json!({"label": "production"})))).unwrap();
+    let warned = c.report.warnings.iter().find(|i| i.code == IssueCode::LensLabelMissing).expect("warned");
+    assert!(warned.message.contains("no label production yet (it has no labels yet)"), "{}", warned.message);
+    assert_eq!(warned.field.as_deref(), Some("label"));
+    // Which version will run is unknown: the head's Tone is not asked for.
+    assert!(c.report.errors.is_empty(), "{:?}", c.report.errors);
+    w.lenses.set_label(lens, "staging", Some(v2));
+    let checked =
+        block_on(w.service.validate(&w.as_(w.alice), c.workflow.id, VersionSelector::Head)).unwrap();
+    let warned = checked.report.warnings.iter().find(|i| i.code == IssueCode::LensLabelMissing).unwrap();
+    assert!(warned.message.contains("(it has labels staging)"), "{}", warned.message);
+
+    // Once the label exists, the step is checked against its version: version 1 needs no Tone.
+    w.lenses.set_label(lens, "production", Some(v1));
+    let checked =
+        block_on(w.service.validate(&w.as_(w.alice), c.workflow.id, VersionSelector::Head)).unwrap();
+    assert!(checked.report.valid, "{:?}", checked.report.errors);
+    assert!(checked.report.warnings.iter().all(|i| i.code != IssueCode::LensLabelMissing));
+    // And a label at version 2 wants its Tone.
+    let e = w.create(w.alice, blueprint(lens_step(json!({"label": "staging"})))).unwrap_err();
+    assert!(e.message().contains("\"Tone\""), "{}", e.message());
+    // lens_execute follows a label as well; latest is the head and always there.
+    let c = w
+        .create(w.alice, blueprint(execute(json!({"lens_id": lens.to_string(), "label": "production"}))))
+        .unwrap();
+    assert!(c.report.warnings.iter().all(|i| i.code != IssueCode::LensLabelMissing));
+    let e = w.create(w.alice, blueprint(lens_step(json!({"label": "latest"})))).unwrap_err();
+    assert!(e.message().contains("\"Tone\""), "the head's: {}", e.message());
+
+    // A label and a pinned version: refused, with the fix.
+    for step in [
+        json!({"key": "x", "kind": "lens", "name": "X", "lens_id": lens.to_string(), "version_id": v1.to_string(), "config": {"label": "production"}}),
+        execute(json!({"lens_id": lens.to_string(), "version_id": v1.to_string(), "label": "production"})),
+    ] {
+        let e = w.create(w.alice, blueprint(step)).unwrap_err();
+        assert_eq!(e.code(), ErrorCode::InvalidArgument);
+        assert!(e.message().contains("pins version_id and follows label production"), "{}", e.message());
+        let hint = format!("{:?}", e.details());
+        assert!(hint.contains("Remove version_id"), "{hint}");
+    }
+    // A label of bad syntax: refused at validation, naming the rule.
+    for bad in ["Production", "prod uction", "", &"x".repeat(33)] {
+        let e = w.create(w.alice, blueprint(lens_step(json!({"label": bad})))).unwrap_err();
+        assert_eq!(e.code(), ErrorCode::InvalidArgument, "{bad}");
+        assert!(e.message().contains("label must be a lens label"), "{}", e.message());
+        let e = w
+            .create(w.alice, blueprint(execute(json!({"lens_id": lens.to_string(), "label": bad}))))
+            .unwrap_err();
+        assert!(e.message().contains("label must be a lens label"), "{}", e.message());
+    }
 }

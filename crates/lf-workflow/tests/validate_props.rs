@@ -121,9 +121,12 @@ fn facts(lens: LensId) -> Facts {
         version_id: VersionId::new(),
         title: "L".into(),
         params: vec![LensParam { label: "Topic".into(), optional: false }],
+        missing_label: None,
     };
     Facts {
-        lenses: Some([(LensBinding { lens_id: lens, version_id: None }, Some(f))].into_iter().collect()),
+        lenses: Some(
+            [(LensBinding { lens_id: lens, version_id: None }.into(), Some(f))].into_iter().collect(),
+        ),
         connections: Some(
             [lf_workflow::SavedConnection { connection_ref: "saved".into(), provider: "slack".into() }]
                 .into_iter()
@@ -265,6 +268,7 @@ proptest! {
         lenses.insert(me, true, LensFacts {
             lens_id: lens, version_id: VersionId::new(), title: "L".into(),
             params: vec![LensParam { label: "Topic".into(), optional: false }, LensParam { label: "Tone".into(), optional: true }],
+            missing_label: None,
         });
         let tools: Vec<_> = catalog().entries().iter().filter(|e| e.category.as_str() != "trigger" && e.node_type != "lens").collect();
         let triggers: Vec<_> = catalog().in_category("trigger").collect();

@@ -5,11 +5,11 @@ use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use lf_core::LensId;
+use lf_core::{LabelName, LensId};
 use lf_workflow::catalog::catalog;
 use lf_workflow::{
     EgressPolicy, EgressRefusal, Facts, Graph, GraphEdge, GraphNode, IssueCode, LensBinding, LensFacts,
-    LensParam, NodeKind, Report, validate,
+    LensParam, LensUse, NodeKind, Report, validate,
 };
 use serde_json::{Map, Value, json};
 
@@ -49,8 +49,9 @@ fn lens_facts(id: LensId, labels: &[(&str, bool)]) -> Facts {
             .iter()
             .map(|(l, optional)| LensParam { label: (*l).into(), optional: *optional })
             .collect(),
+        missing_label: None,
     };
-    let binding = LensBinding { lens_id: id, version_id: None };
+    let binding = LensBinding { lens_id: id, version_id: None }.into();
     Facts {
         lenses: Some(HashMap::from([(binding, Some(facts))])),
         connections: Some(HashSet::new()),
@@ -134,6 +135,7 @@ fn every_code_has_its_case() {
     let empty = obj(json!({}));
     let bad_http = obj(json!({"url": "ftp://x", "method": "FETCH", "retries": 3}));
     let local_http = obj(json!({"url": "http://localhost:8080/x"}));
+    let production = obj(json!({"label": "production"}));
     let slack_cfg = obj(json!({"text": "hi"}));
     let slack = lf_workflow::Connector {
         provider: lf_workflow::Provider::parse("p", "slack").unwrap(),
@@ -291,6 +293,21 @@ fn every_code_has_its_case() {
             Some(1),
         ),
         (
+            Graph {
+                nodes: vec![
+                    start(),
+                    GraphNode {
+                        lens: Some(LensBinding { lens_id, version_id: None }),
+                        config: Some(&production),
+                        ..node("l", "L", None)
+                    },
+                ],
+                edges: vec![edge("start", "l", "topic")],
+            },
+            IssueCode::LensLabelMissing,
+            Some(1),
+        ),
+        (
             Graph { nodes: vec![start()], edges: vec![edge("gone", "start", "input")] },
             IssueCode::EdgeSourceMissing,
             None,
@@ -310,7 +327,13 @@ fn every_code_has_its_case() {
         ),
     ];
     let mut facts = lens_facts(lens_id, &[("Topic", false)]);
-    facts.lenses.as_mut().unwrap().insert(LensBinding { lens_id: hidden, version_id: None }, None);
+    facts.lenses.as_mut().unwrap().insert(LensBinding { lens_id: hidden, version_id: None }.into(), None);
+    let head = facts.lenses.as_ref().unwrap().values().flatten().next().unwrap().clone();
+    let labelled = LensUse {
+        label: Some(LabelName::parse("label", "production").unwrap()),
+        ..LensBinding { lens_id, version_id: None }.into()
+    };
+    facts.lenses.as_mut().unwrap().insert(labelled, Some(LensFacts { missing_label: Some(vec![]), ..head }));
     facts.egress = Some(Arc::new(NoLocalhost));
     let seen: HashSet<IssueCode> = cases.iter().map(|c| c.1).collect();
     for code in IssueCode::ALL {

@@ -79,6 +79,9 @@ pub struct Policy {
     pub can_vote: bool,
     /// May create battles (`create_battle`).
     pub can_create_battles: bool,
+    /// May move and remove its owner's protected lens labels
+    /// (`production`, and those the owner protects).
+    pub can_move_protected_labels: bool,
     /// Battles joined or created per day.
     pub max_daily_battles: Cap,
     /// Votes cast per day.
@@ -97,6 +100,7 @@ impl Default for Policy {
             can_join_battles: false,
             can_vote: false,
             can_create_battles: false,
+            can_move_protected_labels: false,
             max_daily_battles: Cap::of(10),
             max_daily_votes: Cap::of(50),
             max_daily_team_runs: Cap::of(10),

@@ -71,6 +71,8 @@ pub struct Stack {
     pub battle_store: Arc<lf_battle::MemoryBattleStore>,
     /// Agents, whose team runs the runner runs (bound to `own`).
     pub agents: Arc<lf_agent::AgentService>,
+    /// The lensers' accounts the agents (and battles) know.
+    pub lensers: Arc<lf_agent::MemoryLensers>,
     pub own: lf_runner::OwnServices,
     pub executors: lf_runner::Executors,
     pub runner: lf_runner::Runner,
@@ -116,7 +118,9 @@ impl Stack {
             Arc::new(lf_workflow::run::RunService::new(service.clone(), runs.clone(), runner.signal()));
         let battle_store = Arc::new(lf_battle::MemoryBattleStore::new());
         let battles = Arc::new(
-            lf_battle::BattleService::new(battle_store.clone()).with_workflow_answers(Arc::new(own.clone())),
+            lf_battle::BattleService::new(battle_store.clone())
+                .with_workflow_answers(Arc::new(own.clone()))
+                .with_contender_refs(Arc::new(own.clone())),
         );
         own.bind(
             starts.clone(),
@@ -124,16 +128,27 @@ impl Stack {
             workflows.clone() as Arc<dyn WorkflowStore>,
             runner.stopping(),
         );
-        let agents = lf_agent::AgentService::new(
-            Arc::new(lf_agent::MemoryAgentStore::new()),
-            Arc::new(lf_agent::NoLensers),
-        );
+        let lensers = Arc::new(lf_agent::MemoryLensers::new());
+        let agents =
+            lf_agent::AgentService::new(Arc::new(lf_agent::MemoryAgentStore::new()), lensers.clone());
         let agents = Arc::new(if dispatch { agents.with_dispatch(Arc::new(own.clone())) } else { agents });
         own.bind_agents(agents.clone());
         if hear_ends {
             runner.on_end(Arc::new(own.clone()));
         }
         runner.start();
-        Stack { workflows, runs, service, starts, battles, battle_store, agents, own, executors, runner }
+        Stack {
+            workflows,
+            runs,
+            service,
+            starts,
+            battles,
+            battle_store,
+            agents,
+            lensers,
+            own,
+            executors,
+            runner,
+        }
     }
 }

@@ -280,4 +280,8 @@ impl LenserHandles for SqlLenserHandles {
     async fn lenser_holds(&self, handle: &str) -> LfResult<bool> {
         on!(&self.conns, reading, |conn| sql::lenser_holds(conn, handle))
     }
+
+    async fn lenser_exists(&self, id: LenserId) -> LfResult<bool> {
+        on!(&self.conns, reading, |conn| sql::lenser_exists(conn, id))
+    }
 }

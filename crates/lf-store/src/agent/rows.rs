@@ -59,7 +59,7 @@ macro_rules! agent_columns {
     () => {
         "a.id, a.handle, a.owner_id, a.display_name, a.bio, a.headline, a.persona, a.model, a.runtime_pref, \
          a.avatar_url, a.website_url, a.can_join_battles, a.can_vote, a.can_create_battles, \
-         a.max_daily_battles, a.max_daily_votes, a.max_daily_team_runs, a.max_daily_tool_calls, \
+         a.can_move_protected_labels, a.max_daily_battles, a.max_daily_votes, a.max_daily_team_runs, a.max_daily_tool_calls, \
          a.spending_limit_credits, a.status, a.revision, a.created_at, a.updated_at, a.archived_at"
     };
 }
@@ -91,6 +91,7 @@ pub(crate) fn agent<R: Columns>(row: &R) -> LfResult<Agent> {
             can_join_battles: row.value("can_join_battles")?,
             can_vote: row.value("can_vote")?,
             can_create_battles: row.value("can_create_battles")?,
+            can_move_protected_labels: row.value("can_move_protected_labels")?,
             max_daily_battles: cap("max_daily_battles")?,
             max_daily_votes: cap("max_daily_votes")?,
             max_daily_team_runs: cap("max_daily_team_runs")?,
@@ -139,6 +140,7 @@ pub(crate) fn bind_profile<Q: Bind>(q: Q, a: &Agent) -> Q {
         .put(policy.can_join_battles)
         .put(policy.can_vote)
         .put(policy.can_create_battles)
+        .put(policy.can_move_protected_labels)
         .put(i64::from(policy.max_daily_battles.get()))
         .put(i64::from(policy.max_daily_votes.get()))
         .put(i64::from(policy.max_daily_team_runs.get()))

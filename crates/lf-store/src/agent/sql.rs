@@ -75,20 +75,24 @@ pub(crate) const AGENT_EXISTS: &str = "SELECT 1 AS found FROM agents WHERE id = 
 pub(crate) const AGENT_HOLDS: &str = "SELECT 1 AS found FROM agents WHERE handle = $1";
 /// Whether a lenser holds handle `$1`.
 const LENSER_HOLDS: &str = "SELECT 1 AS found FROM lensers WHERE handle = $1";
+/// Whether lenser `$1` has an account.
+const LENSER_EXISTS: &str = "SELECT 1 AS found FROM lensers WHERE id = $1";
 const OWNED: &str = "SELECT count(*) AS n FROM agents WHERE owner_id = $1 AND status = 'active'";
 const INSERT_AGENT: &str = "INSERT INTO agents (id, handle, owner_id, display_name, bio, headline, persona, \
      model, runtime_pref, avatar_url, website_url, can_join_battles, can_vote, can_create_battles, \
-     max_daily_battles, max_daily_votes, max_daily_team_runs, max_daily_tool_calls, spending_limit_credits, \
-     status, revision, created_at, updated_at, archived_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, \
-     $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24)";
+     can_move_protected_labels, max_daily_battles, max_daily_votes, max_daily_team_runs, \
+     max_daily_tool_calls, spending_limit_credits, status, revision, created_at, updated_at, archived_at) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, \
+     $21, $22, $23, $24, $25)";
 pub(crate) const GET_AGENT: &str =
     concat!("SELECT ", agent_columns!(), " FROM agents a WHERE a.id = $1 AND ", reach_2_3!());
 const READABLE: &str = concat!("SELECT 1 AS found FROM agents a WHERE a.id = $1 AND ", reach_2_3!());
 const UPDATE_AGENT: &str = "UPDATE agents SET display_name = $2, bio = $3, headline = $4, persona = $5, \
      model = $6, runtime_pref = $7, avatar_url = $8, website_url = $9, can_join_battles = $10, \
-     can_vote = $11, can_create_battles = $12, max_daily_battles = $13, max_daily_votes = $14, \
-     max_daily_team_runs = $15, max_daily_tool_calls = $16, spending_limit_credits = $17, status = $18, \
-     updated_at = $19, archived_at = $20, revision = $21 WHERE id = $1";
+     can_vote = $11, can_create_battles = $12, can_move_protected_labels = $13, max_daily_battles = $14, \
+     max_daily_votes = $15, max_daily_team_runs = $16, max_daily_tool_calls = $17, \
+     spending_limit_credits = $18, status = $19, updated_at = $20, archived_at = $21, revision = $22 \
+     WHERE id = $1";
 
 macro_rules! member_columns {
     () => {
@@ -255,6 +259,11 @@ pub(crate) async fn lock_handle<C: Conn>(conn: &mut C, handle: &str) -> LfResult
 /// Whether a lenser (a person) holds `handle`.
 pub(crate) async fn lenser_holds<C: Conn>(conn: &mut C, handle: &str) -> LfResult<bool> {
     found(conn, LENSER_HOLDS, handle.to_ascii_lowercase()).await
+}
+
+/// Whether lenser `id` has an account.
+pub(crate) async fn lenser_exists<C: Conn>(conn: &mut C, id: LenserId) -> LfResult<bool> {
+    found(conn, LENSER_EXISTS, id.as_uuid()).await
 }
 
 pub(crate) async fn create_agent<C: Conn>(conn: &mut C, a: &Agent, max_per_owner: u32) -> LfResult<()> {

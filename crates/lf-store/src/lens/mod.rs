@@ -3,9 +3,11 @@
 //! same on both, and of `search_sqlite` / `search_postgres` where the
 //! full-text index makes them differ: creating a lens, moving its head,
 //! changing what the index holds, and search itself. On SQLite,
-//! `get_lens_and_version` reads on a direct reader (`sqlite_direct`) and
-//! keeps its answers while the database is unchanged (see `sqlite::direct`).
+//! `get_lens_and_version` and `list_labels` read on a direct reader
+//! (`sqlite_direct`) and keep their answers while the database is unchanged
+//! (see `sqlite::direct`). Labels are `labels`'.
 
+mod labels;
 pub(crate) mod rows;
 mod search_postgres;
 mod search_sqlite;
@@ -17,8 +19,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use lf_core::{LensId, LfError, LfResult, Page, PageRequest, Reach, VersionId};
 use lf_lens::{
-    Lens, LensFilter, LensPatch, LensRun, LensStore, LensVersion, SearchQuery, VersionSelector,
-    VersionSummary, Visibility,
+    LabelChange, LabelChanged, LabelMove, LabelName, Lens, LensFilter, LensLabel, LensPatch, LensRun,
+    LensStore, LensVersion, SearchQuery, VersionSelector, VersionSummary, Visibility,
 };
 use uuid::Uuid;
 
@@ -30,9 +32,22 @@ use crate::{postgres, sqlite};
 /// `None` for a principal that reads everything), the lens, the version.
 type LensKey = (Option<Uuid>, LensId, VersionSelector);
 
+/// What a lens's cached labels are kept under: the caller's lenser id (or
+/// `None`), the lens.
+type LabelsKey = (Option<Uuid>, LensId);
+
+/// About how many bytes a lens's labels hold (a name is inline).
+fn labels_weight(labels: &Arc<Vec<LensLabel>>) -> usize {
+    std::mem::size_of::<Vec<LensLabel>>() + labels.len() * std::mem::size_of::<LensLabel>()
+}
+
 /// The lenses and versions a process keeps, at most: a few thousand of the
 /// usual few hundred bytes, fewer when their bodies are long.
 const CACHE_BYTES: usize = 16 << 20;
+
+/// The lenses' labels a process keeps, at most: tens of thousands of
+/// lenses' few labels.
+const LABELS_CACHE_BYTES: usize = 4 << 20;
 
 /// About how many bytes of strings a lens and its version hold.
 fn lens_weight(both: &Arc<(Lens, LensVersion)>) -> usize {
@@ -62,6 +77,9 @@ pub(crate) struct SqlLensStore {
     /// SQLite: the answers of `get_lens_and_version`, while the database is
     /// unchanged.
     read_cache: sqlite::ReadCache<LensKey, Arc<(Lens, LensVersion)>>,
+    /// SQLite: the answers of `list_labels`, while the database is
+    /// unchanged.
+    labels_cache: sqlite::ReadCache<LabelsKey, Arc<Vec<LensLabel>>>,
     /// SQLite: [`search_sqlite::RANK_WINDOW`], smaller in tests so that
     /// every search path runs on a few lenses.
     rank_window: u32,
@@ -73,7 +91,12 @@ impl SqlLensStore {
     }
 
     fn with_rank_window(conns: Conns, rank_window: u32) -> Self {
-        Self { conns, read_cache: sqlite::ReadCache::new(CACHE_BYTES, lens_weight), rank_window }
+        Self {
+            conns,
+            read_cache: sqlite::ReadCache::new(CACHE_BYTES, lens_weight),
+            labels_cache: sqlite::ReadCache::new(LABELS_CACHE_BYTES, labels_weight),
+            rank_window,
+        }
     }
 }
 
@@ -178,5 +201,34 @@ impl LensStore for SqlLensStore {
 
     async fn record_run(&self, run: &LensRun) -> LfResult<()> {
         on!(&self.conns, write_one, |conn| sql::record_run(conn, run))
+    }
+
+    async fn change_label(&self, change: &LabelChange) -> LfResult<LabelChanged> {
+        on!(&self.conns, write, |conn| labels::change_label(conn, change))
+    }
+
+    async fn list_labels(&self, reach: Reach, lens_id: LensId) -> LfResult<Vec<LensLabel>> {
+        let found = match &self.conns {
+            // get_lens shows the labels: read as get_lens_and_version is.
+            Conns::Sqlite(db) => {
+                let key = (owner_or_null(reach), lens_id);
+                let read = |conn: &_| Ok(sqlite_direct::labels(conn, reach, lens_id)?.map(Arc::new));
+                db.direct_cached(&self.labels_cache, key, read).await?.map(Arc::unwrap_or_clone)
+            }
+            Conns::Postgres(pool) => {
+                postgres::reading(pool, async |conn| labels::list_labels(conn, reach, lens_id).await).await?
+            }
+        };
+        found.ok_or_else(|| LfError::not_found("Lens", lens_id))
+    }
+
+    async fn label_history(
+        &self,
+        reach: Reach,
+        lens_id: LensId,
+        label: Option<LabelName>,
+        page: PageRequest,
+    ) -> LfResult<Page<LabelMove>> {
+        on!(&self.conns, reading, |conn| labels::label_history(conn, reach, lens_id, label, page))
     }
 }

@@ -28,6 +28,7 @@ macro_rules! reach_2 {
         "($2::uuid IS NULL OR l.owner_id = $2 OR l.visibility <> 'private')"
     };
 }
+pub(crate) use reach_2;
 
 /// The parameters of version `v` as one JSON array (see
 /// `rows::params_from_json`), so a version and its parameters load in one
@@ -61,7 +62,8 @@ const GET_LENS: Spellings = spelled!(get_lens);
 /// query (get_lens and run_lens read both on every call): decoded by
 /// [`rows::lens_and_version`]. Version columns are aliased where their names
 /// clash with the lens's. The LEFT JOIN tells a missing lens (no row) from a
-/// missing version (a row of NULLs).
+/// missing version (a row of NULLs). `$join` is what the lens is joined with
+/// to find the version `v`.
 macro_rules! lens_and_version {
     ($b:tt, $join:tt) => {
         concat!(
@@ -69,17 +71,27 @@ macro_rules! lens_and_version {
             lens_columns!(),
             ", v.id AS v_id, v.major, v.minor, v.patch, v.body, v.changelog, v.created_at AS v_created_at, ",
             params_json!($b),
-            " AS params, v.agent_id AS v_agent_id FROM lenses l LEFT JOIN lens_versions v ON ",
+            " AS params, v.agent_id AS v_agent_id FROM lenses l LEFT JOIN ",
             $join,
             " WHERE l.id = $1 AND l.deleted_at IS NULL AND ",
             reach_2!($b)
         )
     };
 }
-const LENS_AND_HEAD: Spellings = spelled!(lens_and_version, "v.id = l.head_version_id");
-const LENS_AND_VERSION_BY_ID: Spellings = spelled!(lens_and_version, "v.lens_id = l.id AND v.id = $3");
-const LENS_AND_VERSION_BY_SEMVER: Spellings =
-    spelled!(lens_and_version, "v.lens_id = l.id AND v.major = $3 AND v.minor = $4 AND v.patch = $5");
+const LENS_AND_HEAD: Spellings = spelled!(lens_and_version, "lens_versions v ON v.id = l.head_version_id");
+const LENS_AND_VERSION_BY_ID: Spellings =
+    spelled!(lens_and_version, "lens_versions v ON v.lens_id = l.id AND v.id = $3");
+const LENS_AND_VERSION_BY_SEMVER: Spellings = spelled!(
+    lens_and_version,
+    "lens_versions v ON v.lens_id = l.id AND v.major = $3 AND v.minor = $4 AND v.patch = $5"
+);
+/// The version label `$3` points at: a missing label is a row of NULLs, as
+/// a missing version is.
+const LENS_AND_VERSION_BY_LABEL: Spellings = spelled!(
+    lens_and_version,
+    "lens_labels t ON t.lens_id = l.id AND t.label = $3 LEFT JOIN lens_versions v ON v.id = t.version_id \
+     AND v.lens_id = l.id"
+);
 
 macro_rules! list_versions {
     ($b:tt) => {
@@ -139,12 +151,13 @@ pub(crate) async fn get_lens<C: Conn>(conn: &mut C, reach: Reach, id: LensId) ->
 }
 
 /// The `LENS_AND_*` statement of `which`: `$1` the lens, `$2` the reach,
-/// then the version's id or semver parts.
+/// then the version's id, semver parts or label.
 pub(crate) fn lens_and_version_sql(which: VersionSelector) -> &'static Spellings {
     match which {
         VersionSelector::Head => &LENS_AND_HEAD,
         VersionSelector::Id(_) => &LENS_AND_VERSION_BY_ID,
         VersionSelector::Semver(_) => &LENS_AND_VERSION_BY_SEMVER,
+        VersionSelector::Label(_) => &LENS_AND_VERSION_BY_LABEL,
     }
 }
 
@@ -166,6 +179,7 @@ pub(crate) async fn lens_and_version<C: Conn>(
             let (major, minor, patch) = semver_parts(s);
             q.put(major).put(minor).put(patch)
         }
+        VersionSelector::Label(l) => q.put(l.as_str().to_owned()),
     };
     row_of(conn, q, |row| rows::lens_and_version(row, id, which)).await
 }

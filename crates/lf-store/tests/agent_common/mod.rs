@@ -168,17 +168,23 @@ pub async fn racing_creates(stores: &[Arc<dyn AgentStore>]) {
 /// handle is refused to a new lenser with the CONFLICT a lenser's own
 /// handle gets, a lenser's handle is refused to a new agent (by the store
 /// and by the service over [`Database::lenser_handles`]), and
-/// `lenser_holds` answers from the accounts, in any case.
+/// `lenser_holds` answers from the accounts, in any case, as
+/// `lenser_exists` does of an id.
 pub async fn handles_are_one_namespace(db: &Database) {
     let (auth, agents, lensers) = (db.auth_store(), db.agent_store(), db.lenser_handles());
 
     // An agent's handle, then a lenser asking for it.
     let held = fresh_handle("ns");
-    agents.create_agent(&agent(LenserId::new(), &held), 5).await.unwrap();
+    let held_agent = agent(LenserId::new(), &held);
+    agents.create_agent(&held_agent, 5).await.unwrap();
+    assert!(!lensers.lenser_exists(held_agent.id).await.unwrap(), "an agent has no account");
     let refused = auth.create_lenser(&lenser(&held)).await.unwrap_err();
     // What a lenser's handle taken by another lenser gets.
     let theirs = fresh_handle("ns");
-    auth.create_lenser(&lenser(&theirs)).await.unwrap();
+    let account = lenser(&theirs);
+    auth.create_lenser(&account).await.unwrap();
+    assert!(lensers.lenser_exists(account.lenser.id).await.unwrap());
+    assert!(!lensers.lenser_exists(LenserId::new()).await.unwrap());
     let twice = auth.create_lenser(&lenser(&theirs)).await.unwrap_err();
     assert_eq!(refused.code(), ErrorCode::Conflict);
     assert_eq!(

@@ -87,7 +87,7 @@ pub fn error_value(tool: &str, err: &LfError) -> Value {
     json!({"code": err.code().as_str(), "message": err.message(), "details": details(err)})
 }
 
-fn details(err: &LfError) -> Map<String, Value> {
+pub(crate) fn details(err: &LfError) -> Map<String, Value> {
     err.details().iter().map(|(k, v)| (k.clone(), detail(v))).collect()
 }
 

@@ -13,7 +13,7 @@ use crate::catalog::{Catalog, CatalogOptions};
 /// conversation's context (about 4 bytes make a token). What each group
 /// takes of it is in docs/performance.md; `cargo xtask catalog-size`
 /// prints it as it is.
-pub const LISTING_BUDGET: usize = 93_000;
+pub const LISTING_BUDGET: usize = 98_000;
 
 /// One tool's share of the listing, in bytes of JSON.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -8,7 +8,7 @@ use std::fmt;
 
 use lf_battle::BattleView;
 use lf_core::{BattleId, LensId, LfError, LfResult, Principal, WorkflowId};
-use lf_lens::{LensView, Visibility};
+use lf_lens::{LabelName, LensView, Visibility};
 use lf_workflow::{Described, VersionSelector};
 use serde_json::{Map, Value, json};
 
@@ -21,6 +21,8 @@ pub(crate) const SCHEME: &str = "lenserfight://";
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum DocId {
     Lens(LensId),
+    /// The version of a lens a label points at (`latest`: the head).
+    LensAt(LensId, LabelName),
     Workflow(WorkflowId),
     Battle(BattleId),
 }
@@ -29,7 +31,7 @@ impl DocId {
     /// `kind:<uuid>`, as `search` names it.
     pub(crate) fn short(self) -> String {
         match self {
-            DocId::Lens(id) => format!("lens:{id}"),
+            DocId::Lens(id) | DocId::LensAt(id, _) => format!("lens:{id}"),
             DocId::Workflow(id) => format!("workflow:{id}"),
             DocId::Battle(id) => format!("battle:{id}"),
         }
@@ -43,6 +45,16 @@ impl DocId {
     /// A resource URI, exactly as [`DocId::uri`] writes it.
     pub(crate) fn from_uri(uri: &str) -> Option<Self> {
         let (kind, id) = uri.strip_prefix(SCHEME)?.split_once('/')?;
+        if let Some((id, query)) = id.split_once('?') {
+            let label = query.strip_prefix("label=")?;
+            return match kind {
+                "lenses" => Some(DocId::LensAt(
+                    LensId::parse("uri", id).ok()?,
+                    LabelName::parse("label", label).ok()?,
+                )),
+                _ => None,
+            };
+        }
         match kind {
             "lenses" => LensId::parse("uri", id).ok().map(DocId::Lens),
             "workflows" => WorkflowId::parse("uri", id).ok().map(DocId::Workflow),
@@ -74,6 +86,7 @@ impl fmt::Display for DocId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             DocId::Lens(id) => write!(f, "{SCHEME}lenses/{id}"),
+            DocId::LensAt(id, label) => write!(f, "{SCHEME}lenses/{id}?label={label}"),
             DocId::Workflow(id) => write!(f, "{SCHEME}workflows/{id}"),
             DocId::Battle(id) => write!(f, "{SCHEME}battles/{id}"),
         }
@@ -98,7 +111,11 @@ pub(crate) struct Document {
 /// exist or is out of `p`'s reach, alike.
 pub(crate) async fn read(services: &Services, p: &Principal, id: DocId) -> LfResult<Document> {
     Ok(match id {
-        DocId::Lens(lens) => lens_document(&services.lens.get(p, lens).await?),
+        DocId::Lens(lens) => lens_document(&services.lens.get(p, lens).await?, None),
+        DocId::LensAt(lens, label) => {
+            let which = lf_lens::VersionSelector::label("label", label.as_str())?;
+            lens_document(&services.lens.view(p, lens, which).await?, Some(label))
+        }
         DocId::Workflow(w) => {
             workflow_document(&services.workflow.describe(p, w, VersionSelector::Head).await?)
         }
@@ -106,8 +123,9 @@ pub(crate) async fn read(services: &Services, p: &Principal, id: DocId) -> LfRes
     })
 }
 
-/// A lens: its head version's template and parameters.
-fn lens_document(view: &LensView) -> Document {
+/// A lens: its head version's template and parameters, or those of the
+/// version `label` points at.
+fn lens_document(view: &LensView, label: Option<LabelName>) -> Document {
     let (l, v) = (&view.lens, &view.version);
     let id = DocId::Lens(l.id);
     let params: Vec<String> = v
@@ -117,16 +135,17 @@ fn lens_document(view: &LensView) -> Document {
         .collect();
     let mut text = heading(l.title.as_str(), l.description.as_ref().map(|d| d.as_str()));
     text.push_str(&format!(
-        "- Lens {}, version {}, {}, {}\n- Parameters: {}\n- Updated {}\n\n## Template\n\n{}",
+        "- Lens {}, version {}{}, {}, {}\n- Parameters: {}\n- Updated {}\n\n## Template\n\n{}",
         id.short(),
         v.semver,
+        label.map_or_else(String::new, |l| format!(" (label {l})")),
         l.visibility.as_str(),
         l.status.as_str(),
         if params.is_empty() { "none".to_owned() } else { params.join(", ") },
         l.updated_at.to_rfc3339(),
         fenced(v.body.as_str()),
     ));
-    let metadata = json!({
+    let mut metadata = json!({
         "kind": "lens",
         "lens_id": l.id.to_string(),
         "lenser_id": l.owner.to_string(),
@@ -140,6 +159,9 @@ fn lens_document(view: &LensView) -> Document {
         "created_at": l.created_at.to_rfc3339(),
         "updated_at": l.updated_at.to_rfc3339(),
     });
+    if let Some(label) = label {
+        metadata["label"] = Value::from(label.as_str());
+    }
     Document {
         title: l.title.to_string(),
         text,
@@ -334,6 +356,11 @@ mod tests {
         }
         assert!(lens.uri().starts_with("lenserfight://lenses/"));
         assert!(battle.short().starts_with("battle:"));
+        let DocId::Lens(id) = lens else { unreachable!() };
+        let at = DocId::LensAt(id, LabelName::parse("label", "production").unwrap());
+        assert_eq!(at.uri(), format!("lenserfight://lenses/{id}?label=production"));
+        assert_eq!(DocId::from_uri(&at.uri()), Some(at));
+        assert_eq!(DocId::parse("id", &at.uri()).unwrap(), at);
     }
 
     #[test]
@@ -346,6 +373,10 @@ mod tests {
             format!("lens:{uuid}x"),
             format!("lens: {uuid}"),
             format!("lenserfight://lenses/{uuid}/versions"),
+            format!("lenserfight://lenses/{uuid}?label="),
+            format!("lenserfight://lenses/{uuid}?label=Prod"),
+            format!("lenserfight://lenses/{uuid}?version=1.0.0"),
+            format!("lenserfight://workflows/{uuid}?label=production"),
             format!("lenserfight://lens/{uuid}"),
             format!("https://lenserfight/lenses/{uuid}"),
             "test://static-text".to_owned(),

@@ -63,6 +63,11 @@ pub(crate) fn templates() -> Vec<ResourceTemplate> {
             "A lens: its head version's template, parameters and facts.",
         ),
         (
+            "lenserfight://lenses/{lens_id}{?label}",
+            "lens_by_label",
+            "The version of a lens a label (production, staging) points at.",
+        ),
+        (
             "lenserfight://workflows/{workflow_id}",
             "workflow",
             "A workflow: its head version's steps in the order they run, and its connections.",
@@ -250,6 +255,7 @@ mod tests {
             uris,
             [
                 "lenserfight://lenses/{lens_id}",
+                "lenserfight://lenses/{lens_id}{?label}",
                 "lenserfight://workflows/{workflow_id}",
                 "lenserfight://battles/{battle_id}",
             ]

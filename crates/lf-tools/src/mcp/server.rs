@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use lf_core::{ErrorCode, LensId, LfError, PageRequest, Principal, Scope};
+use lf_core::{ErrorCode, LensId, LfError, LfResult, PageRequest, Principal, Scope};
 use lf_lens::{LensFilter, LensService, ParamValues, VersionSelector};
 use lf_workflow::run::RunId;
 use rmcp::model::{
@@ -19,7 +19,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
-use crate::catalog::errors::{error_value, logged, request_error, request_error_saying};
+use crate::catalog::errors::{details, error_value, logged, request_error, request_error_saying};
 use crate::catalog::group::Group;
 use crate::catalog::hygiene::sanitize_text;
 use crate::catalog::output::ToolOutput;
@@ -308,6 +308,21 @@ fn resource_not_found(uri: &str) -> McpError {
     ))
 }
 
+/// The lens and version a prompt's name names: `{lens_id}` (its head) or
+/// `{lens_id}@{label}`. `None` when it names no lens; an error for a label
+/// that is not a label's name.
+fn prompt_name(name: &str) -> Option<LfResult<(LensId, VersionSelector)>> {
+    let (id, label) = match name.split_once('@') {
+        Some((id, label)) => (id, Some(label)),
+        None => (name, None),
+    };
+    let id = LensId::parse("name", id).ok()?;
+    Some(match label {
+        None => Ok((id, VersionSelector::Head)),
+        Some(label) => VersionSelector::label("name", label).map(|which| (id, which)),
+    })
+}
+
 /// The MISSING_PARAMS of a lens served as a prompt, in the words of
 /// prompts: its arguments, and `prompts/get` to call again (the message
 /// of `run_lens` names that tool and its `param_values`). The labels are in
@@ -457,9 +472,11 @@ impl ServerHandler for LfServer {
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
         let principal = self.caller(&context)?;
-        let id = LensId::parse("name", &request.name).map_err(|_| {
-            logged(McpError::invalid_params(format!("Unknown prompt: {}", request.name), None))
-        })?;
+        let (id, which) = prompt_name(&request.name)
+            .ok_or_else(|| {
+                logged(McpError::invalid_params(format!("Unknown prompt: {}", request.name), None))
+            })?
+            .map_err(request_error)?;
         let values = ParamValues::parse(
             "arguments",
             request.arguments.unwrap_or_default().into_iter().map(|(k, v)| {
@@ -471,12 +488,11 @@ impl ServerHandler for LfServer {
             }),
         )
         .map_err(request_error)?;
-        let run = self.lens().run(&principal, id, VersionSelector::Head, &values, None).await.map_err(
-            |e| match e.code() {
+        let run =
+            self.lens().run(&principal, id, which, &values, None).await.map_err(|e| match e.code() {
                 ErrorCode::MissingParams => missing_arguments(&e),
                 _ => request_error(e),
-            },
-        )?;
+            })?;
         let text = sanitize_text(&run.prompt).unwrap_or(run.prompt);
         let result = GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])
             .with_description(format!("{} {}", run.lens.title, run.version.semver));
@@ -492,10 +508,11 @@ impl ServerHandler for LfServer {
         let Reference::Prompt(prompt) = &request.r#ref else {
             return Ok(CompleteResult::default());
         };
-        let Ok(id) = LensId::parse("name", &prompt.name) else {
+        let Some(named) = prompt_name(&prompt.name) else {
             return Ok(CompleteResult::default());
         };
-        let view = self.lens().get(&principal, id).await.map_err(request_error)?;
+        let (id, which) = named.map_err(request_error)?;
+        let view = self.lens().view(&principal, id, which).await.map_err(request_error)?;
         let key = lf_lens::template::label_key(&request.argument.name);
         let typed = request.argument.value.to_lowercase();
         let values: Vec<String> = view
@@ -551,6 +568,13 @@ impl ServerHandler for LfServer {
         let uri = request.uri;
         let id = DocId::from_uri(&uri).ok_or_else(|| resource_not_found(&uri))?;
         let doc = documents::read(&self.services, &principal, id).await.map_err(|e| match e.code() {
+            // A missing label is told apart (the lens is readable): the
+            // error names the labels it has.
+            ErrorCode::NotFound if e.details().iter().any(|(k, _)| k == "labels") => {
+                let mut data = details(&e);
+                data.insert("uri".to_owned(), serde_json::Value::from(uri.as_str()));
+                logged(McpError::resource_not_found(e.message().to_owned(), Some(data.into())))
+            }
             ErrorCode::NotFound => resource_not_found(&uri),
             _ => request_error(e),
         })?;

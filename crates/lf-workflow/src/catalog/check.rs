@@ -195,6 +195,12 @@ fn check_value(f: &ConfigField, v: &Value) -> Result<(), String> {
             Some(s) => lf_core::parse_uuid(f.key, s).map(|_| ()).map_err(|e| strip_field(f.key, e.message())),
             None => wrong(),
         },
+        FieldKind::Label => match v.as_str() {
+            Some(s) => {
+                lf_core::LabelName::parse(f.key, s).map(|_| ()).map_err(|e| strip_field(f.key, e.message()))
+            }
+            None => wrong(),
+        },
         FieldKind::DateTime => match v.as_str() {
             Some(s) if chrono::DateTime::parse_from_rfc3339(s).is_ok() => Ok(()),
             Some(s) => Err(format!(

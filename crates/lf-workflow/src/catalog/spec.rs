@@ -40,6 +40,8 @@ lf_core::word_enum!(
         Url = "url",
         /// A UUID.
         Uuid = "uuid",
+        /// A lens label (`[a-z0-9_-]{1,32}`, such as production; latest is the head).
+        Label = "label",
         /// An RFC 3339 instant, such as 2026-06-01T09:00:00Z.
         DateTime = "datetime",
         /// `form_input_trigger`'s declared fields.

@@ -41,6 +41,8 @@ pub struct PatchIn {
     pub can_vote: Option<bool>,
     /// May create battles.
     pub can_create_battles: Option<bool>,
+    /// May move your protected lens labels.
+    pub can_move_protected_labels: Option<bool>,
     /// Battles per day; caps are 0 to 10000 (0: none allowed).
     pub max_daily_battles: Option<i64>,
     /// Votes per day.
@@ -95,6 +97,7 @@ impl PatchIn {
             can_join_battles: self.can_join_battles,
             can_vote: self.can_vote,
             can_create_battles: self.can_create_battles,
+            can_move_protected_labels: self.can_move_protected_labels,
             max_daily_battles: cap("max_daily_battles", self.max_daily_battles)?,
             max_daily_votes: cap("max_daily_votes", self.max_daily_votes)?,
             max_daily_team_runs: cap("max_daily_team_runs", self.max_daily_team_runs)?,

@@ -1,6 +1,6 @@
 use lf_agent::UsageKind;
 use lf_agent::policy::{Capability, Gate};
-use lf_battle::{ContenderType, DisplayName, NewContender, Slot};
+use lf_battle::{DisplayName, NewContender, Slot};
 use lf_core::{ContenderRefId, LfResult};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -20,7 +20,7 @@ pub struct AddContenderIn {
     pub display_name: String,
     /// What it is; the battle_type decides which are allowed.
     pub contender_type: ContenderTypeIn,
-    /// What it stands for (a lenser, AI lenser, model profile or workflow); ratings are kept per reference.
+    /// A lenser (human), an AI Lenser (ai_agent, ai_model) or a workflow; ratings are kept per reference.
     #[schemars(extend("format" = "uuid"))]
     pub contender_ref_id: String,
     /// The next free slot letter (A, B, C…); leave it out to get it.
@@ -43,16 +43,6 @@ pub struct AddedContenderOut {
 
 pub struct AddBattleContender;
 
-/// The owner of the AI Lenser `reference` names, if it is one.
-async fn agent_owner(ctx: &Ctx, reference: ContenderRefId) -> LfResult<Option<lf_core::LenserId>> {
-    let id = lf_core::LenserId::from_uuid(reference.as_uuid());
-    match ctx.services.agents.owner_of(id).await {
-        Ok(owner) => Ok(Some(owner)),
-        Err(e) if e.code() == lf_core::ErrorCode::NotFound => Ok(None),
-        Err(e) => Err(e),
-    }
-}
-
 impl Tool for AddBattleContender {
     const NAME: &'static str = "add_battle_contender";
     const TITLE: &'static str = "Add a battle contender";
@@ -70,14 +60,10 @@ impl Tool for AddBattleContender {
             contender_type: i.contender_type.into(),
             reference: ContenderRefId::parse("contender_ref_id", &i.contender_ref_id)?,
             slot: i.slot.as_deref().map(Slot::parse).transpose()?,
-            // A workflow's owner is named by the battle service (from the
-            // workflow, which the caller must be able to read); an AI
-            // Lenser's is its owner, who may then submit for it too.
+            // The battle service checks the reference and names who answers
+            // for an AI Lenser or a workflow (its owner, who may then submit
+            // for it too).
             owner: None,
-        };
-        let new = match new.contender_type {
-            ContenderType::AiAgent => NewContender { owner: agent_owner(&ctx, new.reference).await?, ..new },
-            _ => new,
         };
         let c = ctx.services.battle.add_contender(&ctx.principal, new).await?;
         Ok(AddedContenderOut {

@@ -1,9 +1,9 @@
-use lf_core::{LfError, LfResult, VersionId};
-use lf_lens::{Semver, VersionSelector};
+use lf_core::{LfError, LfResult};
+use lf_lens::VersionSelector;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::shapes::lens_id;
+use super::shapes::{VersionRefOut, by_label, lens_id, selector_from_text};
 use crate::catalog::services::Ctx;
 use crate::catalog::tool::{Safety, Tool};
 
@@ -16,15 +16,13 @@ pub struct DiffVersionsIn {
     #[schemars(extend("format" = "uuid"))]
     pub lens_id: String,
     /// The older version: a semver like "1.0.0" or a version id.
-    pub from: String,
+    pub from: Option<String>,
+    /// Or the version of this label (instead of from).
+    pub from_label: Option<String>,
     /// The newer version (default: the head).
     pub to: Option<String>,
-}
-
-#[derive(Serialize, JsonSchema)]
-pub struct VersionRefOut {
-    pub id: String,
-    pub semver: String,
+    /// Or the version of this label (instead of to).
+    pub to_label: Option<String>,
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -48,36 +46,42 @@ pub struct DiffOut {
     pub body_diff: String,
 }
 
-/// A version named by a semver or a version UUID.
-fn selector_from_text(field: &str, s: &str) -> LfResult<VersionSelector> {
-    if s.contains('-') {
-        return VersionId::parse(field, s).map(VersionSelector::Id);
-    }
-    Semver::parse(s).map(VersionSelector::Semver).map_err(|_| {
-        LfError::invalid_argument(format!(
-            "{field} must be a semver like 1.2.0 or a version UUID, got {}",
-            LfError::excerpt(s)
+/// The version `text` (a semver or id) or `label` names, `default` when
+/// neither is given.
+fn side(
+    (field, text): (&str, Option<&str>),
+    (label_field, label): (&str, Option<&str>),
+    default: Option<VersionSelector>,
+) -> LfResult<VersionSelector> {
+    // Each argument given is read first, so a malformed one is
+    // INVALID_ARGUMENT naming it whatever else is given.
+    let text = text.map(|t| selector_from_text(field, t)).transpose()?;
+    let label = label.map(|l| by_label(label_field, l)).transpose()?;
+    match (text, label, default) {
+        (Some(which), None, _) | (None, Some(which), _) | (None, None, Some(which)) => Ok(which),
+        (Some(_), Some(_), _) => {
+            Err(LfError::bad_input(format!("Give {field} or {label_field}, not both.")).with_field(label_field))
+        }
+        (None, None, None) => Err(LfError::bad_input(format!(
+            "Give {field} (a semver or version id) or {label_field}; list_lens_versions and list_lens_labels show them."
         ))
-        .with_field(field)
-    })
+        .with_field(field)),
+    }
 }
 
 impl Tool for DiffLensVersions {
     const NAME: &'static str = "diff_lens_versions";
     const TITLE: &'static str = "Diff lens versions";
     const SAFETY: Safety = Safety::Read;
-    const DESCRIPTION: &'static str = "Compare two versions of a lens: parameter changes, the semver bump they call for, and a diff of the templates.";
+    const DESCRIPTION: &'static str = "Compare two versions of a lens (by semver, id or label): parameter changes, the semver bump they call for, and a diff of the templates.";
     type Input = DiffVersionsIn;
     type Output = DiffOut;
 
     async fn call(ctx: Ctx, i: DiffVersionsIn) -> LfResult<DiffOut> {
         let id = lens_id(&i.lens_id)?;
-        let from = selector_from_text("from", &i.from)?;
+        let from = side(("from", i.from.as_deref()), ("from_label", i.from_label.as_deref()), None)?;
         let to =
-            i.to.as_deref()
-                .map(|t| selector_from_text("to", t))
-                .transpose()?
-                .unwrap_or(VersionSelector::Head);
+            side(("to", i.to.as_deref()), ("to_label", i.to_label.as_deref()), Some(VersionSelector::Head))?;
         let d = ctx.services.lens.diff(&ctx.principal, id, from, to).await?;
         Ok(DiffOut {
             lens_id: id.to_string(),

@@ -1,11 +1,11 @@
 use std::collections::BTreeMap;
 
 use lf_core::LfResult;
-use lf_lens::{FindAndRun, SearchQuery};
+use lf_lens::{FindAndRun, SearchQuery, VersionSelector};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::shapes::{ParamOut, RUN_NEXT_STEP, VisibilityIn, in_field, params_out, values};
+use super::shapes::{ParamOut, RUN_NEXT_STEP, VisibilityIn, by_label, in_field, params_out, values};
 use crate::catalog::services::Ctx;
 use crate::catalog::tool::{Safety, Tool};
 
@@ -21,6 +21,8 @@ pub struct FindAndRunIn {
     pub param_values: Option<BTreeMap<String, String>>,
     /// Only lenses of this visibility tier.
     pub visibility: Option<VisibilityIn>,
+    /// Run the version of this label of the best match (the head when left out).
+    pub label: Option<String>,
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -42,6 +44,8 @@ pub struct FindAndRunOut {
     pub lens_title: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub version_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub semver: Option<String>,
     /// The prompt to execute (ready).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resolved_prompt: Option<String>,
@@ -72,10 +76,12 @@ impl Tool for FindAndRunLens {
     async fn call(ctx: Ctx, i: FindAndRunIn) -> LfResult<FindAndRunOut> {
         let query = SearchQuery::parse(&i.query)?;
         let values = values("param_values", i.param_values)?;
+        let which =
+            i.label.as_deref().map(|l| by_label("label", l)).transpose()?.unwrap_or(VersionSelector::Head);
         let found = ctx
             .services
             .lens
-            .find_and_run(&ctx.principal, &query, &i.query, &values, i.visibility.map(Into::into))
+            .find_and_run(&ctx.principal, &query, &i.query, &values, i.visibility.map(Into::into), which)
             .await
             .map_err(in_field("param_values"))?;
         let candidates = |c: Vec<lf_lens::Candidate>| {
@@ -87,6 +93,7 @@ impl Tool for FindAndRunLens {
             lens_id: None,
             lens_title: None,
             version_id: None,
+            semver: None,
             resolved_prompt: None,
             params_used: None,
             estimated_input_tokens: None,
@@ -101,6 +108,7 @@ impl Tool for FindAndRunLens {
                 lens_id: Some(resolved.lens.id.to_string()),
                 lens_title: Some(resolved.lens.title.to_string()),
                 version_id: Some(resolved.version.id.to_string()),
+                semver: Some(resolved.version.semver.to_string()),
                 resolved_prompt: Some(resolved.prompt),
                 params_used: Some(resolved.params_used),
                 estimated_input_tokens: Some(resolved.estimated_input_tokens),
@@ -113,6 +121,7 @@ impl Tool for FindAndRunLens {
                 lens_id: Some(view.lens.id.to_string()),
                 lens_title: Some(view.lens.title.to_string()),
                 version_id: Some(view.version.id.to_string()),
+                semver: Some(view.version.semver.to_string()),
                 next_step: format!(
                     "Ask the user for: {}. Then call run_lens with lens_id {} and param_values including these labels.",
                     missing.join(", "),

@@ -14,11 +14,14 @@ mod find_and_run_lens;
 mod fork_lens;
 mod get_lens;
 mod get_lens_version;
+mod list_lens_labels;
 mod list_lens_versions;
 mod list_lenses;
+mod remove_lens_label;
 mod restore_lens;
 mod run_lens;
 mod search_lenses;
+mod set_lens_label;
 mod set_lens_visibility;
 mod update_lens;
 mod validate_lens_params;
@@ -29,7 +32,7 @@ use crate::catalog::tool::declare;
 pub static GROUP: Group = Group {
     id: "lens",
     title: "Lens",
-    description: "Reusable prompt templates: find, inspect, create, version, fork and run lenses.",
+    description: "Reusable prompt templates: find, inspect, create, version, label, fork and run lenses.",
     tools: |g| {
         vec![
             declare::<list_lenses::ListLenses>(g),
@@ -49,6 +52,9 @@ pub static GROUP: Group = Group {
             declare::<delete_lens::DeleteLens>(g),
             declare::<restore_lens::RestoreLens>(g),
             declare::<diff_lens_versions::DiffLensVersions>(g),
+            declare::<list_lens_labels::ListLensLabels>(g),
+            declare::<set_lens_label::SetLensLabel>(g),
+            declare::<remove_lens_label::RemoveLensLabel>(g),
         ]
     },
 };

@@ -4,7 +4,7 @@ use lf_core::{LfResult, WorkflowId};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::shapes::{RUN_NEXT_STEP, in_field, lens_id, values, version_selector};
+use super::shapes::{RUN_NEXT_STEP, in_field, lens_id, values, version_or_label};
 use crate::catalog::services::Ctx;
 use crate::catalog::tool::{Safety, Tool};
 
@@ -19,6 +19,8 @@ pub struct RunLensIn {
     /// Pin a version; the head when left out.
     #[schemars(extend("format" = "uuid"))]
     pub version_id: Option<String>,
+    /// Or run the version this label points at.
+    pub label: Option<String>,
     /// Parameter values by label (case-insensitive; unknown labels are ignored).
     pub param_values: Option<BTreeMap<String, String>>,
     /// Record the run against this workflow.
@@ -56,7 +58,7 @@ impl Tool for RunLens {
     type Output = RunOut;
 
     async fn call(ctx: Ctx, i: RunLensIn) -> LfResult<RunOut> {
-        let which = version_selector(i.version_id.as_deref())?;
+        let which = version_or_label(i.version_id.as_deref(), i.label.as_deref())?;
         let values = values("param_values", i.param_values)?;
         let workflow = i.workflow_id.as_deref().map(|w| WorkflowId::parse("workflow_id", w)).transpose()?;
         let r = ctx

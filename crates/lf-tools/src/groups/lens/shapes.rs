@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use lf_core::{LensId, LfError, LfResult, VersionId};
 use lf_lens::{
-    Description, Lens, LensStatus, LensVersion, Param, ParamDeclaration, ParamValues, Unterminated,
-    VersionSelector, VersionSummary, Visibility,
+    Description, LabelMove, LabelName, Lens, LensLabel, LensStatus, LensVersion, Param, ParamDeclaration,
+    ParamValues, Semver, Unterminated, VersionRef, VersionSelector, VersionSummary, Visibility,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -102,6 +102,51 @@ pub fn version_selector(version_id: Option<&str>) -> LfResult<VersionSelector> {
         Some(v) => VersionSelector::Id(VersionId::parse("version_id", v)?),
         None => VersionSelector::Head,
     })
+}
+
+/// A version by its id or by a label, or the head; BAD_INPUT for both.
+pub fn version_or_label(version_id: Option<&str>, label: Option<&str>) -> LfResult<VersionSelector> {
+    // A malformed label is INVALID_ARGUMENT whatever else is given.
+    let label = label.map(|l| by_label("label", l)).transpose()?;
+    match (version_id, label) {
+        (Some(_), Some(_)) => {
+            Err(LfError::bad_input("Give version_id or label, not both: a label names a version by itself.")
+                .with_field("label"))
+        }
+        (None, Some(which)) => Ok(which),
+        (v, None) => version_selector(v),
+    }
+}
+
+/// A version named by a semver or a version UUID.
+pub fn selector_from_text(field: &str, s: &str) -> LfResult<VersionSelector> {
+    if s.contains('-') {
+        return VersionId::parse(field, s).map(VersionSelector::Id);
+    }
+    Semver::parse(s).map(VersionSelector::Semver).map_err(|_| {
+        LfError::invalid_argument(format!(
+            "{field} must be a semver like 1.2.0 or a version UUID, got {}",
+            LfError::excerpt(s)
+        ))
+        .with_field(field)
+    })
+}
+
+/// The version a `label` argument names (`latest`: the head).
+pub fn by_label(field: &str, label: &str) -> LfResult<VersionSelector> {
+    VersionSelector::label(field, label)
+}
+
+/// A label to set or remove: any name but `latest`.
+pub fn settable_label(label: &str) -> LfResult<LabelName> {
+    LabelName::settable("label", label)
+}
+
+/// Whether the caller, when it is an AI Lenser, may move protected labels
+/// (its policy's `can_move_protected_labels`); not read for anyone else.
+pub async fn agent_may_move_protected(ctx: &crate::catalog::services::Ctx) -> LfResult<bool> {
+    let policy = ctx.services.agents.policy_of(&ctx.principal).await?;
+    Ok(policy.is_some_and(|p| p.can_move_protected_labels))
 }
 
 pub fn values(field: &str, map: Option<BTreeMap<String, String>>) -> LfResult<ParamValues> {
@@ -338,4 +383,71 @@ pub struct StatusOut {
     pub lens_id: String,
     pub status: &'static str,
     pub archived_at: Option<String>,
+}
+
+/// A version as a diff or a label names it.
+#[derive(Serialize, JsonSchema)]
+pub struct VersionRefOut {
+    pub id: String,
+    pub semver: String,
+}
+
+impl From<VersionRef> for VersionRefOut {
+    fn from(v: VersionRef) -> Self {
+        Self { id: v.id.to_string(), semver: v.semver.to_string() }
+    }
+}
+
+/// A label of a lens and the version it points at.
+#[derive(Serialize, JsonSchema)]
+pub struct LabelOut {
+    pub name: String,
+    pub version_id: String,
+    pub semver: String,
+    /// Only the owner moves it.
+    pub protected: bool,
+    pub moved_by: Option<String>,
+    /// The AI Lenser that moved it for moved_by.
+    pub moved_by_agent: Option<String>,
+    pub moved_at: String,
+}
+
+impl From<&LensLabel> for LabelOut {
+    fn from(l: &LensLabel) -> Self {
+        Self {
+            name: l.name.to_string(),
+            version_id: l.version.id.to_string(),
+            semver: l.version.semver.to_string(),
+            protected: l.protected,
+            moved_by: l.moved_by.map(|b| b.to_string()),
+            moved_by_agent: l.moved_by_agent.map(|b| b.to_string()),
+            moved_at: l.moved_at.to_rfc3339(),
+        }
+    }
+}
+
+/// One recorded move of a label.
+#[derive(Serialize, JsonSchema)]
+pub struct LabelMoveOut {
+    pub label: String,
+    /// Null when the label was new.
+    pub from: Option<VersionRefOut>,
+    /// Null when it was removed.
+    pub to: Option<VersionRefOut>,
+    pub by: Option<String>,
+    pub by_agent: Option<String>,
+    pub at: String,
+}
+
+impl From<&LabelMove> for LabelMoveOut {
+    fn from(m: &LabelMove) -> Self {
+        Self {
+            label: m.label.to_string(),
+            from: m.from.map(Into::into),
+            to: m.to.map(Into::into),
+            by: m.by.map(|b| b.to_string()),
+            by_agent: m.by_agent.map(|b| b.to_string()),
+            at: m.at.to_rfc3339(),
+        }
+    }
 }

@@ -6,7 +6,7 @@ use serde_json::json;
 
 use super::super::Category::AiPrimitive;
 use super::super::spec::{FieldKind, IoType, NodeTypeSpec, SideEffect, entry, field, port};
-use super::{input_path, model_fields, text_output};
+use super::{input_path, label_field, lens_output, model_fields, text_output};
 
 fn ai(t: &'static str, display: &'static str, description: &'static str) -> NodeTypeSpec {
     entry(t, AiPrimitive, display, description)
@@ -25,11 +25,13 @@ pub(super) fn entries() -> Vec<NodeTypeSpec> {
             .aliases(&["run_lens"])
             .caps(&["prompt", "llm", "lens"])
             .io(&[IoType::Text, IoType::Json], IoType::LensResult)
+            .outputs(lens_output())
             .fields(with_model(vec![
                 field("lens_id", "Lens", FieldKind::Uuid, "The lens to run (one the workflow's owner can read).").required().aliases(&["lensId"]),
-                field("version_id", "Lens version", FieldKind::Uuid, "Pins a version of the lens; omit to use its head.").aliases(&["versionId"]),
+                field("version_id", "Lens version", FieldKind::Uuid, "Pins a version of the lens; omit to use its head (or label's version).").aliases(&["versionId"]),
+                label_field(),
             ]))
-            .example("Run a code-review lens on a diff.", json!({"lens_id": "0190f5a2-7c1e-7d3a-9b2c-5e8f1a2b3c4d"}), json!({"code": "fn main() {}"}), json!({"text": "Looks fine.", "model": "offline-deterministic", "input_tokens": 30, "output_tokens": 4}), Some(("github_issue_create", "text → body")))
+            .example("Run a code-review lens on a diff.", json!({"lens_id": "0190f5a2-7c1e-7d3a-9b2c-5e8f1a2b3c4d"}), json!({"code": "fn main() {}"}), json!({"text": "Looks fine.", "model": "offline-deterministic", "input_tokens": 30, "output_tokens": 4, "version": {"lens_id": "0190f5a2-7c1e-7d3a-9b2c-5e8f1a2b3c4d", "version_id": "0190f5a2-7c1e-7d3a-9b2c-5e8f1a2b3c4e", "semver": "1.0.0", "label": null}}), Some(("github_issue_create", "text → body")))
             .use_case("A lens chosen by id inside a tool-only blueprint."),
         ai("prompt_template", "Prompt", "Fills `template`'s [[name]] placeholders from the node's inputs and asks the model.")
             .aliases(&["prompt", "llm"])

@@ -86,3 +86,26 @@ fn text_output() -> Vec<super::spec::Port> {
         port("output_tokens", IoType::Number, "Tokens of the answer."),
     ]
 }
+
+/// What a lens-running step outputs: a model step's output and the
+/// version of the lens that ran.
+fn lens_output() -> Vec<super::spec::Port> {
+    use super::spec::{IoType, port};
+    let mut ports = text_output();
+    ports.push(port(
+        "version",
+        IoType::Object,
+        "The lens version that ran: {lens_id, version_id, semver, label} (label null when none was named).",
+    ));
+    ports
+}
+
+/// A lens-running step's `label`: the version it points at when the step runs.
+fn label_field() -> ConfigField {
+    field(
+        "label",
+        "Lens label",
+        FieldKind::Label,
+        "Runs the version this label of the lens points at when the step runs (such as production); not with a pinned version.",
+    )
+}

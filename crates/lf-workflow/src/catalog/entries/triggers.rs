@@ -4,10 +4,16 @@ use serde_json::json;
 
 use super::super::Category::{Lens, Trigger};
 use super::super::spec::{FieldKind, IoType, NodeTypeSpec, entry, field, port};
-use super::{model_fields, text_output};
+use super::{label_field, lens_output, model_fields};
 
-const EVENTS: &[&str] =
-    &["lens.created", "lens.updated", "battle.closed", "workflow.run.completed", "workflow.run.failed"];
+const EVENTS: &[&str] = &[
+    "lens.created",
+    "lens.updated",
+    "lens.label_moved",
+    "battle.closed",
+    "workflow.run.completed",
+    "workflow.run.failed",
+];
 
 fn trigger(t: &'static str, display: &'static str, description: &'static str) -> NodeTypeSpec {
     entry(t, Trigger, display, description)
@@ -41,7 +47,7 @@ pub(super) fn entries() -> Vec<NodeTypeSpec> {
             .caps(&["webhook", "http", "inbound"])
             .example("A form service posts each new signup.", json!({}), json!(null), json!({"email": "ada@example.com", "plan": "pro"}), Some(("data_mapper", "output → input")))
             .use_case("React to events of another system that can call a URL."),
-        trigger("event_trigger", "Event trigger", "Starts a run when an event happens that the workflow's owner may see: a lens created or updated, a battle closed, a workflow run completed or failed. The event is the run's inputs.")
+        trigger("event_trigger", "Event trigger", "Starts a run when an event happens that the workflow's owner may see: a lens created or updated, a lens label moved, a battle closed, a workflow run completed or failed. The event is the run's inputs.")
             .aliases(&["event"])
             .caps(&["event", "subscribe"])
             .fields(vec![field("event_type", "Event", FieldKind::Select, "The event that starts a run.")
@@ -56,13 +62,13 @@ pub(super) fn entries() -> Vec<NodeTypeSpec> {
             .fields(vec![field("fields", "Fields", FieldKind::FormFields, "The inputs a run takes: [{\"name\", \"kind\" (string, number, integer, boolean, select, json), \"required\" (default true), \"options\", \"description\", \"default\"}].").required()])
             .example("Ask for a topic and a tone.", json!({"fields": [{"name": "topic", "kind": "string"}, {"name": "tone", "kind": "select", "options": ["formal", "casual"], "required": false}]}), json!(null), json!({"topic": "Rust ownership", "tone": "casual"}), Some(("lens", "topic → topic")))
             .use_case("A workflow people start by filling in a few typed fields."),
-        entry("lens", Lens, "Lens step", "Resolves a lens (its head version, or the pinned one) with its parameters, configured and wired, and asks the model provider. A lens step's input parameters are its lens's parameters.")
+        entry("lens", Lens, "Lens step", "Resolves a lens (its head version, the pinned one, or the one its `label` points at when it runs) with its parameters, configured and wired, and asks the model provider. A lens step's input parameters are its lens's parameters.")
             .caps(&["prompt", "llm", "lens"])
             .inputs(vec![port("<lens parameter>", IoType::Text, "Each parameter of the lens, by label (case-insensitive).")])
             .io(&[IoType::Text, IoType::Json, IoType::Object], IoType::LensResult)
-            .outputs(text_output())
-            .fields(model_fields())
-            .example("Research a topic with a lens that takes [[Topic]].", json!({"max_tokens": 800}), json!({"topic": "AI robotics"}), json!({"text": "Three developments in AI robotics…", "model": "offline-deterministic", "input_tokens": 42, "output_tokens": 180}), Some(("slack_notify", "text → text")))
+            .outputs(lens_output())
+            .fields([vec![label_field()], model_fields()].concat())
+            .example("Research a topic with the version of a lens that takes [[Topic]] labelled production.", json!({"label": "production", "max_tokens": 800}), json!({"topic": "AI robotics"}), json!({"text": "Three developments in AI robotics…", "model": "offline-deterministic", "input_tokens": 42, "output_tokens": 180, "version": {"lens_id": "0190f5a2-7c1e-7d3a-9b2c-5e8f1a2b3c4d", "version_id": "0190f5a2-7c1e-7d3a-9b2c-5e8f1a2b3c4e", "semver": "1.2.0", "label": "production"}}), Some(("slack_notify", "text → text")))
             .use_case("Every AI step whose instructions are a reusable lens."),
     ]
 }
