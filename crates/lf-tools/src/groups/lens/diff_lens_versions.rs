@@ -3,7 +3,7 @@ use lf_lens::VersionSelector;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::shapes::{VersionRefOut, by_label, lens_id, selector_from_text};
+use super::shapes::{VersionRefOut, lens_id, selector_from_text};
 use crate::catalog::services::Ctx;
 use crate::catalog::tool::{Safety, Tool};
 
@@ -56,7 +56,7 @@ fn side(
     // Each argument given is read first, so a malformed one is
     // INVALID_ARGUMENT naming it whatever else is given.
     let text = text.map(|t| selector_from_text(field, t)).transpose()?;
-    let label = label.map(|l| by_label(label_field, l)).transpose()?;
+    let label = label.map(|l| VersionSelector::label(label_field, l)).transpose()?;
     match (text, label, default) {
         (Some(which), None, _) | (None, Some(which), _) | (None, None, Some(which)) => Ok(which),
         (Some(_), Some(_), _) => {

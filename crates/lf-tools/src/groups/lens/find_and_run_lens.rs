@@ -5,7 +5,7 @@ use lf_lens::{FindAndRun, SearchQuery, VersionSelector};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::shapes::{ParamOut, RUN_NEXT_STEP, VisibilityIn, by_label, in_field, params_out, values};
+use super::shapes::{ParamOut, RUN_NEXT_STEP, VisibilityIn, in_field, params_out, values};
 use crate::catalog::services::Ctx;
 use crate::catalog::tool::{Safety, Tool};
 
@@ -76,8 +76,12 @@ impl Tool for FindAndRunLens {
     async fn call(ctx: Ctx, i: FindAndRunIn) -> LfResult<FindAndRunOut> {
         let query = SearchQuery::parse(&i.query)?;
         let values = values("param_values", i.param_values)?;
-        let which =
-            i.label.as_deref().map(|l| by_label("label", l)).transpose()?.unwrap_or(VersionSelector::Head);
+        let which = i
+            .label
+            .as_deref()
+            .map(|l| VersionSelector::label("label", l))
+            .transpose()?
+            .unwrap_or(VersionSelector::Head);
         let found = ctx
             .services
             .lens

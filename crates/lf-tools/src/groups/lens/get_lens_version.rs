@@ -3,7 +3,7 @@ use lf_lens::{Semver, VersionSelector};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::shapes::{VersionOut, by_label, lens_id};
+use super::shapes::{VersionOut, lens_id};
 use crate::catalog::services::Ctx;
 use crate::catalog::tool::{Safety, Tool};
 
@@ -36,7 +36,7 @@ impl Tool for GetLensVersion {
     async fn call(ctx: Ctx, i: GetLensVersionIn) -> LfResult<VersionOut> {
         let id = lens_id(&i.lens_id)?;
         // A malformed label is INVALID_ARGUMENT whatever else is given.
-        let label = i.label.as_deref().map(|l| by_label("label", l)).transpose()?;
+        let label = i.label.as_deref().map(|l| VersionSelector::label("label", l)).transpose()?;
         let which = match (i.version_id.as_deref(), i.semver.as_deref(), label) {
             (Some(_), _, Some(_)) | (_, Some(_), Some(_)) => {
                 return Err(LfError::bad_input(

@@ -1,8 +1,8 @@
-use lf_core::LfResult;
+use lf_core::{LabelName, LfResult};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::shapes::{LabelMoveOut, agent_may_move_protected, lens_id, settable_label};
+use super::shapes::{LabelMoveOut, agent_may_move_protected, lens_id};
 use crate::catalog::services::Ctx;
 use crate::catalog::tool::{Safety, Tool};
 
@@ -37,7 +37,7 @@ impl Tool for RemoveLensLabel {
 
     async fn call(ctx: Ctx, i: RemoveLensLabelIn) -> LfResult<LabelRemovedOut> {
         let id = lens_id(&i.lens_id)?;
-        let label = settable_label(&i.label)?;
+        let label = LabelName::settable("label", &i.label)?;
         let may = agent_may_move_protected(&ctx).await?;
         let record = ctx.services.lens.remove_label(&ctx.principal, id, label, may).await?;
         Ok(LabelRemovedOut { lens_id: id.to_string(), removed: LabelMoveOut::from(&record) })

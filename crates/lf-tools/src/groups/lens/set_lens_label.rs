@@ -1,11 +1,9 @@
-use lf_core::LfResult;
+use lf_core::{LabelName, LfResult};
 use lf_lens::SetLabel;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::shapes::{
-    LabelMoveOut, LabelOut, agent_may_move_protected, lens_id, selector_from_text, settable_label,
-};
+use super::shapes::{LabelMoveOut, LabelOut, agent_may_move_protected, lens_id, selector_from_text};
 use crate::catalog::services::Ctx;
 use crate::catalog::tool::{Safety, Tool};
 
@@ -45,7 +43,7 @@ impl Tool for SetLensLabel {
     async fn call(ctx: Ctx, i: SetLensLabelIn) -> LfResult<LabelSetOut> {
         let set = SetLabel {
             lens_id: lens_id(&i.lens_id)?,
-            label: settable_label(&i.label)?,
+            label: LabelName::settable("label", &i.label)?,
             version: selector_from_text("version", &i.version)?,
             protect: i.protected,
         };

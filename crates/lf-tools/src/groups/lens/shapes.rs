@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use lf_core::{LensId, LfError, LfResult, VersionId};
 use lf_lens::{
-    Description, LabelMove, LabelName, Lens, LensLabel, LensStatus, LensVersion, Param, ParamDeclaration,
-    ParamValues, Semver, Unterminated, VersionRef, VersionSelector, VersionSummary, Visibility,
+    Description, LabelMove, Lens, LensLabel, LensStatus, LensVersion, Param, ParamDeclaration, ParamValues,
+    Semver, Unterminated, VersionRef, VersionSelector, VersionSummary, Visibility,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -107,7 +107,7 @@ pub fn version_selector(version_id: Option<&str>) -> LfResult<VersionSelector> {
 /// A version by its id or by a label, or the head; BAD_INPUT for both.
 pub fn version_or_label(version_id: Option<&str>, label: Option<&str>) -> LfResult<VersionSelector> {
     // A malformed label is INVALID_ARGUMENT whatever else is given.
-    let label = label.map(|l| by_label("label", l)).transpose()?;
+    let label = label.map(|l| VersionSelector::label("label", l)).transpose()?;
     match (version_id, label) {
         (Some(_), Some(_)) => {
             Err(LfError::bad_input("Give version_id or label, not both: a label names a version by itself.")
@@ -130,16 +130,6 @@ pub fn selector_from_text(field: &str, s: &str) -> LfResult<VersionSelector> {
         ))
         .with_field(field)
     })
-}
-
-/// The version a `label` argument names (`latest`: the head).
-pub fn by_label(field: &str, label: &str) -> LfResult<VersionSelector> {
-    VersionSelector::label(field, label)
-}
-
-/// A label to set or remove: any name but `latest`.
-pub fn settable_label(label: &str) -> LfResult<LabelName> {
-    LabelName::settable("label", label)
 }
 
 /// Whether the caller, when it is an AI Lenser, may move protected labels
