@@ -3,7 +3,7 @@
 //! composition root joins them.
 
 use async_trait::async_trait;
-use lf_core::{LensId, LfResult, Reach, VersionId};
+use lf_core::{LabelName, LensId, LfResult, Reach, VersionId};
 use lf_lens::{LensService, VersionSelector};
 use lf_workflow::{LensFacts, LensLookup, LensParam};
 
@@ -38,8 +38,8 @@ impl LensLookup for WorkflowLenses {
         })
     }
 
-    async fn labels(&self, reach: Reach, lens_id: LensId) -> LfResult<Vec<(String, VersionId)>> {
+    async fn labels(&self, reach: Reach, lens_id: LensId) -> LfResult<Vec<(LabelName, VersionId)>> {
         let labels = self.0.store().list_labels(reach, lens_id).await?;
-        Ok(labels.into_iter().map(|l| (l.name.to_string(), l.version.id)).collect())
+        Ok(labels.into_iter().map(|l| (l.name, l.version.id)).collect())
     }
 }

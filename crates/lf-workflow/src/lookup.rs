@@ -39,7 +39,7 @@ pub struct LensFacts {
 
 /// A lens a step runs, as it names it: its head, a pinned version, or the
 /// version a label points at (the key of [`Facts::lenses`]).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct LensUse {
     pub lens_id: LensId,
     pub version_id: Option<VersionId>,
@@ -76,7 +76,7 @@ pub trait LensLookup: Send + Sync {
 
     /// The labels of lens `lens_id` as `reach` may read it: each name and
     /// the version it points at. NOT_FOUND as for [`LensLookup::lens`].
-    async fn labels(&self, reach: Reach, lens_id: LensId) -> LfResult<Vec<(String, VersionId)>>;
+    async fn labels(&self, reach: Reach, lens_id: LensId) -> LfResult<Vec<(LabelName, VersionId)>>;
 }
 
 /// A saved connection, without its settings or secret.

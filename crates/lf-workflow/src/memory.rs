@@ -8,8 +8,8 @@ use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use async_trait::async_trait;
 use lf_core::{
-    LensId, LenserId, LfError, LfResult, Page, PageRequest, Reach, SearchQuery, Timestamp, VersionId,
-    WorkflowId,
+    LabelName, LensId, LenserId, LfError, LfResult, Page, PageRequest, Reach, SearchQuery, Timestamp,
+    VersionId, WorkflowId,
 };
 
 use crate::connection::{Connection, ConnectionStore, SealedSecret, connection_not_found, connection_taken};
@@ -310,7 +310,7 @@ struct KnownLens {
     /// Oldest first: the last is the head.
     versions: Vec<LensFacts>,
     /// By name: the version each label points at.
-    labels: BTreeMap<String, VersionId>,
+    labels: BTreeMap<LabelName, VersionId>,
 }
 
 impl MemoryLenses {
@@ -332,12 +332,12 @@ impl MemoryLenses {
 
     /// Points `label` of a registered lens at `version` (or removes it).
     /// Panics on a lens not registered.
-    pub fn set_label(&self, lens_id: LensId, label: &str, version: Option<VersionId>) {
+    pub fn set_label(&self, lens_id: LensId, label: LabelName, version: Option<VersionId>) {
         let mut lenses = write(&self.lenses);
         let lens = lenses.get_mut(&lens_id).expect("a registered lens");
         match version {
-            Some(v) => lens.labels.insert(label.to_owned(), v),
-            None => lens.labels.remove(label),
+            Some(v) => lens.labels.insert(label, v),
+            None => lens.labels.remove(&label),
         };
     }
 }
@@ -358,14 +358,14 @@ impl LensLookup for MemoryLenses {
         found.cloned().ok_or_else(not_found)
     }
 
-    async fn labels(&self, reach: Reach, lens_id: LensId) -> LfResult<Vec<(String, VersionId)>> {
+    async fn labels(&self, reach: Reach, lens_id: LensId) -> LfResult<Vec<(LabelName, VersionId)>> {
         let lenses = read(&self.lenses);
         let not_found = || LfError::not_found("Lens", lens_id);
         let lens = lenses.get(&lens_id).ok_or_else(not_found)?;
         if lens.private && reach != Reach::Everything && reach != Reach::Lenser(lens.owner) {
             return Err(not_found());
         }
-        Ok(lens.labels.iter().map(|(k, v)| (k.clone(), *v)).collect())
+        Ok(lens.labels.iter().map(|(k, v)| (*k, *v)).collect())
     }
 }
 

@@ -224,11 +224,11 @@ impl WorkflowService {
             return self.lenses.lens(reach, b.lens_id, b.version_id).await;
         };
         let labels = self.lenses.labels(reach, b.lens_id).await?;
-        match labels.iter().find(|(name, _)| name == label.as_str()) {
+        match labels.iter().find(|(name, _)| name == label) {
             Some((_, version)) => self.lenses.lens(reach, b.lens_id, Some(*version)).await,
             None => {
                 let head = self.lenses.lens(reach, b.lens_id, None).await?;
-                let has = labels.into_iter().map(|(name, _)| name).collect();
+                let has = labels.into_iter().map(|(name, _)| name.to_string()).collect();
                 Ok(LensFacts { missing_label: Some(has), ..head })
             }
         }
@@ -240,9 +240,7 @@ impl WorkflowService {
     async fn admit(&self, p: &Principal, owner: LenserId, version: &WorkflowVersion) -> LfResult<Report> {
         let graph = Graph::of_version(version);
         let facts = self.facts(p.reach(), owner, &graph).await?;
-        if let Some(missing) =
-            facts.lenses.iter().flatten().find(|(_, f)| f.is_none()).map(|(b, _)| b.clone())
-        {
+        if let Some(missing) = facts.lenses.iter().flatten().find(|(_, f)| f.is_none()).map(|(b, _)| *b) {
             let step = version
                 .nodes
                 .iter()

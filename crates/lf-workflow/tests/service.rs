@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use lf_core::{ErrorCode, LensId, LenserId, LfError, PageRequest, Principal, Scopes, VersionId};
+use lf_core::{ErrorCode, LabelName, LensId, LenserId, LfError, PageRequest, Principal, Scopes, VersionId};
 use lf_workflow::examples::spec_digest;
 use lf_workflow::{
     Created, IssueCode, LensFacts, LensParam, MemoryConnections, MemoryLenses, MemoryWorkflowStore,
@@ -511,14 +511,14 @@ fn a_step_may_follow_a_label_of_its_lens() {
     assert_eq!(warned.field.as_deref(), Some("label"));
     // Which version will run is unknown: the head's Tone is not asked for.
     assert!(c.report.errors.is_empty(), "{:?}", c.report.errors);
-    w.lenses.set_label(lens, "staging", Some(v2));
+    w.lenses.set_label(lens, LabelName::parse("label", "staging").unwrap(), Some(v2));
     let checked =
         block_on(w.service.validate(&w.as_(w.alice), c.workflow.id, VersionSelector::Head)).unwrap();
     let warned = checked.report.warnings.iter().find(|i| i.code == IssueCode::LensLabelMissing).unwrap();
     assert!(warned.message.contains("(it has labels staging)"), "{}", warned.message);
 
     // Once the label exists, the step is checked against its version: version 1 needs no Tone.
-    w.lenses.set_label(lens, "production", Some(v1));
+    w.lenses.set_label(lens, LabelName::parse("label", "production").unwrap(), Some(v1));
     let checked =
         block_on(w.service.validate(&w.as_(w.alice), c.workflow.id, VersionSelector::Head)).unwrap();
     assert!(checked.report.valid, "{:?}", checked.report.errors);
