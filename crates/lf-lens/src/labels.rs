@@ -77,7 +77,47 @@ pub struct LabelChange {
     pub at: Timestamp,
 }
 
+impl LensLabel {
+    /// The label as read: `production` is protected whatever its stored
+    /// flag says.
+    pub fn as_read(self) -> Self {
+        LensLabel { protected: self.protected || self.name.always_protected(), ..self }
+    }
+}
+
 impl LabelChange {
+    /// Why the change may not go ahead on the label as stored (`current`,
+    /// with its own flag): [`LabelChanged::Protected`] or
+    /// [`LabelChanged::Missing`]; `None` when it may. The same rule for
+    /// every store, applied under the store's lock.
+    pub fn refused(&self, current: Option<&LensLabel>) -> Option<LabelChanged> {
+        let protected = self.label.always_protected() || current.is_some_and(|l| l.protected);
+        if protected && !self.may_move_protected {
+            return Some(LabelChanged::Protected);
+        }
+        (self.to.is_none() && current.is_none()).then_some(LabelChanged::Missing)
+    }
+
+    /// The label as the change leaves it, with its stored flag (`None`:
+    /// removed), from the label as stored and the version `to` names. A
+    /// label left where it points keeps who moved it last.
+    pub fn after(&self, current: Option<&LensLabel>, to: Option<VersionRef>) -> Option<LensLabel> {
+        let version = to?;
+        let protected = self.protect.unwrap_or(current.is_some_and(|l| l.protected));
+        Some(match current {
+            Some(now) if now.version == version => LensLabel { protected, ..now.clone() },
+            _ => LensLabel {
+                lens_id: self.lens_id,
+                name: self.label,
+                version,
+                protected,
+                moved_by: self.by,
+                moved_by_agent: self.by_agent,
+                moved_at: self.at,
+            },
+        })
+    }
+
     /// The record of this change as the store applied it: `seq` its place
     /// in the history, `from` what the label pointed at before.
     pub fn record(&self, seq: i64, from: Option<VersionRef>, to: Option<VersionRef>) -> LabelMove {

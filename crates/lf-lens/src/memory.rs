@@ -55,11 +55,6 @@ impl Row {
     }
 }
 
-/// A label as read: `production` is protected whatever its flag says.
-fn shown(label: &LensLabel) -> LensLabel {
-    LensLabel { protected: label.protected || label.name.always_protected(), ..label.clone() }
-}
-
 /// A [`LensStore`] kept in process memory.
 #[derive(Default)]
 pub struct MemoryLensStore {
@@ -281,41 +276,26 @@ impl LensStore for MemoryLensStore {
         let seq = inner.moves.len() as i64 + 1;
         let row = inner.live_mut(change.lens_id)?;
         let current = row.labels.get(&change.label).cloned();
-        let protected = change.label.always_protected() || current.as_ref().is_some_and(|l| l.protected);
-        if protected && !change.may_move_protected {
-            return Ok(LabelChanged::Protected);
+        if let Some(refused) = change.refused(current.as_ref()) {
+            return Ok(refused);
         }
         let to = match change.to {
             Some(id) => Some(
                 row.version_ref(id)
                     .ok_or_else(|| LfError::not_found(&format!("Version of lens {}:", change.lens_id), id))?,
             ),
-            None if current.is_none() => return Ok(LabelChanged::Missing),
             None => None,
         };
         let from = current.as_ref().map(|l| l.version);
         let record = (from != to).then(|| change.record(seq, from, to));
-        let label = match to {
+        let label = match change.after(current.as_ref(), to) {
             None => {
                 row.labels.remove(&change.label);
                 None
             }
-            Some(version) => {
-                let protected = change.protect.unwrap_or(current.as_ref().is_some_and(|l| l.protected));
-                let label = match (&current, &record) {
-                    (Some(c), None) => LensLabel { protected, ..c.clone() },
-                    _ => LensLabel {
-                        lens_id: change.lens_id,
-                        name: change.label,
-                        version,
-                        protected,
-                        moved_by: change.by,
-                        moved_by_agent: change.by_agent,
-                        moved_at: change.at,
-                    },
-                };
+            Some(label) => {
                 row.labels.insert(change.label, label.clone());
-                Some(shown(&label))
+                Some(label.as_read())
             }
         };
         if let Some(record) = &record {
@@ -328,7 +308,7 @@ impl LensStore for MemoryLensStore {
         let inner = self.read();
         let row =
             inner.lenses.get(&lens_id).filter(|r| r.readable(reach)).ok_or_else(|| not_found(lens_id))?;
-        Ok(row.labels.values().map(shown).collect())
+        Ok(row.labels.values().cloned().map(LensLabel::as_read).collect())
     }
 
     async fn label_history(

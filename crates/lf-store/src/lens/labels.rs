@@ -126,18 +126,13 @@ pub(crate) fn label(row: &impl Columns, lens_id: LensId) -> LfResult<Option<Lens
     }))
 }
 
-/// A label as read: `production` is protected whatever its flag says.
-fn shown(label: LensLabel) -> LensLabel {
-    LensLabel { protected: label.protected || label.name.always_protected(), ..label }
-}
-
 /// The labels of a lens from the rows of [`LIST_LABELS`], by name; `None`
 /// when there were no rows (no readable lens).
 pub(crate) fn labels_of(rows: Vec<Option<LensLabel>>) -> Option<Vec<LensLabel>> {
     if rows.is_empty() {
         return None;
     }
-    let mut labels: Vec<LensLabel> = rows.into_iter().flatten().map(shown).collect();
+    let mut labels: Vec<LensLabel> = rows.into_iter().flatten().map(LensLabel::as_read).collect();
     labels.sort_unstable_by_key(|l| l.name);
     Some(labels)
 }
@@ -154,9 +149,8 @@ pub(crate) async fn change_label<C: Conn>(conn: &mut C, change: &LabelChange) ->
     let current = row_of(conn, query(LABEL_NOW).put(lens).put(name.to_owned()), |row| label(row, lens_id))
         .await?
         .flatten();
-    let stored = current.as_ref().is_some_and(|l| l.protected);
-    if (stored || change.label.always_protected()) && !change.may_move_protected {
-        return Ok(LabelChanged::Protected);
+    if let Some(refused) = change.refused(current.as_ref()) {
+        return Ok(refused);
     }
     let to = match change.to {
         Some(id) => {
@@ -166,44 +160,30 @@ pub(crate) async fn change_label<C: Conn>(conn: &mut C, change: &LabelChange) ->
                 found.ok_or_else(|| LfError::not_found(&format!("Version of lens {lens_id}:"), id))?;
             Some(VersionRef { id, semver })
         }
-        None if current.is_none() => return Ok(LabelChanged::Missing),
         None => None,
     };
     let from = current.as_ref().map(|l| l.version);
     let moved = from != to;
-    let after = match to {
+    let after = match change.after(current.as_ref(), to) {
         None => {
             execute(conn, query(DELETE_LABEL).put(lens).put(name.to_owned())).await?;
             None
         }
-        Some(version) => {
-            let protected = change.protect.unwrap_or(stored);
-            let after = match (&current, moved) {
-                (Some(now), false) => LensLabel { protected, ..now.clone() },
-                _ => LensLabel {
-                    lens_id,
-                    name: change.label,
-                    version,
-                    protected,
-                    moved_by: change.by,
-                    moved_by_agent: change.by_agent,
-                    moved_at: change.at,
-                },
-            };
+        Some(after) => {
             // Nothing to write when nothing changes (a write would also
             // forget what SQLite's readers keep).
             if current.as_ref() != Some(&after) {
                 let q = query(PUT_LABEL)
                     .put(lens)
                     .put(name.to_owned())
-                    .put(version.id.as_uuid())
+                    .put(after.version.id.as_uuid())
                     .put(after.protected)
                     .put(after.moved_by.map(|l| l.as_uuid()))
                     .put(after.moved_by_agent.map(|l| l.as_uuid()))
                     .put_time(after.moved_at);
                 execute(conn, q).await?;
             }
-            Some(shown(after))
+            Some(after.as_read())
         }
     };
     if !moved {
