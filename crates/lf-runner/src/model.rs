@@ -1,6 +1,7 @@
 //! The steps that ask a model: lens steps and `lens_execute` (a lens's
 //! template resolved with lf-lens, as the workflow's owner reads it),
-//! `prompt_template`, `summarizer`, `classifier`, `translator` and
+//! `prompt_template` (its template, or a lens's as `lens_execute` asks it),
+//! `summarizer`, `classifier`, `translator` and
 //! `judge_evaluator`. Each asks the [`ModelProvider`] once, with the
 //! step's `model` or else the run's `global_model_id` overriding the
 //! configured one, and gives a deterministic stand-in answer for the
@@ -109,6 +110,17 @@ impl ModelSteps {
     }
 }
 
+/// The lens a step's config names (`lens_id`) and the version it pins, if
+/// it names one.
+fn config_lens(config: &JsonObject) -> Result<Option<(LensId, Option<VersionId>)>, Failure> {
+    let text = |k: &str| config.get(k).and_then(Value::as_str);
+    let Some(lens) = text("lens_id") else { return Ok(None) };
+    let bad = |e: LfError| Failure::new("config_invalid", e.message().to_owned());
+    let lens = LensId::parse("lens_id", lens).map_err(bad)?;
+    let version = text("version_id").map(|v| VersionId::parse("version_id", v)).transpose().map_err(bad)?;
+    Ok(Some((lens, version)))
+}
+
 /// The version a lens step runs: the pinned one, the one its `label`
 /// config points at now, or the head; and the label named.
 fn lens_version(
@@ -184,13 +196,9 @@ impl Executor for ModelSteps {
             "lens" | "lens_execute" => {
                 let (lens, version) = match node.lens {
                     Some(b) => (b.lens_id, b.version_id),
-                    None => {
-                        let text = |k: &str| config.get(k).and_then(Value::as_str);
-                        let lens = text("lens_id")
-                            .and_then(|s| LensId::parse("lens_id", s).ok())
-                            .ok_or_else(|| Failure::new("config_invalid", "lens_execute needs a lens_id"))?;
-                        (lens, text("version_id").and_then(|s| VersionId::parse("version_id", s).ok()))
-                    }
+                    None => config_lens(config)?.ok_or_else(|| {
+                        Failure::new("config_invalid", format!("{} needs a lens_id", node.node_type))
+                    })?,
                 };
                 let (which, label) = lens_version(version, config)?;
                 let (prompt, version) = self.lens_prompt(job, lens, which, label).await?;
@@ -201,7 +209,16 @@ impl Executor for ModelSteps {
             }
             "prompt_template" => {
                 let inputs = &job.input;
-                let user = fill_placeholders(&str_of("template"), inputs);
+                // The lens's prompt, when the step names one, is the template.
+                let user = match config_lens(config)? {
+                    Some((lens, version)) => {
+                        let (which, label) = lens_version(version, config)?;
+                        let (prompt, version) = self.lens_prompt(job, lens, which, label).await?;
+                        ran = Some(version);
+                        prompt
+                    }
+                    None => fill_placeholders(&str_of("template"), inputs),
+                };
                 let mut r = ChatRequest::new(fill_placeholders(&str_of("system"), inputs), user.clone());
                 r.stand_in = Some(format!("Offline answer to: {}", words(&user, 40)));
                 (r, "text")

@@ -87,8 +87,9 @@ async fn runs_of(services: &Services, owner: LenserId, w: WorkflowId, n: usize) 
     panic!("{n} runs of {w} did not end");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_lens_step_following_production_runs_the_version_the_label_points_at() {
+/// The servers' services on SQLite in memory with their runner started,
+/// a lenser, and the catalog as that lenser calls it.
+async fn started() -> (Arc<Services>, lf_server::Runner, LenserId, LfServer) {
     let db = Database::connect("sqlite::memory:").await.unwrap();
     let (services, runner) = lf_server::services(
         &db,
@@ -102,6 +103,13 @@ async fn a_lens_step_following_production_runs_the_version_the_label_points_at()
     let me = lenser(alice);
     let server =
         LfServer::new(Arc::new(Catalog::new()), services.clone(), CatalogOptions::default(), me.clone());
+    (services, runner, alice, server)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lens_step_following_production_runs_the_version_the_label_points_at() {
+    let (services, runner, alice, server) = started().await;
+    let me = lenser(alice);
 
     let body = |s: &str| TemplateBody::parse(s).unwrap();
     let lens = services
@@ -189,5 +197,73 @@ async fn a_lens_step_following_production_runs_the_version_the_label_points_at()
     assert_eq!(input(0, "to_version_id"), ran[0].1);
     assert_eq!((input(1, "from_semver"), input(1, "from_version_id")), ("1.0.0".into(), ran[0].1.clone()));
     assert_eq!((input(1, "to_semver"), input(1, "to_version_id")), ("1.0.1".into(), ran[2].1.clone()));
+    runner.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_step_naming_a_lens_label_asks_that_versions_prompt() {
+    let (services, runner, alice, server) = started().await;
+    let me = lenser(alice);
+    let body = |s: &str| TemplateBody::parse(s).unwrap();
+    let new = NewLens {
+        title: Title::parse("Otter haiku").unwrap(),
+        description: None,
+        body: body("Write a haiku about [[Topic]] for a reader who likes nature."),
+        visibility: Visibility::Private,
+        params: vec![],
+    };
+    let lens = services.lens.create(&me, new).await.unwrap().lens.id;
+    let update = LensUpdate {
+        body: Some(body("Write a limerick about [[Topic]] for a reader who likes jokes.")),
+        ..LensUpdate::new(lens)
+    };
+    services.lens.update(&me, update).await.unwrap();
+
+    let trigger = json!({"key": "start", "kind": "trigger", "name": "Start", "node_type": "manual_trigger"});
+    let prompt = |config: Value| json!({"key": "ask", "kind": "tool", "name": "Ask", "node_type": "prompt_template", "config": config});
+    // A template and a lens at once, or a label without a lens: refused.
+    for (config, says) in [
+        (json!({"template": "Hi [[topic]]", "lens_id": lens.to_string()}), "give one"),
+        (json!({"template": "Hi [[topic]]", "label": "production"}), "name it with lens_id"),
+        (json!({"system": "Be brief."}), "template is required unless lens_id"),
+    ] {
+        let blueprint: RawBlueprint = serde_json::from_value(
+            json!({"title": "Bad", "steps": [trigger, prompt(config)], "connections": [
+                {"from_step": "start", "to_step": "ask", "input_parameter": "topic", "output_key": "topic"}
+            ]}),
+        )
+        .unwrap();
+        let refused =
+            services.workflow.create(&me, NewWorkflow { blueprint, owner: None }).await.unwrap_err();
+        assert!(format!("{refused:?}").contains(says), "{refused:?}");
+    }
+
+    let step =
+        prompt(json!({"lens_id": lens.to_string(), "label": "production", "system": "Answer in English."}));
+    let (w, report) = workflow(&services, alice, json!([trigger, step])).await;
+    assert!(report.warnings.iter().any(|i| i.code == IssueCode::LensLabelMissing), "{:?}", report.warnings);
+    let mut ran = Vec::new();
+    for semver in ["1.0.0", "1.0.1"] {
+        set_production(&services, alice, lens, semver).await;
+        let r = run(&services, alice, w).await;
+        assert_eq!(r.status(), RunStatus::Completed, "{:?}", r.state.error);
+        let logs = ok(&server, "get_workflow_run_logs", json!({"run_id": r.id.to_string()})).await;
+        let step =
+            logs["node_results"].as_array().unwrap().iter().find(|n| n["step"] == "ask").unwrap().clone();
+        assert_eq!(step["output"]["version"]["label"], "production", "{step}");
+        assert_eq!(step["output"]["version"]["semver"], semver, "{step}");
+        ran.push(step["output"]["text"].as_str().unwrap().to_owned());
+    }
+    assert!(ran[0].contains("haiku about otters"), "{}", ran[0]);
+    assert!(ran[1].contains("limerick about otters"), "{}", ran[1]);
+
+    // A plain template keeps its output: no version.
+    let step = prompt(json!({"template": "Name an otter fact about [[topic]]."}));
+    let (w, _) = workflow(&services, alice, json!([trigger, step])).await;
+    let r = run(&services, alice, w).await;
+    let logs = ok(&server, "get_workflow_run_logs", json!({"run_id": r.id.to_string()})).await;
+    let step = logs["node_results"].as_array().unwrap().iter().find(|n| n["step"] == "ask").unwrap().clone();
+    assert!(step["output"]["text"].as_str().unwrap().contains("otter fact about otters"), "{step}");
+    assert!(step["output"].get("version").is_none(), "{step}");
     runner.shutdown().await;
 }

@@ -708,7 +708,7 @@ impl Check<'_, '_> {
 }
 
 /// The distinct lenses `graph`'s steps run (lens steps, and `lens_execute`
-/// steps by their config), with the version or label each names, for
+/// and `prompt_template` steps by their config), with the version or label each names, for
 /// looking up [`Facts`].
 pub fn lens_uses(graph: &Graph<'_>, catalog: &Catalog) -> Vec<LensUse> {
     let mut out: Vec<LensUse> = Vec::new();
@@ -734,7 +734,8 @@ pub fn connection_refs(graph: &Graph<'_>) -> Vec<String> {
     out
 }
 
-/// The lens a node runs: a lens step's, or `lens_execute`'s config; and
+/// The lens a node runs: a lens step's, or the config's of `lens_execute`
+/// (or of a `prompt_template` that names one); and
 /// the label its config names (`None` for a label of bad syntax, which
 /// the config check reports).
 fn lens_of(node: &GraphNode<'_>, s: &NodeSummary) -> Option<LensUse> {
@@ -748,7 +749,7 @@ fn lens_of(node: &GraphNode<'_>, s: &NodeSummary) -> Option<LensUse> {
     if s.kind == Some(NodeKind::Lens) {
         return node.lens.map(|b| LensUse { label, ..b.into() });
     }
-    if s.node_type.as_deref() != Some("lens_execute") {
+    if !matches!(s.node_type.as_deref(), Some("lens_execute" | "prompt_template")) {
         return None;
     }
     let config = config?;

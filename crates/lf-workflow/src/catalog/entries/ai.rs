@@ -2,7 +2,7 @@
 //! default, naming itself in the output), except `output_parser`, which
 //! reads a model's text.
 
-use serde_json::json;
+use serde_json::{Map, Value, json};
 
 use super::super::Category::AiPrimitive;
 use super::super::spec::{FieldKind, IoType, NodeTypeSpec, SideEffect, entry, field, port};
@@ -12,6 +12,47 @@ fn ai(t: &'static str, display: &'static str, description: &'static str) -> Node
     entry(t, AiPrimitive, display, description)
         .outputs(text_output())
         .io(&[IoType::Text, IoType::Json], IoType::Text)
+}
+
+/// The lens a lens-running step names: required for `lens_execute`, in
+/// place of a template for `prompt_template`.
+fn lens_fields(required: bool) -> Vec<super::ConfigField> {
+    let lens =
+        field("lens_id", "Lens", FieldKind::Uuid, "The lens to run (one the workflow's owner can read).")
+            .aliases(&["lensId"]);
+    vec![
+        if required { lens.required() } else { lens },
+        field(
+            "version_id",
+            "Lens version",
+            FieldKind::Uuid,
+            "Pins a version of the lens; omit to use its head (or label's version).",
+        )
+        .aliases(&["versionId"]),
+        label_field(),
+    ]
+}
+
+/// A prompt step asks its template or a lens's prompt: one of the two, and
+/// a version or label only of a lens.
+fn template_or_lens(c: &Map<String, Value>, _: bool) -> Option<(&'static str, String)> {
+    let has = |k: &str| c.contains_key(k);
+    match (has("template"), has("lens_id")) {
+        (false, false) => Some((
+            "template",
+            "template is required unless lens_id names the lens whose prompt the step asks".to_owned(),
+        )),
+        (true, true) => Some((
+            "lens_id",
+            "the step has a template and a lens_id: give one (the lens's prompt is its template)".to_owned(),
+        )),
+        (true, false) if has("version_id") || has("label") => Some((
+            "lens_id",
+            "version_id and label choose a version of a lens: name it with lens_id, or remove them"
+                .to_owned(),
+        )),
+        _ => None,
+    }
 }
 
 fn with_model(mut fields: Vec<super::ConfigField>) -> Vec<super::ConfigField> {
@@ -26,20 +67,26 @@ pub(super) fn entries() -> Vec<NodeTypeSpec> {
             .caps(&["prompt", "llm", "lens"])
             .io(&[IoType::Text, IoType::Json], IoType::LensResult)
             .outputs(lens_output())
-            .fields(with_model(vec![
-                field("lens_id", "Lens", FieldKind::Uuid, "The lens to run (one the workflow's owner can read).").required().aliases(&["lensId"]),
-                field("version_id", "Lens version", FieldKind::Uuid, "Pins a version of the lens; omit to use its head (or label's version).").aliases(&["versionId"]),
-                label_field(),
-            ]))
+            .fields(with_model(lens_fields(true)))
             .example("Run a code-review lens on a diff.", json!({"lens_id": "0190f5a2-7c1e-7d3a-9b2c-5e8f1a2b3c4d"}), json!({"code": "fn main() {}"}), json!({"text": "Looks fine.", "model": "offline-deterministic", "input_tokens": 30, "output_tokens": 4, "version": {"lens_id": "0190f5a2-7c1e-7d3a-9b2c-5e8f1a2b3c4d", "version_id": "0190f5a2-7c1e-7d3a-9b2c-5e8f1a2b3c4e", "semver": "1.0.0", "label": null}}), Some(("github_issue_create", "text → body")))
             .use_case("A lens chosen by id inside a tool-only blueprint."),
-        ai("prompt_template", "Prompt", "Fills `template`'s [[name]] placeholders from the node's inputs and asks the model.")
+        ai("prompt_template", "Prompt", "Fills `template`'s [[name]] placeholders from the node's inputs and asks the model; with `lens_id` instead, the prompt is that lens's (its head, pinned version or label's version), its parameters filled from the inputs.")
             .aliases(&["prompt", "llm"])
             .caps(&["prompt", "llm", "template"])
-            .fields(with_model(vec![
-                field("template", "Prompt", FieldKind::Template, "The prompt, with [[name]] placeholders for inputs.").required(),
-                field("system", "System message", FieldKind::Template, "Instructions sent as the system message."),
-            ]))
+            .outputs({
+                let mut ports = text_output();
+                ports.push(port("version", IoType::Object, "With lens_id: the lens version that ran, {lens_id, version_id, semver, label}."));
+                ports
+            })
+            .fields(with_model({
+                let mut fields = vec![
+                    field("template", "Prompt", FieldKind::Template, "The prompt, with [[name]] placeholders for inputs (unless lens_id names the prompt)."),
+                    field("system", "System message", FieldKind::Template, "Instructions sent as the system message."),
+                ];
+                fields.extend(lens_fields(false));
+                fields
+            }))
+            .rule(template_or_lens)
             .example("Write a headline for an article.", json!({"template": "Write one headline for: [[input]]", "max_tokens": 40}), json!({"input": "Rust 2024 ships let chains."}), json!({"text": "Let chains land in Rust 2024", "model": "offline-deterministic", "input_tokens": 14, "output_tokens": 7}), Some(("slack_notify", "text → text")))
             .use_case("A one-off AI instruction too small to be a lens."),
         ai("summarizer", "Summarizer", "Summarizes the text at `input_path` of its input.")
