@@ -290,3 +290,95 @@ async fn only_calls_that_may_ask_leave_the_direct_path() {
         }
     }
 }
+
+/// A team run awaiting approval is decided by the person it awaits, asked
+/// through their client; anyone else is not asked.
+#[tokio::test]
+async fn an_approval_is_decided_by_the_person_it_awaits() {
+    let alice = LenserId::new();
+    let s = LfServer::new(
+        Arc::new(Catalog::new()),
+        Arc::new(common::memory_services()),
+        CatalogOptions::default(),
+        Principal::Lenser { id: alice, scopes: Scopes::READ_WRITE },
+    );
+    let agent =
+        ok(&s, "create_ai_lenser", json!({"handle": "asker", "display_name": "Asker"})).await["ai_lenser_id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+    let flow = ok(
+        &s,
+        "create_workflow",
+        json!({"title": "Flow", "visibility": "private",
+            "steps": [{"key": "start", "kind": "trigger", "name": "Start", "node_type": "manual_trigger"},
+                      {"key": "log", "kind": "tool", "name": "Log", "node_type": "noop"}],
+            "connections": [{"from_step": "start", "to_step": "log", "input_parameter": "input"}]}),
+    )
+    .await;
+    let service = s.for_principal(Principal::Service { acting_as: Some(alice) });
+    let start = json!({"ai_lenser_id": agent, "workflow_id": flow["id"], "policy": "approval_required"});
+    let awaiting = || async {
+        let run = ok(&service, "start_agent_team_run", start.clone()).await;
+        assert_eq!(run["status"], "awaiting_approval");
+        run["team_run_id"].as_str().unwrap().to_owned()
+    };
+    let decide = |run: &str| {
+        call(
+            "decide_agent_approval",
+            json!({"ai_lenser_id": agent, "team_run_id": run, "decision": "approve"}),
+        )
+    };
+    for version in [LEGACY, INLINE] {
+        let mut w = Wire::declaring(s.clone(), version, form()).await;
+        // The person overrules the call's decision.
+        let run = awaiting().await;
+        let r = if version == LEGACY {
+            let (reply, asked) = w
+                .request_answering(
+                    "tools/call",
+                    decide(&run),
+                    accept(json!({"decision": "reject", "reason": "not now"})),
+                )
+                .await;
+            assert_eq!(asked.len(), 1);
+            assert!(asked[0]["message"].as_str().unwrap().contains("@asker's team run"), "{}", asked[0]);
+            assert_eq!(asked[0]["requestedSchema"]["properties"]["decision"]["default"], "approve");
+            result(&reply).clone()
+        } else {
+            let asking = w.result("tools/call", decide(&run)).await;
+            assert_eq!(asking["resultType"], "input_required", "{asking}");
+            let mut retry = decide(&run);
+            retry["inputResponses"] = json!({"decision": {"action": "accept", "content": {"decision": "reject", "reason": "not now"}}});
+            retry["requestState"] = asking["requestState"].clone();
+            w.result("tools/call", retry).await
+        };
+        assert_eq!(r["structuredContent"]["status"], "rejected", "{version}: {r}");
+        // Declined: nothing is decided.
+        let run = awaiting().await;
+        let r = if version == LEGACY {
+            let (reply, _) = w.request_answering("tools/call", decide(&run), answer("decline")).await;
+            result(&reply).clone()
+        } else {
+            let asking = w.result("tools/call", decide(&run)).await;
+            let mut retry = decide(&run);
+            retry["inputResponses"] = json!({"decision": {"action": "decline"}});
+            retry["requestState"] = asking["requestState"].clone();
+            w.result("tools/call", retry).await
+        };
+        assert_eq!(code(&r), Some("DECLINED"), "{version}: {r}");
+        // Someone the run does not await is not asked.
+        let bob = s.for_principal(Principal::Lenser { id: LenserId::new(), scopes: Scopes::READ_WRITE });
+        let mut b = Wire::declaring(bob, version, form()).await;
+        let (reply, asked) = b.request_answering("tools/call", decide(&run), answer("accept")).await;
+        assert_eq!((asked.len(), code(result(&reply))), (0, Some("NOT_FOUND")), "{version}: {reply}");
+        // The run still awaits alice, who approves it as the call says.
+        let (reply, _) =
+            w.request_answering("tools/call", decide(&run), accept(json!({"decision": "approve"}))).await;
+        if version == LEGACY {
+            assert_eq!(result(&reply)["structuredContent"]["status"], "queued", "{reply}");
+        } else {
+            assert_eq!(result(&reply)["resultType"], "input_required", "{reply}");
+        }
+    }
+}

@@ -53,6 +53,8 @@ pub(crate) enum Kind {
     Confirm,
     /// The values of a lens's parameters.
     Params,
+    /// The decision on a team run awaiting the person's approval.
+    Decision,
 }
 
 impl Kind {
@@ -60,6 +62,7 @@ impl Kind {
         match self {
             Kind::Confirm => "confirm",
             Kind::Params => "params",
+            Kind::Decision => "decision",
         }
     }
 }
@@ -205,7 +208,13 @@ fn has_property(tool: &ToolSpec, name: &str) -> bool {
 /// Whether a call of `tool` may ask the person: what keeps it off the
 /// direct path of a session whose client declared elicitation.
 pub(crate) fn may_ask(tool: &ToolSpec) -> bool {
-    tool.safety == Safety::Destructive || takes_confirm(tool) || takes_param_values(tool)
+    tool.safety == Safety::Destructive || takes_confirm(tool) || takes_param_values(tool) || decides(tool)
+}
+
+/// Whether `tool` decides a team run awaiting approval: the person it
+/// awaits is asked for the decision.
+fn decides(tool: &ToolSpec) -> bool {
+    tool.name == crate::groups::agent::DECIDE_APPROVAL
 }
 
 /// Whether a call of `tool` with `args` is confirmed before it runs: a
@@ -410,6 +419,68 @@ impl LfServer {
     ) -> Option<Question> {
         let view = self.services().lens.view(principal, lens, VersionSelector::Id(version)).await.ok()?;
         Some(params_question(view.lens.title.as_str(), &view.version.params, missing, given))
+    }
+}
+
+impl LfServer {
+    /// The question deciding the team run a `decide_agent_approval` call
+    /// with `args` names, when `principal` is a person who may decide it
+    /// and it awaits approval: approve or reject (the call's own decision
+    /// shown as the default), and why.
+    pub(crate) async fn decision_question(
+        &self,
+        principal: &Principal,
+        tool: &ToolSpec,
+        args: &JsonObject,
+    ) -> Option<Question> {
+        if !decides(tool) || matches!(principal, Principal::Agent { .. }) || principal.lenser().is_none() {
+            return None;
+        }
+        let text = |key: &str| args.get(key).and_then(Value::as_str);
+        let agent = lf_core::LenserId::parse("ai_lenser_id", text("ai_lenser_id")?).ok()?;
+        let run = lf_agent::TeamRunId::parse("team_run_id", text("team_run_id")?).ok()?;
+        let agents = &self.services().agents;
+        let view = agents.get(principal, agent).await.ok()?;
+        let may = view
+            .role
+            .is_some_and(|r| lf_agent::roles::permits(r, lf_agent::roles::Permission::DecideApproval));
+        let team_run = agents.get_team_run(principal, agent, run).await.ok()?;
+        if !may || team_run.status != lf_agent::TeamRunStatus::AwaitingApproval {
+            return None;
+        }
+        let mut decision = json!({"type": "string", "title": "Decision", "enum": ["approve", "reject"]});
+        if let Some(proposed) = text("decision").filter(|d| matches!(*d, "approve" | "reject")) {
+            decision["default"] = json!(proposed);
+        }
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "decision": decision,
+                "reason": {"type": "string", "title": "Reason", "maxLength": 500}
+            },
+            "required": ["decision"]
+        });
+        let message = format!(
+            "@{}'s team run {run} (workflow {}) awaits your approval: approve it, and it runs; reject it, and it never does.",
+            view.agent.handle, team_run.workflow_id
+        );
+        let schema = serde_json::from_value(schema).ok()?;
+        Some(Question { kind: Kind::Decision, message, schema })
+    }
+}
+
+/// `args` with the person's decision and reason (`content`).
+pub(crate) fn with_decision(args: &mut JsonObject, content: JsonObject) {
+    for key in ["decision", "reason"] {
+        match content.get(key) {
+            Some(Value::String(v)) if !v.trim().is_empty() => {
+                args.insert(key.into(), Value::String(v.clone()));
+            }
+            _ if key == "reason" => {
+                args.remove(key);
+            }
+            _ => {}
+        }
     }
 }
 

@@ -329,10 +329,20 @@ impl LfServer {
             Asked::Done(outcome_of(name, Err(err)))
         };
         let mut asked = false;
-        if elicit::confirms_first(tool) {
-            match asker.ask(elicit::confirm_question(tool, &args)).await {
+        let first = match elicit::confirms_first(tool) {
+            true => Some(elicit::confirm_question(tool, &args)),
+            false => self.decision_question(&principal, tool, &args).await,
+        };
+        if let Some(question) = first {
+            let kind = question.kind();
+            match asker.ask(question).await {
                 Asked::Pending(question) => return Ok(Asked::Pending(question)),
-                Asked::Done(Reply::Accept(_)) => asked = true,
+                Asked::Done(Reply::Accept(content)) => {
+                    asked = true;
+                    if kind == elicit::Kind::Decision {
+                        elicit::with_decision(&mut args, content);
+                    }
+                }
                 Asked::Done(reply) => return Ok(refused(&reply)),
             }
         }
@@ -369,6 +379,7 @@ impl LfServer {
                 Asked::Done(Reply::Accept(content)) => match kind {
                     elicit::Kind::Confirm => elicit::with_confirm(tool, &mut args),
                     elicit::Kind::Params => elicit::with_values(&mut args, elicit::values_of(content)),
+                    elicit::Kind::Decision => elicit::with_decision(&mut args, content),
                 },
                 Asked::Done(reply) => return Ok(refused(&reply)),
             }
