@@ -165,3 +165,32 @@ async def test_http_without_sessions_asks_nobody_in_the_handshake_era(http_serve
     async with http, client:
         await answers_as_before(client)
         assert person.asked == []
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", MODES)
+async def test_stdio_asks_the_person_an_approval_awaits(binary, mode):  # noqa: F811
+    person = Person()
+    with tempfile.TemporaryDirectory() as db_dir:
+        async with Client(params(binary, db_dir), mode=mode, elicitation_callback=person) as client:
+            agent = (await client.call_tool("create_ai_lenser", {"handle": "asker", "display_name": "Asker"}))
+            agent_id = agent.structured_content["ai_lenser_id"]
+            flow = await client.call_tool("create_workflow", {
+                "title": "Flow", "visibility": "private",
+                "steps": [{"key": "start", "kind": "trigger", "name": "Start", "node_type": "manual_trigger"},
+                          {"key": "log", "kind": "tool", "name": "Log", "node_type": "noop"}],
+                "connections": [{"from_step": "start", "to_step": "log", "input_parameter": "input"}],
+            })
+            start = {"ai_lenser_id": agent_id, "workflow_id": flow.structured_content["id"], "policy": "approval_required"}
+            for action, content, status in [("decline", None, None), ("accept", {"decision": "reject", "reason": "not now"}, "rejected")]:
+                run = await client.call_tool("start_agent_team_run", start)
+                assert run.structured_content["status"] == "awaiting_approval", run
+                person.action, person.content, person.asked = action, content, []
+                decided = await client.call_tool("decide_agent_approval", {
+                    "ai_lenser_id": agent_id, "team_run_id": run.structured_content["team_run_id"], "decision": "approve",
+                })
+                assert len(person.asked) == 1 and "@asker's team run" in person.asked[0].message
+                if status is None:
+                    assert decided.structured_content["code"] == "DECLINED", decided
+                else:
+                    assert decided.structured_content["status"] == status, decided

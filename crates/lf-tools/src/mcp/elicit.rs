@@ -433,7 +433,12 @@ impl LfServer {
         tool: &ToolSpec,
         args: &JsonObject,
     ) -> Option<Question> {
-        if !decides(tool) || matches!(principal, Principal::Agent { .. }) || principal.lenser().is_none() {
+        // The person connected: a signed-in lenser, or the one stdio acts as.
+        let person = match principal {
+            Principal::Agent { .. } => return None,
+            _ => principal.lenser()?,
+        };
+        if !decides(tool) {
             return None;
         }
         let text = |key: &str| args.get(key).and_then(Value::as_str);
@@ -442,7 +447,8 @@ impl LfServer {
         let agents = &self.services().agents;
         let view = agents.get(principal, agent).await.ok()?;
         let may = view
-            .role
+            .agent
+            .role_of(person)
             .is_some_and(|r| lf_agent::roles::permits(r, lf_agent::roles::Permission::DecideApproval));
         let team_run = agents.get_team_run(principal, agent, run).await.ok()?;
         if !may || team_run.status != lf_agent::TeamRunStatus::AwaitingApproval {
