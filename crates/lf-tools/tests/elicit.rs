@@ -92,7 +92,12 @@ async fn a_session_confirms_through_the_person() {
             .await;
         assert_eq!(asked.len(), 1, "{reply}");
         let message = asked[0]["message"].as_str().unwrap();
-        assert!(message.starts_with("Delete a lens (lens_id ") && message.contains(&id), "{message}");
+        assert_eq!(
+            message,
+            format!(
+                "Delete a lens (lens_id {id}): Delete your lens: it disappears from every read. Go ahead?"
+            )
+        );
         assert!(!message.contains("confirm"), "{message}");
         assert_eq!(asked[0]["requestedSchema"], json!({"type": "object", "properties": {}}));
         let r = result(&reply);
@@ -117,6 +122,40 @@ async fn a_session_confirms_through_the_person() {
         .await;
     assert_eq!(code(result(&reply)), None);
     assert_eq!(ok(&s, "get_lens", json!({"lens_id": id})).await["status"], "archived");
+    // A call that needs confirm only sometimes: moving a battle to
+    // archived asks, opening it does not.
+    let battle =
+        ok(&s, "create_battle", json!({"title": "Duel", "task_prompt": "Write a haiku about Rust."})).await;
+    let battle = battle["id"].as_str().unwrap();
+    let (reply, asked) = w
+        .request_answering(
+            "tools/call",
+            call("set_battle_status", json!({"battle_id": battle, "status": "archived"})),
+            answer("decline"),
+        )
+        .await;
+    assert_eq!((asked.len(), code(result(&reply))), (1, Some("DECLINED")));
+    let message = asked[0]["message"].as_str().unwrap();
+    assert!(
+        message.ends_with("status archived): Archiving a battle (nothing leaves archived). Go ahead?"),
+        "{message}"
+    );
+    let (reply, asked) = w
+        .request_answering(
+            "tools/call",
+            call("set_battle_status", json!({"battle_id": battle, "status": "open"})),
+            answer("decline"),
+        )
+        .await;
+    assert_eq!((asked.len(), code(result(&reply))), (0, None), "{reply}");
+    let (reply, _) = w
+        .request_answering(
+            "tools/call",
+            call("set_battle_status", json!({"battle_id": battle, "status": "archived"})),
+            accept(json!({})),
+        )
+        .await;
+    assert_eq!(result(&reply)["structuredContent"]["status"], "archived", "{reply}");
     // confirm: true given: nobody is asked.
     let (reply, asked) = w
         .request_answering(

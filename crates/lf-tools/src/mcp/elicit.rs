@@ -229,8 +229,10 @@ fn confirmed(args: &JsonObject) -> bool {
 }
 
 /// The question confirming a call of `tool` with `args`: its title, what
-/// it acts on and what it does.
-pub(crate) fn confirm_question(tool: &ToolSpec, args: &JsonObject) -> Question {
+/// it acts on and what it does: the domain's words in a
+/// CONFIRMATION_REQUIRED (`action`) when they say more than its name (a
+/// closed battle cannot be undone), else the tool's description.
+pub(crate) fn confirm_question(tool: &ToolSpec, args: &JsonObject, action: Option<&str>) -> Question {
     let on: Vec<String> = args
         .iter()
         .filter(|(k, _)| *k != "confirm")
@@ -243,14 +245,18 @@ pub(crate) fn confirm_question(tool: &ToolSpec, args: &JsonObject) -> Question {
         .collect();
     // What it does: the description's sentences, less the one that tells
     // a model about `confirm`.
-    let effect: Vec<&str> =
-        tool.description.split_inclusive(". ").map(str::trim).filter(|s| !s.contains("confirm")).collect();
+    let effect: Vec<&str> = match action.filter(|a| a.contains('(')) {
+        Some(action) => vec![action.trim_end_matches(','), "."],
+        None => {
+            tool.description.split_inclusive(". ").map(str::trim).filter(|s| !s.contains("confirm")).collect()
+        }
+    };
     let mut message = tool.title.to_owned();
     if !on.is_empty() {
         message.push_str(&format!(" ({})", on.join(", ")));
     }
     message.push_str(": ");
-    message.push_str(&effect.join(" "));
+    message.push_str(&effect.join(" ").replace(" .", "."));
     message.push_str(" Go ahead?");
     let schema = serde_json::from_value(json!({"type": "object", "properties": {}}))
         .expect("an empty form is an elicitation schema");
@@ -516,6 +522,11 @@ pub(crate) fn with_confirm(tool: &ToolSpec, args: &mut JsonObject) {
     if takes_confirm(tool) {
         args.insert("confirm".into(), Value::Bool(true));
     }
+}
+
+/// The action a CONFIRMATION_REQUIRED names (lf-core's wording).
+pub(crate) fn action_of(err: &LfError) -> Option<&str> {
+    err.message().split_once(" needs explicit confirmation").map(|(action, _)| action)
 }
 
 /// Whether a call that answered `err` is one to confirm by asking.

@@ -330,7 +330,7 @@ impl LfServer {
         };
         let mut asked = false;
         let first = match elicit::confirms_first(tool) {
-            true => Some(elicit::confirm_question(tool, &args)),
+            true => Some(elicit::confirm_question(tool, &args, None)),
             false => self.decision_question(&principal, tool, &args).await,
         };
         if let Some(question) = first {
@@ -351,7 +351,7 @@ impl LfServer {
             let question = match &result {
                 _ if asked => None,
                 Err(e) if elicit::asks_confirmation(tool, &args, e) => {
-                    Some(elicit::confirm_question(tool, &args))
+                    Some(elicit::confirm_question(tool, &args, elicit::action_of(e)))
                 }
                 Err(e) if elicit::asks_params(tool, e) => match elicit::missing_of(e) {
                     Some((lens, version, missing)) => {
