@@ -19,11 +19,13 @@ pub enum ErrorCode {
     Throttled,
     PermissionDenied,
     BudgetExceeded,
+    /// The person, asked by the client (MCP elicitation), said no.
+    Declined,
     Internal,
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 14] = [
+    pub const ALL: [ErrorCode; 15] = [
         ErrorCode::NotFound,
         ErrorCode::Forbidden,
         ErrorCode::MissingParams,
@@ -37,6 +39,7 @@ impl ErrorCode {
         ErrorCode::Throttled,
         ErrorCode::PermissionDenied,
         ErrorCode::BudgetExceeded,
+        ErrorCode::Declined,
         ErrorCode::Internal,
     ];
 
@@ -55,6 +58,7 @@ impl ErrorCode {
             ErrorCode::Throttled => "THROTTLED",
             ErrorCode::PermissionDenied => "PERMISSION_DENIED",
             ErrorCode::BudgetExceeded => "BUDGET_EXCEEDED",
+            ErrorCode::Declined => "DECLINED",
             ErrorCode::Internal => "INTERNAL",
         }
     }

@@ -72,7 +72,8 @@ pub fn status_of(code: ErrorCode) -> (StatusCode, &'static str) {
         ErrorCode::InvalidArgument
         | ErrorCode::BadInput
         | ErrorCode::MissingParams
-        | ErrorCode::ConfirmationRequired => (StatusCode::BAD_REQUEST, "invalid_request"),
+        | ErrorCode::ConfirmationRequired
+        | ErrorCode::Declined => (StatusCode::BAD_REQUEST, "invalid_request"),
         ErrorCode::Forbidden | ErrorCode::PermissionDenied => (StatusCode::FORBIDDEN, "forbidden"),
         ErrorCode::NotFound => (StatusCode::NOT_FOUND, "not_found"),
         ErrorCode::Conflict | ErrorCode::InvalidTransition | ErrorCode::SlotsFull => {

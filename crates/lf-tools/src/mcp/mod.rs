@@ -8,6 +8,8 @@
 //! - [`direct`]: the rmcp bypass, a plain `tools/call` answered as rmcp
 //!   answers it; [`jsonrpc`]: what both transports answer for a message
 //!   rmcp does not (too deep, unreadable, batches);
+//! - `elicit.rs`: asking the person behind a client that declared
+//!   elicitation (confirmations, a lens's parameters, approvals);
 //! - `tasks.rs`: MCP's tasks extension over workflow runs;
 //! - `resources.rs`: MCP resources over the documents the caller may read
 //!   (`documents.rs`, which the Search group reads too);
@@ -16,6 +18,7 @@
 pub mod classify;
 pub mod direct;
 pub(crate) mod documents;
+pub(crate) mod elicit;
 pub mod jsonrpc;
 pub(crate) mod resources;
 pub(crate) mod server;

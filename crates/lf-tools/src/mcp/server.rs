@@ -4,6 +4,7 @@
 //! workflow runs as the tasks of MCP's tasks extension ([`crate::mcp::tasks`]).
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use lf_core::{ErrorCode, LensId, LfError, LfResult, PageRequest, Principal, Scope};
 use lf_lens::{LensFilter, LensService, ParamValues, VersionSelector};
@@ -11,10 +12,11 @@ use lf_workflow::run::RunId;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, CompleteRequestParams,
     CompleteResult, CompletionInfo, Extensions, GetPromptRequestParams, GetPromptResponse, GetPromptResult,
-    GetTaskParams, GetTaskResult, Implementation, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, Prompt, PromptArgument, PromptMessage,
-    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Reference,
-    ResourceContents, Role, ServerCapabilities, ServerConfig, Tool, UpdateTaskParams,
+    GetTaskParams, GetTaskResult, Implementation, InitializeRequestParams, InitializeResult,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, Prompt, PromptArgument, PromptMessage, ProtocolVersion,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Reference, ResourceContents, Role,
+    ServerCapabilities, ServerConfig, Tool, UpdateTaskParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -24,10 +26,11 @@ use crate::catalog::group::Group;
 use crate::catalog::hygiene::sanitize_text;
 use crate::catalog::output::ToolOutput;
 use crate::catalog::services::{Ctx, Services};
-use crate::catalog::tool::{Safety, ToolSpec};
+use crate::catalog::tool::{Called, Safety, ToolSpec};
 use crate::catalog::{Catalog, CatalogOptions};
 use crate::mcp::classify::{lacks_scope, one_call};
 use crate::mcp::documents::{self, DocId};
+use crate::mcp::elicit::{self, Asked, Asker, Reply};
 use crate::mcp::resources::{self, Cursor, Hint};
 use crate::mcp::tasks;
 use crate::mcp::toolsets::{self, Enabled};
@@ -65,6 +68,10 @@ pub struct LfServer {
     /// With dynamic toolsets, the groups this session enabled.
     session: Option<Arc<Enabled>>,
     toolset_source: Option<ToolsetSource>,
+    /// Whether this session's client declared form elicitation at
+    /// `initialize` (2025-11-25): its calls that may ask the person go
+    /// through rmcp, whose peer sends the question.
+    elicits: Arc<AtomicBool>,
 }
 
 impl LfServer {
@@ -104,6 +111,7 @@ impl LfServer {
             source: None,
             session,
             toolset_source: None,
+            elicits: Arc::default(),
         }
     }
 
@@ -112,7 +120,7 @@ impl LfServer {
     /// session.)
     pub fn new_session(&self) -> Self {
         let fresh = || Arc::new(Enabled::new(self.options.toolsets.as_deref().unwrap_or(&[])));
-        Self { session: self.session.as_ref().map(|_| fresh()), ..self.clone() }
+        Self { session: self.session.as_ref().map(|_| fresh()), elicits: Arc::default(), ..self.clone() }
     }
 
     /// The same server, also enabling the toolsets each request names for
@@ -142,6 +150,10 @@ impl LfServer {
         // Whether a call answers with a task depends on the client's
         // capabilities, which only rmcp's request context carries.
         if self.info.capabilities.supports_tasks() && self.catalog.get(tool).is_some_and(|t| t.starts_run) {
+            return false;
+        }
+        // Nor one that may ask the person, when the client can be asked.
+        if self.elicits.load(Ordering::Relaxed) && self.catalog.get(tool).is_some_and(elicit::may_ask) {
             return false;
         }
         self.session.is_none() || (self.toolset_source.is_none() && !toolsets::is_meta(tool))
@@ -273,11 +285,113 @@ impl LfServer {
         if lacks_scope(&principal, tool.required_scope()) {
             return Ok(answered(ToolOutput::error(error_value(name, &read_scope_only(name)))));
         }
+        Ok(outcome_of(name, self.run_tool(tool, principal, args).await))
+    }
+
+    /// The tool `name` when a call of it by `principal` runs it: offered,
+    /// and within the token's scope (not a meta tool of dynamic toolsets).
+    fn runnable(&self, principal: &Principal, name: &str, also: &[&'static Group]) -> Option<&ToolSpec> {
+        if self.session.is_some() && toolsets::is_meta(name) {
+            return None;
+        }
+        self.catalog.get(name).filter(|t| self.offers(t, also) && !lacks_scope(principal, t.required_scope()))
+    }
+
+    /// Runs `tool` with `args` as `principal`, in one call's scope.
+    async fn run_tool(
+        &self,
+        tool: &ToolSpec,
+        principal: Principal,
+        args: rmcp::model::JsonObject,
+    ) -> LfResult<Called> {
         let ctx = Ctx { principal, services: self.services.clone() };
-        Ok(match one_call(tool.call(ctx, args)).await {
-            Ok(called) => Outcome { run: called.run, ..answered(called.output) },
-            Err(err) => answered(ToolOutput::error(error_value(name, &err))),
-        })
+        one_call(tool.call(ctx, args)).await
+    }
+
+    /// [`LfServer::call_with`] for a client that can be asked (see
+    /// [`crate::mcp::elicit`]): a call that needs the person's
+    /// confirmation or a lens's parameters asks through `asker`, once, and
+    /// runs as the answer says; or comes back with the question, which a
+    /// 2026-07-28 request answers as an `input_required` result.
+    async fn call_asking(
+        &self,
+        principal: Principal,
+        name: &str,
+        mut args: rmcp::model::JsonObject,
+        also: &[&'static Group],
+        asker: &Asker,
+    ) -> Result<Asked<Outcome>, McpError> {
+        let Some(tool) = self.runnable(&principal, name, also) else {
+            return Ok(Asked::Done(self.call_with(principal, name, args, also).await?));
+        };
+        let refused = |reply: &Reply| {
+            let err = elicit::declined(tool.title, reply);
+            Asked::Done(outcome_of(name, Err(err)))
+        };
+        let mut asked = false;
+        let first = match elicit::confirms_first(tool) {
+            true => Some(elicit::confirm_question(tool, &args, None)),
+            false => self.decision_question(&principal, tool, &args).await,
+        };
+        if let Some(question) = first {
+            let kind = question.kind();
+            match asker.ask(question).await {
+                Asked::Pending(question) => return Ok(Asked::Pending(question)),
+                Asked::Done(Reply::Accept(content)) => {
+                    asked = true;
+                    if kind == elicit::Kind::Decision {
+                        elicit::with_decision(&mut args, content);
+                    }
+                }
+                Asked::Done(reply) => return Ok(refused(&reply)),
+            }
+        }
+        loop {
+            let result = self.run_tool(tool, principal.clone(), args.clone()).await;
+            let question = match &result {
+                _ if asked => None,
+                Err(e) if elicit::asks_confirmation(tool, &args, e) => {
+                    Some(elicit::confirm_question(tool, &args, elicit::action_of(e)))
+                }
+                Err(e) if elicit::asks_params(tool, e) => match elicit::missing_of(e) {
+                    Some((lens, version, missing)) => {
+                        let given = elicit::given_labels(&args);
+                        self.lens_params_question(&principal, lens, version, &missing, &given).await
+                    }
+                    None => None,
+                },
+                Ok(called) => match elicit::needs_params_of(tool, called.output.value()) {
+                    Some((lens, version, missing)) => {
+                        let given = elicit::given_labels(&args);
+                        self.lens_params_question(&principal, lens, version, &missing, &given).await
+                    }
+                    None => None,
+                },
+                Err(_) => None,
+            };
+            let Some(question) = question else {
+                return Ok(Asked::Done(outcome_of(name, result)));
+            };
+            asked = true;
+            let kind = question.kind();
+            match asker.ask(question).await {
+                Asked::Pending(question) => return Ok(Asked::Pending(question)),
+                Asked::Done(Reply::Accept(content)) => match kind {
+                    elicit::Kind::Confirm => elicit::with_confirm(tool, &mut args),
+                    elicit::Kind::Params => elicit::with_values(&mut args, elicit::values_of(content)),
+                    elicit::Kind::Decision => elicit::with_decision(&mut args, content),
+                },
+                Asked::Done(reply) => return Ok(refused(&reply)),
+            }
+        }
+    }
+}
+
+/// What a run of tool `name` came to.
+fn outcome_of(name: &str, result: LfResult<Called>) -> Outcome {
+    match result {
+        Ok(called) => Outcome { output: called.output, changed: false, run: called.run },
+        Err(err) => Outcome { output: ToolOutput::error(error_value(name, &err)), changed: false, run: None },
     }
 }
 
@@ -343,6 +457,22 @@ fn missing_arguments(err: &LfError) -> McpError {
     request_error_saying(&message, err)
 }
 
+/// A prompt's arguments as lens parameter values (a value that is not a
+/// string as its JSON).
+fn prompt_values(arguments: rmcp::model::JsonObject) -> Result<ParamValues, McpError> {
+    ParamValues::parse(
+        "arguments",
+        arguments.into_iter().map(|(k, v)| {
+            let v = match v {
+                serde_json::Value::String(s) => s,
+                other => other.to_string(),
+            };
+            (k, v)
+        }),
+    )
+    .map_err(request_error)
+}
+
 /// Whether the request in `context` is of the era whose results carry
 /// caching hints (2026-07-28 and later); older clients get none.
 fn gives_caching_hints(context: &RequestContext<RoleServer>) -> bool {
@@ -367,6 +497,16 @@ macro_rules! hinted {
 impl ServerHandler for LfServer {
     fn get_info(&self) -> ServerConfig {
         (*self.info).clone()
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, McpError> {
+        self.elicits.store(elicit::declares_form(&request.capabilities), Ordering::Relaxed);
+        context.peer.set_peer_info(request.clone());
+        self.negotiate_initialize(&request)
     }
 
     async fn list_tools(
@@ -396,9 +536,16 @@ impl ServerHandler for LfServer {
     ) -> Result<CallToolResponse, McpError> {
         let principal = self.caller(&context)?;
         let also = self.named_toolsets(&context);
-        let outcome = self
-            .call_with(principal.clone(), &request.name, request.arguments.unwrap_or_default(), &also)
-            .await?;
+        let args = request.arguments.unwrap_or_default();
+        let outcome = match Asker::of(&context, request.input_responses, request.request_state) {
+            None => self.call_with(principal.clone(), &request.name, args, &also).await?,
+            Some(asker) => {
+                match self.call_asking(principal.clone(), &request.name, args, &also, &asker).await? {
+                    Asked::Done(outcome) => outcome,
+                    Asked::Pending(question) => return Ok(question.input_required().into()),
+                }
+            }
+        };
         if outcome.changed
             && let Err(e) = context.peer.notify_tool_list_changed().await
         {
@@ -477,22 +624,40 @@ impl ServerHandler for LfServer {
                 logged(McpError::invalid_params(format!("Unknown prompt: {}", request.name), None))
             })?
             .map_err(request_error)?;
-        let values = ParamValues::parse(
-            "arguments",
-            request.arguments.unwrap_or_default().into_iter().map(|(k, v)| {
-                let v = match v {
-                    serde_json::Value::String(s) => s,
-                    other => other.to_string(),
-                };
-                (k, v)
-            }),
-        )
-        .map_err(request_error)?;
-        let run =
-            self.lens().run(&principal, id, which, &values, None).await.map_err(|e| match e.code() {
-                ErrorCode::MissingParams => missing_arguments(&e),
-                _ => request_error(e),
-            })?;
+        let asker = Asker::of(&context, request.input_responses, request.request_state);
+        let mut arguments = request.arguments.unwrap_or_default();
+        let mut asked = false;
+        let run = loop {
+            let values = prompt_values(arguments.clone())?;
+            let err = match self.lens().run(&principal, id, which, &values, None).await {
+                Ok(run) => break run,
+                Err(e) if e.code() == ErrorCode::MissingParams => e,
+                Err(e) => return Err(request_error(e)),
+            };
+            // A client that can be asked gets one form for what is missing.
+            let question = match (&asker, elicit::missing_of(&err)) {
+                (Some(_), Some((lens, version, missing))) if !asked => {
+                    let given: Vec<String> = arguments.keys().cloned().collect();
+                    self.lens_params_question(&principal, lens, version, &missing, &given).await
+                }
+                _ => None,
+            };
+            let (Some(asker), Some(question)) = (&asker, question) else {
+                return Err(missing_arguments(&err));
+            };
+            asked = true;
+            match asker.ask(question).await {
+                Asked::Pending(question) => return Ok(question.input_required().into()),
+                Asked::Done(Reply::Accept(content)) => {
+                    for (k, v) in elicit::values_of(content) {
+                        arguments.insert(k, serde_json::Value::String(v));
+                    }
+                }
+                Asked::Done(reply) => {
+                    return Err(request_error(elicit::declined(&format!("prompt {}", request.name), &reply)));
+                }
+            }
+        };
         let text = sanitize_text(&run.prompt).unwrap_or(run.prompt);
         let result = GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])
             .with_description(format!("{} {}", run.lens.title, run.version.semver));

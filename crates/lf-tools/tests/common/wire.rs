@@ -84,6 +84,48 @@ impl Wire {
         reply
     }
 
+    /// The whole answer to `method` with `params`, answering each
+    /// `elicitation/create` the server sends meanwhile with `answer` of its
+    /// params; also the params of each.
+    pub async fn request_answering(
+        &mut self,
+        method: &str,
+        params: Value,
+        answer: impl Fn(&Value) -> Value,
+    ) -> (Value, Vec<Value>) {
+        let id = self.next_id + 1;
+        let mut params = params;
+        if self.inline {
+            params["_meta"] = json!({
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+                "io.modelcontextprotocol/clientCapabilities": self.capabilities
+            });
+        }
+        self.next_id = id;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})).await;
+        let mut asked = Vec::new();
+        loop {
+            let mut line = String::new();
+            tokio::time::timeout(std::time::Duration::from_secs(10), self.reader.read_line(&mut line))
+                .await
+                .expect("a message within 10 s")
+                .unwrap();
+            let message: Value = serde_json::from_str(&line).unwrap();
+            if message["method"] == "elicitation/create" {
+                let result = answer(&message["params"]);
+                asked.push(message["params"].clone());
+                self.send(json!({"jsonrpc": "2.0", "id": message["id"], "result": result})).await;
+                continue;
+            }
+            if message.get("method").is_some() {
+                continue;
+            }
+            assert_eq!(message["id"], id, "{message}");
+            return (message, asked);
+        }
+    }
+
     /// The result `method` answers, which must not be an error.
     pub async fn result(&mut self, method: &str, params: Value) -> Value {
         let reply = self.request(method, params).await;

@@ -23,7 +23,11 @@ mod start_agent_team_run;
 mod update_ai_lenser;
 
 use crate::catalog::group::Group;
-use crate::catalog::tool::declare;
+use crate::catalog::tool::{Tool, declare};
+
+/// The tool a person answers through elicitation when it names a team run
+/// awaiting their approval (`crate::mcp::elicit`).
+pub(crate) const DECIDE_APPROVAL: &str = decide_agent_approval::DecideAgentApproval::NAME;
 
 pub static GROUP: Group = Group {
     id: "agent",
