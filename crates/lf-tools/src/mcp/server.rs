@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use lf_core::meter::{meter, outcome_of};
 use lf_core::{ErrorCode, LensId, LfError, LfResult, PageRequest, Principal, Scope};
 use lf_lens::{LensFilter, LensService, ParamValues, VersionSelector};
 use lf_workflow::run::RunId;
@@ -270,11 +271,16 @@ impl LfServer {
                 None,
             ))
         })?;
+        let began = std::time::Instant::now();
         if lacks_scope(&principal, tool.required_scope()) {
-            return Ok(answered(ToolOutput::error(error_value(name, &read_scope_only(name)))));
+            let err = read_scope_only(name);
+            meter().tool_call(tool.name, err.code().as_str(), began.elapsed());
+            return Ok(answered(ToolOutput::error(error_value(name, &err))));
         }
         let ctx = Ctx { principal, services: self.services.clone() };
-        Ok(match one_call(tool.call(ctx, args)).await {
+        let result = one_call(tool.call(ctx, args)).await;
+        meter().tool_call(tool.name, outcome_of(&result), began.elapsed());
+        Ok(match result {
             Ok(called) => Outcome { run: called.run, ..answered(called.output) },
             Err(err) => answered(ToolOutput::error(error_value(name, &err))),
         })
