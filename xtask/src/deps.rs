@@ -8,7 +8,7 @@
 //!   crate of the layers below; lf-core depends on nothing of ours and no JSON.
 //! - **clients** (lf-egress): the guarded outbound HTTP client; depends on
 //!   nothing of ours, so an adapter may use it.
-//! - **adapters** (lf-store, lf-model, lf-runner): implement what the domain
+//! - **adapters** (lf-store, lf-model, lf-runner, lf-metrics): implement what the domain
 //!   defines. None depends on another adapter, the catalog, the composition
 //!   root or a transport. lf-model depends on no domain crate (it sees models
 //!   through `lf_core::ModelProvider` only); lf-store and lf-runner on domain
@@ -113,7 +113,7 @@ mod tests {
     const CORE: &[&str] = &["lf-core"];
     const DOMAIN: &[&str] = &["lf-lens", "lf-auth", "lf-battle", "lf-workflow", "lf-agent"];
     const CLIENTS: &[&str] = &["lf-egress"];
-    const ADAPTERS: &[&str] = &["lf-store", "lf-model", "lf-runner"];
+    const ADAPTERS: &[&str] = &["lf-store", "lf-model", "lf-runner", "lf-metrics"];
     const CATALOG: &[&str] = &["lf-tools"];
     const ROOT: &[&str] = &["lf-server"];
     const TRANSPORTS: &[&str] = &["lf-mcp-stdio", "lf-mcp-http"];

@@ -2,7 +2,8 @@
 //! [`Principal`] every domain call takes, the one error type [`LfError`] with
 //! its stable [`ErrorCode`]s, a [`Clock`] abstraction, paging, the
 //! [`ModelProvider`] trait through which every model call goes, the
-//! [`Spawner`] through which background work starts, the words of a
+//! [`Spawner`] through which background work starts, the [`meter`] port
+//! through which the process's metrics are told, the words of a
 //! search ([`SearchQuery`]), and [`call`], one call as a scope its reads
 //! can share work in.
 //!
@@ -19,6 +20,7 @@ mod events;
 mod id;
 mod join;
 mod label;
+pub mod meter;
 pub mod model;
 mod page;
 mod principal;

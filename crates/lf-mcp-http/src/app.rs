@@ -23,6 +23,7 @@ use crate::hooks::{self, HookRuns};
 use crate::inflight::InFlight;
 use crate::limits::Limits;
 use crate::oauth;
+use crate::ops;
 use crate::responses::{declared_over, json_error, too_large};
 
 /// What every request handler can reach. Every layer clones it for each
@@ -75,6 +76,8 @@ pub struct Shared {
     pub hook_runs: Arc<dyn HookRuns>,
     /// With sessions: the request ids in flight in each session.
     pub inflight: Option<Arc<InFlight>>,
+    /// What `/ready` asks: the database and the runner.
+    pub readiness: ops::Readiness,
 }
 
 /// The largest body of an OAuth request (forms and registrations are small).
@@ -98,8 +101,14 @@ pub fn router(state: AppState, shutdown: CancellationToken) -> Router {
         .route("/hooks/{workflow_id}", post(hooks::call))
         .layer(DefaultBodyLimit::max(hooks::HOOK_MAX_BODY))
         .layer(middleware::from_fn(|r, n| within(hooks::HOOK_MAX_BODY, r, n)));
+    let mut operators = Router::new().route("/ready", get(ops::ready));
+    if state.config.metrics_bind.is_none() {
+        operators = operators.route("/metrics", get(ops::metrics));
+    }
+    let operators = operators.with_state(state.readiness.clone());
     Router::new()
         .route("/health", get(health))
+        .merge(operators)
         .merge(oauth)
         .merge(hooks)
         .merge(mcp)
@@ -107,6 +116,7 @@ pub fn router(state: AppState, shutdown: CancellationToken) -> Router {
         .layer(middleware::from_fn(|r, n| within(MAX_BODY, r, n)))
         .layer(TimeoutLayer::with_status_code(StatusCode::GATEWAY_TIMEOUT, state.config.request_timeout))
         .layer(middleware::from_fn_with_state(state.clone(), gate))
+        .layer(middleware::from_fn(ops::counted))
         .with_state(state)
 }
 

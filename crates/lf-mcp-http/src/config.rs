@@ -102,6 +102,11 @@ pub struct ServeArgs {
     /// loopback.
     #[arg(long, env = "LENSERFIGHT_DEV_LENSER")]
     pub dev_lenser: Option<String>,
+
+    /// Serve GET /metrics (and GET /ready) on this address of their own
+    /// instead of beside /mcp, e.g. 127.0.0.1:9464 [default: beside /mcp]
+    #[arg(long, env = "LENSERFIGHT_METRICS_BIND", value_name = "ADDRESS")]
+    pub metrics_bind: Option<String>,
 }
 
 /// The values of the settings nobody set.
@@ -139,6 +144,7 @@ impl Default for ServeArgs {
             hooks_per_minute: defaults::HOOKS_PER_MINUTE,
             sessions: false,
             dev_lenser: None,
+            metrics_bind: None,
         }
     }
 }
@@ -165,6 +171,8 @@ pub struct HttpConfig {
     pub hooks_per_minute: NonZeroU32,
     pub sessions: bool,
     pub dev_lenser: Option<String>,
+    /// Where `/metrics` is served when not beside `/mcp`.
+    pub metrics_bind: Option<SocketAddr>,
 }
 
 /// How long a connection may wait for what, and how many may be open.
@@ -204,6 +212,12 @@ impl HttpConfig {
             .trim()
             .parse()
             .map_err(|e| bad(Setting::Bind, format!("{e}; expected an address like 127.0.0.1:8080")))?;
+        let metrics_bind = match args.metrics_bind.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
+            None => None,
+            Some(raw) => Some(raw.parse::<SocketAddr>().map_err(|e| {
+                bad(Setting::MetricsBind, format!("{e}; expected an address like 127.0.0.1:9464"))
+            })?),
+        };
         let (public_url, public_url_set) =
             match args.public_url.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
                 None => (format!("http://{bind}"), false),
@@ -292,6 +306,7 @@ impl HttpConfig {
             hooks_per_minute,
             sessions: args.sessions,
             dev_lenser,
+            metrics_bind,
         })
     }
 

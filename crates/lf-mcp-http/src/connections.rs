@@ -94,10 +94,12 @@ pub(crate) async fn serve(
         let client = (!proxies.trusts(peer.ip())).then(|| ClientIp::of(peer.ip()));
         if let Some(client) = client
             && open.count(client) >= limits.max_per_client
-            && !open.shed(Some(client))
         {
-            tracing::debug!(%peer, "closing a connection over its client's cap");
-            continue;
+            lf_metrics::metrics().refused("connections_per_client");
+            if !open.shed(Some(client)) {
+                tracing::debug!(%peer, "closing a connection over its client's cap");
+                continue;
+            }
         }
         // At the cap: shed a connection, or wait until one ends or goes idle.
         let permit = loop {
@@ -105,7 +107,9 @@ pub(crate) async fn serve(
             if let Ok(permit) = permits.clone().try_acquire_owned() {
                 break Some(permit);
             }
-            open.shed(None);
+            if open.shed(None) {
+                lf_metrics::metrics().refused("connections");
+            }
             tokio::select! {
                 permit = permits.clone().acquire_owned() => break permit.ok(),
                 () = went_idle => {}
@@ -165,6 +169,8 @@ struct Connection {
 
 impl Connection {
     async fn serve(self, tcp: TcpStream) {
+        let metrics = lf_metrics::metrics();
+        metrics.connections(1);
         let io = TokioIo::new(Watched { inner: tcp, watch: self.watch.clone() });
         let service = TowerToHyperService::new(Tracked {
             app: self.app.clone(),
@@ -202,6 +208,7 @@ impl Connection {
             }
         }
         self.open.remove(&self.watch);
+        metrics.connections(-1);
     }
 }
 
@@ -471,6 +478,7 @@ where
         Box::pin(async move {
             let mut response = answer.await?;
             if slow.load(Ordering::Acquire) {
+                lf_metrics::metrics().refused("slow_body");
                 response = json_error(
                     http::StatusCode::REQUEST_TIMEOUT,
                     "request_timeout",

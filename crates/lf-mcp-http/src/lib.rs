@@ -7,6 +7,8 @@
 //! liveness. `POST /hooks/{workflow_id}` (`hooks.rs`) starts a run of a
 //! workflow whose trigger is a webhook trigger, its credential the
 //! workflow's webhook secret. [`guard`] keeps other hosts and browser origins out.
+//! `GET /ready` answers readiness and `GET /metrics` the metrics ([`ops`]),
+//! the latter on an address of its own when `LENSERFIGHT_METRICS_BIND` says.
 //!
 //! This crate holds no domain logic and is the only one that knows HTTP; its
 //! configuration, database and wiring come from lf-server. A domain error
@@ -24,6 +26,7 @@ mod inflight;
 pub mod limits;
 mod mcp;
 pub mod oauth;
+pub mod ops;
 mod responses;
 
 use std::future::Future;
@@ -42,8 +45,10 @@ pub use hooks::{HookCall, HookCheck, HookRuns, HookStart};
 /// A server that has its socket and database and is ready to serve.
 pub struct Prepared {
     pub listener: TcpListener,
+    /// `/metrics`' own socket, when `LENSERFIGHT_METRICS_BIND` is set.
+    pub metrics_listener: Option<TcpListener>,
     pub state: AppState,
-    pub db: Database,
+    pub db: Arc<Database>,
     /// Background work the tools start; shut down after the server stops.
     pub background: Arc<Background>,
     /// Runs workflows while the server serves; shut down after it stops.
@@ -66,12 +71,19 @@ pub fn auth_service(db: &Database, config: &HttpConfig) -> AuthService {
 
 /// Opens the database, binds the socket, and finds the development lenser.
 pub async fn prepare(mut config: HttpConfig) -> Result<Prepared, ConfigError> {
-    let db = lf_server::open_database(&config.common).await?;
+    let db = Arc::new(lf_server::open_database(&config.common).await?);
     let bind = config.bind;
     let from_file = config.common.from_file.clone();
     let cannot =
         move |e: std::io::Error| from_file.bad(Setting::Bind, format!("cannot listen on {bind}: {e}"));
     let listener = TcpListener::bind(config.bind).await.map_err(&cannot)?;
+    let metrics_listener =
+        match config.metrics_bind {
+            None => None,
+            Some(at) => Some(TcpListener::bind(at).await.map_err(|e| {
+                config.common.bad(Setting::MetricsBind, format!("cannot listen on {at}: {e}"))
+            })?),
+        };
     if !config.public_url_set {
         // Port 0 binds some free port: the public URL names the real one.
         config.bind = listener.local_addr().map_err(&cannot)?;
@@ -117,18 +129,29 @@ pub async fn prepare(mut config: HttpConfig) -> Result<Prepared, ConfigError> {
         limits: Arc::new(limits::Limits::new(db.throttle_store(), registrations_per_hour, hooks_per_minute)),
         hook_runs,
         inflight: sessions.then(|| Arc::new(inflight::InFlight::default())),
+        readiness: ops::Readiness { db: db.clone(), runner: runner.clone() },
     });
-    Ok(Prepared { listener, state, db, background, runner, ledger })
+    Ok(Prepared { listener, metrics_listener, state, db, background, runner, ledger })
 }
 
 /// Serves until `stop` resolves, then finishes the requests in flight (up
 /// to the shutdown timeout), then the background work (up to
 /// [`SHUTDOWN_GRACE`]).
 pub async fn serve(prepared: Prepared, stop: impl Future<Output = ()> + Send + 'static) {
-    let Prepared { listener, state, db, background, runner, ledger } = prepared;
+    let Prepared { listener, metrics_listener, state, db, background, runner, ledger } = prepared;
     let runs = runner.start();
     ledger.start();
     let streams = CancellationToken::new();
+    if let Some(own) = metrics_listener {
+        let app = ops::own_router(state.readiness.clone());
+        let stopped = streams.clone();
+        tokio::spawn(async move {
+            let serving = axum::serve(own, app).with_graceful_shutdown(stopped.cancelled_owned());
+            if let Err(e) = serving.await {
+                tracing::warn!(error = %e, "serving /metrics stopped");
+            }
+        });
+    }
     oauth::spawn_sweeper(state.clone(), streams.clone());
     let (limits, proxies) = (state.config.connections, state.config.trusted_proxies.clone());
     let app = router(state, streams.clone());

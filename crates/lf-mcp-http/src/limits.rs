@@ -96,27 +96,27 @@ impl Limits {
     /// not count against the workflow.
     pub async fn hook(&self, client: ClientIp, workflow: Option<WorkflowId>) -> Option<Response> {
         if let Some(refused) = self.take(format!("hook-client {}", client.0), self.hooks).await {
-            return Some(refused);
+            return counted(Some(refused), "hooks_per_client");
         }
-        self.take(format!("hook {}", workflow?), self.hooks).await
+        counted(self.take(format!("hook {}", workflow?), self.hooks).await, "hooks_per_workflow")
     }
 
     /// 429 when `client` signs in too often.
     pub async fn sign_in(&self, client: ClientIp) -> Option<Response> {
-        self.take(format!("sign-in {}", client.0), self.sign_in).await
+        counted(self.take(format!("sign-in {}", client.0), self.sign_in).await, "sign_ins")
     }
 
     /// 429 when `client` calls the token or revocation endpoint too often.
     pub async fn token(&self, client: ClientIp) -> Option<Response> {
-        self.take(format!("token {}", client.0), self.token).await
+        counted(self.take(format!("token {}", client.0), self.token).await, "token_requests")
     }
 
     /// 429 when `client`, or everyone together, registers too often.
     pub async fn register(&self, client: ClientIp) -> Option<Response> {
         if let Some(refused) = self.take(format!("register {}", client.0), self.register).await {
-            return Some(refused);
+            return counted(Some(refused), "registrations_per_client");
         }
-        self.take("registrations".to_owned(), self.registrations).await
+        counted(self.take("registrations".to_owned(), self.registrations).await, "registrations")
     }
 
     /// A sign-in as `handle` begins: 429 while the handle is locked; else
@@ -128,7 +128,7 @@ impl Limits {
         // how often this is asked.
         match self.attempt(&handle_key(handle), self.clock.now()).await {
             Ok(Ok(())) => None,
-            Ok(Err(wait)) => Some(too_many_for(wait, HANDLE_LOCKED)),
+            Ok(Err(wait)) => counted(Some(too_many_for(wait, HANDLE_LOCKED)), "handle_locked"),
             Err(e) => Some(lf_error("checking a handle's failed sign-ins", &e)),
         }
     }
@@ -190,6 +190,15 @@ impl Limits {
             .await?;
         Ok(result)
     }
+}
+
+/// `refused`, counted under `reason` when it is a refusal (a 429; a failure
+/// to count is not one).
+fn counted(refused: Option<Response>, reason: &'static str) -> Option<Response> {
+    if refused.as_ref().is_some_and(|r| r.status() == StatusCode::TOO_MANY_REQUESTS) {
+        lf_metrics::metrics().refused(reason);
+    }
+    refused
 }
 
 fn too_many_for(wait: Duration, description: &str) -> Response {

@@ -39,6 +39,10 @@ pub struct Args {
     /// Microseconds to keep watching stdin after answering, before sleeping (0: sleep at once).
     #[arg(long, env = "LENSERFIGHT_LINGER_US", default_value_t = linger::DEFAULT_LINGER_US)]
     pub linger_us: u64,
+
+    /// A file to write the server's metrics to (Prometheus text format) when it exits [default: unset]
+    #[arg(long, env = "LENSERFIGHT_METRICS_FILE", value_name = "PATH")]
+    pub metrics_file: Option<std::path::PathBuf>,
 }
 
 /// What `lf-mcp-stdio` does besides serving.
@@ -57,6 +61,7 @@ impl Default for Args {
             common: CommonArgs::default(),
             lenser_id: None,
             linger_us: linger::DEFAULT_LINGER_US,
+            metrics_file: None,
         }
     }
 }
@@ -80,6 +85,8 @@ pub struct StdioConfig {
     pub lenser_id: Option<LenserId>,
     /// How long to watch stdin before sleeping (see [`linger`]).
     pub linger: std::time::Duration,
+    /// Where the metrics are written on exit ([`write_metrics`]).
+    pub metrics_file: Option<std::path::PathBuf>,
 }
 
 impl StdioConfig {
@@ -102,7 +109,8 @@ impl StdioConfig {
             ));
         }
         let linger = std::time::Duration::from_micros(args.linger_us);
-        Ok(Self { common, lenser_id, linger })
+        let metrics_file = args.metrics_file.clone().filter(|p| !p.as_os_str().is_empty());
+        Ok(Self { common, lenser_id, linger, metrics_file })
     }
 
     /// The principal calls run as.
@@ -146,6 +154,16 @@ pub fn server(config: &StdioConfig, db: &Database, spawner: Arc<dyn Spawner>) ->
         config.common.sealer(),
         &config.common.runs,
     )
+}
+
+/// Writes the process's metrics to `path` (the Prometheus text format, as
+/// `lf-mcp-http` serves them at `/metrics`), through a file beside it
+/// renamed over it, so that a reader never sees half of them.
+pub fn write_metrics(path: &std::path::Path) -> std::io::Result<()> {
+    let mut partial = path.as_os_str().to_owned();
+    partial.push(".partial");
+    std::fs::write(&partial, lf_metrics::metrics().render())?;
+    std::fs::rename(&partial, path)
 }
 
 /// Why a session ended badly.

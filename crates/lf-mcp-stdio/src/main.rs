@@ -52,6 +52,11 @@ async fn run(mut config: StdioConfig) -> Result<(), Failure> {
     background.shutdown(SHUTDOWN_GRACE).await;
     built.ledger.close().await;
     db.close().await;
+    if let Some(path) = &config.metrics_file
+        && let Err(e) = lf_mcp_stdio::write_metrics(path)
+    {
+        tracing::warn!(path = %path.display(), error = %e, "cannot write the metrics file");
+    }
     result.map_err(Failure::Session)
 }
 

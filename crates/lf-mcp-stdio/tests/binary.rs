@@ -300,3 +300,33 @@ fn rust_log_is_honoured_unless_lenserfight_log_is_set() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("RUST_LOG"), "a bad RUST_LOG is named");
 }
+
+#[test]
+fn writes_its_metrics_to_the_metrics_file_on_exit() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite:{}", dir.path().join("x.db").display());
+    let file = dir.path().join("metrics.prom");
+    let call = |id: u64, name: &str, arguments: Value| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": arguments}});
+    let missing = "0193a7c4-0000-7000-8000-000000000000";
+    let out = run(
+        &[("LENSERFIGHT_DATABASE_URL", &url), ("LENSERFIGHT_METRICS_FILE", &file.display().to_string())],
+        &[],
+        &[
+            init(),
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            call(2, "list_lenses", json!({})),
+            call(3, "get_lens", json!({"lens_id": missing})),
+            call(4, "list_lenses", json!({})),
+        ],
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(lines(&out).len(), 4);
+    let text = std::fs::read_to_string(&file).expect("the metrics file is written on exit");
+    assert!(text.contains("lenserfight_tool_calls_total{tool=\"list_lenses\",outcome=\"ok\"} 2\n"), "{text}");
+    assert!(
+        text.contains("lenserfight_tool_calls_total{tool=\"get_lens\",outcome=\"NOT_FOUND\"} 1\n"),
+        "{text}"
+    );
+    assert!(!text.contains(missing), "no id a call named");
+    assert!(!dir.path().join("metrics.prom.partial").exists());
+}

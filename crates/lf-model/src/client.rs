@@ -2,9 +2,10 @@
 
 use std::fmt;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
+use lf_core::meter::{ModelCall, meter, outcome_of};
 use lf_core::{
     ChatRequest, ChatResponse, Detail, ErrorCode, LfError, LfResult, ModelProvider, ToolCall,
     ToolChatRequest, ToolChatResponse, Turn,
@@ -246,12 +247,6 @@ struct Answer {
     tokens: Option<u64>,
 }
 
-/// The text and model of a chat-completions answer, or what is wrong with it.
-fn parse_answer(body: &[u8]) -> Result<(String, Option<String>), String> {
-    let a = parse_tool_answer(body, false)?;
-    Ok((a.text, a.model))
-}
-
 /// A chat-completions answer that may ask for tool calls (`with_tools`):
 /// then `content` may be null, and `tool_calls` are read strictly.
 fn parse_tool_answer(body: &[u8], with_tools: bool) -> Result<Answer, String> {
@@ -439,11 +434,15 @@ impl ModelProvider for OpenAiCompatible {
 
     async fn chat(&self, request: ChatRequest) -> LfResult<ChatResponse> {
         let (model, body) = self.body(&request)?;
-        let answer = self.send(&model, &body).await?;
-        match parse_answer(&answer) {
-            Ok((text, answered_by)) => Ok(ChatResponse { text, model: answered_by.unwrap_or(model) }),
-            Err(why) => Err(self.malformed(&model, &answer, &why)),
-        }
+        let began = Instant::now();
+        let result =
+            self.send(&model, &body).await.and_then(|answer| match parse_tool_answer(&answer, false) {
+                Ok(a) => Ok(a),
+                Err(why) => Err(self.malformed(&model, &answer, &why)),
+            });
+        self.metered(&model, &result, began);
+        let a = result?;
+        Ok(ChatResponse { text: a.text, model: a.model.unwrap_or(model) })
     }
 
     /// The request with its tools and turns (OpenAI's `tools`, assistant
@@ -452,16 +451,20 @@ impl ModelProvider for OpenAiCompatible {
     /// a malformed answer) and `usage.total_tokens`.
     async fn chat_with_tools(&self, request: ToolChatRequest) -> LfResult<ToolChatResponse> {
         let (model, body) = self.body_with(&request.chat, Some(&request))?;
-        let answer = self.send(&model, &body).await?;
-        match parse_tool_answer(&answer, true) {
-            Ok(a) => Ok(ToolChatResponse {
-                text: a.text,
-                calls: a.calls,
-                model: a.model.unwrap_or(model),
-                tokens: a.tokens,
-            }),
-            Err(why) => Err(self.malformed(&model, &answer, &why)),
-        }
+        let began = Instant::now();
+        let result =
+            self.send(&model, &body).await.and_then(|answer| match parse_tool_answer(&answer, true) {
+                Ok(a) => Ok(a),
+                Err(why) => Err(self.malformed(&model, &answer, &why)),
+            });
+        self.metered(&model, &result, began);
+        let a = result?;
+        Ok(ToolChatResponse {
+            text: a.text,
+            calls: a.calls,
+            model: a.model.unwrap_or(model),
+            tokens: a.tokens,
+        })
     }
 }
 
@@ -485,6 +488,25 @@ fn turn_message(turn: &Turn) -> Value {
 }
 
 impl OpenAiCompatible {
+    /// Tells the process's meter of a call that asked `model`: labelled by
+    /// the endpoint's host and the configured model (any other model a
+    /// request named is `other`: those names are not a bounded set).
+    fn metered(&self, model: &str, result: &LfResult<Answer>, began: Instant) {
+        let host = self.endpoint.host_str().unwrap_or("");
+        let endpoint = match self.endpoint.port() {
+            Some(port) => format!("{host}:{port}"),
+            None => host.to_owned(),
+        };
+        let model = if model == self.config.model { model } else { "other" };
+        meter().model_call(&ModelCall {
+            endpoint: &endpoint,
+            model,
+            outcome: outcome_of(result),
+            tokens: result.as_ref().ok().and_then(|a| a.tokens),
+            took: began.elapsed(),
+        });
+    }
+
     /// Posts `body` (asking `model`), retrying once as the type's docs say:
     /// the answer's bytes, or the error.
     async fn send(&self, model: &str, body: &[u8]) -> LfResult<Vec<u8>> {
@@ -532,6 +554,12 @@ impl OpenAiCompatible {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The text and model of a chat-completions answer, or what is wrong with it.
+    fn parse_answer(body: &[u8]) -> Result<(String, Option<String>), String> {
+        let a = parse_tool_answer(body, false)?;
+        Ok((a.text, a.model))
+    }
 
     #[test]
     fn answers_are_read_strictly() {

@@ -1,10 +1,12 @@
 //! The claim loop and the drive of one run.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use lf_core::meter::{RunEnd, meter};
 use lf_core::{Clock, LenserId, LfResult, Reach, SystemClock, Timestamp};
 use lf_workflow::engine::{
     Action, Event, Failure, LogLevel, LogLine, NodeStatus, Plan, RunError, RunState, RunStatus, Slot, Tick,
@@ -94,6 +96,9 @@ struct Inner {
     scheduler: std::sync::OnceLock<Scheduler>,
     /// Hears of every run that ends.
     ends: std::sync::OnceLock<Arc<dyn RunEnds>>,
+    /// Whether the claim loop runs (from its start until it returns or
+    /// panics).
+    claiming: AtomicBool,
 }
 
 /// The plans kept in memory (versions are immutable, so a plan never goes stale).
@@ -130,6 +135,7 @@ impl Runner {
                 stop: CancellationToken::new(),
                 scheduler: std::sync::OnceLock::new(),
                 ends: std::sync::OnceLock::new(),
+                claiming: AtomicBool::new(false),
             }),
         }
     }
@@ -170,6 +176,12 @@ impl Runner {
     /// runner's behalf that must tell a stop from a failure.
     pub fn stopping(&self) -> CancellationToken {
         self.inner.draining.clone()
+    }
+
+    /// Whether it claims runs: started, its claim loop running, and not
+    /// shutting down.
+    pub fn alive(&self) -> bool {
+        self.inner.claiming.load(Ordering::Acquire) && !self.inner.draining.is_cancelled()
     }
 
     /// How many runs this process drives now.
@@ -240,9 +252,22 @@ fn seed() -> u64 {
 impl Inner {
     /// Tells whoever hears ends that `run` ended in `state`.
     fn ended(&self, run: &Run, state: &RunState) {
+        let end = match state.status {
+            RunStatus::Completed => Some(RunEnd::Completed),
+            RunStatus::Failed => Some(RunEnd::Failed),
+            RunStatus::Cancelled => Some(RunEnd::Cancelled),
+            _ => None,
+        };
+        if let Some(end) = end {
+            meter().run_ended(end);
+        }
         if let Some(ends) = self.ends.get() {
             ends.ended(run, state);
         }
+    }
+
+    fn active_runs(&self) -> usize {
+        self.active.lock().unwrap_or_else(|p| p.into_inner()).len()
     }
 
     /// What a claim may take now: the free slots, each starter's share
@@ -262,6 +287,15 @@ impl Inner {
     }
 
     async fn claim_loop(self: Arc<Self>) {
+        /// Clears `claiming` however the loop ends.
+        struct Claiming<'a>(&'a AtomicBool);
+        impl Drop for Claiming<'_> {
+            fn drop(&mut self) {
+                self.0.store(false, Ordering::Release);
+            }
+        }
+        self.claiming.store(true, Ordering::Release);
+        let _claiming = Claiming(&self.claiming);
         let lease_ms = ms(self.config.lease);
         loop {
             if self.draining.is_cancelled() {
@@ -288,18 +322,20 @@ impl Inner {
             if claimed > 0 && claimed == free {
                 continue;
             }
-            let wait = if free == 0 {
-                self.config.lease
-            } else {
-                // Not for runs this process would not claim now: their
-                // starters' drives ending here wake it.
-                match self.runs.next_due(&self.room().full()).await {
-                    Ok(Some(at)) => {
-                        until(self.clock.now(), at).clamp(Duration::from_millis(5), self.config.lease)
-                    }
-                    Ok(None) => self.config.lease,
-                    Err(_) => Duration::from_secs(1),
-                }
+            // Not for runs this process would not claim now: their
+            // starters' drives ending here wake it.
+            let due = self.runs.next_due(&self.room().full()).await;
+            let now = self.clock.now();
+            let due_for = match &due {
+                Ok(Some(at)) => until(*at, now),
+                _ => Duration::ZERO,
+            };
+            meter().runner(self.active_runs(), self.config.max_runs, due_for);
+            let wait = match due {
+                _ if free == 0 => self.config.lease,
+                Ok(Some(at)) => until(now, at).clamp(Duration::from_millis(5), self.config.lease),
+                Ok(None) => self.config.lease,
+                Err(_) => Duration::from_secs(1),
             };
             tokio::select! {
                 _ = self.wake.notified() => {}
@@ -402,6 +438,9 @@ impl Inner {
             }
         };
         let mut state = run.state.clone();
+        if state.status == RunStatus::Pending {
+            meter().run_started(until(run.created_at, self.clock.now()));
+        }
         if state.status == RunStatus::Pending
             && let Some(parent) = run.resume_from
         {

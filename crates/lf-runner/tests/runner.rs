@@ -142,6 +142,23 @@ async fn a_run_of_pure_steps_completes_with_every_result_on_record() {
     task.await.unwrap();
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_runner_is_alive_from_its_start_until_shutdown() {
+    let w = World::new();
+    let runner = w.runner(Executors::pure(), Duration::from_secs(30));
+    assert!(!runner.alive(), "not before it starts");
+    let task = runner.start();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !runner.alive() {
+        assert!(std::time::Instant::now() < deadline, "alive once its claim loop runs");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    runner.shutdown().await;
+    assert!(!runner.alive(), "not once it stops");
+    task.await.unwrap();
+    assert!(!runner.alive());
+}
+
 /// An event of the server's log: its level, and its fields as text
 /// (`message` the formatted message).
 type Traced = (tracing::Level, BTreeMap<String, String>);

@@ -71,6 +71,7 @@ pub enum Setting {
     AgentsPerOwner,
     EventTreeMax,
     EventRunsPerMinute,
+    MetricsFile,
     Bind,
     PublicUrl,
     AllowedOrigins,
@@ -87,11 +88,12 @@ pub enum Setting {
     HooksPerMinute,
     Sessions,
     DevLenser,
+    MetricsBind,
 }
 
 /// `(setting, file key, kind, reader)`: the key names the setting in the
 /// configuration file; its variable and flag follow from it ([`names_of`]).
-const TABLE: [(Setting, &str, Kind, Reader); 41] = [
+const TABLE: [(Setting, &str, Kind, Reader); 43] = [
     (Setting::DatabaseUrl, "database_url", Kind::Text, Reader::Both),
     (Setting::LenserId, "lenser_id", Kind::Text, Reader::Stdio),
     (Setting::Toolsets, "toolsets", Kind::List, Reader::Both),
@@ -117,6 +119,7 @@ const TABLE: [(Setting, &str, Kind, Reader); 41] = [
     (Setting::AgentsPerOwner, "agents_per_owner", Kind::Count, Reader::Both),
     (Setting::EventTreeMax, "event_tree_max", Kind::Count, Reader::Both),
     (Setting::EventRunsPerMinute, "event_runs_per_minute", Kind::Count, Reader::Both),
+    (Setting::MetricsFile, "metrics_file", Kind::Text, Reader::Stdio),
     (Setting::Bind, "bind", Kind::Text, Reader::Http),
     (Setting::PublicUrl, "public_url", Kind::Text, Reader::Http),
     (Setting::AllowedOrigins, "allowed_origins", Kind::List, Reader::Http),
@@ -133,6 +136,7 @@ const TABLE: [(Setting, &str, Kind, Reader); 41] = [
     (Setting::HooksPerMinute, "hooks_per_minute", Kind::Count, Reader::Http),
     (Setting::Sessions, "sessions", Kind::Switch, Reader::Http),
     (Setting::DevLenser, "dev_lenser", Kind::Text, Reader::Http),
+    (Setting::MetricsBind, "metrics_bind", Kind::Text, Reader::Http),
 ];
 
 /// The one rule naming a setting from its file key: the variable is
@@ -323,7 +327,7 @@ mod tests {
     /// Every setting's names as users write them (in scripts, unit files
     /// and configuration files), in the order of the README's tables: a
     /// renamed setting breaks their configuration, so it shows up here.
-    const PUBLISHED: [(&str, &str, &str); 41] = [
+    const PUBLISHED: [(&str, &str, &str); 43] = [
         ("database_url", "LENSERFIGHT_DATABASE_URL", "--database-url"),
         ("lenser_id", "LENSERFIGHT_LENSER_ID", "--lenser-id"),
         ("toolsets", "LENSERFIGHT_TOOLSETS", "--toolsets"),
@@ -349,6 +353,7 @@ mod tests {
         ("agents_per_owner", "LENSERFIGHT_AGENTS_PER_OWNER", "--agents-per-owner"),
         ("event_tree_max", "LENSERFIGHT_EVENT_TREE_MAX", "--event-tree-max"),
         ("event_runs_per_minute", "LENSERFIGHT_EVENT_RUNS_PER_MINUTE", "--event-runs-per-minute"),
+        ("metrics_file", "LENSERFIGHT_METRICS_FILE", "--metrics-file"),
         ("bind", "LENSERFIGHT_BIND", "--bind"),
         ("public_url", "LENSERFIGHT_PUBLIC_URL", "--public-url"),
         ("allowed_origins", "LENSERFIGHT_ALLOWED_ORIGINS", "--allowed-origins"),
@@ -369,6 +374,7 @@ mod tests {
         ("hooks_per_minute", "LENSERFIGHT_HOOKS_PER_MINUTE", "--hooks-per-minute"),
         ("sessions", "LENSERFIGHT_SESSIONS", "--sessions"),
         ("dev_lenser", "LENSERFIGHT_DEV_LENSER", "--dev-lenser"),
+        ("metrics_bind", "LENSERFIGHT_METRICS_BIND", "--metrics-bind"),
     ];
 
     #[test]
@@ -410,7 +416,7 @@ mod tests {
             common: crate::CommonArgs,
         }
         let e = check_arguments(&Shared::command(), Reader::Stdio).unwrap_err();
-        assert_eq!(e, "lenser_id has no argument; linger_us has no argument");
+        assert_eq!(e, "lenser_id has no argument; linger_us has no argument; metrics_file has no argument");
         #[derive(clap::Parser)]
         struct Odd {
             #[command(flatten)]

@@ -56,6 +56,9 @@ pub fn services(
     sealer: KeySealer,
     runs: &RunSettings,
 ) -> (Arc<Services>, Runner) {
+    // What the catalog, the runner and the model client do is counted
+    // from here on (once per process).
+    lf_metrics::install();
     // Heard by the workflows that follow events, once the services exist.
     let own = OwnServices::new();
     let lens = LensService::new(db.lens_store()).with_events(Arc::new(own.clone()));

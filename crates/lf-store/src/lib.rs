@@ -125,6 +125,7 @@ mod location;
 mod page;
 mod postgres;
 mod reach;
+mod ready;
 mod run;
 mod sqlite;
 mod throttle;
@@ -286,6 +287,23 @@ impl Database {
         match &self.conns {
             Conns::Postgres(p) => Some(p),
             Conns::Sqlite(_) => None,
+        }
+    }
+
+    /// Whether this database serves now: it answers a connection of its
+    /// own (SQLite: a new one, so a file gone or unreadable shows), within
+    /// two seconds, and its migrations are exactly this build's. Else why
+    /// not, in a few words fit for a readiness probe (never the URL).
+    pub async fn ready(&self) -> Result<(), String> {
+        let check = async {
+            match &self.conns {
+                Conns::Sqlite(h) => h.ready().await,
+                Conns::Postgres(p) => postgres::ready(p).await,
+            }
+        };
+        match tokio::time::timeout(ready::READY_TIMEOUT, check).await {
+            Ok(r) => r,
+            Err(_) => Err("the database did not answer within 2 s".into()),
         }
     }
 

@@ -14,6 +14,7 @@ use std::sync::LazyLock;
 
 use lf_agent::{ActionName, ArgsSummary, Call, Profile, ToolGroup, ToolId, ToolName, ToolRef};
 use lf_battle::ContenderType;
+use lf_core::meter::{meter, outcome_of};
 use lf_core::{BattleId, ChatRequest, ContenderId, ErrorCode};
 use lf_core::{LenserId, LfError, LfResult};
 use rmcp::model::JsonObject;
@@ -116,7 +117,9 @@ pub async fn call_as_agent(
     let call =
         Call::new(tool_ref(tool), credits).gated(tool.agent_gate).asked_as(asked, ArgsSummary::new(&summary));
     let agents = &ctx.services.agents;
-    let pass = agents.check_call(&ctx.principal, agent, &call).await?;
+    let pass = agents.check_call(&ctx.principal, agent, &call).await;
+    meter().agent_call(tool.name, outcome_of(&pass));
+    let pass = pass?;
     let inner = Ctx { principal: pass.principal.clone(), services: ctx.services.clone() };
     let result = async {
         let args = if answering { answer(&inner, agent, &pass.profile, args).await? } else { args };

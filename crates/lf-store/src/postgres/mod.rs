@@ -75,6 +75,15 @@ async fn in_transaction<R>(
     .await
 }
 
+/// See [`crate::Database::ready`].
+pub(crate) async fn ready(pool: &PgPool) -> Result<(), String> {
+    let applied: Vec<(i64, Vec<u8>, bool)> = sqlx::query_as(crate::ready::APPLIED)
+        .fetch_all(pool)
+        .await
+        .map_err(|e| format!("the database does not answer: {}", crate::ready::kind(&e)))?;
+    crate::ready::current(&MIGRATOR, &applied)
+}
+
 pub(crate) async fn open(url: &str) -> LfResult<PgPool> {
     let options = PgConnectOptions::from_str(url)
         .map_err(|e| {

@@ -62,6 +62,9 @@ static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("migrations/sqlite");
 /// How long a statement waits for another process's write lock.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// The same for the readiness check, which must answer sooner.
+const READY_BUSY: Duration = Duration::from_secs(1);
+
 /// Statements cached per connection: every fixed statement of every store,
 /// and every shape of the listings, with room to spare.
 const STATEMENT_CACHE: usize = 256;
@@ -89,6 +92,8 @@ struct Connections {
     direct_writer: std::sync::Mutex<Option<rusqlite::Connection>>,
     /// Separate connections for diagnostics and tests, opened on first use.
     diagnostics: SqlitePool,
+    /// How to open the file again, for [`Handle::ready`] (`None` in memory).
+    file: Option<SqliteConnectOptions>,
 }
 
 /// A connection checked out for reading.
@@ -154,8 +159,30 @@ impl Handle {
                 direct,
                 direct_writer: std::sync::Mutex::new(direct_writer),
                 diagnostics,
+                file: (!in_memory).then(|| options.clone().create_if_missing(false).busy_timeout(READY_BUSY)),
             }),
         })
+    }
+
+    /// See [`crate::Database::ready`]: a file is opened anew (the open
+    /// connections would go on reading a file since removed or made
+    /// unreadable); in memory the diagnostics pool answers.
+    pub(crate) async fn ready(&self) -> Result<(), String> {
+        let applied = match &self.inner.file {
+            Some(options) => {
+                let mut conn = options
+                    .connect()
+                    .await
+                    .map_err(|e| format!("the database file does not open: {}", crate::ready::kind(&e)))?;
+                let applied = sqlx::query_as(crate::ready::APPLIED).fetch_all(&mut conn).await;
+                let _ = conn.close().await;
+                applied
+            }
+            None => sqlx::query_as(crate::ready::APPLIED).fetch_all(&self.inner.diagnostics).await,
+        };
+        let applied: Vec<(i64, Vec<u8>, bool)> =
+            applied.map_err(|e| format!("the database does not answer: {}", crate::ready::kind(&e)))?;
+        crate::ready::current(&MIGRATOR, &applied)
     }
 
     /// A connection to read with: a free reader if there is one, else the

@@ -6,6 +6,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use lf_core::meter::{self, meter};
 use lf_core::{ErrorCode, LensId, LfError, LfResult, PageRequest, Principal, Scope};
 use lf_lens::{LensFilter, LensService, ParamValues, VersionSelector};
 use lf_workflow::run::RunId;
@@ -282,8 +283,11 @@ impl LfServer {
                 None,
             ))
         })?;
+        let began = std::time::Instant::now();
         if lacks_scope(&principal, tool.required_scope()) {
-            return Ok(answered(ToolOutput::error(error_value(name, &read_scope_only(name)))));
+            let err = read_scope_only(name);
+            meter().tool_call(tool.name, err.code().as_str(), began.elapsed());
+            return Ok(answered(ToolOutput::error(error_value(name, &err))));
         }
         Ok(outcome_of(name, self.run_tool(tool, principal, args).await))
     }
@@ -305,7 +309,10 @@ impl LfServer {
         args: rmcp::model::JsonObject,
     ) -> LfResult<Called> {
         let ctx = Ctx { principal, services: self.services.clone() };
-        one_call(tool.call(ctx, args)).await
+        let began = std::time::Instant::now();
+        let result = one_call(tool.call(ctx, args)).await;
+        meter().tool_call(tool.name, meter::outcome_of(&result), began.elapsed());
+        result
     }
 
     /// [`LfServer::call_with`] for a client that can be asked (see
