@@ -102,6 +102,12 @@ pub struct ServeArgs {
     /// loopback.
     #[arg(long, env = "LENSERFIGHT_DEV_LENSER")]
     pub dev_lenser: Option<String>,
+
+    /// Tests and local development only: a client ID metadata document URL
+    /// may be http:// on a loopback host (the egress allow-list must open
+    /// it too). Otherwise it must be https.
+    #[arg(long, env = "LENSERFIGHT_CLIENT_METADATA_HTTP_LOOPBACK")]
+    pub client_metadata_http_loopback: bool,
 }
 
 /// The values of the settings nobody set.
@@ -139,6 +145,7 @@ impl Default for ServeArgs {
             hooks_per_minute: defaults::HOOKS_PER_MINUTE,
             sessions: false,
             dev_lenser: None,
+            client_metadata_http_loopback: false,
         }
     }
 }
@@ -165,6 +172,26 @@ pub struct HttpConfig {
     pub hooks_per_minute: NonZeroU32,
     pub sessions: bool,
     pub dev_lenser: Option<String>,
+    /// How client ID metadata documents are fetched.
+    pub client_metadata: ClientMetadataLimits,
+}
+
+/// How client ID metadata documents are fetched: through the egress guard
+/// under its allow-list, without redirects, size and time capped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClientMetadataLimits {
+    /// The whole fetch, connection included.
+    pub timeout: Duration,
+    /// The largest document, in bytes.
+    pub max_bytes: usize,
+    /// Whether an http:// URL on a loopback host is accepted.
+    pub http_loopback: bool,
+}
+
+impl ClientMetadataLimits {
+    /// 5 seconds and 5 KiB (the size the draft suggests), https only.
+    pub const DEFAULT: ClientMetadataLimits =
+        ClientMetadataLimits { timeout: Duration::from_secs(5), max_bytes: 5 * 1024, http_loopback: false };
 }
 
 /// How long a connection may wait for what, and how many may be open.
@@ -292,6 +319,10 @@ impl HttpConfig {
             hooks_per_minute,
             sessions: args.sessions,
             dev_lenser,
+            client_metadata: ClientMetadataLimits {
+                http_loopback: args.client_metadata_http_loopback,
+                ..ClientMetadataLimits::DEFAULT
+            },
         })
     }
 

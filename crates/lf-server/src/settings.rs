@@ -87,11 +87,12 @@ pub enum Setting {
     HooksPerMinute,
     Sessions,
     DevLenser,
+    ClientMetadataHttpLoopback,
 }
 
 /// `(setting, file key, kind, reader)`: the key names the setting in the
 /// configuration file; its variable and flag follow from it ([`names_of`]).
-const TABLE: [(Setting, &str, Kind, Reader); 41] = [
+const TABLE: [(Setting, &str, Kind, Reader); 42] = [
     (Setting::DatabaseUrl, "database_url", Kind::Text, Reader::Both),
     (Setting::LenserId, "lenser_id", Kind::Text, Reader::Stdio),
     (Setting::Toolsets, "toolsets", Kind::List, Reader::Both),
@@ -133,6 +134,7 @@ const TABLE: [(Setting, &str, Kind, Reader); 41] = [
     (Setting::HooksPerMinute, "hooks_per_minute", Kind::Count, Reader::Http),
     (Setting::Sessions, "sessions", Kind::Switch, Reader::Http),
     (Setting::DevLenser, "dev_lenser", Kind::Text, Reader::Http),
+    (Setting::ClientMetadataHttpLoopback, "client_metadata_http_loopback", Kind::Switch, Reader::Http),
 ];
 
 /// The one rule naming a setting from its file key: the variable is
@@ -323,7 +325,7 @@ mod tests {
     /// Every setting's names as users write them (in scripts, unit files
     /// and configuration files), in the order of the README's tables: a
     /// renamed setting breaks their configuration, so it shows up here.
-    const PUBLISHED: [(&str, &str, &str); 41] = [
+    const PUBLISHED: [(&str, &str, &str); 42] = [
         ("database_url", "LENSERFIGHT_DATABASE_URL", "--database-url"),
         ("lenser_id", "LENSERFIGHT_LENSER_ID", "--lenser-id"),
         ("toolsets", "LENSERFIGHT_TOOLSETS", "--toolsets"),
@@ -369,6 +371,11 @@ mod tests {
         ("hooks_per_minute", "LENSERFIGHT_HOOKS_PER_MINUTE", "--hooks-per-minute"),
         ("sessions", "LENSERFIGHT_SESSIONS", "--sessions"),
         ("dev_lenser", "LENSERFIGHT_DEV_LENSER", "--dev-lenser"),
+        (
+            "client_metadata_http_loopback",
+            "LENSERFIGHT_CLIENT_METADATA_HTTP_LOOPBACK",
+            "--client-metadata-http-loopback",
+        ),
     ];
 
     #[test]
