@@ -310,6 +310,11 @@ async fn clients(s: &dyn AuthStore) {
     assert_eq!(s.client(&c.id).await.unwrap(), Some(c.clone()), "name and redirect URIs in order round-trip");
     assert_eq!(s.client(&ClientId::generate().unwrap()).await.unwrap(), None);
     assert_eq!(code(s.insert_client(&c).await), ErrorCode::Conflict);
+    // A client identified by its metadata document's URL.
+    let url = format!("https://app.example.com/clients/{}.json?v=1", TokenId::new());
+    let by_url = OAuthClient { id: ClientId::parse(&url).unwrap(), ..c };
+    s.insert_client(&by_url).await.expect("insert_client of a metadata document's client");
+    assert_eq!(s.client(&by_url.id).await.unwrap(), Some(by_url), "a URL client id round-trips");
 }
 
 async fn codes(s: &dyn AuthStore) {

@@ -73,6 +73,7 @@
 pub mod contract;
 mod error;
 mod memory;
+mod metadata;
 mod model;
 pub mod pkce;
 mod redirect;
@@ -84,6 +85,9 @@ pub mod throttle;
 
 pub use error::{AuthFailure, OAuthError, OAuthErrorKind};
 pub use memory::MemoryAuthStore;
+pub use metadata::{
+    ClientIdUrl, ClientMetadata, ClientMetadataSource, MAX_CLIENT_ID_URL_LEN, is_client_id_url,
+};
 pub use model::{
     ClientId, CodeRecord, FamilyId, GrantInfo, GrantTokens, Handle, Lenser, LenserRecord, LocalLenser,
     NO_PASSWORD, OAuthClient, Password, RefreshRecord, TokenId, TokenInfo, TokenRecord,

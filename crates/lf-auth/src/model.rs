@@ -134,8 +134,10 @@ impl fmt::Debug for Password {
     }
 }
 
-/// An OAuth client id: `lf_client_` + 32 lowercase hex digits. Public: it
-/// identifies a client but proves nothing.
+/// An OAuth client id: `lf_client_` + 32 lowercase hex digits for a
+/// registered client, or the URL of a client's metadata document
+/// ([`crate::ClientIdUrl`]). Public: it identifies a client but proves
+/// nothing.
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ClientId(String);
 
@@ -144,9 +146,16 @@ impl ClientId {
     pub fn generate() -> LfResult<ClientId> {
         Ok(ClientId(format!("{CLIENT_ID_PREFIX}{}", hex::encode(random_bytes::<16>()?))))
     }
-    /// `None` unless `s` has the shape of a client id.
+    /// `None` unless `s` has the shape of a client id: an id this server
+    /// issued, or a metadata document URL (https, or http on loopback).
     pub fn parse(s: &str) -> Option<ClientId> {
-        is_prefixed_hex(s, CLIENT_ID_PREFIX, 32).then(|| ClientId(s.to_owned()))
+        let ok = is_prefixed_hex(s, CLIENT_ID_PREFIX, 32) || crate::ClientIdUrl::parse(s, true).is_ok();
+        ok.then(|| ClientId(s.to_owned()))
+    }
+
+    /// The URL of its metadata document, for a client identified by one.
+    pub fn metadata_url(&self) -> Option<&str> {
+        crate::metadata::is_client_id_url(&self.0).then_some(self.0.as_str())
     }
     /// The id.
     pub fn as_str(&self) -> &str {

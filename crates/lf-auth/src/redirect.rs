@@ -29,7 +29,7 @@ impl Parts<'_> {
     }
 }
 
-fn is_loopback_host(host: &str) -> bool {
+pub(crate) fn is_loopback_host(host: &str) -> bool {
     host == "127.0.0.1" || host == "[::1]" || host.eq_ignore_ascii_case("localhost")
 }
 

@@ -8,6 +8,7 @@ use argon2::{Argon2, PasswordHasher, PasswordVerifier};
 use lf_core::{Clock, ErrorCode, LenserId, LfError, LfResult, Principal, Scopes, Timestamp};
 
 use crate::error::{AuthFailure, OAuthError, OAuthErrorKind};
+use crate::metadata::{ClientIdUrl, ClientMetadataSource, is_client_id_url};
 use crate::model::{
     ClientId, CodeRecord, FamilyId, GrantInfo, GrantTokens, Handle, Lenser, LenserRecord, LocalLenser,
     NO_PASSWORD, OAuthClient, Password, RefreshRecord, TokenId, TokenInfo, TokenRecord,
@@ -23,6 +24,7 @@ use crate::store::AuthStore;
 
 mod oauth;
 
+pub(crate) use oauth::check_client_fields;
 pub use oauth::{AuthorizationRequest, ClientRegistration, IssuedCode, TokenGrant, ValidAuthorization};
 
 /// The client name shown when a client registers without one.
@@ -80,6 +82,10 @@ pub struct AuthConfig {
     /// it as `iss` (RFC 9207), so that a client of several servers can tell
     /// which one answered. Default none.
     pub issuer: Option<String>,
+    /// Whether a client metadata document URL may be `http://` on a
+    /// loopback host ([`ClientIdUrl::parse`]): tests and local development
+    /// only. Default false.
+    pub client_metadata_http_loopback: bool,
 }
 
 impl Default for AuthConfig {
@@ -92,6 +98,7 @@ impl Default for AuthConfig {
             revoke_on_code_replay: true,
             touch_interval: Duration::from_secs(60),
             issuer: None,
+            client_metadata_http_loopback: false,
         }
     }
 }
@@ -206,12 +213,27 @@ pub struct AuthService {
     store: Arc<dyn AuthStore>,
     clock: Arc<dyn Clock>,
     config: AuthConfig,
+    metadata: Option<Arc<dyn ClientMetadataSource>>,
 }
 
 impl AuthService {
-    /// A service over `store`, telling time by `clock`.
+    /// A service over `store`, telling time by `clock`. Without
+    /// [`AuthService::with_client_metadata`], a `client_id` URL is an
+    /// unknown client.
     pub fn new(store: Arc<dyn AuthStore>, clock: Arc<dyn Clock>, config: AuthConfig) -> Self {
-        Self { store, clock, config }
+        Self { store, clock, config, metadata: None }
+    }
+
+    /// The same service accepting clients identified by the URL of their
+    /// metadata document, fetched from `source`.
+    pub fn with_client_metadata(mut self, source: Arc<dyn ClientMetadataSource>) -> Self {
+        self.metadata = Some(source);
+        self
+    }
+
+    /// The source of client metadata documents, if any.
+    pub fn client_metadata(&self) -> Option<&Arc<dyn ClientMetadataSource>> {
+        self.metadata.as_ref()
     }
 
     /// The configuration.

@@ -107,6 +107,11 @@ pub struct ServeArgs {
     /// instead of beside /mcp, e.g. 127.0.0.1:9464 [default: beside /mcp]
     #[arg(long, env = "LENSERFIGHT_METRICS_BIND", value_name = "ADDRESS")]
     pub metrics_bind: Option<String>,
+    /// Tests and local development only: a client ID metadata document URL
+    /// may be http:// on a loopback host (the egress allow-list must open
+    /// it too). Otherwise it must be https.
+    #[arg(long, env = "LENSERFIGHT_CLIENT_METADATA_HTTP_LOOPBACK")]
+    pub client_metadata_http_loopback: bool,
 }
 
 /// The values of the settings nobody set.
@@ -145,6 +150,7 @@ impl Default for ServeArgs {
             sessions: false,
             dev_lenser: None,
             metrics_bind: None,
+            client_metadata_http_loopback: false,
         }
     }
 }
@@ -173,6 +179,26 @@ pub struct HttpConfig {
     pub dev_lenser: Option<String>,
     /// Where `/metrics` is served when not beside `/mcp`.
     pub metrics_bind: Option<SocketAddr>,
+    /// How client ID metadata documents are fetched.
+    pub client_metadata: ClientMetadataLimits,
+}
+
+/// How client ID metadata documents are fetched: through the egress guard
+/// under its allow-list, without redirects, size and time capped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClientMetadataLimits {
+    /// The whole fetch, connection included.
+    pub timeout: Duration,
+    /// The largest document, in bytes.
+    pub max_bytes: usize,
+    /// Whether an http:// URL on a loopback host is accepted.
+    pub http_loopback: bool,
+}
+
+impl ClientMetadataLimits {
+    /// 5 seconds and 5 KiB (the size the draft suggests), https only.
+    pub const DEFAULT: ClientMetadataLimits =
+        ClientMetadataLimits { timeout: Duration::from_secs(5), max_bytes: 5 * 1024, http_loopback: false };
 }
 
 /// How long a connection may wait for what, and how many may be open.
@@ -307,6 +333,10 @@ impl HttpConfig {
             sessions: args.sessions,
             dev_lenser,
             metrics_bind,
+            client_metadata: ClientMetadataLimits {
+                http_loopback: args.client_metadata_http_loopback,
+                ..ClientMetadataLimits::DEFAULT
+            },
         })
     }
 

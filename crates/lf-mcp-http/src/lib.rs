@@ -18,6 +18,7 @@
 pub mod admin;
 pub mod app;
 pub mod auth;
+pub mod client_metadata;
 pub mod config;
 mod connections;
 pub mod guard;
@@ -59,14 +60,22 @@ pub struct Prepared {
 }
 
 /// The accounts and OAuth service over `db`, issuing tokens for this
-/// server's MCP endpoint.
+/// server's MCP endpoint, and accepting clients identified by their
+/// metadata document's URL (fetched by [`client_metadata`]).
 pub fn auth_service(db: &Database, config: &HttpConfig) -> AuthService {
     let auth_config = AuthConfig {
         resources: vec![config.resource()],
         issuer: Some(config.public_url.clone()),
+        client_metadata_http_loopback: config.client_metadata.http_loopback,
         ..AuthConfig::default()
     };
+    let fetcher = client_metadata::MetadataFetcher::new(
+        config.common.runs.egress_allow.clone(),
+        config.client_metadata,
+    )
+    .expect("the outbound HTTP client builds with the default TLS settings");
     AuthService::new(db.auth_store(), Arc::new(SystemClock), auth_config)
+        .with_client_metadata(Arc::new(fetcher))
 }
 
 /// Opens the database, binds the socket, and finds the development lenser.

@@ -68,6 +68,7 @@ pub async fn authorization_server_metadata(State(state): State<AppState>) -> Res
         "revocation_endpoint_auth_methods_supported": [TOKEN_ENDPOINT_AUTH_METHOD],
         "scopes_supported": SUPPORTED_SCOPES,
         "authorization_response_iss_parameter_supported": true,
+        "client_id_metadata_document_supported": true,
     }))
 }
 
@@ -203,7 +204,14 @@ const CSRF_COOKIE: &str = "lf_csrf";
 async fn validated(state: &AppState, params: &AuthorizeParams) -> Result<ValidAuthorization, Response> {
     state.auth.validate_authorization(&params.request()).await.map_err(|error| match error.kind {
         OAuthErrorKind::ServerError => oauth_error(&error),
-        _ => error_page(&error.description),
+        kind => page(
+            StatusCode::BAD_REQUEST,
+            &format!(
+                "<h1>This sign-in cannot continue</h1><p class=\"error\">{}</p><p>Error code: <code>{kind}</code></p>",
+                escape(&error.description)
+            ),
+            None,
+        ),
     })
 }
 
@@ -406,9 +414,18 @@ fn consent_page(
     } else {
         ""
     };
+    // A metadata document's client is vouched for by the host serving it;
+    // its name is only what the document says.
+    let identified = valid
+        .client
+        .id
+        .metadata_url()
+        .and_then(|url| lf_auth::ClientIdUrl::parse(url, true).ok())
+        .map(|url| format!("<p>Its details come from <strong>{}</strong>.</p>", escape(url.host())))
+        .unwrap_or_default();
     let body = format!(
         "<h1>Sign in to LenserFight</h1>\
-<p><strong>{client}</strong> wants to use your LenserFight account.</p>\
+<p><strong>{client}</strong> wants to use your LenserFight account.</p>{identified}\
 <p>When you allow it, you will be sent back to <strong>{host}</strong>.</p>{error}\
 <form method=\"post\" action=\"{base}/oauth/authorize\">{hidden}\
 <input type=\"hidden\" name=\"csrf\" value=\"{csrf}\">\

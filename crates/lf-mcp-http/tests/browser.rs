@@ -1,5 +1,6 @@
 //! The OAuth 2.1 flow end to end in headless Chromium, driven over WebDriver
-//! with Debian's chromedriver: register a client, open the authorize URL,
+//! with Debian's chromedriver: register a client (or serve its client ID
+//! metadata document), open the authorize URL,
 //! sign in, consent, follow the redirect to the client's loopback callback,
 //! redeem the code with the PKCE verifier, call `/mcp` with the token.
 //!
@@ -9,11 +10,14 @@
 //! chromedriver (`LF_CHROMEDRIVER`, default `chromedriver` on PATH) is missing.
 
 mod common;
+#[path = "client_metadata/documents.rs"]
+mod documents;
 
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use common::{Options, PASSWORD, Server, call_tool, client, redeem_at};
+use documents::{Answer, Documents};
 use fantoccini::{ClientBuilder, Locator};
 use lf_auth::pkce::s256_challenge;
 use reqwest::StatusCode;
@@ -87,9 +91,7 @@ async fn callback_server() -> (String, tokio::task::JoinHandle<String>) {
 #[tokio::test]
 async fn oauth_sign_in_and_consent_in_chromium() {
     let s = Server::with(Options { lensers: vec!["alice"], ..Options::default() }).await;
-    let (_driver, driver_url) = start_chromedriver().await;
     let (redirect_uri, callback) = callback_server().await;
-
     let registered: Value = client()
         .post(s.url("/oauth/register"))
         .json(&json!({ "client_name": "Browser test", "redirect_uris": [redirect_uri] }))
@@ -100,12 +102,56 @@ async fn oauth_sign_in_and_consent_in_chromium() {
         .await
         .unwrap();
     let client_id = registered["client_id"].as_str().unwrap().to_owned();
+    sign_in_in_chromium(&s, &client_id, &redirect_uri, callback, "Browser test").await;
+    s.stop().await;
+}
+
+/// The same with a client that never registered: its `client_id` is the
+/// URL of its metadata document, served on loopback (opened to the egress
+/// guard and allowed over http on loopback for the test).
+#[tokio::test]
+async fn a_metadata_document_client_signs_in_in_chromium() {
+    let s = Server::with(Options {
+        lensers: vec!["alice"],
+        serve: Some(|a| {
+            a.common.egress_allow = Some("127.0.0.1".into());
+            a.client_metadata_http_loopback = true;
+        }),
+        ..Options::default()
+    })
+    .await;
+    let (redirect_uri, callback) = callback_server().await;
+    let docs = Documents::start().await;
+    let client_id = docs.url("/browser-client.json");
+    let document = json!({
+        "client_id": client_id,
+        "client_name": "Browser document client",
+        "redirect_uris": [redirect_uri],
+        "token_endpoint_auth_method": "none",
+    });
+    docs.serve("/browser-client.json", Answer::json(&document));
+    sign_in_in_chromium(&s, &client_id, &redirect_uri, callback, "Browser document client").await;
+    assert!(docs.hits("/browser-client.json") >= 1, "the document was fetched");
+    s.stop().await;
+}
+
+/// Opens the authorize URL of `client_id` in headless Chromium, signs in
+/// as alice and consents, follows the redirect to `callback`, redeems the
+/// code with the PKCE verifier and calls a tool with the token.
+async fn sign_in_in_chromium(
+    s: &Server,
+    client_id: &str,
+    redirect_uri: &str,
+    callback: tokio::task::JoinHandle<String>,
+    client_name: &str,
+) {
+    let (_driver, driver_url) = start_chromedriver().await;
     let authorize = reqwest::Url::parse_with_params(
         &s.url("/oauth/authorize"),
         &[
             ("response_type", "code"),
-            ("client_id", &client_id),
-            ("redirect_uri", &redirect_uri),
+            ("client_id", client_id),
+            ("redirect_uri", redirect_uri),
             ("scope", "read write"),
             ("state", "browser-state"),
             ("code_challenge", &s256_challenge(VERIFIER)),
@@ -131,9 +177,9 @@ async fn oauth_sign_in_and_consent_in_chromium() {
 
     browser.goto(authorize.as_str()).await.unwrap();
     let heading = browser.find(Locator::Css("h1")).await.unwrap().text().await.unwrap();
-    assert_eq!(heading, "Sign in to LenserFight");
+    assert_eq!(heading, "Sign in to LenserFight", "{}", browser.source().await.unwrap());
     let page = browser.source().await.unwrap();
-    assert!(page.contains("Browser test"), "the consent page names the client");
+    assert!(page.contains(client_name), "the consent page names the client");
     browser.find(Locator::Css("input[name=handle]")).await.unwrap().send_keys("alice").await.unwrap();
     browser.find(Locator::Css("input[name=password]")).await.unwrap().send_keys(PASSWORD).await.unwrap();
     browser.find(Locator::Css("button[value=approve]")).await.unwrap().click().await.unwrap();
@@ -143,7 +189,7 @@ async fn oauth_sign_in_and_consent_in_chromium() {
         .expect("the browser reached the callback")
         .unwrap();
     let current = browser.current_url().await.unwrap();
-    assert!(current.as_str().starts_with(&redirect_uri), "the browser followed the redirect: {current}");
+    assert!(current.as_str().starts_with(redirect_uri), "the browser followed the redirect: {current}");
     browser.close().await.unwrap();
 
     let target = line.split(' ').nth(1).unwrap();
@@ -152,12 +198,12 @@ async fn oauth_sign_in_and_consent_in_chromium() {
     assert_eq!(param("state").as_deref(), Some("browser-state"));
     let code = param("code").expect("a code");
 
-    let r = redeem_at(s.url("/oauth/token"), &client_id, &code, &redirect_uri, Some(VERIFIER)).await;
+    let r = redeem_at(s.url("/oauth/token"), client_id, &code, redirect_uri, Some(VERIFIER)).await;
     assert_eq!(r.status(), StatusCode::OK);
     let grant: Value = r.json().await.unwrap();
     let token = grant["access_token"].as_str().unwrap();
     let created = call_tool(
-        &s,
+        s,
         Some(token),
         "create_lens",
         json!({
@@ -167,5 +213,4 @@ async fn oauth_sign_in_and_consent_in_chromium() {
     )
     .await;
     assert_eq!(created["isError"], false, "{created}");
-    s.stop().await;
 }

@@ -89,11 +89,12 @@ pub enum Setting {
     Sessions,
     DevLenser,
     MetricsBind,
+    ClientMetadataHttpLoopback,
 }
 
 /// `(setting, file key, kind, reader)`: the key names the setting in the
 /// configuration file; its variable and flag follow from it ([`names_of`]).
-const TABLE: [(Setting, &str, Kind, Reader); 43] = [
+const TABLE: [(Setting, &str, Kind, Reader); 44] = [
     (Setting::DatabaseUrl, "database_url", Kind::Text, Reader::Both),
     (Setting::LenserId, "lenser_id", Kind::Text, Reader::Stdio),
     (Setting::Toolsets, "toolsets", Kind::List, Reader::Both),
@@ -137,6 +138,7 @@ const TABLE: [(Setting, &str, Kind, Reader); 43] = [
     (Setting::Sessions, "sessions", Kind::Switch, Reader::Http),
     (Setting::DevLenser, "dev_lenser", Kind::Text, Reader::Http),
     (Setting::MetricsBind, "metrics_bind", Kind::Text, Reader::Http),
+    (Setting::ClientMetadataHttpLoopback, "client_metadata_http_loopback", Kind::Switch, Reader::Http),
 ];
 
 /// The one rule naming a setting from its file key: the variable is
@@ -327,7 +329,7 @@ mod tests {
     /// Every setting's names as users write them (in scripts, unit files
     /// and configuration files), in the order of the README's tables: a
     /// renamed setting breaks their configuration, so it shows up here.
-    const PUBLISHED: [(&str, &str, &str); 43] = [
+    const PUBLISHED: [(&str, &str, &str); 44] = [
         ("database_url", "LENSERFIGHT_DATABASE_URL", "--database-url"),
         ("lenser_id", "LENSERFIGHT_LENSER_ID", "--lenser-id"),
         ("toolsets", "LENSERFIGHT_TOOLSETS", "--toolsets"),
@@ -375,6 +377,11 @@ mod tests {
         ("sessions", "LENSERFIGHT_SESSIONS", "--sessions"),
         ("dev_lenser", "LENSERFIGHT_DEV_LENSER", "--dev-lenser"),
         ("metrics_bind", "LENSERFIGHT_METRICS_BIND", "--metrics-bind"),
+        (
+            "client_metadata_http_loopback",
+            "LENSERFIGHT_CLIENT_METADATA_HTTP_LOOPBACK",
+            "--client-metadata-http-loopback",
+        ),
     ];
 
     #[test]

@@ -172,32 +172,8 @@ impl AuthService {
     /// bad redirect URI list, `invalid_client_metadata` for a bad name,
     /// grant type or response type.
     pub async fn register_client(&self, reg: ClientRegistration) -> Result<OAuthClient, OAuthError> {
-        let metadata = |d: &str| OAuthError::new(OAuthErrorKind::InvalidClientMetadata, d);
-        let name = reg.client_name.as_deref().map(str::trim).filter(|n| !n.is_empty());
-        let name = match name {
-            None => DEFAULT_CLIENT_NAME.to_owned(),
-            Some(n) if n.chars().count() > MAX_CLIENT_NAME_CHARS => {
-                return Err(metadata("client_name is longer than 120 characters"));
-            }
-            Some(n) if n.chars().any(|c| c.is_control() || is_bidi_control(c)) => {
-                return Err(metadata("client_name contains control characters"));
-            }
-            Some(n) => n.to_owned(),
-        };
+        let name = check_client_fields(reg.client_name.as_deref(), &reg.grant_types, &reg.response_types)?;
         validate_redirect_uris(&reg.redirect_uris)?;
-        if let Some(grants) = &reg.grant_types {
-            if grants.iter().any(|g| !GRANT_TYPES.contains(&g.as_str())) {
-                return Err(metadata("grant_types may only be authorization_code and refresh_token"));
-            }
-            if !grants.iter().any(|g| g == "authorization_code") {
-                return Err(metadata("grant_types must include authorization_code"));
-            }
-        }
-        if let Some(types) = &reg.response_types
-            && (types.is_empty() || types.iter().any(|t| t != "code"))
-        {
-            return Err(metadata("response_types may only be code"));
-        }
         let client = OAuthClient {
             id: ClientId::generate()?,
             name,
@@ -220,6 +196,33 @@ impl AuthService {
         self.client(client_id).await?.ok_or_else(OAuthError::invalid_client)
     }
 
+    /// The client a metadata document URL names: the document, fetched
+    /// (or cached) by the source and checked. Its redirect URIs and name
+    /// are the document's at every authorization request.
+    async fn metadata_client(&self, client_id: &str) -> Result<OAuthClient, OAuthError> {
+        let Some(source) = &self.metadata else {
+            return Err(OAuthError::new(
+                OAuthErrorKind::InvalidClient,
+                "This server does not accept client metadata document URLs as client_id; register the client",
+            ));
+        };
+        let url = ClientIdUrl::parse(client_id, self.config.client_metadata_http_loopback)?;
+        source.fetch(&url).await?.into_client(&url, self.clock.now())
+    }
+
+    /// Stores a metadata document's client the first time one of its
+    /// authorizations is granted: the row its codes and tokens refer to.
+    /// The row's name and redirect URIs are never read for such a client.
+    async fn keep_metadata_client(&self, client: &OAuthClient) -> Result<(), OAuthError> {
+        if !is_client_id_url(client.id.as_str()) || self.store.client(&client.id).await?.is_some() {
+            return Ok(());
+        }
+        match self.store.insert_client(client).await {
+            Err(e) if e.code() != ErrorCode::Conflict => Err(e.into()),
+            _ => Ok(()),
+        }
+    }
+
     // ----- OAuth: authorization -------------------------------------------
 
     /// Checks an authorization request before the consent page is shown
@@ -236,7 +239,11 @@ impl AuthService {
     ) -> Result<ValidAuthorization, OAuthError> {
         let client_id =
             req.client_id.as_deref().ok_or_else(|| OAuthError::invalid_request("client_id is missing"))?;
-        let client = self.known_client(client_id).await?;
+        let client = if is_client_id_url(client_id) {
+            self.metadata_client(client_id).await?
+        } else {
+            self.known_client(client_id).await?
+        };
         let redirect_uri = req
             .redirect_uri
             .as_deref()
@@ -306,6 +313,7 @@ impl AuthService {
         auth: &ValidAuthorization,
         lenser: LenserId,
     ) -> Result<IssuedCode, OAuthError> {
+        self.keep_metadata_client(&auth.client).await?;
         let now = self.clock.now();
         let code = new_secret(CODE_PREFIX)?;
         let record = CodeRecord {
@@ -587,6 +595,41 @@ impl AuthService {
         }
         Ok(())
     }
+}
+
+/// The name (trimmed; [`DEFAULT_CLIENT_NAME`] when absent), grant types
+/// and response types of a registration or a client metadata document:
+/// the name to show, or `invalid_client_metadata`.
+pub(crate) fn check_client_fields(
+    name: Option<&str>,
+    grant_types: &Option<Vec<String>>,
+    response_types: &Option<Vec<String>>,
+) -> Result<String, OAuthError> {
+    let metadata = |d: &str| OAuthError::new(OAuthErrorKind::InvalidClientMetadata, d);
+    let name = match name.map(str::trim).filter(|n| !n.is_empty()) {
+        None => DEFAULT_CLIENT_NAME.to_owned(),
+        Some(n) if n.chars().count() > MAX_CLIENT_NAME_CHARS => {
+            return Err(metadata("client_name is longer than 120 characters"));
+        }
+        Some(n) if n.chars().any(|c| c.is_control() || is_bidi_control(c)) => {
+            return Err(metadata("client_name contains control characters"));
+        }
+        Some(n) => n.to_owned(),
+    };
+    if let Some(grants) = grant_types {
+        if grants.iter().any(|g| !GRANT_TYPES.contains(&g.as_str())) {
+            return Err(metadata("grant_types may only be authorization_code and refresh_token"));
+        }
+        if !grants.iter().any(|g| g == "authorization_code") {
+            return Err(metadata("grant_types must include authorization_code"));
+        }
+    }
+    if let Some(types) = response_types
+        && (types.is_empty() || types.iter().any(|t| t != "code"))
+    {
+        return Err(metadata("response_types may only be code"));
+    }
+    Ok(name)
 }
 
 fn is_bidi_control(c: char) -> bool {

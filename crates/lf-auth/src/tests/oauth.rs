@@ -449,3 +449,77 @@ fn revocation_rfc7009() {
     );
     assert!(e.auth(&admin.secret).is_ok());
 }
+
+// ----- Client ID metadata documents -----------------------------------------
+
+/// Documents by URL, counting fetches.
+struct Documents(std::sync::Mutex<(std::collections::HashMap<String, ClientMetadata>, usize)>);
+
+#[async_trait::async_trait]
+impl ClientMetadataSource for Documents {
+    async fn fetch(&self, url: &ClientIdUrl) -> Result<ClientMetadata, OAuthError> {
+        let mut docs = self.0.lock().unwrap();
+        docs.1 += 1;
+        docs.0
+            .get(url.as_str())
+            .cloned()
+            .ok_or_else(|| OAuthError::new(OAuthErrorKind::InvalidClient, "no document there"))
+    }
+}
+
+#[test]
+fn a_metadata_document_client_signs_in_without_registering() {
+    const URL: &str = "https://app.example.com/client.json";
+    let docs = Arc::new(Documents(Default::default()));
+    let doc = ClientMetadata {
+        client_id: Some(URL.into()),
+        client_name: Some("Example app".into()),
+        redirect_uris: Some(vec![REGISTERED.into()]),
+        token_endpoint_auth_method: Some("none".into()),
+        ..ClientMetadata::default()
+    };
+    docs.0.lock().unwrap().0.insert(URL.into(), doc.clone());
+    let mut e = env();
+    let no_source = kind(block_on(e.auth.validate_authorization(&AuthorizationRequest {
+        client_id: Some(URL.into()),
+        ..e.request(&e.client())
+    })));
+    assert_eq!(no_source, OAuthErrorKind::InvalidClient, "without a source a URL is no client");
+    e.auth = AuthService::new(e.store.clone(), e.clock.clone(), e.auth.config().clone())
+        .with_client_metadata(docs.clone());
+    let client = OAuthClient {
+        id: ClientId::parse(URL).unwrap(),
+        name: String::new(),
+        redirect_uris: vec![],
+        created_at: e.clock.now(),
+    };
+    let valid = block_on(e.auth.validate_authorization(&e.request(&client))).unwrap();
+    assert_eq!((valid.client.name.as_str(), valid.client.id.metadata_url()), ("Example app", Some(URL)));
+    assert_eq!(block_on(e.auth.client(URL)).unwrap(), None, "nothing is stored before consent");
+    let lenser = e.lenser();
+    let code = block_on(e.auth.issue_code(&valid, lenser)).unwrap().code;
+    let grant = e.redeem(&client, &code).unwrap();
+    assert_eq!(e.auth(&grant.access_token).unwrap().client_id.as_ref().map(ClientId::as_str), Some(URL));
+    let refreshed = block_on(e.auth.refresh(URL, &grant.refresh_token, None, None)).unwrap();
+    block_on(e.auth.revoke(&refreshed.refresh_token, URL)).unwrap();
+    // A second consent finds the client stored.
+    let again = e.code(&client, lenser);
+    assert!(e.redeem(&client, &again).is_ok());
+
+    // The document rules the redirect URIs at every request.
+    docs.0.lock().unwrap().0.insert(
+        URL.into(),
+        ClientMetadata { redirect_uris: Some(vec!["https://app.example.com/cb".into()]), ..doc },
+    );
+    let err = block_on(e.auth.validate_authorization(&e.request(&client))).unwrap_err();
+    assert_eq!(err.kind, OAuthErrorKind::InvalidRequest, "{err}");
+    // http is refused unless the configuration permits it on loopback.
+    let http = AuthorizationRequest {
+        client_id: Some("http://127.0.0.1:9/client.json".into()),
+        ..e.request(&client)
+    };
+    let fetches = docs.0.lock().unwrap().1;
+    let err = block_on(e.auth.validate_authorization(&http)).unwrap_err();
+    assert!(err.kind == OAuthErrorKind::InvalidClient && err.description.contains("https"), "{err}");
+    assert_eq!(docs.0.lock().unwrap().1, fetches, "a refused URL is not fetched");
+}

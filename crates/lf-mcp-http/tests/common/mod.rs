@@ -109,7 +109,11 @@ impl Server {
                 chrono::TimeDelta::zero(),
             ));
             let auth_config = prepared.state.auth.config().clone();
-            let auth = Arc::new(AuthService::new(prepared.db.auth_store(), c.clone(), auth_config));
+            let mut auth = AuthService::new(prepared.db.auth_store(), c.clone(), auth_config);
+            if let Some(source) = prepared.state.auth.client_metadata() {
+                auth = auth.with_client_metadata(source.clone());
+            }
+            let auth = Arc::new(auth);
             prepared.state = prepared.state.with_auth(auth);
             clock = Some(c);
         }

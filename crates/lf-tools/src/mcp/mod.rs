@@ -19,6 +19,7 @@ pub mod classify;
 pub mod direct;
 pub(crate) mod documents;
 pub(crate) mod elicit;
+pub(crate) mod icon;
 pub mod jsonrpc;
 pub(crate) mod resources;
 pub(crate) mod server;

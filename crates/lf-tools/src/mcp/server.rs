@@ -97,7 +97,9 @@ impl LfServer {
         let capabilities = capabilities.build();
         let info = ServerConfig::new(capabilities)
             .with_server_info(
-                Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION")).with_title("LenserFight"),
+                Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION"))
+                    .with_title("LenserFight")
+                    .with_icons(crate::mcp::icon::server_icons()),
             )
             .with_instructions(INSTRUCTIONS);
         let session =
