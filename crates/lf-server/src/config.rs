@@ -155,7 +155,10 @@ impl std::fmt::Debug for KeyText {
 
 /// `--toolsets`'s help, naming the groups of the catalog's registry.
 fn toolsets_help() -> String {
-    format!("Only these tool groups, comma-separated ({}) [default: all]", Group::ids().join(", "))
+    format!(
+        "Only these tool groups, comma-separated ({}; default: the groups listed by default, all: every group) [default: default]",
+        Group::ids().join(", ")
+    )
 }
 
 impl CommonArgs {
@@ -308,10 +311,8 @@ impl CommonArgs {
         let toolsets = match &self.toolsets {
             None => None,
             Some(sets) => Some(
-                sets.iter()
-                    .filter(|s| !s.trim().is_empty())
-                    .map(|s| Group::parse(s).map_err(|e| self.bad(Setting::Toolsets, e)))
-                    .collect::<Result<Vec<_>, _>>()?,
+                Group::parse_set(sets.iter().map(String::as_str))
+                    .map_err(|e| self.bad(Setting::Toolsets, e))?,
             ),
         };
         Ok(CatalogOptions { toolsets, read_only: self.read_only, dynamic: self.dynamic_toolsets })
