@@ -31,8 +31,8 @@ pub use clock::{Clock, FixedClock, SystemClock, Timestamp};
 pub use error::{Detail, DetailValue, ErrorCode, ErrorDetails, LfError, LfResult, clip};
 pub use events::{DomainEvent, EventKind, EventSink, NoEvents};
 pub use id::{
-    BattleId, ContenderId, ContenderRefId, LensId, LenserId, ParamId, RunId, SubmissionId, VersionId, VoteId,
-    WorkflowId, parse_uuid,
+    BattleId, ContenderId, ContenderRefId, LensId, LenserId, ModelProfileId, ParamId, RunId, SubmissionId,
+    VersionId, VoteId, WorkflowId, parse_uuid,
 };
 pub use join::join_all;
 pub use label::LabelName;
