@@ -37,8 +37,8 @@ pub use id::{
 pub use join::join_all;
 pub use label::LabelName;
 pub use model::{
-    ChatRequest, ChatResponse, ModelProvider, OFFLINE_MODEL_NAME, ToolCall, ToolChatRequest,
-    ToolChatResponse, ToolSpec, Turn,
+    ChatRequest, ChatResponse, ModelProvider, ModelResolver, OFFLINE_MODEL_NAME, ResolvedModel, ToolCall,
+    ToolChatRequest, ToolChatResponse, ToolSpec, Turn,
 };
 pub use page::{Page, PageRequest};
 pub use principal::{Principal, Reach, Scope, Scopes};

@@ -222,6 +222,29 @@ impl CommonArgs {
             .map_err(|e| self.bad(Setting::from_env(e.key()).unwrap_or(Setting::ModelBaseUrl), e.message()))
     }
 
+    /// The operator's model endpoints: `default` (`provider`, the
+    /// `LENSERFIGHT_MODEL_*` settings) and the file's `[[models]]` entries,
+    /// checked (an API key named by `api_key_env` read now). An error names
+    /// the entry and its field, never a key.
+    pub fn endpoints(&self, provider: Arc<dyn ModelProvider>) -> Result<lf_model::Endpoints, ConfigError> {
+        let file = self.from_file.path.clone().unwrap_or_default();
+        let bad = |message: String| ConfigError::File { file: file.clone(), named: false, message };
+        let mut named = Vec::new();
+        for (i, raw) in self.from_file.models.iter().enumerate() {
+            let entry = lf_model::NamedEndpoint::parse(raw, |var| std::env::var(var).ok()).map_err(
+                |(field, m)| {
+                    let name = raw.name.as_deref().unwrap_or("unnamed");
+                    bad(format!("[[models]] entry {} ({name}): {field}: {m}", i + 1))
+                },
+            )?;
+            named.push(entry);
+        }
+        let model = self.model.model_name.clone().filter(|m| !m.trim().is_empty());
+        lf_model::Endpoints::new(provider, model)
+            .with(named)
+            .map_err(|e| bad(format!("[[models]]: {}", e.message())))
+    }
+
     /// `LENSERFIGHT_SECRET_KEY`, checked; `None` when unset (the key file
     /// is used).
     pub fn secret_key(&self) -> Result<Option<SecretKey>, ConfigError> {
@@ -303,6 +326,7 @@ impl CommonArgs {
             defaults: lf_workflow::run::RunDefaults { limits, events },
             pricing: lf_runner::Pricing { credits_per_1k_tokens: rate },
             runner,
+            models: None,
         })
     }
 
@@ -332,6 +356,9 @@ pub struct RunSettings {
     pub runner: lf_runner::RunnerConfig,
     /// How many agents a person may own, and their members and grants.
     pub agents: lf_agent::AgentLimits,
+    /// The operator's model endpoints (`default` and `[[models]]`); none
+    /// set: only `default`, the configured provider.
+    pub models: Option<Arc<lf_model::Endpoints>>,
 }
 
 /// The shared settings, checked.
@@ -372,7 +399,8 @@ impl Config {
         let database_url = args.database_url()?;
         let model = args.model_provider()?;
         let secret_key = args.secret_key()?;
-        let runs = args.runs()?;
+        let mut runs = args.runs()?;
+        runs.models = Some(Arc::new(args.endpoints(model.clone())?));
         Ok(Self { database_url, options, model, secret_key, runs, from_file: args.from_file.clone() })
     }
 

@@ -188,7 +188,7 @@ fn a_private_profile_is_its_owners_alone() {
         block_on(w.service.locate(&other, "model", &shared.id.to_string())).unwrap(),
         Located::Profile(shared.clone())
     );
-    let e = block_on(w.service.archive(&other, shared.id)).unwrap_err();
+    let e = block_on(w.service.archive(&other, shared.id, true)).unwrap_err();
     assert_eq!(e.code(), ErrorCode::Forbidden);
 
     // The owner names it; an update keeps what it does not name.
@@ -207,7 +207,11 @@ fn a_private_profile_is_its_owners_alone() {
     ));
     assert_eq!(bad.unwrap_err().code(), ErrorCode::InvalidArgument);
     assert_eq!(block_on(w.store_profile(&p, mine.id)).prices.per_million_input, 0.0, "nothing saved");
-    block_on(w.service.archive(&p, mine.id)).unwrap();
+    assert_eq!(
+        block_on(w.service.archive(&p, mine.id, false)).unwrap_err().code(),
+        ErrorCode::ConfirmationRequired
+    );
+    block_on(w.service.archive(&p, mine.id, true)).unwrap();
     assert_eq!(
         block_on(w.service.locate(&p, "model", &mine.id.to_string())).unwrap_err().code(),
         ErrorCode::NotFound

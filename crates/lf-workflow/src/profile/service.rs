@@ -204,7 +204,11 @@ impl ProfileService {
 
     /// Archives the caller's profile `id`: it is no longer listed, named or
     /// used; what recorded it keeps its id.
-    pub async fn archive(&self, p: &Principal, id: ModelProfileId) -> LfResult<ModelProfile> {
+    /// CONFIRMATION_REQUIRED unless `confirm`.
+    pub async fn archive(&self, p: &Principal, id: ModelProfileId, confirm: bool) -> LfResult<ModelProfile> {
+        if !confirm {
+            return Err(LfError::confirmation_required("Archiving a model profile"));
+        }
         let old = self.own(p, id).await?;
         let mut new = old.clone();
         let now = self.clock.now().max(old.updated_at);
