@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 /// A profile by id.
 pub fn profile_id(s: &str) -> LfResult<ModelProfileId> {
-    ModelProfileId::parse("profile_id", s.trim())
+    ModelProfileId::parse("profile_id", s)
 }
 
 /// Who may read a profile besides its owner.
