@@ -367,9 +367,11 @@ impl TestStore {
         &self.catalog
     }
 
-    /// A server with every tool enabled, calling as `principal`.
+    /// A server with every tool enabled (opt-in groups too), calling as `principal`.
     pub fn server(&self, principal: Principal) -> LfServer {
-        LfServer::new(self.catalog.clone(), self.services.clone(), CatalogOptions::default(), principal)
+        let every =
+            CatalogOptions { toolsets: Some(lf_tools::Group::all().to_vec()), ..CatalogOptions::default() };
+        LfServer::new(self.catalog.clone(), self.services.clone(), every, principal)
     }
 
     /// Who calls as `principal`: in process, or for [`StoreKind::Http`] over

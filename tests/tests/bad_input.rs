@@ -139,6 +139,8 @@ struct Fixture {
     scoring: String,
     /// Another lenser's draft battle: drafts are readable only by their creator.
     hidden_battle: String,
+    /// A model profile of the caller's, private.
+    profile: String,
     /// The caller's AI Lenser (@fixture_bot), granted get_lens.
     agent: String,
     /// Another lenser's AI Lenser.
@@ -304,6 +306,8 @@ async fn fixture(store: &TestStore) -> Fixture {
     let hidden_run = started(&b, &hidden_workflow).await;
 
     ok(&a, "assign_agent_tool", json!({"ai_lenser_id": agent, "tool_id": "get_lens"})).await;
+    let profile = ok(&a, "create_model_profile", json!({"name": "cheap", "model": "llama3.2"})).await;
+    let profile = id_of(&profile, "profile_id");
     let service = store.server(Principal::Service { acting_as: Some(owner) });
     let team_run = ok(
         &service,
@@ -343,6 +347,7 @@ async fn fixture(store: &TestStore) -> Fixture {
         rival,
         scoring,
         hidden_battle,
+        profile,
         agent,
     }
 }
@@ -499,6 +504,18 @@ fn base(tool: &str, fx: &Fixture) -> Option<Base> {
         "set_ai_lenser_member" => {
             json!({"ai_lenser_id": fx.agent, "lenser_id": fx.other.to_string(), "role": "operator"})
         }
+        "list_model_profiles" => json!({"limit": 10, "offset": 0}),
+        "create_model_profile" => json!({
+            "name": "judge", "endpoint": "default", "model": "gpt-4o-mini", "visibility": "private",
+            "parameters": {"temperature": 0.5, "top_p": 0.9, "max_tokens": 100, "seed": 1, "stop": ["END"]},
+            "price_per_million_input": 0.15, "price_per_million_output": 0.6,
+        }),
+        "update_model_profile" => json!({
+            "profile_id": fx.profile, "name": "cheaper", "endpoint": "default", "model": "qwen2.5",
+            "visibility": "private", "parameters": {"temperature": 0.1},
+            "price_per_million_input": 0.1, "price_per_million_output": 0.2,
+        }),
+        "archive_model_profile" => json!({"profile_id": fx.profile, "confirm": true}),
         _ => return None,
     };
     let needs_owner = matches!(
@@ -513,6 +530,7 @@ fn base(tool: &str, fx: &Fixture) -> Option<Base> {
             | "retry_workflow"
             | "cancel_workflow_run"
             | "list_workflow_runs"
+            | "create_model_profile"
     );
     // The service role alone starts team runs (stdio acting as the owner).
     let service = tool == "start_agent_team_run";
@@ -528,7 +546,8 @@ fn spec_override(tool: &str, prop: &str, kind: &str) -> Option<&'static [&'stati
             | "set_battle_status"
             | "archive_workflow"
             | "cancel_workflow_run"
-            | "archive_ai_lenser",
+            | "archive_ai_lenser"
+            | "archive_model_profile",
             "confirm",
             "missing" | "null" | "const",
         ) => Some(CONFIRMATION),
@@ -629,7 +648,8 @@ impl Gen<'_> {
         ];
         let mut out: Vec<Mutation> = candidates
             .into_iter()
-            .filter(|(t, _)| *t != primary && !(primary == "number" && *t == "integer"))
+            // An integer and a float are numbers too.
+            .filter(|(t, _)| *t != primary && !(primary == "number" && matches!(*t, "integer" | "float")))
             .map(|(t, v)| Mutation::new("wrong type", format!("a {t} ({v}) for a {primary}"), v))
             .collect();
         if primary != "string" {

@@ -175,9 +175,15 @@ Output schemas, as `tools/list` sends them, give names and types only: a result 
 `notifications/tools/list_changed`). `--toolsets` names the groups a session starts with; a stateless HTTP caller, \
 whose every request is a new session, names them in an `X-MCP-Toolsets` header.\n\n",
     );
+    out.push_str(
+        "Without `--toolsets` every group is listed but the opt-in ones, marked so below; `--toolsets` takes \
+group ids, `default` (the groups listed by default) and `all` (every group), e.g. `--toolsets default,model`.\n\n",
+    );
     for g in Group::all() {
         let tools: Vec<&ToolSpec> = catalog.tools().iter().filter(|t| t.group == *g).collect();
-        let _ = writeln!(out, "## {} ({})\n", g.title, tools.len());
+        let opt_in =
+            if g.by_default { String::new() } else { format!(" · opt-in (`--toolsets default,{}`)", g.id) };
+        let _ = writeln!(out, "## {} ({}){opt_in}\n", g.title, tools.len());
         out.push_str("| Tool | Class | What it does |\n|---|---|---|\n");
         for t in &tools {
             let _ = writeln!(out, "| [`{}`](#{}) | {} | {} |", t.name, t.name, t.safety.as_str(), t.title);

@@ -58,7 +58,9 @@ fn report(result: Result<(), String>) -> ExitCode {
     }
 }
 
-/// Prints the listing's size for the toolsets and mode asked for.
+/// Prints the listing's size for the toolsets and mode asked for: with no
+/// `--toolsets`, the default listing and then each opt-in group alone (each
+/// held to `GROUP_BUDGET`).
 fn catalog_size(args: &[String]) -> Result<(), String> {
     let mut options = lf_tools::CatalogOptions::default();
     let mut args = args.iter();
@@ -67,8 +69,7 @@ fn catalog_size(args: &[String]) -> Result<(), String> {
             "--read-only" => options.read_only = true,
             "--toolsets" => {
                 let sets = args.next().ok_or("--toolsets needs a value, e.g. lens,battle")?;
-                let groups = sets.split(',').map(lf_tools::Group::parse).collect::<Result<Vec<_>, _>>()?;
-                options.toolsets = Some(groups);
+                options.toolsets = Some(lf_tools::Group::parse_set([sets.as_str()])?);
             }
             other => {
                 return Err(format!(
@@ -77,7 +78,17 @@ fn catalog_size(args: &[String]) -> Result<(), String> {
             }
         }
     }
-    print!("{}", lf_tools::listing_size(&lf_tools::Catalog::new(), &options));
+    let catalog = lf_tools::Catalog::new();
+    print!("{}", lf_tools::listing_size(&catalog, &options));
+    if options.toolsets.is_none() {
+        println!("budget of the default listing: {} bytes", lf_tools::LISTING_BUDGET);
+        for g in lf_tools::Group::all().iter().filter(|g| !g.by_default) {
+            let alone = lf_tools::CatalogOptions { toolsets: Some(vec![*g]), ..options.clone() };
+            println!("\nopt-in group {} alone (--toolsets {}):", g.id, g.id);
+            print!("{}", lf_tools::listing_size(&catalog, &alone));
+            println!("budget of an opt-in group: {} bytes", lf_tools::GROUP_BUDGET);
+        }
+    }
     Ok(())
 }
 

@@ -52,7 +52,9 @@ pub trait ContenderRefs: Send + Sync {
     async fn workflow(&self, p: &Principal, id: WorkflowId) -> LfResult<Option<LenserId>>;
 
     /// Whether `reference` names a model `p` may use as an `ai_model`
-    /// contender: an AI Lenser `p` can read (its model and persona answer).
+    /// contender: a model profile `p` may use (the operator's, its own, a
+    /// public one), or an AI Lenser `p` can read (its model and persona
+    /// answer).
     async fn model(&self, p: &Principal, reference: ContenderRefId) -> LfResult<bool>;
 }
 
@@ -91,7 +93,7 @@ pub fn not_found(kind: ContenderType, reference: ContenderRefId) -> LfError {
             "No workflow {reference} you can read to enter as a workflow contender: give a workflow you own or that is shared with you (list_workflows shows them)."
         ),
         ContenderType::AiModel => format!(
-            "No model {reference} you can use as an ai_model contender: give the id of an AI Lenser you can read, whose model and persona answer (list_ai_lensers shows them)."
+            "No model {reference} you can use as an ai_model contender: give the id of a model profile (list_model_profiles) or of an AI Lenser you can read (list_ai_lensers)."
         ),
     };
     LfError::new(lf_core::ErrorCode::NotFound, message)

@@ -15,8 +15,8 @@ use std::sync::{Arc, Mutex};
 
 use lf_core::{
     BattleId, Clock, ContenderId, ContenderRefId, DomainEvent, ErrorCode, EventKind, EventSink, LenserId,
-    LfError, LfResult, ModelProvider, NoEvents, Page, PageRequest, Principal, Reach, SearchQuery, Spawner,
-    SubmissionId, SystemClock, Timestamp, VoteId,
+    LfError, LfResult, ModelProvider, ModelResolver, NoEvents, Page, PageRequest, Principal, Reach,
+    SearchQuery, Spawner, SubmissionId, SystemClock, Timestamp, VoteId,
 };
 
 use crate::answers::WorkflowAnswers;
@@ -161,6 +161,10 @@ pub struct BattleService {
     events: Arc<dyn EventSink>,
     answers: Option<Arc<dyn WorkflowAnswers>>,
     refs: Option<Arc<dyn ContenderRefs>>,
+    /// What `ai_judge_model_key` names (a model profile, an operator
+    /// endpoint, a bare model on `default`); without it, a model name sent
+    /// to `provider` as it is.
+    resolver: Option<Arc<dyn ModelResolver>>,
 }
 
 /// Leaderboards computed from the results of one
@@ -191,7 +195,15 @@ impl BattleService {
             events: Arc::new(NoEvents),
             answers: None,
             refs: None,
+            resolver: None,
         }
+    }
+
+    /// Reads `ai_judge_model_key` through `resolver`: checked at creation
+    /// for the creator, and asked where it says when judging.
+    pub fn with_resolver(mut self, resolver: Arc<dyn ModelResolver>) -> Self {
+        self.resolver = Some(resolver);
+        self
     }
 
     /// Tells `events` of each battle that closes (`battle.closed`, seen by
@@ -347,6 +359,9 @@ impl BattleService {
                 "ai_judge_model_key is only used when a model judges (ai_judge or rubric_score); this battle uses {mode}. Drop it."
             ))
             .with_field("ai_judge_model_key"));
+        }
+        if let (Some(resolver), Some(key)) = (&self.resolver, &new.ai_judge_model_key) {
+            resolver.resolve(p, "ai_judge_model_key", key.as_str()).await?;
         }
         let now = self.now();
         let battle = Battle {
@@ -639,10 +654,14 @@ impl BattleService {
                 model: format!("auto_score:{}", b.auto_check.as_ref().map_or("none", |c| c.kind())),
                 message,
             }),
-            JudgingMode::AiJudge | JudgingMode::RubricScore => {
-                judge::judge(self.provider.as_ref(), b, &sheet.contenders, &sheet.submissions, self.now())
-                    .await
-            }
+            JudgingMode::AiJudge | JudgingMode::RubricScore => match self.judge_model(b).await {
+                Ok((provider, battle)) => {
+                    let b = battle.as_ref().unwrap_or(b);
+                    judge::judge(provider.as_ref(), b, &sheet.contenders, &sheet.submissions, self.now())
+                        .await
+                }
+                Err(failure) => Err(failure),
+            },
         };
         match result {
             Ok(verdicts) => {
@@ -655,6 +674,28 @@ impl BattleService {
                 Ok(ScoreOutcome::Failed(error))
             }
         }
+    }
+
+    /// Where the judge of `b` is asked: its `ai_judge_model_key` resolved
+    /// for its creator (with the battle as the judge reads it: the model
+    /// the key stands for), else the service's provider.
+    async fn judge_model(
+        &self,
+        b: &Battle,
+    ) -> Result<(Arc<dyn ModelProvider>, Option<Battle>), JudgeFailure> {
+        let (Some(resolver), Some(key)) = (&self.resolver, &b.ai_judge_model_key) else {
+            return Ok((self.provider.clone(), None));
+        };
+        let creator = Principal::Lenser { id: b.creator, scopes: lf_core::Scopes::READ };
+        let fail = |message: String| JudgeFailure { model: key.as_str().to_owned(), message };
+        let resolved = resolver
+            .resolve(&creator, "ai_judge_model_key", key.as_str())
+            .await
+            .map_err(|e| fail(e.message().to_owned()))?;
+        let mut battle = b.clone();
+        battle.ai_judge_model_key =
+            resolved.model.map(ModelKey::parse).transpose().map_err(|e| fail(e.message().to_owned()))?;
+        Ok((resolved.provider, Some(battle)))
     }
 
     /// Records verdicts produced elsewhere (a scoring pipeline of the

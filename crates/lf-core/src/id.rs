@@ -122,6 +122,11 @@ id_newtype!(
     ContenderRefId
 );
 id_newtype!(
+    /// A model profile: what to ask and where (an endpoint, a model, its
+    /// parameters and prices).
+    ModelProfileId
+);
+id_newtype!(
     /// A contender's submission to a battle.
     SubmissionId
 );

@@ -33,14 +33,14 @@ pub use clock::{Clock, FixedClock, SystemClock, Timestamp};
 pub use error::{Detail, DetailValue, ErrorCode, ErrorDetails, LfError, LfResult, clip};
 pub use events::{DomainEvent, EventKind, EventSink, NoEvents};
 pub use id::{
-    BattleId, ContenderId, ContenderRefId, LensId, LenserId, ParamId, RunId, SubmissionId, VersionId, VoteId,
-    WorkflowId, parse_uuid,
+    BattleId, ContenderId, ContenderRefId, LensId, LenserId, ModelProfileId, ParamId, RunId, SubmissionId,
+    VersionId, VoteId, WorkflowId, parse_uuid,
 };
 pub use join::join_all;
 pub use label::LabelName;
 pub use model::{
-    ChatRequest, ChatResponse, ModelProvider, OFFLINE_MODEL_NAME, ToolCall, ToolChatRequest,
-    ToolChatResponse, ToolSpec, Turn,
+    ChatRequest, ChatResponse, ModelProvider, ModelResolver, OFFLINE_MODEL_NAME, ResolvedModel, ToolCall,
+    ToolChatRequest, ToolChatResponse, ToolSpec, Turn,
 };
 pub use page::{Page, PageRequest};
 pub use principal::{Principal, Reach, Scope, Scopes};

@@ -196,3 +196,65 @@ pub trait ModelProvider: Send + Sync {
         })
     }
 }
+
+/// What to ask and where: a model a caller named (a model profile's id or
+/// name, an operator endpoint, or a bare model name on `default`),
+/// resolved by a [`ModelResolver`].
+#[derive(Clone)]
+pub struct ResolvedModel {
+    /// The endpoint's client, within its concurrency limit.
+    pub provider: std::sync::Arc<dyn ModelProvider>,
+    /// The endpoint's name: an operator's, or `connection:<ref>`.
+    pub endpoint: String,
+    /// The model to ask; `None`: the endpoint's configured one.
+    pub model: Option<String>,
+    /// The profile it came from, if any.
+    pub profile: Option<crate::ModelProfileId>,
+    pub temperature: Option<f64>,
+    pub top_p: Option<f64>,
+    pub max_tokens: Option<u32>,
+    pub seed: Option<i64>,
+    pub stop: Vec<String>,
+    pub price_per_million_input: f64,
+    pub price_per_million_output: f64,
+}
+
+impl ResolvedModel {
+    /// A request of `system` and `user` to this model with its parameters
+    /// (those [`ChatRequest`] carries: model, length, temperature).
+    pub fn request(&self, system: impl Into<String>, user: impl Into<String>) -> ChatRequest {
+        ChatRequest {
+            model: self.model.clone(),
+            max_tokens: self.max_tokens,
+            temperature: self.temperature.map(|t| t as f32),
+            ..ChatRequest::new(system, user)
+        }
+    }
+}
+
+impl std::fmt::Debug for ResolvedModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResolvedModel")
+            .field("provider", &self.provider.name())
+            .field("endpoint", &self.endpoint)
+            .field("model", &self.model)
+            .field("profile", &self.profile)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Turns what a caller names as a model into what to ask and where: the
+/// one resolver every place that names a model asks (the composition root
+/// implements it over model profiles, the operator's endpoints and saved
+/// connections). The same signature as `async fn resolve(&self, p:
+/// &Principal, field: &'static str, named: &str) -> LfResult<ResolvedModel>`
+/// written out: NOT_FOUND on `field` for a profile `p` may not use, alike
+/// whether it exists.
+pub trait ModelResolver: Send + Sync {
+    fn resolve<'a>(
+        &'a self,
+        p: &'a crate::Principal,
+        field: &'static str,
+        named: &'a str,
+    ) -> Pin<Box<dyn Future<Output = LfResult<ResolvedModel>> + Send + 'a>>;
+}

@@ -70,7 +70,7 @@ fn toolsets_of(extensions: &rmcp::model::Extensions) -> Vec<&'static Group> {
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(','))
-        .filter_map(|id| Group::parse(id).ok())
+        .flat_map(|id| Group::parse_set([id]).unwrap_or_default())
         .collect()
 }
 

@@ -29,6 +29,7 @@
 
 mod client;
 mod config;
+mod endpoints;
 mod offline;
 
 pub use client::{OpenAiCompatible, PROVIDER_NAME, client_builder};
@@ -36,6 +37,10 @@ pub use config::{
     API_KEY_KEY, ApiKey, BASE_URL_KEY, ConfigError, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_RETRY_WAIT,
     DEFAULT_RETRY_BACKOFF, DEFAULT_TIMEOUT, EndpointConfig, MAX_MODEL_NAME_CHARS, MODEL_NAME_KEY, ModelArgs,
     ModelConfig, parse_base_url, parse_model_name, provider_from_config,
+};
+pub use endpoints::{
+    DEFAULT_CONCURRENCY, DEFAULT_ENDPOINT, Endpoints, MAX_CONCURRENCY, NamedEndpoint, RawEndpoint,
+    connection_client,
 };
 // The name belongs to lf-core (services without a model record it too);
 // here beside the provider that answers under it.

@@ -66,7 +66,16 @@ impl ContenderRefs for OwnServices {
         }
     }
 
+    /// A model profile `p` may use (the operator's, its own, a public one),
+    /// or an AI Lenser `p` can read.
     async fn model(&self, p: &Principal, reference: ContenderRefId) -> LfResult<bool> {
+        if let Some(profiles) = self.profiles() {
+            match profiles.locate(p, "contender_ref_id", &reference.to_string()).await {
+                Ok(_) => return Ok(true),
+                Err(e) if e.code() == lf_core::ErrorCode::NotFound => {}
+                Err(e) => return Err(e),
+            }
+        }
         let agent = LenserId::from_uuid(reference.as_uuid());
         Ok(agents(self)?.visible(p, agent).await?.is_some())
     }

@@ -69,6 +69,7 @@ pub(crate) struct Bound {
 pub struct OwnServices {
     cell: Arc<OnceLock<Bound>>,
     teams: Arc<OnceLock<crate::teams::Teams>>,
+    profiles: Arc<OnceLock<lf_workflow::profile::ProfileService>>,
 }
 
 impl OwnServices {
@@ -93,6 +94,16 @@ impl OwnServices {
     /// ([`lf_agent::AgentService::with_dispatch`]).
     pub fn bind_agents(&self, agents: Arc<lf_agent::AgentService>) {
         let _ = self.teams.set(crate::teams::Teams::new(agents));
+    }
+
+    /// Binds the model profiles an `ai_model` contender may name (once; a
+    /// second call is ignored). Without it only an AI Lenser names a model.
+    pub fn bind_profiles(&self, profiles: lf_workflow::profile::ProfileService) {
+        let _ = self.profiles.set(profiles);
+    }
+
+    pub(crate) fn profiles(&self) -> Option<&lf_workflow::profile::ProfileService> {
+        self.profiles.get()
     }
 
     pub(crate) fn bound(&self) -> Option<&Bound> {

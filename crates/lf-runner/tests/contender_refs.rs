@@ -193,3 +193,41 @@ async fn an_ai_model_contender_is_an_ai_lenser_its_creator_can_see() {
     let e = add(&s, alice, b, ContenderType::AiModel, uuid::Uuid::new_v4()).await.unwrap_err();
     assert!(e.message().contains("ai_model contender"), "{}", e.message());
 }
+
+#[tokio::test]
+async fn an_ai_model_contender_may_be_a_model_profile_its_creator_may_use() {
+    use lf_workflow::profile::{MemoryProfiles, NewProfile, OperatorEndpoint, ProfileService};
+    let s = Stack::new();
+    let profiles = ProfileService::new(
+        std::sync::Arc::new(MemoryProfiles::new()),
+        std::sync::Arc::new(lf_workflow::MemoryConnections::new()),
+    );
+    s.own.bind_profiles(profiles.clone());
+    let (alice, bob) = (LenserId::new(), LenserId::new());
+    let b = battle(&s, alice, BattleType::AiVsAi).await;
+    let new = |name: &str, visibility: &str| NewProfile {
+        name: name.into(),
+        endpoint: "default".into(),
+        model: "llama3.2".into(),
+        visibility: Some(visibility.into()),
+        ..NewProfile::default()
+    };
+    let hers = profiles.create(&lenser(alice), new("mine", "private")).await.unwrap();
+    let shared = profiles.create(&lenser(bob), new("shared", "public")).await.unwrap();
+    let secret = profiles.create(&lenser(bob), new("secret", "private")).await.unwrap();
+    let operator = OperatorEndpoint { name: "default".into(), model: None }.profile_id();
+
+    for (id, who) in [
+        (hers.id.as_uuid(), "her own"),
+        (shared.id.as_uuid(), "a public one"),
+        (operator.as_uuid(), "the operator's"),
+    ] {
+        let c =
+            add(&s, alice, b, ContenderType::AiModel, id).await.unwrap_or_else(|e| panic!("{who}: {e:?}"));
+        assert_eq!(c.owner, None);
+    }
+    refused_as_missing(&s, alice, b, ContenderType::AiModel, secret.id.as_uuid()).await;
+    // An AI Lenser still names a model.
+    let shy = agent(&s, alice, "ada_model", false).await;
+    add(&s, alice, b, ContenderType::AiModel, shy.as_uuid()).await.expect("an AI Lenser's model");
+}

@@ -155,7 +155,10 @@ impl std::fmt::Debug for KeyText {
 
 /// `--toolsets`'s help, naming the groups of the catalog's registry.
 fn toolsets_help() -> String {
-    format!("Only these tool groups, comma-separated ({}) [default: all]", Group::ids().join(", "))
+    format!(
+        "Only these tool groups, comma-separated ({}; default: the groups listed by default, all: every group) [default: default]",
+        Group::ids().join(", ")
+    )
 }
 
 impl CommonArgs {
@@ -217,6 +220,29 @@ impl CommonArgs {
         self.model
             .provider()
             .map_err(|e| self.bad(Setting::from_env(e.key()).unwrap_or(Setting::ModelBaseUrl), e.message()))
+    }
+
+    /// The operator's model endpoints: `default` (`provider`, the
+    /// `LENSERFIGHT_MODEL_*` settings) and the file's `[[models]]` entries,
+    /// checked (an API key named by `api_key_env` read now). An error names
+    /// the entry and its field, never a key.
+    pub fn endpoints(&self, provider: Arc<dyn ModelProvider>) -> Result<lf_model::Endpoints, ConfigError> {
+        let file = self.from_file.path.clone().unwrap_or_default();
+        let bad = |message: String| ConfigError::File { file: file.clone(), named: false, message };
+        let mut named = Vec::new();
+        for (i, raw) in self.from_file.models.iter().enumerate() {
+            let entry = lf_model::NamedEndpoint::parse(raw, |var| std::env::var(var).ok()).map_err(
+                |(field, m)| {
+                    let name = raw.name.as_deref().unwrap_or("unnamed");
+                    bad(format!("[[models]] entry {} ({name}): {field}: {m}", i + 1))
+                },
+            )?;
+            named.push(entry);
+        }
+        let model = self.model.model_name.clone().filter(|m| !m.trim().is_empty());
+        lf_model::Endpoints::new(provider, model)
+            .with(named)
+            .map_err(|e| bad(format!("[[models]]: {}", e.message())))
     }
 
     /// `LENSERFIGHT_SECRET_KEY`, checked; `None` when unset (the key file
@@ -300,6 +326,7 @@ impl CommonArgs {
             defaults: lf_workflow::run::RunDefaults { limits, events },
             pricing: lf_runner::Pricing { credits_per_1k_tokens: rate },
             runner,
+            models: None,
         })
     }
 
@@ -308,10 +335,8 @@ impl CommonArgs {
         let toolsets = match &self.toolsets {
             None => None,
             Some(sets) => Some(
-                sets.iter()
-                    .filter(|s| !s.trim().is_empty())
-                    .map(|s| Group::parse(s).map_err(|e| self.bad(Setting::Toolsets, e)))
-                    .collect::<Result<Vec<_>, _>>()?,
+                Group::parse_set(sets.iter().map(String::as_str))
+                    .map_err(|e| self.bad(Setting::Toolsets, e))?,
             ),
         };
         Ok(CatalogOptions { toolsets, read_only: self.read_only, dynamic: self.dynamic_toolsets })
@@ -331,6 +356,9 @@ pub struct RunSettings {
     pub runner: lf_runner::RunnerConfig,
     /// How many agents a person may own, and their members and grants.
     pub agents: lf_agent::AgentLimits,
+    /// The operator's model endpoints (`default` and `[[models]]`); none
+    /// set: only `default`, the configured provider.
+    pub models: Option<Arc<lf_model::Endpoints>>,
 }
 
 /// The shared settings, checked.
@@ -371,7 +399,8 @@ impl Config {
         let database_url = args.database_url()?;
         let model = args.model_provider()?;
         let secret_key = args.secret_key()?;
-        let runs = args.runs()?;
+        let mut runs = args.runs()?;
+        runs.models = Some(Arc::new(args.endpoints(model.clone())?));
         Ok(Self { database_url, options, model, secret_key, runs, from_file: args.from_file.clone() })
     }
 

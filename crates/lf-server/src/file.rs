@@ -35,11 +35,57 @@ pub fn default_config_path() -> Option<PathBuf> {
     Some(base.join("lenserfight").join("config.toml"))
 }
 
+/// The key of the operator's model endpoints: `[[models]]` tables.
+pub const MODELS_KEY: &str = "models";
+
+/// The `[[models]]` tables of the file at `path`: each with known keys of
+/// the right type (checked further at start-up, where the key's variable
+/// is read).
+fn endpoints(path: &Path, value: &toml::Value) -> Result<Vec<lf_model::RawEndpoint>, ConfigError> {
+    let bad = |message: String| ConfigError::File { file: path.to_owned(), named: false, message };
+    let Some(items) = value.as_array() else {
+        return Err(bad("models must be [[models]] tables (name, base_url, api_key or api_key_env, model, concurrency, timeout)".into()));
+    };
+    let mut out = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let at = format!("[[models]] entry {}", i + 1);
+        let table = item.as_table().ok_or_else(|| bad(format!("{at} is not a table")))?;
+        let mut e = lf_model::RawEndpoint::default();
+        for (k, v) in table {
+            let text =
+                || v.as_str().map(str::to_owned).ok_or_else(|| bad(format!("{at}: {k} must be a string")));
+            let count = || {
+                v.as_integer()
+                    .and_then(|n| u64::try_from(n).ok())
+                    .ok_or_else(|| bad(format!("{at}: {k} must be a whole number, 0 or more")))
+            };
+            match k.as_str() {
+                "name" => e.name = Some(text()?),
+                "base_url" => e.base_url = Some(text()?),
+                "api_key" => e.api_key = Some(text()?),
+                "api_key_env" => e.api_key_env = Some(text()?),
+                "model" => e.model = Some(text()?),
+                "concurrency" => e.concurrency = Some(count()?),
+                "timeout" => e.timeout = Some(count()?),
+                other => {
+                    return Err(bad(format!(
+                        "{at}: unknown key {other:?}; an entry takes name, base_url, api_key or api_key_env, model, concurrency and timeout"
+                    )));
+                }
+            }
+        }
+        out.push(e);
+    }
+    Ok(out)
+}
+
 /// The values of a configuration file, each as the text a flag would take.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ConfigFile {
     path: PathBuf,
     values: BTreeMap<Setting, Vec<String>>,
+    /// The `[[models]]` entries: the operator's model endpoints.
+    models: Vec<lf_model::RawEndpoint>,
 }
 
 impl ConfigFile {
@@ -73,7 +119,12 @@ impl ConfigFile {
             },
         })?;
         let mut values = BTreeMap::new();
+        let mut models = Vec::new();
         for (key, value) in &table {
+            if key == MODELS_KEY {
+                models = endpoints(path, value)?;
+                continue;
+            }
             let setting = Setting::from_key(key)
                 .ok_or_else(|| ConfigError::UnknownKey { file: path.to_owned(), key: key.clone() })?;
             let bad = |what: &str| ConfigError::in_file(setting, path, format!("expected {what}"));
@@ -96,7 +147,12 @@ impl ConfigFile {
             };
             values.insert(setting, texts);
         }
-        Ok(ConfigFile { path: path.to_owned(), values })
+        Ok(ConfigFile { path: path.to_owned(), values, models })
+    }
+
+    /// The `[[models]]` entries, unchecked (see `lf_model::NamedEndpoint::parse`).
+    pub fn models(&self) -> &[lf_model::RawEndpoint] {
+        &self.models
     }
 
     /// Where the file is.
@@ -136,6 +192,8 @@ pub struct FromFile {
     pub path: Option<PathBuf>,
     /// The settings whose value is the file's (no flag or variable set them).
     pub settings: BTreeSet<Setting>,
+    /// The file's `[[models]]` entries, unchecked.
+    pub models: Vec<lf_model::RawEndpoint>,
 }
 
 impl FromFile {
@@ -206,7 +264,8 @@ pub fn try_parse_from<T: Arguments>(
     let mut parsed = T::from_arg_matches(&matches).map_err(ParseError::Usage)?;
     let mut settings = BTreeSet::new();
     from_defaults(&matches, &file, &mut settings);
-    parsed.common_mut().from_file = FromFile { path: Some(file.path.clone()), settings };
+    parsed.common_mut().from_file =
+        FromFile { path: Some(file.path.clone()), settings, models: file.models.clone() };
     Ok(parsed)
 }
 
@@ -361,5 +420,48 @@ mod tests {
         // And clap's own errors stay clap's.
         let e = parse_with(&dir.path().join("absent.toml"), &["--request-timeout", "soon"]);
         assert!(matches!(e, Err(ParseError::Usage(_))), "usage errors come before the file");
+    }
+
+    #[test]
+    fn models_entries_are_read_and_checked() {
+        let (_dir, path) = write(
+            "model_base_url = \"http://localhost:11434/v1\"\nmodel_name = \"llama3.2\"\n\n\
+             [[models]]\nname = \"openai\"\nbase_url = \"https://api.openai.com/v1\"\n\
+             api_key_env = \"LF_TEST_MODELS_KEY_THAT_IS_UNSET\"\nmodel = \"gpt-4o-mini\"\n\n\
+             [[models]]\nname = \"vllm\"\nbase_url = \"http://10.0.0.5:8000/v1\"\napi_key = \"sk-inline\"\n\
+             concurrency = 2\ntimeout = 30\n",
+        );
+        let cli = parse_with(&path, &[]).unwrap();
+        let models = &cli.common.from_file.models;
+        assert_eq!(models.len(), 2);
+        assert_eq!(models[1].concurrency, Some(2));
+        assert_eq!(models[0].api_key_env.as_deref(), Some("LF_TEST_MODELS_KEY_THAT_IS_UNSET"));
+        let provider = cli.common.model_provider().unwrap();
+        // The first names a variable that is not set: an error naming the entry and field.
+        let e = cli.common.endpoints(provider.clone()).unwrap_err().to_string();
+        assert!(e.contains("[[models]] entry 1 (openai): api_key_env") && e.contains("config.toml"), "{e}");
+        let mut common = cli.common.clone();
+        common.from_file.models.remove(0);
+        let all = common.endpoints(provider).unwrap();
+        assert_eq!(
+            all.listed(),
+            [("default".to_owned(), Some("llama3.2".to_owned())), ("vllm".to_owned(), None)],
+            "the LENSERFIGHT_MODEL_* settings are the entry named default"
+        );
+        assert!(!format!("{all:?}").contains("sk-inline"));
+
+        for (text, says) in [
+            ("models = 3\n", "[[models]] tables"),
+            ("[[models]]\nname = \"x\"\nbase_url = \"http://x\"\nsecret = \"y\"\n", "unknown key \"secret\""),
+            ("[[models]]\nname = \"x\"\nconcurrency = \"many\"\n", "concurrency must be a whole number"),
+        ] {
+            let (_dir, path) = write(text);
+            let e = config_error(parse_with(&path, &[])).to_string();
+            assert!(e.contains(says), "{text}: {e}");
+        }
+        let (_dir, path) = write("[[models]]\nname = \"default\"\nbase_url = \"http://x/v1\"\n");
+        let cli = parse_with(&path, &[]).unwrap();
+        let e = cli.common.endpoints(cli.common.model_provider().unwrap()).unwrap_err().to_string();
+        assert!(e.contains("(default): name"), "{e}");
     }
 }

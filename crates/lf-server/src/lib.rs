@@ -36,6 +36,7 @@ mod connection_cli;
 pub mod file;
 mod identity;
 mod lenses;
+mod models;
 pub mod sealer;
 mod settings;
 mod wiring;
@@ -50,6 +51,7 @@ pub use connection_cli::{
 pub use file::{Arguments, FromFile, ParseError, default_config_path, parse, try_parse_from};
 pub use identity::{LocalLenser, local_lenser};
 pub use lenses::WorkflowLenses;
+pub use models::Resolver;
 pub use sealer::{KeySealer, SecretKey};
 pub use settings::{CONFIG_ENV, CONFIG_FLAG, ConfigError, Kind, Reader, Setting, check_arguments};
 pub use wiring::{Built, build_server, connection_service, open_database, services, workflow_service};

@@ -11,6 +11,7 @@ use lf_lens::LensService;
 use lf_runner::{Executors, OwnServices, Runner, Scheduler, StepNeeds};
 use lf_store::Database;
 use lf_tools::{Catalog, CatalogOptions, LfServer, Services};
+use lf_workflow::profile::{OperatorEndpoint, ProfileService};
 use lf_workflow::{ConnectionService, EgressRefusal, LensLookup, WorkflowService};
 
 use crate::agent_ledger::AgentLedger;
@@ -18,6 +19,7 @@ use crate::agent_tools::CatalogTools;
 use crate::config::{Config, RunSettings};
 use crate::file::FromFile;
 use crate::lenses::WorkflowLenses;
+use crate::models::Resolver;
 use crate::sealer::KeySealer;
 use crate::settings::{ConfigError, Setting};
 
@@ -65,6 +67,15 @@ pub fn services(
     let workflow = workflow_service(db, Arc::new(WorkflowLenses::new(lens.clone())))
         .with_egress_policy(Arc::new(EgressRules(runs.egress_allow.clone())));
     let connections = connection_service(db, sealer);
+    let rules: Arc<dyn lf_workflow::EgressPolicy> = Arc::new(EgressRules(runs.egress_allow.clone()));
+    let endpoints =
+        runs.models.clone().unwrap_or_else(|| Arc::new(lf_model::Endpoints::new(model.clone(), None)));
+    let operator =
+        endpoints.listed().into_iter().map(|(name, model)| OperatorEndpoint { name, model }).collect();
+    let profiles = ProfileService::new(db.profile_store(), db.connection_store())
+        .with_operator(operator)
+        .with_egress(rules.clone());
+    let resolver = Arc::new(Resolver::new(profiles.clone(), endpoints, connections.clone(), rules));
     let egress = Egress::new(EgressConfig { allow: runs.egress_allow.clone(), ..EgressConfig::default() })
         .expect("the outbound HTTP client builds with the default TLS settings");
     // The tools an agent step calls, and the battle answers a contender
@@ -90,13 +101,15 @@ pub fn services(
             BattleService::new(db.battle_store())
                 .with_events(Arc::new(own.clone()))
                 .with_workflow_answers(Arc::new(own.clone()))
-                .with_contender_refs(Arc::new(own.clone())),
+                .with_contender_refs(Arc::new(own.clone()))
+                .with_resolver(resolver),
         )
         .workflow(workflow)
         .runs(run_store, runner.signal())
         .run_defaults(runs.defaults)
         .runnable(Arc::new(move |t: &str| can_run.handles(t)))
         .connections(connections)
+        .profiles(profiles.clone())
         .agents(
             AgentService::new(db.agent_store(), db.lenser_handles())
                 .with_limits(runs.agents)
@@ -111,6 +124,7 @@ pub fn services(
     runner.schedule(Scheduler::new(db.workflow_store(), services.runs.clone()));
     own.bind(services.runs.clone(), services.battle.clone(), db.workflow_store(), runner.stopping());
     own.bind_agents(services.agents.clone());
+    own.bind_profiles(profiles);
     runner.on_end(Arc::new(own));
     (services, runner)
 }

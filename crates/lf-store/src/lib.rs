@@ -124,6 +124,7 @@ mod lens;
 mod location;
 mod page;
 mod postgres;
+mod profile;
 mod reach;
 mod ready;
 mod run;
@@ -220,6 +221,11 @@ impl Database {
     /// database, for an [`lf_workflow::ConnectionService`].
     pub fn connection_store(&self) -> Arc<dyn ConnectionStore> {
         Arc::new(connection::SqlConnectionStore::new(self.conns.clone()))
+    }
+
+    /// The store of model profiles over this database.
+    pub fn profile_store(&self) -> Arc<dyn lf_workflow::profile::ModelProfileStore> {
+        Arc::new(profile::SqlProfileStore::new(self.conns.clone()))
     }
 
     /// The saved connections of [`Database::connection_store`], as the

@@ -45,6 +45,15 @@ async fn connection_contract_suite_on_a_file() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn model_profile_contract_suite_on_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::connect(&format!("sqlite://{}", dir.path().join("lf.db").display())).await.unwrap();
+    lf_workflow::profile::contract::suite(db.profile_store()).await;
+    lf_workflow::profile::contract::suite(db.profile_store()).await;
+    db.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn connection_contract_suite_in_memory() {
     let db = Database::connect("sqlite::memory:").await.unwrap();
     lf_workflow::connection::contract::suite(db.connection_store()).await;

@@ -40,7 +40,7 @@ pub use catalog::errors::{error_result, error_value, is_rmcp_detail, is_rmcp_err
 pub use catalog::hygiene::{clean_value, injection_note, sanitize_text};
 pub use catalog::json_schema::JsonSchemaCheck;
 pub use catalog::services::{Services, ServicesBuilder};
-pub use catalog::size::{LISTING_BUDGET, ListingSize, ToolSize, listing_size};
+pub use catalog::size::{GROUP_BUDGET, LISTING_BUDGET, ListingSize, ToolSize, listing_size};
 pub use catalog::tool::{Called, Reaches, TOOL_ID_NAMESPACE, tool_id};
 pub use catalog::{Catalog, CatalogOptions, Ctx, Group, Safety, Tool, ToolOutput, ToolSpec};
 pub use mcp::{LfServer, PrincipalSource, SERVER_NAME, ToolsetSource};

@@ -7,7 +7,9 @@ use std::sync::Arc;
 use lf_battle::{BattleService, MemoryBattleStore};
 use lf_core::{LenserId, Principal, Scopes};
 use lf_lens::{LensService, MemoryLensStore};
-use lf_tools::{Catalog, CatalogOptions, Group, LISTING_BUDGET, LfServer, Safety, Services, listing_size};
+use lf_tools::{
+    Catalog, CatalogOptions, GROUP_BUDGET, Group, LISTING_BUDGET, LfServer, Safety, Services, listing_size,
+};
 use rmcp::ServerHandler;
 use serde_json::{Value, json};
 
@@ -762,7 +764,24 @@ fn the_listing_stays_within_its_budget() {
         "tools/list takes {} bytes, over the budget of {LISTING_BUDGET}: make schemas and descriptions say less, or raise the budget deliberately",
         size.listed
     );
-    assert_eq!(size.tools.len(), catalog.tools().len());
+    let by_default = catalog.tools().iter().filter(|t| t.group.by_default).count();
+    assert_eq!(size.tools.len(), by_default, "the default listing is that of the default groups");
+    // An opt-in group is held to a budget of its own, and listed when named.
+    for g in Group::all().iter().filter(|g| !g.by_default) {
+        let alone =
+            listing_size(&catalog, &CatalogOptions { toolsets: Some(vec![*g]), ..Default::default() });
+        assert!(
+            alone.listed <= GROUP_BUDGET,
+            "the {} group alone takes {} bytes, over its budget of {GROUP_BUDGET}",
+            g.id,
+            alone.listed
+        );
+        assert!(
+            !alone.tools.is_empty() && alone.tools.iter().all(|t| catalog.get(t.name).unwrap().group == *g)
+        );
+    }
+    let all = CatalogOptions { toolsets: Some(Group::parse_set(["all"]).unwrap()), ..Default::default() };
+    assert_eq!(listing_size(&catalog, &all).tools.len(), catalog.tools().len());
     let read_only = listing_size(&catalog, &CatalogOptions { read_only: true, ..Default::default() });
     assert!(
         read_only.listed < size.listed
@@ -789,7 +808,10 @@ async fn dynamic_toolsets_list_what_a_session_enabled() {
 
     let listed = ok(&s, "list_toolsets", json!({})).await;
     let ids: Vec<_> = listed["toolsets"].as_array().unwrap().iter().map(|g| g["id"].clone()).collect();
-    assert_eq!(ids, [json!("lens"), json!("battle"), json!("search"), json!("workflow"), json!("agent")]);
+    assert_eq!(
+        ids,
+        [json!("lens"), json!("battle"), json!("search"), json!("workflow"), json!("agent"), json!("model")]
+    );
     assert!(listed["toolsets"].as_array().unwrap().iter().all(|g| g["enabled"] == false));
     assert_eq!(listed["toolsets"][0]["tools"].as_array().unwrap().len(), 20);
 

@@ -133,6 +133,7 @@ mod lookup;
 mod memory;
 mod model;
 pub mod path;
+pub mod profile;
 pub mod run;
 pub mod schedule;
 pub mod secrets;

@@ -39,7 +39,8 @@ pub use self::tool::{Safety, Tool, ToolSpec};
 /// Which tools a server exposes.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CatalogOptions {
-    /// Only these groups (all when `None`).
+    /// Only these groups (those listed by default when `None`, see
+    /// [`Group::by_default`]).
     pub toolsets: Option<Vec<&'static Group>>,
     /// Only Read tools are listed and callable.
     pub read_only: bool,
@@ -52,7 +53,10 @@ pub struct CatalogOptions {
 impl CatalogOptions {
     pub fn enables(&self, tool: &ToolSpec) -> bool {
         (!self.read_only || tool.safety == Safety::Read)
-            && self.toolsets.as_ref().is_none_or(|sets| sets.contains(&tool.group))
+            && match &self.toolsets {
+                None => tool.group.by_default,
+                Some(sets) => sets.contains(&tool.group),
+            }
     }
 }
 

@@ -6,6 +6,7 @@ use lf_agent::{AgentService, MemoryAgentStore, NoLensers};
 use lf_battle::BattleService;
 use lf_core::{ModelProvider, Principal, Spawner};
 use lf_lens::LensService;
+use lf_workflow::profile::{MemoryProfiles, ProfileService};
 use lf_workflow::run::{
     AgentCredits, CreditsLeft, MemoryRunStore, NoSignal, RunDefaults, RunId, RunService, RunSignal, RunStore,
     Runnable,
@@ -25,6 +26,8 @@ pub struct Services {
     pub connections: ConnectionService,
     /// AI Lensers: their profiles, grants, caps, action log and team runs.
     pub agents: Arc<AgentService>,
+    /// Model profiles, and what a name given as a model means.
+    pub profiles: ProfileService,
 }
 
 impl Services {
@@ -50,6 +53,7 @@ pub struct ServicesBuilder {
     workflow: Option<WorkflowService>,
     connections: Option<ConnectionService>,
     agents: Option<AgentService>,
+    profiles: Option<ProfileService>,
     runs: Option<(Arc<dyn RunStore>, Arc<dyn RunSignal>)>,
     run_defaults: RunDefaults,
     runnable: Option<Runnable>,
@@ -78,6 +82,11 @@ impl ServicesBuilder {
     /// lenser holding a handle (embedding, tests).
     pub fn agents(self, agents: AgentService) -> Self {
         Self { agents: Some(agents), ..self }
+    }
+
+    /// Model profiles. Without it, in memory, over the connections' store.
+    pub fn profiles(self, profiles: ProfileService) -> Self {
+        Self { profiles: Some(profiles), ..self }
     }
 
     /// Runs are kept in `store`, and `signal` wakes the runner that claims
@@ -139,13 +148,18 @@ impl ServicesBuilder {
                 AgentService::new(Arc::new(MemoryAgentStore::new()), Arc::new(NoLensers))
             }));
         runs = runs.with_agent_credits(Arc::new(AgentCreditsOf(agents.clone())));
+        let connections = self.connections.expect("Services::builder() needs .connections(...)");
+        let profiles = self.profiles.unwrap_or_else(|| {
+            ProfileService::new(Arc::new(MemoryProfiles::new()), connections.store().clone())
+        });
         Services {
             lens: self.lens.expect("Services::builder() needs .lens(...)"),
             battle: Arc::new(battle),
             workflow,
             runs: Arc::new(runs),
-            connections: self.connections.expect("Services::builder() needs .connections(...)"),
+            connections,
             agents,
+            profiles,
         }
     }
 }

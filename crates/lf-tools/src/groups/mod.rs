@@ -9,10 +9,12 @@
 pub mod agent;
 pub mod battle;
 pub mod lens;
+pub mod model;
 pub mod search;
 pub mod workflow;
 
 use crate::catalog::group::Group;
 
 /// Every group, in catalog order.
-pub static ALL: &[&Group] = &[&lens::GROUP, &battle::GROUP, &search::GROUP, &workflow::GROUP, &agent::GROUP];
+pub static ALL: &[&Group] =
+    &[&lens::GROUP, &battle::GROUP, &search::GROUP, &workflow::GROUP, &agent::GROUP, &model::GROUP];

@@ -51,7 +51,11 @@ pub(crate) const POLL_INTERVAL_MS: u64 = 1_000;
 /// session may enable it). Read-only, it answers `tasks/get` and refuses
 /// `tasks/cancel`.
 pub(crate) fn offered(options: &CatalogOptions) -> bool {
-    options.dynamic || options.toolsets.as_ref().is_none_or(|sets| sets.contains(&&workflow::GROUP))
+    options.dynamic
+        || options
+            .toolsets
+            .as_ref()
+            .map_or(workflow::GROUP.by_default, |sets| sets.contains(&&workflow::GROUP))
 }
 
 /// The task of run `id`, just started by `p`: read back as `tasks/get`

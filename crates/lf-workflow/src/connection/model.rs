@@ -129,10 +129,13 @@ pub trait SecretSealer: Send + Sync {
     fn open(&self, sealed: &SealedSecret, to: SealBinding<'_>) -> LfResult<Secret>;
 }
 
-/// The provider `s`: one the node catalog names (a connection of any other
-/// provider could never be used). INVALID_ARGUMENT listing them.
+/// The provider `s`: one the node catalog names, or `openai_compatible`
+/// (a model profile's endpoint); a connection of any other provider could
+/// never be used. INVALID_ARGUMENT listing them.
 pub fn parse_provider(s: &str) -> LfResult<Provider> {
-    let known = catalog().providers();
+    let mut known = catalog().providers().to_vec();
+    known.push(crate::profile::MODEL_PROVIDER);
+    known.sort_unstable();
     let p = Provider::parse("provider", s.trim())?;
     if !known.contains(&p.as_str()) {
         return Err(LfError::invalid_argument(format!(
@@ -222,7 +225,7 @@ mod tests {
         assert_eq!(e.code(), ErrorCode::InvalidArgument);
         assert_eq!(
             e.message(),
-            "provider must be one of discord, github, http, slack, smtp, telegram; got \"notion\": no node type of this server uses a notion connection."
+            "provider must be one of discord, github, http, openai_compatible, slack, smtp, telegram; got \"notion\": no node type of this server uses a notion connection."
         );
         assert!(parse_provider("Slack").is_err(), "providers are lowercase");
     }

@@ -33,6 +33,7 @@ pub static GROUP: Group = Group {
     id: "agent",
     title: "Agent",
     description: "AI Lensers: agents you own that act through the catalog tools you grant them, under a policy, daily caps and a credit limit, and run workflows as team runs.",
+    by_default: true,
     tools: |g| {
         vec![
             declare::<list_ai_lensers::ListAiLensers>(g),

@@ -27,6 +27,7 @@ pub static GROUP: Group = Group {
     id: "battle",
     title: "Battle",
     description: "Battles between models, agents, workflows and people: create, answer, vote, judge and rate.",
+    by_default: true,
     tools: |g| {
         vec![
             declare::<list_battles::ListBattles>(g),

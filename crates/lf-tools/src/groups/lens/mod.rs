@@ -33,6 +33,7 @@ pub static GROUP: Group = Group {
     id: "lens",
     title: "Lens",
     description: "Reusable prompt templates: find, inspect, create, version, label, fork and run lenses.",
+    by_default: true,
     tools: |g| {
         vec![
             declare::<list_lenses::ListLenses>(g),

@@ -18,5 +18,6 @@ pub static GROUP: Group = Group {
     id: "search",
     title: "Search",
     description: "Search and fetch across lenses, workflows and battles, as ChatGPT connectors and deep research expect.",
+    by_default: true,
     tools: |g| vec![declare::<search::Search>(g), declare::<fetch::Fetch>(g)],
 };

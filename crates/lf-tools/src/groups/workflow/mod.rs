@@ -40,6 +40,7 @@ pub static GROUP: Group = Group {
     id: "workflow",
     title: "Workflow",
     description: "Multi-step pipelines of a trigger, lens steps and tool steps: create, version, inspect and validate them against the node catalog, run them and follow their runs.",
+    by_default: true,
     tools: |g| {
         vec![
             declare::<list_workflows::ListWorkflows>(g),
