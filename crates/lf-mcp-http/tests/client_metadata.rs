@@ -112,14 +112,7 @@ async fn sign_in(s: &Server, query: &[(&'static str, String)]) -> String {
 async fn a_client_signs_in_with_its_metadata_document() {
     let s = server().await;
     let docs = Documents::start().await;
-    let metadata: Value = client()
-        .get(s.url("/.well-known/oauth-authorization-server"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let metadata = s.get_json("/.well-known/oauth-authorization-server").await;
     assert_eq!(metadata["client_id_metadata_document_supported"], true);
     assert!(metadata["registration_endpoint"].is_string(), "dynamic registration stays");
 

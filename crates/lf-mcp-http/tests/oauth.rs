@@ -144,14 +144,7 @@ async fn error_of(r: reqwest::Response) -> (StatusCode, String) {
 #[tokio::test]
 async fn discovery_documents_describe_the_server() {
     let s = alice().await;
-    let meta: Value = client()
-        .get(s.url("/.well-known/oauth-authorization-server"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let meta = s.get_json("/.well-known/oauth-authorization-server").await;
     assert_eq!(meta["issuer"], s.base);
     assert_eq!(meta["token_endpoint"], s.url("/oauth/token"));
     assert_eq!(meta["code_challenge_methods_supported"], json!(["S256"]));

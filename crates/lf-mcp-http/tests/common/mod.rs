@@ -134,6 +134,11 @@ impl Server {
         format!("{}{path}", self.base)
     }
 
+    /// GET `path` without a token: the JSON it answers.
+    pub async fn get_json(&self, path: &str) -> Value {
+        client().get(self.url(path)).send().await.unwrap().json().await.unwrap()
+    }
+
     pub fn resource(&self) -> String {
         self.url("/mcp")
     }
