@@ -186,7 +186,7 @@ impl Runner {
 
     /// How many runs this process drives now.
     pub fn active(&self) -> usize {
-        self.inner.active.lock().unwrap_or_else(|p| p.into_inner()).len()
+        self.inner.active_runs()
     }
 
     /// Stops claiming, lets running nodes finish within the grace period,
@@ -266,6 +266,7 @@ impl Inner {
         }
     }
 
+    /// How many runs this process drives now.
     fn active_runs(&self) -> usize {
         self.active.lock().unwrap_or_else(|p| p.into_inner()).len()
     }
