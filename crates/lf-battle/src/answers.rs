@@ -32,10 +32,12 @@ use crate::model::{
 use crate::service::BattleService;
 
 /// What a workflow contender's run came to.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Answer {
     /// The run completed with this answer.
     Text(String),
+    /// A model answered (an `ai_model` contender), with what it cost.
+    Asked { text: String, cost: lf_core::AnswerCost },
     /// The run gave no answer.
     Failed {
         /// The run, when one ran.
@@ -46,7 +48,7 @@ pub enum Answer {
 }
 
 /// Where a workflow contender's run stands after [`WorkflowAnswers::start`].
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum AnswerRun {
     /// It was started, or had been and is still running: its end will be
     /// delivered.
@@ -116,7 +118,7 @@ impl BattleService {
         let battle = self.store().get_battle(Reach::Everything, battle_id).await?;
         let (run_id, message) = match answer {
             Answer::Failed { run_id, message } => (run_id, message),
-            Answer::Text(text) => match SubmissionText::parse(text) {
+            Answer::Text(text) | Answer::Asked { text, .. } => match SubmissionText::parse(text) {
                 Err(e) => (None, format!("The workflow's answer could not be submitted: {}", e.message())),
                 Ok(text) => {
                     let p = Principal::Service { acting_as: Some(battle.creator) };

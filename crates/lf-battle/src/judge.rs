@@ -137,6 +137,7 @@ Answer with one JSON object and nothing else, in exactly this shape:\n",
         max_tokens: Some((256 + 256 * n).min(8_192)),
         temperature: Some(0.0),
         stand_in,
+        ..ChatRequest::new("", "")
     }
 }
 

@@ -110,6 +110,6 @@ impl ModelProvider for StandInJudge {
         let text = request.stand_in.ok_or_else(|| {
             LfError::internal("no model provider is configured, and the request has no stand-in answer")
         })?;
-        Ok(ChatResponse { text, model: OFFLINE_MODEL_NAME.to_owned() })
+        Ok(ChatResponse::new(text, OFFLINE_MODEL_NAME))
     }
 }

@@ -54,7 +54,7 @@ impl ModelProvider for Judge {
                 )
             })
             .collect();
-        Ok(ChatResponse { text: format!(r#"{{"verdicts":[{}]}}"#, items.join(",")), model: "judge".into() })
+        Ok(ChatResponse::new(format!(r#"{{"verdicts":[{}]}}"#, items.join(",")), "judge"))
     }
 }
 

@@ -60,7 +60,7 @@ impl ModelProvider for Scripted {
     async fn chat(&self, request: ChatRequest) -> LfResult<ChatResponse> {
         self.asked.lock().unwrap().push(request);
         let next = self.answers.lock().unwrap().pop_front().expect("the script has an answer");
-        next.map(|text| ChatResponse { text, model: "scripted-model".into() })
+        next.map(|text| ChatResponse::new(text, "scripted-model"))
     }
 }
 
@@ -86,7 +86,7 @@ impl ModelProvider for FirstIsBest {
                 )
             })
             .collect();
-        Ok(ChatResponse { text: format!(r#"{{"verdicts":[{}]}}"#, items.join(",")), model: "biased".into() })
+        Ok(ChatResponse::new(format!(r#"{{"verdicts":[{}]}}"#, items.join(",")), "biased"))
     }
 }
 

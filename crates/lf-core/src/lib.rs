@@ -39,8 +39,8 @@ pub use id::{
 pub use join::join_all;
 pub use label::LabelName;
 pub use model::{
-    ChatRequest, ChatResponse, ModelProvider, ModelResolver, OFFLINE_MODEL_NAME, ResolvedModel, ToolCall,
-    ToolChatRequest, ToolChatResponse, ToolSpec, Turn,
+    AnswerCost, CallStats, ChatRequest, ChatResponse, ModelProvider, ModelResolver, OFFLINE_MODEL_NAME,
+    ResolvedModel, ToolCall, ToolChatRequest, ToolChatResponse, ToolSpec, Turn,
 };
 pub use page::{Page, PageRequest};
 pub use principal::{Principal, Reach, Scope, Scopes};

@@ -27,7 +27,7 @@
 //!         'life0: 'async_trait,
 //!         Self: 'async_trait,
 //!     {
-//!         Box::pin(async move { Ok(ChatResponse { text: request.user.to_uppercase(), model: "shout".into() }) })
+//!         Box::pin(async move { Ok(ChatResponse::new(request.user.to_uppercase(), "shout")) })
 //!     }
 //! }
 //!
@@ -57,6 +57,12 @@ pub struct ChatRequest {
     pub max_tokens: Option<u32>,
     /// Sampling temperature; `None`: the provider's default. Judges ask for 0.
     pub temperature: Option<f32>,
+    /// Nucleus sampling; `None`: the provider's default.
+    pub top_p: Option<f32>,
+    /// A seed for providers that sample reproducibly; `None`: none sent.
+    pub seed: Option<i64>,
+    /// Sequences that end the answer (at most 4); empty: none sent.
+    pub stop: Vec<String>,
     /// The caller's deterministic stand-in for a model's answer, in the
     /// shape it asks for: what an offline provider answers (under
     /// [`OFFLINE_MODEL_NAME`]) when no model is configured. A model never
@@ -75,6 +81,9 @@ impl ChatRequest {
             user: user.into(),
             max_tokens: None,
             temperature: None,
+            top_p: None,
+            seed: None,
+            stop: Vec::new(),
             stand_in: None,
         }
     }
@@ -95,6 +104,56 @@ pub struct ChatResponse {
     /// result built from the answer (an offline provider puts its own name
     /// here, so nobody mistakes its output for a model's).
     pub model: String,
+    /// What the call took, as far as the provider knows.
+    pub stats: CallStats,
+}
+
+impl ChatResponse {
+    /// An answer of `text` by `model`, with nothing known of what it took.
+    pub fn new(text: impl Into<String>, model: impl Into<String>) -> Self {
+        Self { text: text.into(), model: model.into(), stats: CallStats::default() }
+    }
+}
+
+/// What one model call took: the endpoint's `usage` and `finish_reason`
+/// when it gave them, and the times the client measured.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CallStats {
+    /// Prompt tokens (`usage.prompt_tokens`); `None`: not reported.
+    pub input_tokens: Option<u64>,
+    /// Answer tokens (`usage.completion_tokens`); `None`: not reported.
+    pub output_tokens: Option<u64>,
+    /// Why the answer ended (`choices[0].finish_reason`: `stop`, `length`...).
+    pub finish_reason: Option<String>,
+    /// Milliseconds from sending the request that answered to its first
+    /// byte (its status line); `None`: not measured.
+    pub first_byte_ms: Option<u64>,
+    /// Milliseconds the whole call took, retries and waits included;
+    /// `None`: not measured.
+    pub total_ms: Option<u64>,
+}
+
+/// What a model's answer cost, recorded with what it answered (a battle
+/// submission, a judge's verdicts, an experiment's cell): which profile and
+/// endpoint, the model the endpoint named, times, tokens and price.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AnswerCost {
+    /// The model profile asked, when one was named.
+    pub profile_id: Option<crate::ModelProfileId>,
+    /// The endpoint: an operator's name, or `connection:<ref>`.
+    pub endpoint: String,
+    /// The model that answered, as the endpoint reported it.
+    pub model: String,
+    pub first_byte_ms: Option<u64>,
+    pub total_ms: u64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    /// True when the endpoint reported no usage and the tokens are this
+    /// server's estimate.
+    pub tokens_estimated: bool,
+    /// From the profile's prices per million tokens (0 without prices).
+    pub cost_usd: f64,
+    pub finish_reason: Option<String>,
 }
 
 /// A tool a model may call in a [`ToolChatRequest`] (OpenAI's `tools`, of
@@ -220,14 +279,53 @@ pub struct ResolvedModel {
 }
 
 impl ResolvedModel {
-    /// A request of `system` and `user` to this model with its parameters
-    /// (those [`ChatRequest`] carries: model, length, temperature).
+    /// A request of `system` and `user` to this model with its parameters.
     pub fn request(&self, system: impl Into<String>, user: impl Into<String>) -> ChatRequest {
         ChatRequest {
             model: self.model.clone(),
             max_tokens: self.max_tokens,
             temperature: self.temperature.map(|t| t as f32),
+            top_p: self.top_p.map(|t| t as f32),
+            seed: self.seed,
+            stop: self.stop.clone(),
             ..ChatRequest::new(system, user)
+        }
+    }
+
+    /// What `answer` to `request` cost on this model: the endpoint's token
+    /// counts, or `estimate` of the texts (marked estimated) when it gave
+    /// none; the price from the profile's rates; `elapsed_ms` when the
+    /// provider measured no total.
+    pub fn cost(
+        &self,
+        request: &ChatRequest,
+        answer: &ChatResponse,
+        elapsed_ms: u64,
+        estimate: impl Fn(&str) -> u64,
+    ) -> AnswerCost {
+        let s = &answer.stats;
+        let (input, output, estimated) = match (s.input_tokens, s.output_tokens) {
+            (Some(i), Some(o)) => (i, o, false),
+            (i, o) => (
+                i.unwrap_or_else(|| estimate(&request.system) + estimate(&request.user)),
+                o.unwrap_or_else(|| estimate(&answer.text)),
+                true,
+            ),
+        };
+        let cost_usd = (input as f64 * self.price_per_million_input
+            + output as f64 * self.price_per_million_output)
+            / 1_000_000.0;
+        AnswerCost {
+            profile_id: self.profile,
+            endpoint: self.endpoint.clone(),
+            model: answer.model.clone(),
+            first_byte_ms: s.first_byte_ms,
+            total_ms: s.total_ms.unwrap_or(elapsed_ms),
+            input_tokens: input,
+            output_tokens: output,
+            tokens_estimated: estimated,
+            cost_usd,
+            finish_reason: s.finish_reason.clone(),
         }
     }
 }

@@ -442,7 +442,7 @@ impl ModelProvider for OpenAiCompatible {
             });
         self.metered(&model, &result, began);
         let a = result?;
-        Ok(ChatResponse { text: a.text, model: a.model.unwrap_or(model) })
+        Ok(ChatResponse::new(a.text, a.model.unwrap_or(model)))
     }
 
     /// The request with its tools and turns (OpenAI's `tools`, assistant

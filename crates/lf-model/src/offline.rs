@@ -38,7 +38,7 @@ impl ModelProvider for OfflineProvider {
                 request.system.chars().count() + request.user.chars().count()
             ),
         };
-        Ok(ChatResponse { text, model: OFFLINE_MODEL_NAME.to_owned() })
+        Ok(ChatResponse::new(text, OFFLINE_MODEL_NAME))
     }
 }
 
@@ -52,10 +52,10 @@ mod tests {
         let placeholder = pollster::block_on(OfflineProvider.chat(request.clone())).unwrap();
         assert_eq!(
             placeholder,
-            ChatResponse {
-                text: "[offline-deterministic] No model is configured on this server, so this is a placeholder answer (14 characters of input received). Set LENSERFIGHT_MODEL_BASE_URL (and _MODEL_API_KEY, _MODEL_NAME) to use a real model.".into(),
-                model: "offline-deterministic".into(),
-            }
+            ChatResponse::new(
+                "[offline-deterministic] No model is configured on this server, so this is a placeholder answer (14 characters of input received). Set LENSERFIGHT_MODEL_BASE_URL (and _MODEL_API_KEY, _MODEL_NAME) to use a real model.",
+                "offline-deterministic",
+            )
         );
         request.stand_in = Some(r#"{"verdicts":[]}"#.into());
         let answer = pollster::block_on(OfflineProvider.chat(request)).unwrap();

@@ -40,7 +40,7 @@ impl ModelProvider for Scripted {
         let text = self.script.lock().unwrap().clone().or(request.stand_in.clone()).unwrap_or_default();
         let model = request.model.clone().unwrap_or_else(|| "configured".into());
         self.asked.lock().unwrap().push(request);
-        Box::pin(async move { Ok(ChatResponse { text, model }) })
+        Box::pin(async move { Ok(ChatResponse::new(text, model)) })
     }
 }
 

@@ -32,7 +32,7 @@ impl ModelProvider for Voice {
 
     async fn chat(&self, r: ChatRequest) -> LfResult<ChatResponse> {
         self.asked.lock().unwrap().push((r.system.clone(), r.user.clone()));
-        Ok(ChatResponse { text: format!("{} says: {}", r.system, r.user), model: "voice".into() })
+        Ok(ChatResponse::new(format!("{} says: {}", r.system, r.user), "voice"))
     }
 }
 

@@ -52,7 +52,7 @@ impl ModelProvider for Voices {
         } else {
             format!("{} says: {}", r.system, r.user)
         };
-        Box::pin(async move { Ok(ChatResponse { text, model: r.model.unwrap_or_else(|| "voices".into()) }) })
+        Box::pin(async move { Ok(ChatResponse::new(text, r.model.unwrap_or_else(|| "voices".into()))) })
     }
 }
 
