@@ -69,6 +69,7 @@
 //!   order.
 
 mod answers;
+pub mod cost;
 pub mod contract;
 pub mod guide;
 pub mod judge;
@@ -88,8 +89,8 @@ pub use answers::{Answer, AnswerRun, WorkflowAnswers};
 pub use guide::JudgingState;
 pub use memory::{MemoryBattleStore, battle_not_found, contender_not_found, status_moved};
 pub use model::{
-    AnswerError, AutoCheck, Battle, BattleFilter, BattleResult, BattleSheet, BattleStatus, BattleSummary,
-    BattleTitle, BattleType, Contender, ContenderRef, ContenderType, ContenderVotes, CriterionDescription,
+    AnswerCostRecord, AnswerError, AutoCheck, Battle, BattleFilter, BattleResult, BattleSheet, BattleStatus, BattleSummary,
+    BattleTitle, BattleType, Contender, ContenderRef, ContenderType, ContenderVotes, CostMean, CriterionDescription,
     CriterionTitle, DisplayName, HistoryFilter, JudgeError, JudgingMode, MaxContenders, ModelKey, Rationale,
     ResultEntry, Rubric, RubricCriterion, Score, Slot, Standing, Submission, SubmissionText, TaskPrompt,
     Verdict, VerdictKind, Vote, VotePick, VoteTally,
