@@ -2,7 +2,7 @@
 //! with a contender's submission when a model made it (an `ai_model`
 //! contender asked, an agent answering) and with the AI judge's verdicts.
 
-use lf_core::{AnswerCost, BattleId, ContenderId, LfResult, ResolvedModel, Timestamp};
+use lf_core::{AnswerCost, BattleId, ContenderId, LfResult, Principal, ResolvedModel, Timestamp};
 
 use crate::judge::Asked;
 use crate::model::AnswerCostRecord;
@@ -40,6 +40,21 @@ pub fn judging_cost(model: &ResolvedModel, asked: &[Asked]) -> Option<AnswerCost
 }
 
 impl BattleService {
+    /// Each contender's mean cost and latency over closed battles (of
+    /// `battle_type` when given), for the leaderboard
+    /// ([`crate::BattleStore::cost_means`]). Anyone may read it, as the
+    /// leaderboard.
+    pub async fn cost_means(&self, battle_type: Option<crate::BattleType>) -> LfResult<Vec<crate::CostMean>> {
+        self.store().cost_means(battle_type).await
+    }
+
+    /// What the answers of battle `id` that stand cost, as `p` may see it
+    /// ([`crate::BattleStore::answer_costs`]): contenders' by slot, then the
+    /// judge's. NOT_FOUND if missing or out of reach.
+    pub async fn answer_costs(&self, p: &Principal, id: BattleId) -> LfResult<Vec<AnswerCostRecord>> {
+        self.store().answer_costs(p.reach(), id).await
+    }
+
     /// Records `cost` with contender `contender_id`'s submission of `at`
     /// (its `updated_at`), or with the judge's verdicts (`None`).
     /// NOT_FOUND for an unknown battle or contender.

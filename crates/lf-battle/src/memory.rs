@@ -9,9 +9,9 @@ use async_trait::async_trait;
 use lf_core::{BattleId, ContenderId, LfError, LfResult, Page, PageRequest, Reach, SearchQuery, Timestamp};
 
 use crate::model::{
-    AnswerCostRecord, AnswerError, Battle, BattleFilter, BattleResult, BattleSheet, BattleStatus, BattleSummary, BattleType,
-    Contender, CostMean, HistoryFilter, JudgeError, ResultEntry, Standing, Submission, Verdict, Vote, VotePick,
-    VoteTally,
+    AnswerCostRecord, AnswerError, Battle, BattleFilter, BattleResult, BattleSheet, BattleStatus,
+    BattleSummary, BattleType, Contender, CostMean, HistoryFilter, JudgeError, ResultEntry, Standing,
+    Submission, Verdict, Vote, VotePick, VoteTally,
 };
 use crate::state::visible;
 use crate::store::{BattleStore, StoredSubmission, StoredVote};
@@ -391,7 +391,11 @@ impl BattleStore for MemoryBattleStore {
         let all = self.read();
         let row =
             all.get(&battle_id).filter(|r| r.readable(reach)).ok_or_else(|| battle_not_found(battle_id))?;
-        let mut costs = row.costs.clone();
+        let stands = |k: &&AnswerCostRecord| match k.contender_id {
+            Some(c) => row.submissions.iter().any(|s| s.contender_id == c && s.updated_at == k.at),
+            None => true,
+        };
+        let mut costs: Vec<AnswerCostRecord> = row.costs.iter().filter(stands).cloned().collect();
         // The judge's (no contender) last.
         costs.sort_by_key(|k| k.contender_id.map_or(usize::MAX, |c| row.slot_of(c)));
         Ok(costs)

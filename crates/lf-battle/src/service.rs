@@ -15,8 +15,8 @@ use std::sync::{Arc, Mutex};
 
 use lf_core::{
     BattleId, Clock, ContenderId, ContenderRefId, DomainEvent, ErrorCode, EventKind, EventSink, LenserId,
-    LfError, LfResult, ModelProvider, ModelResolver, NoEvents, ResolvedModel, Page, PageRequest, Principal, Reach,
-    SearchQuery, Spawner, SubmissionId, SystemClock, Timestamp, VoteId,
+    LfError, LfResult, ModelProvider, ModelResolver, NoEvents, Page, PageRequest, Principal, Reach,
+    ResolvedModel, SearchQuery, Spawner, SubmissionId, SystemClock, Timestamp, VoteId,
 };
 
 use crate::answers::WorkflowAnswers;
@@ -661,9 +661,15 @@ impl BattleService {
                 Ok((model, battle)) => {
                     let b = battle.as_ref().unwrap_or(b);
                     let (contenders, submissions) = (&sheet.contenders, &sheet.submissions);
-                    let judged =
-                        judge::judge_asking(model.provider.as_ref(), b, contenders, submissions, now, &mut asked)
-                            .await;
+                    let judged = judge::judge_asking(
+                        model.provider.as_ref(),
+                        b,
+                        contenders,
+                        submissions,
+                        now,
+                        &mut asked,
+                    )
+                    .await;
                     judged_on = Some(model);
                     judged
                 }

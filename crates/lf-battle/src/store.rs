@@ -6,8 +6,9 @@ use async_trait::async_trait;
 use lf_core::{BattleId, ContenderId, LfResult, Page, PageRequest, Reach, SearchQuery, Timestamp};
 
 use crate::model::{
-    AnswerCostRecord, AnswerError, Battle, BattleFilter, BattleResult, BattleSheet, BattleStatus, BattleSummary, BattleType,
-    Contender, CostMean, HistoryFilter, JudgeError, Standing, Submission, Verdict, Vote,
+    AnswerCostRecord, AnswerError, Battle, BattleFilter, BattleResult, BattleSheet, BattleStatus,
+    BattleSummary, BattleType, Contender, CostMean, HistoryFilter, JudgeError, Standing, Submission, Verdict,
+    Vote,
 };
 
 /// What [`BattleStore::put_submission`] did.
@@ -182,8 +183,10 @@ pub trait BattleStore: Send + Sync {
     /// the battle is missing or the contender is not one of its.
     async fn put_answer_cost(&self, record: &AnswerCostRecord) -> LfResult<()>;
 
-    /// The costs recorded in the battle: its contenders' by slot, then the
-    /// judge's. NOT_FOUND if missing or out of reach.
+    /// The costs recorded in the battle that still stand: a contender's
+    /// when recorded for its submission as it is (the record's `at` is the
+    /// submission's `updated_at`), by slot, then the judge's. NOT_FOUND if
+    /// missing or out of reach.
     async fn answer_costs(&self, reach: Reach, battle_id: BattleId) -> LfResult<Vec<AnswerCostRecord>>;
 
     /// Per contender reference, over closed or published battles (of

@@ -61,7 +61,10 @@ pub(super) async fn answer_costs(s: &dyn BattleStore) {
         vec![k0.clone(), k1.clone(), judge.clone()],
         "contenders' by slot, then the judge's, read back as written"
     );
-    let again = AnswerCostRecord { cost: cost("m-0b", 400, 0.25), at: f.tick(), ..k0.clone() };
+    // A resubmission by a model records its cost again.
+    let resub = f.submission(&cs[0], "a better answer");
+    s.put_submission(&resub, None).await.unwrap();
+    let again = AnswerCostRecord { cost: cost("m-0b", 400, 0.25), at: resub.updated_at, ..k0.clone() };
     s.put_answer_cost(&again).await.unwrap();
     let judged_again = AnswerCostRecord { at: f.tick(), ..judge.clone() };
     s.put_answer_cost(&judged_again).await.unwrap();
@@ -70,6 +73,10 @@ pub(super) async fn answer_costs(s: &dyn BattleStore) {
         vec![again.clone(), k1.clone(), judged_again],
         "a contender's and the judge's cost are replaced, not added"
     );
+    // A later submission not made by a model leaves the cost behind.
+    s.put_submission(&f.submission(&cs[0], "by hand"), None).await.unwrap();
+    let standing = s.answer_costs(Reach::Everything, b.id).await.unwrap();
+    assert!(!standing.iter().any(|k| k.contender_id == Some(cs[0].id)), "{standing:?}");
     let stray = AnswerCostRecord { contender_id: Some(ContenderId::new()), ..k1.clone() };
     assert_eq!(code(s.put_answer_cost(&stray).await), ErrorCode::NotFound, "a contender of another battle");
     let lost = AnswerCostRecord { battle_id: BattleId::new(), ..k1.clone() };
@@ -92,7 +99,7 @@ pub(super) async fn answer_costs(s: &dyn BattleStore) {
     let st = |c: &Contender, position| Standing {
         contender_id: c.id,
         position,
-        rank: position as u8,
+        rank: position,
         score: None,
         votes: 0,
     };
@@ -102,11 +109,7 @@ pub(super) async fn answer_costs(s: &dyn BattleStore) {
     let means = s.cost_means(None).await.expect("cost_means");
     let one = mine(means.clone(), &cs[1]).expect("a closed battle's costs count");
     assert_eq!((one.answers, one.mean_cost_usd, one.mean_total_ms), (1, 0.0125, 800.0));
-    assert_eq!(
-        mine(means.clone(), &cs[0]),
-        None,
-        "a cost recorded for another version of the submission does not count"
-    );
+    assert_eq!(mine(means.clone(), &cs[0]), None, "a cost left behind by a later submission does not count");
     assert_eq!(mine(means, &cs[2]), None, "no cost, no mean");
     assert_eq!(mine(s.cost_means(Some(BattleType::WorkflowBattle)).await.unwrap(), &cs[1]), None);
 }

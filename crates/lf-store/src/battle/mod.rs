@@ -14,9 +14,9 @@ mod sqlite_direct;
 
 use async_trait::async_trait;
 use lf_battle::{
-    AnswerCostRecord, AnswerError, Battle, BattleFilter, BattleResult, BattleSheet, BattleStatus, BattleStore, BattleSummary,
-    BattleType, Contender, CostMean, HistoryFilter, JudgeError, Standing, StoredSubmission, StoredVote, Submission,
-    Verdict, Vote,
+    AnswerCostRecord, AnswerError, Battle, BattleFilter, BattleResult, BattleSheet, BattleStatus,
+    BattleStore, BattleSummary, BattleType, Contender, CostMean, HistoryFilter, JudgeError, Standing,
+    StoredSubmission, StoredVote, Submission, Verdict, Vote,
 };
 use lf_core::{BattleId, ContenderId, LfResult, Page, PageRequest, Reach, SearchQuery, Timestamp};
 

@@ -10,10 +10,10 @@
 //! verdict criteria and result entries are JSON text on both.
 
 use lf_battle::{
-    AnswerCostRecord, AnswerError, AutoCheck, Battle, BattleResult, BattleStatus, BattleTitle, BattleType, Contender,
-    ContenderRef, ContenderType, CostMean, CriterionDescription, CriterionTitle, DisplayName, JudgeError, JudgingMode,
-    MaxContenders, ModelKey, ResultEntry, Rubric, RubricCriterion, Score, Slot, Standing, Submission,
-    SubmissionText, TaskPrompt, Verdict, VerdictKind, Vote, VotePick,
+    AnswerCostRecord, AnswerError, AutoCheck, Battle, BattleResult, BattleStatus, BattleTitle, BattleType,
+    Contender, ContenderRef, ContenderType, CostMean, CriterionDescription, CriterionTitle, DisplayName,
+    JudgeError, JudgingMode, MaxContenders, ModelKey, ResultEntry, Rubric, RubricCriterion, Score, Slot,
+    Standing, Submission, SubmissionText, TaskPrompt, Verdict, VerdictKind, Vote, VotePick,
 };
 use lf_core::{
     AnswerCost, BattleId, ContenderId, ContenderRefId, LenserId, LfResult, ModelProfileId, SubmissionId,
@@ -362,47 +362,6 @@ pub(crate) fn bind_standing<Q: Bind>(q: Q, battle: BattleId, s: &Standing) -> Q 
         .put(i64::from(s.votes))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn json_columns_round_trip_and_refuse_the_rest() {
-        for check in [
-            AutoCheck::exact("42").unwrap(),
-            AutoCheck::contains("Ünï \"q\"", true).unwrap(),
-            AutoCheck::regex(r"^\d+$").unwrap(),
-            AutoCheck::json_schema(r#"{"type":"object"}"#).unwrap(),
-            AutoCheck::length_range(3, 100_000).unwrap(),
-        ] {
-            assert_eq!(auto_check(&auto_check_json(&check)).unwrap(), check);
-        }
-        for bad in [
-            r#"{"kind":"vibes"}"#,
-            r#"{"kind":"exact"}"#,
-            r#"{"kind":"length_range","min_chars":9,"max_chars":1}"#,
-            "[]",
-            "x",
-        ] {
-            assert_eq!(auto_check(bad).unwrap_err().code(), lf_core::ErrorCode::Internal, "{bad}");
-        }
-        let c = |t: &str, w| {
-            RubricCriterion::new(
-                CriterionTitle::parse(t).unwrap(),
-                w,
-                CriterionDescription::parse("").unwrap(),
-            )
-            .unwrap()
-        };
-        let r = Rubric::parse(vec![c("Correct", 3), c("Clear 'é'", 1)]).unwrap();
-        assert_eq!(rubric(&rubric_json(&r)).unwrap(), r);
-        assert!(rubric("[]").is_err() && rubric(r#"[["x",0,""]]"#).is_err());
-        let scores = vec![Score::from_tenths(0), Score::from_tenths(1000)];
-        assert_eq!(criteria(&criteria_json(&scores)).unwrap(), scores);
-        assert!(criteria("[1001]").is_err() && criteria("[-1]").is_err());
-    }
-}
-
 /// A count or duration in a `battle_answer_costs` row.
 fn count(n: i64, what: &str) -> LfResult<u64> {
     u64::try_from(n).map_err(|_| corrupt(format!("{what} is negative: {n}")))
@@ -462,4 +421,45 @@ pub(crate) fn cost_mean<R: Columns>(row: &R) -> LfResult<CostMean> {
         mean_cost_usd: row.value("mean_cost_usd")?,
         mean_total_ms: row.value("mean_total_ms")?,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_columns_round_trip_and_refuse_the_rest() {
+        for check in [
+            AutoCheck::exact("42").unwrap(),
+            AutoCheck::contains("Ünï \"q\"", true).unwrap(),
+            AutoCheck::regex(r"^\d+$").unwrap(),
+            AutoCheck::json_schema(r#"{"type":"object"}"#).unwrap(),
+            AutoCheck::length_range(3, 100_000).unwrap(),
+        ] {
+            assert_eq!(auto_check(&auto_check_json(&check)).unwrap(), check);
+        }
+        for bad in [
+            r#"{"kind":"vibes"}"#,
+            r#"{"kind":"exact"}"#,
+            r#"{"kind":"length_range","min_chars":9,"max_chars":1}"#,
+            "[]",
+            "x",
+        ] {
+            assert_eq!(auto_check(bad).unwrap_err().code(), lf_core::ErrorCode::Internal, "{bad}");
+        }
+        let c = |t: &str, w| {
+            RubricCriterion::new(
+                CriterionTitle::parse(t).unwrap(),
+                w,
+                CriterionDescription::parse("").unwrap(),
+            )
+            .unwrap()
+        };
+        let r = Rubric::parse(vec![c("Correct", 3), c("Clear 'é'", 1)]).unwrap();
+        assert_eq!(rubric(&rubric_json(&r)).unwrap(), r);
+        assert!(rubric("[]").is_err() && rubric(r#"[["x",0,""]]"#).is_err());
+        let scores = vec![Score::from_tenths(0), Score::from_tenths(1000)];
+        assert_eq!(criteria(&criteria_json(&scores)).unwrap(), scores);
+        assert!(criteria("[1001]").is_err() && criteria("[-1]").is_err());
+    }
 }

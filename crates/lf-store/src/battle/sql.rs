@@ -15,9 +15,10 @@
 
 use futures_util::TryStreamExt;
 use lf_battle::{
-    AnswerCostRecord, AnswerError, Battle, BattleFilter, BattleResult, BattleSheet, BattleStatus, BattleSummary, BattleType,
-    Contender, ContenderVotes, CostMean, HistoryFilter, JudgeError, Standing, StoredSubmission, StoredVote, Submission,
-    Verdict, Vote, VotePick, VoteTally, battle_not_found, contender_not_found, status_moved,
+    AnswerCostRecord, AnswerError, Battle, BattleFilter, BattleResult, BattleSheet, BattleStatus,
+    BattleSummary, BattleType, Contender, ContenderVotes, CostMean, HistoryFilter, JudgeError, Standing,
+    StoredSubmission, StoredVote, Submission, Verdict, Vote, VotePick, VoteTally, battle_not_found,
+    contender_not_found, status_moved,
 };
 use lf_core::{
     BattleId, ContenderId, LfError, LfResult, Page, PageRequest, Reach, SearchQuery, SubmissionId, Timestamp,
@@ -27,9 +28,9 @@ use sqlx::QueryBuilder;
 use uuid::Uuid;
 
 use super::rows::{
-    answer_cost, answer_error, battle, battle_columns, bind_answer_cost, cost_mean, battle_result, bind_battle, bind_contender, bind_standing,
-    bind_submission, bind_verdict, bind_vote, contender, judge_error, pick_id, standing, status, submission,
-    verdict,
+    answer_cost, answer_error, battle, battle_columns, battle_result, bind_answer_cost, bind_battle,
+    bind_contender, bind_standing, bind_submission, bind_verdict, bind_vote, contender, cost_mean,
+    judge_error, pick_id, standing, status, submission, verdict,
 };
 use crate::dialect::{
     Bind, Columns, Conn, Dialect, Spellings, all_rows, execute, insert, query, row_of, rows_of,
@@ -159,11 +160,13 @@ const DELETE_COST: Spellings = Spellings {
 const INSERT_COST: &str = "INSERT INTO battle_answer_costs (battle_id, contender_id, profile_id, endpoint, \
      model, first_byte_ms, total_ms, input_tokens, output_tokens, tokens_estimated, cost_usd, finish_reason, at) \
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)";
-/// Contenders' costs by slot, then the judge's.
+/// The costs that stand (a contender's for its submission as it is):
+/// contenders' by slot, then the judge's.
 const COSTS: &str = "SELECT k.battle_id, k.contender_id, k.profile_id, k.endpoint, k.model, k.first_byte_ms, \
      k.total_ms, k.input_tokens, k.output_tokens, k.tokens_estimated, k.cost_usd, k.finish_reason, k.at \
      FROM battle_answer_costs k LEFT JOIN battle_contenders c ON c.battle_id = k.battle_id AND c.id = k.contender_id \
-     WHERE k.battle_id = $1 ORDER BY coalesce(c.slot, 26)";
+     LEFT JOIN battle_submissions s ON s.battle_id = k.battle_id AND s.contender_id = k.contender_id \
+     WHERE k.battle_id = $1 AND (k.contender_id IS NULL OR s.updated_at = k.at) ORDER BY coalesce(c.slot, 26)";
 /// Per contender reference, over closed or published battles (of type `$2`
 /// unless `$1`): the mean cost and total latency of the costs recorded for
 /// the submissions that stand.
