@@ -116,6 +116,11 @@ impl BattleService {
         answer: Answer,
     ) -> LfResult<()> {
         let battle = self.store().get_battle(Reach::Everything, battle_id).await?;
+        // A model's answer records what it cost with its submission.
+        let cost = match &answer {
+            Answer::Asked { cost, .. } => Some(cost.clone()),
+            _ => None,
+        };
         let (run_id, message) = match answer {
             Answer::Failed { run_id, message } => (run_id, message),
             Answer::Text(text) | Answer::Asked { text, .. } => match SubmissionText::parse(text) {
@@ -123,7 +128,11 @@ impl BattleService {
                 Ok(text) => {
                     let p = Principal::Service { acting_as: Some(battle.creator) };
                     match self.submit_and_judge(&p, battle_id, contender_id, text).await {
-                        Ok(_) => return Ok(()),
+                        Ok(submitted) => {
+                            let Some(cost) = cost else { return Ok(()) };
+                            let at = submitted.outcome.submission.updated_at;
+                            return self.record_cost(battle_id, Some(contender_id), cost, at).await;
+                        }
                         Err(e) => {
                             (None, format!("The workflow's answer could not be submitted: {}", e.message()))
                         }

@@ -29,7 +29,7 @@
 //! deterministic stand-in answer (see [`crate::stand_in`]), which an offline
 //! provider answers with when no model is configured.
 
-use lf_core::{ChatRequest, ModelProvider, Timestamp};
+use lf_core::{ChatRequest, ChatResponse, ModelProvider, Timestamp};
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
 use crate::model::{Battle, Contender, JudgingMode, Rubric, Score, Slot, Submission, Verdict};
@@ -409,19 +409,37 @@ fn ranks(scores: &[Score]) -> Vec<usize> {
     scores.iter().map(|s| 1 + scores.iter().filter(|o| *o > s).count()).collect()
 }
 
+/// One answer the judge got from its model: what it asked, the answer, and
+/// the milliseconds the call took as the judge measured them (for a
+/// provider that measures none), so what judging cost can be told.
+#[derive(Clone, Debug)]
+pub struct Asked {
+    pub request: ChatRequest,
+    pub answer: ChatResponse,
+    pub elapsed_ms: u64,
+}
+
 /// Asks for one order, retrying once on a malformed answer or a provider
-/// error. Returns the scores and the model that answered.
+/// error. Returns the scores and the model that answered; every answer
+/// (malformed ones too) is added to `asked`.
 async fn one_order(
     provider: &dyn ModelProvider,
     battle: &Battle,
     shown: &[(Slot, &str)],
     label: &str,
+    asked: &mut Vec<Asked>,
 ) -> Result<(Vec<PassScore>, String), JudgeFailure> {
     let request = build_request(battle, shown);
     let slots: Vec<Slot> = shown.iter().map(|(s, _)| *s).collect();
     let mut last = String::new();
     for _attempt in 0..2 {
-        match provider.chat(request.clone()).await {
+        let began = std::time::Instant::now();
+        let answered = provider.chat(request.clone()).await;
+        if let Ok(answer) = &answered {
+            let elapsed_ms = u64::try_from(began.elapsed().as_millis()).unwrap_or(u64::MAX);
+            asked.push(Asked { request: request.clone(), answer: answer.clone(), elapsed_ms });
+        }
+        match answered {
             Ok(answer) => match parse_answer(&answer.text, &slots, rubric_of(battle)) {
                 Ok(scores) => return Ok((scores, answer.model)),
                 Err(why) => last = format!("the model's answer was not valid judge JSON: {why}"),
@@ -444,6 +462,18 @@ pub async fn judge(
     submissions: &[Submission],
     now: Timestamp,
 ) -> Result<Vec<Verdict>, JudgeFailure> {
+    judge_asking(provider, battle, contenders, submissions, now, &mut Vec::new()).await
+}
+
+/// [`judge`], adding every answer the model gave to `asked`.
+pub async fn judge_asking(
+    provider: &dyn ModelProvider,
+    battle: &Battle,
+    contenders: &[Contender],
+    submissions: &[Submission],
+    now: Timestamp,
+    asked: &mut Vec<Asked>,
+) -> Result<Vec<Verdict>, JudgeFailure> {
     let mut forward: Vec<(Slot, &str, lf_core::ContenderId)> = contenders
         .iter()
         .filter_map(|c| {
@@ -459,8 +489,8 @@ pub async fn judge(
     }
     let shown: Vec<(Slot, &str)> = forward.iter().map(|(s, t, _)| (*s, *t)).collect();
     let reversed: Vec<(Slot, &str)> = shown.iter().rev().copied().collect();
-    let (a, model_a) = one_order(provider, battle, &shown, "in slot order").await?;
-    let (b, model_b) = one_order(provider, battle, &reversed, "in reverse slot order").await?;
+    let (a, model_a) = one_order(provider, battle, &shown, "in slot order", asked).await?;
+    let (b, model_b) = one_order(provider, battle, &reversed, "in reverse slot order", asked).await?;
     let model = if model_a == model_b { model_a } else { format!("{model_a} / {model_b}") };
 
     let a_scores: Vec<Score> = a.iter().map(|p| p.score).collect();

@@ -70,6 +70,7 @@
 
 mod answers;
 pub mod contract;
+pub mod cost;
 pub mod guide;
 pub mod judge;
 mod memory;
@@ -88,11 +89,11 @@ pub use answers::{Answer, AnswerRun, WorkflowAnswers};
 pub use guide::JudgingState;
 pub use memory::{MemoryBattleStore, battle_not_found, contender_not_found, status_moved};
 pub use model::{
-    AnswerError, AutoCheck, Battle, BattleFilter, BattleResult, BattleSheet, BattleStatus, BattleSummary,
-    BattleTitle, BattleType, Contender, ContenderRef, ContenderType, ContenderVotes, CriterionDescription,
-    CriterionTitle, DisplayName, HistoryFilter, JudgeError, JudgingMode, MaxContenders, ModelKey, Rationale,
-    ResultEntry, Rubric, RubricCriterion, Score, Slot, Standing, Submission, SubmissionText, TaskPrompt,
-    Verdict, VerdictKind, Vote, VotePick, VoteTally,
+    AnswerCostRecord, AnswerError, AutoCheck, Battle, BattleFilter, BattleResult, BattleSheet, BattleStatus,
+    BattleSummary, BattleTitle, BattleType, Contender, ContenderRef, ContenderType, ContenderVotes, CostMean,
+    CriterionDescription, CriterionTitle, DisplayName, HistoryFilter, JudgeError, JudgingMode, MaxContenders,
+    ModelKey, Rationale, ResultEntry, Rubric, RubricCriterion, Score, Slot, Standing, Submission,
+    SubmissionText, TaskPrompt, Verdict, VerdictKind, Vote, VotePick, VoteTally,
 };
 pub use pipeline::{BattleView, ScoreState, StatusChange, Submitted};
 pub use rating::{Interval, Leaderboard, LeaderboardOptions, Rating, Unrated};

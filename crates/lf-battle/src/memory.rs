@@ -9,9 +9,9 @@ use async_trait::async_trait;
 use lf_core::{BattleId, ContenderId, LfError, LfResult, Page, PageRequest, Reach, SearchQuery, Timestamp};
 
 use crate::model::{
-    AnswerError, Battle, BattleFilter, BattleResult, BattleSheet, BattleStatus, BattleSummary, BattleType,
-    Contender, HistoryFilter, JudgeError, ResultEntry, Standing, Submission, Verdict, Vote, VotePick,
-    VoteTally,
+    AnswerCostRecord, AnswerError, Battle, BattleFilter, BattleResult, BattleSheet, BattleStatus,
+    BattleSummary, BattleType, Contender, CostMean, HistoryFilter, JudgeError, ResultEntry, Standing,
+    Submission, Verdict, Vote, VotePick, VoteTally,
 };
 use crate::state::visible;
 use crate::store::{BattleStore, StoredSubmission, StoredVote};
@@ -25,6 +25,7 @@ struct Row {
     judge_errors: Vec<JudgeError>,
     answer_errors: Vec<AnswerError>,
     standings: Vec<Standing>,
+    costs: Vec<AnswerCostRecord>,
 }
 
 impl Row {
@@ -127,6 +128,7 @@ impl BattleStore for MemoryBattleStore {
                 judge_errors: Vec::new(),
                 answer_errors: Vec::new(),
                 standings: Vec::new(),
+                costs: Vec::new(),
             },
         );
         Ok(())
@@ -372,6 +374,61 @@ impl BattleStore for MemoryBattleStore {
         }
         row.answer_errors.push(error.clone());
         Ok(())
+    }
+
+    async fn put_answer_cost(&self, record: &AnswerCostRecord) -> LfResult<()> {
+        let mut all = self.write();
+        let row = all.get_mut(&record.battle_id).ok_or_else(|| battle_not_found(record.battle_id))?;
+        if let Some(c) = record.contender_id.filter(|c| !row.contenders.iter().any(|x| x.id == *c)) {
+            return Err(contender_not_found(record.battle_id, c));
+        }
+        row.costs.retain(|k| k.contender_id != record.contender_id);
+        row.costs.push(record.clone());
+        Ok(())
+    }
+
+    async fn answer_costs(&self, reach: Reach, battle_id: BattleId) -> LfResult<Vec<AnswerCostRecord>> {
+        let all = self.read();
+        let row =
+            all.get(&battle_id).filter(|r| r.readable(reach)).ok_or_else(|| battle_not_found(battle_id))?;
+        let stands = |k: &&AnswerCostRecord| match k.contender_id {
+            Some(c) => row.submissions.iter().any(|s| s.contender_id == c && s.updated_at == k.at),
+            None => true,
+        };
+        let mut costs: Vec<AnswerCostRecord> = row.costs.iter().filter(stands).cloned().collect();
+        // The judge's (no contender) last.
+        costs.sort_by_key(|k| k.contender_id.map_or(usize::MAX, |c| row.slot_of(c)));
+        Ok(costs)
+    }
+
+    async fn cost_means(&self, battle_type: Option<BattleType>) -> LfResult<Vec<CostMean>> {
+        let all = self.read();
+        let mut sums: HashMap<crate::model::ContenderRef, (u32, f64, f64)> = HashMap::new();
+        let rows = all
+            .values()
+            .filter(|r| r.battle.status.has_results())
+            .filter(|r| battle_type.is_none_or(|t| r.battle.battle_type == t));
+        for r in rows {
+            for k in &r.costs {
+                let Some(c) = k.contender_id.and_then(|id| r.contenders.iter().find(|c| c.id == id)) else {
+                    continue;
+                };
+                if !r.submissions.iter().any(|s| s.contender_id == c.id && s.updated_at == k.at) {
+                    continue;
+                }
+                let sum = sums.entry(c.reference()).or_default();
+                *sum = (sum.0 + 1, sum.1 + k.cost.cost_usd, sum.2 + k.cost.total_ms as f64);
+            }
+        }
+        Ok(sums
+            .into_iter()
+            .map(|(reference, (n, cost, ms))| CostMean {
+                reference,
+                answers: n,
+                mean_cost_usd: cost / f64::from(n),
+                mean_total_ms: ms / f64::from(n),
+            })
+            .collect())
     }
 
     async fn close_battle(

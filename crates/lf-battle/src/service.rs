@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use lf_core::{
     BattleId, Clock, ContenderId, ContenderRefId, DomainEvent, ErrorCode, EventKind, EventSink, LenserId,
     LfError, LfResult, ModelProvider, ModelResolver, NoEvents, Page, PageRequest, Principal, Reach,
-    SearchQuery, Spawner, SubmissionId, SystemClock, Timestamp, VoteId,
+    ResolvedModel, SearchQuery, Spawner, SubmissionId, SystemClock, Timestamp, VoteId,
 };
 
 use crate::answers::WorkflowAnswers;
@@ -641,6 +641,9 @@ impl BattleService {
         if b.status != BattleStatus::Scoring {
             return Err(wrong_status("Scoring", b.status, &[BattleStatus::Scoring]));
         }
+        let now = self.now();
+        let mut asked = Vec::new();
+        let mut judged_on = None;
         let result = match b.judging_mode {
             JudgingMode::CommunityVote => return Ok(ScoreOutcome::NothingToJudge),
             JudgingMode::AutoScore => scoring::auto_verdicts(
@@ -648,17 +651,27 @@ impl BattleService {
                 &sheet.contenders,
                 &sheet.submissions,
                 self.json_schema.as_deref(),
-                self.now(),
+                now,
             )
             .map_err(|message| JudgeFailure {
                 model: format!("auto_score:{}", b.auto_check.as_ref().map_or("none", |c| c.kind())),
                 message,
             }),
             JudgingMode::AiJudge | JudgingMode::RubricScore => match self.judge_model(b).await {
-                Ok((provider, battle)) => {
+                Ok((model, battle)) => {
                     let b = battle.as_ref().unwrap_or(b);
-                    judge::judge(provider.as_ref(), b, &sheet.contenders, &sheet.submissions, self.now())
-                        .await
+                    let (contenders, submissions) = (&sheet.contenders, &sheet.submissions);
+                    let judged = judge::judge_asking(
+                        model.provider.as_ref(),
+                        b,
+                        contenders,
+                        submissions,
+                        now,
+                        &mut asked,
+                    )
+                    .await;
+                    judged_on = Some(model);
+                    judged
                 }
                 Err(failure) => Err(failure),
             },
@@ -666,6 +679,9 @@ impl BattleService {
         match result {
             Ok(verdicts) => {
                 self.store.put_verdicts(id, &verdicts).await?;
+                if let Some(cost) = judged_on.and_then(|m| crate::cost::judging_cost(&m, &asked)) {
+                    self.record_cost(id, None, cost, now).await?;
+                }
                 Ok(ScoreOutcome::Scored(verdicts))
             }
             Err(JudgeFailure { model, message }) => {
@@ -678,13 +694,24 @@ impl BattleService {
 
     /// Where the judge of `b` is asked: its `ai_judge_model_key` resolved
     /// for its creator (with the battle as the judge reads it: the model
-    /// the key stands for), else the service's provider.
-    async fn judge_model(
-        &self,
-        b: &Battle,
-    ) -> Result<(Arc<dyn ModelProvider>, Option<Battle>), JudgeFailure> {
+    /// the key stands for), else the service's provider (as the endpoint
+    /// `default`, without prices).
+    async fn judge_model(&self, b: &Battle) -> Result<(ResolvedModel, Option<Battle>), JudgeFailure> {
         let (Some(resolver), Some(key)) = (&self.resolver, &b.ai_judge_model_key) else {
-            return Ok((self.provider.clone(), None));
+            let model = ResolvedModel {
+                provider: self.provider.clone(),
+                endpoint: "default".into(),
+                model: b.ai_judge_model_key.as_ref().map(|k| k.as_str().to_owned()),
+                profile: None,
+                temperature: None,
+                top_p: None,
+                max_tokens: None,
+                seed: None,
+                stop: Vec::new(),
+                price_per_million_input: 0.0,
+                price_per_million_output: 0.0,
+            };
+            return Ok((model, None));
         };
         let creator = Principal::Lenser { id: b.creator, scopes: lf_core::Scopes::READ };
         let fail = |message: String| JudgeFailure { model: key.as_str().to_owned(), message };
@@ -693,9 +720,13 @@ impl BattleService {
             .await
             .map_err(|e| fail(e.message().to_owned()))?;
         let mut battle = b.clone();
-        battle.ai_judge_model_key =
-            resolved.model.map(ModelKey::parse).transpose().map_err(|e| fail(e.message().to_owned()))?;
-        Ok((resolved.provider, Some(battle)))
+        battle.ai_judge_model_key = resolved
+            .model
+            .clone()
+            .map(ModelKey::parse)
+            .transpose()
+            .map_err(|e| fail(e.message().to_owned()))?;
+        Ok((resolved, Some(battle)))
     }
 
     /// Records verdicts produced elsewhere (a scoring pipeline of the

@@ -6,8 +6,9 @@ use async_trait::async_trait;
 use lf_core::{BattleId, ContenderId, LfResult, Page, PageRequest, Reach, SearchQuery, Timestamp};
 
 use crate::model::{
-    AnswerError, Battle, BattleFilter, BattleResult, BattleSheet, BattleStatus, BattleSummary, BattleType,
-    Contender, HistoryFilter, JudgeError, Standing, Submission, Verdict, Vote,
+    AnswerCostRecord, AnswerError, Battle, BattleFilter, BattleResult, BattleSheet, BattleStatus,
+    BattleSummary, BattleType, Contender, CostMean, HistoryFilter, JudgeError, Standing, Submission, Verdict,
+    Vote,
 };
 
 /// What [`BattleStore::put_submission`] did.
@@ -175,6 +176,25 @@ pub trait BattleStore: Send + Sync {
     /// status. NOT_FOUND if the battle is missing or the contender is not
     /// one of its.
     async fn add_answer_error(&self, error: &AnswerError) -> LfResult<()>;
+
+    /// Records what a model's answer cost: that of contender
+    /// `record.contender_id`'s submission, or (`None`) the AI judge's,
+    /// replacing the one recorded for it before. Any status. NOT_FOUND if
+    /// the battle is missing or the contender is not one of its.
+    async fn put_answer_cost(&self, record: &AnswerCostRecord) -> LfResult<()>;
+
+    /// The costs recorded in the battle that still stand: a contender's
+    /// when recorded for its submission as it is (the record's `at` is the
+    /// submission's `updated_at`), by slot, then the judge's. NOT_FOUND if
+    /// missing or out of reach.
+    async fn answer_costs(&self, reach: Reach, battle_id: BattleId) -> LfResult<Vec<AnswerCostRecord>>;
+
+    /// Per contender reference, over closed or published battles (of
+    /// `battle_type` when given): the mean cost and total latency of its
+    /// answers whose cost was recorded for the submission that stands (the
+    /// record's `at` is the submission's `updated_at`), in any order. Takes
+    /// no reach, as [`closed_results`](Self::closed_results).
+    async fn cost_means(&self, battle_type: Option<BattleType>) -> LfResult<Vec<CostMean>>;
 
     /// Closes the battle if it is still scoring: status closed, `winner`,
     /// `closed_at = updated_at = at`, and the standings (one per contender),

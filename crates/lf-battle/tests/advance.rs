@@ -122,6 +122,15 @@ impl BattleStore for Shared {
     async fn add_answer_error(&self, error: &AnswerError) -> LfResult<()> {
         self.store.add_answer_error(error).await
     }
+    async fn put_answer_cost(&self, record: &lf_battle::AnswerCostRecord) -> LfResult<()> {
+        self.store.put_answer_cost(record).await
+    }
+    async fn answer_costs(&self, reach: Reach, id: BattleId) -> LfResult<Vec<lf_battle::AnswerCostRecord>> {
+        self.store.answer_costs(reach, id).await
+    }
+    async fn cost_means(&self, battle_type: Option<BattleType>) -> LfResult<Vec<lf_battle::CostMean>> {
+        self.store.cost_means(battle_type).await
+    }
     async fn close_battle(
         &self,
         id: BattleId,

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use lf_core::meter::{ModelCall, meter, outcome_of};
 use lf_core::{
-    ChatRequest, ChatResponse, Detail, ErrorCode, LfError, LfResult, ModelProvider, ToolCall,
+    CallStats, ChatRequest, ChatResponse, Detail, ErrorCode, LfError, LfResult, ModelProvider, ToolCall,
     ToolChatRequest, ToolChatResponse, Turn,
 };
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue, RETRY_AFTER};
@@ -30,8 +30,13 @@ const ERROR_EXCERPT_BYTES: usize = 2048;
 /// vLLM and llama.cpp's server.
 ///
 /// - The model is the request's [`ChatRequest::model`] when set (a battle's
-///   `ai_judge_model_key`), else the configured one; `max_tokens` and
-///   `temperature` are sent only when the request sets them.
+///   `ai_judge_model_key`), else the configured one; `max_tokens`,
+///   `temperature`, `top_p`, `seed` and `stop` are sent only when the
+///   request sets them.
+/// - The answer's [`CallStats`]: `usage.prompt_tokens` and
+///   `completion_tokens`, `choices[0].finish_reason`, the milliseconds from
+///   sending the attempt that answered to its status line (first byte), and
+///   those of the whole call, retries and waits included (total).
 /// - Each attempt has [`EndpointConfig::timeout`]; an answer body over
 ///   [`EndpointConfig::max_response_bytes`] is refused. Redirects are not followed.
 /// - At most one retry per call: after a 429 (waiting its `Retry-After` or
@@ -245,6 +250,11 @@ struct Answer {
     calls: Vec<ToolCall>,
     model: Option<String>,
     tokens: Option<u64>,
+    input_tokens: Option<u64>,
+    output_tokens: Option<u64>,
+    finish_reason: Option<String>,
+    /// From sending the attempt that answered to its status line.
+    first_byte: Option<Duration>,
 }
 
 /// A chat-completions answer that may ask for tool calls (`with_tools`):
@@ -273,8 +283,19 @@ fn parse_tool_answer(body: &[u8], with_tools: bool) -> Result<Answer, String> {
     };
     let model =
         object.get("model").and_then(Value::as_str).filter(|m| !m.trim().is_empty()).map(str::to_owned);
-    let tokens = object.get("usage").and_then(|u| u.get("total_tokens")).and_then(Value::as_u64);
-    Ok(Answer { text, calls, model, tokens })
+    let usage = |name: &str| object.get("usage").and_then(|u| u.get(name)).and_then(Value::as_u64);
+    let finish_reason =
+        choice.get("finish_reason").and_then(Value::as_str).filter(|r| !r.is_empty()).map(str::to_owned);
+    Ok(Answer {
+        text,
+        calls,
+        model,
+        tokens: usage("total_tokens"),
+        input_tokens: usage("prompt_tokens"),
+        output_tokens: usage("completion_tokens"),
+        finish_reason,
+        first_byte: None,
+    })
 }
 
 /// One of `choices[0].message.tool_calls`: `{id, type: function,
@@ -395,12 +416,26 @@ impl OpenAiCompatible {
             let t: f64 = t.to_string().parse().unwrap_or(f64::from(t));
             body.insert("temperature".into(), json!(t));
         }
+        if let Some(p) = request.top_p {
+            if !p.is_finite() {
+                return Err(LfError::invalid_argument("top_p must be a finite number.").with_field("top_p"));
+            }
+            let p: f64 = p.to_string().parse().unwrap_or(f64::from(p));
+            body.insert("top_p".into(), json!(p));
+        }
+        if let Some(seed) = request.seed {
+            body.insert("seed".into(), json!(seed));
+        }
+        if !request.stop.is_empty() {
+            body.insert("stop".into(), json!(request.stop));
+        }
         body.insert("stream".into(), json!(false));
         let bytes = serde_json::to_vec(&Value::Object(body)).map_err(LfError::internal)?;
         Ok((model, bytes))
     }
 
-    async fn attempt(&self, body: &[u8]) -> Result<Vec<u8>, Failure> {
+    /// One POST: the answer's bytes and how long its status line took.
+    async fn attempt(&self, body: &[u8]) -> Result<(Vec<u8>, Duration), Failure> {
         let mut request = self
             .http
             .post(self.endpoint.clone())
@@ -410,10 +445,12 @@ impl OpenAiCompatible {
         if let Some(auth) = &self.auth {
             request = request.header(AUTHORIZATION, auth.clone());
         }
+        let sent = Instant::now();
         let response = request.send().await.map_err(classify)?;
+        let first_byte = sent.elapsed();
         let status = response.status();
         if status.is_success() {
-            return read_limited(response, self.config.max_response_bytes).await;
+            return Ok((read_limited(response, self.config.max_response_bytes).await?, first_byte));
         }
         let retry_after = retry_after(response.headers());
         // A refusal of credentials may quote part of them: keep no body.
@@ -436,13 +473,22 @@ impl ModelProvider for OpenAiCompatible {
         let (model, body) = self.body(&request)?;
         let began = Instant::now();
         let result =
-            self.send(&model, &body).await.and_then(|answer| match parse_tool_answer(&answer, false) {
-                Ok(a) => Ok(a),
-                Err(why) => Err(self.malformed(&model, &answer, &why)),
+            self.send(&model, &body).await.and_then(|(answer, first_byte)| {
+                match parse_tool_answer(&answer, false) {
+                    Ok(a) => Ok(Answer { first_byte: Some(first_byte), ..a }),
+                    Err(why) => Err(self.malformed(&model, &answer, &why)),
+                }
             });
         self.metered(&model, &result, began);
         let a = result?;
-        Ok(ChatResponse::new(a.text, a.model.unwrap_or(model)))
+        let stats = CallStats {
+            input_tokens: a.input_tokens,
+            output_tokens: a.output_tokens,
+            finish_reason: a.finish_reason,
+            first_byte_ms: a.first_byte.map(millis),
+            total_ms: Some(millis(began.elapsed())),
+        };
+        Ok(ChatResponse { stats, ..ChatResponse::new(a.text, a.model.unwrap_or(model)) })
     }
 
     /// The request with its tools and turns (OpenAI's `tools`, assistant
@@ -453,7 +499,7 @@ impl ModelProvider for OpenAiCompatible {
         let (model, body) = self.body_with(&request.chat, Some(&request))?;
         let began = Instant::now();
         let result =
-            self.send(&model, &body).await.and_then(|answer| match parse_tool_answer(&answer, true) {
+            self.send(&model, &body).await.and_then(|(answer, _)| match parse_tool_answer(&answer, true) {
                 Ok(a) => Ok(a),
                 Err(why) => Err(self.malformed(&model, &answer, &why)),
             });
@@ -509,7 +555,7 @@ impl OpenAiCompatible {
 
     /// Posts `body` (asking `model`), retrying once as the type's docs say:
     /// the answer's bytes, or the error.
-    async fn send(&self, model: &str, body: &[u8]) -> LfResult<Vec<u8>> {
+    async fn send(&self, model: &str, body: &[u8]) -> LfResult<(Vec<u8>, Duration)> {
         let mut retried = false;
         loop {
             match self.attempt(body).await {
@@ -549,6 +595,11 @@ impl OpenAiCompatible {
         )
         .with_source(cause)
     }
+}
+
+/// Whole milliseconds, saturating.
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
 #[cfg(test)]

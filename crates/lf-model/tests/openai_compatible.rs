@@ -202,6 +202,50 @@ async fn a_normal_answer_sends_the_key_model_and_messages() {
 }
 
 #[tokio::test]
+async fn sampling_parameters_are_sent_and_usage_and_times_are_read() {
+    let mut slow = Reply::json(
+        200,
+        json!({
+            "model": "m-served",
+            "choices": [{"message": {"content": "cut"}, "finish_reason": "length"}],
+            "usage": {"prompt_tokens": 17, "completion_tokens": 5, "total_tokens": 22}
+        }),
+    );
+    slow.delay = Duration::from_millis(150);
+    let server = Server::start(vec![Reply::error(500, "hiccup"), slow]).await;
+    let mut req = request();
+    req.top_p = Some(0.9);
+    req.seed = Some(42);
+    req.stop = vec!["END".into(), "\n\n".into()];
+    let answer = server.client().chat(req).await.unwrap();
+    assert_eq!((answer.text.as_str(), answer.model.as_str()), ("cut", "m-served"));
+    let s = &answer.stats;
+    assert_eq!((s.input_tokens, s.output_tokens), (Some(17), Some(5)));
+    assert_eq!(s.finish_reason.as_deref(), Some("length"));
+    let (first, total) = (s.first_byte_ms.unwrap(), s.total_ms.unwrap());
+    assert!(first >= 150, "the status line came after the answering attempt's delay: {first} ms");
+    assert!(total >= first + 50, "the total counts the failed attempt and the backoff: {total} ms");
+    let seen = server.script.seen.lock().unwrap();
+    assert_eq!(seen.len(), 2);
+    assert_eq!((&seen[1].body["top_p"], &seen[1].body["seed"]), (&json!(0.9), &json!(42)));
+    assert_eq!(seen[1].body["stop"], json!(["END", "\n\n"]));
+}
+
+#[tokio::test]
+async fn an_answer_without_usage_has_no_token_counts() {
+    let server =
+        Server::start(vec![Reply::json(200, json!({"choices": [{"message": {"content": "ok"}}]}))]).await;
+    let answer = server.client().chat(request()).await.unwrap();
+    let s = &answer.stats;
+    assert_eq!((s.input_tokens, s.output_tokens, s.finish_reason.as_deref()), (None, None, None));
+    assert!(s.first_byte_ms.is_some() && s.total_ms >= s.first_byte_ms);
+    let seen = server.script.seen.lock().unwrap();
+    for absent in ["top_p", "seed", "stop"] {
+        assert!(seen[0].body.get(absent).is_none(), "{absent} is not sent unless set");
+    }
+}
+
+#[tokio::test]
 async fn the_request_model_overrides_and_no_key_sends_no_header() {
     let server =
         Server::start(vec![Reply::json(200, json!({"choices": [{"message": {"content": "ok"}}]}))]).await;

@@ -70,6 +70,7 @@ pub struct OwnServices {
     cell: Arc<OnceLock<Bound>>,
     teams: Arc<OnceLock<crate::teams::Teams>>,
     profiles: Arc<OnceLock<lf_workflow::profile::ProfileService>>,
+    resolver: Arc<OnceLock<Arc<dyn lf_core::ModelResolver>>>,
 }
 
 impl OwnServices {
@@ -100,6 +101,18 @@ impl OwnServices {
     /// second call is ignored). Without it only an AI Lenser names a model.
     pub fn bind_profiles(&self, profiles: lf_workflow::profile::ProfileService) {
         let _ = self.profiles.set(profiles);
+    }
+
+    /// Binds the resolver of the models steps and AI Lensers name (once; a
+    /// second call is ignored): a profile's name or id, an operator
+    /// endpoint, or a bare model name on `default`. Without it a named
+    /// model is asked of the runner's provider.
+    pub fn bind_resolver(&self, resolver: Arc<dyn lf_core::ModelResolver>) {
+        let _ = self.resolver.set(resolver);
+    }
+
+    pub(crate) fn resolver(&self) -> Option<&Arc<dyn lf_core::ModelResolver>> {
+        self.resolver.get()
     }
 
     pub(crate) fn profiles(&self) -> Option<&lf_workflow::profile::ProfileService> {

@@ -5,7 +5,11 @@
 //! `judge_evaluator`. Each asks the [`ModelProvider`] once, with the
 //! step's `model` or else the run's `global_model_id` overriding the
 //! configured one, and gives a deterministic stand-in answer for the
-//! offline provider, which names itself in the output.
+//! offline provider, which names itself in the output. With a resolver
+//! bound ([`crate::OwnServices::bind_resolver`]) the model named is a
+//! profile's name or id, an operator endpoint or a bare model name on
+//! `default`, as the run's starter may use it: asked on its endpoint with
+//! its parameters, those the step's config sets winning.
 //!
 //! Tokens: the provider reports no counts, so both are estimated as
 //! `ceil(chars / 4)` (lf-lens's estimate), and credits are
@@ -43,11 +47,17 @@ pub struct ModelSteps {
     model: Arc<dyn ModelProvider>,
     lenses: LensService,
     pricing: Pricing,
+    own: Option<crate::OwnServices>,
 }
 
 impl ModelSteps {
     pub fn new(model: Arc<dyn ModelProvider>, lenses: LensService, pricing: Pricing) -> Self {
-        ModelSteps { model, lenses, pricing }
+        ModelSteps { model, lenses, pricing, own: None }
+    }
+
+    /// These steps, naming models through the resolver `own` binds.
+    pub fn resolving(self, own: crate::OwnServices) -> Self {
+        ModelSteps { own: Some(own), ..self }
     }
 
     /// `executors` with every model step (a runner with these steps
@@ -67,14 +77,23 @@ impl ModelSteps {
         let config = &job.node().config;
         request.model =
             config.get("model").and_then(Value::as_str).map(str::to_owned).or(job.global_model_id.clone());
-        if let Some(n) = config.get("max_tokens").and_then(Value::as_u64) {
-            request.max_tokens = Some(n.min(u32::MAX as u64) as u32);
-        }
-        if let Some(t) = config.get("temperature").and_then(Value::as_f64) {
-            request.temperature = Some(t as f32);
-        }
+        let resolver = self.own.as_ref().and_then(|o| o.resolver());
+        let provider = match (resolver, request.model.clone()) {
+            (Some(resolver), Some(named)) => {
+                let starter = Principal::Lenser { id: job.started_by, scopes: Scopes::READ };
+                let field = if config.get("model").is_some() { "model" } else { "global_model_id" };
+                let m = resolver.resolve(&starter, field, &named).await.map_err(|e| resolve_failure(&e))?;
+                request = ChatRequest {
+                    stand_in: request.stand_in.take(),
+                    ..m.request(request.system, request.user)
+                };
+                m.provider
+            }
+            _ => self.model.clone(),
+        };
+        step_parameters(config, &mut request);
         let prompt_tokens = estimate_tokens(&request.system) + estimate_tokens(&request.user);
-        let answer = self.model.chat(request).await.map_err(model_failure)?;
+        let answer = provider.chat(request).await.map_err(model_failure)?;
         let tokens = prompt_tokens + estimate_tokens(&answer.text);
         let credits = (tokens * self.pricing.credits_per_1k_tokens).div_ceil(1_000);
         Ok((answer, Usage { model_calls: 1, tokens, credits }, prompt_tokens))
@@ -139,6 +158,43 @@ fn lens_version(
             .map_err(|e| Failure::new("config_invalid", e.message().to_owned())),
         (None, None) => Ok((VersionSelector::Head, None)),
     }
+}
+
+/// The sampling parameters a step's config sets, over the profile's.
+fn step_parameters(config: &JsonObject, request: &mut ChatRequest) {
+    if let Some(n) = config.get("max_tokens").and_then(Value::as_u64) {
+        request.max_tokens = Some(n.min(u32::MAX as u64) as u32);
+    }
+    if let Some(t) = config.get("temperature").and_then(Value::as_f64) {
+        request.temperature = Some(t as f32);
+    }
+    if let Some(t) = config.get("top_p").and_then(Value::as_f64) {
+        request.top_p = Some(t as f32);
+    }
+    if let Some(s) = config.get("seed").and_then(Value::as_i64) {
+        request.seed = Some(s);
+    }
+    if let Some(Value::Array(stop)) = config.get("stop") {
+        request.stop = stop.iter().filter_map(Value::as_str).map(str::to_owned).collect();
+    }
+}
+
+/// A model name that resolves to nothing the run's starter may use
+/// (NOT_FOUND, naming the field), or to an endpoint that cannot be used.
+pub(crate) fn resolve_failure(e: &LfError) -> Failure {
+    let code = match e.code() {
+        ErrorCode::NotFound => "not_found",
+        _ => "config_invalid",
+    };
+    let field = e
+        .details()
+        .iter()
+        .find_map(|(k, v)| match v {
+            lf_core::DetailValue::Str(f) if k == "field" => Some(f.as_str()),
+            _ => None,
+        })
+        .unwrap_or("model");
+    Failure::new(code, format!("{field}: {}", e.message()))
 }
 
 pub(crate) fn model_failure(e: LfError) -> Failure {

@@ -159,7 +159,8 @@ impl Executors {
     pub fn all(needs: StepNeeds) -> Executors {
         let StepNeeds { model, pricing, lenses, egress, connections, kv, agent_tools, own } = needs;
         let pure: Arc<dyn Executor> = Arc::new(Pure);
-        let asks: Arc<dyn Executor> = Arc::new(ModelSteps::new(model.clone(), lenses, pricing));
+        let asks: Arc<dyn Executor> =
+            Arc::new(ModelSteps::new(model.clone(), lenses, pricing).resolving(own.clone()));
         let outbound = Outbound::new(egress, connections);
         let kv = KvSteps::new(kv);
         let agent: Arc<dyn Executor> =

@@ -56,8 +56,62 @@ struct World {
     owner: LenserId,
 }
 
+/// Resolves `fast` (a profile of the starter's) to its own endpoint with
+/// its parameters, `hidden` (someone else's private profile) to NOT_FOUND,
+/// and anything else to that model on `default`.
+struct Profiles {
+    default: Arc<Scripted>,
+    fast: Arc<Scripted>,
+}
+
+impl lf_core::ModelResolver for Profiles {
+    fn resolve<'a>(
+        &'a self,
+        _p: &'a Principal,
+        field: &'static str,
+        named: &'a str,
+    ) -> Pin<Box<dyn Future<Output = LfResult<lf_core::ResolvedModel>> + Send + 'a>> {
+        let on = |provider: Arc<Scripted>, endpoint: &str, model: &str| lf_core::ResolvedModel {
+            provider,
+            endpoint: endpoint.into(),
+            model: Some(model.into()),
+            profile: None,
+            temperature: None,
+            top_p: None,
+            max_tokens: None,
+            seed: None,
+            stop: Vec::new(),
+            price_per_million_input: 0.0,
+            price_per_million_output: 0.0,
+        };
+        let answer = match named {
+            "fast" => Ok(lf_core::ResolvedModel {
+                profile: Some(lf_core::ModelProfileId::new()),
+                temperature: Some(0.25),
+                top_p: Some(0.5),
+                max_tokens: Some(77),
+                seed: Some(7),
+                stop: vec!["END".into()],
+                ..on(self.fast.clone(), "ollama", "llama3.2")
+            }),
+            "hidden" => Err(lf_core::LfError::new(
+                lf_core::ErrorCode::NotFound,
+                "No model profile hidden that you can use.",
+            )
+            .with_field(field)),
+            bare => Ok(on(self.default.clone(), "default", bare)),
+        };
+        Box::pin(async move { answer })
+    }
+}
+
 impl World {
     fn new(pricing: Pricing) -> Self {
+        Self::with(pricing, None)
+    }
+
+    /// A world whose model steps name models through `resolver`.
+    fn with(pricing: Pricing, resolver: Option<Arc<dyn lf_core::ModelResolver>>) -> Self {
         let model = Arc::new(Scripted::default());
         let lenses = LensService::new(Arc::new(MemoryLensStore::new()));
         let facts = Arc::new(MemoryLenses::new());
@@ -68,7 +122,13 @@ impl World {
             facts.clone(),
             Arc::new(MemoryConnections::new()),
         ));
-        let executors = ModelSteps::new(model.clone(), lenses.clone(), pricing).register(Executors::pure());
+        let own = lf_runner::OwnServices::new();
+        if let Some(r) = resolver {
+            own.bind_resolver(r);
+        }
+        let executors = ModelSteps::new(model.clone(), lenses.clone(), pricing)
+            .resolving(own)
+            .register(Executors::pure());
         let runner = Runner::new(
             runs.clone(),
             workflows.clone() as Arc<dyn WorkflowStore>,
@@ -387,4 +447,59 @@ async fn a_label_the_lens_does_not_have_fails_the_step_naming_its_labels() {
     assert!(error.message.contains("has no label production: its labels are staging"), "{}", error.message);
     assert_eq!(node.attempt, 1, "a missing label is not retried");
     assert!(w.model.asked.lock().unwrap().is_empty(), "no model was asked");
+}
+
+/// A world whose steps name models through [`Profiles`], and its `default`
+/// and `fast` endpoints.
+fn profiled() -> (World, Arc<Scripted>, Arc<Scripted>) {
+    let fast = Arc::new(Scripted::default());
+    let default = Arc::new(Scripted::default());
+    let profiles = Profiles { default: default.clone(), fast: fast.clone() };
+    (World::with(Pricing::default(), Some(Arc::new(profiles))), default, fast)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_step_naming_a_profile_asks_its_endpoint_with_its_parameters_unless_the_step_sets_them() {
+    let (w, _, fast) = profiled();
+    let wf = w
+        .workflow(
+            json!([trigger(), {"key": "sum", "kind": "tool", "name": "Sum", "node_type": "summarizer", "config": {"model": "fast", "max_tokens": 300}}]),
+            json!([{"from_step": "start", "output_key": "text", "to_step": "sum", "input_parameter": "input"}]),
+        )
+        .await;
+    let run = w.run(start(wf, json!({"text": "A long text."}))).await;
+    assert_eq!(run.status(), RunStatus::Completed, "{:?}", run.state.error);
+    let asked = fast.asked.lock().unwrap().clone();
+    assert_eq!(asked.len(), 1, "the profile's endpoint was asked");
+    let r = &asked[0];
+    assert_eq!(r.model.as_deref(), Some("llama3.2"), "the profile's model");
+    assert_eq!((r.temperature, r.top_p, r.seed), (Some(0.25), Some(0.5), Some(7)), "its parameters");
+    assert_eq!(r.stop, ["END"]);
+    assert_eq!(r.max_tokens, Some(300), "the step's own max_tokens wins");
+    assert!(r.stand_in.is_some(), "the stand-in is kept for an offline endpoint");
+    assert_eq!(step_output(&run, 1)["model"], json!("llama3.2"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bare_model_name_stays_on_default_and_a_hidden_profile_is_not_found() {
+    let (w, default, fast) = profiled();
+    let steps = |model: &str| json!([trigger(), {"key": "sum", "kind": "tool", "name": "Sum", "node_type": "summarizer", "config": {"model": model}}]);
+    let wire =
+        json!([{"from_step": "start", "output_key": "text", "to_step": "sum", "input_parameter": "input"}]);
+    let task = w.runner.start();
+    let wf = w.workflow(steps("gpt-4o-mini"), wire.clone()).await;
+    let run = w.run_started(start(wf, json!({"text": "t"}))).await;
+    assert_eq!(run.status(), RunStatus::Completed, "{:?}", run.state.error);
+    assert_eq!(default.asked.lock().unwrap()[0].model.as_deref(), Some("gpt-4o-mini"));
+    assert!(w.model.asked.lock().unwrap().is_empty(), "asked through the resolver");
+
+    let wf = w.workflow(steps("hidden"), wire).await;
+    let run = w.run_started(start(wf, json!({"text": "t"}))).await;
+    w.runner.shutdown().await;
+    task.await.unwrap();
+    assert_eq!(run.status(), RunStatus::Failed);
+    let error = run.state.slots[&lf_workflow::engine::Slot::top(1)].error.clone().unwrap();
+    assert_eq!(error.code, "not_found");
+    assert!(error.message.starts_with("model: "), "names the field: {}", error.message);
+    assert!(fast.asked.lock().unwrap().is_empty());
 }

@@ -25,9 +25,11 @@ use crate::model::{
 use crate::store::BattleStore;
 
 mod answers;
+mod costs;
 mod reading;
 
 use answers::{answer_errors, answered_executing, closing_and_results, verdicts_and_errors};
+use costs::answer_costs;
 use reading::{history, listing, search};
 
 use BattleStatus::*;
@@ -44,6 +46,7 @@ pub async fn suite(store: Arc<dyn BattleStore>) {
     votes(s).await;
     verdicts_and_errors(s).await;
     answer_errors(s).await;
+    answer_costs(s).await;
     answered_executing(s).await;
     closing_and_results(s).await;
     listing(s).await;

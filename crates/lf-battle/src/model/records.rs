@@ -364,3 +364,34 @@ pub struct BattleResult {
     /// Its contenders' places, in any order.
     pub entries: Vec<ResultEntry>,
 }
+
+/// What a model's answer in a battle cost: a contender's submission made
+/// by a model (an `ai_model` contender, an agent answering) or the AI
+/// judge's verdicts.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AnswerCostRecord {
+    /// The battle.
+    pub battle_id: BattleId,
+    /// The contender whose submission it is; `None`: the AI judge's call
+    /// (both orders, retries included) that gave the current verdicts.
+    pub contender_id: Option<ContenderId>,
+    /// The profile, endpoint, model, times, tokens and price.
+    pub cost: lf_core::AnswerCost,
+    /// The `updated_at` of the submission it belongs to (a later
+    /// submission not made by a model leaves it behind), or when the
+    /// verdicts were made.
+    pub at: Timestamp,
+}
+
+/// A contender's mean cost across closed battles (beside its rating).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CostMean {
+    /// Who it is across battles.
+    pub reference: ContenderRef,
+    /// Its answers with a recorded cost, in closed or published battles.
+    pub answers: u32,
+    /// Their mean cost in US dollars.
+    pub mean_cost_usd: f64,
+    /// Their mean total latency in milliseconds.
+    pub mean_total_ms: f64,
+}

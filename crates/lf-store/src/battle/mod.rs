@@ -1,5 +1,6 @@
 //! [`BattleStore`] over either backend: the tables of `0003_battles.sql`
-//! `0004_battle_results.sql` and `0013_answer_errors.sql` (with the
+//! `0004_battle_results.sql`, `0013_answer_errors.sql` and the
+//! `answer_costs` migrations (with the
 //! `agent_id` of the `row_agents` migrations), through the statements of
 //! `sql`, the same on both. Writes run in one write transaction that locks
 //! the battle's row first, `get_sheet` in one read transaction, other reads
@@ -13,9 +14,9 @@ mod sqlite_direct;
 
 use async_trait::async_trait;
 use lf_battle::{
-    AnswerError, Battle, BattleFilter, BattleResult, BattleSheet, BattleStatus, BattleStore, BattleSummary,
-    BattleType, Contender, HistoryFilter, JudgeError, Standing, StoredSubmission, StoredVote, Submission,
-    Verdict, Vote,
+    AnswerCostRecord, AnswerError, Battle, BattleFilter, BattleResult, BattleSheet, BattleStatus,
+    BattleStore, BattleSummary, BattleType, Contender, CostMean, HistoryFilter, JudgeError, Standing,
+    StoredSubmission, StoredVote, Submission, Verdict, Vote,
 };
 use lf_core::{BattleId, ContenderId, LfResult, Page, PageRequest, Reach, SearchQuery, Timestamp};
 
@@ -119,6 +120,18 @@ impl BattleStore for SqlBattleStore {
 
     async fn add_answer_error(&self, error: &AnswerError) -> LfResult<()> {
         on!(&self.conns, write, |conn| sql::add_answer_error(conn, error))
+    }
+
+    async fn put_answer_cost(&self, record: &AnswerCostRecord) -> LfResult<()> {
+        on!(&self.conns, write, |conn| sql::put_answer_cost(conn, record))
+    }
+
+    async fn answer_costs(&self, reach: Reach, battle_id: BattleId) -> LfResult<Vec<AnswerCostRecord>> {
+        on!(&self.conns, snapshot, |conn| sql::answer_costs(conn, reach, battle_id))
+    }
+
+    async fn cost_means(&self, battle_type: Option<BattleType>) -> LfResult<Vec<CostMean>> {
+        on!(&self.conns, reading, |conn| sql::cost_means(conn, battle_type))
     }
 
     async fn close_battle(

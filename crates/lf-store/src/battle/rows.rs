@@ -10,12 +10,14 @@
 //! verdict criteria and result entries are JSON text on both.
 
 use lf_battle::{
-    AnswerError, AutoCheck, Battle, BattleResult, BattleStatus, BattleTitle, BattleType, Contender,
-    ContenderRef, ContenderType, CriterionDescription, CriterionTitle, DisplayName, JudgeError, JudgingMode,
-    MaxContenders, ModelKey, ResultEntry, Rubric, RubricCriterion, Score, Slot, Standing, Submission,
-    SubmissionText, TaskPrompt, Verdict, VerdictKind, Vote, VotePick,
+    AnswerCostRecord, AnswerError, AutoCheck, Battle, BattleResult, BattleStatus, BattleTitle, BattleType,
+    Contender, ContenderRef, ContenderType, CostMean, CriterionDescription, CriterionTitle, DisplayName,
+    JudgeError, JudgingMode, MaxContenders, ModelKey, ResultEntry, Rubric, RubricCriterion, Score, Slot,
+    Standing, Submission, SubmissionText, TaskPrompt, Verdict, VerdictKind, Vote, VotePick,
 };
-use lf_core::{BattleId, ContenderId, ContenderRefId, LenserId, LfResult, SubmissionId};
+use lf_core::{
+    AnswerCost, BattleId, ContenderId, ContenderRefId, LenserId, LfResult, ModelProfileId, SubmissionId,
+};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
@@ -358,6 +360,67 @@ pub(crate) fn bind_standing<Q: Bind>(q: Q, battle: BattleId, s: &Standing) -> Q 
         .put(i64::from(s.rank))
         .put(s.score.map(|x| i64::from(x.tenths())))
         .put(i64::from(s.votes))
+}
+
+/// A count or duration in a `battle_answer_costs` row.
+fn count(n: i64, what: &str) -> LfResult<u64> {
+    u64::try_from(n).map_err(|_| corrupt(format!("{what} is negative: {n}")))
+}
+
+/// A `battle_answer_costs` row.
+pub(crate) fn answer_cost<R: Columns>(row: &R) -> LfResult<AnswerCostRecord> {
+    Ok(AnswerCostRecord {
+        battle_id: BattleId::from_uuid(row.value("battle_id")?),
+        contender_id: row.value::<Option<Uuid>>("contender_id")?.map(ContenderId::from_uuid),
+        cost: AnswerCost {
+            profile_id: row.value::<Option<Uuid>>("profile_id")?.map(ModelProfileId::from_uuid),
+            endpoint: row.value("endpoint")?,
+            model: row.value("model")?,
+            first_byte_ms: row
+                .value::<Option<i64>>("first_byte_ms")?
+                .map(|n| count(n, "battle_answer_costs.first_byte_ms"))
+                .transpose()?,
+            total_ms: count(row.value("total_ms")?, "battle_answer_costs.total_ms")?,
+            input_tokens: count(row.value("input_tokens")?, "battle_answer_costs.input_tokens")?,
+            output_tokens: count(row.value("output_tokens")?, "battle_answer_costs.output_tokens")?,
+            tokens_estimated: row.value("tokens_estimated")?,
+            cost_usd: row.value("cost_usd")?,
+            finish_reason: row.value("finish_reason")?,
+        },
+        at: row.time("at")?,
+    })
+}
+
+/// Binds the columns of a `battle_answer_costs` row, `seq` left out.
+pub(crate) fn bind_answer_cost<Q: Bind>(q: Q, k: &AnswerCostRecord) -> Q {
+    let big = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+    let c = &k.cost;
+    q.put(k.battle_id.as_uuid())
+        .put(k.contender_id.map(|c| c.as_uuid()))
+        .put(c.profile_id.map(|p| p.as_uuid()))
+        .put(c.endpoint.clone())
+        .put(c.model.clone())
+        .put(c.first_byte_ms.map(big))
+        .put(big(c.total_ms))
+        .put(big(c.input_tokens))
+        .put(big(c.output_tokens))
+        .put(c.tokens_estimated)
+        .put(c.cost_usd)
+        .put(c.finish_reason.clone())
+        .put_time(k.at)
+}
+
+/// A row of the leaderboard's cost means.
+pub(crate) fn cost_mean<R: Columns>(row: &R) -> LfResult<CostMean> {
+    Ok(CostMean {
+        reference: ContenderRef {
+            kind: contender_type(&row.value::<String>("contender_type")?)?,
+            id: ContenderRefId::from_uuid(row.value("reference_id")?),
+        },
+        answers: u32::try_from(row.value::<i64>("answers")?).unwrap_or(u32::MAX),
+        mean_cost_usd: row.value("mean_cost_usd")?,
+        mean_total_ms: row.value("mean_total_ms")?,
+    })
 }
 
 #[cfg(test)]

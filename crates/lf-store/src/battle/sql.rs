@@ -15,9 +15,10 @@
 
 use futures_util::TryStreamExt;
 use lf_battle::{
-    AnswerError, Battle, BattleFilter, BattleResult, BattleSheet, BattleStatus, BattleSummary, BattleType,
-    Contender, ContenderVotes, HistoryFilter, JudgeError, Standing, StoredSubmission, StoredVote, Submission,
-    Verdict, Vote, VotePick, VoteTally, battle_not_found, contender_not_found, status_moved,
+    AnswerCostRecord, AnswerError, Battle, BattleFilter, BattleResult, BattleSheet, BattleStatus,
+    BattleSummary, BattleType, Contender, ContenderVotes, CostMean, HistoryFilter, JudgeError, Standing,
+    StoredSubmission, StoredVote, Submission, Verdict, Vote, VotePick, VoteTally, battle_not_found,
+    contender_not_found, status_moved,
 };
 use lf_core::{
     BattleId, ContenderId, LfError, LfResult, Page, PageRequest, Reach, SearchQuery, SubmissionId, Timestamp,
@@ -27,9 +28,9 @@ use sqlx::QueryBuilder;
 use uuid::Uuid;
 
 use super::rows::{
-    answer_error, battle, battle_columns, battle_result, bind_battle, bind_contender, bind_standing,
-    bind_submission, bind_verdict, bind_vote, contender, judge_error, pick_id, standing, status, submission,
-    verdict,
+    answer_cost, answer_error, battle, battle_columns, battle_result, bind_answer_cost, bind_battle,
+    bind_contender, bind_standing, bind_submission, bind_verdict, bind_vote, contender, cost_mean,
+    judge_error, pick_id, standing, status, submission, verdict,
 };
 use crate::dialect::{
     Bind, Columns, Conn, Dialect, Spellings, all_rows, execute, insert, query, row_of, rows_of,
@@ -149,6 +150,35 @@ const INSERT_ANSWER_ERROR: &str = "INSERT INTO battle_answer_errors \
      (battle_id, contender_id, run_id, message, at) VALUES ($1, $2, $3, $4, $5)";
 const ANSWER_ERRORS: &str = "SELECT battle_id, contender_id, run_id, message, at FROM battle_answer_errors \
      WHERE battle_id = $1 ORDER BY at, seq";
+
+/// Forgets the cost recorded for contender `$2` of battle `$1` (`$2` NULL:
+/// the judge's), before recording it again.
+const DELETE_COST: Spellings = Spellings {
+    sqlite: "DELETE FROM battle_answer_costs WHERE battle_id = $1 AND contender_id IS $2",
+    postgres: "DELETE FROM battle_answer_costs WHERE battle_id = $1 AND contender_id IS NOT DISTINCT FROM $2",
+};
+const INSERT_COST: &str = "INSERT INTO battle_answer_costs (battle_id, contender_id, profile_id, endpoint, \
+     model, first_byte_ms, total_ms, input_tokens, output_tokens, tokens_estimated, cost_usd, finish_reason, at) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)";
+/// The costs that stand (a contender's for its submission as it is):
+/// contenders' by slot, then the judge's.
+const COSTS: &str = "SELECT k.battle_id, k.contender_id, k.profile_id, k.endpoint, k.model, k.first_byte_ms, \
+     k.total_ms, k.input_tokens, k.output_tokens, k.tokens_estimated, k.cost_usd, k.finish_reason, k.at \
+     FROM battle_answer_costs k LEFT JOIN battle_contenders c ON c.battle_id = k.battle_id AND c.id = k.contender_id \
+     LEFT JOIN battle_submissions s ON s.battle_id = k.battle_id AND s.contender_id = k.contender_id \
+     WHERE k.battle_id = $1 AND (k.contender_id IS NULL OR s.updated_at = k.at) ORDER BY coalesce(c.slot, 26)";
+/// Per contender reference, over closed or published battles (of type `$2`
+/// unless `$1`): the mean cost and total latency of the costs recorded for
+/// the submissions that stand.
+const COST_MEANS: &str = "SELECT c.contender_type, c.reference_id, count(*) AS answers, \
+     CAST(avg(k.cost_usd) AS DOUBLE PRECISION) AS mean_cost_usd, \
+     CAST(avg(k.total_ms) AS DOUBLE PRECISION) AS mean_total_ms \
+     FROM battle_answer_costs k \
+     JOIN battle_contenders c ON c.battle_id = k.battle_id AND c.id = k.contender_id \
+     JOIN battle_submissions s ON s.battle_id = k.battle_id AND s.contender_id = k.contender_id AND s.updated_at = k.at \
+     JOIN battles b ON b.id = k.battle_id \
+     WHERE b.status IN ('closed', 'published') AND ($1 OR b.battle_type = $2) \
+     GROUP BY c.contender_type, c.reference_id";
 
 const INSERT_STANDING: &str = "INSERT INTO battle_standings \
      (battle_id, contender_id, position, rank, score, votes) VALUES ($1, $2, $3, $4, $5, $6)";
@@ -442,6 +472,36 @@ pub(crate) async fn add_answer_error<C: Conn>(conn: &mut C, e: &AnswerError) -> 
         .put_time(e.at);
     execute(conn, q).await?;
     Ok(())
+}
+
+pub(crate) async fn put_answer_cost<C: Conn>(conn: &mut C, k: &AnswerCostRecord) -> LfResult<()> {
+    lock_battle(conn, k.battle_id).await?;
+    all_contenders_of(conn, k.battle_id, k.contender_id).await?;
+    let q = query(DELETE_COST.of::<C::Database>())
+        .put(k.battle_id.as_uuid())
+        .put(k.contender_id.map(|c| c.as_uuid()));
+    execute(conn, q).await?;
+    execute(conn, bind_answer_cost(query(INSERT_COST), k)).await?;
+    Ok(())
+}
+
+pub(crate) async fn answer_costs<C: Conn>(
+    conn: &mut C,
+    reach: Reach,
+    id: BattleId,
+) -> LfResult<Vec<AnswerCostRecord>> {
+    get_battle(conn, reach, id).await?;
+    all_rows(conn, COSTS, id.as_uuid(), answer_cost).await
+}
+
+pub(crate) async fn cost_means<C: Conn>(
+    conn: &mut C,
+    battle_type: Option<BattleType>,
+) -> LfResult<Vec<CostMean>> {
+    let q = query::<C::Database>(COST_MEANS)
+        .put(battle_type.is_none())
+        .put(battle_type.map_or("", |t| t.as_str()).to_owned());
+    rows_of(conn, q, cost_mean).await
 }
 
 pub(crate) async fn close_battle<C: Conn>(

@@ -1,11 +1,13 @@
 use std::collections::HashMap;
 
-use lf_battle::{AutoCheck, BattleView, Submission};
+use lf_battle::{AnswerCostRecord, AutoCheck, BattleView, Submission};
 use lf_core::{ContenderId, LfResult};
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::shapes::{BattleFieldsOut, BattleIdIn, ScoreFieldsOut, battle_id, score_fields, slot_of, slots};
+use super::shapes::{
+    BattleFieldsOut, BattleIdIn, ScoreFieldsOut, answer_costs_out, battle_id, score_fields, slot_of, slots,
+};
 use crate::catalog::services::Ctx;
 use crate::catalog::tool::{Safety, Tool};
 
@@ -144,11 +146,13 @@ pub struct BattleOut {
     pub submissions: Vec<SubmissionOut>,
     #[serde(flatten)]
     pub score: ScoreFieldsOut,
+    #[schemars(with = "serde_json::Value")]
+    pub answer_costs: serde_json::Value,
     /// What can happen next.
     pub next_step: String,
 }
 
-fn battle_out(view: BattleView) -> BattleOut {
+fn battle_out(view: BattleView, costs: &[AnswerCostRecord]) -> BattleOut {
     let BattleView { sheet: s, check_revealed, judging, next_step } = view;
     let b = &s.battle;
     let slots = slots(&s.contenders);
@@ -191,6 +195,7 @@ fn battle_out(view: BattleView) -> BattleOut {
         contenders,
         submissions,
         score: score_fields(b, &s.contenders, &s.votes, &s.verdicts, &s.judge_errors, &s.standings, judging),
+        answer_costs: answer_costs_out(costs, &slots),
         next_step,
     }
 }
@@ -206,6 +211,9 @@ impl Tool for GetBattle {
     type Output = BattleOut;
 
     async fn call(ctx: Ctx, i: BattleIdIn) -> LfResult<BattleOut> {
-        Ok(battle_out(ctx.services.battle.view(&ctx.principal, battle_id(&i.battle_id)?).await?))
+        let id = battle_id(&i.battle_id)?;
+        let view = ctx.services.battle.view(&ctx.principal, id).await?;
+        let costs = ctx.services.battle.answer_costs(&ctx.principal, id).await?;
+        Ok(battle_out(view, &costs))
     }
 }

@@ -2,7 +2,7 @@ use lf_core::LfResult;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::shapes::{BattleIdIn, ScoreFieldsOut, battle_id, score_fields};
+use super::shapes::{BattleIdIn, ScoreFieldsOut, answer_costs_out, battle_id, score_fields, slots};
 use crate::catalog::services::Ctx;
 use crate::catalog::tool::{Safety, Tool};
 
@@ -14,6 +14,8 @@ pub struct ScoreOut {
     pub winner_contender_id: Option<String>,
     #[serde(flatten)]
     pub score: ScoreFieldsOut,
+    #[schemars(with = "serde_json::Value")]
+    pub answer_costs: serde_json::Value,
     /// What can happen next.
     pub next_step: String,
 }
@@ -30,7 +32,9 @@ impl Tool for GetBattleScore {
     type Output = ScoreOut;
 
     async fn call(ctx: Ctx, i: BattleIdIn) -> LfResult<ScoreOut> {
-        let s = ctx.services.battle.score_state(&ctx.principal, battle_id(&i.battle_id)?).await?;
+        let id = battle_id(&i.battle_id)?;
+        let s = ctx.services.battle.score_state(&ctx.principal, id).await?;
+        let costs = ctx.services.battle.answer_costs(&ctx.principal, id).await?;
         let v = &s.view;
         let b = &v.battle;
         Ok(ScoreOut {
@@ -47,6 +51,7 @@ impl Tool for GetBattleScore {
                 &v.standings,
                 s.judging,
             ),
+            answer_costs: answer_costs_out(&costs, &slots(&v.contenders)),
             next_step: s.next_step,
         })
     }

@@ -39,6 +39,9 @@ pub struct RatingOut {
     pub wins: u32,
     pub losses: u32,
     pub ties: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "serde_json::Value")]
+    pub costs: Option<serde_json::Value>,
 }
 
 /// A contender with too few battles to be rated yet.
@@ -103,6 +106,17 @@ impl Tool for GetLeaderboard {
             .battle
             .leaderboard_with(&ctx.principal, i.battle_type.map(Into::into), options, rate)
             .await?;
+        // A contender whose answers a model made shows what they cost on
+        // average (`costs`); others show no such field.
+        let means = ctx.services.battle.cost_means(i.battle_type.map(Into::into)).await?;
+        let costs_of = |r: &lf_battle::ContenderRef| {
+            let m = means.iter().find(|m| m.reference == *r)?;
+            Some(serde_json::json!({
+                "answers": m.answers,
+                "mean_cost_usd": m.mean_cost_usd,
+                "mean_latency_ms": m.mean_total_ms.round(),
+            }))
+        };
         let total = board.ratings.len() as u64;
         let offset = page.offset();
         let round = |x: f64| (x * 10.0).round() / 10.0;
@@ -124,6 +138,7 @@ impl Tool for GetLeaderboard {
                 wins: r.wins,
                 losses: r.losses,
                 ties: r.ties,
+                costs: costs_of(&r.reference),
             })
             .collect();
         let page = lf_core::Page::new(items, total, page);

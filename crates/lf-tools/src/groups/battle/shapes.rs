@@ -5,8 +5,8 @@
 use std::collections::HashMap;
 
 use lf_battle::{
-    Battle, BattleStatus, BattleSummary, BattleType, Contender, ContenderType, JudgeError, JudgingMode,
-    JudgingState, Rubric, Standing, Verdict, VoteTally,
+    AnswerCostRecord, Battle, BattleStatus, BattleSummary, BattleType, Contender, ContenderType, JudgeError,
+    JudgingMode, JudgingState, Rubric, Standing, Verdict, VoteTally,
 };
 use lf_core::{BattleId, ContenderId, LfResult};
 use schemars::JsonSchema;
@@ -303,6 +303,36 @@ pub fn score_fields(
         judging: judging.as_str(),
         standings: standings.iter().map(|s| standing_out(s, &slots)).collect(),
     }
+}
+
+/// What models' answers cost, as `get_battle` and `get_battle_score` show
+/// them (`answer_costs`): per contender whose standing submission a model
+/// made, then the AI judge's verdicts (`of: judge`, no contender). Listed
+/// without a schema of its own: the listing's budget is nearly spent, and
+/// README's "Battle three models" shows the shape.
+pub fn answer_costs_out(
+    costs: &[AnswerCostRecord],
+    slots: &HashMap<ContenderId, String>,
+) -> serde_json::Value {
+    costs
+        .iter()
+        .map(|k| {
+            let c = &k.cost;
+            serde_json::json!({
+                "of": if k.contender_id.is_some() { "submission" } else { "judge" },
+                "contender_id": k.contender_id.map(|c| c.to_string()),
+                "slot": k.contender_id.map(|c| slot_of(slots, c)),
+                "profile_id": c.profile_id.map(|p| p.to_string()),
+                "endpoint": c.endpoint,
+                "model": c.model,
+                "latency_ms": {"first_byte": c.first_byte_ms, "total": c.total_ms},
+                "tokens": {"input": c.input_tokens, "output": c.output_tokens, "estimated": c.tokens_estimated},
+                "cost_usd": c.cost_usd,
+                "finish_reason": c.finish_reason,
+                "at": k.at.to_rfc3339(),
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]
