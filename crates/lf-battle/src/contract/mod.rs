@@ -25,6 +25,7 @@ use crate::model::{
 use crate::store::BattleStore;
 
 mod answers;
+pub mod asks;
 mod reading;
 
 use answers::{answer_errors, answered_executing, closing_and_results, verdicts_and_errors};
