@@ -5,7 +5,7 @@
 CREATE TABLE battle_asks (
     battle_id    uuid        NOT NULL,
     contender_id uuid        NOT NULL,
-    attempts     integer     NOT NULL CHECK (attempts >= 0),
+    attempts     bigint      NOT NULL CHECK (attempts >= 0),
     holder       text        NOT NULL,
     lease_until  timestamptz NOT NULL,
     PRIMARY KEY (battle_id, contender_id)
