@@ -122,6 +122,9 @@ impl Inner {
             if !self.waits(b, c).await? {
                 return Ok(());
             }
+            // Taken before the lease's end is reckoned: while less than
+            // half the lease has passed since, the lease is surely held.
+            let claimed = Instant::now();
             let n = match self
                 .store
                 .claim_ask(b, c, &holder, self.clock.now(), self.until(), ASK_ATTEMPTS)
@@ -145,8 +148,11 @@ impl Inner {
             let outcome = self.held(b, c, &holder, self.attempt(battle, contender)).await;
             match outcome {
                 Attempt::Answered(answer) => {
-                    // Delivered only while still held: a takeover never submits twice.
-                    if self.store.renew_ask(b, c, &holder, self.until()).await? {
+                    // Delivered only while still held: a takeover never
+                    // submits twice. An answer within half the lease is
+                    // (the renewals only extend it); a slower one checks.
+                    let surely = claimed.elapsed() < self.lease / 2;
+                    if surely || self.store.renew_ask(b, c, &holder, self.until()).await? {
                         return self.deliver(b, c, answer).await;
                     }
                     return Ok(());
