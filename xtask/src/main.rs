@@ -25,6 +25,9 @@
 //!   get_lens over stdio called directly and through `run_agent_action` by
 //!   an agent granted it, alternating (with `--baseline`, next to a bare
 //!   rmcp echo server).
+//! - `bench-battle [--contenders N] [--answer-ms N] [--rounds N]`: ai_model
+//!   contenders answering by themselves on a loopback endpoint, from
+//!   `set_battle_status executing` to `scoring`.
 
 // As in lf-mcp-stdio and lf-mcp-http: bench-search and bench-leaderboard
 // measure the stores and the catalog in this process.
@@ -34,6 +37,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod arch;
 mod bench;
 mod bench_agent;
+mod bench_battle;
 mod bench_http;
 mod bench_leaderboard;
 mod bench_runs;
@@ -119,9 +123,10 @@ fn main() -> ExitCode {
         Some("bench-workflow") => report(bench_workflow::run(&args[1..])),
         Some("bench-runs") => report(bench_runs::run(&args[1..])),
         Some("bench-agent") => report(bench_agent::run(&args[1..], &workspace_root())),
+        Some("bench-battle") => report(bench_battle::run(&args[1..])),
         _ => {
             eprintln!(
-                "usage: cargo xtask gen-docs | check-arch | catalog-size | bench-stdio | bench-search | bench-http | bench-leaderboard | bench-workflow | bench-runs | bench-agent"
+                "usage: cargo xtask gen-docs | check-arch | catalog-size | bench-stdio | bench-search | bench-http | bench-leaderboard | bench-workflow | bench-runs | bench-agent | bench-battle"
             );
             ExitCode::from(2)
         }

@@ -69,10 +69,10 @@ pub trait WorkflowAnswers: Send + Sync {
     async fn start(&self, battle: &Battle, contender: &Contender) -> LfResult<AnswerRun>;
 }
 
-/// Whether `contender` waits for its run to answer: a workflow contender
-/// with neither an answer nor a recorded failure.
+/// Whether `contender` waits to answer by itself: a workflow or ai_model
+/// contender with neither an answer nor a recorded failure.
 fn waiting(sheet: &BattleSheet, contender: &Contender) -> bool {
-    contender.contender_type == ContenderType::Workflow
+    matches!(contender.contender_type, ContenderType::Workflow | ContenderType::AiModel)
         && sheet.submission_of(contender.id).is_none()
         && sheet.answer_error_of(contender.id).is_none()
 }
@@ -85,9 +85,16 @@ impl BattleService {
     /// one (a battle just moved to executing, or found executing by
     /// [`BattleService::answer_waiting`]); returns how many it looked at.
     pub(crate) async fn start_answers(self: &Arc<Self>, sheet: &BattleSheet) -> usize {
-        let Some(answers) = self.workflow_answers() else { return 0 };
         let mut looked = 0;
         for c in sheet.contenders.iter().filter(|c| waiting(sheet, c)) {
+            if c.contender_type == ContenderType::AiModel {
+                if let Some(asker) = self.model_answers() {
+                    looked += 1;
+                    asker.ask(&sheet.battle, c);
+                }
+                continue;
+            }
+            let Some(answers) = self.workflow_answers() else { continue };
             looked += 1;
             let outcome = match answers.start(&sheet.battle, c).await {
                 Ok(AnswerRun::Running) => continue,
@@ -124,7 +131,7 @@ impl BattleService {
         let (run_id, message) = match answer {
             Answer::Failed { run_id, message } => (run_id, message),
             Answer::Text(text) | Answer::Asked { text, .. } => match SubmissionText::parse(text) {
-                Err(e) => (None, format!("The workflow's answer could not be submitted: {}", e.message())),
+                Err(e) => (None, format!("The answer could not be submitted: {}", e.message())),
                 Ok(text) => {
                     let p = Principal::Service { acting_as: Some(battle.creator) };
                     match self.submit_and_judge(&p, battle_id, contender_id, text).await {
@@ -133,9 +140,7 @@ impl BattleService {
                             let at = submitted.outcome.submission.updated_at;
                             return self.record_cost(battle_id, Some(contender_id), cost, at).await;
                         }
-                        Err(e) => {
-                            (None, format!("The workflow's answer could not be submitted: {}", e.message()))
-                        }
+                        Err(e) => (None, format!("The answer could not be submitted: {}", e.message())),
                     }
                 }
             },
@@ -152,17 +157,18 @@ impl BattleService {
 
     /// Starts the missing runs of workflow contenders of every executing
     /// workflow battle, and delivers the outcomes of their runs that ended
-    /// undelivered (a process died in between). Returns how many
-    /// contenders it looked at. Does nothing without a [`WorkflowAnswers`].
+    /// undelivered (a process died in between); hands the waiting
+    /// `ai_model` contenders of every executing battle to the
+    /// [`crate::ModelAnswers`] (see [`crate::asks`]). Returns how many
+    /// contenders it looked at. Does nothing without either.
     pub async fn answer_waiting(self: &Arc<Self>) -> LfResult<usize> {
-        if self.workflow_answers().is_none() {
+        if self.workflow_answers().is_none() && self.model_answers().is_none() {
             return Ok(0);
         }
-        let filter = BattleFilter {
-            status: Some(BattleStatus::Executing),
-            battle_type: Some(BattleType::WorkflowBattle),
-            creator: None,
-        };
+        // ai_model contenders enter battles of any type; workflow ones
+        // only workflow battles.
+        let battle_type = self.model_answers().is_none().then_some(BattleType::WorkflowBattle);
+        let filter = BattleFilter { status: Some(BattleStatus::Executing), battle_type, creator: None };
         let mut looked = 0;
         // A battle answered meanwhile leaves the listing and shifts the
         // pages: one it pushes past is found by the next pass.

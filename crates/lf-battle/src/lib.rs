@@ -69,6 +69,7 @@
 //!   order.
 
 mod answers;
+mod asks;
 pub mod contract;
 pub mod cost;
 pub mod guide;
@@ -86,6 +87,7 @@ pub mod state;
 mod store;
 
 pub use answers::{Answer, AnswerRun, WorkflowAnswers};
+pub use asks::{ASK_ATTEMPTS, AskRecord, AskStore, Claim, MemoryAskStore, ModelAnswers, decide};
 pub use guide::JudgingState;
 pub use memory::{MemoryBattleStore, battle_not_found, contender_not_found, status_moved};
 pub use model::{

@@ -160,6 +160,8 @@ pub struct BattleService {
     in_flight: InFlight,
     events: Arc<dyn EventSink>,
     answers: Option<Arc<dyn WorkflowAnswers>>,
+    /// Who asks `ai_model` contenders' models (see [`crate::asks`]).
+    model_answers: Option<Arc<dyn crate::ModelAnswers>>,
     refs: Option<Arc<dyn ContenderRefs>>,
     /// What `ai_judge_model_key` names (a model profile, an operator
     /// endpoint, a bare model on `default`); without it, a model name sent
@@ -194,6 +196,7 @@ impl BattleService {
             in_flight: InFlight::default(),
             events: Arc::new(NoEvents),
             answers: None,
+            model_answers: None,
             refs: None,
             resolver: None,
         }
@@ -217,6 +220,13 @@ impl BattleService {
     /// [`crate::answers`]).
     pub fn with_workflow_answers(mut self, answers: Arc<dyn WorkflowAnswers>) -> Self {
         self.answers = Some(answers);
+        self
+    }
+
+    /// Lets `ai_model` contenders answer by themselves through `answers`
+    /// (see [`crate::asks`]).
+    pub fn with_model_answers(mut self, answers: Arc<dyn crate::ModelAnswers>) -> Self {
+        self.model_answers = Some(answers);
         self
     }
 
@@ -269,6 +279,10 @@ impl BattleService {
 
     pub(crate) fn workflow_answers(&self) -> Option<&Arc<dyn WorkflowAnswers>> {
         self.answers.as_ref()
+    }
+
+    pub(crate) fn model_answers(&self) -> Option<&Arc<dyn crate::ModelAnswers>> {
+        self.model_answers.as_ref()
     }
 
     pub(crate) fn store(&self) -> &Arc<dyn BattleStore> {

@@ -15,3 +15,10 @@ fn suite_runs_twice_on_one_store() {
     pollster::block_on(lf_battle::contract::suite(store.clone()));
     pollster::block_on(lf_battle::contract::suite(store));
 }
+
+#[test]
+fn memory_ask_store_meets_the_contract() {
+    let store = Arc::new(lf_battle::MemoryAskStore::new());
+    pollster::block_on(lf_battle::contract::asks::suite(store.clone()));
+    pollster::block_on(lf_battle::contract::asks::suite(store));
+}

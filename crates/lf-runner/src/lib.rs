@@ -52,6 +52,7 @@
 pub mod agent_loop;
 mod agent_step;
 mod answers;
+mod asks;
 mod compose;
 mod contender;
 mod executor;
@@ -64,6 +65,7 @@ mod steps;
 mod teams;
 
 pub use agent_step::{AgentSteps, AgentTools, RECHECK};
+pub use asks::ModelAsks;
 pub use compose::{DEEPEST, OwnServices};
 pub use contender::ContenderSteps;
 pub use executor::{Checkpoints, Done, Executor, Executors, Hold, Job, OpenedSecrets};

@@ -76,6 +76,8 @@ pub fn services(
         .with_operator(operator)
         .with_egress(rules.clone());
     let resolver = Arc::new(Resolver::new(profiles.clone(), endpoints, connections.clone(), rules));
+    // ai_model contenders' models, asked on the runner under its lease.
+    let asks = lf_runner::ModelAsks::new(own.clone(), db.ask_store(), resolver.clone(), runs.runner.lease);
     let egress = Egress::new(EgressConfig { allow: runs.egress_allow.clone(), ..EgressConfig::default() })
         .expect("the outbound HTTP client builds with the default TLS settings");
     // The tools an agent step calls, and the battle answers a contender
@@ -101,6 +103,7 @@ pub fn services(
             BattleService::new(db.battle_store())
                 .with_events(Arc::new(own.clone()))
                 .with_workflow_answers(Arc::new(own.clone()))
+                .with_model_answers(Arc::new(asks))
                 .with_contender_refs(Arc::new(own.clone()))
                 .with_resolver(resolver),
         )

@@ -112,6 +112,7 @@
 //! ranking is exact. `total` always counts every match.
 
 mod agent;
+mod ask;
 mod auth;
 mod backend;
 mod battle;
@@ -221,6 +222,11 @@ impl Database {
     /// database, for an [`lf_workflow::ConnectionService`].
     pub fn connection_store(&self) -> Arc<dyn ConnectionStore> {
         Arc::new(connection::SqlConnectionStore::new(self.conns.clone()))
+    }
+
+    /// The durable records of asking `ai_model` contenders' models.
+    pub fn ask_store(&self) -> Arc<dyn lf_battle::AskStore> {
+        Arc::new(ask::SqlAskStore::new(self.conns.clone()))
     }
 
     /// The store of model profiles over this database.

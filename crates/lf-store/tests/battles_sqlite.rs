@@ -38,3 +38,16 @@ async fn battle_races_across_two_handles() {
     battle_common::racing_last_slot(&stores).await;
     battle_common::racing_submissions(&stores).await;
 }
+
+/// lf-battle's ask contract on a file, twice, and across two handles.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn ask_contract_suite_on_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("lf.db").display());
+    let db = Database::connect(&url).await.unwrap();
+    lf_battle::contract::asks::suite(db.ask_store()).await;
+    lf_battle::contract::asks::suite(db.ask_store()).await;
+    let other = Database::connect(&url).await.unwrap();
+    lf_battle::contract::asks::suite(other.ask_store()).await;
+    db.close().await;
+}

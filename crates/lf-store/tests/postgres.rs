@@ -248,6 +248,14 @@ async fn connection_contract_suite_twice() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn ask_contract_suite_twice() {
+    let db = connect().await;
+    lf_battle::contract::asks::suite(db.ask_store()).await;
+    lf_battle::contract::asks::suite(db.ask_store()).await;
+    db.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn model_profile_contract_suite_twice() {
     let db = connect().await;
     lf_workflow::profile::contract::suite(db.profile_store()).await;

@@ -25,6 +25,7 @@ use crate::model::{
 use crate::store::BattleStore;
 
 mod answers;
+pub mod asks;
 mod costs;
 mod reading;
 
