@@ -3,7 +3,7 @@
 //! dev-dependency). Every workspace crate has a place:
 //!
 //! - **core** (lf-core) and **domain** crates (lf-lens, lf-auth, lf-battle,
-//!   lf-workflow, lf-agent): pure. Domain crates may use serde and
+//!   lf-workflow, lf-agent, lf-eval): pure. Domain crates may use serde and
 //!   serde_json, never an async runtime, SQL, MCP or HTTP crate, nor any
 //!   crate of the layers below; lf-core depends on nothing of ours and no JSON.
 //! - **clients** (lf-egress): the guarded outbound HTTP client; depends on
@@ -111,7 +111,7 @@ mod tests {
     }
 
     const CORE: &[&str] = &["lf-core"];
-    const DOMAIN: &[&str] = &["lf-lens", "lf-auth", "lf-battle", "lf-workflow", "lf-agent"];
+    const DOMAIN: &[&str] = &["lf-lens", "lf-auth", "lf-battle", "lf-workflow", "lf-agent", "lf-eval"];
     const CLIENTS: &[&str] = &["lf-egress"];
     const ADAPTERS: &[&str] = &["lf-store", "lf-model", "lf-runner", "lf-metrics"];
     const CATALOG: &[&str] = &["lf-tools"];

@@ -7,6 +7,7 @@ use lf_agent::{AgentService, LedgerSettings};
 use lf_battle::BattleService;
 use lf_core::{ModelProvider, Principal, Spawner};
 use lf_egress::{Egress, EgressConfig};
+use lf_eval::dataset::DatasetService;
 use lf_lens::LensService;
 use lf_runner::{Executors, OwnServices, Runner, Scheduler, StepNeeds};
 use lf_store::Database;
@@ -113,6 +114,7 @@ pub fn services(
         .runnable(Arc::new(move |t: &str| can_run.handles(t)))
         .connections(connections)
         .profiles(profiles.clone())
+        .datasets(DatasetService::new(db.dataset_store()))
         .agents(
             AgentService::new(db.agent_store(), db.lenser_handles())
                 .with_limits(runs.agents)

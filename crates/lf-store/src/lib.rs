@@ -118,6 +118,7 @@ mod backend;
 mod battle;
 mod connection;
 mod conns;
+mod dataset;
 mod dialect;
 mod error;
 mod kv;
@@ -232,6 +233,11 @@ impl Database {
     /// The store of model profiles over this database.
     pub fn profile_store(&self) -> Arc<dyn lf_workflow::profile::ModelProfileStore> {
         Arc::new(profile::SqlProfileStore::new(self.conns.clone()))
+    }
+
+    /// The store of datasets (their versions and cases) over this database.
+    pub fn dataset_store(&self) -> Arc<dyn lf_eval::dataset::DatasetStore> {
+        Arc::new(dataset::SqlDatasetStore::new(self.conns.clone()))
     }
 
     /// The saved connections of [`Database::connection_store`], as the

@@ -264,6 +264,14 @@ async fn model_profile_contract_suite_twice() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn dataset_contract_suite_twice() {
+    let db = connect().await;
+    lf_eval::dataset::contract::suite(db.dataset_store()).await;
+    lf_eval::dataset::contract::suite(db.dataset_store()).await;
+    db.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn kv_contract_suite_twice() {
     let db = connect().await;
     lf_workflow::kv::contract::suite(db.kv_store()).await;

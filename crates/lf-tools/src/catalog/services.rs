@@ -5,6 +5,7 @@ use std::sync::Arc;
 use lf_agent::{AgentService, MemoryAgentStore, NoLensers};
 use lf_battle::BattleService;
 use lf_core::{ModelProvider, Principal, Spawner};
+use lf_eval::dataset::{DatasetService, MemoryDatasets};
 use lf_lens::LensService;
 use lf_workflow::profile::{MemoryProfiles, ProfileService};
 use lf_workflow::run::{
@@ -28,6 +29,8 @@ pub struct Services {
     pub agents: Arc<AgentService>,
     /// Model profiles, and what a name given as a model means.
     pub profiles: ProfileService,
+    /// Datasets: versioned cases that experiments ask contenders.
+    pub datasets: DatasetService,
 }
 
 impl Services {
@@ -54,6 +57,7 @@ pub struct ServicesBuilder {
     connections: Option<ConnectionService>,
     agents: Option<AgentService>,
     profiles: Option<ProfileService>,
+    datasets: Option<DatasetService>,
     runs: Option<(Arc<dyn RunStore>, Arc<dyn RunSignal>)>,
     run_defaults: RunDefaults,
     runnable: Option<Runnable>,
@@ -87,6 +91,11 @@ impl ServicesBuilder {
     /// Model profiles. Without it, in memory, over the connections' store.
     pub fn profiles(self, profiles: ProfileService) -> Self {
         Self { profiles: Some(profiles), ..self }
+    }
+
+    /// Datasets. Without it, in memory.
+    pub fn datasets(self, datasets: DatasetService) -> Self {
+        Self { datasets: Some(datasets), ..self }
     }
 
     /// Runs are kept in `store`, and `signal` wakes the runner that claims
@@ -160,6 +169,7 @@ impl ServicesBuilder {
             connections,
             agents,
             profiles,
+            datasets: self.datasets.unwrap_or_else(|| DatasetService::new(Arc::new(MemoryDatasets::new()))),
         }
     }
 }

@@ -1,0 +1,40 @@
+use lf_core::LfResult;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::shapes::{WrittenOut, case_source, dataset_id};
+use crate::catalog::services::Ctx;
+use crate::catalog::tool::{Safety, Tool};
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AddDatasetCasesIn {
+    /// The dataset (yours).
+    #[schemars(extend("format" = "uuid"))]
+    pub dataset_id: String,
+    /// Cases, as create_dataset takes them.
+    #[schemars(length(max = 10000))]
+    pub cases: Option<Vec<Value>>,
+    /// Or: one case object a line.
+    pub jsonl: Option<String>,
+    /// Or: CSV, as create_dataset takes it.
+    pub csv: Option<String>,
+}
+
+pub struct AddDatasetCases;
+
+impl Tool for AddDatasetCases {
+    const NAME: &'static str = "add_dataset_cases";
+    const TITLE: &'static str = "Add cases to a dataset";
+    const SAFETY: Safety = Safety::Write;
+    const DESCRIPTION: &'static str = "Append up to 10,000 cases to your dataset as a new version; earlier versions stay as they were. Bad cases are reported by place; then nothing is saved.";
+    type Input = AddDatasetCasesIn;
+    type Output = WrittenOut;
+
+    async fn call(ctx: Ctx, i: AddDatasetCasesIn) -> LfResult<WrittenOut> {
+        let id = dataset_id(&i.dataset_id)?;
+        let source = case_source(i.cases, i.jsonl, i.csv)?;
+        Ok(WrittenOut::of(ctx.services.datasets.add_cases(&ctx.principal, id, source).await?))
+    }
+}

@@ -1,0 +1,51 @@
+use lf_core::LfResult;
+use lf_eval::dataset::NewDataset;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::shapes::{VisibilityIn, WrittenOut, case_source};
+use crate::catalog::services::Ctx;
+use crate::catalog::tool::{Safety, Tool};
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateDatasetIn {
+    /// Unique among your datasets.
+    #[schemars(length(min = 1, max = 100))]
+    pub name: String,
+    /// What it tests.
+    #[schemars(length(max = 2000))]
+    pub description: Option<String>,
+    /// Who may read it besides you.
+    #[schemars(extend("default" = "private"))]
+    pub visibility: Option<VisibilityIn>,
+    /// Cases: {inputs: {param: value}} or {prompt}, optional expected, assertions [{type, …}], tags, metadata.
+    #[schemars(length(max = 10000))]
+    pub cases: Option<Vec<Value>>,
+    /// Or: one case object a line.
+    pub jsonl: Option<String>,
+    /// Or: a header row (prompt, expected, tags split by ;, assertions, metadata; other columns are lens inputs), then a case a row.
+    pub csv: Option<String>,
+}
+
+pub struct CreateDataset;
+
+impl Tool for CreateDataset {
+    const NAME: &'static str = "create_dataset";
+    const TITLE: &'static str = "Create a dataset";
+    const SAFETY: Safety = Safety::Write;
+    const DESCRIPTION: &'static str = "Save up to 10,000 cases as a dataset's version 1, given in exactly one of cases, jsonl or csv. Each bad case is reported by its place; then nothing is saved.";
+    type Input = CreateDatasetIn;
+    type Output = WrittenOut;
+
+    async fn call(ctx: Ctx, i: CreateDatasetIn) -> LfResult<WrittenOut> {
+        let new = NewDataset {
+            name: i.name,
+            description: i.description,
+            visibility: i.visibility.map(|v| v.as_str().to_owned()),
+            cases: case_source(i.cases, i.jsonl, i.csv)?,
+        };
+        Ok(WrittenOut::of(ctx.services.datasets.create(&ctx.principal, new).await?))
+    }
+}
