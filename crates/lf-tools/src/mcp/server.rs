@@ -338,8 +338,12 @@ impl LfServer {
         let Some(tool) = self.runnable(&principal, name, also) else {
             return Ok(Asked::Done(self.call_with(principal, name, args, also).await?));
         };
+        let began = std::time::Instant::now();
+        // Counted as any call's end, whether or not the tool ran first.
         let refused = |reply: &Reply| {
             let err = elicit::declined(tool.title, reply);
+            meter().tool_call(tool.name, err.code().as_str(), began.elapsed());
+            trace::ended(err.code().as_str());
             Asked::Done(outcome_of(name, Err(err)))
         };
         let mut asked = false;
