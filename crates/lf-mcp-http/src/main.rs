@@ -108,9 +108,11 @@ fn main() -> ExitCode {
         Command::Serve(args) => &args.common,
         Command::Admin(admin) => admin.common(),
     };
-    if let Err(e) = common.init_logs() {
-        return Failure::Config(e).exit();
-    }
+    // Declared before the runtime: dropped after it, it sends the last spans.
+    let _traces = match common.init_logs() {
+        Ok(traces) => traces,
+        Err(e) => return Failure::Config(e).exit(),
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {

@@ -63,9 +63,11 @@ async fn run(mut config: StdioConfig) -> Result<(), Failure> {
 /// `lf-mcp-stdio connection …`: one command, then exit.
 fn run_command(command: Command) -> ExitCode {
     let Command::Connection(command) = command;
-    if let Err(e) = command.common().init_logs() {
-        return Failure::Config(e).exit();
-    }
+    // Declared before the runtime: dropped after it, it sends the last spans.
+    let _traces = match command.common().init_logs() {
+        Ok(traces) => traces,
+        Err(e) => return Failure::Config(e).exit(),
+    };
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
@@ -90,9 +92,11 @@ fn main() -> ExitCode {
     if let Some(command) = args.command.take() {
         return run_command(command);
     }
-    if let Err(e) = args.common.init_logs() {
-        return Failure::Config(e).exit();
-    }
+    // Declared before the runtime: dropped after it, it sends the last spans.
+    let _traces = match args.common.init_logs() {
+        Ok(traces) => traces,
+        Err(e) => return Failure::Config(e).exit(),
+    };
     let config = match StdioConfig::from_args(&args) {
         Ok(c) => c,
         Err(e) => return Failure::Config(e).exit(),

@@ -13,6 +13,7 @@ use lf_core::{
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue, RETRY_AFTER};
 use reqwest::{StatusCode, Url};
 use serde_json::{Map, Value, json};
+use tracing::Instrument;
 
 use crate::config::{EndpointConfig, parse_model_name};
 
@@ -85,6 +86,13 @@ pub fn client_builder() -> reqwest::ClientBuilder {
         Ok(tls) => builder.tls_backend_preconfigured(tls),
         Err(_) => builder,
     }
+}
+
+/// This crate's TLS set-up for a client built elsewhere (the trace
+/// exporter's blocking one), for the same reason as [`client_builder`];
+/// `None` when it cannot be made.
+pub fn client_tls() -> Option<rustls::ClientConfig> {
+    rustls_config(false).ok()
 }
 
 fn rustls_config(https: bool) -> Result<rustls::ClientConfig, String> {
@@ -471,15 +479,17 @@ impl ModelProvider for OpenAiCompatible {
 
     async fn chat(&self, request: ChatRequest) -> LfResult<ChatResponse> {
         let (model, body) = self.body(&request)?;
+        let span = self.span(&model);
         let began = Instant::now();
         let result =
-            self.send(&model, &body).await.and_then(|(answer, first_byte)| {
+            self.send(&model, &body).instrument(span.clone()).await.and_then(|(answer, first_byte)| {
                 match parse_tool_answer(&answer, false) {
                     Ok(a) => Ok(Answer { first_byte: Some(first_byte), ..a }),
                     Err(why) => Err(self.malformed(&model, &answer, &why)),
                 }
             });
         self.metered(&model, &result, began);
+        traced(&span, &result);
         let a = result?;
         let stats = CallStats {
             input_tokens: a.input_tokens,
@@ -488,6 +498,8 @@ impl ModelProvider for OpenAiCompatible {
             first_byte_ms: a.first_byte.map(millis),
             total_ms: Some(millis(began.elapsed())),
         };
+        span.record("gen_ai.usage.input_tokens", stats.input_tokens);
+        span.record("gen_ai.usage.output_tokens", stats.output_tokens);
         Ok(ChatResponse { stats, ..ChatResponse::new(a.text, a.model.unwrap_or(model)) })
     }
 
@@ -497,13 +509,17 @@ impl ModelProvider for OpenAiCompatible {
     /// a malformed answer) and `usage.total_tokens`.
     async fn chat_with_tools(&self, request: ToolChatRequest) -> LfResult<ToolChatResponse> {
         let (model, body) = self.body_with(&request.chat, Some(&request))?;
+        let span = self.span(&model);
         let began = Instant::now();
         let result =
-            self.send(&model, &body).await.and_then(|(answer, _)| match parse_tool_answer(&answer, true) {
-                Ok(a) => Ok(a),
-                Err(why) => Err(self.malformed(&model, &answer, &why)),
+            self.send(&model, &body).instrument(span.clone()).await.and_then(|(answer, _)| {
+                match parse_tool_answer(&answer, true) {
+                    Ok(a) => Ok(a),
+                    Err(why) => Err(self.malformed(&model, &answer, &why)),
+                }
             });
         self.metered(&model, &result, began);
+        traced(&span, &result);
         let a = result?;
         Ok(ToolChatResponse {
             text: a.text,
@@ -533,7 +549,36 @@ fn turn_message(turn: &Turn) -> Value {
     }
 }
 
+/// Records on a model call's `span` what it answered: the model that
+/// answered, or the error's code.
+fn traced(span: &tracing::Span, result: &LfResult<Answer>) {
+    match result {
+        Ok(a) => span.record("gen_ai.response.model", a.model.as_deref()),
+        Err(e) => span.record("error.type", e.code().as_str()).record("otel.status_code", "ERROR"),
+    };
+}
+
 impl OpenAiCompatible {
+    /// The span of one call asking `model`, with the GenAI semantic
+    /// conventions' attributes (what it answered is recorded after).
+    fn span(&self, model: &str) -> tracing::Span {
+        tracing::info_span!(
+            "chat",
+            otel.name = %format_args!("chat {model}"),
+            otel.kind = "client",
+            gen_ai.operation.name = "chat",
+            gen_ai.provider.name = "openai",
+            gen_ai.request.model = model,
+            gen_ai.response.model = tracing::field::Empty,
+            gen_ai.usage.input_tokens = tracing::field::Empty,
+            gen_ai.usage.output_tokens = tracing::field::Empty,
+            server.address = self.endpoint.host_str().unwrap_or(""),
+            server.port = self.endpoint.port_or_known_default(),
+            "error.type" = tracing::field::Empty,
+            otel.status_code = tracing::field::Empty,
+        )
+    }
+
     /// Tells the process's meter of a call that asked `model`: labelled by
     /// the endpoint's host and the configured model (any other model a
     /// request named is `other`: those names are not a bounded set).

@@ -32,7 +32,7 @@ mod config;
 mod endpoints;
 mod offline;
 
-pub use client::{OpenAiCompatible, PROVIDER_NAME, client_builder};
+pub use client::{OpenAiCompatible, PROVIDER_NAME, client_builder, client_tls};
 pub use config::{
     API_KEY_KEY, ApiKey, BASE_URL_KEY, ConfigError, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_RETRY_WAIT,
     DEFAULT_RETRY_BACKOFF, DEFAULT_TIMEOUT, EndpointConfig, MAX_MODEL_NAME_CHARS, MODEL_NAME_KEY, ModelArgs,

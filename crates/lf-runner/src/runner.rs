@@ -17,6 +17,8 @@ use lf_workflow::{VersionSelector, WorkflowStore, WorkflowVersionId};
 use tokio::sync::Notify;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+use tracing::field::Empty;
 
 use crate::executor::{Checkpoint, Checkpoints, Executors, Job};
 use crate::schedule::Scheduler;
@@ -393,9 +395,16 @@ impl Inner {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .insert(lease.run, (notify.clone(), lease.starter));
+        let span = tracing::info_span!(
+            "workflow_run",
+            otel.name = "workflow run",
+            lf.run.id = %lease.run,
+            lf.workflow.id = Empty,
+            otel.status_code = Empty,
+        );
         tokio::spawn(async move {
             let run = lease.run;
-            if let Err(e) = self.clone().drive(lease, notify).await {
+            if let Err(e) = self.clone().drive(lease, notify).instrument(span).await {
                 tracing::warn!(%run, error = %e, "driving a workflow run failed; another claim will resume it");
             }
             self.active.lock().unwrap_or_else(|p| p.into_inner()).remove(&run);
@@ -425,6 +434,7 @@ impl Inner {
 
     async fn drive(self: Arc<Self>, lease: Lease, cancel: Arc<Notify>) -> LfResult<()> {
         let run = self.runs.load_run(lease.run).await?;
+        tracing::Span::current().record("lf.workflow.id", tracing::field::display(run.workflow_id));
         let plan = match self.plan(&run).await? {
             Ok(p) => p,
             Err(why) => {
@@ -522,6 +532,9 @@ impl Drive<'_> {
             return Ok(());
         }
         if ended {
+            if self.state.status == RunStatus::Failed {
+                tracing::Span::current().record("otel.status_code", "ERROR");
+            }
             // The one save that ended it: the end is told once.
             self.inner.ended(self.run, &self.state);
         }
@@ -570,17 +583,36 @@ impl Drive<'_> {
             secrets: Default::default(),
         };
         let inner = self.inner.clone();
-        let handle = self.tasks.spawn(async move {
-            let limit = Duration::from_millis(timeout_ms);
-            let result = match tokio::time::timeout(limit, inner.executors.execute(&job)).await {
-                Ok(r) => r,
-                Err(_) => Err(Failure::new(
-                    "timeout",
-                    format!("the step took longer than its timeout of {timeout_ms} ms"),
-                )),
-            };
-            (slot, attempt, result)
-        });
+        // A child of the run's span, which is current here.
+        let span = tracing::info_span!(
+            "workflow_step",
+            otel.name = %format_args!("step {}", node.key),
+            lf.step.key = %node.key,
+            lf.step.type = %node.node_type,
+            lf.step.attempt = attempt,
+            lf.step.item = slot.item,
+            "error.type" = Empty,
+            otel.status_code = Empty,
+        );
+        let handle = self.tasks.spawn(
+            async move {
+                let limit = Duration::from_millis(timeout_ms);
+                let result = match tokio::time::timeout(limit, inner.executors.execute(&job)).await {
+                    Ok(r) => r,
+                    Err(_) => Err(Failure::new(
+                        "timeout",
+                        format!("the step took longer than its timeout of {timeout_ms} ms"),
+                    )),
+                };
+                if let Err(failure) = &result {
+                    let span = tracing::Span::current();
+                    span.record("error.type", failure.code.as_str());
+                    span.record("otel.status_code", "ERROR");
+                }
+                (slot, attempt, result)
+            }
+            .instrument(span),
+        );
         self.running.insert(slot, handle);
     }
 

@@ -104,6 +104,10 @@ pub struct CommonArgs {
     #[arg(long, env = "LENSERFIGHT_EVENT_RUNS_PER_MINUTE", value_name = "RUNS")]
     pub event_runs_per_minute: Option<u64>,
 
+    /// Where to send traces: an OpenTelemetry collector's OTLP/HTTP address, e.g. http://127.0.0.1:4318 (spans go to its /v1/traces as protobuf): a span per tool call, workflow run and step, model call and agent action, and a traceparent in a request's _meta continued [default: no traces]
+    #[arg(long, env = "LENSERFIGHT_OTLP_ENDPOINT", value_name = "URL")]
+    pub otlp_endpoint: Option<String>,
+
     /// Which of these values came from the configuration file (set by
     /// [`crate::parse`]), so that an error names the key where it was set.
     #[arg(skip)]
@@ -172,8 +176,12 @@ impl CommonArgs {
     /// ([`lf_tools::is_rmcp_error_echo`]: the catalog logs every error it
     /// answers, at the level its code calls for) and without rmcp's events
     /// below warn, which carry whole answers ([`lf_tools::is_rmcp_detail`]),
-    /// whatever the filter.
-    pub fn init_logs(&self) -> Result<(), ConfigError> {
+    /// whatever the filter. With `--otlp-endpoint`, exports the spans too
+    /// (see lf-telemetry): keep what this returns until the process ends,
+    /// outside the async runtime; dropping it sends the last spans.
+    pub fn init_logs(&self) -> Result<Option<lf_telemetry::Traces>, ConfigError> {
+        use tracing_subscriber::Layer;
+        use tracing_subscriber::filter::FilterExt;
         use tracing_subscriber::layer::SubscriberExt;
         use tracing_subscriber::util::SubscriberInitExt;
         let rust_log = std::env::var("RUST_LOG").ok();
@@ -185,20 +193,31 @@ impl CommonArgs {
                 tracing_subscriber::EnvFilter::try_new(text).map_err(|e| self.bad(Setting::Log, e))?
             }
         };
-        let builder =
-            tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(false);
-        let echo = tracing_subscriber::filter::filter_fn(|meta| {
-            !lf_tools::is_rmcp_error_echo(meta) && !lf_tools::is_rmcp_detail(meta)
+        let traces = match self.otlp_endpoint.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
+            Some(endpoint) => {
+                Some(lf_telemetry::Traces::start(endpoint).map_err(|e| self.bad(Setting::OtlpEndpoint, e))?)
+            }
+            None => None,
+        };
+        let logged = tracing_subscriber::filter::filter_fn(|meta| {
+            !lf_tools::is_rmcp_error_echo(meta)
+                && !lf_tools::is_rmcp_detail(meta)
+                && !lf_telemetry::is_traced(meta)
         });
-        if self.log_json {
-            builder.json().finish().with(echo).init();
-        } else {
-            builder.finish().with(echo).init();
+        let fmt = tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_ansi(false);
+        let fmt = match self.log_json {
+            true => fmt.json().with_filter(filter.and(logged)).boxed(),
+            false => fmt.with_filter(filter.and(logged)).boxed(),
+        };
+        let exported = traces.as_ref().map(|t| t.layer());
+        tracing_subscriber::registry().with(fmt).with(exported).init();
+        if traces.is_some() {
+            lf_tools::install_trace_continuation(lf_telemetry::continue_trace);
         }
         if let Some(path) = &self.from_file.path {
             tracing::info!(file = %path.display(), "configuration file read");
         }
-        Ok(())
+        Ok(traces)
     }
 
     /// The database URL, or the default file in the user's data directory.

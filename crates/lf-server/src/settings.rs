@@ -71,6 +71,7 @@ pub enum Setting {
     AgentsPerOwner,
     EventTreeMax,
     EventRunsPerMinute,
+    OtlpEndpoint,
     MetricsFile,
     Bind,
     PublicUrl,
@@ -94,7 +95,7 @@ pub enum Setting {
 
 /// `(setting, file key, kind, reader)`: the key names the setting in the
 /// configuration file; its variable and flag follow from it ([`names_of`]).
-const TABLE: [(Setting, &str, Kind, Reader); 44] = [
+const TABLE: [(Setting, &str, Kind, Reader); 45] = [
     (Setting::DatabaseUrl, "database_url", Kind::Text, Reader::Both),
     (Setting::LenserId, "lenser_id", Kind::Text, Reader::Stdio),
     (Setting::Toolsets, "toolsets", Kind::List, Reader::Both),
@@ -120,6 +121,7 @@ const TABLE: [(Setting, &str, Kind, Reader); 44] = [
     (Setting::AgentsPerOwner, "agents_per_owner", Kind::Count, Reader::Both),
     (Setting::EventTreeMax, "event_tree_max", Kind::Count, Reader::Both),
     (Setting::EventRunsPerMinute, "event_runs_per_minute", Kind::Count, Reader::Both),
+    (Setting::OtlpEndpoint, "otlp_endpoint", Kind::Text, Reader::Both),
     (Setting::MetricsFile, "metrics_file", Kind::Text, Reader::Stdio),
     (Setting::Bind, "bind", Kind::Text, Reader::Http),
     (Setting::PublicUrl, "public_url", Kind::Text, Reader::Http),
@@ -329,7 +331,7 @@ mod tests {
     /// Every setting's names as users write them (in scripts, unit files
     /// and configuration files), in the order of the README's tables: a
     /// renamed setting breaks their configuration, so it shows up here.
-    const PUBLISHED: [(&str, &str, &str); 44] = [
+    const PUBLISHED: [(&str, &str, &str); 45] = [
         ("database_url", "LENSERFIGHT_DATABASE_URL", "--database-url"),
         ("lenser_id", "LENSERFIGHT_LENSER_ID", "--lenser-id"),
         ("toolsets", "LENSERFIGHT_TOOLSETS", "--toolsets"),
@@ -355,6 +357,7 @@ mod tests {
         ("agents_per_owner", "LENSERFIGHT_AGENTS_PER_OWNER", "--agents-per-owner"),
         ("event_tree_max", "LENSERFIGHT_EVENT_TREE_MAX", "--event-tree-max"),
         ("event_runs_per_minute", "LENSERFIGHT_EVENT_RUNS_PER_MINUTE", "--event-runs-per-minute"),
+        ("otlp_endpoint", "LENSERFIGHT_OTLP_ENDPOINT", "--otlp-endpoint"),
         ("metrics_file", "LENSERFIGHT_METRICS_FILE", "--metrics-file"),
         ("bind", "LENSERFIGHT_BIND", "--bind"),
         ("public_url", "LENSERFIGHT_PUBLIC_URL", "--public-url"),

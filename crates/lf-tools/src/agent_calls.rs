@@ -19,6 +19,8 @@ use lf_core::{BattleId, ChatRequest, ContenderId, ErrorCode};
 use lf_core::{LenserId, LfError, LfResult};
 use rmcp::model::JsonObject;
 use serde_json::Value;
+use tracing::Instrument;
+use tracing::field::Empty;
 
 use crate::catalog::Catalog;
 use crate::catalog::output::ToolOutput;
@@ -101,6 +103,30 @@ pub async fn call_as_agent(
     args: JsonObject,
     note: Option<String>,
 ) -> LfResult<AgentCalled> {
+    let span = tracing::info_span!(
+        "agent_action",
+        otel.name = "agent action",
+        gen_ai.operation.name = "execute_tool",
+        gen_ai.agent.id = %agent,
+        gen_ai.tool.name = Empty,
+        "error.type" = Empty,
+        otel.status_code = Empty,
+    );
+    let result = called_as_agent(ctx, agent, action, args, note).instrument(span.clone()).await;
+    if let Err(e) = &result {
+        span.record("error.type", e.code().as_str());
+        span.record("otel.status_code", "ERROR");
+    }
+    result
+}
+
+async fn called_as_agent(
+    ctx: &Ctx,
+    agent: LenserId,
+    action: &str,
+    args: JsonObject,
+    note: Option<String>,
+) -> LfResult<AgentCalled> {
     let action = action.trim();
     let asked = match uuid::Uuid::try_parse(action) {
         Ok(_) => ActionName::parse("action_type", find_tool("action_type", action)?.name)?,
@@ -110,6 +136,7 @@ pub async fn call_as_agent(
         Some(tool) => tool,
         None => find_tool("action_type", asked.as_str())?,
     };
+    tracing::Span::current().record("gen_ai.tool.name", tool.name);
     let summary = summary(&args, note);
     let answering = asked.as_str() == ANSWER_BATTLE;
     // Answering a battle asks the model once.

@@ -43,4 +43,5 @@ pub use catalog::services::{Services, ServicesBuilder};
 pub use catalog::size::{GROUP_BUDGET, LISTING_BUDGET, ListingSize, ToolSize, listing_size};
 pub use catalog::tool::{Called, Reaches, TOOL_ID_NAMESPACE, tool_id};
 pub use catalog::{Catalog, CatalogOptions, Ctx, Group, Safety, Tool, ToolOutput, ToolSpec};
+pub use mcp::trace::install_continuation as install_trace_continuation;
 pub use mcp::{LfServer, PrincipalSource, SERVER_NAME, ToolsetSource};

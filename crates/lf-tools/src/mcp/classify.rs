@@ -244,8 +244,9 @@ impl LfServer {
         }
         Some(match version {
             Some(version) if !call.names_protocol_version() && self.answers_directly(name) => {
+                let traceparent = call.traceparent();
                 let ToolCall { id, params, .. } = call;
-                Classified::Direct(DirectCall::new(id, params, version.clone()))
+                Classified::Direct(DirectCall::new(id, params, version.clone()).continuing(traceparent))
             }
             _ => Classified::Rmcp(call),
         })

@@ -24,11 +24,13 @@ use rmcp::model::{
     JsonRpcMessage, JsonRpcResponse, ProtocolVersion, RequestId, ServerJsonRpcMessage, ServerResult,
 };
 use serde_json::Value;
+use tracing::Instrument;
 
 use lf_core::Principal;
 
 use crate::LfServer;
 use crate::catalog::output::{ToolOutput, call_tool_result, write_json_string};
+use crate::mcp::trace;
 
 /// A tool call to answer directly, with the protocol version to answer it
 /// in: made by [`LfServer::classify`] (or [`LfServer::classify_body`]),
@@ -39,11 +41,18 @@ pub struct DirectCall {
     name: String,
     arguments: Option<JsonObject>,
     version: ProtocolVersion,
+    /// The `traceparent` of its `_meta`, when spans are exported.
+    traceparent: Option<String>,
 }
 
 impl DirectCall {
     pub(crate) fn new(id: RequestId, params: CallToolRequestParams, version: ProtocolVersion) -> Self {
-        Self { id, name: params.name.into_owned(), arguments: params.arguments, version }
+        Self { id, name: params.name.into_owned(), arguments: params.arguments, version, traceparent: None }
+    }
+
+    /// The call, continuing the trace `traceparent` names.
+    pub(crate) fn continuing(self, traceparent: Option<String>) -> Self {
+        Self { traceparent, ..self }
     }
 
     pub fn id(&self) -> &RequestId {
@@ -72,9 +81,11 @@ impl LfServer {
     /// result, shaped for the call's protocol version as rmcp's
     /// `handle_request` shapes every result.
     pub async fn answer(&self, principal: Principal, call: DirectCall) -> Answer {
-        let DirectCall { id, name, arguments, version } = call;
+        let DirectCall { id, name, arguments, version, traceparent } = call;
         let inline_era = is_inline_era(&version);
-        let body = match self.call_as(principal, &name, arguments.unwrap_or_default()).await {
+        let span = trace::tool_call(&name, traceparent.as_deref());
+        let called = self.call_as(principal, &name, arguments.unwrap_or_default()).instrument(span).await;
+        let body = match called {
             Ok(output) => Body::Tool { output, inline_era },
             Err(mut error) => {
                 if inline_era && error.code == ErrorCode::RESOURCE_NOT_FOUND {

@@ -13,7 +13,8 @@
 //! - `tasks.rs`: MCP's tasks extension over workflow runs;
 //! - `resources.rs`: MCP resources over the documents the caller may read
 //!   (`documents.rs`, which the Search group reads too);
-//! - `toolsets.rs`: dynamic toolsets.
+//! - `toolsets.rs`: dynamic toolsets;
+//! - [`trace`]: each tool call's span, and a request's `traceparent`.
 
 pub mod classify;
 pub mod direct;
@@ -25,6 +26,7 @@ pub(crate) mod resources;
 pub(crate) mod server;
 pub(crate) mod tasks;
 pub(crate) mod toolsets;
+pub mod trace;
 
 pub use self::classify::{Classified, Envelope, Refusal, one_call};
 pub use self::server::{LfServer, PrincipalSource, SERVER_NAME, ToolsetSource};

@@ -21,6 +21,7 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use tracing::Instrument;
 
 use crate::catalog::errors::{details, error_value, logged, request_error, request_error_saying};
 use crate::catalog::group::Group;
@@ -35,6 +36,7 @@ use crate::mcp::elicit::{self, Asked, Asker, Reply};
 use crate::mcp::resources::{self, Cursor, Hint};
 use crate::mcp::tasks;
 use crate::mcp::toolsets::{self, Enabled};
+use crate::mcp::trace;
 
 /// The name the server gives itself to clients and in `/health`.
 pub const SERVER_NAME: &str = "lenserfight-mcp";
@@ -289,6 +291,7 @@ impl LfServer {
         if lacks_scope(&principal, tool.required_scope()) {
             let err = read_scope_only(name);
             meter().tool_call(tool.name, err.code().as_str(), began.elapsed());
+            trace::ended(err.code().as_str());
             return Ok(answered(ToolOutput::error(error_value(name, &err))));
         }
         Ok(outcome_of(name, self.run_tool(tool, principal, args).await))
@@ -313,7 +316,9 @@ impl LfServer {
         let ctx = Ctx { principal, services: self.services.clone() };
         let began = std::time::Instant::now();
         let result = one_call(tool.call(ctx, args)).await;
-        meter().tool_call(tool.name, meter::outcome_of(&result), began.elapsed());
+        let outcome = meter::outcome_of(&result);
+        meter().tool_call(tool.name, outcome, began.elapsed());
+        trace::ended(outcome);
         result
     }
 
@@ -333,8 +338,12 @@ impl LfServer {
         let Some(tool) = self.runnable(&principal, name, also) else {
             return Ok(Asked::Done(self.call_with(principal, name, args, also).await?));
         };
+        let began = std::time::Instant::now();
+        // Counted as any call's end, whether or not the tool ran first.
         let refused = |reply: &Reply| {
             let err = elicit::declined(tool.title, reply);
+            meter().tool_call(tool.name, err.code().as_str(), began.elapsed());
+            trace::ended(err.code().as_str());
             Asked::Done(outcome_of(name, Err(err)))
         };
         let mut asked = false;
@@ -543,35 +552,42 @@ impl ServerHandler for LfServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let principal = self.caller(&context)?;
-        let also = self.named_toolsets(&context);
-        let args = request.arguments.unwrap_or_default();
-        let outcome = match Asker::of(&context, request.input_responses, request.request_state) {
-            None => self.call_with(principal.clone(), &request.name, args, &also).await?,
-            Some(asker) => {
-                match self.call_asking(principal.clone(), &request.name, args, &also, &asker).await? {
-                    Asked::Done(outcome) => outcome,
-                    Asked::Pending(question) => return Ok(question.input_required().into()),
+        let span = trace::tool_call(&request.name, context.meta.get_traceparent());
+        async move {
+            let principal = self.caller(&context)?;
+            let also = self.named_toolsets(&context);
+            let args = request.arguments.unwrap_or_default();
+            let outcome = match Asker::of(&context, request.input_responses, request.request_state) {
+                None => self.call_with(principal.clone(), &request.name, args, &also).await?,
+                Some(asker) => {
+                    match self.call_asking(principal.clone(), &request.name, args, &also, &asker).await? {
+                        Asked::Done(outcome) => outcome,
+                        Asked::Pending(question) => return Ok(question.input_required().into()),
+                    }
+                }
+            };
+            if outcome.changed
+                && let Err(e) = context.peer.notify_tool_list_changed().await
+            {
+                tracing::debug!(error = %e, "this session cannot be told its tool list changed");
+            }
+            // A run started for a client of the tasks extension is its task.
+            if let Some(run) = outcome.run
+                && self.info.capabilities.supports_tasks()
+                && context.client_capabilities().is_some_and(|c| c.supports_tasks())
+            {
+                match tasks::created(&self.services.runs, &principal, run).await {
+                    Ok(task) => return Ok(task.into()),
+                    // The result names the run too: the client can follow it.
+                    Err(e) => {
+                        tracing::error!(error = ?e, %run, "a started run could not be read back as a task")
+                    }
                 }
             }
-        };
-        if outcome.changed
-            && let Err(e) = context.peer.notify_tool_list_changed().await
-        {
-            tracing::debug!(error = %e, "this session cannot be told its tool list changed");
+            Ok(CallToolResult::from(outcome.output).into())
         }
-        // A run started for a client of the tasks extension is its task.
-        if let Some(run) = outcome.run
-            && self.info.capabilities.supports_tasks()
-            && context.client_capabilities().is_some_and(|c| c.supports_tasks())
-        {
-            match tasks::created(&self.services.runs, &principal, run).await {
-                Ok(task) => return Ok(task.into()),
-                // The result names the run too: the client can follow it.
-                Err(e) => tracing::error!(error = ?e, %run, "a started run could not be read back as a task"),
-            }
-        }
-        Ok(CallToolResult::from(outcome.output).into())
+        .instrument(span)
+        .await
     }
 
     async fn list_prompts(

@@ -38,6 +38,13 @@ impl ToolCall {
         self.meta.as_ref().is_some_and(|meta| meta.protocol_version().is_some())
     }
 
+    /// The W3C `traceparent` its `_meta` carries, kept only when spans
+    /// are exported.
+    pub(super) fn traceparent(&self) -> Option<String> {
+        let meta = self.meta.as_ref()?;
+        crate::mcp::trace::continues().then(|| meta.get_traceparent().map(str::to_owned)).flatten()
+    }
+
     /// The message rmcp reads from the same text.
     pub(super) fn into_message(self) -> ClientJsonRpcMessage {
         let mut request = CallToolRequest::new(self.params);
