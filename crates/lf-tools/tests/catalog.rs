@@ -810,7 +810,15 @@ async fn dynamic_toolsets_list_what_a_session_enabled() {
     let ids: Vec<_> = listed["toolsets"].as_array().unwrap().iter().map(|g| g["id"].clone()).collect();
     assert_eq!(
         ids,
-        [json!("lens"), json!("battle"), json!("search"), json!("workflow"), json!("agent"), json!("model")]
+        [
+            json!("lens"),
+            json!("battle"),
+            json!("search"),
+            json!("workflow"),
+            json!("agent"),
+            json!("model"),
+            json!("connections")
+        ]
     );
     assert!(listed["toolsets"].as_array().unwrap().iter().all(|g| g["enabled"] == false));
     assert_eq!(listed["toolsets"][0]["tools"].as_array().unwrap().len(), 20);

@@ -8,6 +8,7 @@
 
 pub mod agent;
 pub mod battle;
+pub mod connections;
 pub mod lens;
 pub mod model;
 pub mod search;
@@ -16,5 +17,12 @@ pub mod workflow;
 use crate::catalog::group::Group;
 
 /// Every group, in catalog order.
-pub static ALL: &[&Group] =
-    &[&lens::GROUP, &battle::GROUP, &search::GROUP, &workflow::GROUP, &agent::GROUP, &model::GROUP];
+pub static ALL: &[&Group] = &[
+    &lens::GROUP,
+    &battle::GROUP,
+    &search::GROUP,
+    &workflow::GROUP,
+    &agent::GROUP,
+    &model::GROUP,
+    &connections::GROUP,
+];
