@@ -301,10 +301,10 @@ fn from_events(body: &[u8], id: u64) -> Option<Value> {
             }
             data.push_str(d.strip_prefix(' ').unwrap_or(d));
         } else if line.is_empty() && !data.is_empty() {
-            if let Ok(m) = serde_json::from_str::<Value>(&data) {
-                if m.get("id").and_then(Value::as_u64) == Some(id) {
-                    found = Some(m);
-                }
+            if let Ok(m) = serde_json::from_str::<Value>(&data)
+                && m.get("id").and_then(Value::as_u64) == Some(id)
+            {
+                found = Some(m);
             }
             data.clear();
         }
