@@ -24,6 +24,7 @@ use crate::compose::OwnServices;
 use crate::contender::ContenderSteps;
 use crate::executor::{Executor, Executors, Pure};
 use crate::kv::{KvKind, KvSteps};
+use crate::mcp::{McpClient, McpSteps, ThirdParty};
 use crate::model::{ModelSteps, Pricing};
 use crate::outbound::{Outbound, OutboundKind};
 
@@ -53,6 +54,8 @@ pub(crate) enum Runs {
     /// An AI Lenser's answer to a battle ([`ContenderSteps`],
     /// contender.rs).
     Contender,
+    /// A tool of an outside MCP server ([`McpSteps`], mcp/).
+    Mcp,
 }
 
 /// Every node type of the catalog and what runs it, by what runs it.
@@ -108,6 +111,7 @@ pub(crate) const STEPS: &[(&str, Runs)] = &[
     ("github_read", Runs::Outbound(OutboundKind::GithubRead)),
     ("github_issue_create", Runs::Outbound(OutboundKind::GithubIssue)),
     ("rss_feed", Runs::Outbound(OutboundKind::Feed)),
+    ("mcp_tool", Runs::Mcp),
     // The workflow owner's key-value store.
     ("kv_store_read", Runs::Kv(KvKind::Read(Namespace::Kv))),
     ("kv_store_write", Runs::Kv(KvKind::Write(Namespace::Kv))),
@@ -151,13 +155,19 @@ pub struct StepNeeds {
     /// The server's services, for sub-workflows, battles, agents and team
     /// runs.
     pub own: OwnServices,
+    /// The hygiene and schema check of outside MCP tools' results and
+    /// arguments (lf-tools', handed over by lf-server).
+    pub third_party: Arc<dyn ThirdParty>,
 }
 
 impl Executors {
     /// An executor for every node type that has one: every row of
     /// steps.rs's table but the engine's.
     pub fn all(needs: StepNeeds) -> Executors {
-        let StepNeeds { model, pricing, lenses, egress, connections, kv, agent_tools, own } = needs;
+        let StepNeeds { model, pricing, lenses, egress, connections, kv, agent_tools, own, third_party } =
+            needs;
+        let mcp: Arc<dyn Executor> =
+            Arc::new(McpSteps::new(McpClient::new(egress.clone()), connections.clone(), third_party));
         let pure: Arc<dyn Executor> = Arc::new(Pure);
         let asks: Arc<dyn Executor> =
             Arc::new(ModelSteps::new(model.clone(), lenses, pricing).resolving(own.clone()));
@@ -176,6 +186,7 @@ impl Executors {
             Runs::BattleCreate => Some(own.battle_create()),
             Runs::Agent => Some(agent.clone()),
             Runs::Contender => Some(contender.clone()),
+            Runs::Mcp => Some(mcp.clone()),
         })
     }
 

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use lf_auth::{AuthConfig, AuthService};
 use lf_core::{LenserId, LfError, Principal, SystemClock};
 use lf_store::Database;
-use lf_workflow::connection::MAX_SECRET_BYTES;
+use lf_workflow::connection::{MAX_SECRET_BYTES, MCP_PROVIDER};
 use lf_workflow::{JsonObject, NewConnection, Secret};
 use serde_json::Value;
 
@@ -182,13 +182,16 @@ async fn run_on<O: ConnectionOwner>(
     let principal = command.owner().principal(db, command.common()).await?;
     let io = |e: std::io::Error| CommandError::Failed(format!("cannot write the answer: {e}"));
     match command {
-        ConnectionCommand::Add { provider, connection_ref, settings, settings_json, .. } => {
+        ConnectionCommand::Add { provider, connection_ref, settings, settings_json, common, .. } => {
             let settings = parse_settings(&settings, settings_json.as_deref())?;
-            let secret = read_secret(input)?;
+            // An outside MCP server may ask for no credentials.
+            let secret = read_secret(input, provider.trim() == MCP_PROVIDER)?;
             // Read or make the key now, so that a problem with it names the file.
             sealer.key().map_err(CommandError::Config)?;
             let new = NewConnection { provider, connection_ref, settings, secret };
-            let saved = crate::connection_service(db, sealer).add(&principal, new).await.map_err(failed)?;
+            let allow = common.egress_allow().map_err(CommandError::Config)?;
+            let service = crate::connection_service(db, sealer).with_mcp(crate::mcp_servers(&allow));
+            let saved = service.add(&principal, new).await.map_err(failed)?;
             writeln!(out, "saved connection {} ({})", shown(saved.connection_ref.as_str()), saved.provider)
                 .map_err(io)?;
         }
@@ -252,7 +255,7 @@ fn parse_settings(pairs: &[String], json: Option<&str>) -> Result<JsonObject, Co
 
 /// The secret on `input`: all of it, less one trailing newline (`\n` or
 /// `\r\n`), at most [`MAX_SECRET_BYTES`].
-fn read_secret(input: &mut dyn Read) -> Result<Secret, CommandError> {
+fn read_secret(input: &mut dyn Read, may_be_empty: bool) -> Result<Secret, CommandError> {
     let mut bytes = Vec::new();
     input
         .take(MAX_SECRET_BYTES as u64 + 3)
@@ -263,6 +266,9 @@ fn read_secret(input: &mut dyn Read) -> Result<Secret, CommandError> {
         if bytes.ends_with(b"\r") {
             bytes.pop();
         }
+    }
+    if bytes.is_empty() && may_be_empty {
+        return Ok(Secret::empty());
     }
     if bytes.is_empty() {
         return Err(CommandError::Failed(
@@ -296,7 +302,7 @@ mod tests {
 
     #[test]
     fn the_secret_is_all_of_stdin_less_one_newline() {
-        let read = |s: &[u8]| read_secret(&mut &s[..]).map(|s| s.expose().to_vec());
+        let read = |s: &[u8]| read_secret(&mut &s[..], false).map(|s| s.expose().to_vec());
         assert_eq!(read(b"xoxb-1\n").unwrap(), b"xoxb-1");
         assert_eq!(read(b"line one\nline two\r\n").unwrap(), b"line one\nline two");
         assert_eq!(read(b"keeps  \n\n").unwrap(), b"keeps  \n");

@@ -54,7 +54,9 @@ pub use lenses::WorkflowLenses;
 pub use models::Resolver;
 pub use sealer::{KeySealer, SecretKey};
 pub use settings::{CONFIG_ENV, CONFIG_FLAG, ConfigError, Kind, Reader, Setting, check_arguments};
-pub use wiring::{Built, build_server, connection_service, open_database, services, workflow_service};
+pub use wiring::{
+    Built, build_server, connection_service, mcp_servers, open_database, services, workflow_service,
+};
 
 // The binaries drive the runner through the composition root.
 pub use lf_runner::Runner;

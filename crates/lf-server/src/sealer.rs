@@ -314,6 +314,10 @@ impl SecretSealer for KeySealer {
                 "its bytes were changed, or it was saved for another connection. Save the connection again: connection remove, then connection add.",
             )
         })?;
+        // An mcp connection to a server that asks for no credentials has none.
+        if opened.is_empty() {
+            return Ok(Secret::empty());
+        }
         Secret::new(opened)
     }
 }

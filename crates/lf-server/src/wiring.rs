@@ -67,7 +67,7 @@ pub fn services(
     let lens = LensService::new(db.lens_store()).with_events(Arc::new(own.clone()));
     let workflow = workflow_service(db, Arc::new(WorkflowLenses::new(lens.clone())))
         .with_egress_policy(Arc::new(EgressRules(runs.egress_allow.clone())));
-    let connections = connection_service(db, sealer);
+    let connections = connection_service(db, sealer).with_mcp(mcp_servers(&runs.egress_allow));
     let rules: Arc<dyn lf_workflow::EgressPolicy> = Arc::new(EgressRules(runs.egress_allow.clone()));
     let endpoints =
         runs.models.clone().unwrap_or_else(|| Arc::new(lf_model::Endpoints::new(model.clone(), None)));
@@ -94,6 +94,7 @@ pub fn services(
         kv: db.kv_store(),
         agent_tools: Arc::new(agent_tools.clone()),
         own: own.clone(),
+        third_party: Arc::new(CatalogHygiene),
     });
     let can_run = executors.clone();
     let run_store = db.run_store();
@@ -106,7 +107,7 @@ pub fn services(
                 .with_workflow_answers(Arc::new(own.clone()))
                 .with_model_answers(Arc::new(asks))
                 .with_contender_refs(Arc::new(own.clone()))
-                .with_resolver(resolver),
+                .with_resolver(resolver.clone()),
         )
         .workflow(workflow)
         .runs(run_store, runner.signal())
@@ -130,6 +131,7 @@ pub fn services(
     own.bind(services.runs.clone(), services.battle.clone(), db.workflow_store(), runner.stopping());
     own.bind_agents(services.agents.clone());
     own.bind_profiles(profiles);
+    own.bind_resolver(resolver);
     runner.on_end(Arc::new(own));
     (services, runner)
 }
@@ -178,9 +180,34 @@ impl lf_workflow::EgressPolicy for EgressRules {
     }
 }
 
+/// The catalog's hygiene of third-party content and its JSON Schema check,
+/// for the `mcp_tool` steps (lf-runner knows no catalog).
+struct CatalogHygiene;
+
+impl lf_runner::ThirdParty for CatalogHygiene {
+    fn clean(&self, value: &mut serde_json::Value) -> Option<String> {
+        let reasons = lf_tools::clean_value(value);
+        (!reasons.is_empty()).then(|| lf_tools::injection_note(&reasons))
+    }
+
+    fn check(&self, schema: &serde_json::Value, instance: &serde_json::Value) -> Result<(), String> {
+        use lf_battle::JsonSchemaValidator;
+        lf_tools::JsonSchemaCheck.validate(&schema.to_string(), &instance.to_string())
+    }
+}
+
 /// The saved-connection use cases over `db`, secrets sealed by `sealer`
 /// ([`Config::sealer`]: under `LENSERFIGHT_SECRET_KEY`, else the key file,
 /// read or made the first time a secret is sealed or opened).
 pub fn connection_service(db: &Database, sealer: KeySealer) -> ConnectionService {
     ConnectionService::new(db.connection_store(), Arc::new(sealer))
+}
+
+/// The client saving a connection of provider `mcp` speaks to its server
+/// with: lf-runner's, through the egress guard under `allow`, as the
+/// `mcp_tool` steps reach it.
+pub fn mcp_servers(allow: &lf_egress::Allow) -> Arc<dyn lf_workflow::connection::McpServers> {
+    let egress = Egress::new(EgressConfig { allow: allow.clone(), ..EgressConfig::default() })
+        .expect("the outbound HTTP client builds with the default TLS settings");
+    Arc::new(lf_runner::McpClient::new(egress))
 }

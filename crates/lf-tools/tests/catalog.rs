@@ -817,7 +817,8 @@ async fn dynamic_toolsets_list_what_a_session_enabled() {
             json!("workflow"),
             json!("agent"),
             json!("model"),
-            json!("eval")
+            json!("eval"),
+            json!("connections")
         ]
     );
     assert!(listed["toolsets"].as_array().unwrap().iter().all(|g| g["enabled"] == false));

@@ -12,7 +12,9 @@ use lf_core::{
     VersionId, WorkflowId,
 };
 
-use crate::connection::{Connection, ConnectionStore, SealedSecret, connection_not_found, connection_taken};
+use crate::connection::{
+    Connection, ConnectionStore, ConnectionTool, SealedSecret, connection_not_found, connection_taken,
+};
 use crate::follow::Follower;
 use crate::lookup::{LensFacts, LensLookup};
 use crate::model::{
@@ -376,8 +378,9 @@ pub struct MemoryConnections {
     saved: RwLock<HashMap<LenserId, OwnersConnections>>,
 }
 
-/// One owner's connections by ref: a `BTreeMap` keeps them in byte order.
-type OwnersConnections = BTreeMap<String, (Connection, SealedSecret)>;
+/// One owner's connections by ref (a `BTreeMap` keeps them in byte order),
+/// each with its sealed secret and its tools.
+type OwnersConnections = BTreeMap<String, (Connection, SealedSecret, Vec<ConnectionTool>)>;
 
 impl MemoryConnections {
     pub fn new() -> Self {
@@ -396,10 +399,10 @@ impl MemoryConnections {
             settings: JsonObject::new(),
             created_at: Timestamp::from_micros(0),
         };
-        write(&self.saved)
-            .entry(owner)
-            .or_default()
-            .insert(connection_ref.to_owned(), (connection, SealedSecret::from_bytes(Vec::new())));
+        write(&self.saved).entry(owner).or_default().insert(
+            connection_ref.to_owned(),
+            (connection, SealedSecret::from_bytes(Vec::new()), Vec::new()),
+        );
     }
 }
 
@@ -412,7 +415,7 @@ impl ConnectionStore for MemoryConnections {
         if mine.contains_key(r) {
             return Err(connection_taken(&connection.connection_ref));
         }
-        mine.insert(r.to_owned(), (connection.clone(), secret.clone()));
+        mine.insert(r.to_owned(), (connection.clone(), secret.clone(), Vec::new()));
         Ok(())
     }
 
@@ -420,7 +423,7 @@ impl ConnectionStore for MemoryConnections {
         Ok(read(&self.saved)
             .get(&owner)
             .into_iter()
-            .flat_map(|m| m.values().map(|(c, _)| c.clone()))
+            .flat_map(|m| m.values().map(|(c, ..)| c.clone()))
             .collect())
     }
 
@@ -432,7 +435,7 @@ impl ConnectionStore for MemoryConnections {
         read(&self.saved)
             .get(&owner)
             .and_then(|m| m.get(connection_ref.as_str()))
-            .cloned()
+            .map(|(c, s, _)| (c.clone(), s.clone()))
             .ok_or_else(|| connection_not_found(connection_ref))
     }
 
@@ -442,5 +445,31 @@ impl ConnectionStore for MemoryConnections {
             .and_then(|m| m.remove(connection_ref.as_str()))
             .map(drop)
             .ok_or_else(|| connection_not_found(connection_ref))
+    }
+
+    async fn connection_tools(
+        &self,
+        owner: LenserId,
+        connection_ref: &ConnectionRef,
+    ) -> LfResult<Vec<ConnectionTool>> {
+        read(&self.saved)
+            .get(&owner)
+            .and_then(|m| m.get(connection_ref.as_str()))
+            .map(|(.., t)| t.clone())
+            .ok_or_else(|| connection_not_found(connection_ref))
+    }
+
+    async fn put_connection_tools(
+        &self,
+        owner: LenserId,
+        connection_ref: &ConnectionRef,
+        tools: &[ConnectionTool],
+        _at: Timestamp,
+    ) -> LfResult<()> {
+        let mut saved = write(&self.saved);
+        let found = saved.get_mut(&owner).and_then(|m| m.get_mut(connection_ref.as_str()));
+        let (.., t) = found.ok_or_else(|| connection_not_found(connection_ref))?;
+        *t = tools.to_vec();
+        Ok(())
     }
 }

@@ -1,5 +1,6 @@
 //! [`ConnectionStore`] over either backend: the `connections` table of
-//! `0007_workflows.sql` (SQLite) and `0006_workflows.sql` (PostgreSQL),
+//! `0007_workflows.sql` (SQLite) and `0006_workflows.sql` (PostgreSQL), and
+//! `connection_tools` of `0029_connection_tools.sql` / `0025_…`,
 //! keyed by owner and ref, through the statements of `sql`, the same on
 //! both. Every method is one statement (see [`crate::conns`]); the sealed
 //! secret is read by `connection_secret` only.
@@ -8,7 +9,8 @@ pub(crate) mod rows;
 pub(crate) mod sql;
 
 use async_trait::async_trait;
-use lf_core::{LenserId, LfResult};
+use lf_core::{LenserId, LfResult, Timestamp};
+use lf_workflow::connection::ConnectionTool;
 use lf_workflow::{Connection, ConnectionRef, ConnectionStore, SealedSecret};
 
 use crate::conns::{Conns, on};
@@ -44,5 +46,23 @@ impl ConnectionStore for SqlConnectionStore {
 
     async fn remove_connection(&self, owner: LenserId, connection_ref: &ConnectionRef) -> LfResult<()> {
         on!(&self.conns, write_one, |conn| sql::remove(conn, owner, connection_ref))
+    }
+
+    async fn connection_tools(
+        &self,
+        owner: LenserId,
+        connection_ref: &ConnectionRef,
+    ) -> LfResult<Vec<ConnectionTool>> {
+        on!(&self.conns, reading, |conn| sql::tools(conn, owner, connection_ref))
+    }
+
+    async fn put_connection_tools(
+        &self,
+        owner: LenserId,
+        connection_ref: &ConnectionRef,
+        tools: &[ConnectionTool],
+        at: Timestamp,
+    ) -> LfResult<()> {
+        on!(&self.conns, write_one, |conn| sql::put_tools(conn, owner, connection_ref, tools, at))
     }
 }

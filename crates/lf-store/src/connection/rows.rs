@@ -4,6 +4,7 @@
 //! workflows.
 
 use lf_core::{LenserId, LfResult};
+use lf_workflow::connection::ConnectionTool;
 use lf_workflow::{Connection, ConnectionRef, Provider};
 
 use crate::dialect::{Bind, Columns};
@@ -32,4 +33,14 @@ pub(crate) fn bind_connection<Q: Bind>(q: Q, c: &Connection, sealed: &[u8]) -> Q
         .put(object_text(&c.settings))
         .put(sealed.to_vec())
         .put_time(c.created_at)
+}
+
+/// A `connection_tools.tools` column: the JSON array lf-workflow writes.
+pub(crate) fn tools_of(text: &str) -> LfResult<Vec<ConnectionTool>> {
+    valid(serde_json::from_str(text), "connection_tools.tools")
+}
+
+/// The `connection_tools.tools` text of `tools`.
+pub(crate) fn tools_text(tools: &[ConnectionTool]) -> String {
+    serde_json::to_string(tools).unwrap_or_else(|_| "[]".to_owned())
 }

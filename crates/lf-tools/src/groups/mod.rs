@@ -9,6 +9,7 @@
 pub mod agent;
 pub mod battle;
 pub mod eval;
+pub mod connections;
 pub mod lens;
 pub mod model;
 pub mod search;
@@ -25,4 +26,5 @@ pub static ALL: &[&Group] = &[
     &agent::GROUP,
     &model::GROUP,
     &eval::GROUP,
+    &connections::GROUP,
 ];

@@ -16,6 +16,7 @@ use serde_json::json;
 
 use super::model::{Connection, SealedSecret};
 use super::store::ConnectionStore;
+use super::tools::{ConnectionTool, ListedTool, ToolMode};
 use crate::lookup::{ConnectionLookup, SavedConnection};
 use crate::model::{ConnectionRef, JsonObject, Provider};
 
@@ -26,6 +27,7 @@ pub async fn suite(store: Arc<dyn ConnectionStore>) {
     refs_are_unique_per_owner(s).await;
     removal(s).await;
     lookup(s).await;
+    tools(s).await;
 }
 
 fn connection(owner: LenserId, r: &str, provider: &str, settings: serde_json::Value) -> Connection {
@@ -146,6 +148,47 @@ async fn lookup(s: &dyn ConnectionStore) {
         "the lookup answers the saved refs among those asked, with their providers"
     );
     assert!(s.saved(LenserId::new(), &asked).await.unwrap().is_empty(), "another owner has none of them");
+}
+
+fn tool(name: &str, mode: ToolMode) -> ConnectionTool {
+    let schema = json!({"type": "object", "properties": {"z": {"type": "string"}, "a": {"type": "number"}}});
+    ConnectionTool {
+        tool: ListedTool {
+            name: name.into(),
+            description: Some(format!("{name}: ünïcödé \"quoted\"")),
+            input_schema: schema.as_object().unwrap().clone(),
+            annotations: json!({"readOnlyHint": true}).as_object().unwrap().clone(),
+        },
+        mode,
+    }
+}
+
+async fn tools(s: &dyn ConnectionStore) {
+    let (alice, bob) = (LenserId::new(), LenserId::new());
+    let c = connection(alice, "outside", "mcp", json!({"url": "https://mcp.example.com/mcp"}));
+    let r = c.connection_ref.clone();
+    let at = Timestamp::from_micros(1_760_000_000_000_000);
+    let missing = ConnectionRef::parse("ref", "never-saved").unwrap();
+    assert_eq!(code(s.connection_tools(alice, &missing).await), ErrorCode::NotFound);
+    assert_eq!(code(s.put_connection_tools(alice, &missing, &[], at).await), ErrorCode::NotFound);
+    s.add_connection(&c, &sealed(1)).await.unwrap();
+    assert!(s.connection_tools(alice, &r).await.unwrap().is_empty(), "a new connection has no tools");
+    let written = vec![tool("zeta", ToolMode::On), tool("alpha", ToolMode::Off), tool("mid", ToolMode::Ask)];
+    s.put_connection_tools(alice, &r, &written, at).await.expect("put_connection_tools");
+    let got = s.connection_tools(alice, &r).await.unwrap();
+    assert_eq!(got, written, "every tool as written, in order");
+    let keys: Vec<&String> = got[0].tool.input_schema["properties"].as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["z", "a"], "schemas keep their key order");
+    s.put_connection_tools(alice, &r, &written[1..], at).await.unwrap();
+    assert_eq!(s.connection_tools(alice, &r).await.unwrap(), written[1..], "a put replaces them");
+    assert_eq!(code(s.connection_tools(bob, &r).await), ErrorCode::NotFound, "another owner has none");
+    assert_eq!(code(s.put_connection_tools(bob, &r, &written, at).await), ErrorCode::NotFound);
+    s.remove_connection(alice, &r).await.unwrap();
+    s.add_connection(&c, &sealed(2)).await.unwrap();
+    assert!(
+        s.connection_tools(alice, &r).await.unwrap().is_empty(),
+        "removing a connection removes its tools"
+    );
 }
 
 #[cfg(test)]

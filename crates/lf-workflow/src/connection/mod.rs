@@ -17,6 +17,8 @@
 //! - `service.rs`: [`ConnectionService`], the use cases for a principal;
 //! - `redaction.rs`: [`Redaction`], what the connections a step opened
 //!   must not leave in anything the step gives back;
+//! - `tools.rs`: an outside MCP server's tools and their modes, kept
+//!   with a connection of provider `mcp`, and the [`McpServers`] port;
 //! - `contract.rs`: the suite every store runs.
 //!
 //! Invariants: a [`Secret`] is never printed (its `Debug` is redacted, it
@@ -29,6 +31,7 @@ mod model;
 mod redaction;
 mod service;
 mod store;
+mod tools;
 
 pub use model::{
     Connection, MAX_SECRET_BYTES, MAX_SETTINGS_BYTES, MAX_SETTINGS_DEPTH, SealBinding, SealedSecret, Secret,
@@ -37,3 +40,7 @@ pub use model::{
 pub use redaction::{MIN_SECRET_CHARS, REDACTION_RULE, Redaction};
 pub use service::{ConnectionService, NewConnection};
 pub use store::ConnectionStore;
+pub use tools::{
+    ConnectionTool, DEFAULT_TIMEOUT_SECS, ListedTool, MAX_TIMEOUT_SECS, MAX_TOOLS, MCP_PROVIDER, McpEndpoint,
+    McpServers, ToolMode, first_mode, mcp_endpoint, mcp_settings, merge_tools,
+};

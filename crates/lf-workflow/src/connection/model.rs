@@ -50,6 +50,17 @@ impl Secret {
         Ok(Self(bytes))
     }
 
+    /// No secret: only an `mcp` connection may have none (a server that
+    /// asks for no credentials); the service refuses it for any other.
+    pub fn empty() -> Self {
+        Self(Zeroizing::new(Vec::new()))
+    }
+
+    /// A copy, wiped when dropped like the original.
+    pub(crate) fn clone_secret(&self) -> Self {
+        Self(self.0.clone())
+    }
+
     /// The secret's bytes, for the sealer and the runner only.
     pub fn expose(&self) -> &[u8] {
         &self.0
@@ -225,7 +236,7 @@ mod tests {
         assert_eq!(e.code(), ErrorCode::InvalidArgument);
         assert_eq!(
             e.message(),
-            "provider must be one of discord, github, http, openai_compatible, slack, smtp, telegram; got \"notion\": no node type of this server uses a notion connection."
+            "provider must be one of discord, github, http, mcp, openai_compatible, slack, smtp, telegram; got \"notion\": no node type of this server uses a notion connection."
         );
         assert!(parse_provider("Slack").is_err(), "providers are lowercase");
     }

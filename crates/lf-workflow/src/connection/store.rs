@@ -3,9 +3,10 @@
 //! All of them run [`super::contract::suite`].
 
 use async_trait::async_trait;
-use lf_core::{LenserId, LfResult};
+use lf_core::{LenserId, LfResult, Timestamp};
 
 use super::model::{Connection, SealedSecret};
+use super::tools::ConnectionTool;
 use crate::lookup::{ConnectionLookup, SavedConnection};
 use crate::model::ConnectionRef;
 
@@ -40,8 +41,27 @@ pub trait ConnectionStore: Send + Sync {
         connection_ref: &ConnectionRef,
     ) -> LfResult<(Connection, SealedSecret)>;
 
-    /// Removes the connection and its secret.
+    /// Removes the connection, its secret and its tools.
     async fn remove_connection(&self, owner: LenserId, connection_ref: &ConnectionRef) -> LfResult<()>;
+
+    /// The tools saved with the connection (an outside MCP server's), in
+    /// the order written; empty when none were. NOT_FOUND when the owner
+    /// has no connection of that ref.
+    async fn connection_tools(
+        &self,
+        owner: LenserId,
+        connection_ref: &ConnectionRef,
+    ) -> LfResult<Vec<ConnectionTool>>;
+
+    /// Replaces the connection's tools, listed at `at`. NOT_FOUND when the
+    /// owner has no connection of that ref.
+    async fn put_connection_tools(
+        &self,
+        owner: LenserId,
+        connection_ref: &ConnectionRef,
+        tools: &[ConnectionTool],
+        at: Timestamp,
+    ) -> LfResult<()>;
 }
 
 /// Every connection store answers the workflow service's question, through

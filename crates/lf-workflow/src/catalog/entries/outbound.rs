@@ -6,7 +6,9 @@
 use serde_json::{Map, Value, json};
 
 use super::super::Category::{Communication, Integration};
-use super::super::spec::{ConnectorUse, FieldKind, IoType, NodeTypeSpec, SideEffect, entry, field, port};
+use super::super::spec::{
+    ConnectorUse, FieldKind, IoType, NodeTypeSpec, RetryBehavior, SideEffect, entry, field, port,
+};
 use super::timeout_ms;
 
 const METHODS: &[&str] = &["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"];
@@ -43,6 +45,19 @@ fn notify(
             port("status", IoType::Number, "The service's HTTP status."),
         ])
 }
+
+/// `mcp_tool`: the executor gives these codes only for a tool annotated
+/// read-only or idempotent, so no other tool is called twice.
+const MCP_RETRY: RetryBehavior = RetryBehavior {
+    max_attempts: 3,
+    backoff_ms: 1_000,
+    retry_on: &[
+        "tool_error_retryable",
+        "protocol_error_retryable",
+        "timeout_retryable",
+        "connect_error_retryable",
+    ],
+};
 
 pub(super) fn entries() -> Vec<NodeTypeSpec> {
     vec![
@@ -154,6 +169,20 @@ pub(super) fn entries() -> Vec<NodeTypeSpec> {
             ])
             .example("File a bug a check found.", json!({"repository": "acme/app", "title": "Broken link: [[url]]"}), json!({"url": "https://acme.example/x"}), json!({"number": 42, "url": "https://github.com/acme/app/issues/42"}), None)
             .use_case("Turn findings into tracked work."),
+        entry("mcp_tool", Integration, "Call MCP tool", "Calls one tool of an outside MCP server saved as a connection of provider mcp (through the egress guard): `arguments`, [[name]] placeholders filled from the inputs (a string that is only a placeholder keeps the value's type), or else the input object, checked against the tool's saved input schema. The output is the tool's structured content, else its text, cut at 1 MB and cleaned as third-party content; a result the server marks isError fails the step with its message. Retried only when the tool is annotated read-only or idempotent.")
+            .aliases(&["mcp", "mcp_client", "mcp_call"])
+            .caps(&["mcp", "tool", "integration", "outside"])
+            .connector(ConnectorUse::Required(&["mcp"]))
+            .io(&[IoType::Any], IoType::Json)
+            .outputs(vec![port("output", IoType::Json, "The structured content, else the text (an object when the text is JSON).")])
+            .fields(vec![
+                field("tool", "Tool", FieldKind::String, "The tool's name, as list_connection_tools shows it (its mode must not be off).").required(),
+                field("arguments", "Arguments", FieldKind::Json, "The tool's arguments (an object); omit to send the input object."),
+            ])
+            .retry(MCP_RETRY)
+            .side_effect(SideEffect::ExternalWrite)
+            .example("Echo through an outside server.", json!({"tool": "echo", "arguments": {"text": "[[title]]"}}), json!({"title": "hi"}), json!({"text": "hi"}), Some(("extract_field", "output → input")))
+            .use_case("Use any MCP server's tools from a workflow."),
         entry("rss_feed", Integration, "Read feed", "Reads an RSS or Atom feed through the egress guard: its newest `limit` entries.")
             .aliases(&["rss", "atom", "feed"])
             .caps(&["rss", "atom", "feed", "news"])
