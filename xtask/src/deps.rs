@@ -8,19 +8,23 @@
 //!   crate of the layers below; lf-core depends on nothing of ours and no JSON.
 //! - **clients** (lf-egress): the guarded outbound HTTP client; depends on
 //!   nothing of ours, so an adapter may use it.
-//! - **adapters** (lf-store, lf-model, lf-runner, lf-metrics): implement what the domain
-//!   defines. None depends on another adapter, the catalog, the composition
-//!   root or a transport. lf-model depends on no domain crate (it sees models
-//!   through `lf_core::ModelProvider` only); lf-store and lf-runner on domain
-//!   crates only for the traits they implement. Only lf-model reaches
-//!   reqwest or hyper other than through lf-egress.
+//! - **adapters** (lf-store, lf-model, lf-runner, lf-metrics, lf-telemetry): implement
+//!   what the domain defines. None depends on another adapter, the catalog, the
+//!   composition root or a transport, but lf-telemetry on lf-model (for the TLS
+//!   set-up every reqwest client of the build starts from). lf-model depends on
+//!   no domain crate (it sees models through `lf_core::ModelProvider` only), nor
+//!   does lf-telemetry (it sees spans through `tracing` only); lf-store and
+//!   lf-runner on domain crates only for the traits they implement. Only lf-model
+//!   and lf-telemetry (to the operator's collector) reach reqwest or hyper other
+//!   than through lf-egress.
 //! - **catalog** (lf-tools): the domain crates, never an adapter.
 //! - **composition root** (lf-server): may depend on adapters, the catalog and
 //!   the domain; only the binaries, xtask and the tests depend on it.
 //! - **transports** (lf-mcp-stdio, lf-mcp-http): never on each other.
 //!
-//! Only lf-mcp-http knows axum; hyper only as lf-model's or lf-egress's HTTP
-//! client (through reqwest), except in lf-mcp-http, xtask and the tests.
+//! Only lf-mcp-http knows axum; hyper only as lf-model's, lf-telemetry's or
+//! lf-egress's HTTP client (through reqwest), except in lf-mcp-http, xtask and
+//! the tests.
 
 #[cfg(test)]
 mod tests {
@@ -113,7 +117,9 @@ mod tests {
     const CORE: &[&str] = &["lf-core"];
     const DOMAIN: &[&str] = &["lf-lens", "lf-auth", "lf-battle", "lf-workflow", "lf-agent", "lf-eval"];
     const CLIENTS: &[&str] = &["lf-egress"];
-    const ADAPTERS: &[&str] = &["lf-store", "lf-model", "lf-runner", "lf-metrics"];
+    const ADAPTERS: &[&str] = &["lf-store", "lf-model", "lf-runner", "lf-metrics", "lf-telemetry"];
+    /// The adapters that are HTTP clients of the operator's own services.
+    const HTTP_ADAPTERS: &[&str] = &["lf-model", "lf-telemetry"];
     const CATALOG: &[&str] = &["lf-tools"];
     const ROOT: &[&str] = &["lf-server"];
     const TRANSPORTS: &[&str] = &["lf-mcp-stdio", "lf-mcp-http"];
@@ -192,11 +198,16 @@ mod tests {
         }
 
         for a in present(&members, ADAPTERS) {
-            let mut forbidden: Vec<&str> = ADAPTERS.iter().copied().filter(|o| *o != a).collect();
+            let mut forbidden: Vec<&str> = ADAPTERS
+                .iter()
+                .copied()
+                .filter(|o| *o != a && !(a == "lf-telemetry" && *o == "lf-model"))
+                .collect();
             forbidden.extend(ours(&[CATALOG, ROOT, TRANSPORTS]));
             forbidden.extend(["rmcp", "axum", "schemars"]);
-            if a == "lf-model" {
-                // An adapter of lf-core's ModelProvider: no domain crate at all.
+            if HTTP_ADAPTERS.contains(&a) {
+                // An adapter of lf-core's ModelProvider, or of tracing's
+                // spans: no domain crate at all.
                 forbidden.extend(DOMAIN);
                 forbidden.push("sqlx");
             } else {
@@ -233,13 +244,19 @@ mod tests {
         }
 
         for m in &members {
-            if m == "lf-mcp-http" || TOOLING.contains(&m.as_str()) || m == "lf-model" || m == "lf-egress" {
+            if m == "lf-mcp-http"
+                || TOOLING.contains(&m.as_str())
+                || HTTP_ADAPTERS.contains(&m.as_str())
+                || m == "lf-egress"
+            {
                 continue;
             }
             forbid(&g, m, &["axum"], &mut problems);
-            // hyper only as lf-model's or lf-egress's HTTP client.
-            if g.reachable_except(m, &["lf-model", "lf-egress"]).contains("hyper") {
-                problems.push(format!("{m} must not depend on hyper (except through lf-model or lf-egress)"));
+            // hyper only as lf-model's, lf-telemetry's or lf-egress's HTTP client.
+            if g.reachable_except(m, &["lf-model", "lf-telemetry", "lf-egress"]).contains("hyper") {
+                problems.push(format!(
+                    "{m} must not depend on hyper (except through lf-model, lf-telemetry or lf-egress)"
+                ));
             }
         }
         assert!(problems.is_empty(), "dependency rules broken:\n{}", problems.join("\n"));

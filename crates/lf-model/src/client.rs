@@ -511,13 +511,12 @@ impl ModelProvider for OpenAiCompatible {
         let (model, body) = self.body_with(&request.chat, Some(&request))?;
         let span = self.span(&model);
         let began = Instant::now();
-        let result =
-            self.send(&model, &body).instrument(span.clone()).await.and_then(|(answer, _)| {
-                match parse_tool_answer(&answer, true) {
-                    Ok(a) => Ok(a),
-                    Err(why) => Err(self.malformed(&model, &answer, &why)),
-                }
-            });
+        let result = self.send(&model, &body).instrument(span.clone()).await.and_then(|(answer, _)| {
+            match parse_tool_answer(&answer, true) {
+                Ok(a) => Ok(a),
+                Err(why) => Err(self.malformed(&model, &answer, &why)),
+            }
+        });
         self.metered(&model, &result, began);
         traced(&span, &result);
         let a = result?;

@@ -101,7 +101,10 @@ async fn the_model_tools_are_listed_only_when_asked_for() {
     );
     let named = w.server(
         me,
-        CatalogOptions { toolsets: Some(Group::parse_set(["default,model"]).unwrap()), ..Default::default() },
+        CatalogOptions {
+            toolsets: Some(Group::parse_set(["default,model,eval,connections"]).unwrap()),
+            ..Default::default()
+        },
     );
     assert_eq!(names(&named), all);
 

@@ -1082,12 +1082,17 @@ async fn the_tools_that_reach_the_model_say_so() {
         );
     }
     // Outside the Battle group, only the tools that start workflow runs
-    // reach out (whatever a run's steps reach), and run_agent_action,
-    // which calls whichever tool the agent was granted.
+    // reach out (whatever a run's steps reach), run_agent_action, which
+    // calls whichever tool the agent was granted, and
+    // refresh_connection_tools, which asks an outside MCP server.
     for tool in catalog.tools().iter().filter(|t| t.open_world() && t.group.id != "battle") {
         let group = if tool.group.id == "agent" {
             assert!(["run_agent_action", "start_agent_team_run"].contains(&tool.name), "{}", tool.name);
             "agent"
+        } else if tool.group.id == "connections" {
+            // Listing an outside MCP server's tools asks that server.
+            assert_eq!(tool.name, "refresh_connection_tools");
+            "connections"
         } else {
             "workflow"
         };

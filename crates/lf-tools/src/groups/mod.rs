@@ -8,8 +8,8 @@
 
 pub mod agent;
 pub mod battle;
-pub mod eval;
 pub mod connections;
+pub mod eval;
 pub mod lens;
 pub mod model;
 pub mod search;

@@ -17,8 +17,10 @@ pub struct AddDatasetCasesIn {
     #[schemars(length(max = 10000))]
     pub cases: Option<Vec<Value>>,
     /// Or: one case object a line.
+    #[schemars(length(max = 8000000))]
     pub jsonl: Option<String>,
     /// Or: CSV, as create_dataset takes it.
+    #[schemars(length(max = 8000000))]
     pub csv: Option<String>,
 }
 

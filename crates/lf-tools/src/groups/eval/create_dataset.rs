@@ -24,8 +24,10 @@ pub struct CreateDatasetIn {
     #[schemars(length(max = 10000))]
     pub cases: Option<Vec<Value>>,
     /// Or: one case object a line.
+    #[schemars(length(max = 8000000))]
     pub jsonl: Option<String>,
     /// Or: a header row (prompt, expected, tags split by ;, assertions, metadata; other columns are lens inputs), then a case a row.
+    #[schemars(length(max = 8000000))]
     pub csv: Option<String>,
 }
 

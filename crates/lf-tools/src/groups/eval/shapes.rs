@@ -30,13 +30,21 @@ impl VisibilityIn {
     }
 }
 
+/// The most characters of a call's `jsonl` or `csv` text.
+pub const MAX_SOURCE_CHARS: usize = 8_000_000;
+
 /// The cases of a call from exactly one of its `cases`, `jsonl` and `csv`
-/// arguments.
+/// arguments, each text at most [`MAX_SOURCE_CHARS`].
 pub fn case_source(
     cases: Option<Vec<Value>>,
     jsonl: Option<String>,
     csv: Option<String>,
 ) -> LfResult<CaseSource> {
+    for (field, text) in [("jsonl", &jsonl), ("csv", &csv)] {
+        if let Some(t) = text {
+            lf_core::check_length(field, t, 1, MAX_SOURCE_CHARS)?;
+        }
+    }
     match (cases, jsonl, csv) {
         (Some(c), None, None) => Ok(CaseSource::Inline(c)),
         (None, Some(j), None) => Ok(CaseSource::Jsonl(j)),
