@@ -146,7 +146,7 @@ pub struct BattleOut {
     pub submissions: Vec<SubmissionOut>,
     #[serde(flatten)]
     pub score: ScoreFieldsOut,
-    #[schemars(with = "serde_json::Value")]
+    #[schemars(with = "serde_json::Value", extend("type" = "array"))]
     pub answer_costs: serde_json::Value,
     /// What can happen next.
     pub next_step: String,

@@ -14,7 +14,7 @@ pub struct ScoreOut {
     pub winner_contender_id: Option<String>,
     #[serde(flatten)]
     pub score: ScoreFieldsOut,
-    #[schemars(with = "serde_json::Value")]
+    #[schemars(with = "serde_json::Value", extend("type" = "array"))]
     pub answer_costs: serde_json::Value,
     /// What can happen next.
     pub next_step: String,

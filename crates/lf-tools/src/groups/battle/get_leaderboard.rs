@@ -40,7 +40,7 @@ pub struct RatingOut {
     pub losses: u32,
     pub ties: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "serde_json::Value")]
+    #[schemars(with = "serde_json::Value", extend("type" = "object"))]
     pub costs: Option<serde_json::Value>,
 }
 
