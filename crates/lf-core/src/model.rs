@@ -279,6 +279,27 @@ pub struct ResolvedModel {
 }
 
 impl ResolvedModel {
+    /// `model` on `endpoint` as it is: no profile, parameters or prices.
+    pub fn on(
+        provider: std::sync::Arc<dyn ModelProvider>,
+        endpoint: impl Into<String>,
+        model: Option<String>,
+    ) -> Self {
+        Self {
+            provider,
+            endpoint: endpoint.into(),
+            model,
+            profile: None,
+            temperature: None,
+            top_p: None,
+            max_tokens: None,
+            seed: None,
+            stop: Vec::new(),
+            price_per_million_input: 0.0,
+            price_per_million_output: 0.0,
+        }
+    }
+
     /// A request of `system` and `user` to this model with its parameters.
     pub fn request(&self, system: impl Into<String>, user: impl Into<String>) -> ChatRequest {
         ChatRequest {

@@ -82,9 +82,9 @@ fn tls_config(https: bool) -> Result<rustls::ClientConfig, String> {
 /// this builder, or building it panics.
 pub fn client_builder() -> reqwest::ClientBuilder {
     let builder = reqwest::Client::builder();
-    match rustls_config(false) {
-        Ok(tls) => builder.tls_backend_preconfigured(tls),
-        Err(_) => builder,
+    match client_tls() {
+        Some(tls) => builder.tls_backend_preconfigured(tls),
+        None => builder,
     }
 }
 

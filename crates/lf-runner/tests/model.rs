@@ -71,18 +71,8 @@ impl lf_core::ModelResolver for Profiles {
         field: &'static str,
         named: &'a str,
     ) -> Pin<Box<dyn Future<Output = LfResult<lf_core::ResolvedModel>> + Send + 'a>> {
-        let on = |provider: Arc<Scripted>, endpoint: &str, model: &str| lf_core::ResolvedModel {
-            provider,
-            endpoint: endpoint.into(),
-            model: Some(model.into()),
-            profile: None,
-            temperature: None,
-            top_p: None,
-            max_tokens: None,
-            seed: None,
-            stop: Vec::new(),
-            price_per_million_input: 0.0,
-            price_per_million_output: 0.0,
+        let on = |provider: Arc<Scripted>, endpoint: &str, model: &str| {
+            lf_core::ResolvedModel::on(provider, endpoint, Some(model.into()))
         };
         let answer = match named {
             "fast" => Ok(lf_core::ResolvedModel {

@@ -38,19 +38,7 @@ impl Resolver {
         match self.profiles.locate(p, field, named).await? {
             Located::Operator { endpoint, model } => {
                 let provider = self.operator(field, &endpoint)?;
-                Ok(ResolvedModel {
-                    provider,
-                    endpoint,
-                    model,
-                    profile: None,
-                    temperature: None,
-                    top_p: None,
-                    max_tokens: None,
-                    seed: None,
-                    stop: Vec::new(),
-                    price_per_million_input: 0.0,
-                    price_per_million_output: 0.0,
-                })
+                Ok(ResolvedModel::on(provider, endpoint, model))
             }
             Located::Profile(profile) => self.of_profile(field, profile).await,
         }
