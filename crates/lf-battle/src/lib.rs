@@ -74,6 +74,7 @@ pub mod contract;
 pub mod cost;
 pub mod guide;
 pub mod judge;
+mod judging;
 mod memory;
 mod model;
 mod pipeline;

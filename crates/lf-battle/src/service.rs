@@ -16,11 +16,10 @@ use std::sync::{Arc, Mutex};
 use lf_core::{
     BattleId, Clock, ContenderId, ContenderRefId, DomainEvent, ErrorCode, EventKind, EventSink, LenserId,
     LfError, LfResult, ModelProvider, ModelResolver, NoEvents, Page, PageRequest, Principal, Reach,
-    ResolvedModel, SearchQuery, Spawner, SubmissionId, SystemClock, Timestamp, VoteId,
+    SearchQuery, Spawner, SubmissionId, SystemClock, Timestamp, VoteId,
 };
 
 use crate::answers::WorkflowAnswers;
-use crate::judge::{self, JudgeFailure};
 use crate::model::{
     AutoCheck, Battle, BattleFilter, BattleResult, BattleSheet, BattleStatus, BattleSummary, BattleTitle,
     BattleType, Contender, ContenderType, DisplayName, HistoryFilter, JudgeError, JudgingMode, MaxContenders,
@@ -33,7 +32,7 @@ use crate::refs::{self, ContenderRefs};
 use crate::rules::{self, advance_target};
 use crate::scoring::{self, JsonSchemaValidator};
 use crate::stand_in::StandInJudge;
-use crate::state::{self, Event, Facts, Lifecycle, wrong_status};
+use crate::state::{self, Event, Facts, Lifecycle};
 use crate::store::BattleStore;
 
 /// A new battle. Unset options take their defaults: `ai_vs_ai`; the judging
@@ -150,10 +149,10 @@ pub enum ScoreOutcome {
 
 /// The Battle use cases over a [`BattleStore`].
 pub struct BattleService {
-    store: Arc<dyn BattleStore>,
+    pub(crate) store: Arc<dyn BattleStore>,
     clock: Arc<dyn Clock>,
-    provider: Arc<dyn ModelProvider>,
-    json_schema: Option<Arc<dyn JsonSchemaValidator>>,
+    pub(crate) provider: Arc<dyn ModelProvider>,
+    pub(crate) json_schema: Option<Arc<dyn JsonSchemaValidator>>,
     boards: Mutex<Boards>,
     /// Where judging runs in the background (see [`crate::pipeline`]).
     spawner: Option<Arc<dyn Spawner>>,
@@ -166,7 +165,7 @@ pub struct BattleService {
     /// What `ai_judge_model_key` names (a model profile, an operator
     /// endpoint, a bare model on `default`); without it, a model name sent
     /// to `provider` as it is.
-    resolver: Option<Arc<dyn ModelResolver>>,
+    pub(crate) resolver: Option<Arc<dyn ModelResolver>>,
 }
 
 /// Leaderboards computed from the results of one
@@ -458,7 +457,12 @@ impl BattleService {
 
     /// The sheet of a battle the caller may change: NOT_FOUND if out of
     /// reach, FORBIDDEN if readable but not the caller's.
-    async fn sheet_for_write(&self, p: &Principal, id: BattleId, what: &str) -> LfResult<BattleSheet> {
+    pub(crate) async fn sheet_for_write(
+        &self,
+        p: &Principal,
+        id: BattleId,
+        what: &str,
+    ) -> LfResult<BattleSheet> {
         let sheet = self.store.get_sheet(p.reach(), id).await?;
         if !p.may_write(sheet.battle.creator) {
             return Err(LfError::forbidden(format!(
@@ -643,139 +647,6 @@ impl BattleService {
         Ok(VoteOutcome { vote: stored.vote, replaced: stored.replaced, tally })
     }
 
-    /// Judges a battle in scoring with its mode: the AI judge (`ai_judge`,
-    /// `rubric_score`) through the provider, the check (`auto_score`), or
-    /// nothing (`community_vote`). Verdicts replace earlier ones; a failure is
-    /// recorded as a judge error (the battle stays in scoring: call again).
-    /// Only the creator or the service (it spends model calls): FORBIDDEN
-    /// otherwise; INVALID_TRANSITION outside scoring.
-    pub async fn score(&self, p: &Principal, id: BattleId) -> LfResult<ScoreOutcome> {
-        let sheet = self.sheet_for_write(p, id, "score the battle").await?;
-        let b = &sheet.battle;
-        if b.status != BattleStatus::Scoring {
-            return Err(wrong_status("Scoring", b.status, &[BattleStatus::Scoring]));
-        }
-        let now = self.now();
-        let mut asked = Vec::new();
-        let mut judged_on = None;
-        let result = match b.judging_mode {
-            JudgingMode::CommunityVote => return Ok(ScoreOutcome::NothingToJudge),
-            JudgingMode::AutoScore => scoring::auto_verdicts(
-                b,
-                &sheet.contenders,
-                &sheet.submissions,
-                self.json_schema.as_deref(),
-                now,
-            )
-            .map_err(|message| JudgeFailure {
-                model: format!("auto_score:{}", b.auto_check.as_ref().map_or("none", |c| c.kind())),
-                message,
-            }),
-            JudgingMode::AiJudge | JudgingMode::RubricScore => match self.judge_model(b).await {
-                Ok((model, battle)) => {
-                    let b = battle.as_ref().unwrap_or(b);
-                    let (contenders, submissions) = (&sheet.contenders, &sheet.submissions);
-                    let judged = judge::judge_asking(
-                        model.provider.as_ref(),
-                        b,
-                        contenders,
-                        submissions,
-                        now,
-                        &mut asked,
-                    )
-                    .await;
-                    judged_on = Some(model);
-                    judged
-                }
-                Err(failure) => Err(failure),
-            },
-        };
-        match result {
-            Ok(verdicts) => {
-                self.store.put_verdicts(id, &verdicts).await?;
-                if let Some(cost) = judged_on.and_then(|m| crate::cost::judging_cost(&m, &asked)) {
-                    self.record_cost(id, None, cost, now).await?;
-                }
-                Ok(ScoreOutcome::Scored(verdicts))
-            }
-            Err(JudgeFailure { model, message }) => {
-                let error = JudgeError { battle_id: id, model, message, at: self.now() };
-                self.store.add_judge_error(&error).await?;
-                Ok(ScoreOutcome::Failed(error))
-            }
-        }
-    }
-
-    /// Where the judge of `b` is asked: its `ai_judge_model_key` resolved
-    /// for its creator (with the battle as the judge reads it: the model
-    /// the key stands for), else the service's provider (as the endpoint
-    /// `default`, without prices).
-    async fn judge_model(&self, b: &Battle) -> Result<(ResolvedModel, Option<Battle>), JudgeFailure> {
-        let (Some(resolver), Some(key)) = (&self.resolver, &b.ai_judge_model_key) else {
-            let model = ResolvedModel {
-                provider: self.provider.clone(),
-                endpoint: "default".into(),
-                model: b.ai_judge_model_key.as_ref().map(|k| k.as_str().to_owned()),
-                profile: None,
-                temperature: None,
-                top_p: None,
-                max_tokens: None,
-                seed: None,
-                stop: Vec::new(),
-                price_per_million_input: 0.0,
-                price_per_million_output: 0.0,
-            };
-            return Ok((model, None));
-        };
-        let creator = Principal::Lenser { id: b.creator, scopes: lf_core::Scopes::READ };
-        let fail = |message: String| JudgeFailure { model: key.as_str().to_owned(), message };
-        let resolved = resolver
-            .resolve(&creator, "ai_judge_model_key", key.as_str())
-            .await
-            .map_err(|e| fail(e.message().to_owned()))?;
-        let mut battle = b.clone();
-        battle.ai_judge_model_key = resolved
-            .model
-            .clone()
-            .map(ModelKey::parse)
-            .transpose()
-            .map_err(|e| fail(e.message().to_owned()))?;
-        Ok((resolved, Some(battle)))
-    }
-
-    /// Records verdicts produced elsewhere (a scoring pipeline of the
-    /// application's own). Service only: PERMISSION_DENIED for anyone else,
-    /// as verdicts decide the battle. INVALID_ARGUMENT (`verdicts`) for a
-    /// verdict of another battle; NOT_FOUND for an unknown contender.
-    pub async fn record_verdicts(&self, p: &Principal, id: BattleId, verdicts: Vec<Verdict>) -> LfResult<()> {
-        service_only(p, "Recording verdicts")?;
-        if verdicts.iter().any(|v| v.battle_id != id) {
-            return Err(LfError::invalid_argument("every verdict must belong to the battle being scored")
-                .with_field("verdicts"));
-        }
-        self.store.put_verdicts(id, &verdicts).await
-    }
-
-    /// Records a judge failure produced elsewhere. Service only, as
-    /// [`BattleService::record_verdicts`].
-    pub async fn record_judge_error(
-        &self,
-        p: &Principal,
-        id: BattleId,
-        model: &str,
-        message: &str,
-    ) -> LfResult<JudgeError> {
-        service_only(p, "Recording judge errors")?;
-        let error = JudgeError {
-            battle_id: id,
-            model: model.to_owned(),
-            message: lf_core::clip(message, 2_000).into_owned(),
-            at: self.now(),
-        };
-        self.store.add_judge_error(&error).await?;
-        Ok(error)
-    }
-
     /// Bradley–Terry ratings over every closed or published battle (of one
     /// type when given); see [`crate::rating`].
     pub async fn leaderboard(
@@ -836,7 +707,7 @@ impl BattleService {
     }
 }
 
-fn service_only(p: &Principal, action: &str) -> LfResult<()> {
+pub(crate) fn service_only(p: &Principal, action: &str) -> LfResult<()> {
     match p {
         Principal::Service { .. } => Ok(()),
         _ => Err(LfError::new(
