@@ -38,6 +38,12 @@ use crate::mcp::tasks;
 use crate::mcp::toolsets::{self, Enabled};
 use crate::mcp::trace;
 
+/// A tool call's end: counted in the metrics, and marked on its span.
+fn ended(tool: &'static str, outcome: meter::Outcome, began: std::time::Instant) {
+    meter().tool_call(tool, outcome, began.elapsed());
+    trace::ended(outcome);
+}
+
 /// The name the server gives itself to clients and in `/health`.
 pub const SERVER_NAME: &str = "lenserfight-mcp";
 
@@ -290,8 +296,7 @@ impl LfServer {
         let began = std::time::Instant::now();
         if lacks_scope(&principal, tool.required_scope()) {
             let err = read_scope_only(name);
-            meter().tool_call(tool.name, err.code().as_str(), began.elapsed());
-            trace::ended(err.code().as_str());
+            ended(tool.name, err.code().as_str(), began);
             return Ok(answered(ToolOutput::error(error_value(name, &err))));
         }
         Ok(outcome_of(name, self.run_tool(tool, principal, args).await))
@@ -316,9 +321,7 @@ impl LfServer {
         let ctx = Ctx { principal, services: self.services.clone() };
         let began = std::time::Instant::now();
         let result = one_call(tool.call(ctx, args)).await;
-        let outcome = meter::outcome_of(&result);
-        meter().tool_call(tool.name, outcome, began.elapsed());
-        trace::ended(outcome);
+        ended(tool.name, meter::outcome_of(&result), began);
         result
     }
 
@@ -342,8 +345,7 @@ impl LfServer {
         // Counted as any call's end, whether or not the tool ran first.
         let refused = |reply: &Reply| {
             let err = elicit::declined(tool.title, reply);
-            meter().tool_call(tool.name, err.code().as_str(), began.elapsed());
-            trace::ended(err.code().as_str());
+            ended(tool.name, err.code().as_str(), began);
             Asked::Done(outcome_of(name, Err(err)))
         };
         let mut asked = false;
