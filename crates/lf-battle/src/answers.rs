@@ -134,12 +134,13 @@ impl BattleService {
                 Err(e) => (None, format!("The answer could not be submitted: {}", e.message())),
                 Ok(text) => {
                     let p = Principal::Service { acting_as: Some(battle.creator) };
-                    match self.submit_and_judge(&p, battle_id, contender_id, text).await {
-                        Ok(submitted) => {
-                            let Some(cost) = cost else { return Ok(()) };
-                            let at = submitted.outcome.submission.updated_at;
-                            return self.record_cost(battle_id, Some(contender_id), cost, at).await;
-                        }
+                    // The cost is written with the submission: a process
+                    // that dies in between leaves neither.
+                    match self
+                        .submit_and_judge_with_cost(&p, battle_id, contender_id, text, cost.as_ref())
+                        .await
+                    {
+                        Ok(_) => return Ok(()),
                         Err(e) => (None, format!("The answer could not be submitted: {}", e.message())),
                     }
                 }

@@ -2,7 +2,7 @@
 //! with a contender's submission when a model made it (an `ai_model`
 //! contender asked, an agent answering) and with the AI judge's verdicts.
 
-use lf_core::{AnswerCost, BattleId, ContenderId, LfResult, Principal, ResolvedModel, Timestamp};
+use lf_core::{AnswerCost, BattleId, LfResult, Principal, ResolvedModel};
 
 use crate::judge::Asked;
 use crate::model::AnswerCostRecord;
@@ -53,19 +53,6 @@ impl BattleService {
     /// judge's. NOT_FOUND if missing or out of reach.
     pub async fn answer_costs(&self, p: &Principal, id: BattleId) -> LfResult<Vec<AnswerCostRecord>> {
         self.store().answer_costs(p.reach(), id).await
-    }
-
-    /// Records `cost` with contender `contender_id`'s submission of `at`
-    /// (its `updated_at`), or with the judge's verdicts (`None`).
-    /// NOT_FOUND for an unknown battle or contender.
-    pub async fn record_cost(
-        &self,
-        battle_id: BattleId,
-        contender_id: Option<ContenderId>,
-        cost: AnswerCost,
-        at: Timestamp,
-    ) -> LfResult<()> {
-        self.store().put_answer_cost(&AnswerCostRecord { battle_id, contender_id, cost, at }).await
     }
 }
 

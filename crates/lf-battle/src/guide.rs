@@ -5,7 +5,7 @@
 
 use lf_core::Principal;
 
-use crate::model::{Battle, BattleStatus, BattleType, JudgeError, Verdict};
+use crate::model::{Battle, BattleStatus, BattleType, Contender, ContenderType, JudgeError, Verdict};
 
 /// Where the judging of a battle stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -59,11 +59,12 @@ pub fn check_revealed(battle: &Battle, p: &Principal) -> bool {
     finished || p.may_write(battle.creator)
 }
 
-/// What can happen next to `battle` (with `contenders` contenders and its
-/// judging in `judging`), in the words of the tools that do it.
-pub fn next_step(battle: &Battle, contenders: usize, judging: JudgingState) -> String {
+/// What can happen next to `battle` (with `contenders` and its judging in
+/// `judging`), in the words of the tools that do it.
+pub fn next_step(battle: &Battle, contenders: &[Contender], judging: JudgingState) -> String {
     use BattleStatus::*;
     let judged = battle.judging_mode.is_judged();
+    let (all, contenders) = (contenders, contenders.len());
     match battle.status {
         Draft | Open if contenders < 2 => format!(
             "Add contenders with add_battle_contender (it has {contenders} of at most {}).",
@@ -71,14 +72,7 @@ pub fn next_step(battle: &Battle, contenders: usize, judging: JudgingState) -> S
         ),
         Draft => "Open it with set_battle_status status open, or add more contenders.".to_owned(),
         Open => "Move it to executing (contenders submit with submit_battle_run) or voting with set_battle_status.".to_owned(),
-        Executing if battle.battle_type == BattleType::WorkflowBattle => format!(
-            "Its workflow contenders are running their workflows and submit their answers by themselves (a run that gives none shows an answer_error on its contender: submit for it with submit_battle_run); the last answer moves it to {} by itself.",
-            if judged { "scoring, and judging starts" } else { "voting" }
-        ),
-        Executing => format!(
-            "Submit every contender's answer with submit_battle_run; the last one moves it to {} by itself.",
-            if judged { "scoring, and judging starts" } else { "voting" }
-        ),
+        Executing => executing(battle, all, judged),
         Voting => "Cast votes with cast_battle_vote, then move it to scoring with set_battle_status.".to_owned(),
         Scoring if judging == JudgingState::Running => {
             "Being judged in the background: read the verdicts with get_battle_score, then close it.".to_owned()
@@ -94,4 +88,47 @@ pub fn next_step(battle: &Battle, contenders: usize, judging: JudgingState) -> S
         Published => "Published. Ratings are on get_leaderboard.".to_owned(),
         Archived => "Archived: nothing leaves archived.".to_owned(),
     }
+}
+
+/// What happens while `battle` executes: who answers by themselves (its
+/// ai_model contenders, its workflow contenders in a workflow battle), and
+/// whose answers the caller submits.
+fn executing(battle: &Battle, contenders: &[Contender], judged: bool) -> String {
+    let to = if judged { "scoring, and judging starts" } else { "voting" };
+    let has = |t: ContenderType| contenders.iter().any(|c| c.contender_type == t);
+    let models = has(ContenderType::AiModel);
+    let workflows = battle.battle_type == BattleType::WorkflowBattle && has(ContenderType::Workflow);
+    if !models && !workflows {
+        return format!(
+            "Submit every contender's answer with submit_battle_run; the last one moves it to {to} by itself."
+        );
+    }
+    let mut said = Vec::new();
+    if models {
+        said.push("Its ai_model contenders answer by themselves: each model is asked on the runner and its answer submitted with what it cost.".to_owned());
+    }
+    if workflows {
+        said.push(
+            "Its workflow contenders are running their workflows and submit their answers by themselves."
+                .to_owned(),
+        );
+    }
+    said.push("One that gives no answer shows an answer_error on its contender: submit for it with submit_battle_run.".to_owned());
+    let others: Vec<String> = contenders
+        .iter()
+        .filter(|c| match c.contender_type {
+            ContenderType::AiModel => false,
+            ContenderType::Workflow => !workflows,
+            _ => true,
+        })
+        .map(|c| c.slot.to_string())
+        .collect();
+    if !others.is_empty() {
+        said.push(format!(
+            "Submit the answers of the others ({}) with submit_battle_run (an AI Lenser answers for itself with run_agent_action answer_battle).",
+            others.join(", ")
+        ));
+    }
+    said.push(format!("The last answer moves it to {to} by itself."));
+    said.join(" ")
 }

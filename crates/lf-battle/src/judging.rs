@@ -62,10 +62,11 @@ impl BattleService {
         };
         match result {
             Ok(verdicts) => {
-                self.store.put_verdicts(id, &verdicts).await?;
-                if let Some(cost) = judged_on.and_then(|m| crate::cost::judging_cost(&m, &asked)) {
-                    self.record_cost(id, None, cost, now).await?;
-                }
+                // What the judge's calls cost is written with its verdicts.
+                let cost = judged_on.and_then(|m| crate::cost::judging_cost(&m, &asked)).map(|cost| {
+                    crate::model::AnswerCostRecord { battle_id: id, contender_id: None, cost, at: now }
+                });
+                self.store.put_verdicts(id, &verdicts, cost.as_ref()).await?;
                 Ok(ScoreOutcome::Scored(verdicts))
             }
             Err(JudgeFailure { model, message }) => {
@@ -112,7 +113,7 @@ impl BattleService {
             return Err(LfError::invalid_argument("every verdict must belong to the battle being scored")
                 .with_field("verdicts"));
         }
-        self.store.put_verdicts(id, &verdicts).await
+        self.store.put_verdicts(id, &verdicts, None).await
     }
 
     /// Records a judge failure produced elsewhere. Service only, as

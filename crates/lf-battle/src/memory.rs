@@ -283,6 +283,7 @@ impl BattleStore for MemoryBattleStore {
         &self,
         submission: &Submission,
         advance_to: Option<BattleStatus>,
+        cost: Option<&lf_core::AnswerCost>,
     ) -> LfResult<StoredSubmission> {
         let mut all = self.write();
         let id = submission.battle_id;
@@ -310,6 +311,16 @@ impl BattleStore for MemoryBattleStore {
                 (submission.clone(), false)
             }
         };
+        if let Some(cost) = cost {
+            let contender_id = Some(submission.contender_id);
+            row.costs.retain(|k| k.contender_id != contender_id);
+            row.costs.push(AnswerCostRecord {
+                battle_id: id,
+                contender_id,
+                cost: cost.clone(),
+                at: submission.updated_at,
+            });
+        }
         if let Some(to) = advance_to
             && row.battle.status == BattleStatus::Executing
             && crate::rules::all_submitted(&row.contenders, &row.submissions)
@@ -344,7 +355,12 @@ impl BattleStore for MemoryBattleStore {
         }
     }
 
-    async fn put_verdicts(&self, battle_id: BattleId, verdicts: &[Verdict]) -> LfResult<()> {
+    async fn put_verdicts(
+        &self,
+        battle_id: BattleId,
+        verdicts: &[Verdict],
+        cost: Option<&AnswerCostRecord>,
+    ) -> LfResult<()> {
         let mut all = self.write();
         let row = all.get_mut(&battle_id).ok_or_else(|| battle_not_found(battle_id))?;
         if let Some(v) = verdicts
@@ -355,6 +371,10 @@ impl BattleStore for MemoryBattleStore {
         }
         row.expect(&[BattleStatus::Scoring])?;
         row.verdicts = verdicts.to_vec();
+        if let Some(k) = cost {
+            row.costs.retain(|c| c.contender_id.is_some());
+            row.costs.push(AnswerCostRecord { battle_id, contender_id: None, ..k.clone() });
+        }
         Ok(())
     }
 

@@ -130,7 +130,20 @@ impl BattleService {
         contender_id: ContenderId,
         text: SubmissionText,
     ) -> LfResult<Submitted> {
-        let outcome = self.submit(p, battle_id, contender_id, text).await?;
+        self.submit_and_judge_with_cost(p, battle_id, contender_id, text, None).await
+    }
+
+    /// [`BattleService::submit_and_judge`] of an answer a model made, its
+    /// `cost` written with it ([`BattleService::submit_with_cost`]).
+    pub async fn submit_and_judge_with_cost(
+        self: &Arc<Self>,
+        p: &Principal,
+        battle_id: BattleId,
+        contender_id: ContenderId,
+        text: SubmissionText,
+        cost: Option<&lf_core::AnswerCost>,
+    ) -> LfResult<Submitted> {
+        let outcome = self.submit_with_cost(p, battle_id, contender_id, text, cost).await?;
         let judging_started = outcome.advanced
             && outcome.status == BattleStatus::Scoring
             && self.start_judging(battle_id).await;
@@ -207,7 +220,7 @@ impl BattleService {
         }
         let judging =
             JudgingState::of(&sheet.battle, &sheet.verdicts, &sheet.judge_errors, self.judging_now(id));
-        let next_step = guide::next_step(&sheet.battle, sheet.contenders.len(), judging);
+        let next_step = guide::next_step(&sheet.battle, &sheet.contenders, judging);
         Ok(StatusChange { battle, advanced, judging_started, next_step })
     }
 
@@ -243,7 +256,7 @@ impl BattleService {
             JudgingState::of(&sheet.battle, &sheet.verdicts, &sheet.judge_errors, self.judging_now(id));
         Ok(BattleView {
             check_revealed: guide::check_revealed(&sheet.battle, p),
-            next_step: guide::next_step(&sheet.battle, sheet.contenders.len(), judging),
+            next_step: guide::next_step(&sheet.battle, &sheet.contenders, judging),
             judging,
             sheet,
         })
@@ -255,7 +268,7 @@ impl BattleService {
         let view = self.score_view(p, id).await?;
         let judging =
             JudgingState::of(&view.battle, &view.verdicts, &view.judge_errors, self.judging_now(id));
-        let next_step = guide::next_step(&view.battle, view.contenders.len(), judging);
+        let next_step = guide::next_step(&view.battle, &view.contenders, judging);
         Ok(ScoreState { view, judging, next_step })
     }
 }

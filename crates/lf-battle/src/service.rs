@@ -268,6 +268,12 @@ impl BattleService {
         &self.provider
     }
 
+    /// What names a model (a profile, an endpoint, a bare model name), when
+    /// the composition root gave one ([`BattleService::with_resolver`]).
+    pub fn resolver(&self) -> Option<&Arc<dyn ModelResolver>> {
+        self.resolver.as_ref()
+    }
+
     pub(crate) fn spawner(&self) -> Option<&Arc<dyn Spawner>> {
         self.spawner.as_ref()
     }
@@ -514,6 +520,20 @@ impl BattleService {
         contender_id: ContenderId,
         text: SubmissionText,
     ) -> LfResult<SubmitOutcome> {
+        self.submit_with_cost(p, battle_id, contender_id, text, None).await
+    }
+
+    /// [`BattleService::submit`] of an answer a model made, with what it
+    /// cost (`cost`) recorded in the same write: the submission stands with
+    /// its cost, or neither is written.
+    pub async fn submit_with_cost(
+        &self,
+        p: &Principal,
+        battle_id: BattleId,
+        contender_id: ContenderId,
+        text: SubmissionText,
+        cost: Option<&lf_core::AnswerCost>,
+    ) -> LfResult<SubmitOutcome> {
         let sheet = self.store.get_sheet(p.reach(), battle_id).await?;
         let contender = sheet
             .contender(contender_id)
@@ -531,8 +551,10 @@ impl BattleService {
             created_at: now,
             updated_at: now,
         };
-        let stored =
-            self.store.put_submission(&submission, Some(advance_target(sheet.battle.judging_mode))).await?;
+        let stored = self
+            .store
+            .put_submission(&submission, Some(advance_target(sheet.battle.judging_mode)), cost)
+            .await?;
         Ok(SubmitOutcome {
             advanced: stored.status != sheet.battle.status,
             submission: stored.submission,

@@ -148,12 +148,17 @@ pub trait BattleStore: Send + Sync {
     /// the same transaction, if `advance_to` is given, the battle is
     /// executing and every contender of the battle now has a submission, the
     /// battle moves to `advance_to` (`updated_at = submission.updated_at`).
+    /// With `cost` (a model made the answer), what it cost is recorded in
+    /// the same transaction, for the submission as stored (its
+    /// `updated_at`), replacing the contender's earlier cost as
+    /// [`BattleStore::put_answer_cost`] does: both are written, or neither.
     /// NOT_FOUND if the battle is missing or the contender is not one of its;
     /// CONFLICT if the battle is in another status.
     async fn put_submission(
         &self,
         submission: &Submission,
         advance_to: Option<BattleStatus>,
+        cost: Option<&lf_core::AnswerCost>,
     ) -> LfResult<StoredSubmission>;
 
     /// Inserts the vote of `(battle_id, voter)`, or replaces the pick,
@@ -164,9 +169,16 @@ pub trait BattleStore: Send + Sync {
     async fn put_vote(&self, vote: &Vote) -> LfResult<StoredVote>;
 
     /// Replaces all verdicts of the battle by `verdicts` (each of one of its
-    /// contenders), if the battle is scoring. NOT_FOUND if missing or a
-    /// contender is not one of its; CONFLICT if not scoring.
-    async fn put_verdicts(&self, battle_id: BattleId, verdicts: &[Verdict]) -> LfResult<()>;
+    /// contenders), if the battle is scoring; with `cost` (the AI judge's
+    /// calls, its `contender_id` `None`), records it in the same
+    /// transaction as [`BattleStore::put_answer_cost`] does. NOT_FOUND if
+    /// missing or a contender is not one of its; CONFLICT if not scoring.
+    async fn put_verdicts(
+        &self,
+        battle_id: BattleId,
+        verdicts: &[Verdict],
+        cost: Option<&AnswerCostRecord>,
+    ) -> LfResult<()>;
 
     /// Appends a judge error, if the battle is scoring. NOT_FOUND if missing;
     /// CONFLICT if not scoring.

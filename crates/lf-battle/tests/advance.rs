@@ -107,14 +107,20 @@ impl BattleStore for Shared {
         &self,
         s: &Submission,
         advance_to: Option<BattleStatus>,
+        cost: Option<&lf_core::AnswerCost>,
     ) -> LfResult<StoredSubmission> {
-        self.store.put_submission(s, advance_to).await
+        self.store.put_submission(s, advance_to, cost).await
     }
     async fn put_vote(&self, vote: &Vote) -> LfResult<StoredVote> {
         self.store.put_vote(vote).await
     }
-    async fn put_verdicts(&self, id: BattleId, verdicts: &[Verdict]) -> LfResult<()> {
-        self.store.put_verdicts(id, verdicts).await
+    async fn put_verdicts(
+        &self,
+        id: BattleId,
+        verdicts: &[Verdict],
+        cost: Option<&lf_battle::AnswerCostRecord>,
+    ) -> LfResult<()> {
+        self.store.put_verdicts(id, verdicts, cost).await
     }
     async fn add_judge_error(&self, error: &JudgeError) -> LfResult<()> {
         self.store.add_judge_error(error).await
@@ -285,7 +291,7 @@ fn an_answer_that_lands_while_it_moves_to_executing_counts() {
     // (the battle was open) nor the move (it read one answer) moved it on.
     let last = submission(&cs[1]);
     w.meanwhile(Open, Executing, move |store| {
-        let stored = run(store.put_submission(&last, Some(Scoring))).unwrap();
+        let stored = run(store.put_submission(&last, Some(Scoring), None)).unwrap();
         assert_eq!(stored.status, Open);
     });
     let change = run(w.service.request_status(&w.me, b.id, Executing, false)).unwrap();

@@ -263,10 +263,13 @@ fn the_automatic_check_is_shown_to_the_creator_and_to_everyone_once_finished() {
 #[test]
 fn next_steps_name_the_tool_to_call() {
     let w = World::new(0, None);
-    let (b, _) = w.executing(JudgingMode::AiJudge);
+    let (b, models) = w.executing(JudgingMode::AiJudge);
     let battle = run(w.service.get(&w.me, b.id)).unwrap().battle;
-    let at =
-        |status, contenders, judging| next_step(&Battle { status, ..battle.clone() }, contenders, judging);
+    let people: Vec<Contender> =
+        models.iter().map(|c| Contender { contender_type: ContenderType::Human, ..c.clone() }).collect();
+    let at = |status, contenders: usize, judging| {
+        next_step(&Battle { status, ..battle.clone() }, &people[..contenders], judging)
+    };
     use BattleStatus::*;
     use JudgingState::*;
     let cases = [
@@ -287,4 +290,19 @@ fn next_steps_name_the_tool_to_call() {
         let step = at(status, contenders, judging);
         assert!(step.contains(expected), "{status} {judging:?}: {step}");
     }
+    // ai_model contenders answer by themselves; the others are the caller's.
+    let executing = Battle { status: Executing, ..battle.clone() };
+    let mixed = [models[0].clone(), people[1].clone()];
+    let step = next_step(&executing, &mixed, Pending);
+    for expected in [
+        "Its ai_model contenders answer by themselves",
+        "submit for it with submit_battle_run",
+        "Submit the answers of the others (B) with submit_battle_run",
+        "run_agent_action answer_battle",
+        "The last answer moves it to scoring, and judging starts by itself.",
+    ] {
+        assert!(step.contains(expected), "{expected}: {step}");
+    }
+    let step = next_step(&executing, &models, Pending);
+    assert!(!step.contains("the others"), "every contender answers by itself: {step}");
 }

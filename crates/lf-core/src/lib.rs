@@ -40,7 +40,7 @@ pub use join::join_all;
 pub use label::LabelName;
 pub use model::{
     AnswerCost, CallStats, ChatRequest, ChatResponse, ModelProvider, ModelResolver, OFFLINE_MODEL_NAME,
-    ResolvedModel, ToolCall, ToolChatRequest, ToolChatResponse, ToolSpec, Turn,
+    ResolvedModel, ToolCall, ToolChatRequest, ToolChatResponse, ToolSpec, Turn, agent_model,
 };
 pub use page::{Page, PageRequest};
 pub use principal::{Principal, Reach, Scope, Scopes};

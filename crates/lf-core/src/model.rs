@@ -377,3 +377,24 @@ pub trait ModelResolver: Send + Sync {
         named: &'a str,
     ) -> Pin<Box<dyn Future<Output = LfResult<ResolvedModel>> + Send + 'a>>;
 }
+
+/// What an AI Lenser's `model` means, through `resolver` as `p` may use it
+/// (field `model`): a profile's name or id, an operator endpoint, or a bare
+/// model name on `default`, as everywhere a model is named; none: the
+/// endpoint `default` with its own model. The one rule for agents,
+/// whether they act in a workflow step or answer a battle.
+pub async fn agent_model(
+    resolver: &dyn ModelResolver,
+    p: &crate::Principal,
+    named: Option<&str>,
+) -> LfResult<ResolvedModel> {
+    const DEFAULT: &str = "default";
+    let Some(named) = named else {
+        let mut model = resolver.resolve(p, "model", DEFAULT).await?;
+        if model.model.as_deref() == Some(DEFAULT) {
+            model.model = None; // `default` declares no model of its own: the provider's.
+        }
+        return Ok(model);
+    };
+    resolver.resolve(p, "model", named).await
+}

@@ -59,6 +59,8 @@ pub use client::{
 pub use error::{EgressError, EgressErrorKind};
 pub use policy::{METADATA, METADATA_REASON, blocked, refused_without_lookup};
 // Requests and answers are spoken in reqwest's (the http crate's) types.
+/// What [`guarded_dns`] answers: reqwest's resolver trait.
+pub use reqwest::dns::Resolve;
 pub use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 pub use reqwest::{Method, StatusCode, Url};
-pub use resolve::{Resolver, SystemResolver};
+pub use resolve::{Resolver, SystemResolver, guarded_dns};

@@ -88,6 +88,38 @@ impl Resolve for Guard {
     }
 }
 
+/// The guarded resolver for a reqwest client built elsewhere (the model
+/// client of a profile's saved connection, in lf-model): a host's
+/// addresses are looked up with `resolver` and handed over only when every
+/// one passes the policy under `allow`, as [`crate::Egress`]'s are. A name
+/// refused is an [`io::Error`] of kind `PermissionDenied` (a blocked
+/// address) or `NotFound` (no address) in the request's error, worded as
+/// [`crate::EgressError`] words it; nothing is sent.
+pub fn guarded_dns(allow: Allow, resolver: Arc<dyn Resolver>) -> Arc<dyn Resolve> {
+    Arc::new(Guarded(Guard::new(resolver, Arc::new(allow))))
+}
+
+struct Guarded(Guard);
+
+impl Resolve for Guarded {
+    fn resolve(&self, name: Name) -> Resolving {
+        let guard = self.0.clone();
+        Box::pin(async move {
+            match guard.check(name.as_str()).await {
+                Ok(addrs) => Ok(Box::new(addrs.into_iter()) as Addrs),
+                Err(refusal) => {
+                    let kind = match refusal {
+                        Refusal::Blocked { .. } => io::ErrorKind::PermissionDenied,
+                        Refusal::Dns { .. } => io::ErrorKind::NotFound,
+                    };
+                    Err(Box::new(io::Error::new(kind, refusal.to_string()))
+                        as Box<dyn StdError + Send + Sync>)
+                }
+            }
+        })
+    }
+}
+
 /// What the guarded resolver hands reqwest when it refuses a name, found
 /// again in the error reqwest returns ([`Refusal::find`]).
 #[derive(Debug)]

@@ -113,11 +113,19 @@ fn rustls_config(https: bool) -> Result<rustls::ClientConfig, String> {
 
 /// Why one attempt failed.
 enum Failure {
-    Status { status: StatusCode, retry_after: Option<Duration>, body: String },
+    Status {
+        status: StatusCode,
+        retry_after: Option<Duration>,
+        body: String,
+    },
     Timeout,
     Connect(reqwest::Error),
+    /// The egress guard refused the server's address: why, in its words.
+    Refused(String),
     Transport(reqwest::Error),
-    TooLarge { limit: usize },
+    TooLarge {
+        limit: usize,
+    },
 }
 
 impl Failure {
@@ -140,6 +148,7 @@ impl Failure {
             Failure::Status { status, body, .. } => format!("HTTP {status}: {body}"),
             Failure::Timeout => "timed out".into(),
             Failure::Connect(e) => format!("could not connect: {e}"),
+            Failure::Refused(why) => format!("refused by the egress guard: {why}"),
             Failure::Transport(e) => format!("transport error: {e}"),
             Failure::TooLarge { limit } => format!("answer body larger than {limit} bytes"),
         }
@@ -186,6 +195,10 @@ impl Failure {
             Failure::Connect(e) => {
                 LfError::new(ErrorCode::Internal, "Could not reach the model server; try again later.").with_source(e)
             }
+            Failure::Refused(why) => LfError::new(
+                ErrorCode::PermissionDenied,
+                format!("The egress guard refuses the model server's address, so nothing was sent: {why}"),
+            ),
             Failure::Transport(e) => {
                 LfError::new(ErrorCode::Internal, "The call to the model server failed; try again later.").with_source(e)
             }
@@ -194,13 +207,30 @@ impl Failure {
 }
 
 fn classify(e: reqwest::Error) -> Failure {
-    if e.is_timeout() {
+    if let Some(why) = refused(&e) {
+        Failure::Refused(why)
+    } else if e.is_timeout() {
         Failure::Timeout
     } else if e.is_connect() {
         Failure::Connect(e)
     } else {
         Failure::Transport(e)
     }
+}
+
+/// The egress guard's refusal somewhere in `e`'s sources: an
+/// [`std::io::Error`] of kind `PermissionDenied` from the resolver.
+fn refused(e: &reqwest::Error) -> Option<String> {
+    let mut next: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(cause) = next {
+        if let Some(io) = cause.downcast_ref::<std::io::Error>()
+            && io.kind() == std::io::ErrorKind::PermissionDenied
+        {
+            return Some(io.to_string());
+        }
+        next = cause.source();
+    }
+    None
 }
 
 /// `retry-after-ms` (OpenAI) or `Retry-After` in seconds. An HTTP date is
@@ -331,11 +361,30 @@ impl OpenAiCompatible {
     /// endpoint cannot be verified because the system has no CA certificates,
     /// or when the key cannot be sent as a header.
     pub fn new(config: EndpointConfig) -> LfResult<Self> {
+        Self::build(config, None)
+    }
+
+    /// A client for `config` whose host names are looked up by `dns` (the
+    /// egress guard's resolver, `lf_egress::guarded_dns`): a name it
+    /// refuses (an `io::Error` of kind `PermissionDenied` in the request's
+    /// error) fails the call at once, PERMISSION_DENIED with the guard's
+    /// words, with nothing sent and no retry.
+    pub fn guarded(config: EndpointConfig, dns: Arc<dyn reqwest::dns::Resolve>) -> LfResult<Self> {
+        Self::build(config, Some(dns))
+    }
+
+    fn build(config: EndpointConfig, dns: Option<Arc<dyn reqwest::dns::Resolve>>) -> LfResult<Self> {
         let mut endpoint = config.base_url.clone();
         let path = format!("{}/chat/completions", endpoint.path().trim_end_matches('/'));
         endpoint.set_path(&path);
         let tls = tls_config(endpoint.scheme() == "https").map_err(LfError::invalid_argument)?;
-        let http = reqwest::Client::builder()
+        let mut http = reqwest::Client::builder();
+        if let Some(dns) = dns {
+            // Guarded names are not sent through a proxy either: the
+            // addresses checked are those connected to.
+            http = http.dns_resolver(dns).no_proxy();
+        }
+        let http = http
             .tls_backend_preconfigured(tls)
             .timeout(config.timeout)
             .connect_timeout(config.timeout.min(Duration::from_secs(10)))

@@ -172,17 +172,19 @@ impl ModelProvider for Limited {
 }
 
 /// A client of an OpenAI-compatible API at `base_url` with `api_key`, for a
-/// model profile's saved connection. INVALID_ARGUMENT on a bad URL or key,
-/// never repeating the key.
+/// model profile's saved connection, its host names looked up by `dns`
+/// (the egress guard's resolver: see [`OpenAiCompatible::guarded`]).
+/// INVALID_ARGUMENT on a bad URL or key, never repeating the key.
 pub fn connection_client(
     base_url: &str,
     api_key: Option<&str>,
     model: &str,
+    dns: Arc<dyn reqwest::dns::Resolve>,
 ) -> LfResult<Arc<dyn ModelProvider>> {
     let base_url = parse_base_url(base_url).map_err(LfError::invalid_argument)?;
     let api_key = api_key.map(ApiKey::parse).transpose().map_err(LfError::invalid_argument)?;
     let model = parse_model_name(model).map_err(LfError::invalid_argument)?;
-    Ok(Arc::new(OpenAiCompatible::new(EndpointConfig::new(base_url, api_key, model))?))
+    Ok(Arc::new(OpenAiCompatible::guarded(EndpointConfig::new(base_url, api_key, model), dns)?))
 }
 
 #[cfg(test)]

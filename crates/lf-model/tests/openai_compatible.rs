@@ -559,3 +559,42 @@ async fn the_offline_provider_calls_no_tool_and_names_itself() {
         ("offline answer", 0, lf_model::OFFLINE_MODEL_NAME)
     );
 }
+
+/// A resolver answering every name with 127.0.0.1, as a public name made to
+/// point at the server's own loopback would.
+struct Loopback;
+
+#[async_trait::async_trait]
+impl lf_egress::Resolver for Loopback {
+    async fn resolve(&self, _host: &str) -> std::io::Result<Vec<std::net::IpAddr>> {
+        Ok(vec![std::net::Ipv4Addr::LOCALHOST.into()])
+    }
+}
+
+#[tokio::test]
+async fn a_guarded_client_sends_nothing_to_an_address_the_egress_guard_refuses() {
+    let server = Server::start(vec![Reply::answer("Hi.", "test-model")]).await;
+    // The server's address, spelled as a name the resolver answers.
+    let port = server.base.rsplit(':').next().unwrap().trim_end_matches("/v1").to_owned();
+    let named = format!("http://models.example.com:{port}/v1");
+    let config = || {
+        let mut c = server.config(Some(KEY));
+        c.base_url = parse_base_url(&named).unwrap();
+        c
+    };
+
+    let refusing = lf_egress::guarded_dns(lf_egress::Allow::default(), Arc::new(Loopback));
+    let client = OpenAiCompatible::guarded(config(), refusing).unwrap();
+    let err = client.chat(request()).await.expect_err("the guard refuses loopback");
+    assert_eq!(err.code(), ErrorCode::PermissionDenied, "{err:?}");
+    assert!(err.message().contains("egress guard") && err.message().contains("loopback"), "{err}");
+    assert!(err.message().contains("nothing was sent") && !err.message().contains(KEY), "{err}");
+    assert_eq!(server.calls(), 0, "nothing reached the server");
+
+    // Opened by the operator's allow-list, the same name is asked.
+    let allow = lf_egress::Allow::parse("models.example.com").unwrap();
+    let opened =
+        OpenAiCompatible::guarded(config(), lf_egress::guarded_dns(allow, Arc::new(Loopback))).unwrap();
+    assert_eq!(opened.chat(request()).await.unwrap().text, "Hi.");
+    assert_eq!(server.calls(), 1);
+}

@@ -6,7 +6,10 @@
 //!   starter must be one the agent acts for (its owner, a co-owner, an
 //!   operator; in a team run, the agent's owner). Its persona is the
 //!   system message; its model (`profile.model`), else the run's
-//!   `global_model_id`, else the provider's default, is asked. `prompt` is
+//!   `global_model_id`, else the provider's default, is asked: with a
+//!   resolver bound, a profile's name or id, an operator endpoint or a
+//!   bare model name on `default`, as the agent's owner may use it
+//!   ([`lf_core::agent_model`]), asked on its endpoint. `prompt` is
 //!   the first user message, its `[[name]]` placeholders filled from the
 //!   step's input parameters (as `prompt_template` fills its template) or
 //!   else the fields of its main input (as `battle_create` does).
@@ -72,7 +75,7 @@ use crate::agent_loop::{
 };
 use crate::compose::OwnServices;
 use crate::executor::{Done, Executor, Executors, Job};
-use crate::model::{Pricing, model_failure};
+use crate::model::{Pricing, model_failure, resolve_failure};
 use crate::steps::Runs;
 use crate::teams::{SERVICE, moved, team_of};
 
@@ -554,7 +557,8 @@ impl Executor for AgentSteps {
             charged: Mutex::new(saved.charged),
             lost: Default::default(),
         };
-        let chat = chat(&agent, job, config.prompt);
+        let (model, chat) = self.asked(&agent, chat(&agent, job, config.prompt)).await?;
+        let model = model.as_ref();
         let mut caps = config.caps;
         if let (Some(left), rate @ 1..) = (job.credits_left, self.pricing.credits_per_1k_tokens) {
             let affordable = saved.state.tokens.saturating_add(left.saturating_mul(1_000) / rate);
@@ -567,7 +571,7 @@ impl Executor for AgentSteps {
                 let Some(team) = team else {
                     let why = "nobody can approve a call outside a team run".to_owned();
                     return self
-                        .finish(&at, &chat, caps, saved.state, Resume::Rejected(held.call, why))
+                        .finish(&at, model, &chat, caps, saved.state, Resume::Rejected(held.call, why))
                         .await;
                 };
                 let asked = match held.asked {
@@ -584,21 +588,40 @@ impl Executor for AgentSteps {
                 }
             }
         };
-        self.finish(&at, &chat, caps, saved.state, resume).await
+        self.finish(&at, model, &chat, caps, saved.state, resume).await
     }
 }
 
 impl AgentSteps {
+    /// Where `chat` is asked: the model it names resolved, with its
+    /// endpoint's client and its profile's parameters, when a resolver is
+    /// bound; else the step's provider, as it is.
+    async fn asked(
+        &self,
+        agent: &Agent,
+        mut chat: ChatRequest,
+    ) -> Result<(Arc<dyn ModelProvider>, ChatRequest), Failure> {
+        let Some(resolver) = self.own.resolver() else { return Ok((self.model.clone(), chat)) };
+        let owner = Principal::Agent { agent_id: agent.id, owner: agent.owner };
+        let m = lf_core::agent_model(resolver.as_ref(), &owner, chat.model.as_deref())
+            .await
+            .map_err(|e| resolve_failure(&e))?;
+        let stand_in = chat.stand_in.take();
+        let request = ChatRequest { stand_in, ..m.request(chat.system, chat.user) };
+        Ok((m.provider, request))
+    }
+
     /// Runs the loop from `state` to its end, a cap or a held call.
     async fn finish(
         &self,
         at: &Attempt<'_>,
+        model: &dyn ModelProvider,
         chat: &ChatRequest,
         caps: Caps,
         state: LoopState,
         resume: Resume,
     ) -> Result<Done, Failure> {
-        let ran = run_loop_with(self.model.as_ref(), chat, &at.tools, caps, state, resume, at).await;
+        let ran = run_loop_with(model, chat, &at.tools, caps, state, resume, at).await;
         let (end, state) = match ran {
             Ok(r) => r,
             Err(_) if at.lost.load(std::sync::atomic::Ordering::SeqCst) => return Err(lost()),

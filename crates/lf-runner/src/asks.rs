@@ -29,8 +29,6 @@ use lf_core::{
     SystemClock, Timestamp,
 };
 
-use lf_workflow::profile::DEFAULT_ENDPOINT;
-
 use crate::compose::OwnServices;
 
 /// The system message of a model profile answering a battle.
@@ -235,14 +233,8 @@ impl Inner {
                 agent.profile.display_name.as_str()
             ),
         };
-        let mut model = match &agent.profile.model {
-            Some(m) => self.resolver.resolve(p, "model", m.as_str()).await?,
-            None => self.resolver.resolve(p, "model", DEFAULT_ENDPOINT).await?,
-        };
-        if agent.profile.model.is_none() && model.model.as_deref() == Some(DEFAULT_ENDPOINT) {
-            model.model = None; // `default` declares no model of its own: the provider's.
-        }
-        Ok((model, system))
+        let named = agent.profile.model.as_ref().map(|m| m.as_str());
+        Ok((lf_core::agent_model(self.resolver.as_ref(), p, named).await?, system))
     }
 }
 

@@ -3,7 +3,8 @@
 //! ask and where. Which profile a name means is lf-workflow's rule
 //! ([`ProfileService::locate`]); here it meets the operator's endpoints,
 //! the saved connection a profile names (its secret opened for the call,
-//! never shown) and the egress policy.
+//! never shown) and the egress policy: its base URL as written, and the
+//! addresses its host resolves to at every request.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -22,16 +23,24 @@ pub struct Resolver {
     endpoints: Arc<Endpoints>,
     connections: ConnectionService,
     egress: Arc<dyn EgressPolicy>,
+    /// Looks up a connection's host as the egress guard does: every
+    /// address checked when the request is made.
+    dns: Arc<dyn lf_egress::Resolve>,
 }
 
 impl Resolver {
+    /// Over `profiles` and `endpoints`, opening `connections`; a
+    /// connection's base URL is refused by `egress` as written, and its
+    /// host's addresses by `dns` ([`lf_egress::guarded_dns`]) at each
+    /// request.
     pub fn new(
         profiles: ProfileService,
         endpoints: Arc<Endpoints>,
         connections: ConnectionService,
         egress: Arc<dyn EgressPolicy>,
+        dns: Arc<dyn lf_egress::Resolve>,
     ) -> Self {
-        Self { profiles, endpoints, connections, egress }
+        Self { profiles, endpoints, connections, egress, dns }
     }
 
     async fn resolved(&self, p: &Principal, field: &'static str, named: &str) -> LfResult<ResolvedModel> {
@@ -80,7 +89,7 @@ impl Resolver {
                     )));
                 }
                 let key = secret.expose_str().map_err(|_| unusable("its secret is not text"))?;
-                lf_model::connection_client(base, Some(key), &profile.model)
+                lf_model::connection_client(base, Some(key), &profile.model, self.dns.clone())
                     .map_err(|_| unusable("its base_url or key is not usable"))?
             }
         };

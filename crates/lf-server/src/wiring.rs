@@ -76,7 +76,10 @@ pub fn services(
     let profiles = ProfileService::new(db.profile_store(), db.connection_store())
         .with_operator(operator)
         .with_egress(rules.clone());
-    let resolver = Arc::new(Resolver::new(profiles.clone(), endpoints, connections.clone(), rules));
+    // Profiles' connections are looked up through the egress guard, as
+    // the runner's outbound steps' hosts are.
+    let dns = lf_egress::guarded_dns(runs.egress_allow.clone(), Arc::new(lf_egress::SystemResolver));
+    let resolver = Arc::new(Resolver::new(profiles.clone(), endpoints, connections.clone(), rules, dns));
     // ai_model contenders' models, asked on the runner under its lease.
     let asks = lf_runner::ModelAsks::new(own.clone(), db.ask_store(), resolver.clone(), runs.runner.lease);
     let egress = Egress::new(EgressConfig { allow: runs.egress_allow.clone(), ..EgressConfig::default() })

@@ -190,6 +190,24 @@ async fn three_models_on_two_endpoints_answer_and_the_judge_judges() {
         "{judged:#}"
     );
     assert_eq!((fake.asked("m1"), fake.asked("m2"), fake.asked("m3")), (3, 3, 3));
+    // What each answer cost, recorded with it: the profile, the endpoint,
+    // the model it reported, times and the endpoint's usage; the judge's too.
+    let costs = judged["answer_costs"].as_array().unwrap();
+    assert_eq!(costs.len(), 4, "three answers and the judge: {judged:#}");
+    for ((k, c), (p, endpoint, model)) in
+        costs.iter().zip(&contenders).zip([(&p1, "one", "m1"), (&p2, "one", "m2"), (&p3, "two", "m3")])
+    {
+        assert_eq!(
+            (&k["of"], &k["contender_id"], &k["profile_id"]),
+            (&json!("submission"), &json!(c), &json!(p))
+        );
+        assert_eq!((&k["endpoint"], &k["model"]), (&json!(endpoint), &json!(model)), "{k}");
+        assert_eq!(k["tokens"], json!({"input": 10, "output": 5, "estimated": false}), "{k}");
+        assert!(k["latency_ms"]["first_byte"].is_u64() && k["latency_ms"]["total"].is_u64(), "{k}");
+        assert_eq!(k["finish_reason"], "stop", "{k}");
+    }
+    assert!(costs[1]["latency_ms"]["total"].as_u64().unwrap() >= 100, "the slow answer's time: {}", costs[1]);
+    assert_eq!((&costs[3]["of"], &costs[3]["model"]), (&json!("judge"), &json!("judge-m")));
     let asked = &fake.requests("m1")[0];
     assert_eq!(asked["messages"][1]["content"], TASK);
     assert!(asked["messages"][0]["content"].as_str().unwrap().contains("battle"));
@@ -214,7 +232,12 @@ async fn a_failing_model_records_its_error_and_blocks_nobody() {
     let (id, contenders) = entered(&alice, json!({}), &[&good, &broken, &gone]).await;
     // Archived after it was entered: its creator may no longer use it.
     ok(&alice, "archive_model_profile", json!({"profile_id": gone, "confirm": true})).await;
-    ok(&alice, "set_battle_status", json!({"battle_id": id, "status": "executing"})).await;
+    let moved = ok(&alice, "set_battle_status", json!({"battle_id": id, "status": "executing"})).await;
+    let hint = moved["next_step"].as_str().unwrap();
+    assert!(
+        hint.contains("ai_model contenders answer by themselves") && hint.contains("answer_error"),
+        "{hint}"
+    );
 
     let b = until(&alice, &id, "answered or failed", |b| {
         submission_of(b, &contenders[0]).is_some() && errors(b).len() == 2
@@ -264,4 +287,71 @@ async fn another_lensers_private_profile_cannot_be_a_contender() {
     let (failed, bad) = call(&bob, "add_battle_contender", add("not-an-id".into())).await;
     assert!(failed && bad["code"] == "INVALID_ARGUMENT", "{bad}");
     assert_eq!(fake.asked("m1"), 0);
+}
+
+/// An AI Lenser of `s`'s that joins battles, answering with `model`.
+async fn battle_agent(s: &LfServer, handle: &str, model: &str) -> String {
+    let made = ok(s, "create_ai_lenser", json!({"handle": handle, "display_name": handle})).await;
+    let id = made["ai_lenser_id"].as_str().unwrap().to_owned();
+    let patch = json!({"can_join_battles": true, "model": model, "persona": "You answer in one word."});
+    ok(s, "update_ai_lenser", json!({"ai_lenser_id": id, "patch": patch})).await;
+    ok(s, "assign_agent_tool", json!({"ai_lenser_id": id, "tool_id": "submit_battle_run"})).await;
+    id
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_agent_answers_through_its_profile_and_records_what_it_cost() {
+    let fake = FakeModels::start();
+    fake.script("agent-m", vec![Step::slow("Thirteen.", 50)]);
+    fake.script("private-m", vec![Step::answer("Never asked.")]);
+    let w = world(&fake).await;
+    let (alice, bob) = (w.server(LenserId::new()), w.server(LenserId::new()));
+    // One agent of hers names her profile by its name; the other names
+    // his private profile by its id, which she may not use.
+    let hers = profile(&alice, "worder", "two", "agent-m").await;
+    let private = profile(&bob, "secretive", "one", "private-m").await;
+    let ada = battle_agent(&alice, "ada_bot", "worder").await;
+    let bobby = battle_agent(&alice, "bobby_bot", &private).await;
+    let id = ok(&alice, "create_battle", json!({"title": "Primes", "task_prompt": TASK})).await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    for (name, agent) in [("Ada", &ada), ("Bobby", &bobby)] {
+        let add = json!({"battle_id": id, "display_name": name, "contender_type": "ai_agent", "contender_ref_id": agent});
+        ok(&alice, "add_battle_contender", add).await;
+    }
+    for status in ["open", "executing"] {
+        ok(&alice, "set_battle_status", json!({"battle_id": id, "status": status})).await;
+    }
+    let b = ok(&alice, "get_battle", json!({"battle_id": id})).await;
+    let hint = b["next_step"].as_str().unwrap();
+    assert!(hint.contains("Submit every contender's answer with submit_battle_run"), "{hint}");
+
+    let act = |agent: &str| json!({"ai_lenser_id": agent, "action_type": "answer_battle", "metadata": {"battle_id": id}});
+    ok(&alice, "run_agent_action", act(&ada)).await;
+    let (failed, refused) = call(&alice, "run_agent_action", act(&bobby)).await;
+    assert!(failed && refused["code"] == "NOT_FOUND", "his private profile is not hers to use: {refused}");
+    assert_eq!(fake.asked("private-m"), 0, "nothing asked");
+
+    let b = ok(&alice, "get_battle", json!({"battle_id": id})).await;
+    let subs = b["submissions"].as_array().unwrap();
+    assert_eq!(subs.len(), 1, "{b:#}");
+    assert_eq!((&subs[0]["content_text"], &subs[0]["submitted_by"]), (&json!("Thirteen."), &json!(ada)));
+    let asked = &fake.requests("agent-m")[0];
+    assert_eq!(asked["messages"][0]["content"], "You answer in one word.", "its persona");
+    assert_eq!(asked["messages"][1]["content"], TASK);
+    assert_eq!(
+        asked["temperature"].as_f64().map(|t| (t * 10.0).round()),
+        Some(3.0),
+        "the profile's parameters"
+    );
+    let costs = b["answer_costs"].as_array().unwrap();
+    assert_eq!(costs.len(), 1, "{b:#}");
+    let k = &costs[0];
+    assert_eq!(
+        (&k["profile_id"], &k["endpoint"], &k["model"]),
+        (&json!(hers), &json!("two"), &json!("agent-m"))
+    );
+    assert_eq!(k["tokens"], json!({"input": 10, "output": 5, "estimated": false}));
+    assert!(k["latency_ms"]["total"].as_u64().unwrap() >= 50, "{k}");
 }

@@ -15,7 +15,7 @@ use std::sync::LazyLock;
 use lf_agent::{ActionName, ArgsSummary, Call, Profile, ToolGroup, ToolId, ToolName, ToolRef};
 use lf_battle::ContenderType;
 use lf_core::meter::{meter, outcome_of};
-use lf_core::{BattleId, ChatRequest, ContenderId, ErrorCode};
+use lf_core::{AnswerCost, BattleId, ContenderId, ErrorCode, ResolvedModel};
 use lf_core::{LenserId, LfError, LfResult};
 use rmcp::model::JsonObject;
 use serde_json::Value;
@@ -149,7 +149,11 @@ async fn called_as_agent(
     let pass = pass?;
     let inner = Ctx { principal: pass.principal.clone(), services: ctx.services.clone() };
     let result = async {
-        let args = if answering { answer(&inner, agent, &pass.profile, args).await? } else { args };
+        if answering {
+            // The answer is submitted with what it cost, in one write.
+            let (args, cost) = answer(&inner, agent, &pass.profile, args).await?;
+            return crate::groups::battle::submit_answered(inner, args, &cost).await;
+        }
         tool.call(inner, args).await
     }
     .await;
@@ -182,8 +186,15 @@ fn summary(args: &JsonObject, note: Option<String>) -> String {
 /// `args.battle_id` names (as `inner`, the agent): its contender there
 /// (`args.contender_id`, which must be the ai_agent contender standing for
 /// it, or that contender when none is given), and the answer its persona
-/// and model (`profile`, as the check read it) give the task prompt.
-async fn answer(inner: &Ctx, agent: LenserId, profile: &Profile, args: JsonObject) -> LfResult<JsonObject> {
+/// and model (`profile`, as the check read it: a profile's name or id, an
+/// endpoint, or a bare model name on `default`, resolved as for every
+/// model named) give the task prompt; with what the answer cost.
+async fn answer(
+    inner: &Ctx,
+    agent: LenserId,
+    profile: &Profile,
+    args: JsonObject,
+) -> LfResult<(JsonObject, AnswerCost)> {
     let text = |key: &str| args.get(key).and_then(Value::as_str);
     let battle = BattleId::parse("battle_id", text("battle_id").unwrap_or_default())?;
     let sheet = inner.services.battle.get(&inner.principal, battle).await?;
@@ -230,14 +241,21 @@ async fn answer(inner: &Ctx, agent: LenserId, profile: &Profile, args: JsonObjec
             profile.display_name.as_str()
         ),
     };
-    let mut request = ChatRequest::new(system, sheet.battle.task_prompt.as_str());
-    request.model = profile.model.as_ref().map(|m| m.as_str().to_owned());
-    let answered = inner.services.model().chat(request).await?;
+    let named = profile.model.as_ref().map(|m| m.as_str());
+    let model = match inner.services.battle.resolver() {
+        Some(resolver) => lf_core::agent_model(resolver.as_ref(), &inner.principal, named).await?,
+        None => ResolvedModel::on(inner.services.model().clone(), "default", named.map(str::to_owned)),
+    };
+    let request = model.request(system, sheet.battle.task_prompt.as_str());
+    let started = std::time::Instant::now();
+    let answered = model.provider.chat(request.clone()).await?;
+    let elapsed = started.elapsed().as_millis() as u64;
+    let cost = model.cost(&request, &answered, elapsed, lf_lens::estimate_tokens);
     let mut out = JsonObject::new();
     out.insert("battle_id".into(), Value::String(battle.to_string()));
     out.insert("contender_id".into(), Value::String(contender.id.to_string()));
     out.insert("content_text".into(), Value::String(answered.text));
-    Ok(out)
+    Ok((out, cost))
 }
 
 #[cfg(test)]

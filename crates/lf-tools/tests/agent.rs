@@ -529,6 +529,18 @@ async fn two_agents_and_a_person_fight_a_battle_the_agents_answer_themselves() {
         by.contains(&agents[0].as_str()) && by.contains(&agents[1].as_str()),
         "submitted as the agents: {by:?}"
     );
+    // Each answer is recorded with what it cost: tokens estimated (the
+    // provider reported no usage), on `default`, the model it named.
+    let costs = sheet["answer_costs"].as_array().unwrap();
+    assert_eq!(costs.len(), 2, "{sheet}");
+    for (k, model) in costs.iter().zip(["model-a", "model-b"]) {
+        assert_eq!(
+            (&k["of"], &k["endpoint"], &k["model"]),
+            (&json!("submission"), &json!("default"), &json!(model))
+        );
+        assert_eq!(k["tokens"]["estimated"], true, "{k}");
+        assert!(k["tokens"]["output"].as_u64().unwrap() > 0 && k["latency_ms"]["total"].is_u64(), "{k}");
+    }
     let again = act(&alice, &agents[0], "answer_battle", json!({"battle_id": b})).await;
     assert!(!again.0, "an agent may replace its answer while the battle runs: {}", again.1);
 

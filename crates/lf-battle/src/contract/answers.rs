@@ -68,7 +68,7 @@ pub(super) async fn answered_executing(s: &dyn BattleStore) {
     let (missing, missing_cs) = f.executing_with(s, me, 3, 2).await;
     let (open, open_cs) = f.with_contenders(s, me, 2, Open).await;
     for c in &open_cs {
-        s.put_submission(&f.submission(c, "an answer while open"), None).await.unwrap();
+        s.put_submission(&f.submission(c, "an answer while open"), None, None).await.unwrap();
     }
     let empty = f.create(s, me, Executing).await;
     let (moved, _) = f.executing_with(s, me, 2, 2).await;
@@ -83,7 +83,7 @@ pub(super) async fn answered_executing(s: &dyn BattleStore) {
         let c = f.contender(&b, 0, ContenderType::AiModel);
         s.add_contender(&c, Open).await.unwrap();
         s.set_status(b.id, Open, Executing, f.tick()).await.unwrap();
-        s.put_submission(&f.submission(&c, "a twin's answer"), None).await.unwrap();
+        s.put_submission(&f.submission(&c, "a twin's answer"), None, None).await.unwrap();
         twins.push(b.id);
     }
     twins.sort();
@@ -107,7 +107,7 @@ pub(super) async fn answered_executing(s: &dyn BattleStore) {
         "after it in the same microsecond"
     );
 
-    s.put_submission(&f.submission(&missing_cs[2], "the last answer"), None).await.unwrap();
+    s.put_submission(&f.submission(&missing_cs[2], "the last answer"), None, None).await.unwrap();
     assert_eq!(
         answered_ids(s, start, 5).await,
         vec![first.id, missing.id, second.id, twins[0], twins[1]],
@@ -127,7 +127,7 @@ pub(super) async fn verdicts_and_errors(s: &dyn BattleStore) {
     let (voting, vcs) = f.with_contenders(s, me, 2, Voting).await;
     let v = f.verdict(&vcs[0], 900, VerdictKind::Winner);
     assert_eq!(
-        code(s.put_verdicts(voting.id, &[v]).await),
+        code(s.put_verdicts(voting.id, &[v], None).await),
         ErrorCode::Conflict,
         "verdicts only while scoring"
     );
@@ -148,7 +148,7 @@ pub(super) async fn verdicts_and_errors(s: &dyn BattleStore) {
         vec![f.verdict(&cs[1], 455, VerdictKind::Loser), f.verdict(&cs[0], 900, VerdictKind::Winner)];
     first[0].position_consistent = None;
     first[0].criteria.clear();
-    s.put_verdicts(b.id, &first).await.expect("put_verdicts");
+    s.put_verdicts(b.id, &first, None).await.expect("put_verdicts");
     let sheet = s.get_sheet(Reach::Everything, b.id).await.unwrap();
     assert_eq!(
         sheet.verdicts,
@@ -157,10 +157,10 @@ pub(super) async fn verdicts_and_errors(s: &dyn BattleStore) {
     );
     assert_eq!(sheet.judge_errors, vec![e1, e2], "judge errors, oldest first");
     let second = vec![f.verdict(&cs[0], 100, VerdictKind::Loser)];
-    s.put_verdicts(b.id, &second).await.unwrap();
+    s.put_verdicts(b.id, &second, None).await.unwrap();
     assert_eq!(s.get_sheet(Reach::Everything, b.id).await.unwrap().verdicts, second, "verdicts are replaced");
     let stray = Verdict { contender_id: ContenderId::new(), ..second[0].clone() };
-    assert_eq!(code(s.put_verdicts(b.id, &[stray]).await), ErrorCode::NotFound);
+    assert_eq!(code(s.put_verdicts(b.id, &[stray], None).await), ErrorCode::NotFound);
     assert_eq!(
         s.get_sheet(Reach::Everything, b.id).await.unwrap().verdicts,
         second,

@@ -26,9 +26,9 @@ pub(super) async fn answer_costs(s: &dyn BattleStore) {
     let me = LenserId::new();
     let (b, cs) = f.with_contenders(s, me, 3, Executing).await;
     let sub1 = f.submission(&cs[1], "an answer");
-    s.put_submission(&sub1, None).await.unwrap();
+    s.put_submission(&sub1, None, None).await.unwrap();
     let sub0 = f.submission(&cs[0], "another");
-    s.put_submission(&sub0, None).await.unwrap();
+    s.put_submission(&sub0, None, None).await.unwrap();
     let k1 = AnswerCostRecord {
         battle_id: b.id,
         contender_id: Some(cs[1].id),
@@ -61,20 +61,26 @@ pub(super) async fn answer_costs(s: &dyn BattleStore) {
         vec![k0.clone(), k1.clone(), judge.clone()],
         "contenders' by slot, then the judge's, read back as written"
     );
-    // A resubmission by a model records its cost again.
+    // A resubmission by a model records its cost again, in the same write.
     let resub = f.submission(&cs[0], "a better answer");
-    s.put_submission(&resub, None).await.unwrap();
     let again = AnswerCostRecord { cost: cost("m-0b", 400, 0.25), at: resub.updated_at, ..k0.clone() };
-    s.put_answer_cost(&again).await.unwrap();
+    s.put_submission(&resub, None, Some(&again.cost)).await.expect("put_submission with its cost");
+    // A submission refused writes no cost either.
+    let refused = f.submission(&cs[2], "too late");
+    let draft_cost = cost("m-2", 1, 1.0);
+    s.set_status(b.id, Executing, Scoring, f.tick()).await.unwrap();
+    assert_eq!(code(s.put_submission(&refused, None, Some(&draft_cost)).await), ErrorCode::Conflict);
+    // The judge's cost is written with its verdicts.
     let judged_again = AnswerCostRecord { at: f.tick(), ..judge.clone() };
-    s.put_answer_cost(&judged_again).await.unwrap();
+    s.put_verdicts(b.id, &[], Some(&judged_again)).await.expect("put_verdicts with its cost");
+    s.set_status(b.id, Scoring, Executing, f.tick()).await.unwrap();
     assert_eq!(
         s.answer_costs(Reach::Everything, b.id).await.unwrap(),
         vec![again.clone(), k1.clone(), judged_again],
         "a contender's and the judge's cost are replaced, not added"
     );
     // A later submission not made by a model leaves the cost behind.
-    s.put_submission(&f.submission(&cs[0], "by hand"), None).await.unwrap();
+    s.put_submission(&f.submission(&cs[0], "by hand"), None, None).await.unwrap();
     let standing = s.answer_costs(Reach::Everything, b.id).await.unwrap();
     assert!(!standing.iter().any(|k| k.contender_id == Some(cs[0].id)), "{standing:?}");
     let stray = AnswerCostRecord { contender_id: Some(ContenderId::new()), ..k1.clone() };

@@ -151,7 +151,7 @@ impl Fixture {
     ) -> (Battle, Vec<Contender>) {
         let (b, cs) = self.with_contenders(s, creator, n, Executing).await;
         for c in &cs[..answered] {
-            s.put_submission(&self.submission(c, "an answer"), None).await.expect("put_submission");
+            s.put_submission(&self.submission(c, "an answer"), None, None).await.expect("put_submission");
         }
         (s.get_battle(Reach::Everything, b.id).await.unwrap(), cs)
     }
@@ -395,49 +395,53 @@ async fn submissions(s: &dyn BattleStore) {
     let dc = f.contender(&draft, 0, ContenderType::AiModel);
     s.add_contender(&dc, Draft).await.unwrap();
     let sub = f.submission(&dc, "too early");
-    assert_eq!(code(s.put_submission(&sub, None).await), ErrorCode::Conflict, "no submissions in draft");
+    assert_eq!(
+        code(s.put_submission(&sub, None, None).await),
+        ErrorCode::Conflict,
+        "no submissions in draft"
+    );
 
     let (b, cs) = f.with_contenders(s, me, 2, Open).await;
     let odd = "  \t leading space, odd text: ' \" \\ % _ \u{202e}rtl\u{202c} 🦀 \r\n trailing  \n";
     let first = f.submission(&cs[0], odd);
-    let out = s.put_submission(&first, Some(Scoring)).await.expect("put_submission");
+    let out = s.put_submission(&first, Some(Scoring), None).await.expect("put_submission");
     assert_eq!((out.submission.clone(), out.replaced, out.status), (first.clone(), false, Open));
     let again = f.submission(&cs[0], "second thoughts");
-    let out = s.put_submission(&again, Some(Scoring)).await.unwrap();
+    let out = s.put_submission(&again, Some(Scoring), None).await.unwrap();
     assert!(out.replaced);
     assert_eq!(out.submission.id, first.id, "a resubmission keeps the id");
     assert_eq!(out.submission.created_at, first.created_at, "and created_at");
     assert_eq!(out.submission.updated_at, again.updated_at);
     assert_eq!(out.submission.text, again.text);
     let other = f.submission(&cs[1], "B in open");
-    let out = s.put_submission(&other, Some(Scoring)).await.unwrap();
+    let out = s.put_submission(&other, Some(Scoring), None).await.unwrap();
     assert_eq!(out.status, Open, "everyone submitting while open does not advance");
     let sheet = s.get_sheet(Reach::Everything, b.id).await.unwrap();
     assert_eq!(sheet.submissions.len(), 2);
     assert_eq!(sheet.submissions[0].text.as_str(), "second thoughts", "submissions by slot");
     let stranger = Contender { id: ContenderId::new(), ..cs[0].clone() };
-    assert_eq!(code(s.put_submission(&f.submission(&stranger, "x"), None).await), ErrorCode::NotFound);
+    assert_eq!(code(s.put_submission(&f.submission(&stranger, "x"), None, None).await), ErrorCode::NotFound);
 
     // Auto-advance: executing, the last contender submits.
     let (b, cs) = f.with_contenders(s, me, 3, Executing).await;
-    let out = s.put_submission(&f.submission(&cs[0], "a"), Some(Voting)).await.unwrap();
+    let out = s.put_submission(&f.submission(&cs[0], "a"), Some(Voting), None).await.unwrap();
     assert_eq!(out.status, Executing);
-    let out = s.put_submission(&f.submission(&cs[1], "b"), Some(Voting)).await.unwrap();
+    let out = s.put_submission(&f.submission(&cs[1], "b"), Some(Voting), None).await.unwrap();
     assert_eq!(out.status, Executing, "not until every contender has submitted");
     let last = f.submission(&cs[2], "c");
-    let out = s.put_submission(&last, Some(Voting)).await.unwrap();
+    let out = s.put_submission(&last, Some(Voting), None).await.unwrap();
     assert_eq!(out.status, Voting, "the last submission moves the battle");
     let got = s.get_battle(Reach::Everything, b.id).await.unwrap();
     assert_eq!((got.status, got.updated_at), (Voting, last.updated_at));
     assert_eq!(
-        code(s.put_submission(&f.submission(&cs[0], "late"), Some(Scoring)).await),
+        code(s.put_submission(&f.submission(&cs[0], "late"), Some(Scoring), None).await),
         ErrorCode::Conflict,
         "no submissions once voting"
     );
 
     let (b, cs) = f.with_contenders(s, me, 2, Executing).await;
-    s.put_submission(&f.submission(&cs[0], "a"), None).await.unwrap();
-    let out = s.put_submission(&f.submission(&cs[1], "b"), None).await.unwrap();
+    s.put_submission(&f.submission(&cs[0], "a"), None, None).await.unwrap();
+    let out = s.put_submission(&f.submission(&cs[1], "b"), None, None).await.unwrap();
     assert_eq!(out.status, Executing, "no advance unless asked");
     assert_eq!(s.get_battle(Reach::Everything, b.id).await.unwrap().status, Executing);
 }

@@ -102,16 +102,22 @@ impl BattleStore for SqlBattleStore {
         &self,
         submission: &Submission,
         advance_to: Option<BattleStatus>,
+        cost: Option<&lf_core::AnswerCost>,
     ) -> LfResult<StoredSubmission> {
-        on!(&self.conns, write, |conn| sql::put_submission(conn, submission, advance_to))
+        on!(&self.conns, write, |conn| sql::put_submission(conn, submission, advance_to, cost))
     }
 
     async fn put_vote(&self, vote: &Vote) -> LfResult<StoredVote> {
         on!(&self.conns, write, |conn| sql::put_vote(conn, vote))
     }
 
-    async fn put_verdicts(&self, battle_id: BattleId, verdicts: &[Verdict]) -> LfResult<()> {
-        on!(&self.conns, write, |conn| sql::put_verdicts(conn, battle_id, verdicts))
+    async fn put_verdicts(
+        &self,
+        battle_id: BattleId,
+        verdicts: &[Verdict],
+        cost: Option<&AnswerCostRecord>,
+    ) -> LfResult<()> {
+        on!(&self.conns, write, |conn| sql::put_verdicts(conn, battle_id, verdicts, cost))
     }
 
     async fn add_judge_error(&self, error: &JudgeError) -> LfResult<()> {

@@ -346,6 +346,7 @@ pub(crate) async fn put_submission<C: Conn>(
     conn: &mut C,
     s: &Submission,
     advance_to: Option<BattleStatus>,
+    cost: Option<&lf_core::AnswerCost>,
 ) -> LfResult<StoredSubmission> {
     let id = s.battle_id;
     let mut now = lock_battle(conn, id).await?;
@@ -377,6 +378,15 @@ pub(crate) async fn put_submission<C: Conn>(
             (s.clone(), false)
         }
     };
+    if let Some(cost) = cost {
+        let k = AnswerCostRecord {
+            battle_id: id,
+            contender_id: Some(s.contender_id),
+            cost: cost.clone(),
+            at: s.updated_at,
+        };
+        write_cost(conn, &k).await?;
+    }
     if let Some(to) = advance_to
         && now == BattleStatus::Executing
     {
@@ -434,7 +444,12 @@ pub(crate) async fn put_vote<C: Conn>(conn: &mut C, v: &Vote) -> LfResult<Stored
     }
 }
 
-pub(crate) async fn put_verdicts<C: Conn>(conn: &mut C, id: BattleId, verdicts: &[Verdict]) -> LfResult<()> {
+pub(crate) async fn put_verdicts<C: Conn>(
+    conn: &mut C,
+    id: BattleId,
+    verdicts: &[Verdict],
+    cost: Option<&AnswerCostRecord>,
+) -> LfResult<()> {
     let now = lock_battle(conn, id).await?;
     if let Some(v) = verdicts.iter().find(|v| v.battle_id != id) {
         return Err(contender_not_found(id, v.contender_id));
@@ -445,6 +460,9 @@ pub(crate) async fn put_verdicts<C: Conn>(conn: &mut C, id: BattleId, verdicts: 
     for v in verdicts {
         let q = bind_verdict(query(INSERT_VERDICT), v);
         insert(conn, q, || format!("two verdicts for contender {} of battle {id}", v.contender_id)).await?;
+    }
+    if let Some(k) = cost {
+        write_cost(conn, &AnswerCostRecord { battle_id: id, contender_id: None, ..k.clone() }).await?;
     }
     Ok(())
 }
@@ -477,6 +495,12 @@ pub(crate) async fn add_answer_error<C: Conn>(conn: &mut C, e: &AnswerError) -> 
 pub(crate) async fn put_answer_cost<C: Conn>(conn: &mut C, k: &AnswerCostRecord) -> LfResult<()> {
     lock_battle(conn, k.battle_id).await?;
     all_contenders_of(conn, k.battle_id, k.contender_id).await?;
+    write_cost(conn, k).await
+}
+
+/// Writes `k`, replacing the cost recorded for its contender (or judge)
+/// before; the battle is locked and the contender checked by the caller.
+async fn write_cost<C: Conn>(conn: &mut C, k: &AnswerCostRecord) -> LfResult<()> {
     let q = query(DELETE_COST.of::<C::Database>())
         .put(k.battle_id.as_uuid())
         .put(k.contender_id.map(|c| c.as_uuid()));

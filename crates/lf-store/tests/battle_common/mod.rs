@@ -128,7 +128,7 @@ pub async fn racing_submissions(stores: &[Arc<dyn BattleStore>]) {
             .enumerate()
             .map(|(i, a)| {
                 let (store, a) = (stores[i % stores.len()].clone(), a.clone());
-                tokio::spawn(async move { store.put_submission(&a, Some(BattleStatus::Voting)).await })
+                tokio::spawn(async move { store.put_submission(&a, Some(BattleStatus::Voting), None).await })
             })
             .collect();
         let mut advanced = 0;

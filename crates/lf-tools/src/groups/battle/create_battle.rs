@@ -204,7 +204,7 @@ impl Tool for CreateBattle {
         new.rubric = i.rubric.map(rubric).transpose()?;
         new.auto_check = i.auto_check.map(auto_check).transpose()?;
         let b = ctx.services.battle.create(&ctx.principal, new).await?;
-        let next_step = guide::next_step(&b, 0, JudgingState::of(&b, &[], &[], false));
+        let next_step = guide::next_step(&b, &[], JudgingState::of(&b, &[], &[], false));
         Ok(CreatedBattleOut { next_step, battle: BattleFieldsOut::from(&b) })
     }
 }

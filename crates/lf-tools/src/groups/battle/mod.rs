@@ -20,6 +20,8 @@ mod list_battles;
 mod set_battle_status;
 mod submit_battle_run;
 
+pub(crate) use submit_battle_run::submit_answered;
+
 use crate::catalog::group::Group;
 use crate::catalog::tool::declare;
 

@@ -1,13 +1,14 @@
 use lf_agent::policy::{Capability, Gate};
 use lf_battle::SubmissionText;
-use lf_core::{ContenderId, LfResult};
+use lf_core::{AnswerCost, ContenderId, LfResult};
+use rmcp::model::JsonObject;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::shapes::battle_id;
 use crate::agent_calls::ANSWER_BATTLE;
 use crate::catalog::services::Ctx;
-use crate::catalog::tool::{Reaches, Safety, Tool};
+use crate::catalog::tool::{Called, Reaches, Safety, Tool};
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -54,20 +55,32 @@ impl Tool for SubmitBattleRun {
     type Output = SubmittedOut;
 
     async fn call(ctx: Ctx, i: SubmitRunIn) -> LfResult<SubmittedOut> {
-        let id = battle_id(&i.battle_id)?;
-        let contender = ContenderId::parse("contender_id", &i.contender_id)?;
-        let text = SubmissionText::parse(i.content_text)?;
-        let s = ctx.services.battle.submit_and_judge(&ctx.principal, id, contender, text).await?;
-        let o = s.outcome;
-        Ok(SubmittedOut {
-            submitted: true,
-            id: o.submission.id.to_string(),
-            battle_id: id.to_string(),
-            contender_id: contender.to_string(),
-            replaced: o.replaced,
-            status: o.status.as_str(),
-            advanced: o.advanced,
-            scoring_started: s.judging_started,
-        })
+        submit(ctx, i, None).await
     }
+}
+
+/// `submit_battle_run` of an answer a model made (an agent answering its
+/// battle), `cost` written with the submission in one write.
+pub(crate) async fn submit_answered(ctx: Ctx, args: JsonObject, cost: &AnswerCost) -> LfResult<Called> {
+    let out = submit(ctx, SubmitBattleRun::parse(args)?, Some(cost)).await?;
+    Ok(Called { output: SubmitBattleRun::output(out)?, run: None })
+}
+
+async fn submit(ctx: Ctx, i: SubmitRunIn, cost: Option<&AnswerCost>) -> LfResult<SubmittedOut> {
+    let id = battle_id(&i.battle_id)?;
+    let contender = ContenderId::parse("contender_id", &i.contender_id)?;
+    let text = SubmissionText::parse(i.content_text)?;
+    let battles = &ctx.services.battle;
+    let s = battles.submit_and_judge_with_cost(&ctx.principal, id, contender, text, cost).await?;
+    let o = s.outcome;
+    Ok(SubmittedOut {
+        submitted: true,
+        id: o.submission.id.to_string(),
+        battle_id: id.to_string(),
+        contender_id: contender.to_string(),
+        replaced: o.replaced,
+        status: o.status.as_str(),
+        advanced: o.advanced,
+        scoring_started: s.judging_started,
+    })
 }
