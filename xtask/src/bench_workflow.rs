@@ -243,7 +243,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             let (tool, tool_max) =
                 time(runs, || async { call(&s, "validate_workflow", &a).await.map(drop) }).await?;
             let facts =
-                Facts { lenses: Some(HashMap::new()), connections: Some(HashSet::new()), egress: None };
+                Facts { lenses: Some(HashMap::new()), connections: Some(HashSet::new()), ..Facts::none() };
             let stored = store
                 .get_version(lf_core::Reach::Everything, id, VersionSelector::Head)
                 .await

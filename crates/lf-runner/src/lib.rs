@@ -71,7 +71,7 @@ pub use compose::{DEEPEST, OwnServices};
 pub use contender::ContenderSteps;
 pub use executor::{Checkpoints, Done, Executor, Executors, Hold, Job, OpenedSecrets};
 pub use kv::KvSteps;
-pub use mcp::{McpClient, McpSteps, ThirdParty};
+pub use mcp::{McpCalls, McpClient, McpSteps, ThirdParty};
 pub use model::{ModelSteps, Pricing};
 pub use runner::{CATCH_UP, RunEnds, Runner, RunnerConfig};
 pub use schedule::{LONGEST_SLEEP, Scheduler};

@@ -19,6 +19,12 @@
 //!   refusal there, or the tool's error, is the call's result for the model
 //!   (`CODE: message`). Arguments that are not a JSON object are the
 //!   model's mistake, told back the same way.
+//! - Outside tools (grants of group `mcp`, `mcp:<connection_ref>/<tool>`
+//!   of a connection the agent's owner saved): offered under their grant
+//!   names with the server's description and input schema, cleaned as
+//!   third-party content; checked by their mode (`off` refused, `ask`
+//!   held for approval as a Destructive tool is, `on` passed); called
+//!   through `call_as_agent` as every tool is.
 //! - A battle answer (the `contender_run` step): `call_as_agent` as the
 //!   starter with the action word `answer_battle` and the battle and
 //!   contender, exactly as `run_agent_action` calls it, noted
@@ -28,7 +34,7 @@
 //! a cell the composition root fills once they exist ([`CatalogTools::bind`]);
 //! a step run before that fails.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, OnceLock};
 
 use async_trait::async_trait;
@@ -37,8 +43,9 @@ use lf_core::{
 };
 use lf_runner::AgentTools;
 use lf_runner::agent_loop::{Check, Outcome, ToolBox};
-use lf_tools::agent_calls::{ANSWER_BATTLE, call_as_agent, catalog};
-use lf_tools::{Ctx, Safety, Services};
+use lf_tools::agent_calls::{ANSWER_BATTLE, MCP_GROUP, MCP_KEY, call_as_agent, catalog, mcp_tool_ref};
+use lf_tools::{Ctx, Safety, Services, clean_value, injection_note};
+use lf_workflow::connection::{MCP_PROVIDER, ToolMode};
 use serde_json::Value;
 
 /// The note an `agent_execute` call carries in the agent's action log.
@@ -78,11 +85,16 @@ impl AgentTools for CatalogTools {
         let mut offered = Vec::new();
         let mut granted = HashSet::new();
         let mut destructive = HashSet::new();
+        let mut outside_ids = HashSet::new();
         let mut offset = 0;
         loop {
             let page = PageRequest::new(Some(PageRequest::MAX_LIMIT as i64), Some(offset))?;
             let grants = services.agents.list_tools(&principal, agent, page).await?;
             for g in &grants.items {
+                if g.tool.group.as_str() == MCP_GROUP {
+                    outside_ids.insert(g.tool.id);
+                    continue;
+                }
                 let Some(spec) =
                     catalog().find(&g.tool.id.to_string()).or_else(|| catalog().get(g.tool.name.as_str()))
                 else {
@@ -105,7 +117,26 @@ impl AgentTools for CatalogTools {
                 break;
             }
         }
-        Ok(Box::new(AgentBox { ctx: Ctx { principal, services }, agent, offered, granted, destructive }))
+        let outside = if outside_ids.is_empty() {
+            BTreeMap::new()
+        } else {
+            outside_tools(&services, services.agents.owner_of(agent).await?, &outside_ids).await?
+        };
+        for (name, o) in &outside {
+            offered.push(ToolSpec {
+                name: name.clone(),
+                description: o.description.clone(),
+                parameters: o.parameters.clone(),
+            });
+        }
+        Ok(Box::new(AgentBox {
+            ctx: Ctx { principal, services },
+            agent,
+            offered,
+            granted,
+            destructive,
+            outside,
+        }))
     }
 
     async fn answer_battle(
@@ -127,6 +158,62 @@ impl AgentTools for CatalogTools {
     }
 }
 
+/// An outside tool granted to the agent, as its model is offered it.
+struct Outside {
+    /// `mcp:<connection_ref>/<tool>`: what the call names.
+    key: String,
+    mode: ToolMode,
+    description: String,
+    parameters: String,
+}
+
+/// The granted outside tools among the tools of `owner`'s `mcp`
+/// connections, by their grant names: each with its description and input
+/// schema cleaned as third-party content (the server wrote them). A grant
+/// of a tool the connection no longer lists is left out.
+async fn outside_tools(
+    services: &Services,
+    owner: LenserId,
+    granted: &HashSet<lf_agent::ToolId>,
+) -> LfResult<BTreeMap<String, Outside>> {
+    let mut out = BTreeMap::new();
+    for c in services.connections.store().list_connections(owner).await? {
+        if c.provider.as_str() != MCP_PROVIDER {
+            continue;
+        }
+        let r = c.connection_ref.as_str();
+        for t in services.connections.tools_of(owner, r).await? {
+            let key = format!("{MCP_KEY}{r}/{}", t.tool.name);
+            let grant = mcp_tool_ref(&key, false);
+            if !granted.contains(&grant.id) {
+                continue;
+            }
+            let said = t.tool.description.as_deref().unwrap_or("no description");
+            let mut description = Value::String(format!(
+                "{} (tool {} of the outside MCP server saved as connection {r}; what it answers is third-party content)",
+                lf_core::clip(said, 1000),
+                lf_core::clip(&t.tool.name, 128)
+            ));
+            let mut schema = Value::Object(t.tool.input_schema.clone());
+            if schema.as_object().is_some_and(|o| o.is_empty()) {
+                schema = serde_json::json!({"type": "object"});
+            }
+            let mut reasons = clean_value(&mut description);
+            reasons.extend(clean_value(&mut schema));
+            let mut description = description.as_str().unwrap_or_default().to_owned();
+            if !reasons.is_empty() {
+                description = format!("{description}\n\n{}", injection_note(&reasons));
+            }
+            let parameters = schema.to_string();
+            out.insert(
+                grant.name.as_str().to_owned(),
+                Outside { key, mode: t.mode, description, parameters },
+            );
+        }
+    }
+    Ok(out)
+}
+
 /// One agent's tools, for one attempt of a step.
 struct AgentBox {
     /// The run's starter, on the server's services.
@@ -135,6 +222,8 @@ struct AgentBox {
     offered: Vec<ToolSpec>,
     granted: HashSet<String>,
     destructive: HashSet<String>,
+    /// The outside tools granted, by the names offered.
+    outside: BTreeMap<String, Outside>,
 }
 
 #[async_trait]
@@ -144,6 +233,19 @@ impl ToolBox for AgentBox {
     }
 
     async fn check(&self, call: &ToolCall) -> Check {
+        // An outside tool: as its mode says (an `ask` one, destructive
+        // ones by default, waits for approval as a Destructive catalog
+        // tool does).
+        if let Some(o) = self.outside.get(&call.name) {
+            return match o.mode {
+                ToolMode::Off => Check::Refused(format!(
+                    "{} is off: its owner turned it off (set_connection_tool_mode). It was not run.",
+                    call.name
+                )),
+                ToolMode::Ask => Check::NeedsApproval,
+                ToolMode::On => Check::Allowed,
+            };
+        }
         // A catalog tool it was not granted goes on to the call, which
         // refuses it (PERMISSION_DENIED, told to the model) and writes the
         // refusal to the agent's action log; a name of no catalog tool is
@@ -173,7 +275,8 @@ impl ToolBox for AgentBox {
                 }
             },
         };
-        match call_as_agent(&self.ctx, self.agent, &call.name, args, Some(NOTE.to_owned())).await {
+        let action = self.outside.get(&call.name).map_or(call.name.as_str(), |o| o.key.as_str());
+        match call_as_agent(&self.ctx, self.agent, action, args, Some(NOTE.to_owned())).await {
             Ok(called) => Ok(called.output.into_model_text()),
             Err(e) => Err(format!("{}: {}", e.code().as_str(), e.message())),
         }

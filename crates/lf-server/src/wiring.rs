@@ -207,10 +207,10 @@ pub fn connection_service(db: &Database, sealer: KeySealer) -> ConnectionService
 }
 
 /// The client saving a connection of provider `mcp` speaks to its server
-/// with: lf-runner's, through the egress guard under `allow`, as the
-/// `mcp_tool` steps reach it.
+/// with, and an agent calls its tools with: lf-runner's, through the
+/// egress guard under `allow`, as the `mcp_tool` steps reach it.
 pub fn mcp_servers(allow: &lf_egress::Allow) -> Arc<dyn lf_workflow::connection::McpServers> {
     let egress = Egress::new(EgressConfig { allow: allow.clone(), ..EgressConfig::default() })
         .expect("the outbound HTTP client builds with the default TLS settings");
-    Arc::new(lf_runner::McpClient::new(egress))
+    Arc::new(lf_runner::McpCalls::new(lf_runner::McpClient::new(egress), Arc::new(CatalogHygiene)))
 }

@@ -17,6 +17,7 @@ use lf_battle::ContenderType;
 use lf_core::meter::{meter, outcome_of};
 use lf_core::{AnswerCost, BattleId, ContenderId, ErrorCode, ResolvedModel};
 use lf_core::{LenserId, LfError, LfResult};
+use lf_workflow::connection::{ConnectionTool, ToolMode};
 use rmcp::model::JsonObject;
 use serde_json::Value;
 use tracing::Instrument;
@@ -84,7 +85,9 @@ pub fn credits_of(spec: &ToolSpec) -> u64 {
 
 /// What a call as an agent answered.
 pub struct AgentCalled {
-    pub tool: &'static ToolSpec,
+    /// The tool's name: a catalog tool's, or an outside tool's grant name
+    /// ([`mcp_tool_ref`]).
+    pub tool: String,
     /// The tool's answer, cleaned as a direct call's is.
     pub output: ToolOutput,
     /// The action log's entry of the call.
@@ -128,6 +131,9 @@ async fn called_as_agent(
     note: Option<String>,
 ) -> LfResult<AgentCalled> {
     let action = action.trim();
+    if action.starts_with(MCP_KEY) {
+        return call_outside(ctx, agent, action, args, note).await;
+    }
     let asked = match uuid::Uuid::try_parse(action) {
         Ok(_) => ActionName::parse("action_type", find_tool("action_type", action)?.name)?,
         Err(_) => ActionName::parse("action_type", action)?,
@@ -159,7 +165,134 @@ async fn called_as_agent(
     .await;
     let entry = agents.record_call(&pass, result.as_ref().map(|_| ())).await?;
     let called = result?;
-    Ok(AgentCalled { tool, output: called.output, action_log_id: entry.id.to_string() })
+    Ok(AgentCalled { tool: tool.name.to_owned(), output: called.output, action_log_id: entry.id.to_string() })
+}
+
+/// The start of an outside tool's key: `mcp:<connection_ref>/<tool>`.
+pub const MCP_KEY: &str = "mcp:";
+/// The group of an outside tool's grant.
+pub const MCP_GROUP: &str = "mcp";
+
+/// The grant identity of the outside tool `key` (`mcp:<connection_ref>/<tool>`,
+/// trimmed): its id a UUID v5 of the key; its name a word of the key's
+/// letters and digits and the id's first 8 hex digits (what the agent's
+/// model calls it, and the action log names); group `mcp`; Destructive
+/// when the server annotated it so, else Execute.
+pub fn mcp_tool_ref(key: &str, destructive: bool) -> ToolRef {
+    let id = crate::catalog::tool::tool_id(key);
+    let mut word = String::from("mcp_");
+    for c in key[MCP_KEY.len()..].chars() {
+        let c = if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' };
+        if c != '_' || !word.ends_with('_') {
+            word.push(c);
+        }
+        if word.len() >= 54 {
+            break;
+        }
+    }
+    let word = format!("{}_{}", word.trim_end_matches('_'), &id.simple().to_string()[..8]);
+    ToolRef {
+        id: ToolId::from_uuid(id),
+        name: ToolName::parse("tool_id", &word).expect("made of [a-z0-9_], at most 63 bytes"),
+        group: ToolGroup::parse("group", MCP_GROUP).expect("a word"),
+        safety: if destructive { lf_agent::Safety::Destructive } else { lf_agent::Safety::Execute },
+    }
+}
+
+/// The outside tool `key` names among `owner`'s saved connections: the
+/// connection's ref and the tool as saved. INVALID_ARGUMENT naming `field`
+/// for a key that is not `mcp:<connection_ref>/<tool>`; NOT_FOUND when
+/// no connection of `owner`'s has that tool (a ref holding `/` is tried
+/// at each of them).
+pub async fn find_outside_tool(
+    services: &crate::Services,
+    owner: LenserId,
+    field: &str,
+    key: &str,
+) -> LfResult<(String, ConnectionTool)> {
+    let rest = key.trim().strip_prefix(MCP_KEY).unwrap_or_default();
+    let splits: Vec<(&str, &str)> = rest
+        .char_indices()
+        .filter(|(_, c)| *c == '/')
+        .map(|(i, _)| (&rest[..i], &rest[i + 1..]))
+        .filter(|(r, t)| !r.is_empty() && !t.is_empty())
+        .collect();
+    if splits.is_empty() {
+        return Err(LfError::invalid_argument(format!(
+            "{field} names an outside tool as mcp:<connection_ref>/<tool> (mcp:outside/echo); got {}.",
+            LfError::excerpt(key)
+        ))
+        .with_field(field));
+    }
+    for (r, tool) in splits.into_iter().rev() {
+        match services.connections.tools_of(owner, r).await {
+            Ok(tools) => {
+                if let Some(found) = tools.into_iter().find(|t| t.tool.name == tool) {
+                    return Ok((r.to_owned(), found));
+                }
+            }
+            Err(e) if matches!(e.code(), ErrorCode::NotFound | ErrorCode::InvalidArgument) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Err(LfError::new(
+        ErrorCode::NotFound,
+        format!(
+            "No outside tool {}: the agent's owner has no saved mcp connection with that tool (list_connections, list_connection_tools; refresh_connection_tools lists a server's tools again).",
+            LfError::excerpt(key)
+        ),
+    )
+    .with_field(field))
+}
+
+/// A call of the outside tool `key` as agent `agent`: checked and counted
+/// as a catalog tool's call (its grant, the policy, the day's caps, one
+/// credit), then the tool found among the agent's owner's connections and
+/// called through [`lf_workflow::ConnectionService::call_tool`]; an `off`
+/// tool is refused, and an `ask` one runs only for the owner (whose call
+/// is the approval: an `agent_execute` step holds it for the owner's
+/// `decide_agent_approval`). Logged as every call is.
+async fn call_outside(
+    ctx: &Ctx,
+    agent: LenserId,
+    key: &str,
+    args: JsonObject,
+    note: Option<String>,
+) -> LfResult<AgentCalled> {
+    let tool = mcp_tool_ref(key, false);
+    tracing::Span::current().record("gen_ai.tool.name", tool.name.as_str());
+    let note = Some(match note {
+        Some(n) => format!("{n} {}", lf_core::clip(key, 300)),
+        None => lf_core::clip(key, 300).into_owned(),
+    });
+    let summary = summary(&args, note);
+    let call = Call::new(tool.clone(), 1).asked_as(ActionName::from(&tool.name), ArgsSummary::new(&summary));
+    let agents = &ctx.services.agents;
+    let pass = agents.check_call(&ctx.principal, agent, &call).await;
+    meter().agent_call(MCP_GROUP, outcome_of(&pass));
+    let pass = pass?;
+    let owner = match pass.principal {
+        lf_core::Principal::Agent { owner, .. } => owner,
+        _ => return Err(LfError::internal("a call's pass runs as the agent")),
+    };
+    let result = async {
+        let (r, saved) = find_outside_tool(&ctx.services, owner, "action_type", key).await?;
+        let by_owner = matches!(ctx.principal, lf_core::Principal::Lenser { id, .. } if id == owner);
+        if saved.mode == ToolMode::Ask && !by_owner {
+            return Err(LfError::permission_denied(format!(
+                "{} is an ask tool: each call of it waits for the approval of the agent's owner, who calls it (run_agent_action) or approves it in a team run (decide_agent_approval). It was not run.",
+                lf_core::clip(key, 200)
+            ))
+            .with_field("action_type"));
+        }
+        let args = Value::Object(args);
+        ctx.services.connections.call_tool(owner, &r, &saved.tool.name, args).await
+    }
+    .await;
+    let entry = agents.record_call(&pass, result.as_ref().map(|_| ())).await?;
+    let (_, output) = result?;
+    let output = ToolOutput::cleaned(tool.name.as_str(), output, false);
+    Ok(AgentCalled { tool: tool.name.as_str().to_owned(), output, action_log_id: entry.id.to_string() })
 }
 
 /// What the log keeps of a call's arguments: their JSON, each secret-named

@@ -103,7 +103,7 @@ fn version(nodes: usize) -> WorkflowVersion {
 }
 
 fn bench(c: &mut Criterion) {
-    let facts = Facts { lenses: Some(HashMap::new()), connections: Some(HashSet::new()), egress: None };
+    let facts = Facts { lenses: Some(HashMap::new()), connections: Some(HashSet::new()), ..Facts::none() };
     for n in [100, 1_000, 10_000] {
         let v = version(n);
         let graph = Graph::of_version(&v);

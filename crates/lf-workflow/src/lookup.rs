@@ -20,6 +20,7 @@ use lf_core::{LensId, LenserId, LfResult, Reach, VersionId};
 
 use lf_core::LabelName;
 
+use crate::connection::ToolMode;
 use crate::model::LensBinding;
 
 /// A lens as a workflow sees it: one version's parameters.
@@ -94,6 +95,11 @@ pub trait ConnectionLookup: Send + Sync {
     ///
     /// Errors: INTERNAL only.
     async fn saved(&self, owner: LenserId, refs: &[String]) -> LfResult<Vec<SavedConnection>>;
+
+    /// The tools saved with `owner`'s connection `connection_ref` (an
+    /// outside MCP server's), each name with its mode. NOT_FOUND when
+    /// there is no such connection.
+    async fn saved_tools(&self, owner: LenserId, connection_ref: &str) -> LfResult<Vec<(String, ToolMode)>>;
 }
 
 /// Why the egress policy refuses a URL (see [`EgressPolicy`]).
@@ -132,6 +138,9 @@ pub struct Facts {
     pub connections: Option<HashSet<SavedConnection>>,
     /// The egress policy HTTP steps meet when they run.
     pub egress: Option<Arc<dyn EgressPolicy>>,
+    /// Per saved `mcp` connection an `mcp_tool` step names: its tools'
+    /// names and modes (a connection not here is not checked).
+    pub mcp_tools: HashMap<String, Vec<(String, ToolMode)>>,
 }
 
 impl Facts {

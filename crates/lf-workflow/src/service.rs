@@ -14,6 +14,7 @@ use lf_core::{
 
 use crate::blueprint::{Blueprint, GraphDraft, RawBlueprint, RawConnection, RawStep};
 use crate::catalog::{Category, NodeTypeSpec, catalog};
+use crate::connection::MCP_PROVIDER;
 use crate::hook::{
     HookHash, IssuedWebhook, MemoryWebhookStore, WEBHOOK_TRIGGER, WebhookSecret, WebhookStore, hook_refused,
 };
@@ -23,7 +24,7 @@ use crate::model::{
     WorkflowFilter, WorkflowPatch, WorkflowVersion,
 };
 use crate::store::WorkflowStore;
-use crate::validate::{Graph, Issue, Report, connection_refs, lens_uses, validate};
+use crate::validate::{Graph, Issue, Report, connection_refs, lens_uses, mcp_tool_refs, validate};
 use crate::view::{Described, GraphView, describe, redacted};
 
 /// A new workflow: the blueprint, and the owner the caller asks for
@@ -214,7 +215,19 @@ impl WorkflowService {
         } else {
             self.connections.saved(owner, &refs).await?.into_iter().collect()
         };
-        Ok(Facts { lenses: Some(lenses), connections: Some(connections), egress: self.egress.clone() })
+        let mut mcp_tools = HashMap::new();
+        for r in mcp_tool_refs(graph, catalog()) {
+            if connections.iter().any(|c| c.connection_ref == r && c.provider == MCP_PROVIDER) {
+                let tools = self.connections.saved_tools(owner, &r).await?;
+                mcp_tools.insert(r, tools);
+            }
+        }
+        Ok(Facts {
+            lenses: Some(lenses),
+            connections: Some(connections),
+            egress: self.egress.clone(),
+            mcp_tools,
+        })
     }
 
     /// The facts of the lens version `b` names: a label's version, or the

@@ -14,6 +14,7 @@ use lf_core::LensId;
 use serde_json::Value;
 
 use crate::catalog::{Catalog, Category, ConnectorUse, FieldKind, check_config};
+use crate::connection::ToolMode;
 use crate::dag::Dag;
 use crate::graph::{FastMap, blank};
 pub use crate::graph::{Graph, GraphEdge, GraphNode};
@@ -392,6 +393,7 @@ pub fn validate(graph: &Graph<'_>, catalog: &Catalog, facts: &Facts) -> Report {
     for i in (0..n).filter(|i| included[*i]) {
         c.lens(i, &summaries[i], &summaries[i].wired_parameters);
         c.connection(i, &summaries[i].name);
+        c.mcp_tool(i, &summaries[i]);
         c.egress(i, &summaries[i]);
     }
 
@@ -666,7 +668,51 @@ impl Check<'_, '_> {
     }
 }
 
+/// The node type calling a tool of an outside MCP server.
+const MCP_TOOL: &str = "mcp_tool";
+
 impl Check<'_, '_> {
+    /// An `mcp_tool` step's `tool` against the tools saved with its
+    /// connection (when they were looked up): one it does not have, or one
+    /// that is `off`, is an error.
+    fn mcp_tool(&mut self, i: usize, s: &NodeSummary) {
+        if s.node_type.as_deref() != Some(MCP_TOOL) {
+            return;
+        }
+        let node = &self.graph.nodes[i];
+        let Some(conn) = node.connector else { return };
+        let r = conn.connection_ref.as_str();
+        let Some(tools) = self.facts.mcp_tools.get(r) else { return };
+        let Some(tool) = node.config.and_then(|c| c.get("tool")).and_then(Value::as_str) else { return };
+        let name = &s.name;
+        let shown = lf_core::clip(tool, 100);
+        let (message, hint) = match tools.iter().find(|(n, _)| n == tool) {
+            Some((_, ToolMode::Off)) => (
+                format!(
+                    "Step \"{name}\" calls tool \"{shown}\" of connection \"{r}\", which is off: it is never called."
+                ),
+                format!(
+                    "Turn it on with set_connection_tool_mode (connection_ref \"{r}\", tool \"{shown}\", mode on), or call another tool."
+                ),
+            ),
+            Some(_) => return,
+            None => {
+                let mut names: Vec<&str> = tools.iter().map(|(n, _)| n.as_str()).collect();
+                names.truncate(20);
+                (
+                    format!(
+                        "Step \"{name}\" calls tool \"{shown}\", which connection \"{r}\" does not have."
+                    ),
+                    format!(
+                        "Its tools are: {}. list_connection_tools shows them; refresh_connection_tools lists them again from the server.",
+                        if names.is_empty() { "none".to_owned() } else { names.join(", ") }
+                    ),
+                )
+            }
+        };
+        self.push(issue(IssueCode::ConfigInvalid, message, hint).at_node(i).at_field("tool"));
+    }
+
     /// Each URL of a step that the egress policy in force refuses whatever
     /// DNS answers: the run would fail on it. A URL with a `[[...]]`
     /// placeholder is only known once the run fills it, and is not judged.
@@ -728,6 +774,20 @@ pub fn connection_refs(graph: &Graph<'_>) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for c in graph.nodes.iter().filter_map(|n| n.connector) {
         if !out.iter().any(|r| r == c.connection_ref.as_str()) {
+            out.push(c.connection_ref.as_str().to_owned());
+        }
+    }
+    out
+}
+
+/// The refs of the connections `graph`'s `mcp_tool` steps name, once
+/// each (their saved tools are looked up for [`Facts::mcp_tools`]).
+pub fn mcp_tool_refs(graph: &Graph<'_>, catalog: &Catalog) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for (i, node) in graph.nodes.iter().enumerate() {
+        let Some(c) = node.connector else { continue };
+        let s = summary(node, i, kind_of(node, catalog), catalog);
+        if s.node_type.as_deref() == Some(MCP_TOOL) && !out.iter().any(|r| r == c.connection_ref.as_str()) {
             out.push(c.connection_ref.as_str().to_owned());
         }
     }

@@ -133,6 +133,7 @@ fn facts(lens: LensId) -> Facts {
                 .collect(),
         ),
         egress: Some(Arc::new(RefusesEvery)),
+        ..Facts::none()
     }
 }
 

@@ -55,7 +55,7 @@ fn lens_facts(id: LensId, labels: &[(&str, bool)]) -> Facts {
     Facts {
         lenses: Some(HashMap::from([(binding, Some(facts))])),
         connections: Some(HashSet::new()),
-        egress: None,
+        ..Facts::none()
     }
 }
 

@@ -18,10 +18,9 @@
 
 use std::time::Duration;
 
-use async_trait::async_trait;
-use lf_core::{LfError, LfResult};
+use lf_core::LfError;
 use lf_egress::{Egress, EgressError, EgressErrorKind, EgressRequest, HeaderName, HeaderValue, Method, Url};
-use lf_workflow::connection::{ListedTool, MAX_TOOLS, McpEndpoint, McpServers};
+use lf_workflow::connection::{ListedTool, MAX_TOOLS, McpEndpoint};
 use serde_json::{Map, Value, json};
 
 /// The version the handshake asks for.
@@ -327,16 +326,6 @@ fn listed_tool(t: &Value) -> Result<ListedTool, String> {
         input_schema: obj("inputSchema"),
         annotations: obj("annotations"),
     })
-}
-
-#[async_trait]
-impl McpServers for McpClient {
-    async fn list_tools(&self, endpoint: &McpEndpoint) -> LfResult<Vec<ListedTool>> {
-        self.tools(endpoint).await.map_err(|f| {
-            LfError::invalid_argument(format!("The MCP server was not saved: {}.", f.message()))
-                .with_field("settings")
-        })
-    }
 }
 
 #[cfg(test)]

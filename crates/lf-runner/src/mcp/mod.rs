@@ -6,4 +6,4 @@ pub mod client;
 mod step;
 
 pub use client::McpClient;
-pub use step::{MAX_RESULT_BYTES, McpSteps, ThirdParty};
+pub use step::{MAX_RESULT_BYTES, McpCalls, McpSteps, ThirdParty};

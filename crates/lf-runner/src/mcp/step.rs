@@ -15,9 +15,9 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use lf_core::ErrorCode;
+use lf_core::{ErrorCode, LfError, LfResult};
 use lf_workflow::ConnectionService;
-use lf_workflow::connection::{ToolMode, mcp_endpoint};
+use lf_workflow::connection::{ConnectionTool, ListedTool, McpEndpoint, McpServers, ToolMode, mcp_endpoint};
 use lf_workflow::engine::Failure;
 use lf_workflow::exec::fill_placeholders;
 use serde_json::{Value, json};
@@ -145,61 +145,116 @@ impl Executor for McpSteps {
                 format!("the tool {name:?} of {r:?} is off: turn it on with set_connection_tool_mode"),
             ));
         }
-        let retryable = tool.tool.retryable();
         let mut arguments = match c.get("arguments") {
             Some(a) => a.clone(),
             None => lf_workflow::engine::main_input(&job.input).clone(),
         };
         fill(&mut arguments, &scope(&job.input));
-        if arguments.is_null() {
-            arguments = json!({});
-        }
-        if !arguments.is_object() {
-            return Err(Failure::new(
-                "invalid_input",
-                format!("the arguments of {name:?} must be an object"),
-            ));
-        }
-        if !tool.tool.input_schema.is_empty() {
-            let schema = Value::Object(tool.tool.input_schema.clone());
-            self.third_party.check(&schema, &arguments).map_err(|why| {
-                Failure::new(
-                    "invalid_input",
-                    format!("the arguments do not fit {name:?}'s input schema: {why}"),
-                )
-            })?;
-        }
         let endpoint = mcp_endpoint(&connection, Some(secret))
             .map_err(|e| Failure::new("invalid_connection", e.message()))?;
-        let result = self.client.call(&endpoint, name, arguments).await.map_err(|f| match f {
-            McpFailure::Timeout(m) => failure("timeout", retryable, m),
-            McpFailure::Unreachable(m) => failure("connect_error", retryable, m),
-            McpFailure::Unauthorized(m) => Failure::new("unauthorized", m),
-            McpFailure::Protocol(m) => failure("protocol_error", retryable, m),
-        })?;
-        let text = cut(&text_of(&result));
-        if result.get("isError").and_then(Value::as_bool) == Some(true) {
-            let mut said = Value::String(lf_core::clip(&text, 2000).into_owned());
-            self.third_party.clean(&mut said);
-            return Err(failure(
-                "tool_error",
-                retryable,
-                format!("{name} failed: {}", said.as_str().unwrap_or_default()),
-            ));
-        }
-        let mut output = match result.get("structuredContent") {
-            Some(s) if !s.is_null() && serde_json::to_vec(s).map_or(0, |b| b.len()) <= MAX_RESULT_BYTES => {
-                s.clone()
-            }
-            _ => serde_json::from_str::<Value>(&text)
-                .ok()
-                .filter(Value::is_object)
-                .unwrap_or(Value::String(text)),
-        };
-        if let Some(note) = self.third_party.clean(&mut output) {
-            output = json!({"output": output, "note": note});
-        }
+        let output = call_saved(&self.client, self.third_party.as_ref(), &endpoint, tool, arguments).await?;
         Ok(Done::output(output))
+    }
+}
+
+/// Calls the saved `tool` with `arguments` (null is `{}`), checked
+/// against its input schema: the output (structured content, else the
+/// text, cut and cleaned), or the failure, `_retryable` for a tool
+/// annotated read-only or idempotent.
+async fn call_saved(
+    client: &McpClient,
+    third_party: &dyn ThirdParty,
+    endpoint: &McpEndpoint,
+    tool: &ConnectionTool,
+    mut arguments: Value,
+) -> Result<Value, Failure> {
+    let name = tool.tool.name.as_str();
+    let retryable = tool.tool.retryable();
+    if arguments.is_null() {
+        arguments = json!({});
+    }
+    if !arguments.is_object() {
+        return Err(Failure::new("invalid_input", format!("the arguments of {name:?} must be an object")));
+    }
+    if !tool.tool.input_schema.is_empty() {
+        let schema = Value::Object(tool.tool.input_schema.clone());
+        third_party.check(&schema, &arguments).map_err(|why| {
+            Failure::new("invalid_input", format!("the arguments do not fit {name:?}'s input schema: {why}"))
+        })?;
+    }
+    let result = client.call(endpoint, name, arguments).await.map_err(|f| match f {
+        McpFailure::Timeout(m) => failure("timeout", retryable, m),
+        McpFailure::Unreachable(m) => failure("connect_error", retryable, m),
+        McpFailure::Unauthorized(m) => Failure::new("unauthorized", m),
+        McpFailure::Protocol(m) => failure("protocol_error", retryable, m),
+    })?;
+    let text = cut(&text_of(&result));
+    if result.get("isError").and_then(Value::as_bool) == Some(true) {
+        let mut said = Value::String(lf_core::clip(&text, 2000).into_owned());
+        third_party.clean(&mut said);
+        return Err(failure(
+            "tool_error",
+            retryable,
+            format!("{name} failed: {}", said.as_str().unwrap_or_default()),
+        ));
+    }
+    let mut output = match result.get("structuredContent") {
+        Some(s) if !s.is_null() && serde_json::to_vec(s).map_or(0, |b| b.len()) <= MAX_RESULT_BYTES => {
+            s.clone()
+        }
+        _ => {
+            serde_json::from_str::<Value>(&text).ok().filter(Value::is_object).unwrap_or(Value::String(text))
+        }
+    };
+    if let Some(note) = third_party.clean(&mut output) {
+        output = json!({"output": output, "note": note});
+    }
+    Ok(output)
+}
+
+/// Outside MCP servers as the connection service asks them (listing a
+/// server's tools, and an agent's call of one): [`McpClient`] with the
+/// catalog's hygiene and schema check, answering as an `mcp_tool` step.
+pub struct McpCalls {
+    client: McpClient,
+    third_party: Arc<dyn ThirdParty>,
+}
+
+impl McpCalls {
+    pub fn new(client: McpClient, third_party: Arc<dyn ThirdParty>) -> Self {
+        McpCalls { client, third_party }
+    }
+}
+
+#[async_trait]
+impl McpServers for McpCalls {
+    async fn list_tools(&self, endpoint: &McpEndpoint) -> LfResult<Vec<ListedTool>> {
+        self.client.tools(endpoint).await.map_err(|f| {
+            LfError::invalid_argument(format!("The MCP server was not saved: {}.", f.message()))
+                .with_field("settings")
+        })
+    }
+
+    async fn call_tool(
+        &self,
+        endpoint: &McpEndpoint,
+        tool: &ConnectionTool,
+        arguments: Value,
+    ) -> LfResult<Value> {
+        let done = call_saved(&self.client, self.third_party.as_ref(), endpoint, tool, arguments).await;
+        done.map_err(|f| {
+            let code = match f.code.as_str() {
+                "invalid_input" => ErrorCode::InvalidArgument,
+                "unauthorized" => ErrorCode::PermissionDenied,
+                _ => ErrorCode::BadInput,
+            };
+            let e = LfError::new(
+                code,
+                format!("The outside tool {} gave no result: {}", tool.tool.name, f.message),
+            );
+            let e = e.with_detail("failure", lf_core::Detail::Str(f.code.clone()));
+            if code == ErrorCode::InvalidArgument { e.with_field("arguments") } else { e }
+        })
     }
 }
 

@@ -155,6 +155,36 @@ impl ConnectionService {
         self.store.connection_tools(owner, &parse_ref(connection_ref)?).await
     }
 
+    /// Calls `tool` of `owner`'s `mcp` connection `connection_ref` with
+    /// `arguments` (see [`McpServers::call_tool`]): the tool as saved and
+    /// the output. NOT_FOUND when there is no such connection or tool;
+    /// PERMISSION_DENIED when the tool is `off`. Whether an `ask` tool's
+    /// call was approved is the caller's to know.
+    pub async fn call_tool(
+        &self,
+        owner: LenserId,
+        connection_ref: &str,
+        tool: &str,
+        arguments: serde_json::Value,
+    ) -> LfResult<(ConnectionTool, serde_json::Value)> {
+        let (connection, secret) = self.mcp_connection(owner, connection_ref).await?;
+        let tools = self.store.connection_tools(owner, &connection.connection_ref).await?;
+        let Some(found) = tools.into_iter().find(|t| t.tool.name == tool) else {
+            return Err(no_tool(connection_ref, tool));
+        };
+        if found.mode == ToolMode::Off {
+            return Err(LfError::permission_denied(format!(
+                "The tool {} of {} is off: it is never called. Its owner turns it on with set_connection_tool_mode.",
+                LfError::excerpt(tool),
+                LfError::excerpt(connection_ref)
+            ))
+            .with_field("tool"));
+        }
+        let endpoint = mcp_endpoint(&connection, Some(secret))?;
+        let output = self.mcp()?.call_tool(&endpoint, &found, arguments).await?;
+        Ok((found, output))
+    }
+
     /// Sets one tool's mode. NOT_FOUND when the connection has no tool of
     /// that name (listing them again may find it).
     pub async fn set_tool_mode(
@@ -168,15 +198,7 @@ impl ConnectionService {
         let r = parse_ref(connection_ref)?;
         let mut tools = self.store.connection_tools(owner, &r).await?;
         let Some(found) = tools.iter_mut().find(|t| t.tool.name == tool) else {
-            return Err(LfError::new(
-                lf_core::ErrorCode::NotFound,
-                format!(
-                    "The connection {} has no tool named {}. See its tools with list_connection_tools, or list them again with refresh_connection_tools.",
-                    LfError::excerpt(connection_ref),
-                    LfError::excerpt(tool)
-                ),
-            )
-            .with_field("tool"));
+            return Err(no_tool(connection_ref, tool));
         };
         found.mode = mode;
         let changed = found.clone();
@@ -207,4 +229,17 @@ impl ConnectionService {
         let secret = self.sealer.open(&sealed, SealBinding { owner, connection_ref: &r })?;
         Ok((connection, secret))
     }
+}
+
+/// NOT_FOUND: the connection has no tool named `tool`.
+fn no_tool(connection_ref: &str, tool: &str) -> LfError {
+    LfError::new(
+        lf_core::ErrorCode::NotFound,
+        format!(
+            "The connection {} has no tool named {}. See its tools with list_connection_tools, or list them again with refresh_connection_tools.",
+            LfError::excerpt(connection_ref),
+            LfError::excerpt(tool)
+        ),
+    )
+    .with_field("tool")
 }

@@ -6,7 +6,7 @@ use async_trait::async_trait;
 use lf_core::{LenserId, LfResult, Timestamp};
 
 use super::model::{Connection, SealedSecret};
-use super::tools::ConnectionTool;
+use super::tools::{ConnectionTool, ToolMode};
 use crate::lookup::{ConnectionLookup, SavedConnection};
 use crate::model::ConnectionRef;
 
@@ -78,5 +78,11 @@ impl<S: ConnectionStore + ?Sized> ConnectionLookup for S {
                 provider: c.provider.as_str().to_owned(),
             })
             .collect())
+    }
+
+    async fn saved_tools(&self, owner: LenserId, connection_ref: &str) -> LfResult<Vec<(String, ToolMode)>> {
+        let r = ConnectionRef::parse("connection_ref", connection_ref)?;
+        let tools = self.connection_tools(owner, &r).await?;
+        Ok(tools.into_iter().map(|t| (t.tool.name, t.mode)).collect())
     }
 }

@@ -199,6 +199,19 @@ pub trait McpServers: Send + Sync {
     /// (at most [`MAX_TOOLS`]). An error says what went wrong (no answer,
     /// not MCP, refused credentials) and never holds the secret.
     async fn list_tools(&self, endpoint: &McpEndpoint) -> LfResult<Vec<ListedTool>>;
+
+    /// Calls `tool` (as saved) with `arguments`, checked against its saved
+    /// input schema first: what an `mcp_tool` step outputs (the structured
+    /// content, else the text, cut at 1 MB and cleaned as third-party
+    /// content). The server's `isError`, no answer in the connection's
+    /// timeout, refused credentials and protocol errors are errors saying
+    /// so, never holding the secret.
+    async fn call_tool(
+        &self,
+        endpoint: &McpEndpoint,
+        tool: &ConnectionTool,
+        arguments: Value,
+    ) -> LfResult<Value>;
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::shapes::{GrantOut, ai_lenser_id};
-use crate::agent_calls::{find_tool, tool_ref};
+use crate::agent_calls::{MCP_KEY, find_outside_tool, find_tool, mcp_tool_ref, tool_ref};
 use crate::catalog::services::Ctx;
 use crate::catalog::tool::{Safety, Tool};
 
@@ -13,7 +13,7 @@ pub struct AssignAgentToolIn {
     /// The AI Lenser.
     #[schemars(extend("format" = "uuid"))]
     pub ai_lenser_id: String,
-    /// A catalog tool's stable id, or its name (get_lens); not an Agent tool.
+    /// A catalog tool's id or name, or mcp:<connection_ref>/<tool>; not an Agent tool.
     pub tool_id: String,
     /// Needed to grant a Destructive tool.
     pub confirm: Option<bool>,
@@ -42,9 +42,14 @@ impl Tool for AssignAgentTool {
 
     async fn call(ctx: Ctx, i: AssignAgentToolIn) -> LfResult<AssignedOut> {
         let id = ai_lenser_id(&i.ai_lenser_id)?;
-        // A malformed name or id is a mistake; a well-formed one of no tool is not found.
-        lf_agent::ToolKey::parse("tool_id", &i.tool_id)?;
-        let tool = tool_ref(find_tool("tool_id", i.tool_id.trim())?);
+        let key = i.tool_id.trim();
+        let tool = if key.starts_with(MCP_KEY) {
+            outside_tool(&ctx, id, key).await?
+        } else {
+            // A malformed name or id is a mistake; a well-formed one of no tool is not found.
+            lf_agent::ToolKey::parse("tool_id", key)?;
+            tool_ref(find_tool("tool_id", key)?)
+        };
         let stored =
             ctx.services.agents.assign_tool(&ctx.principal, id, tool, i.confirm == Some(true)).await?;
         Ok(AssignedOut {
@@ -53,4 +58,21 @@ impl Tool for AssignAgentTool {
             created: stored.created,
         })
     }
+}
+
+/// The grant of the outside tool `key` (`mcp:<connection_ref>/<tool>`) of
+/// a connection the agent's owner saved: NOT_FOUND when the caller cannot
+/// see the agent or its owner has no such tool, INVALID_ARGUMENT when it
+/// is `off`. Granting one annotated destructive needs `confirm`.
+async fn outside_tool(ctx: &Ctx, id: lf_core::LenserId, key: &str) -> LfResult<lf_agent::ToolRef> {
+    let owner = ctx.services.agents.get(&ctx.principal, id).await?.agent.owner;
+    let (r, saved) = find_outside_tool(&ctx.services, owner, "tool_id", key).await?;
+    if saved.mode == lf_workflow::connection::ToolMode::Off {
+        return Err(lf_core::LfError::invalid_argument(format!(
+            "The tool {} of the connection {r:?} is off, so no agent may call it. Turn it on (or to ask) with set_connection_tool_mode first.",
+            lf_core::LfError::excerpt(&saved.tool.name)
+        ))
+        .with_field("tool_id"));
+    }
+    Ok(mcp_tool_ref(&format!("{MCP_KEY}{r}/{}", saved.tool.name), saved.tool.destructive()))
 }

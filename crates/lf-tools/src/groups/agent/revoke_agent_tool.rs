@@ -4,6 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::shapes::ai_lenser_id;
+use crate::agent_calls::{MCP_KEY, mcp_tool_ref};
 use crate::catalog::services::Ctx;
 use crate::catalog::tool::{Safety, Tool};
 
@@ -37,7 +38,10 @@ impl Tool for RevokeAgentTool {
 
     async fn call(ctx: Ctx, i: RevokeAgentToolIn) -> LfResult<RevokedOut> {
         let id = ai_lenser_id(&i.ai_lenser_id)?;
-        let key = ToolKey::parse("tool_id", &i.tool_id)?;
+        let key = match i.tool_id.trim() {
+            k if k.starts_with(MCP_KEY) => ToolKey::Id(mcp_tool_ref(k, false).id),
+            k => ToolKey::parse("tool_id", k)?,
+        };
         let revoked = ctx.services.agents.revoke_tool(&ctx.principal, id, &key).await?;
         Ok(RevokedOut {
             ai_lenser_id: id.to_string(),

@@ -36,7 +36,7 @@ pub struct ActionResultOut {
     pub result: ToolOutput,
     pub action: String,
     /// The tool it ran as.
-    pub tool: &'static str,
+    pub tool: String,
     pub agent_id: String,
     pub action_log_id: String,
 }
@@ -125,7 +125,7 @@ impl Tool for RunAgentAction {
     fn output(out: ActionResultOut) -> LfResult<ToolOutput> {
         out.result.enveloped(&[
             ("action", &out.action),
-            ("tool", out.tool),
+            ("tool", &out.tool),
             ("agent_id", &out.agent_id),
             ("action_log_id", &out.action_log_id),
         ])
@@ -151,7 +151,7 @@ impl Tool for RunAgentAction {
         Ok(ActionResultOut {
             result: called.output,
             action: i.action_type.trim().to_owned(),
-            tool: called.tool.name,
+            tool: called.tool,
             agent_id: id.to_string(),
             action_log_id: called.action_log_id,
         })
@@ -210,7 +210,7 @@ mod tests {
         let out = || ActionResultOut {
             result: ToolOutput::cleaned("get_lens", result.clone(), false),
             action: "get_lens".into(),
-            tool: "get_lens",
+            tool: "get_lens".into(),
             agent_id: "a1".into(),
             action_log_id: "e\"1\\".into(),
         };
