@@ -20,9 +20,12 @@
 //! - **catalog** (lf-tools): the domain crates, never an adapter.
 //! - **composition root** (lf-server): may depend on adapters, the catalog and
 //!   the domain; only the binaries, xtask and the tests depend on it.
+//! - **pages** (lf-pages): the browser's adapter over the catalog's
+//!   services, mounted by lf-mcp-http: the domain and the catalog, never an
+//!   adapter, the root or a transport.
 //! - **transports** (lf-mcp-stdio, lf-mcp-http): never on each other.
 //!
-//! Only lf-mcp-http knows axum; hyper only as lf-model's, lf-telemetry's or
+//! Only lf-mcp-http and lf-pages know axum; hyper only as lf-model's, lf-telemetry's or
 //! lf-egress's HTTP client (through reqwest), except in lf-mcp-http, xtask and
 //! the tests.
 
@@ -122,6 +125,7 @@ mod tests {
     const HTTP_ADAPTERS: &[&str] = &["lf-model", "lf-telemetry"];
     const CATALOG: &[&str] = &["lf-tools"];
     const ROOT: &[&str] = &["lf-server"];
+    const PAGES: &[&str] = &["lf-pages"];
     const TRANSPORTS: &[&str] = &["lf-mcp-stdio", "lf-mcp-http"];
     const TOOLING: &[&str] = &["xtask", "lf-tests"];
 
@@ -170,7 +174,8 @@ mod tests {
         // The graph is read right: known edges are there.
         assert!(g.reachable("lf-tools").contains("rmcp") && g.reachable("lf-lens").contains("lf-core"));
         assert!(g.reachable("lf-model").contains("hyper"), "the exception below is needed");
-        let all: Vec<&[&str]> = vec![CORE, DOMAIN, CLIENTS, ADAPTERS, CATALOG, ROOT, TRANSPORTS, TOOLING];
+        let all: Vec<&[&str]> =
+            vec![CORE, DOMAIN, CLIENTS, ADAPTERS, CATALOG, PAGES, ROOT, TRANSPORTS, TOOLING];
         for m in &members {
             if !all.iter().any(|layer| layer.contains(&m.as_str())) {
                 problems.push(format!("{m} has no place in the architecture: add it to xtask/src/deps.rs"));
@@ -181,17 +186,17 @@ mod tests {
 
         let mut core_forbidden = IMPURE.to_vec();
         core_forbidden.push("serde_json");
-        core_forbidden.extend(ours(&[DOMAIN, CLIENTS, ADAPTERS, CATALOG, ROOT, TRANSPORTS]));
+        core_forbidden.extend(ours(&[DOMAIN, CLIENTS, ADAPTERS, CATALOG, PAGES, ROOT, TRANSPORTS]));
         forbid(&g, "lf-core", &core_forbidden, &mut problems);
 
         let mut domain_forbidden = IMPURE.to_vec();
-        domain_forbidden.extend(ours(&[CLIENTS, ADAPTERS, CATALOG, ROOT, TRANSPORTS]));
+        domain_forbidden.extend(ours(&[CLIENTS, ADAPTERS, CATALOG, PAGES, ROOT, TRANSPORTS]));
         for d in &domain {
             forbid(&g, d, &domain_forbidden, &mut problems);
         }
 
         // A client knows no crate of ours: it is told what to send.
-        let mut client_forbidden = ours(&[CORE, DOMAIN, ADAPTERS, CATALOG, ROOT, TRANSPORTS]);
+        let mut client_forbidden = ours(&[CORE, DOMAIN, ADAPTERS, CATALOG, PAGES, ROOT, TRANSPORTS]);
         client_forbidden.extend(["rmcp", "axum", "sqlx", "schemars"]);
         for c in present(&members, CLIENTS) {
             forbid(&g, c, &client_forbidden, &mut problems);
@@ -203,7 +208,7 @@ mod tests {
                 .copied()
                 .filter(|o| *o != a && !(a == "lf-telemetry" && *o == "lf-model"))
                 .collect();
-            forbidden.extend(ours(&[CATALOG, ROOT, TRANSPORTS]));
+            forbidden.extend(ours(&[CATALOG, PAGES, ROOT, TRANSPORTS]));
             forbidden.extend(["rmcp", "axum", "schemars"]);
             if HTTP_ADAPTERS.contains(&a) {
                 // An adapter of lf-core's ModelProvider, or of tracing's
@@ -222,11 +227,18 @@ mod tests {
             forbid(&g, a, &forbidden, &mut problems);
         }
 
-        let mut catalog_forbidden = ours(&[CLIENTS, ADAPTERS, ROOT, TRANSPORTS]);
+        let mut catalog_forbidden = ours(&[CLIENTS, ADAPTERS, PAGES, ROOT, TRANSPORTS]);
         catalog_forbidden.extend(["sqlx", "rusqlite", "hyper", "axum", "reqwest"]);
         forbid(&g, "lf-tools", &catalog_forbidden, &mut problems);
 
+        let mut pages_forbidden = ours(&[CLIENTS, ADAPTERS, ROOT, TRANSPORTS]);
+        pages_forbidden.extend(["sqlx", "rusqlite", "reqwest"]);
+        for p in present(&members, PAGES) {
+            forbid(&g, p, &pages_forbidden, &mut problems);
+        }
+
         let mut root_forbidden = TRANSPORTS.to_vec();
+        root_forbidden.extend(PAGES);
         root_forbidden.push("axum");
         forbid(&g, "lf-server", &root_forbidden, &mut problems);
         for m in &members {
@@ -244,7 +256,9 @@ mod tests {
         }
 
         for m in &members {
+            // lf-pages' hyper is axum's (whose server features lf-mcp-http turns on).
             if m == "lf-mcp-http"
+                || PAGES.contains(&m.as_str())
                 || TOOLING.contains(&m.as_str())
                 || HTTP_ADAPTERS.contains(&m.as_str())
                 || m == "lf-egress"

@@ -6,7 +6,9 @@ use std::collections::HashMap;
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use async_trait::async_trait;
-use lf_core::{BattleId, ContenderId, LfError, LfResult, Page, PageRequest, Reach, SearchQuery, Timestamp};
+use lf_core::{
+    BattleId, ContenderId, LenserId, LfError, LfResult, Page, PageRequest, Reach, SearchQuery, Timestamp,
+};
 
 use crate::model::{
     AnswerCostRecord, AnswerError, Battle, BattleFilter, BattleResult, BattleSheet, BattleStatus,
@@ -353,6 +355,12 @@ impl BattleStore for MemoryBattleStore {
                 Ok(StoredVote { vote: vote.clone(), replaced: false })
             }
         }
+    }
+
+    async fn vote_of(&self, reach: Reach, id: BattleId, voter: LenserId) -> LfResult<Option<VotePick>> {
+        let all = self.read();
+        let row = all.get(&id).filter(|r| r.readable(reach)).ok_or_else(|| battle_not_found(id))?;
+        Ok(row.votes.iter().find(|v| v.voter == voter).map(|v| v.pick))
     }
 
     async fn put_verdicts(

@@ -669,6 +669,16 @@ impl BattleService {
         Ok(VoteOutcome { vote: stored.vote, replaced: stored.replaced, tally })
     }
 
+    /// What the caller's lenser picked in a readable battle, `None` when
+    /// they have not voted or the caller has no lenser. NOT_FOUND if out
+    /// of reach.
+    pub async fn my_vote(&self, p: &Principal, battle_id: BattleId) -> LfResult<Option<VotePick>> {
+        match p.lenser() {
+            Some(voter) => self.store.vote_of(p.reach(), battle_id, voter).await,
+            None => self.store.get_battle(p.reach(), battle_id).await.map(|_| None),
+        }
+    }
+
     /// Bradley–Terry ratings over every closed or published battle (of one
     /// type when given); see [`crate::rating`].
     pub async fn leaderboard(

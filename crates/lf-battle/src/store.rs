@@ -3,12 +3,12 @@
 //! [`crate::contract::suite`].
 
 use async_trait::async_trait;
-use lf_core::{BattleId, ContenderId, LfResult, Page, PageRequest, Reach, SearchQuery, Timestamp};
+use lf_core::{BattleId, ContenderId, LenserId, LfResult, Page, PageRequest, Reach, SearchQuery, Timestamp};
 
 use crate::model::{
     AnswerCostRecord, AnswerError, Battle, BattleFilter, BattleResult, BattleSheet, BattleStatus,
     BattleSummary, BattleType, Contender, CostMean, HistoryFilter, JudgeError, Standing, Submission, Verdict,
-    Vote,
+    Vote, VotePick,
 };
 
 /// What [`BattleStore::put_submission`] did.
@@ -167,6 +167,11 @@ pub trait BattleStore: Send + Sync {
     /// missing or a picked contender is not one of its; CONFLICT if the
     /// battle is not voting.
     async fn put_vote(&self, vote: &Vote) -> LfResult<StoredVote>;
+
+    /// What `voter` picked in the battle, `None` if they have not voted.
+    /// NOT_FOUND if the battle is missing or out of `reach`.
+    async fn vote_of(&self, reach: Reach, battle_id: BattleId, voter: LenserId)
+    -> LfResult<Option<VotePick>>;
 
     /// Replaces all verdicts of the battle by `verdicts` (each of one of its
     /// contenders), if the battle is scoring; with `cost` (the AI judge's

@@ -13,7 +13,7 @@ use lf_battle::{
     AnswerError, Battle, BattleFilter, BattleResult, BattleService, BattleSheet, BattleStatus, BattleStore,
     BattleSummary, BattleTitle, BattleType, Contender, ContenderType, DisplayName, HistoryFilter, JudgeError,
     JudgingMode, MemoryBattleStore, NewBattle, NewContender, Standing, StoredSubmission, StoredVote,
-    Submission, SubmissionText, TaskPrompt, Verdict, Vote,
+    Submission, SubmissionText, TaskPrompt, Verdict, Vote, VotePick,
 };
 use lf_core::{
     BattleId, ContenderId, ContenderRefId, LenserId, LfResult, Page, PageRequest, Principal, Reach,
@@ -113,6 +113,9 @@ impl BattleStore for Shared {
     }
     async fn put_vote(&self, vote: &Vote) -> LfResult<StoredVote> {
         self.store.put_vote(vote).await
+    }
+    async fn vote_of(&self, reach: Reach, id: BattleId, voter: LenserId) -> LfResult<Option<VotePick>> {
+        self.store.vote_of(reach, id, voter).await
     }
     async fn put_verdicts(
         &self,

@@ -21,7 +21,7 @@ use crate::config::MAX_BODY;
 use crate::guard::{Gate, gate};
 use crate::hooks::{self, HookRuns};
 use crate::inflight::InFlight;
-use crate::limits::Limits;
+use crate::limits::{ClientIp, Limits};
 use crate::oauth;
 use crate::ops;
 use crate::responses::{declared_over, json_error, too_large};
@@ -106,8 +106,16 @@ pub fn router(state: AppState, shutdown: CancellationToken) -> Router {
         operators = operators.route("/metrics", get(ops::metrics));
     }
     let operators = operators.with_state(state.readiness.clone());
-    Router::new()
-        .route("/health", get(health))
+    let mut app = Router::new();
+    if state.config.pages {
+        app = app.merge(lf_pages::router(lf_pages::Pages {
+            public_url: state.config.public_url.clone(),
+            server: state.server.clone(),
+            auth: state.auth.clone(),
+            guard: Arc::new(PagesSignIn(state.clone())),
+        }));
+    }
+    app.route("/health", get(health))
         .merge(operators)
         .merge(oauth)
         .merge(hooks)
@@ -118,6 +126,28 @@ pub fn router(state: AppState, shutdown: CancellationToken) -> Router {
         .layer(middleware::from_fn_with_state(state.clone(), gate))
         .layer(middleware::from_fn(ops::counted))
         .with_state(state)
+}
+
+/// The pages' sign-in under the limits of the OAuth sign-in page.
+struct PagesSignIn(AppState);
+
+#[async_trait::async_trait]
+impl lf_pages::SignInGuard for PagesSignIn {
+    async fn attempt(&self, request: &mut http::request::Parts, handle: &str) -> Option<Response> {
+        use axum::extract::FromRequestParts;
+        let client = match ClientIp::from_request_parts(request, &self.0).await {
+            Ok(c) => c,
+            Err(refused) => return Some(refused),
+        };
+        match self.0.limits.sign_in(client).await {
+            Some(refused) => Some(refused),
+            None => self.0.limits.sign_in_as(handle).await,
+        }
+    }
+
+    async fn succeeded(&self, handle: &str) {
+        self.0.limits.signed_in(handle).await;
+    }
 }
 
 async fn health(State(_): State<AppState>) -> Response {

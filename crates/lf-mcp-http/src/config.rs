@@ -112,6 +112,11 @@ pub struct ServeArgs {
     /// it too). Otherwise it must be https.
     #[arg(long, env = "LENSERFIGHT_CLIENT_METADATA_HTTP_LOOPBACK")]
     pub client_metadata_http_loopback: bool,
+
+    /// Serve no web pages (sign-in, battles, arena, leaderboard): only MCP,
+    /// OAuth, webhooks and the operators' endpoints.
+    #[arg(long, env = "LENSERFIGHT_NO_PAGES")]
+    pub no_pages: bool,
 }
 
 /// The values of the settings nobody set.
@@ -151,6 +156,7 @@ impl Default for ServeArgs {
             dev_lenser: None,
             metrics_bind: None,
             client_metadata_http_loopback: false,
+            no_pages: false,
         }
     }
 }
@@ -181,6 +187,8 @@ pub struct HttpConfig {
     pub metrics_bind: Option<SocketAddr>,
     /// How client ID metadata documents are fetched.
     pub client_metadata: ClientMetadataLimits,
+    /// Whether the web pages (lf-pages) are served.
+    pub pages: bool,
 }
 
 /// How client ID metadata documents are fetched: through the egress guard
@@ -337,6 +345,7 @@ impl HttpConfig {
                 http_loopback: args.client_metadata_http_loopback,
                 ..ClientMetadataLimits::DEFAULT
             },
+            pages: !args.no_pages,
         })
     }
 

@@ -91,11 +91,12 @@ pub enum Setting {
     DevLenser,
     MetricsBind,
     ClientMetadataHttpLoopback,
+    NoPages,
 }
 
 /// `(setting, file key, kind, reader)`: the key names the setting in the
 /// configuration file; its variable and flag follow from it ([`names_of`]).
-const TABLE: [(Setting, &str, Kind, Reader); 45] = [
+const TABLE: [(Setting, &str, Kind, Reader); 46] = [
     (Setting::DatabaseUrl, "database_url", Kind::Text, Reader::Both),
     (Setting::LenserId, "lenser_id", Kind::Text, Reader::Stdio),
     (Setting::Toolsets, "toolsets", Kind::List, Reader::Both),
@@ -141,6 +142,7 @@ const TABLE: [(Setting, &str, Kind, Reader); 45] = [
     (Setting::DevLenser, "dev_lenser", Kind::Text, Reader::Http),
     (Setting::MetricsBind, "metrics_bind", Kind::Text, Reader::Http),
     (Setting::ClientMetadataHttpLoopback, "client_metadata_http_loopback", Kind::Switch, Reader::Http),
+    (Setting::NoPages, "no_pages", Kind::Switch, Reader::Http),
 ];
 
 /// The one rule naming a setting from its file key: the variable is

@@ -472,6 +472,11 @@ async fn votes(s: &dyn BattleStore) {
 
     let tally = s.get_sheet(Reach::Everything, b.id).await.unwrap().votes;
     assert_eq!((tally.total, tally.ties), (3, 1));
+    let pick = |voter| s.vote_of(Reach::Everything, b.id, voter);
+    assert_eq!(pick(v1).await.unwrap(), Some(VotePick::Contender(cs[1].id)), "the replacing pick");
+    assert_eq!(pick(v3).await.unwrap(), Some(VotePick::Tie));
+    assert_eq!(pick(LenserId::new()).await.unwrap(), None, "no vote");
+    assert_eq!(code(s.vote_of(Reach::Everything, BattleId::new(), v1).await), ErrorCode::NotFound);
     let counts: Vec<(ContenderId, u32)> =
         tally.per_contender.iter().map(|e| (e.contender_id, e.votes)).collect();
     assert_eq!(counts, vec![(cs[0].id, 0), (cs[1].id, 2), (cs[2].id, 0)], "one entry per contender, by slot");

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod pages;
 pub mod raw;
 
 use std::net::SocketAddr;

@@ -16,9 +16,9 @@ use async_trait::async_trait;
 use lf_battle::{
     AnswerCostRecord, AnswerError, Battle, BattleFilter, BattleResult, BattleSheet, BattleStatus,
     BattleStore, BattleSummary, BattleType, Contender, CostMean, HistoryFilter, JudgeError, Standing,
-    StoredSubmission, StoredVote, Submission, Verdict, Vote,
+    StoredSubmission, StoredVote, Submission, Verdict, Vote, VotePick,
 };
-use lf_core::{BattleId, ContenderId, LfResult, Page, PageRequest, Reach, SearchQuery, Timestamp};
+use lf_core::{BattleId, ContenderId, LenserId, LfResult, Page, PageRequest, Reach, SearchQuery, Timestamp};
 
 use self::sql::Listing;
 use crate::conns::{Conns, on};
@@ -109,6 +109,15 @@ impl BattleStore for SqlBattleStore {
 
     async fn put_vote(&self, vote: &Vote) -> LfResult<StoredVote> {
         on!(&self.conns, write, |conn| sql::put_vote(conn, vote))
+    }
+
+    async fn vote_of(
+        &self,
+        reach: Reach,
+        battle_id: BattleId,
+        voter: LenserId,
+    ) -> LfResult<Option<VotePick>> {
+        on!(&self.conns, snapshot, |conn| sql::vote_of(conn, reach, battle_id, voter))
     }
 
     async fn put_verdicts(

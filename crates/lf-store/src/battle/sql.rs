@@ -21,8 +21,8 @@ use lf_battle::{
     contender_not_found, status_moved,
 };
 use lf_core::{
-    BattleId, ContenderId, LfError, LfResult, Page, PageRequest, Reach, SearchQuery, SubmissionId, Timestamp,
-    VoteId,
+    BattleId, ContenderId, LenserId, LfError, LfResult, Page, PageRequest, Reach, SearchQuery, SubmissionId,
+    Timestamp, VoteId,
 };
 use sqlx::QueryBuilder;
 use uuid::Uuid;
@@ -126,6 +126,7 @@ const SUBMISSIONS: &str = "SELECT s.id, s.battle_id, s.contender_id, s.text, s.s
      WHERE s.battle_id = $1 ORDER BY c.slot";
 
 const VOTE_OF: &str = "SELECT id, created_at FROM battle_votes WHERE battle_id = $1 AND voter_id = $2";
+const PICK_OF: &str = "SELECT pick_contender_id FROM battle_votes WHERE battle_id = $1 AND voter_id = $2";
 const INSERT_VOTE: &str = "INSERT INTO battle_votes \
      (id, battle_id, voter_id, pick_contender_id, rationale, created_at, updated_at) \
      VALUES ($1, $2, $3, $4, $5, $6, $7)";
@@ -444,7 +445,30 @@ pub(crate) async fn put_vote<C: Conn>(conn: &mut C, v: &Vote) -> LfResult<Stored
     }
 }
 
-pub(crate) async fn put_verdicts<C: Conn>(
+/// What `voter` picked in battle `id` (read within `reach`), if they voted.
+pub(crate) async fn vote_of<C: Conn>(
+    conn: &mut C,
+    reach: Reach,
+    id: BattleId,
+    voter: LenserId,
+) -> LfResult<Option<VotePick>> {
+    get_battle(conn, reach, id).await?;
+    let row = query::<C::Database>(PICK_OF)
+        .put(id.as_uuid())
+        .put(voter.as_uuid())
+        .fetch_optional(conn.exec())
+        .await
+        .map_err(map_db_err)?;
+    row.map(|r| {
+        Ok(match r.value::<Option<Uuid>>("pick_contender_id")? {
+            Some(c) => VotePick::Contender(ContenderId::from_uuid(c)),
+            None => VotePick::Tie,
+        })
+    })
+    .transpose()
+}
+
+pub(crate) async fn put_verdicts<C: Conn>(conn: &mut C, id: BattleId, verdicts: &[Verdict]) -> LfResult<()> {pub(crate) async fn put_verdicts<C: Conn>(
     conn: &mut C,
     id: BattleId,
     verdicts: &[Verdict],

@@ -1,0 +1,278 @@
+//! The web pages over plain HTTP (the browser's side is in browser.rs):
+//! sign-in and its cookie, CSRF on every form, the security headers, 404
+//! for what a person may not read, votes through the rule of
+//! `cast_battle_vote`, escaping, sessions that end, and `--no-pages`.
+
+mod common;
+
+use common::pages::{SCRIPT_ANSWER, Visitor, battle, hidden, set_cookie};
+use common::{Options, PASSWORD, Server, call_tool, client};
+use lf_core::Scopes;
+use reqwest::StatusCode;
+use serde_json::json;
+
+fn people() -> Options {
+    Options { lensers: vec!["owner", "wri_a", "wri_b", "bob", "eve"], ..Options::default() }
+}
+
+async fn votes(s: &Server, battle: &str) -> u64 {
+    let token = s.token("owner", Scopes::READ).await;
+    let score = call_tool(s, Some(&token), "get_battle_score", json!({"battle_id": battle})).await;
+    score["structuredContent"]["total_vote_count"].as_u64().unwrap_or_else(|| panic!("{score}"))
+}
+
+#[tokio::test]
+async fn headers_cookie_and_sign_in_redirect() {
+    let s = Server::with(people()).await;
+    let r = client().get(s.url("/arena")).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::SEE_OTHER, "no session: to the sign-in");
+    assert_eq!(r.headers()["location"], "/sign-in?next=%2Farena");
+
+    let page = client().get(s.url("/sign-in")).send().await.unwrap();
+    let csp = page.headers()["content-security-policy"].to_str().unwrap().to_owned();
+    assert!(csp.contains("default-src 'none'") && csp.contains("script-src 'self'"), "{csp}");
+    assert!(!csp.contains("unsafe"), "no inline script or style: {csp}");
+    assert_eq!(page.headers()["x-frame-options"], "DENY");
+    assert_eq!(page.headers()["x-content-type-options"], "nosniff");
+    let html = page.text().await.unwrap();
+    assert!(!html.contains("<script>") && !html.contains(" style="), "nothing inline: {html}");
+
+    let page = client().get(s.url("/sign-in")).send().await.unwrap();
+    let (form_cookie, _) = set_cookie(&page, "lf_sign_in_csrf").unwrap();
+    let csrf = hidden(&page.text().await.unwrap(), "csrf");
+    let r = client()
+        .post(s.url("/sign-in"))
+        .header("cookie", &form_cookie)
+        .form(&[
+            ("csrf", csrf.as_str()),
+            ("handle", "bob"),
+            ("password", PASSWORD),
+            ("next", "//evil.example"),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::SEE_OTHER);
+    assert_eq!(r.headers()["location"], "/arena", "only a path of this site is followed");
+    let (_, header) = set_cookie(&r, "lf_session").unwrap();
+    for flag in ["HttpOnly", "SameSite=Lax", "Path=/", "Max-Age=43200"] {
+        assert!(header.contains(flag), "{flag} in {header}");
+    }
+    assert!(!header.contains("Secure"), "not on http: {header}");
+
+    let wrong = client()
+        .post(s.url("/sign-in"))
+        .header("cookie", &form_cookie)
+        .form(&[("csrf", csrf.as_str()), ("handle", "bob"), ("password", "not the password")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
+    assert!(set_cookie(&wrong, "lf_session").is_none());
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn on_https_the_cookie_is_secure_and_host_bound() {
+    let s = Server::with(Options {
+        serve: Some(|a| a.public_url = Some("https://pages.example".into())),
+        ..people()
+    })
+    .await;
+    let page = client().get(format!("http://{}/sign-in", s.addr)).send().await.unwrap();
+    let (_, header) = set_cookie(&page, "lf_sign_in_csrf").unwrap();
+    assert!(header.contains("; Secure"), "{header}");
+    let (form_cookie, _) = set_cookie(&page, "lf_sign_in_csrf").unwrap();
+    let csrf = hidden(&page.text().await.unwrap(), "csrf");
+    let r = client()
+        .post(format!("http://{}/sign-in", s.addr))
+        .header("cookie", form_cookie)
+        .form(&[("csrf", csrf.as_str()), ("handle", "bob"), ("password", PASSWORD)])
+        .send()
+        .await
+        .unwrap();
+    let (_, header) = set_cookie(&r, "__Host-lf_session").expect("the __Host- cookie");
+    assert!(header.contains("; Secure") && header.contains("Path=/"), "{header}");
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn forms_without_their_token_are_refused() {
+    let s = Server::with(people()).await;
+    let (id, _) = battle(&s, "owner", ["wri_a", "wri_b"], false).await;
+    let page = client().get(s.url("/sign-in")).send().await.unwrap();
+    let (form_cookie, _) = set_cookie(&page, "lf_sign_in_csrf").unwrap();
+    for form in [
+        vec![("handle", "bob"), ("password", PASSWORD)],
+        vec![("csrf", "0".repeat(64).leak() as &str), ("handle", "bob"), ("password", PASSWORD)],
+    ] {
+        let r =
+            client().post(s.url("/sign-in")).header("cookie", &form_cookie).form(&form).send().await.unwrap();
+        assert_eq!(r.status(), StatusCode::FORBIDDEN, "sign-in without its token");
+        assert!(set_cookie(&r, "lf_session").is_none());
+    }
+
+    let bob = Visitor::sign_in(&s, "bob").await;
+    let path = format!("/battles/{id}/vote");
+    for form in [vec![("pick", "a")], vec![("pick", "a"), ("csrf", "f00d")]] {
+        let r = bob.post(&s, &path, &form).await;
+        assert_eq!(r.status(), StatusCode::FORBIDDEN);
+    }
+    let r = bob.post(&s, "/sign-out", &[]).await;
+    assert_eq!(r.status(), StatusCode::FORBIDDEN, "sign-out too");
+    assert_eq!(votes(&s, &id).await, 0, "nothing was voted");
+
+    // Another site's page posting the form is refused before it is read.
+    let page = bob.get(&s, &format!("/battles/{id}")).await.text().await.unwrap();
+    let csrf = hidden(&page, "csrf");
+    let r = client()
+        .post(s.url(&path))
+        .header("cookie", &bob.cookie)
+        .header("origin", "https://evil.example")
+        .form(&[("pick", "a"), ("csrf", csrf.as_str())])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::FORBIDDEN);
+    assert_eq!(votes(&s, &id).await, 0);
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn a_blind_vote_then_the_names() {
+    let s = Server::with(people()).await;
+    let (id, _) = battle(&s, "owner", ["wri_a", "wri_b"], false).await;
+    let bob = Visitor::sign_in(&s, "bob").await;
+
+    let arena = bob.get(&s, "/arena").await.text().await.unwrap();
+    assert!(arena.contains(&format!("action=\"/battles/{id}/vote\"")), "{arena}");
+    let page = bob.get(&s, &format!("/battles/{id}")).await;
+    assert_eq!(page.status(), StatusCode::OK);
+    let html = page.text().await.unwrap();
+    assert!(!html.contains("Writer wri_a") && !html.contains("Writer wri_b"), "names hidden before voting");
+    assert!(html.contains("Answer A") && html.contains("Answer B"));
+    assert!(!html.contains(SCRIPT_ANSWER), "the answer's markup is not markup");
+    assert!(html.contains("&lt;script&gt;document.title=&#39;pwned&#39;&lt;/script&gt;"), "{html}");
+    assert!(html.contains("Explain &lt;b&gt;ownership&lt;/b&gt;"), "the prompt too");
+
+    let csrf = hidden(&html, "csrf");
+    let r = bob.post(&s, &format!("/battles/{id}/vote"), &[("pick", "b"), ("csrf", &csrf)]).await;
+    assert_eq!(r.status(), StatusCode::SEE_OTHER, "{}", r.text().await.unwrap());
+    assert_eq!(votes(&s, &id).await, 1, "the vote is the tool's");
+    let html = bob.get(&s, &format!("/battles/{id}")).await.text().await.unwrap();
+    assert!(html.contains("Writer wri_a") && html.contains("Writer wri_b"), "names shown after voting");
+    assert!(html.contains("your vote"));
+    let arena = bob.get(&s, "/arena").await.text().await.unwrap();
+    assert!(arena.contains("Nothing to vote on"), "voted battles leave the arena: {arena}");
+
+    // A writer cannot vote for their own answer: the rule of cast_battle_vote.
+    let wra = Visitor::sign_in(&s, "wri_a").await;
+    let html = wra.get(&s, &format!("/battles/{id}")).await.text().await.unwrap();
+    let csrf = hidden(&html, "csrf");
+    let lenser = s.lenser("wri_a").await;
+    let battle_id = id.parse().unwrap();
+    let sheet_order = {
+        let token = s.token("owner", Scopes::READ).await;
+        let got = call_tool(&s, Some(&token), "get_battle", json!({"battle_id": id})).await;
+        got["structuredContent"]["contenders"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["id"].as_str().unwrap().parse().unwrap())
+            .collect::<Vec<lf_core::ContenderId>>()
+    };
+    let seen = lf_pages::order(lenser, battle_id, &sheet_order);
+    let own = if seen[0] == sheet_order[0] { "a" } else { "b" };
+    let r = wra.post(&s, &format!("/battles/{id}/vote"), &[("pick", own), ("csrf", &csrf)]).await;
+    assert_eq!(r.status(), StatusCode::FORBIDDEN);
+    assert!(r.text().await.unwrap().contains("you answer for it"));
+    assert_eq!(votes(&s, &id).await, 1, "refused votes are not counted");
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn what_a_person_may_not_read_is_404() {
+    let s = Server::with(people()).await;
+    let (draft, _) = battle(&s, "owner", ["wri_a", "wri_b"], true).await;
+    let eve = Visitor::sign_in(&s, "eve").await;
+    for path in [
+        format!("/battles/{draft}"),
+        "/battles/00000000-0000-4000-8000-000000000000".to_owned(),
+        "/battles/not-an-id".to_owned(),
+    ] {
+        let r = eve.get(&s, &path).await;
+        assert_eq!(r.status(), StatusCode::NOT_FOUND, "{path}");
+        assert!(r.headers()["content-security-policy"].to_str().unwrap().contains("default-src 'none'"));
+        assert!(!r.text().await.unwrap().contains("Ownership duel"), "{path}");
+    }
+    let page = eve.get(&s, "/leaderboard").await.text().await.unwrap();
+    let csrf = hidden(&page, "csrf");
+    let r = eve.post(&s, &format!("/battles/{draft}/vote"), &[("pick", "tie"), ("csrf", &csrf)]).await;
+    assert_eq!(r.status(), StatusCode::NOT_FOUND);
+    let arena = eve.get(&s, "/arena").await.text().await.unwrap();
+    assert!(!arena.contains(&draft), "a draft is not in the arena");
+    let owner = Visitor::sign_in(&s, "owner").await;
+    assert_eq!(
+        owner.get(&s, &format!("/battles/{draft}")).await.status(),
+        StatusCode::OK,
+        "its creator reads it"
+    );
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn sessions_end_and_open_nothing_else() {
+    let s = Server::with(people()).await;
+    let bob = Visitor::sign_in(&s, "bob").await;
+    assert_eq!(bob.get(&s, "/leaderboard").await.status(), StatusCode::OK);
+    let secret = bob.cookie.split_once('=').unwrap().1.to_owned();
+    let r = client()
+        .post(s.url("/mcp"))
+        .bearer_auth(&secret)
+        .header("accept", "application/json, text/event-stream")
+        .json(&common::rpc("tools/list", json!({})))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::UNAUTHORIZED, "a page session is no MCP token");
+
+    let page = bob.get(&s, "/leaderboard").await.text().await.unwrap();
+    let csrf = hidden(&page, "csrf");
+    let out = bob.post(&s, "/sign-out", &[("csrf", &csrf)]).await;
+    assert_eq!(out.status(), StatusCode::SEE_OTHER);
+    let (_, cleared) = set_cookie(&out, "lf_session").unwrap();
+    assert!(cleared.contains("Max-Age=0"), "{cleared}");
+    assert_eq!(bob.get(&s, "/leaderboard").await.status(), StatusCode::SEE_OTHER, "revoked in the database");
+
+    // Signing in again replaces the session the browser had.
+    let first = Visitor::sign_in(&s, "bob").await;
+    let page = client().get(s.url("/sign-in")).send().await.unwrap();
+    let (form_cookie, _) = set_cookie(&page, "lf_sign_in_csrf").unwrap();
+    let csrf = hidden(&page.text().await.unwrap(), "csrf");
+    let r = client()
+        .post(s.url("/sign-in"))
+        .header("cookie", format!("{form_cookie}; {}", first.cookie))
+        .form(&[("csrf", csrf.as_str()), ("handle", "bob"), ("password", PASSWORD)])
+        .send()
+        .await
+        .unwrap();
+    let (second, _) = set_cookie(&r, "lf_session").unwrap();
+    assert_ne!(second, first.cookie, "a new session");
+    assert_eq!(first.get(&s, "/arena").await.status(), StatusCode::SEE_OTHER, "the old one ended");
+    let second = Visitor { cookie: second };
+    assert_eq!(second.get(&s, "/arena").await.status(), StatusCode::OK);
+    let listed = s.auth.list_tokens(Some(s.lenser("bob").await), false).await.unwrap();
+    assert_eq!(listed.len(), 1, "one live session, listed and revocable as a token");
+    assert_eq!(listed[0].label.as_deref(), Some("browser session"));
+    assert!(listed[0].expires_at.is_some(), "it expires");
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn no_pages_serves_none() {
+    let s = Server::with(Options { serve: Some(|a| a.no_pages = true), ..people() }).await;
+    for path in ["/sign-in", "/arena", "/leaderboard", "/pages/style.css"] {
+        assert_eq!(client().get(s.url(path)).send().await.unwrap().status(), StatusCode::NOT_FOUND, "{path}");
+    }
+    s.stop().await;
+}

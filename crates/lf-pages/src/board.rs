@@ -1,0 +1,162 @@
+//! `/leaderboard`: the ratings `get_leaderboard` gives, as a table with
+//! each 95% interval drawn as inline SVG, filtered by category (contender
+//! type) and battle type, with the mean cost and latency of model answers.
+
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Query, State as AxumState};
+use axum::response::Response;
+use http::{HeaderMap, StatusCode};
+use lf_battle::{BattleType, ContenderType, LeaderboardOptions, Rating};
+use serde::Deserialize;
+
+use crate::State;
+use crate::html::{self, Html};
+use crate::session::to_sign_in;
+
+#[derive(Deserialize, Default)]
+pub(crate) struct Filters {
+    battle_type: Option<String>,
+    category: Option<String>,
+    min_battles: Option<String>,
+}
+
+/// The SVG's width, in pixels.
+const W: f64 = 240.0;
+
+/// One row's interval on the scale `lo..hi` shared by the table.
+fn interval_svg(r: &Rating, lo: f64, hi: f64) -> Html {
+    let span = (hi - lo).max(1.0);
+    let x = |v: f64| ((v - lo) / span * (W - 8.0) + 4.0).clamp(0.0, W);
+    let mut h = Html::raw(
+        "<svg class=\"iv\" width=\"240\" height=\"16\" viewBox=\"0 0 240 16\" role=\"img\"><title>",
+    );
+    match r.interval {
+        Some(i) => {
+            h.push_display(format_args!("{:.1} to {:.1}", i.lower, i.upper)).push_raw("</title>");
+            h.push_display(format_args!(
+                "<line x1=\"{:.1}\" y1=\"8\" x2=\"{:.1}\" y2=\"8\"></line>",
+                x(i.lower),
+                x(i.upper)
+            ));
+        }
+        None => {
+            h.push_raw("no interval yet</title>");
+        }
+    }
+    h.push_display(format_args!("<circle cx=\"{:.1}\" cy=\"8\" r=\"4\"></circle></svg>", x(r.rating)));
+    h
+}
+
+fn select(name: &str, label: &str, words: &[&str], chosen: Option<&str>) -> Html {
+    let mut h = Html::raw("<label>");
+    h.push_text(label)
+        .push_raw(" <select name=\"")
+        .push_text(name)
+        .push_raw("\"><option value=\"\">any</option>");
+    for w in words {
+        h.push_raw(if chosen == Some(*w) { "<option selected>" } else { "<option>" });
+        h.push_text(w).push_raw("</option>");
+    }
+    h.push_raw("</select></label>");
+    h
+}
+
+/// `GET /leaderboard?battle_type=&category=&min_battles=`.
+pub(crate) async fn leaderboard(
+    AxumState(state): AxumState<State>,
+    headers: HeaderMap,
+    filters: Result<Query<Filters>, QueryRejection>,
+) -> Response {
+    let Some(viewer) = state.sessions.viewer(&state, &headers).await else {
+        return to_sign_in("/leaderboard");
+    };
+    let who = viewer.header();
+    let Ok(Query(f)) = filters else {
+        return html::problem(StatusCode::BAD_REQUEST, Some(&who), "The filters could not be read.");
+    };
+    let nonempty =
+        |s: &Option<String>| s.as_deref().map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned);
+    let (battle_type, category, min) =
+        (nonempty(&f.battle_type), nonempty(&f.category), nonempty(&f.min_battles));
+    let parsed = (|| {
+        let bt = battle_type.as_deref().map(BattleType::parse).transpose()?;
+        let cat = category.as_deref().map(ContenderType::parse).transpose()?;
+        let min = min
+            .as_deref()
+            .map(|m| {
+                m.parse::<i64>().map_err(|_| lf_core::LfError::invalid_argument("min_battles is a number"))
+            })
+            .transpose()?;
+        Ok::<_, lf_core::LfError>((bt, cat, LeaderboardOptions::new(min, None)?))
+    })();
+    let (bt, cat, options) = match parsed {
+        Ok(p) => p,
+        Err(e) => return html::problem(StatusCode::BAD_REQUEST, Some(&who), e.message()),
+    };
+    let battle = &state.services().battle;
+    let board = match battle.leaderboard(&viewer.principal, bt, options).await {
+        Ok(b) => b,
+        Err(e) => {
+            lf_tools::log_error("the leaderboard page", &e);
+            return html::problem(
+                StatusCode::SERVICE_UNAVAILABLE,
+                Some(&who),
+                "Reading failed. Try again shortly.",
+            );
+        }
+    };
+    let means = battle.cost_means(bt).await.unwrap_or_else(|e| {
+        lf_tools::log_error("the leaderboard page's costs", &e);
+        Vec::new()
+    });
+    let rows: Vec<(usize, &Rating)> =
+        board.ratings.iter().enumerate().filter(|(_, r)| cat.is_none_or(|c| r.reference.kind == c)).collect();
+    let ends = rows.iter().flat_map(|(_, r)| {
+        [r.rating, r.interval.map_or(r.rating, |i| i.lower), r.interval.map_or(r.rating, |i| i.upper)]
+    });
+    let (lo, hi) = ends.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    let mut body =
+        Html::raw("<h1>Leaderboard</h1><form class=\"filters\" method=\"get\" action=\"/leaderboard\">");
+    let types: Vec<&str> = BattleType::ALL.iter().map(|t| t.as_str()).collect();
+    let kinds: Vec<&str> = ContenderType::ALL.iter().map(|t| t.as_str()).collect();
+    body.push(&select("category", "Category", &kinds, category.as_deref()));
+    body.push(&select("battle_type", "Battle type", &types, battle_type.as_deref()));
+    body.push_raw(
+        "<label>Fewest battles <input type=\"text\" inputmode=\"numeric\" name=\"min_battles\" value=\"",
+    );
+    body.push_display(board.options.min_battles)
+        .push_raw("\"></label><button type=\"submit\">Show</button></form>");
+    body.push_raw("<p>").push_display(board.battles).push_raw(" closed battles counted; ");
+    body.push_display(board.unrated.len()).push_raw(" contenders not rated yet.</p>");
+    if rows.is_empty() {
+        body.push_raw("<p>No one is rated yet with these filters.</p>");
+    } else {
+        body.push_raw(
+            "<table><thead><tr><th>#</th><th>Name</th><th>Category</th><th>Rating</th><th>95% interval</th>\
+<th>Battles</th><th>W / L / T</th><th>Mean cost</th><th>Mean latency</th></tr></thead><tbody>",
+        );
+        for (n, r) in rows {
+            let mean = means.iter().find(|m| m.reference == r.reference);
+            body.push_raw("<tr><td class=\"n\">").push_display(n + 1).push_raw("</td><td>");
+            body.push_text(&r.display_name).push_raw("</td><td>").push_text(r.reference.kind.as_str());
+            body.push_raw("</td><td class=\"n\">")
+                .push_display(format_args!("{:.1}", r.rating))
+                .push_raw("</td><td>");
+            body.push(&interval_svg(r, lo, hi)).push_raw("</td><td class=\"n\">").push_display(r.battles);
+            body.push_raw("</td><td>").push_display(format_args!("{} / {} / {}", r.wins, r.losses, r.ties));
+            body.push_raw("</td><td class=\"n\">");
+            match mean {
+                Some(m) => body.push_display(format_args!("${:.4}", m.mean_cost_usd)),
+                None => body.push_raw("—"),
+            };
+            body.push_raw("</td><td class=\"n\">");
+            match mean {
+                Some(m) => body.push_display(format_args!("{:.0} ms", m.mean_total_ms)),
+                None => body.push_raw("—"),
+            };
+            body.push_raw("</td></tr>");
+        }
+        body.push_raw("</tbody></table>");
+    }
+    html::page(StatusCode::OK, "Leaderboard", Some(&who), &body)
+}

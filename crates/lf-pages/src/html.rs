@@ -1,0 +1,200 @@
+//! Markup that escapes by default: [`Html`] holds markup this crate wrote;
+//! anything else enters through [`Html::text`] (or `push_text`), which
+//! escapes it, so an answer's `<script>` is shown as text. Every page goes
+//! out through [`page`], with the security headers.
+
+use std::fmt::Write as _;
+
+use axum::response::{IntoResponse, Response};
+use http::{HeaderMap, HeaderValue, StatusCode, header};
+
+/// A piece of markup.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Html(String);
+
+impl Html {
+    /// Markup written here, trusted as is. Never give it outside text.
+    pub fn raw(markup: &str) -> Html {
+        Html(markup.to_owned())
+    }
+
+    /// `text`, escaped.
+    pub fn text(text: &str) -> Html {
+        let mut out = Html::default();
+        out.push_text(text);
+        out
+    }
+
+    /// Appends markup written here.
+    pub fn push_raw(&mut self, markup: &str) -> &mut Self {
+        self.0.push_str(markup);
+        self
+    }
+
+    /// Appends `text`, escaped (element content and quoted attribute values).
+    pub fn push_text(&mut self, text: &str) -> &mut Self {
+        for c in text.chars() {
+            match c {
+                '&' => self.0.push_str("&amp;"),
+                '<' => self.0.push_str("&lt;"),
+                '>' => self.0.push_str("&gt;"),
+                '"' => self.0.push_str("&quot;"),
+                '\'' => self.0.push_str("&#39;"),
+                c => self.0.push(c),
+            }
+        }
+        self
+    }
+
+    /// Appends other markup.
+    pub fn push(&mut self, other: &Html) -> &mut Self {
+        self.0.push_str(&other.0);
+        self
+    }
+
+    /// Appends a number or another value whose `Display` is markup-safe.
+    pub fn push_display(&mut self, value: impl std::fmt::Display) -> &mut Self {
+        let _ = write!(self.0, "{value}");
+        self
+    }
+
+    /// The markup.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// The policy of every page: nothing inline, nothing from elsewhere; forms
+/// post only here; never framed.
+pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
+form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+/// The headers of every answer of the pages.
+pub fn secure(headers: &mut HeaderMap) {
+    headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP));
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    // Not `no-referrer`: with it browsers send `Origin: null` on a form's
+    // POST, which the host's origin check refuses.
+    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+}
+
+/// Who is signed in, for the header: their handle and the sign-out form's
+/// CSRF token.
+pub struct Header<'a> {
+    pub handle: &'a str,
+    pub csrf: &'a str,
+}
+
+/// A whole page.
+pub fn page(status: StatusCode, title: &str, who: Option<&Header<'_>>, body: &Html) -> Response {
+    let mut h = Html::raw(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+<link rel=\"stylesheet\" href=\"/pages/style.css\"><script src=\"/pages/keys.js\" defer></script><title>",
+    );
+    h.push_text(title).push_raw(" · LenserFight</title></head><body><header><nav>");
+    h.push_raw("<a href=\"/arena\">Arena</a> <a href=\"/leaderboard\">Leaderboard</a>");
+    match who {
+        Some(who) => {
+            h.push_raw("<form class=\"out\" method=\"post\" action=\"/sign-out\"><span>");
+            h.push_text(who.handle);
+            h.push_raw("</span> <input type=\"hidden\" name=\"csrf\" value=\"");
+            h.push_text(who.csrf);
+            h.push_raw("\"><button type=\"submit\">Sign out</button></form>");
+        }
+        None => {
+            h.push_raw(" <a href=\"/sign-in\">Sign in</a>");
+        }
+    }
+    h.push_raw("</nav></header><main>").push(body).push_raw("</main></body></html>");
+    let mut response = (status, [(header::CONTENT_TYPE, "text/html; charset=utf-8")], h.0).into_response();
+    secure(response.headers_mut());
+    response
+}
+
+/// 404 for what does not exist or the person may not read: the same answer
+/// for both.
+pub fn not_found(who: Option<&Header<'_>>) -> Response {
+    page(
+        StatusCode::NOT_FOUND,
+        "Not found",
+        who,
+        &Html::raw("<h1>Not found</h1><p>There is nothing here, or nothing you can see.</p>"),
+    )
+}
+
+/// A page saying what went wrong.
+pub fn problem(status: StatusCode, who: Option<&Header<'_>>, message: &str) -> Response {
+    let mut body = Html::raw("<h1>That did not work</h1><p class=\"error\" role=\"alert\">");
+    body.push_text(message).push_raw("</p>");
+    page(status, "Problem", who, &body)
+}
+
+/// 303 to `to` (a path of this site).
+pub fn see_other(to: &str) -> Response {
+    let mut response = StatusCode::SEE_OTHER.into_response();
+    if let Ok(v) = HeaderValue::from_str(to) {
+        response.headers_mut().insert(header::LOCATION, v);
+    }
+    secure(response.headers_mut());
+    response
+}
+
+const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:68rem;margin:0 auto;padding:0 1rem;color:#1d1d1f}\
+header nav{display:flex;gap:1rem;align-items:center;padding:.8rem 0;border-bottom:1px solid #ddd}\
+header form.out{margin-left:auto}h1{font-size:1.4rem}.error{color:#b00020}\
+.prompt{white-space:pre-wrap;background:#f5f5f7;padding:.8rem;border-radius:.4rem}\
+.answers{display:grid;grid-template-columns:repeat(auto-fit,minmax(18rem,1fr));gap:1rem}\
+.answer{border:1px solid #ccc;border-radius:.4rem;padding:.8rem}.answer h2{font-size:1.1rem;margin:0 0 .5rem}\
+.answer pre{white-space:pre-wrap;word-break:break-word;font-family:inherit;margin:0}\
+.author{color:#0a5;font-weight:600}.mine{outline:3px solid #0a5}\
+.vote button{font-size:1rem;padding:.5rem 1rem;margin:.3rem .5rem .3rem 0}kbd{border:1px solid #999;border-radius:3px;padding:0 .3rem}\
+table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.3rem .5rem;border-bottom:1px solid #eee}\
+td.n{text-align:right}svg.iv line{stroke:#555;stroke-width:2}svg.iv circle{fill:#06c}\
+label{display:block;margin:.8rem 0}input[type=text],input[type=password]{width:100%;max-width:24rem;padding:.5rem;font-size:1rem}";
+
+/// A key votes: `a`, `b`, … for the answer in that position, `t` for a
+/// tie. The buttons work without it.
+const SCRIPT: &str = "document.addEventListener('keydown',function(e){\
+if(e.ctrlKey||e.metaKey||e.altKey||e.repeat)return;\
+var t=e.target;if(t&&(t.tagName==='INPUT'||t.tagName==='TEXTAREA'))return;\
+var b=document.querySelector('form.vote button[data-key=\"'+e.key.toLowerCase()+'\"]');\
+if(b){e.preventDefault();b.click();}});";
+
+fn asset(kind: &'static str, body: &'static str) -> Response {
+    let mut response = ([(header::CONTENT_TYPE, kind)], body).into_response();
+    secure(response.headers_mut());
+    response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("public, max-age=300"));
+    response
+}
+
+/// `GET /pages/style.css`.
+pub async fn style() -> Response {
+    asset("text/css; charset=utf-8", STYLE)
+}
+
+/// `GET /pages/keys.js`.
+pub async fn script() -> Response {
+    asset("text/javascript; charset=utf-8", SCRIPT)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_is_escaped() {
+        let h = Html::text("<script>alert('x')</script> & \"q\"");
+        assert_eq!(h.as_str(), "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; &quot;q&quot;");
+    }
+
+    #[test]
+    fn every_page_has_the_policy() {
+        let r = page(StatusCode::OK, "t", None, &Html::raw("<p>x</p>"));
+        let csp = r.headers()[header::CONTENT_SECURITY_POLICY].to_str().unwrap();
+        assert!(csp.contains("script-src 'self'") && !csp.contains("unsafe-inline"), "{csp}");
+        assert_eq!(r.headers()[header::X_FRAME_OPTIONS], "DENY");
+    }
+}
