@@ -108,6 +108,7 @@ pub fn router(state: AppState, shutdown: CancellationToken) -> Router {
     let operators = operators.with_state(state.readiness.clone());
     Router::new()
         .route("/health", get(health))
+        .route("/icons/{file}", get(crate::icons::icon))
         .merge(operators)
         .merge(oauth)
         .merge(hooks)
