@@ -170,7 +170,8 @@ Output schemas, as `tools/list` sends them, give names and types only: a result 
     }
     out.push_str(
         "With `--dynamic-toolsets` a session lists two more tools and, of these, only the groups it enabled: \
-`list_toolsets` (no parameters; each group's `id`, `title`, `description`, `tools` and whether it is `enabled`) and \
+`list_toolsets` (no parameters; each group's `id`, `title`, `description`, `tools`, whether it is `enabled` and, \
+over HTTP, its `icon`'s URL) and \
 `enable_toolset` (`toolset`: a group's id; its tools are listed from then on, and the server sends \
 `notifications/tools/list_changed`). `--toolsets` names the groups a session starts with; a stateless HTTP caller, \
 whose every request is a new session, names them in an `X-MCP-Toolsets` header.\n\n",

@@ -4,9 +4,11 @@
 //!   live catalog. `cargo test -p xtask` fails when either is stale.
 //! - `check-arch`: ARCHITECTURE.md has a section for every crate, names
 //!   only paths that exist and stays short (`cargo test -p xtask` runs it).
-//! - `catalog-size [--toolsets lens,battle] [--read-only]`: what `tools/list`
-//!   costs an assistant's context, per tool and in all, against the budget
-//!   the catalog's lint test holds it to.
+//! - `catalog-size [--toolsets lens,battle] [--read-only] [--icon-base URL | --stdio]`:
+//!   what `tools/list` costs an assistant's context, per tool and in all,
+//!   against the budget the catalog's lint test holds it to, as the HTTP
+//!   server lists it with its public URL (the toolsets' icons named under
+//!   `MEASURED_ICON_BASE`, or `--icon-base`) or, `--stdio`, with none.
 //! - `bench-stdio [--lenses N] [--calls N] [--rounds N] [--bin PATH] [--baseline [--echo-bin PATH]]`:
 //!   stdio throughput (with `--baseline`, next to a bare rmcp echo server).
 //! - `bench-search [--lenses N] [--runs N]`: search latency on SQLite.
@@ -66,23 +68,37 @@ fn report(result: Result<(), String>) -> ExitCode {
 /// `--toolsets`, the default listing and then each opt-in group alone (each
 /// held to `GROUP_BUDGET`).
 fn catalog_size(args: &[String]) -> Result<(), String> {
-    let mut options = lf_tools::CatalogOptions::default();
+    let mut options = lf_tools::CatalogOptions {
+        icon_base: Some(lf_tools::MEASURED_ICON_BASE.to_owned()),
+        ..Default::default()
+    };
     let mut args = args.iter();
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--read-only" => options.read_only = true,
+            "--stdio" => options.icon_base = None,
+            "--icon-base" => {
+                let base = args.next().ok_or("--icon-base needs a URL, e.g. https://mcp.example.com")?;
+                options.icon_base = Some(base.trim_end_matches('/').to_owned());
+            }
             "--toolsets" => {
                 let sets = args.next().ok_or("--toolsets needs a value, e.g. lens,battle")?;
                 options.toolsets = Some(lf_tools::Group::parse_set([sets.as_str()])?);
             }
             other => {
                 return Err(format!(
-                    "unknown argument {other}; catalog-size takes --toolsets and --read-only"
+                    "unknown argument {other}; catalog-size takes --toolsets, --read-only, --icon-base and --stdio"
                 ));
             }
         }
     }
     let catalog = lf_tools::Catalog::new();
+    match &options.icon_base {
+        Some(base) => {
+            println!("as served over HTTP with the public URL {base} (the toolsets' icons under it)")
+        }
+        None => println!("as served over stdio (no public URL: no toolset's icon)"),
+    }
     print!("{}", lf_tools::listing_size(&catalog, &options));
     if options.toolsets.is_none() {
         println!("budget of the default listing: {} bytes", lf_tools::LISTING_BUDGET);

@@ -116,6 +116,7 @@ pub fn router(state: AppState, shutdown: CancellationToken) -> Router {
         }));
     }
     app.route("/health", get(health))
+        .route("/icons/{file}", get(crate::icons::icon))
         .merge(operators)
         .merge(oauth)
         .merge(hooks)

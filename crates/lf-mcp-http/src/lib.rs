@@ -6,7 +6,8 @@
 //! attached to the request for the tools to read. `GET /health` answers
 //! liveness. `POST /hooks/{workflow_id}` (`hooks.rs`) starts a run of a
 //! workflow whose trigger is a webhook trigger, its credential the
-//! workflow's webhook secret. [`guard`] keeps other hosts and browser origins out.
+//! workflow's webhook secret. `GET /icons/{group}.svg` serves the toolsets'
+//! icons (`icons.rs`). [`guard`] keeps other hosts and browser origins out.
 //! `GET /ready` answers readiness and `GET /metrics` the metrics ([`ops`]),
 //! the latter on an address of its own when `LENSERFIGHT_METRICS_BIND` says.
 //!
@@ -23,6 +24,7 @@ pub mod config;
 mod connections;
 pub mod guard;
 mod hooks;
+mod icons;
 mod inflight;
 pub mod limits;
 mod mcp;
@@ -98,6 +100,8 @@ pub async fn prepare(mut config: HttpConfig) -> Result<Prepared, ConfigError> {
         config.bind = listener.local_addr().map_err(&cannot)?;
         config.public_url = format!("http://{}", config.bind);
     }
+    // The toolsets' icons are named under the public URL (`icons.rs`).
+    config.common.options.icon_base = Some(config.public_url.clone());
     let auth = auth_service(&db, &config);
     let dev_lenser = match &config.dev_lenser {
         None => None,

@@ -76,6 +76,7 @@ fn route_of(path: &str) -> &'static str {
         "/health" => "/health",
         "/ready" => "/ready",
         "/metrics" => "/metrics",
+        p if p.starts_with("/icons/") => "/icons",
         p if p.starts_with("/hooks/") => "/hooks",
         p if p.starts_with("/oauth/") || p.starts_with("/.well-known/") => "/oauth",
         _ => "other",
@@ -101,6 +102,7 @@ mod tests {
         assert_eq!(route_of("/oauth/token"), "/oauth");
         assert_eq!(route_of("/.well-known/oauth-protected-resource/mcp"), "/oauth");
         assert_eq!(route_of("/mcp"), "/mcp");
+        assert_eq!(route_of("/icons/lens.svg"), "/icons");
         assert_eq!(route_of("/anything?token=secret"), "other");
     }
 }

@@ -1,6 +1,8 @@
 //! What operators ask of the built server on loopback: `GET /metrics`
-//! counts exactly the calls made, needs no token and shows no secret;
-//! `GET /ready` says whether the database serves; `--metrics-bind` moves
+//! counts exactly the calls made (tools, HTTP, runs, model and agent
+//! calls), needs no token and shows no secret;
+//! `GET /ready` says whether the database serves with this build's
+//! migrations; `--metrics-bind` moves
 //! `/metrics` to an address of its own.
 
 #[path = "common/process.rs"]
@@ -8,7 +10,7 @@ mod process;
 
 use std::time::{Duration, Instant};
 
-use process::Home;
+use process::{Home, Request, Service};
 use serde_json::{Value, json};
 
 const HANDLE: &str = "metricsowner";
@@ -148,6 +150,116 @@ async fn a_scrape_counts_exactly_the_calls_made_and_shows_no_secret() {
     served.stop();
 }
 
+/// A chat completion of 7 tokens in and 5 out; a 400 for a prompt that
+/// asks for one.
+fn model(r: &Request) -> process::Answer {
+    if !r.path.ends_with("/chat/completions") {
+        return (404, vec![], String::new());
+    }
+    let json = vec![("content-type".to_owned(), "application/json".to_owned())];
+    if r.head.contains("Refuse this") {
+        return (400, json, json!({"error": {"message": "refused"}}).to_string());
+    }
+    let body = json!({"id": "c", "object": "chat.completion", "model": "m", "choices": [
+        {"index": 0, "message": {"role": "assistant", "content": "Fine."}, "finish_reason": "stop"}
+    ], "usage": {"prompt_tokens": 7, "completion_tokens": 5, "total_tokens": 12}});
+    (200, json, body.to_string())
+}
+
+/// The sum of every sample of `name` whose labels hold all of `labels`.
+fn sum(scrape: &str, name: &str, labels: &[&str]) -> f64 {
+    scrape
+        .lines()
+        .filter(|l| l.strip_prefix(name).is_some_and(|rest| rest.starts_with('{')))
+        .filter(|l| labels.iter().all(|label| l.contains(label)))
+        .map(|l| l.rsplit(' ').next().unwrap().parse::<f64>().unwrap())
+        .sum()
+}
+
+/// A workflow of a trigger and model steps in a row, one per template.
+fn asking(templates: &[&str]) -> Value {
+    let mut steps =
+        vec![json!({"key": "start", "kind": "trigger", "name": "Start", "node_type": "manual_trigger"})];
+    let mut connections = Vec::new();
+    let mut before = "start".to_owned();
+    for (n, template) in templates.iter().enumerate() {
+        let key = format!("ask{n}");
+        steps.push(json!({"key": key, "kind": "tool", "name": key, "node_type": "prompt_template",
+            "config": {"template": template}}));
+        connections.push(json!({"from_step": before, "to_step": key, "input_parameter": "input"}));
+        before = key;
+    }
+    json!({"title": "Asks", "steps": steps, "connections": connections})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scrape_counts_exactly_the_model_and_agent_calls_made() {
+    let home = Home::new();
+    let service = Service::start(model);
+    let mut log = Vec::new();
+    home.admin(&["create-lenser", "--handle", HANDLE], PASSWORD, &[], &mut log);
+    let token = home.admin(&["issue-token", "--handle", HANDLE, "--scope", "write"], "", &[], &mut log);
+    let base_url = service.url("/v1");
+    let served = home.serve(
+        &["--sessions"],
+        &[("LENSERFIGHT_MODEL_BASE_URL", base_url.as_str()), ("LENSERFIGHT_MODEL_NAME", "m")],
+    );
+    let mut s = process::Session::open(&served.base, token.trim()).await;
+
+    // Two model calls answered, then one refused, which fails its run.
+    for (templates, end) in
+        [(&["Say one thing.", "Say another."][..], "completed"), (&["Refuse this."][..], "failed")]
+    {
+        let made = s.ok("create_workflow", asking(templates)).await;
+        let run = s.ok("run_workflow", json!({"workflow_id": made["id"]})).await;
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let status = s.ok("get_workflow_run_status", json!({"run_id": run["id"]})).await;
+            if status["status"] == end {
+                break;
+            }
+            assert!(Instant::now() < deadline, "the run ends {end} within 60 s: {status}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    // An agent granted get_lens: one call passes its checks, one of a tool
+    // it was not granted is refused.
+    let agent = s.ok("create_ai_lenser", json!({"handle": "counted_scout", "display_name": "Scout"})).await;
+    let agent = agent["ai_lenser_id"].as_str().unwrap().to_owned();
+    s.ok("assign_agent_tool", json!({"ai_lenser_id": agent, "tool_id": "get_lens"})).await;
+    let missing = "0193a7c4-0000-7000-8000-000000000000";
+    let act =
+        |tool: &str| json!({"ai_lenser_id": agent, "action_type": tool, "metadata": {"lens_id": missing}});
+    let found = s.call("run_agent_action", act("get_lens")).await;
+    assert_eq!(
+        found["structuredContent"]["code"], "NOT_FOUND",
+        "the checks passed, the lens is missing: {found}"
+    );
+    let refused = s.call("run_agent_action", act("delete_lens")).await;
+    assert_eq!(refused["isError"], true, "{refused}");
+    let code = refused["structuredContent"]["code"].as_str().unwrap().to_owned();
+
+    let (status, _, scrape) = get(&served.base, "/metrics", None).await;
+    assert_eq!(status, 200);
+    let at = format!("endpoint=\"{}\",model=\"m\"", service.addr);
+    assert_eq!(sum(&scrape, "lenserfight_model_calls_total", &[&at, "outcome=\"ok\""]), 2.0, "{scrape}");
+    // The refused one is asked again as its step's retries say; each
+    // attempt is a call, timed.
+    let calls = sum(&scrape, "lenserfight_model_calls_total", &[]);
+    assert!(calls > 2.0, "{scrape}");
+    assert_eq!(count(&scrape, &format!("lenserfight_model_tokens_total{{{at}}}")), 24.0);
+    assert_eq!(count(&scrape, &format!("lenserfight_model_call_seconds_count{{{at}}}")), calls);
+    assert_eq!(count(&scrape, "lenserfight_workflow_runs_ended_total{end=\"completed\"}"), 1.0);
+    assert_eq!(count(&scrape, "lenserfight_workflow_runs_ended_total{end=\"failed\"}"), 1.0);
+    assert_eq!(count(&scrape, "lenserfight_agent_calls_total{tool=\"get_lens\",outcome=\"ok\"}"), 1.0);
+    let refusal = format!("lenserfight_agent_calls_total{{tool=\"delete_lens\",outcome=\"{code}\"}}");
+    assert_eq!(count(&scrape, &refusal), 1.0);
+    assert_eq!(sum(&scrape, "lenserfight_agent_calls_total", &[]), 2.0, "{scrape}");
+    assert!(!scrape.contains(&agent) && !scrape.contains("counted_scout"), "no agent is named: {scrape}");
+    drop(s);
+    served.stop();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ready_is_503_while_the_database_file_is_gone() {
     let home = Home::new();
@@ -183,6 +295,38 @@ async fn ready_is_503_while_the_database_file_is_gone() {
 
     std::fs::rename(&away, &db).unwrap();
     assert_eq!(ready().await, (200, json!({"status": "ready"})));
+
+    // Migrations not this build's: one missing, then one applied from
+    // another text.
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", db.display())).await.unwrap();
+    let (version, checksum): (i64, Vec<u8>) =
+        sqlx::query_as("SELECT version, checksum FROM _sqlx_migrations ORDER BY version DESC LIMIT 1")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    sqlx::query("DELETE FROM _sqlx_migrations WHERE version = $1")
+        .bind(version)
+        .execute(&pool)
+        .await
+        .unwrap();
+    let (status, body) = ready().await;
+    assert_eq!((status, &body["reason"]), (503, &json!(format!("migration {version} is not applied"))));
+    let put = "INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time) \
+               VALUES ($1, 'put back', TRUE, $2, 0)";
+    sqlx::query(put).bind(version).bind(vec![0u8; checksum.len()]).execute(&pool).await.unwrap();
+    let (status, body) = ready().await;
+    assert_eq!(
+        (status, &body["reason"]),
+        (503, &json!(format!("migration {version} was applied from another text")))
+    );
+    sqlx::query("UPDATE _sqlx_migrations SET checksum = $2 WHERE version = $1")
+        .bind(version)
+        .bind(checksum)
+        .execute(&pool)
+        .await
+        .unwrap();
+    assert_eq!(ready().await, (200, json!({"status": "ready"})));
+    pool.close().await;
     served.stop();
 }
 

@@ -128,3 +128,52 @@ async fn with_sessions_each_session_enables_its_own() {
     drop(stream);
     s.stop().await;
 }
+
+/// The toolsets' icons (SEP-973): list_toolsets names each one's under the
+/// public URL, the tools of an opt-in group carry it in tools/list (those
+/// of the default groups do not: the default listing's budget), and the
+/// client fetches each SVG with no token, as an image only.
+#[tokio::test]
+async fn a_client_reads_the_toolsets_icons_and_fetches_them() {
+    let s = Server::with(Options { dynamic_toolsets: true, ..Options::dev() }).await;
+    let call = rpc(1, "tools/call", json!({"name": "list_toolsets", "arguments": {}}));
+    let listed = message(post(&s, &[], call).await).await;
+    let toolsets = listed["result"]["structuredContent"]["toolsets"].as_array().unwrap().clone();
+    assert_eq!(toolsets.len(), 8, "{listed}");
+    let list = rpc(2, "tools/list", json!({}));
+    let tools = message(post(&s, &[("x-mcp-toolsets", "lens,model")], list).await).await;
+    let tools = tools["result"]["tools"].as_array().unwrap();
+    let mut svgs = Vec::new();
+    for toolset in &toolsets {
+        let (id, url) = (toolset["id"].as_str().unwrap(), toolset["icon"].as_str().unwrap());
+        assert_eq!(url, s.url(&format!("/icons/{id}.svg")), "{toolset}");
+        let icon = client().get(url).send().await.unwrap();
+        assert_eq!(icon.status(), StatusCode::OK, "{url}");
+        let header = |name: &str| icon.headers()[name].to_str().unwrap().to_owned();
+        assert_eq!(header("content-type"), "image/svg+xml");
+        assert_eq!(header("x-content-type-options"), "nosniff");
+        assert!(header("content-security-policy").starts_with("default-src 'none'"));
+        assert!(header("cache-control").starts_with("public, max-age="));
+        let svg = icon.text().await.unwrap();
+        assert!(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""), "{svg}");
+        svgs.push(svg);
+    }
+    svgs.sort();
+    svgs.dedup();
+    assert_eq!(svgs.len(), toolsets.len(), "each toolset has an icon of its own");
+    let mut model_tools = 0;
+    for tool in tools {
+        let name = tool["name"].as_str().unwrap();
+        if name.contains("model_profile") {
+            model_tools += 1;
+            assert_eq!(tool["icons"], json!([{"src": s.url("/icons/model.svg")}]), "{name}");
+        } else {
+            assert!(tool.get("icons").is_none(), "{name}: a default group's tool carries no icon");
+        }
+    }
+    assert_eq!(model_tools, 4);
+    for bad in ["/icons/nope.svg", "/icons/lens.png", "/icons/..%2Fmcp.svg"] {
+        assert_eq!(client().get(s.url(bad)).send().await.unwrap().status(), StatusCode::NOT_FOUND, "{bad}");
+    }
+    s.stop().await;
+}

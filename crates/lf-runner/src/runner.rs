@@ -325,17 +325,26 @@ impl Inner {
             if claimed > 0 && claimed == free {
                 continue;
             }
-            // Not for runs this process would not claim now: their
-            // starters' drives ending here wake it.
-            let due = self.runs.next_due(&self.room().full()).await;
+            // The due queue, for the metrics: every run that is due, those
+            // of starters at their share here and those no slot is free
+            // for included (a full batch leaves exactly those waiting).
+            let queue = self.runs.next_due(&[]).await;
             let now = self.clock.now();
-            let due_for = match &due {
+            let due_for = match &queue {
                 Ok(Some(at)) => until(*at, now),
                 _ => Duration::ZERO,
             };
             meter().runner(self.active_runs(), self.config.max_runs, due_for);
+            // The wake: not for runs this process would not claim now (no
+            // slot is free, or their starters are at their share: a drive
+            // ending here wakes it).
+            let full = self.room().full();
+            let due = match queue {
+                _ if free == 0 => Ok(None),
+                Ok(_) if !full.is_empty() => self.runs.next_due(&full).await,
+                queue => queue,
+            };
             let wait = match due {
-                _ if free == 0 => self.config.lease,
                 Ok(Some(at)) => until(now, at).clamp(Duration::from_millis(5), self.config.lease),
                 Ok(None) => self.config.lease,
                 Err(_) => Duration::from_secs(1),

@@ -358,7 +358,13 @@ impl CommonArgs {
                     .map_err(|e| self.bad(Setting::Toolsets, e))?,
             ),
         };
-        Ok(CatalogOptions { toolsets, read_only: self.read_only, dynamic: self.dynamic_toolsets })
+        // The icons' URL is the HTTP server's to set (lf-mcp-http).
+        Ok(CatalogOptions {
+            toolsets,
+            read_only: self.read_only,
+            dynamic: self.dynamic_toolsets,
+            icon_base: None,
+        })
     }
 }
 

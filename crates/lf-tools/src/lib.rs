@@ -40,8 +40,11 @@ pub use catalog::errors::{error_result, error_value, is_rmcp_detail, is_rmcp_err
 pub use catalog::hygiene::{clean_value, injection_note, sanitize_text};
 pub use catalog::json_schema::JsonSchemaCheck;
 pub use catalog::services::{Services, ServicesBuilder};
-pub use catalog::size::{GROUP_BUDGET, LISTING_BUDGET, ListingSize, ToolSize, listing_size};
+pub use catalog::size::{
+    GROUP_BUDGET, LISTING_BUDGET, ListingSize, MEASURED_ICON_BASE, ToolSize, listing_size,
+};
 pub use catalog::tool::{Called, Reaches, TOOL_ID_NAMESPACE, tool_id};
 pub use catalog::{Catalog, CatalogOptions, Ctx, Group, Safety, Tool, ToolOutput, ToolSpec};
+pub use mcp::icon::{toolset_icon_url, toolset_svg};
 pub use mcp::trace::install_continuation as install_trace_continuation;
 pub use mcp::{LfServer, PrincipalSource, SERVER_NAME, ToolsetSource};

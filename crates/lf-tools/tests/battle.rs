@@ -997,7 +997,7 @@ async fn toolsets_and_read_only_select_battle_tools() {
         CatalogOptions {
             toolsets: Some(vec![Group::parse("battle").unwrap()]),
             read_only: true,
-            dynamic: false,
+            ..Default::default()
         },
         lenser().1,
     );

@@ -8,7 +8,8 @@ use lf_battle::{BattleService, MemoryBattleStore};
 use lf_core::{LenserId, Principal, Scopes};
 use lf_lens::{LensService, MemoryLensStore};
 use lf_tools::{
-    Catalog, CatalogOptions, GROUP_BUDGET, Group, LISTING_BUDGET, LfServer, Safety, Services, listing_size,
+    Catalog, CatalogOptions, GROUP_BUDGET, Group, LISTING_BUDGET, LfServer, MEASURED_ICON_BASE, Safety,
+    Services, listing_size,
 };
 use rmcp::ServerHandler;
 use serde_json::{Value, json};
@@ -766,10 +767,25 @@ fn the_listing_stays_within_its_budget() {
     );
     let by_default = catalog.tools().iter().filter(|t| t.group.by_default).count();
     assert_eq!(size.tools.len(), by_default, "the default listing is that of the default groups");
-    // An opt-in group is held to a budget of its own, and listed when named.
+    // Served over HTTP, the default listing is the same bytes: its tools
+    // carry no icon (list_toolsets names their toolsets').
+    let icons = || Some(MEASURED_ICON_BASE.to_owned());
+    let served = CatalogOptions { icon_base: icons(), ..Default::default() };
+    assert_eq!(listing_size(&catalog, &served), size);
+    assert!(catalog.listing(&served).iter().all(|t| t.icons.is_none()));
+    // An opt-in group is held to a budget of its own, its tools carrying
+    // its icon, and listed when named.
     for g in Group::all().iter().filter(|g| !g.by_default) {
-        let alone =
-            listing_size(&catalog, &CatalogOptions { toolsets: Some(vec![*g]), ..Default::default() });
+        let named = CatalogOptions { toolsets: Some(vec![*g]), icon_base: icons(), ..Default::default() };
+        let alone = listing_size(&catalog, &named);
+        let url = format!("{MEASURED_ICON_BASE}/icons/{}.svg", g.id);
+        for t in catalog.listing(&named) {
+            let srcs: Vec<&str> = t.icons.iter().flatten().map(|i| i.src.as_str()).collect();
+            assert_eq!(srcs, [url.as_str()], "{}", t.name);
+        }
+        // Over stdio there is no URL to name: no icon.
+        let stdio = CatalogOptions { icon_base: None, ..named.clone() };
+        assert!(catalog.listing(&stdio).iter().all(|t| t.icons.is_none()));
         assert!(
             alone.listed <= GROUP_BUDGET,
             "the {} group alone takes {} bytes, over its budget of {GROUP_BUDGET}",
@@ -822,6 +838,8 @@ async fn dynamic_toolsets_list_what_a_session_enabled() {
         ]
     );
     assert!(listed["toolsets"].as_array().unwrap().iter().all(|g| g["enabled"] == false));
+    // No public URL (stdio): no toolset names an icon.
+    assert!(listed["toolsets"].as_array().unwrap().iter().all(|g| g.get("icon").is_none()), "{listed}");
     assert_eq!(listed["toolsets"][0]["tools"].as_array().unwrap().len(), 20);
 
     let refused =
@@ -854,6 +872,7 @@ async fn dynamic_toolsets_list_what_a_session_enabled() {
         toolsets: Some(vec![Group::parse("battle").unwrap()]),
         read_only: true,
         dynamic: true,
+        icon_base: None,
     };
     let s = LfServer::new(
         Arc::new(catalog()),

@@ -31,6 +31,8 @@ use std::collections::HashMap;
 
 use rmcp::model::Tool as McpTool;
 
+use crate::mcp::icon;
+
 pub use self::group::Group;
 pub use self::output::ToolOutput;
 pub use self::services::Ctx;
@@ -48,6 +50,12 @@ pub struct CatalogOptions {
     /// `enable_toolset` and the groups it enabled; `toolsets` are the ones
     /// enabled when it starts.
     pub dynamic: bool,
+    /// The server's public URL, under which the toolsets' icons are served
+    /// (`{icon_base}/icons/{group}.svg`, lf-mcp-http): `list_toolsets`
+    /// names each toolset's and the tools of opt-in groups carry their
+    /// group's in `tools/list`. `None` over stdio: no tool or toolset
+    /// carries one (see `mcp/icon.rs`).
+    pub icon_base: Option<String>,
 }
 
 impl CatalogOptions {
@@ -108,12 +116,21 @@ impl Catalog {
     /// description already given by an earlier tool of the listing is not
     /// given again (see `schema::drop_repeated_descriptions`).
     pub fn listing(&self, options: &CatalogOptions) -> Vec<McpTool> {
-        self.listing_of(|t| options.enables(t))
+        self.listing_of(|t| options.enables(t), options.icon_base.as_deref())
     }
 
-    /// The tools `keep` keeps, as [`Catalog::listing`] lists them.
-    pub(crate) fn listing_of(&self, keep: impl Fn(&ToolSpec) -> bool) -> Vec<McpTool> {
-        let mut tools: Vec<McpTool> = self.tools.iter().filter(|t| keep(t)).map(ToolSpec::to_mcp).collect();
+    /// The tools `keep` keeps, as [`Catalog::listing`] lists them, those of
+    /// opt-in groups with their group's icon under `icon_base` when given.
+    pub(crate) fn listing_of(
+        &self,
+        keep: impl Fn(&ToolSpec) -> bool,
+        icon_base: Option<&str>,
+    ) -> Vec<McpTool> {
+        let listed = |t: &ToolSpec| match icon_base {
+            Some(base) if !t.group.by_default => t.to_mcp().with_icons(icon::toolset_icons(base, t.group)),
+            _ => t.to_mcp(),
+        };
+        let mut tools: Vec<McpTool> = self.tools.iter().filter(|t| keep(t)).map(listed).collect();
         schema::drop_repeated_descriptions(&mut tools);
         tools
     }

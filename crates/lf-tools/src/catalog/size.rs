@@ -21,6 +21,13 @@ pub const LISTING_BUDGET: usize = 98_000;
 /// default listing is held to [`LISTING_BUDGET`] without it.
 pub const GROUP_BUDGET: usize = 12_000;
 
+/// The public URL the listing is measured under (`cargo xtask
+/// catalog-size`, the budget test): an HTTP server names its toolsets'
+/// icons under its own, and the tools of opt-in groups carry their
+/// group's (`mcp/icon.rs`). A URL of a common length; each tool of an
+/// opt-in group costs 43 bytes and this URL's length.
+pub const MEASURED_ICON_BASE: &str = "https://mcp.lenserfight.example";
+
 /// One tool's share of the listing, in bytes of JSON.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ToolSize {

@@ -1,12 +1,56 @@
-//! The server's icon (SEP-973): a small SVG embedded in the binary, handed
-//! out in the server's implementation info as a `data:` URI, so that it
-//! needs no HTTP route and works over stdio too. Only the server carries
-//! one: an icon per tool would be repeated in every `tools/list`.
+//! Icons (SEP-973), all embedded in the binary.
+//!
+//! - The server's: a small SVG handed out in the server's implementation
+//!   info as a `data:` URI, so that it needs no HTTP route and works over
+//!   stdio too.
+//! - Each toolset's: an SVG of its own ([`toolset_svg`]), which lf-mcp-http
+//!   serves at `GET /icons/{group}.svg`, named by a URL under the server's
+//!   public URL ([`CatalogOptions::icon_base`]). `list_toolsets` names each
+//!   toolset's, and `tools/list` gives the tools of the opt-in groups their
+//!   group's: on every tool of the default listing the URLs would cost some
+//!   4,000 bytes of a budget with 57 left (docs/performance.md, "The
+//!   catalog listing"). Over stdio there is no URL to name: only the
+//!   server's own icon is given.
+//!
+//! [`CatalogOptions::icon_base`]: crate::CatalogOptions::icon_base
 
 use rmcp::model::Icon;
 
+use crate::catalog::group::Group;
+
 /// The icon, as served: an SVG of a lens.
 pub const ICON_SVG: &str = include_str!("icon.svg");
+
+/// Each toolset's icon, by its group's id.
+const TOOLSET_SVGS: &[(&str, &str)] = &[
+    ("lens", include_str!("icons/lens.svg")),
+    ("battle", include_str!("icons/battle.svg")),
+    ("search", include_str!("icons/search.svg")),
+    ("workflow", include_str!("icons/workflow.svg")),
+    ("agent", include_str!("icons/agent.svg")),
+    ("model", include_str!("icons/model.svg")),
+    ("eval", include_str!("icons/eval.svg")),
+    ("connections", include_str!("icons/connections.svg")),
+];
+
+/// The SVG of the toolset `id` (a group's id): its own, or the server's for
+/// a group that has none yet; `None` for what names no group.
+pub fn toolset_svg(id: &str) -> Option<&'static str> {
+    let own = TOOLSET_SVGS.iter().find(|(g, _)| *g == id).map(|(_, svg)| *svg);
+    own.or_else(|| Group::all().iter().any(|g| g.id == id).then_some(ICON_SVG))
+}
+
+/// Where `group`'s icon is served under `base` (the server's public URL).
+pub fn toolset_icon_url(base: &str, group: &Group) -> String {
+    format!("{}/icons/{}.svg", base.trim_end_matches('/'), group.id)
+}
+
+/// `group`'s icons as a tool or toolset carries them: the URL alone (the
+/// route answers `image/svg+xml`; a MIME type or size would add 40 bytes
+/// to each listed tool).
+pub(crate) fn toolset_icons(base: &str, group: &Group) -> Vec<Icon> {
+    vec![Icon::new(toolset_icon_url(base, group))]
+}
 
 /// `svg` as a `data:image/svg+xml,` URI, percent-encoding everything but
 /// the characters a URI carries as they are.
@@ -57,5 +101,26 @@ mod tests {
         assert!(ICON_SVG.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""));
         assert!(uri.len() < 512, "{} bytes", uri.len());
         assert_eq!(icons[0].mime_type.as_deref(), Some("image/svg+xml"));
+    }
+
+    #[test]
+    fn every_group_has_an_svg_of_its_own_and_nothing_else_has_one() {
+        for g in Group::all() {
+            let svg = toolset_svg(g.id).unwrap();
+            assert!(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""), "{}", g.id);
+            assert!(svg.len() < 1024, "{}: {} bytes", g.id, svg.len());
+            assert!(!svg.contains("<script") && !svg.contains("href"), "{}: nothing active or linked", g.id);
+            assert_ne!(svg, ICON_SVG, "{} has an icon of its own", g.id);
+        }
+        for (id, _) in TOOLSET_SVGS {
+            assert!(Group::parse(id).is_ok(), "{id} names a group");
+        }
+        assert_eq!(toolset_svg("../icon"), None);
+        assert_eq!(toolset_svg("LENS"), None, "ids are as listed");
+        let lens = Group::parse("lens").unwrap();
+        assert_eq!(
+            toolset_icon_url("https://mcp.example.com/", lens),
+            "https://mcp.example.com/icons/lens.svg"
+        );
     }
 }

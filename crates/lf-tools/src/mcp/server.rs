@@ -185,7 +185,7 @@ impl LfServer {
             return (*self.listed).clone();
         }
         let mut tools = toolsets::listed();
-        tools.extend(self.catalog.listing_of(|t| self.offers(t, also)));
+        tools.extend(self.catalog.listing_of(|t| self.offers(t, also), self.options.icon_base.as_deref()));
         tools
     }
 
@@ -274,7 +274,7 @@ impl LfServer {
         if let Some(session) = &self.session
             && toolsets::is_meta(name)
         {
-            return Ok(match toolsets::call(&self.catalog, session, also, name, args) {
+            return Ok(match toolsets::call(&self.catalog, &self.options, session, also, name, args) {
                 Ok((value, changed)) => Outcome { changed, ..answered(ToolOutput::success(value)) },
                 Err(err) => answered(ToolOutput::error(error_value(name, &err))),
             });

@@ -14,8 +14,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::catalog::Catalog;
 use crate::catalog::group::Group;
+use crate::catalog::{Catalog, CatalogOptions};
+use crate::mcp::icon;
 
 pub(crate) const LIST_TOOLSETS: &str = "list_toolsets";
 pub(crate) const ENABLE_TOOLSET: &str = "enable_toolset";
@@ -58,6 +59,9 @@ struct ToolsetOut {
     id: &'static str,
     title: &'static str,
     description: &'static str,
+    /// Its icon's URL (an SVG), when the server has one to name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    icon: Option<String>,
     /// Whether its tools are listed in this session.
     enabled: bool,
     tools: Vec<&'static str>,
@@ -121,6 +125,7 @@ pub(crate) fn listed() -> Vec<McpTool> {
 /// says whether the session's groups changed (so the client is told).
 pub(crate) fn call(
     catalog: &Catalog,
+    options: &CatalogOptions,
     enabled: &Enabled,
     also: &[&'static Group],
     name: &str,
@@ -136,6 +141,7 @@ pub(crate) fn call(
                 id: g.id,
                 title: g.title,
                 description: g.description,
+                icon: options.icon_base.as_deref().map(|base| icon::toolset_icon_url(base, g)),
                 enabled: on.contains(g) || also.contains(g),
                 tools: tools_of(g),
             })
