@@ -165,12 +165,23 @@ impl AskStore for MemoryAskStore {
 /// What a claim by `holder` at `now` on `record` comes to: `Ok(n)`, the
 /// attempt it may make, or the claim refused. Every store decides by it.
 pub fn decide(record: &AskRecord, holder: &str, now: Timestamp, budget: u32) -> Result<u32, Claim> {
-    let held_by_another = record.holder != holder && record.lease_until > now;
-    if record.attempts > 0 && held_by_another {
-        return Err(Claim::Leased { until: record.lease_until });
+    decide_lease((record.attempts, &record.holder, record.lease_until), holder, now, budget)
+}
+
+/// [`decide`] over any leased work's `(attempts, holder, lease_until)`
+/// (an experiment's cells are claimed by the same rule).
+pub fn decide_lease(
+    (attempts, held_by, lease_until): (u32, &str, Timestamp),
+    holder: &str,
+    now: Timestamp,
+    budget: u32,
+) -> Result<u32, Claim> {
+    let held_by_another = held_by != holder && lease_until > now;
+    if attempts > 0 && held_by_another {
+        return Err(Claim::Leased { until: lease_until });
     }
-    if record.attempts >= budget {
-        return Err(Claim::Spent { attempts: record.attempts });
+    if attempts >= budget {
+        return Err(Claim::Spent { attempts });
     }
-    Ok(record.attempts + 1)
+    Ok(attempts + 1)
 }

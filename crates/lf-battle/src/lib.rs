@@ -70,6 +70,7 @@
 
 mod answers;
 mod asks;
+pub mod checks;
 pub mod contract;
 pub mod cost;
 pub mod guide;
@@ -88,7 +89,9 @@ pub mod state;
 mod store;
 
 pub use answers::{Answer, AnswerRun, WorkflowAnswers};
-pub use asks::{ASK_ATTEMPTS, AskRecord, AskStore, Claim, MemoryAskStore, ModelAnswers, decide};
+pub use asks::{
+    ASK_ATTEMPTS, AskRecord, AskStore, Claim, MemoryAskStore, ModelAnswers, decide, decide_lease,
+};
 pub use guide::JudgingState;
 pub use memory::{MemoryBattleStore, battle_not_found, contender_not_found, status_moved};
 pub use model::{

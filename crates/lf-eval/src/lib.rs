@@ -14,3 +14,4 @@
 //! unless every case of a call passes its checks.
 
 pub mod dataset;
+pub mod experiment;

@@ -241,6 +241,17 @@ impl Inner {
 /// Whether failure `e` is worth another attempt, and after how long.
 fn judged(e: LfError) -> Attempt {
     let message = e.message().to_owned();
+    match again_after(&e) {
+        Some(wait) => Attempt::Again(wait, message),
+        None => Attempt::Failed(format!("The contender's model could not be asked: {message}")),
+    }
+}
+
+/// How long to wait before asking again after failure `e`, when another
+/// attempt is worth it: a 429 (THROTTLED) its `retry_after_seconds`
+/// (1 to 60), any other INTERNAL failure (5xx, timeout, malformed answer)
+/// 1 s. Experiments' cells follow the same rule.
+pub(crate) fn again_after(e: &LfError) -> Option<Duration> {
     match e.code() {
         ErrorCode::Throttled => {
             let secs = e
@@ -253,9 +264,9 @@ fn judged(e: LfError) -> Attempt {
                     _ => None,
                 })
                 .unwrap_or(1);
-            Attempt::Again(Duration::from_secs(secs), message)
+            Some(Duration::from_secs(secs))
         }
-        ErrorCode::Internal => Attempt::Again(Duration::from_secs(1), message),
-        _ => Attempt::Failed(format!("The contender's model could not be asked: {message}")),
+        ErrorCode::Internal => Some(Duration::from_secs(1)),
+        _ => None,
     }
 }

@@ -35,6 +35,13 @@ pub struct Pricing {
     pub credits_per_1k_tokens: u64,
 }
 
+impl Pricing {
+    /// What `tokens` cost, rounded up.
+    pub fn credits(&self, tokens: u64) -> u64 {
+        (tokens * self.credits_per_1k_tokens).div_ceil(1_000)
+    }
+}
+
 impl Default for Pricing {
     fn default() -> Self {
         Pricing { credits_per_1k_tokens: 1 }
@@ -95,7 +102,7 @@ impl ModelSteps {
         let prompt_tokens = estimate_tokens(&request.system) + estimate_tokens(&request.user);
         let answer = provider.chat(request).await.map_err(model_failure)?;
         let tokens = prompt_tokens + estimate_tokens(&answer.text);
-        let credits = (tokens * self.pricing.credits_per_1k_tokens).div_ceil(1_000);
+        let credits = self.pricing.credits(tokens);
         Ok((answer, Usage { model_calls: 1, tokens, credits }, prompt_tokens))
     }
 

@@ -8,6 +8,7 @@ use lf_battle::BattleService;
 use lf_core::{ModelProvider, Principal, Spawner};
 use lf_egress::{Egress, EgressConfig};
 use lf_eval::dataset::DatasetService;
+use lf_eval::experiment::ExperimentService;
 use lf_lens::LensService;
 use lf_runner::{Executors, OwnServices, Runner, Scheduler, StepNeeds};
 use lf_store::Database;
@@ -82,6 +83,20 @@ pub fn services(
     let resolver = Arc::new(Resolver::new(profiles.clone(), endpoints, connections.clone(), rules, dns));
     // ai_model contenders' models, asked on the runner under its lease.
     let asks = lf_runner::ModelAsks::new(own.clone(), db.ask_store(), resolver.clone(), runs.runner.lease);
+    // Experiments' cells, asked on the runner under their leases; the
+    // experiments left running by a process that stopped are taken up.
+    let cells = lf_runner::ExperimentCells::new(
+        db.experiment_store(),
+        db.dataset_store(),
+        resolver.clone(),
+        runs.pricing,
+        runs.runner.lease,
+    )
+    .with_validator(Arc::new(lf_tools::JsonSchemaCheck));
+    cells.resume();
+    let experiments = ExperimentService::new(db.experiment_store(), db.dataset_store())
+        .with_runner(Arc::new(cells))
+        .with_resolver(resolver.clone());
     let egress = Egress::new(EgressConfig { allow: runs.egress_allow.clone(), ..EgressConfig::default() })
         .expect("the outbound HTTP client builds with the default TLS settings");
     // The tools an agent step calls, and the battle answers a contender
@@ -119,6 +134,7 @@ pub fn services(
         .connections(connections)
         .profiles(profiles.clone())
         .datasets(DatasetService::new(db.dataset_store()))
+        .experiments(experiments)
         .agents(
             AgentService::new(db.agent_store(), db.lenser_handles())
                 .with_limits(runs.agents)

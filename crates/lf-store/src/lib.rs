@@ -121,6 +121,7 @@ mod conns;
 mod dataset;
 mod dialect;
 mod error;
+mod experiment;
 mod kv;
 mod lens;
 mod location;
@@ -238,6 +239,11 @@ impl Database {
     /// The store of datasets (their versions and cases) over this database.
     pub fn dataset_store(&self) -> Arc<dyn lf_eval::dataset::DatasetStore> {
         Arc::new(dataset::SqlDatasetStore::new(self.conns.clone()))
+    }
+
+    /// The store of experiments (their cells' leases and results) over this database.
+    pub fn experiment_store(&self) -> Arc<dyn lf_eval::experiment::ExperimentStore> {
+        Arc::new(experiment::SqlExperimentStore::new(self.conns.clone()))
     }
 
     /// The saved connections of [`Database::connection_store`], as the

@@ -272,6 +272,14 @@ async fn dataset_contract_suite_twice() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn experiment_contract_suite_twice() {
+    let db = connect().await;
+    lf_eval::experiment::contract::suite(db.experiment_store()).await;
+    lf_eval::experiment::contract::suite(db.experiment_store()).await;
+    db.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn kv_contract_suite_twice() {
     let db = connect().await;
     lf_workflow::kv::contract::suite(db.kv_store()).await;

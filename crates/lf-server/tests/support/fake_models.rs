@@ -46,6 +46,8 @@ impl Step {
 #[derive(Default)]
 struct State {
     scripts: HashMap<String, (Vec<Step>, usize)>,
+    /// Models answered by their request's last message instead.
+    by_prompt: HashMap<String, fn(&str) -> Step>,
     /// The request bodies each model was sent, in order.
     asked: HashMap<String, Vec<Value>>,
 }
@@ -84,6 +86,12 @@ impl FakeModels {
         self.state.lock().unwrap().scripts.insert(model.to_owned(), (steps, 0));
     }
 
+    /// Answers `model`'s requests by `answer` of their last message (the
+    /// user's prompt), whatever the order they come in.
+    pub fn by_prompt(&self, model: &str, answer: fn(&str) -> Step) {
+        self.state.lock().unwrap().by_prompt.insert(model.to_owned(), answer);
+    }
+
     /// How many requests asked for `model`.
     pub fn asked(&self, model: &str) -> usize {
         self.state.lock().unwrap().asked.get(model).map_or(0, Vec::len)
@@ -96,7 +104,12 @@ impl FakeModels {
 
     fn next(&self, model: &str, body: Value) -> Step {
         let mut s = self.state.lock().unwrap();
+        let prompt = body["messages"].as_array().and_then(|m| m.last()).and_then(|m| m["content"].as_str());
+        let by_prompt = s.by_prompt.get(model).map(|answer| answer(prompt.unwrap_or_default()));
         s.asked.entry(model.to_owned()).or_default().push(body);
+        if let Some(step) = by_prompt {
+            return step;
+        }
         match s.scripts.get_mut(model) {
             Some((steps, at)) if !steps.is_empty() => {
                 let step = steps[(*at).min(steps.len() - 1)].clone();

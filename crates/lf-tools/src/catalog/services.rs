@@ -6,6 +6,7 @@ use lf_agent::{AgentService, MemoryAgentStore, NoLensers};
 use lf_battle::BattleService;
 use lf_core::{ModelProvider, Principal, Spawner};
 use lf_eval::dataset::{DatasetService, MemoryDatasets};
+use lf_eval::experiment::{ExperimentService, MemoryExperiments};
 use lf_lens::LensService;
 use lf_workflow::profile::{MemoryProfiles, ProfileService};
 use lf_workflow::run::{
@@ -31,6 +32,8 @@ pub struct Services {
     pub profiles: ProfileService,
     /// Datasets: versioned cases that experiments ask contenders.
     pub datasets: DatasetService,
+    /// Experiments: every contender asked every case of a dataset version.
+    pub experiments: ExperimentService,
 }
 
 impl Services {
@@ -58,6 +61,7 @@ pub struct ServicesBuilder {
     agents: Option<AgentService>,
     profiles: Option<ProfileService>,
     datasets: Option<DatasetService>,
+    experiments: Option<ExperimentService>,
     runs: Option<(Arc<dyn RunStore>, Arc<dyn RunSignal>)>,
     run_defaults: RunDefaults,
     runnable: Option<Runnable>,
@@ -96,6 +100,12 @@ impl ServicesBuilder {
     /// Datasets. Without it, in memory.
     pub fn datasets(self, datasets: DatasetService) -> Self {
         Self { datasets: Some(datasets), ..self }
+    }
+
+    /// Experiments. Without it, in memory over the datasets' store, and
+    /// nothing asks their cells.
+    pub fn experiments(self, experiments: ExperimentService) -> Self {
+        Self { experiments: Some(experiments), ..self }
     }
 
     /// Runs are kept in `store`, and `signal` wakes the runner that claims
@@ -161,6 +171,13 @@ impl ServicesBuilder {
         let profiles = self.profiles.unwrap_or_else(|| {
             ProfileService::new(Arc::new(MemoryProfiles::new()), connections.store().clone())
         });
+        let datasets = self.datasets.unwrap_or_else(|| DatasetService::new(Arc::new(MemoryDatasets::new())));
+        let experiments = self
+            .experiments
+            .unwrap_or_else(|| {
+                ExperimentService::new(Arc::new(MemoryExperiments::new()), datasets.store().clone())
+            })
+            .with_validator(Arc::new(crate::catalog::json_schema::JsonSchemaCheck));
         Services {
             lens: self.lens.expect("Services::builder() needs .lens(...)"),
             battle: Arc::new(battle),
@@ -169,7 +186,8 @@ impl ServicesBuilder {
             connections,
             agents,
             profiles,
-            datasets: self.datasets.unwrap_or_else(|| DatasetService::new(Arc::new(MemoryDatasets::new()))),
+            datasets,
+            experiments,
         }
     }
 }

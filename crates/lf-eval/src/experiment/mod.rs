@@ -1,0 +1,32 @@
+//! Experiments: every contender asked every case of a pinned dataset
+//! version, `repeats` times, each answer checked by assertions, priced and
+//! timed; per contender a pass rate with its 95% interval, mean score,
+//! errors, tokens, cost and latency percentiles.
+//!
+//! - `model.rs`: [`Experiment`], [`CellKey`], [`CellResult`], [`Tally`],
+//!   the Wilson interval and nearest-rank percentiles;
+//! - `assertion.rs`: [`Assertion`]: read and checked once, applied to each
+//!   answer through lf-battle's checks (one implementation of each);
+//! - `store.rs`: [`ExperimentStore`], its contract (cells claimed under a
+//!   lease, a result written once by the lease's holder);
+//! - `service.rs`: [`ExperimentService`], the use cases for a principal;
+//!   the runner behind [`ExperimentRunner`] is lf-runner's;
+//! - `memory.rs`, `contract.rs`: the in-memory store and the suite every
+//!   store runs.
+
+mod assertion;
+pub mod contract;
+mod memory;
+mod model;
+mod service;
+mod store;
+
+pub use assertion::{Assertion, TYPES, outcomes, parse_all};
+pub use memory::MemoryExperiments;
+pub use model::{
+    AssertionOutcome, CELL_ATTEMPTS, CellKey, CellResult, Contender, DEFAULT_CONCURRENCY, Experiment,
+    ExperimentId, ExperimentStatus, MAX_ANSWER_CHARS, MAX_CELLS, MAX_CONCURRENCY, MAX_CONTENDERS,
+    MAX_REPEATS, ResultFilter, Tally, experiment_not_found, rank_of, wilson,
+};
+pub use service::{ContenderFigures, ExperimentRunner, ExperimentService, ExperimentView, NewExperiment};
+pub use store::ExperimentStore;

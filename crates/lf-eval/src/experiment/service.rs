@@ -1,0 +1,321 @@
+//! The experiment use cases, for a principal.
+
+use std::sync::Arc;
+
+use lf_battle::JsonSchemaValidator;
+use lf_core::{Clock, LfError, LfResult, ModelResolver, Page, PageRequest, Principal, Reach, SystemClock};
+
+use super::assertion::parse_all;
+use super::model::{
+    CellResult, Contender, DEFAULT_CONCURRENCY, Experiment, ExperimentId, ExperimentStatus, MAX_CELLS,
+    MAX_CONCURRENCY, MAX_CONTENDERS, MAX_REPEATS, ResultFilter, Tally, experiment_not_found, wilson,
+};
+use super::store::ExperimentStore;
+/// Most assertions an experiment applies to every cell.
+pub const MAX_ASSERTIONS: usize = 50;
+
+use crate::dataset::{DatasetId, DatasetStore, JsonObject, Visibility, dataset_not_found};
+
+/// Asks an experiment's cells in the background (the runner's, given by
+/// the composition root). Returns at once.
+pub trait ExperimentRunner: Send + Sync {
+    fn start(&self, experiment: &Experiment);
+}
+
+/// An experiment to run, as given.
+#[derive(Clone, Debug, Default)]
+pub struct NewExperiment {
+    pub dataset: DatasetId,
+    /// The version to pin; the latest when `None`.
+    pub dataset_version: Option<u32>,
+    /// Model profiles' names or ids (or operator endpoints' names).
+    pub contenders: Vec<String>,
+    pub assertions: Vec<JsonObject>,
+    pub repeats: Option<u8>,
+    pub concurrency: Option<u16>,
+    pub budget_credits: Option<u64>,
+    /// `private` (the default), `community` or `public`.
+    pub visibility: Option<String>,
+}
+
+/// A contender's figures, as `get_experiment` shows them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ContenderFigures {
+    pub contender: Contender,
+    pub index: u16,
+    pub tally: Tally,
+    /// Passed over cells with a result, and its 95% Wilson interval.
+    pub pass_rate: f64,
+    pub interval: (f64, f64),
+    pub mean_score: f64,
+}
+
+/// An experiment with its progress and figures.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExperimentView {
+    pub experiment: Experiment,
+    /// Cells with a result, of [`Experiment::cell_count`].
+    pub done: u64,
+    pub spent_credits: u64,
+    pub contenders: Vec<ContenderFigures>,
+}
+
+/// Starts, reads and cancels experiments.
+#[derive(Clone)]
+pub struct ExperimentService {
+    store: Arc<dyn ExperimentStore>,
+    datasets: Arc<dyn DatasetStore>,
+    runner: Option<Arc<dyn ExperimentRunner>>,
+    resolver: Option<Arc<dyn ModelResolver>>,
+    validator: Option<Arc<dyn JsonSchemaValidator>>,
+    clock: Arc<dyn Clock>,
+}
+
+fn bad(field: &str, why: String) -> LfError {
+    LfError::invalid_argument(format!("{why} Nothing was saved.")).with_field(field)
+}
+
+impl ExperimentService {
+    pub fn new(store: Arc<dyn ExperimentStore>, datasets: Arc<dyn DatasetStore>) -> Self {
+        Self { store, datasets, runner: None, resolver: None, validator: None, clock: Arc::new(SystemClock) }
+    }
+
+    /// What asks the cells. Without one, experiments are saved and wait.
+    pub fn with_runner(mut self, runner: Arc<dyn ExperimentRunner>) -> Self {
+        self.runner = Some(runner);
+        self
+    }
+
+    /// What checks that contenders are model profiles the caller may use.
+    pub fn with_resolver(mut self, resolver: Arc<dyn ModelResolver>) -> Self {
+        self.resolver = Some(resolver);
+        self
+    }
+
+    /// What checks JSON Schema assertions.
+    pub fn with_validator(mut self, validator: Arc<dyn JsonSchemaValidator>) -> Self {
+        self.validator = Some(validator);
+        self
+    }
+
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    pub fn store(&self) -> &Arc<dyn ExperimentStore> {
+        &self.store
+    }
+
+    pub fn datasets(&self) -> &Arc<dyn DatasetStore> {
+        &self.datasets
+    }
+
+    pub fn validator(&self) -> Option<&dyn JsonSchemaValidator> {
+        self.validator.as_deref()
+    }
+
+    /// Saves an experiment of the caller's over a dataset version it reads,
+    /// and hands it to the runner; returns at once. INVALID_ARGUMENT naming
+    /// the field (an assertion by its place, a case's as `case N
+    /// assertions[i]`), NOT_FOUND for a dataset, version or contender the
+    /// caller cannot use. Nothing is saved unless all of it passes.
+    pub async fn run(&self, p: &Principal, new: NewExperiment) -> LfResult<Experiment> {
+        let owner = p.owner_for_create()?;
+        let created_by = p.actor().ok_or_else(LfError::missing_lenser)?;
+        let reach = p.reach();
+        let dataset = self
+            .datasets
+            .dataset(reach, new.dataset)
+            .await?
+            .ok_or_else(|| dataset_not_found(&new.dataset.to_string()))?;
+        let wanted = new.dataset_version.unwrap_or(dataset.version);
+        let version = self.datasets.version(reach, dataset.id, wanted).await?.ok_or_else(|| {
+            LfError::new(
+                lf_core::ErrorCode::NotFound,
+                format!("This dataset has versions 1 to {}; there is no version {wanted}.", dataset.version),
+            )
+            .with_field("dataset_version")
+        })?;
+        if new.contenders.is_empty() || new.contenders.len() > MAX_CONTENDERS {
+            return Err(bad("contenders", format!("Give 1 to {MAX_CONTENDERS} contenders.")));
+        }
+        let mut contenders = Vec::new();
+        for (i, c) in new.contenders.iter().enumerate() {
+            let model = c.trim();
+            if model.is_empty()
+                || model.chars().count() > 200
+                || contenders.iter().any(|k: &Contender| k.model == model)
+            {
+                return Err(bad(
+                    "contenders",
+                    format!("contenders[{i}] is empty, over 200 characters, or named twice."),
+                ));
+            }
+            if let Some(r) = &self.resolver {
+                r.resolve(p, "contenders", model).await.map_err(|e| {
+                    LfError::new(e.code(), format!("contenders[{i}]: {}", e.message()))
+                        .with_field("contenders")
+                })?;
+            }
+            contenders.push(Contender { model: model.to_owned() });
+        }
+        if new.assertions.len() > MAX_ASSERTIONS {
+            return Err(bad("assertions", format!("Give at most {MAX_ASSERTIONS} assertions.")));
+        }
+        let validator = self.validator.as_deref();
+        parse_all(&new.assertions, "assertions", validator)?;
+        self.check_case_assertions(reach, &version).await?;
+        let repeats = new.repeats.unwrap_or(1);
+        if !(1..=MAX_REPEATS).contains(&repeats) {
+            return Err(bad("repeats", format!("repeats is 1 to {MAX_REPEATS}.")));
+        }
+        let concurrency = new.concurrency.unwrap_or(DEFAULT_CONCURRENCY);
+        if !(1..=MAX_CONCURRENCY).contains(&concurrency) {
+            return Err(bad("concurrency", format!("concurrency is 1 to {MAX_CONCURRENCY}.")));
+        }
+        if new.budget_credits == Some(0) {
+            return Err(bad("budget_credits", "budget_credits is 1 or more (or leave it out).".into()));
+        }
+        let visibility = match new.visibility {
+            Some(v) => Visibility::parse(v.trim())?,
+            None => Visibility::Private,
+        };
+        let now = self.clock.now();
+        let experiment = Experiment {
+            id: ExperimentId::new(),
+            owner,
+            visibility,
+            dataset: dataset.id,
+            dataset_version: version.version,
+            case_count: version.case_count,
+            contenders,
+            assertions: new.assertions,
+            repeats,
+            concurrency,
+            budget_credits: new.budget_credits,
+            status: ExperimentStatus::Running,
+            created_at: now,
+            updated_at: now,
+            created_by,
+            agent: p.agent(),
+        };
+        if experiment.cell_count() > MAX_CELLS {
+            return Err(bad(
+                "repeats",
+                format!(
+                    "{} cells (cases × contenders × repeats) is over the {MAX_CELLS} an experiment may have.",
+                    experiment.cell_count()
+                ),
+            ));
+        }
+        self.store.add_experiment(&experiment).await?;
+        if let Some(r) = &self.runner {
+            r.start(&experiment);
+        }
+        Ok(experiment)
+    }
+
+    /// Reads every case's assertions of `version`, a page at a time.
+    async fn check_case_assertions(
+        &self,
+        reach: Reach,
+        version: &crate::dataset::DatasetVersion,
+    ) -> LfResult<()> {
+        let mut offset = 0;
+        while offset < i64::from(version.case_count) {
+            let page = PageRequest::new(Some(100), Some(offset))?;
+            let cases = self.datasets.cases(reach, version, page).await?;
+            if cases.is_empty() {
+                break;
+            }
+            for c in &cases {
+                parse_all(
+                    &c.assertions,
+                    &format!("case {} assertions", c.position),
+                    self.validator.as_deref(),
+                )?;
+            }
+            offset += 100;
+        }
+        Ok(())
+    }
+
+    /// The experiment `id` with its progress and each contender's figures.
+    pub async fn get(&self, p: &Principal, id: ExperimentId) -> LfResult<ExperimentView> {
+        let experiment = self.readable(p, id).await?;
+        let tallies = self.store.tallies(id).await?;
+        let done = tallies.iter().map(|t| t.cells).sum();
+        let spent_credits = tallies.iter().map(|t| t.credits).sum();
+        let contenders = experiment
+            .contenders
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let tally = tallies
+                    .iter()
+                    .find(|t| usize::from(t.contender) == i)
+                    .cloned()
+                    .unwrap_or(Tally { contender: i as u16, ..Tally::default() });
+                let n = tally.cells.max(1) as f64;
+                ContenderFigures {
+                    contender: c.clone(),
+                    index: i as u16,
+                    pass_rate: tally.passed as f64 / n,
+                    interval: wilson(tally.passed, tally.cells),
+                    mean_score: tally.score_sum / n,
+                    tally,
+                }
+            })
+            .collect();
+        Ok(ExperimentView { experiment, done, spent_credits, contenders })
+    }
+
+    /// A page of the experiment's results that `filter` keeps.
+    pub async fn results(
+        &self,
+        p: &Principal,
+        id: ExperimentId,
+        filter: &ResultFilter,
+        page: PageRequest,
+    ) -> LfResult<(Experiment, Page<CellResult>)> {
+        let experiment = self.readable(p, id).await?;
+        if let Some(c) = filter.contender
+            && usize::from(c) >= experiment.contenders.len()
+        {
+            return Err(bad(
+                "contender",
+                format!("This experiment has contenders 0 to {}.", experiment.contenders.len() - 1),
+            ));
+        }
+        let page = self.store.results(id, filter, page).await?;
+        Ok((experiment, page))
+    }
+
+    /// Stops the caller's running experiment: no further cell is asked
+    /// (cells being asked finish and are kept). NOT_FOUND, FORBIDDEN for
+    /// another's, CONFLICT when it is no longer running.
+    pub async fn cancel(&self, p: &Principal, id: ExperimentId) -> LfResult<Experiment> {
+        let mut experiment = self.readable(p, id).await?;
+        if !p.may_write(experiment.owner) {
+            return Err(
+                LfError::forbidden("Only its owner cancels an experiment.").with_field("experiment_id")
+            );
+        }
+        let now = self.clock.now().max(experiment.updated_at);
+        if !self.store.finish(id, ExperimentStatus::Cancelled, now).await? {
+            return Err(LfError::conflict(format!(
+                "The experiment is {} already, not running.",
+                self.readable(p, id).await?.status.as_str()
+            ))
+            .with_field("experiment_id"));
+        }
+        experiment.status = ExperimentStatus::Cancelled;
+        experiment.updated_at = now;
+        Ok(experiment)
+    }
+
+    async fn readable(&self, p: &Principal, id: ExperimentId) -> LfResult<Experiment> {
+        self.store.experiment(p.reach(), id).await?.ok_or_else(|| experiment_not_found(&id.to_string()))
+    }
+}

@@ -1,0 +1,380 @@
+//! Experiments on the server's own wiring (SQLite in memory, the real
+//! resolver and the runner-side cells) against a scripted
+//! OpenAI-compatible server on loopback that answers by prompt: a 50-case
+//! dataset over three model profiles with two repeats gives exactly the
+//! pass counts the script implies (one model always right, one wrong on
+//! every fifth case, one wrong on odd cases and failing with 500s on one);
+//! results filter by contender, tag and pass; a budget stops the cells;
+//! cancelling stops them; two lensers see what the visibility rules let
+//! them; bad assertions are reported by their place with nothing saved.
+
+#[path = "support/fake_models.rs"]
+mod fake_models;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use fake_models::{FakeModels, Step};
+use lf_core::{LenserId, Principal, Scopes};
+use lf_model::{Endpoints, NamedEndpoint, RawEndpoint};
+use lf_server::{Background, Database, KeySealer, RunSettings, SecretKey};
+use lf_tools::{Catalog, CatalogOptions, Group, LfServer, Services};
+use serde_json::{Value, json};
+
+struct World {
+    services: Arc<Services>,
+    _runner: lf_server::Runner,
+}
+
+async fn world(fake: &FakeModels) -> World {
+    let db = Database::connect("sqlite::memory:").await.unwrap();
+    let key = SecretKey::parse(&"ab".repeat(32)).unwrap();
+    let raw = RawEndpoint {
+        name: Some("one".into()),
+        base_url: Some(fake.base_url()),
+        concurrency: Some(6),
+        timeout: Some(5),
+        ..RawEndpoint::default()
+    };
+    let endpoints = Endpoints::new(Arc::new(lf_model::OfflineProvider), None)
+        .with(vec![NamedEndpoint::parse(&raw, |_| None).unwrap()])
+        .unwrap();
+    let runs = RunSettings {
+        egress_allow: lf_egress::Allow::parse("127.0.0.1").unwrap(),
+        models: Some(Arc::new(endpoints)),
+        runner: lf_runner::RunnerConfig { lease: Duration::from_secs(3), ..Default::default() },
+        ..RunSettings::default()
+    };
+    let (services, runner) = lf_server::services(
+        &db,
+        Arc::new(lf_model::OfflineProvider),
+        Background::new(tokio::runtime::Handle::current()),
+        KeySealer::new(Some(key)),
+        &runs,
+    );
+    World { services, _runner: runner }
+}
+
+impl World {
+    fn server(&self, who: LenserId) -> LfServer {
+        let options =
+            CatalogOptions { toolsets: Some(Group::parse_set(["all"]).unwrap()), ..Default::default() };
+        let p = Principal::Lenser { id: who, scopes: Scopes::READ_WRITE };
+        LfServer::new(Arc::new(Catalog::new()), self.services.clone(), options, p)
+    }
+}
+
+async fn call(s: &LfServer, tool: &str, args: Value) -> (bool, Value) {
+    let r = s.call(tool, args.as_object().unwrap().clone()).await.expect("a known tool");
+    (r.is_error == Some(true), r.structured_content.clone().unwrap())
+}
+
+async fn ok(s: &LfServer, tool: &str, args: Value) -> Value {
+    let (failed, out) = call(s, tool, args).await;
+    assert!(!failed, "{tool}: {out}");
+    out
+}
+
+async fn err(s: &LfServer, tool: &str, args: Value) -> Value {
+    let (failed, out) = call(s, tool, args).await;
+    assert!(failed, "{tool} should fail: {out}");
+    out
+}
+
+/// The case number of a prompt `Question 17?`.
+fn number(prompt: &str) -> u32 {
+    prompt.trim_start_matches("Question ").trim_end_matches('?').parse().unwrap_or(0)
+}
+
+/// Always right.
+fn right(prompt: &str) -> Step {
+    Step::answer(&format!("Answer {}", number(prompt)))
+}
+
+/// Wrong on every fifth case.
+fn fifths_wrong(prompt: &str) -> Step {
+    let n = number(prompt);
+    if n.is_multiple_of(5) { Step::answer("No idea") } else { Step::answer(&format!("Answer {n}")) }
+}
+
+/// Right on even cases, wrong on odd ones, and case 7 always a 500.
+fn odd_wrong(prompt: &str) -> Step {
+    match number(prompt) {
+        7 => Step::Status(500),
+        n if n.is_multiple_of(2) => Step::slow(&format!("Answer {n}"), 5),
+        _ => Step::answer("Something else"),
+    }
+}
+
+/// Slow: for cancelling.
+fn slow(prompt: &str) -> Step {
+    Step::slow(&format!("Answer {}", number(prompt)), 150)
+}
+
+/// A profile of `s`'s on the fake: its id.
+async fn profile(s: &LfServer, name: &str, model: &str) -> String {
+    let made = ok(s, "create_model_profile", json!({"name": name, "endpoint": "one", "model": model})).await;
+    made["profile_id"].as_str().unwrap().to_owned()
+}
+
+/// A dataset of `n` cases `Question i?` expecting `Answer i`, tagged odd or even.
+async fn dataset(s: &LfServer, n: u32, visibility: &str) -> String {
+    let cases: Vec<Value> = (1..=n)
+        .map(|i| {
+            json!({"prompt": format!("Question {i}?"), "expected": format!("Answer {i}"),
+                   "tags": [if i.is_multiple_of(2) { "even" } else { "odd" }]})
+        })
+        .collect();
+    let made = ok(
+        s,
+        "create_dataset",
+        json!({"name": format!("qa {n} {visibility}"), "visibility": visibility, "cases": cases}),
+    )
+    .await;
+    made["dataset"]["dataset_id"].as_str().unwrap().to_owned()
+}
+
+/// Reads the experiment until `done` holds of it (two minutes at most).
+async fn until(s: &LfServer, id: &str, what: &str, done: impl Fn(&Value) -> bool) -> Value {
+    let start = Instant::now();
+    loop {
+        let e = ok(s, "get_experiment", json!({"experiment_id": id})).await;
+        if done(&e) {
+            return e;
+        }
+        assert!(start.elapsed() < Duration::from_secs(120), "never {what}: {e:#}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn figures(e: &Value, i: usize) -> (u64, u64, u64) {
+    let c = &e["contenders"][i];
+    (c["cells"].as_u64().unwrap(), c["passed"].as_u64().unwrap(), c["errors"].as_u64().unwrap())
+}
+
+async fn results(s: &LfServer, args: Value) -> Value {
+    ok(s, "list_experiment_results", args).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn fifty_cases_three_models_two_repeats_give_the_scripted_pass_counts() {
+    let fake = FakeModels::start();
+    fake.by_prompt("m-right", right);
+    fake.by_prompt("m-fifths", fifths_wrong);
+    fake.by_prompt("m-odd", odd_wrong);
+    let w = world(&fake).await;
+    let alice = w.server(LenserId::new());
+    for (name, model) in [("right", "m-right"), ("fifths", "m-fifths"), ("odd", "m-odd")] {
+        profile(&alice, name, model).await;
+    }
+    let data = dataset(&alice, 50, "private").await;
+    let started = ok(
+        &alice,
+        "run_experiment",
+        json!({"dataset_id": data, "contenders": ["right", "fifths", "odd"], "repeats": 2, "concurrency": 8,
+               "assertions": [{"type": "equals"}, {"type": "starts_with", "value": "Answer"}]}),
+    )
+    .await;
+    assert_eq!((started["status"].as_str(), started["cells"].as_u64()), (Some("running"), Some(300)));
+    let id = started["experiment_id"].as_str().unwrap().to_owned();
+
+    let e = until(&alice, &id, "completed", |e| e["experiment"]["status"] == "completed").await;
+    assert_eq!(e["done"], 300, "{e:#}");
+    assert_eq!(figures(&e, 0), (100, 100, 0), "always right: {e:#}");
+    assert_eq!(figures(&e, 1), (100, 80, 0), "wrong on 10 of 50 cases, twice each: {e:#}");
+    // Right on 25 even cases twice; case 7 errs twice.
+    assert_eq!(figures(&e, 2), (100, 50, 2), "{e:#}");
+    let right = &e["contenders"][0];
+    assert_eq!((right["pass_rate"].as_f64(), right["mean_score"].as_f64()), (Some(1.0), Some(1.0)));
+    let lo = right["pass_rate_95"][0].as_f64().unwrap();
+    assert!((lo - 0.963).abs() < 0.001, "Wilson's lower bound of 100/100: {lo}");
+    assert_eq!(right["tokens"], json!([1000, 500]));
+    assert_eq!(right["credits"], 100, "15 tokens a cell, one credit each");
+    assert!(right["latency_p50_ms"].as_u64().is_some() && right["latency_p95_ms"].as_u64().is_some());
+    assert_eq!(
+        e["contenders"][2]["mean_score"].as_f64(),
+        Some(0.5),
+        "both assertions on 50 cells, none on 50"
+    );
+
+    // Each cell asked once; case 7 on the failing model: 3 attempts of
+    // the client's call and its one retry, twice.
+    assert_eq!((fake.asked("m-right"), fake.asked("m-fifths")), (100, 100));
+    assert_eq!(fake.asked("m-odd"), 98 + 2 * 3 * 2);
+
+    let failed =
+        results(&alice, json!({"experiment_id": id, "contender": 1, "passed": false, "limit": 100})).await;
+    assert_eq!(failed["total"], 20);
+    let items = failed["items"].as_array().unwrap();
+    assert!(items.iter().all(|r| r["position"].as_u64().unwrap() % 5 == 0 && r["answer"] == "No idea"));
+    let first = &items[0];
+    assert_eq!((first["position"].as_u64(), first["repeat"].as_u64()), (Some(5), Some(1)));
+    assert_eq!(first["assertions"][0]["type"], "equals");
+    assert_eq!(first["assertions"][0]["passed"], false);
+    assert_eq!(first["assertions"][1]["passed"], false);
+    let odd = results(&alice, json!({"experiment_id": id, "contender": 2, "tag": "odd"})).await;
+    assert_eq!(odd["total"], 50, "25 odd cases, twice");
+    let errors =
+        results(&alice, json!({"experiment_id": id, "contender": 2, "tag": "odd", "limit": 100})).await;
+    let errored: Vec<&Value> =
+        errors["items"].as_array().unwrap().iter().filter(|r| !r["error"].is_null()).collect();
+    assert_eq!(errored.len(), 2);
+    assert!(errored.iter().all(|r| r["position"] == 7 && r["attempts"] == 3 && r["answer"].is_null()));
+    let page = results(&alice, json!({"experiment_id": id, "limit": 4, "offset": 3})).await;
+    let keys: Vec<(u64, u64, u64)> = page["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (r["position"].as_u64().unwrap(), r["contender"].as_u64().unwrap(), r["repeat"].as_u64().unwrap())
+        })
+        .collect();
+    assert_eq!(keys, [(1, 1, 2), (1, 2, 1), (1, 2, 2), (2, 0, 1)], "by case, contender, repeat");
+
+    // Completed: nothing to cancel.
+    let e = err(&alice, "cancel_experiment", json!({"experiment_id": id})).await;
+    assert_eq!(e["code"], "CONFLICT", "{e}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_budget_and_a_cancel_stop_the_cells() {
+    let fake = FakeModels::start();
+    fake.by_prompt("m-right", right);
+    fake.by_prompt("m-slow", slow);
+    let w = world(&fake).await;
+    let alice = w.server(LenserId::new());
+    profile(&alice, "right", "m-right").await;
+    profile(&alice, "slow", "m-slow").await;
+    let data = dataset(&alice, 20, "private").await;
+
+    // One credit a cell, one cell at a time: exactly five cells.
+    let id = ok(
+        &alice,
+        "run_experiment",
+        json!({"dataset_id": data, "contenders": ["right"], "concurrency": 1, "budget_credits": 5}),
+    )
+    .await["experiment_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let e = until(&alice, &id, "stopped at its budget", |e| e["experiment"]["status"] != "running").await;
+    assert_eq!(e["experiment"]["status"], "budget_spent", "{e:#}");
+    assert_eq!((e["done"].as_u64(), e["spent_credits"].as_u64()), (Some(5), Some(5)));
+    assert_eq!(fake.asked("m-right"), 5);
+
+    let id =
+        ok(&alice, "run_experiment", json!({"dataset_id": data, "contenders": ["slow"], "concurrency": 1}))
+            .await["experiment_id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+    until(&alice, &id, "started", |e| e["done"].as_u64() >= Some(1)).await;
+    let cancelled = ok(&alice, "cancel_experiment", json!({"experiment_id": id})).await;
+    assert_eq!(cancelled["status"], "cancelled");
+    // The cell being asked when the cancel was seen finishes; then nothing.
+    let settled = async || {
+        let mut last = u64::MAX;
+        loop {
+            tokio::time::sleep(Duration::from_millis(800)).await;
+            let e = ok(&alice, "get_experiment", json!({"experiment_id": id})).await;
+            let done = e["done"].as_u64().unwrap();
+            if done == last {
+                return e;
+            }
+            last = done;
+        }
+    };
+    let e = settled().await;
+    assert_eq!(e["experiment"]["status"], "cancelled");
+    let done = e["done"].as_u64().unwrap();
+    assert!(done < 20, "cancelled before its end: {e:#}");
+    assert_eq!(fake.asked("m-slow") as u64, done, "no cell asked after the cancel was seen");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn only_who_reads_an_experiment_sees_it_and_only_its_owner_cancels() {
+    let fake = FakeModels::start();
+    fake.by_prompt("m-slow", slow);
+    let w = world(&fake).await;
+    let (alice, bob) = (w.server(LenserId::new()), w.server(LenserId::new()));
+    let slow_profile = profile(&alice, "slow", "m-slow").await;
+    let data = dataset(&alice, 10, "community").await;
+    let private = ok(&alice, "run_experiment", json!({"dataset_id": data, "contenders": ["slow"]})).await;
+    let private = private["experiment_id"].as_str().unwrap();
+    let shared = ok(
+        &alice,
+        "run_experiment",
+        json!({"dataset_id": data, "contenders": ["slow"], "visibility": "community"}),
+    )
+    .await;
+    let shared = shared["experiment_id"].as_str().unwrap();
+
+    for (tool, args) in [
+        ("get_experiment", json!({"experiment_id": private})),
+        ("list_experiment_results", json!({"experiment_id": private})),
+        ("cancel_experiment", json!({"experiment_id": private})),
+    ] {
+        let e = err(&bob, tool, args).await;
+        assert_eq!(e["code"], "NOT_FOUND", "{tool}: {e}");
+    }
+    let seen = ok(&bob, "get_experiment", json!({"experiment_id": shared})).await;
+    assert_eq!(seen["experiment"]["contenders"], json!(["slow"]));
+    ok(&bob, "list_experiment_results", json!({"experiment_id": shared})).await;
+    let e = err(&bob, "cancel_experiment", json!({"experiment_id": shared})).await;
+    assert_eq!(e["code"], "FORBIDDEN", "{e}");
+    // Bob may not use Alice's private profile as a contender.
+    let e = err(&bob, "run_experiment", json!({"dataset_id": data, "contenders": [slow_profile]})).await;
+    assert_eq!(e["code"], "NOT_FOUND", "{e}");
+    assert!(e["message"].as_str().unwrap().starts_with("contenders[0]"), "{e}");
+    for id in [private, shared] {
+        ok(&alice, "cancel_experiment", json!({"experiment_id": id})).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn bad_assertions_are_named_by_their_place_and_nothing_is_saved() {
+    let fake = FakeModels::start();
+    let w = world(&fake).await;
+    let alice = w.server(LenserId::new());
+    profile(&alice, "right", "m-right").await;
+    let data = dataset(&alice, 3, "private").await;
+    let before = w.services.experiments.store().running().await.unwrap().len();
+    for (assertions, place, says) in [
+        (json!([{"type": "equals"}, {"type": "sounds_like"}]), "assertions[1]", "unknown assertion type"),
+        (json!([{"type": "regex", "pattern": "(unclosed"}]), "assertions[0]", "regular expression"),
+        (json!([{"type": "json_schema", "schema": {"type": "no such type"}}]), "assertions[0]", "schema"),
+        (json!([{"type": "length_range", "max": -1}]), "assertions[0]", "whole number"),
+        (json!(["equals"]), "assertions[0]", "object"),
+    ] {
+        let e = err(
+            &alice,
+            "run_experiment",
+            json!({"dataset_id": data, "contenders": ["right"], "assertions": assertions}),
+        )
+        .await;
+        assert_eq!(e["code"], "INVALID_ARGUMENT", "{e}");
+        assert_eq!(e["details"]["field"], place, "{e}");
+        assert!(e["message"].as_str().unwrap().contains(says), "{says}: {e}");
+    }
+    // A case's own assertion, by its case.
+    let made = ok(
+        &alice,
+        "create_dataset",
+        json!({"name": "bad case", "cases": [{"prompt": "a"}, {"prompt": "b", "assertions": [{"type": "regex", "pattern": "["}]}]}),
+    )
+    .await;
+    let bad = made["dataset"]["dataset_id"].as_str().unwrap();
+    let e = err(&alice, "run_experiment", json!({"dataset_id": bad, "contenders": ["right"]})).await;
+    assert_eq!(e["details"]["field"], "case 2 assertions[0]", "{e}");
+    for (args, field) in [
+        (json!({"dataset_id": data, "contenders": ["right"], "repeats": 11}), "repeats"),
+        (json!({"dataset_id": data, "contenders": [LenserId::new().to_string()]}), "contenders"),
+        (json!({"dataset_id": data, "contenders": ["right", "right"]}), "contenders"),
+        (json!({"dataset_id": data, "contenders": ["right"], "dataset_version": 2}), "dataset_version"),
+    ] {
+        let e = err(&alice, "run_experiment", args).await;
+        assert_eq!(e["details"]["field"], field, "{e}");
+    }
+    assert_eq!(w.services.experiments.store().running().await.unwrap().len(), before, "nothing saved");
+    assert_eq!(fake.asked("m-right"), 0);
+}
