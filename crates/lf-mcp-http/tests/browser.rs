@@ -162,19 +162,7 @@ async fn sign_in_in_chromium(
     )
     .unwrap();
 
-    let mut caps = serde_json::Map::new();
-    let chrome_args = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"];
-    let mut options = json!({ "args": chrome_args });
-    if let Ok(binary) = std::env::var("LF_CHROMIUM") {
-        options["binary"] = json!(binary);
-    }
-    caps.insert("goog:chromeOptions".into(), options);
-    let connector = hyper_util::client::legacy::connect::HttpConnector::new();
-    let browser = ClientBuilder::new(connector)
-        .capabilities(caps)
-        .connect(&driver_url)
-        .await
-        .expect("a Chromium session");
+    let browser = chromium(&driver_url).await;
 
     browser.goto(authorize.as_str()).await.unwrap();
     let heading = browser.find(Locator::Css("h1")).await.unwrap().text().await.unwrap();
