@@ -20,6 +20,7 @@ use common::{Options, PASSWORD, Server, call_tool, client, redeem_at};
 use documents::{Answer, Documents};
 use fantoccini::{ClientBuilder, Locator};
 use lf_auth::pkce::s256_challenge;
+use lf_core::Scopes;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -161,19 +162,7 @@ async fn sign_in_in_chromium(
     )
     .unwrap();
 
-    let mut caps = serde_json::Map::new();
-    let chrome_args = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"];
-    let mut options = json!({ "args": chrome_args });
-    if let Ok(binary) = std::env::var("LF_CHROMIUM") {
-        options["binary"] = json!(binary);
-    }
-    caps.insert("goog:chromeOptions".into(), options);
-    let connector = hyper_util::client::legacy::connect::HttpConnector::new();
-    let browser = ClientBuilder::new(connector)
-        .capabilities(caps)
-        .connect(&driver_url)
-        .await
-        .expect("a Chromium session");
+    let browser = chromium(&driver_url).await;
 
     browser.goto(authorize.as_str()).await.unwrap();
     let heading = browser.find(Locator::Css("h1")).await.unwrap().text().await.unwrap();
@@ -213,4 +202,148 @@ async fn sign_in_in_chromium(
     )
     .await;
     assert_eq!(created["isError"], false, "{created}");
+}
+
+/// A Chromium session over WebDriver.
+async fn chromium(driver_url: &str) -> fantoccini::Client {
+    let mut caps = serde_json::Map::new();
+    let chrome_args = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"];
+    let mut options = json!({ "args": chrome_args });
+    if let Ok(binary) = std::env::var("LF_CHROMIUM") {
+        options["binary"] = json!(binary);
+    }
+    caps.insert("goog:chromeOptions".into(), options);
+    let connector = hyper_util::client::legacy::connect::HttpConnector::new();
+    ClientBuilder::new(connector).capabilities(caps).connect(driver_url).await.expect("a Chromium session")
+}
+
+/// Where the pages' screenshots are kept: `target/browser-artifacts/pages/`.
+fn artifacts() -> std::path::PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target"));
+    let dir = target.join("browser-artifacts/pages");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+async fn screenshot(browser: &fantoccini::Client, name: &str) {
+    let png = browser.screenshot().await.unwrap();
+    std::fs::write(artifacts().join(format!("{name}.png")), png).unwrap();
+}
+
+/// Signs in through the page (after signing out whoever was).
+async fn sign_in_page(browser: &fantoccini::Client, s: &Server, handle: &str, next: &str) {
+    browser.delete_all_cookies().await.unwrap();
+    browser.goto(&s.url(next)).await.unwrap();
+    let at = browser.current_url().await.unwrap();
+    assert_eq!(at.path(), "/sign-in", "a page without a session leads to the sign-in");
+    browser.find(Locator::Css("input[name=handle]")).await.unwrap().send_keys(handle).await.unwrap();
+    browser.find(Locator::Css("input[name=password]")).await.unwrap().send_keys(PASSWORD).await.unwrap();
+    browser.find(Locator::Css("form button[type=submit]")).await.unwrap().click().await.unwrap();
+    wait_for_path(browser, next).await;
+}
+
+async fn wait_for_path(browser: &fantoccini::Client, path: &str) {
+    for _ in 0..100 {
+        if browser.current_url().await.unwrap().path() == path {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the browser did not reach {path}: {}", browser.current_url().await.unwrap());
+}
+
+/// The answers' texts in the order the page shows them.
+async fn answers(browser: &fantoccini::Client) -> Vec<String> {
+    let mut texts = Vec::new();
+    for section in browser.find_all(Locator::Css("section.answer pre")).await.unwrap() {
+        texts.push(section.text().await.unwrap());
+    }
+    texts
+}
+
+#[tokio::test]
+async fn pages_blind_vote_in_chromium() {
+    let people = vec!["owner", "wri_a", "wri_b", "bob", "eve"];
+    let s = Server::with(Options { lensers: people, ..Options::default() }).await;
+    let (id, contenders) = common::pages::battle(&s, "owner", ["wri_a", "wri_b"], false).await;
+    let (draft, _) = common::pages::battle(&s, "owner", ["wri_a", "wri_b"], true).await;
+    let (_driver, driver_url) = start_chromedriver().await;
+    let browser = chromium(&driver_url).await;
+
+    // Bob opens the arena: two answers, no names, the script shown as text.
+    sign_in_page(&browser, &s, "bob", "/arena").await;
+    screenshot(&browser, "1-arena").await;
+    let page = browser.source().await.unwrap();
+    let seen = answers(&browser).await;
+    assert_eq!(seen.len(), 2, "{page}");
+    assert!(!page.contains("Writer wri_a") && !page.contains("Writer wri_b"), "no names before the vote");
+    assert!(
+        seen.iter().any(|t| t.contains("<script>document.title='pwned'</script>")),
+        "shown as text: {seen:?}"
+    );
+    assert_ne!(browser.title().await.unwrap(), "pwned", "never run");
+
+    // A key votes; the names show.
+    browser.find(Locator::Css("body")).await.unwrap().send_keys("b").await.unwrap();
+    wait_for_path(&browser, &format!("/battles/{id}")).await;
+    screenshot(&browser, "2-revealed").await;
+    let page = browser.source().await.unwrap();
+    assert!(page.contains("Writer wri_a") && page.contains("Writer wri_b"), "names after the vote: {page}");
+    assert!(page.contains("your vote"));
+    let token = s.token("owner", Scopes::READ).await;
+    let score = call_tool(&s, Some(&token), "get_battle_score", json!({"battle_id": id})).await;
+    assert_eq!(score["structuredContent"]["total_vote_count"], 1, "{score}");
+    let bob_second = &seen[1];
+    let picked = if bob_second.contains("<script>") { 0 } else { 1 };
+    assert_eq!(
+        score["structuredContent"]["vote_aggregates"][picked]["vote_count"], 1,
+        "the vote is for the answer shown second: {score}"
+    );
+
+    // Another person sees the battle in another order, the one order() gives them.
+    let cs: Vec<lf_core::ContenderId> = contenders.iter().map(|c| c.parse().unwrap()).collect();
+    let battle_id: lf_core::BattleId = id.parse().unwrap();
+    let bob_order = lf_pages::order(s.lenser("bob").await, battle_id, &cs);
+    // Orders of two answers agree half the time: new people until one differs.
+    let mut other = None;
+    for n in 0..40 {
+        let handle = format!("voter_{n}");
+        let lenser = s.auth.create_lenser(&handle, PASSWORD).await.unwrap().id;
+        if lf_pages::order(lenser, battle_id, &cs) != bob_order {
+            other = Some(handle);
+            break;
+        }
+    }
+    let other = other.expect("someone sees another order than bob's");
+    let other = other.as_str();
+    sign_in_page(&browser, &s, other, &format!("/battles/{id}")).await;
+    screenshot(&browser, "3-second-person").await;
+    let theirs = answers(&browser).await;
+    assert_eq!(theirs, vec![seen[1].clone(), seen[0].clone()], "shuffled the other way");
+    assert!(!browser.source().await.unwrap().contains("Writer wri_a"), "names hidden from them");
+
+    // A form posted without its CSRF token is refused.
+    browser.execute("document.querySelector('form.vote input[name=csrf]').remove()", vec![]).await.unwrap();
+    browser.find(Locator::Css("form.vote button[value=tie]")).await.unwrap().click().await.unwrap();
+    wait_for_path(&browser, &format!("/battles/{id}/vote")).await;
+    screenshot(&browser, "4-no-csrf").await;
+    let page = browser.source().await.unwrap();
+    assert!(page.contains("This form expired or came from elsewhere"), "{page}");
+    let score = call_tool(&s, Some(&token), "get_battle_score", json!({"battle_id": id})).await;
+    assert_eq!(score["structuredContent"]["total_vote_count"], 1, "not counted");
+
+    // Eve cannot read the draft: every page of it is a 404.
+    sign_in_page(&browser, &s, "eve", "/leaderboard").await;
+    screenshot(&browser, "5-leaderboard").await;
+    for path in [format!("/battles/{draft}"), "/battles/00000000-0000-4000-8000-000000000000".into()] {
+        browser.goto(&s.url(&path)).await.unwrap();
+        let heading = browser.find(Locator::Css("h1")).await.unwrap().text().await.unwrap();
+        assert_eq!(heading, "Not found", "{path}");
+        assert!(!browser.source().await.unwrap().contains("Ownership duel"));
+    }
+    screenshot(&browser, "6-not-found").await;
+    browser.close().await.unwrap();
+    s.stop().await;
 }
