@@ -483,6 +483,10 @@ async fn validation_names_an_unknown_connection_tool_or_an_off_one() {
     assert!(format!("{:?}", e.details()).contains("set_connection_tool_mode"), "{:?}", e.details());
     let e = create(one_step("elsewhere", "echo", json!({}))).await.expect_err("an unknown connection");
     assert!(e.message().contains("\"elsewhere\" (mcp), which is not saved"), "{}", e.message());
+    let bob = lenser(LenserId::new());
+    let theirs = NewWorkflow { blueprint: one_step("outside", "echo", json!({})), owner: None };
+    let e = services.workflow.create(&bob, theirs).await.expect_err("alice's connection is not bob's");
+    assert!(e.message().contains("\"outside\" (mcp), which is not saved"), "{}", e.message());
 
     // Valid while the tool is on; turned off, validate_workflow says so.
     let wf = create(one_step("outside", "echo", json!({"text": "hi"}))).await.expect("valid").workflow.id;

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use lf_core::{LabelName, LensId};
 use lf_workflow::catalog::catalog;
+use lf_workflow::connection::ToolMode;
 use lf_workflow::{
     EgressPolicy, EgressRefusal, Facts, Graph, GraphEdge, GraphNode, IssueCode, LensBinding, LensFacts,
     LensParam, LensUse, NodeKind, Report, validate,
@@ -408,4 +409,47 @@ fn each_step_url_the_egress_policy_refuses_is_warned_about() {
 
     let unjudged = validate(&g, catalog(), &lens_facts(LensId::new(), &[]));
     assert!(unjudged.warnings.iter().all(|i| i.code != IssueCode::EgressRefused), "no policy, no judgement");
+}
+
+#[test]
+fn an_mcp_tool_step_names_a_tool_its_connection_has_and_has_not_off() {
+    let outside = lf_workflow::Connector {
+        provider: lf_workflow::Provider::parse("p", "mcp").unwrap(),
+        connection_ref: lf_workflow::ConnectionRef::parse("r", "outside").unwrap(),
+        capability: None,
+    };
+    let saved = lf_workflow::SavedConnection { connection_ref: "outside".into(), provider: "mcp".into() };
+    let tools = vec![("echo".to_owned(), ToolMode::On), ("add".to_owned(), ToolMode::Off)];
+    let facts = Facts {
+        lenses: Some(HashMap::new()),
+        connections: Some(HashSet::from([saved])),
+        mcp_tools: HashMap::from([("outside".to_owned(), tools)]),
+        ..Facts::none()
+    };
+    let start = || node("start", "Start", Some("manual_trigger"));
+    for (tool, says) in [("echo", None), ("add", Some("which is off")), ("nope", Some("does not have"))] {
+        let config = obj(json!({"tool": tool}));
+        let call = GraphNode {
+            config: Some(&config),
+            connector: Some(&outside),
+            ..node("call", "Call", Some("mcp_tool"))
+        };
+        let r = validate(&after_start(start(), call), catalog(), &facts);
+        match says {
+            None => assert!(r.valid, "{tool}: {:?}", r.errors),
+            Some(says) => {
+                let e = &r.errors[0];
+                assert_eq!(
+                    (e.code, e.field.as_deref(), e.node),
+                    (IssueCode::ConfigInvalid, Some("tool"), Some(1))
+                );
+                assert!(e.message.contains(says), "{tool}: {}", e.message);
+                assert!(
+                    e.hint.contains("set_connection_tool_mode") || e.hint.contains("echo, add"),
+                    "{}",
+                    e.hint
+                );
+            }
+        }
+    }
 }
