@@ -468,7 +468,7 @@ pub(crate) async fn vote_of<C: Conn>(
     .transpose()
 }
 
-pub(crate) async fn put_verdicts<C: Conn>(conn: &mut C, id: BattleId, verdicts: &[Verdict]) -> LfResult<()> {pub(crate) async fn put_verdicts<C: Conn>(
+pub(crate) async fn put_verdicts<C: Conn>(
     conn: &mut C,
     id: BattleId,
     verdicts: &[Verdict],
