@@ -333,7 +333,7 @@ mod tests {
     /// Every setting's names as users write them (in scripts, unit files
     /// and configuration files), in the order of the README's tables: a
     /// renamed setting breaks their configuration, so it shows up here.
-    const PUBLISHED: [(&str, &str, &str); 45] = [
+    const PUBLISHED: [(&str, &str, &str); 46] = [
         ("database_url", "LENSERFIGHT_DATABASE_URL", "--database-url"),
         ("lenser_id", "LENSERFIGHT_LENSER_ID", "--lenser-id"),
         ("toolsets", "LENSERFIGHT_TOOLSETS", "--toolsets"),
@@ -387,6 +387,7 @@ mod tests {
             "LENSERFIGHT_CLIENT_METADATA_HTTP_LOOPBACK",
             "--client-metadata-http-loopback",
         ),
+        ("no_pages", "LENSERFIGHT_NO_PAGES", "--no-pages"),
     ];
 
     #[test]
