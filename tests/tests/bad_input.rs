@@ -143,6 +143,8 @@ struct Fixture {
     profile: String,
     /// A dataset of the caller's, private, of two cases (version 1).
     dataset: String,
+    /// A running experiment of the caller's over `dataset` and `profile`.
+    experiment: String,
     /// The caller's AI Lenser (@fixture_bot), granted get_lens.
     agent: String,
     /// Another lenser's AI Lenser.
@@ -314,6 +316,8 @@ async fn fixture(store: &TestStore) -> Fixture {
         json!({"name": "sums", "cases": [{"prompt": "2+2?", "expected": "4"}, {"inputs": {"a": 1}}]});
     let dataset = ok(&a, "create_dataset", dataset).await;
     let dataset = dataset["dataset"]["dataset_id"].as_str().expect("a dataset id").to_owned();
+    let experiment = json!({"dataset_id": dataset, "contenders": [profile]});
+    let experiment = id_of(&ok(&a, "run_experiment", experiment).await, "experiment_id");
     let service = store.server(Principal::Service { acting_as: Some(owner) });
     let team_run = ok(
         &service,
@@ -355,6 +359,7 @@ async fn fixture(store: &TestStore) -> Fixture {
         hidden_battle,
         profile,
         dataset,
+        experiment,
         agent,
     }
 }
@@ -533,6 +538,16 @@ fn base(tool: &str, fx: &Fixture) -> Option<Base> {
             json!({"dataset_id": fx.dataset, "cases": [{"prompt": "3+3?", "expected": "6"}]})
         }
         "archive_dataset" => json!({"dataset_id": fx.dataset, "confirm": true}),
+        "run_experiment" => json!({
+            "dataset_id": fx.dataset, "dataset_version": 1, "contenders": [fx.profile],
+            "assertions": [{"type": "contains", "value": "4"}], "repeats": 2, "concurrency": 2,
+            "budget_credits": 10, "visibility": "private",
+        }),
+        "get_experiment" => json!({"experiment_id": fx.experiment}),
+        "list_experiment_results" => json!({
+            "experiment_id": fx.experiment, "contender": 0, "tag": "x", "passed": true, "limit": 10, "offset": 0,
+        }),
+        "cancel_experiment" => json!({"experiment_id": fx.experiment}),
         _ => return None,
     };
     let needs_owner = matches!(

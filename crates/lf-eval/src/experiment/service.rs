@@ -13,6 +13,8 @@ use super::model::{
 use super::store::ExperimentStore;
 /// Most assertions an experiment applies to every cell.
 pub const MAX_ASSERTIONS: usize = 50;
+/// The largest budget an experiment may be given.
+pub const MAX_BUDGET_CREDITS: u64 = 1_000_000_000;
 
 use crate::dataset::{DatasetId, DatasetStore, JsonObject, Visibility, dataset_not_found};
 
@@ -174,8 +176,11 @@ impl ExperimentService {
         if !(1..=MAX_CONCURRENCY).contains(&concurrency) {
             return Err(bad("concurrency", format!("concurrency is 1 to {MAX_CONCURRENCY}.")));
         }
-        if new.budget_credits == Some(0) {
-            return Err(bad("budget_credits", "budget_credits is 1 or more (or leave it out).".into()));
+        if new.budget_credits.is_some_and(|b| !(1..=MAX_BUDGET_CREDITS).contains(&b)) {
+            return Err(bad(
+                "budget_credits",
+                format!("budget_credits is 1 to {MAX_BUDGET_CREDITS} (or leave it out)."),
+            ));
         }
         let visibility = match new.visibility {
             Some(v) => Visibility::parse(v.trim())?,

@@ -15,7 +15,6 @@ pub fn experiment_id(s: &str) -> LfResult<ExperimentId> {
 #[derive(Serialize, JsonSchema)]
 pub struct ExperimentOut {
     pub experiment_id: String,
-    pub visibility: &'static str,
     /// running, completed, cancelled, budget_spent.
     pub status: &'static str,
     pub dataset_id: String,
@@ -31,7 +30,6 @@ impl ExperimentOut {
     pub fn of(e: &Experiment) -> Self {
         Self {
             experiment_id: e.id.to_string(),
-            visibility: e.visibility.as_str(),
             status: e.status.as_str(),
             dataset_id: e.dataset.to_string(),
             dataset_version: e.dataset_version,

@@ -43,6 +43,9 @@ impl Tool for ListExperimentResults {
                 })
             })
             .transpose()?;
+        if let Some(t) = &i.tag {
+            lf_core::check_length("tag", t.trim(), 1, 64)?;
+        }
         let page = i.page()?;
         let filter = ResultFilter { contender, tag: i.tag, passed: i.passed };
         let (_, results) = ctx.services.experiments.results(&ctx.principal, id, &filter, page).await?;

@@ -31,7 +31,7 @@ pub struct RunExperimentIn {
     #[schemars(range(min = 1, max = 64), extend("default" = 4))]
     pub concurrency: Option<i64>,
     /// Stop once the cells spent this many.
-    #[schemars(range(min = 1))]
+    #[schemars(range(min = 1, max = 1000000000))]
     pub budget_credits: Option<i64>,
     /// Who else reads it.
     #[schemars(extend("default" = "private"))]
