@@ -94,7 +94,10 @@ pub(crate) async fn leaderboard(
         Err(e) => return html::problem(StatusCode::BAD_REQUEST, Some(&who), e.message()),
     };
     let battle = &state.services().battle;
-    let board = match battle.leaderboard(&viewer.principal, bt, options).await {
+    let board = match battle
+        .leaderboard_with(&viewer.principal, bt, options, lf_tools::groups::battle::rate_battles)
+        .await
+    {
         Ok(b) => b,
         Err(e) => {
             lf_tools::log_error("the leaderboard page", &e);

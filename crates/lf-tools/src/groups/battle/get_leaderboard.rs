@@ -1,5 +1,5 @@
 use lf_battle::rating::leaderboard;
-use lf_battle::{BattleResult, LeaderboardOptions};
+use lf_battle::{BattleResult, Leaderboard, LeaderboardOptions};
 use lf_core::{LfError, LfResult};
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -74,6 +74,22 @@ pub struct LeaderboardOut {
     pub bootstrap_rounds: u32,
 }
 
+/// Rates `results` off the async threads: rating a large history is long
+/// CPU work (docs/performance.md) that would stall every other task on its
+/// thread. On a multi-threaded runtime (lf-mcp-http) the other tasks move to
+/// another worker while this one rates in place, next to the results it just
+/// read; on a single-threaded one (lf-mcp-stdio) it rates on a blocking
+/// thread. The tool and the leaderboard page both rate through it.
+pub async fn rate_battles(results: Vec<BattleResult>, options: LeaderboardOptions) -> LfResult<Leaderboard> {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    if Handle::current().runtime_flavor() == RuntimeFlavor::MultiThread {
+        return Ok(tokio::task::block_in_place(|| leaderboard(&results, options)));
+    }
+    tokio::task::spawn_blocking(move || leaderboard(&results, options))
+        .await
+        .map_err(|e| LfError::internal(format!("rating the battles failed: {e}")))
+}
+
 pub struct GetLeaderboard;
 
 impl Tool for GetLeaderboard {
@@ -87,24 +103,10 @@ impl Tool for GetLeaderboard {
     async fn call(ctx: Ctx, i: LeaderboardIn) -> LfResult<LeaderboardOut> {
         let page = i.page()?;
         let options = LeaderboardOptions::new(i.min_battles, None)?;
-        // Rating a large history is long CPU work (docs/performance.md),
-        // which would stall every other task on this async thread. On a multi-threaded
-        // runtime (lf-mcp-http) the other tasks move to another worker while
-        // this one rates in place, next to the results it just read; on a
-        // single-threaded one (lf-mcp-stdio) it rates on a blocking thread.
-        let rate = async |results: Vec<BattleResult>, options| {
-            use tokio::runtime::{Handle, RuntimeFlavor};
-            if Handle::current().runtime_flavor() == RuntimeFlavor::MultiThread {
-                return Ok(tokio::task::block_in_place(|| leaderboard(&results, options)));
-            }
-            tokio::task::spawn_blocking(move || leaderboard(&results, options))
-                .await
-                .map_err(|e| LfError::internal(format!("rating the battles failed: {e}")))
-        };
         let board = ctx
             .services
             .battle
-            .leaderboard_with(&ctx.principal, i.battle_type.map(Into::into), options, rate)
+            .leaderboard_with(&ctx.principal, i.battle_type.map(Into::into), options, rate_battles)
             .await?;
         // A contender whose answers a model made shows what they cost on
         // average (`costs`); others show no such field.
