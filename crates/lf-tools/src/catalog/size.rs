@@ -19,7 +19,7 @@ pub const LISTING_BUDGET: usize = 98_000;
 /// Most bytes the `tools/list` answer of one opt-in group alone may take
 /// (`--toolsets <group>`): what naming it adds to a conversation. The
 /// default listing is held to [`LISTING_BUDGET`] without it.
-pub const GROUP_BUDGET: usize = 12_000;
+pub const GROUP_BUDGET: usize = 13_000;
 
 /// The public URL the listing is measured under (`cargo xtask
 /// catalog-size`, the budget test): an HTTP server names its toolsets'
