@@ -1,6 +1,7 @@
 //! No log level prints a secret: the built server, logging at trace with
-//! sessions, is given a bearer token, shows a webhook secret once and runs
-//! a step with a saved connection, and its log holds none of the three.
+//! sessions, is given a bearer token, shows a webhook secret once, runs a
+//! step with a saved connection and asks a model through a profile on a
+//! saved `openai_compatible` connection, and its log holds none of the four.
 
 #[path = "common/process.rs"]
 mod process;
@@ -9,6 +10,20 @@ use process::{Home, Request, Service, holds};
 use serde_json::json;
 
 const CANARY: &str = "canary-bearer-7f3c9e1d52a84b06";
+const MODEL_CANARY: &str = "canary-model-key-5b21d8e0a4c9f713";
+
+/// An OpenAI-compatible endpoint that answers only when it is sent the
+/// model connection's key, so a completed step shows the key was used.
+fn chat(r: &Request) -> process::Answer {
+    let json = vec![("content-type".into(), "application/json".into())];
+    if !r.head.to_ascii_lowercase().contains(&format!("authorization: bearer {MODEL_CANARY}")) {
+        return (401, json, r#"{"error":{"message":"no key"}}"#.into());
+    }
+    let body = json!({"id": "c1", "object": "chat.completion", "model": "m",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "Hi."}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}});
+    (200, json, body.to_string())
+}
 
 fn ok(_: &Request) -> process::Answer {
     (200, vec![("content-type".into(), "application/json".into())], r#"{"ok":true}"#.into())
@@ -42,8 +57,30 @@ async fn no_secret_reaches_the_log_at_trace_level() {
         &mut log,
     );
 
-    let served = home
-        .serve(&["--sessions"], &[("LENSERFIGHT_LOG", "trace"), ("LENSERFIGHT_EGRESS_ALLOW", "127.0.0.1")]);
+    let model = Service::start(chat);
+    let base_url = format!("base_url={}", model.url("/v1"));
+    home.admin(
+        &[
+            "connection",
+            "add",
+            "--handle",
+            "ops",
+            "--provider",
+            "openai_compatible",
+            "--ref",
+            "llm",
+            "--setting",
+            &base_url,
+        ],
+        MODEL_CANARY,
+        &trace,
+        &mut log,
+    );
+
+    let served = home.serve(
+        &["--sessions", "--toolsets", "default,model"],
+        &[("LENSERFIGHT_LOG", "trace"), ("LENSERFIGHT_EGRESS_ALLOW", "127.0.0.1")],
+    );
     let mut s = process::Session::open(&served.base, &token).await;
     let hooked = s
         .ok(
@@ -68,6 +105,20 @@ async fn no_secret_reaches_the_log_at_trace_level() {
     let run = s.run(fetch["id"].as_str().unwrap()).await;
     let status = s.ok("get_workflow_run_status", json!({"run_id": run})).await;
     assert_eq!(status["status"], "completed", "{status}");
+    s.ok("create_model_profile", json!({"name": "mine", "endpoint": "connection:llm", "model": "m"})).await;
+    let asked = s
+        .ok(
+            "create_workflow",
+            json!({"title": "Ask", "steps": [
+                {"key": "start", "kind": "trigger", "name": "Start", "node_type": "manual_trigger"},
+                {"key": "ask", "kind": "tool", "name": "Ask", "node_type": "prompt_template",
+                 "config": {"template": "Say hi.", "model": "mine"}}
+            ], "connections": [{"from_step": "start", "to_step": "ask", "input_parameter": "input"}]}),
+        )
+        .await;
+    let run = s.run(asked["id"].as_str().unwrap()).await;
+    let status = s.ok("get_workflow_run_status", json!({"run_id": run})).await;
+    assert_eq!(status["status"], "completed", "the profile's endpoint was sent its key: {status}");
     drop(s);
     log.extend(served.stop());
 
@@ -77,6 +128,7 @@ async fn no_secret_reaches_the_log_at_trace_level() {
         ("the bearer token", token.as_str()),
         ("the webhook secret", &hook_secret),
         ("the connection's secret", CANARY),
+        ("the model connection's key", MODEL_CANARY),
     ] {
         assert!(!holds(&log, secret), "{what} is in the log:\n{}", excerpt_around(&text, secret));
     }
