@@ -88,13 +88,16 @@ impl ServerHandler for Outside {
     }
 }
 
-/// `/mcp`'s request, after counting it in `handshakes` if it is an
-/// `initialize`.
-async fn counted(handshakes: &AtomicUsize, r: Request) -> Request {
+/// `/mcp`'s request, after counting it in `counts` if it is an
+/// `initialize` (the first) or a DELETE ending a session (the second).
+async fn counted(counts: &[AtomicUsize; 2], r: Request) -> Request {
     let (parts, body) = r.into_parts();
     let bytes = axum::body::to_bytes(body, usize::MAX).await.unwrap();
     if serde_json::from_slice::<Value>(&bytes).is_ok_and(|m| m["method"] == "initialize") {
-        handshakes.fetch_add(1, Ordering::SeqCst);
+        counts[0].fetch_add(1, Ordering::SeqCst);
+    }
+    if parts.method == axum::http::Method::DELETE {
+        counts[1].fetch_add(1, Ordering::SeqCst);
     }
     Request::from_parts(parts, axum::body::Body::from(bytes))
 }
@@ -135,8 +138,8 @@ async fn envelope(headers: axum::http::HeaderMap, body: axum::body::Bytes) -> ax
 /// Serves the outside server on 127.0.0.1: `/mcp` open (its handshakes
 /// counted), `/secure` behind [`TOKEN`], `/html` a web page, `/huge`
 /// 10 MB, `/envelope` a server of the per-request envelope. Its address,
-/// and the count of `/mcp`'s handshakes.
-async fn outside() -> (String, Arc<AtomicUsize>) {
+/// and the counts of `/mcp`'s handshakes and of the sessions ended.
+async fn outside() -> (String, Arc<[AtomicUsize; 2]>) {
     let config = StreamableHttpServerConfig::default().disable_allowed_hosts().disable_allowed_origins();
     let service = StreamableHttpService::new(
         || Ok(Outside { tool_router: Outside::tool_router() }),
@@ -144,7 +147,7 @@ async fn outside() -> (String, Arc<AtomicUsize>) {
         config,
     );
     let open = service.clone();
-    let handshakes = Arc::new(AtomicUsize::new(0));
+    let handshakes = Arc::new([AtomicUsize::new(0), AtomicUsize::new(0)]);
     let counter = handshakes.clone();
     let app = Router::new()
         .route(
@@ -193,7 +196,8 @@ struct Stack {
     services: Arc<Services>,
     runner: lf_runner::Runner,
     base: String,
-    handshakes: Arc<AtomicUsize>,
+    /// `/mcp`'s handshakes and the sessions its clients ended.
+    handshakes: Arc<[AtomicUsize; 2]>,
 }
 
 async fn setup() -> Stack {
@@ -362,17 +366,25 @@ async fn a_workflow_chains_two_mcp_tool_steps() {
         inputs: json!({"a": 40}).as_object().unwrap().clone(),
         ..Default::default()
     };
-    let before = handshakes.load(Ordering::SeqCst);
+    let before = handshakes.each_ref().map(|c| c.load(Ordering::SeqCst));
     let id = services.runs.start(&lenser(alice), start).await.unwrap().run.id;
     let run = ended(&services, id).await;
     assert_eq!(run.status(), RunStatus::Completed, "{:#?}", run.state);
     let out = format!("{:?}", run.state);
     assert!(out.contains("sum=42"), "{out}");
     assert_eq!(
-        handshakes.load(Ordering::SeqCst) - before,
+        handshakes[0].load(Ordering::SeqCst) - before[0],
         2,
         "each call opens a session of its own: one handshake per step"
     );
+    // Each session is ended once its call is answered (in the background).
+    for _ in 0..200 {
+        if handshakes[1].load(Ordering::SeqCst) - before[1] >= 2 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    assert_eq!(handshakes[1].load(Ordering::SeqCst) - before[1], 2, "each session ended with a DELETE");
 
     let bad = blueprint(step("say", json!({"tool": "broken", "arguments": {}})));
     let wf =

@@ -134,6 +134,7 @@ impl McpClient {
                 break;
             }
         }
+        self.close(&s);
         Ok(tools)
     }
 
@@ -141,7 +142,27 @@ impl McpClient {
     /// caller's to read).
     pub async fn call(&self, ep: &McpEndpoint, tool: &str, arguments: Value) -> Result<Value, McpFailure> {
         let mut s = self.open(ep).await?;
-        self.request(&mut s, "tools/call", json!({"name": tool, "arguments": arguments}), Some(tool)).await
+        let result = self
+            .request(&mut s, "tools/call", json!({"name": tool, "arguments": arguments}), Some(tool))
+            .await;
+        self.close(&s);
+        result
+    }
+
+    /// Ends the session the server handed out, if it did (the transport's
+    /// DELETE, no JSON-RPC method), in the background: the caller has its
+    /// answer, and a server may refuse the DELETE (405) or never answer it.
+    fn close(&self, s: &Session<'_>) {
+        if s.session_id.is_none() {
+            return;
+        }
+        let Ok(r) = self.with_headers(s, EgressRequest::new(Method::DELETE, s.url.clone()), "", None) else {
+            return;
+        };
+        let (egress, after) = (self.egress.clone(), Duration::from_secs(s.ep.timeout_secs));
+        tokio::spawn(async move {
+            let _ = tokio::time::timeout(after, egress.send(r)).await;
+        });
     }
 
     async fn notify(&self, s: &mut Session<'_>, method: &str) -> Result<(), McpFailure> {
@@ -223,17 +244,40 @@ impl McpClient {
         name: Option<&str>,
         body: &Value,
     ) -> Result<lf_egress::EgressResponse, McpFailure> {
-        let mut r = EgressRequest::new(Method::POST, s.url.clone())
+        let r = EgressRequest::new(Method::POST, s.url.clone())
             .header(HeaderName::from_static("content-type"), HeaderValue::from_static("application/json"))
             .header(
                 HeaderName::from_static("accept"),
                 HeaderValue::from_static("application/json, text/event-stream"),
             )
             .body(serde_json::to_vec(body).unwrap_or_default());
+        let r = self.with_headers(s, r, method, name)?;
+        let after = Duration::from_secs(s.ep.timeout_secs);
+        match tokio::time::timeout(after, self.egress.send(r)).await {
+            Err(_) => Err(McpFailure::Timeout(format!(
+                "{} gave no answer to {method} within {} s (the connection's timeout_secs)",
+                origin(&s.url),
+                after.as_secs()
+            ))),
+            Ok(Err(e)) => Err(egress_failure(&s.url, method, &e)),
+            Ok(Ok(answer)) => Ok(answer),
+        }
+    }
+
+    /// `r` with what every request of the session carries: the protocol
+    /// version, the envelope's method and name, the session id and the
+    /// connection's credential (marked sensitive).
+    fn with_headers(
+        &self,
+        s: &Session<'_>,
+        mut r: EgressRequest,
+        method: &str,
+        name: Option<&str>,
+    ) -> Result<EgressRequest, McpFailure> {
         if let Some(v) = s.version {
             r = r.header(HeaderName::from_static("mcp-protocol-version"), HeaderValue::from_static(v));
         }
-        if s.envelope {
+        if s.envelope && !method.is_empty() {
             if let Ok(m) = HeaderValue::from_str(method) {
                 r = r.header(HeaderName::from_static("mcp-method"), m);
             }
@@ -255,16 +299,7 @@ impl McpClient {
             value.set_sensitive(true);
             r = r.header(name, value);
         }
-        let after = Duration::from_secs(s.ep.timeout_secs);
-        match tokio::time::timeout(after, self.egress.send(r)).await {
-            Err(_) => Err(McpFailure::Timeout(format!(
-                "{} gave no answer to {method} within {} s (the connection's timeout_secs)",
-                origin(&s.url),
-                after.as_secs()
-            ))),
-            Ok(Err(e)) => Err(egress_failure(&s.url, method, &e)),
-            Ok(Ok(answer)) => Ok(answer),
-        }
+        Ok(r)
     }
 }
 
