@@ -4,8 +4,12 @@
 //! two lensers and an AI Lenser by the visibility rules; bad input reported
 //! by its place with nothing saved.
 
+#[path = "support/calls.rs"]
+mod calls;
+
 use std::sync::Arc;
 
+use calls::{err, ok};
 use lf_core::{LenserId, Principal, Scopes};
 use lf_server::{Background, Database, KeySealer, RunSettings};
 use lf_tools::{Catalog, CatalogOptions, Group, LfServer, Services};
@@ -31,23 +35,6 @@ fn server(services: &Arc<Services>, who: LenserId) -> LfServer {
         options,
         Principal::Lenser { id: who, scopes: Scopes::READ_WRITE },
     )
-}
-
-async fn call(s: &LfServer, tool: &str, args: Value) -> (bool, Value) {
-    let r = s.call(tool, args.as_object().unwrap().clone()).await.expect("a known tool");
-    (r.is_error == Some(true), r.structured_content.clone().unwrap())
-}
-
-async fn ok(s: &LfServer, tool: &str, args: Value) -> Value {
-    let (failed, out) = call(s, tool, args).await;
-    assert!(!failed, "{tool}: {out}");
-    out
-}
-
-async fn err(s: &LfServer, tool: &str, args: Value) -> Value {
-    let (failed, out) = call(s, tool, args).await;
-    assert!(failed, "{tool} should fail: {out}");
-    out
 }
 
 /// The places `details.problems` names.

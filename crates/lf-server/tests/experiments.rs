@@ -11,9 +11,13 @@
 #[path = "support/fake_models.rs"]
 mod fake_models;
 
+#[path = "support/calls.rs"]
+mod calls;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use calls::{err, ok};
 use fake_models::{FakeModels, Step};
 use lf_core::{LenserId, Principal, Scopes};
 use lf_model::{Endpoints, NamedEndpoint, RawEndpoint};
@@ -62,23 +66,6 @@ impl World {
         let p = Principal::Lenser { id: who, scopes: Scopes::READ_WRITE };
         LfServer::new(Arc::new(Catalog::new()), self.services.clone(), options, p)
     }
-}
-
-async fn call(s: &LfServer, tool: &str, args: Value) -> (bool, Value) {
-    let r = s.call(tool, args.as_object().unwrap().clone()).await.expect("a known tool");
-    (r.is_error == Some(true), r.structured_content.clone().unwrap())
-}
-
-async fn ok(s: &LfServer, tool: &str, args: Value) -> Value {
-    let (failed, out) = call(s, tool, args).await;
-    assert!(!failed, "{tool}: {out}");
-    out
-}
-
-async fn err(s: &LfServer, tool: &str, args: Value) -> Value {
-    let (failed, out) = call(s, tool, args).await;
-    assert!(failed, "{tool} should fail: {out}");
-    out
 }
 
 /// The case number of a prompt `Question 17?`.

@@ -1,0 +1,24 @@
+//! Calling a tool in a test as an assistant would, through the catalog:
+//! `call` answers whether it failed and its structured answer; `ok` and
+//! `err` assert which. Included with `#[path = ...] mod calls;`.
+#![allow(dead_code)]
+
+use lf_tools::LfServer;
+use serde_json::Value;
+
+pub async fn call(s: &LfServer, tool: &str, args: Value) -> (bool, Value) {
+    let r = s.call(tool, args.as_object().unwrap().clone()).await.expect("a known tool");
+    (r.is_error == Some(true), r.structured_content.clone().unwrap())
+}
+
+pub async fn ok(s: &LfServer, tool: &str, args: Value) -> Value {
+    let (failed, out) = call(s, tool, args).await;
+    assert!(!failed, "{tool}: {out}");
+    out
+}
+
+pub async fn err(s: &LfServer, tool: &str, args: Value) -> Value {
+    let (failed, out) = call(s, tool, args).await;
+    assert!(failed, "{tool} should fail: {out}");
+    out
+}
