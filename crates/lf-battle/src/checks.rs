@@ -4,6 +4,7 @@
 //! for the five it has. Pure functions of the answer's text.
 
 use serde_json::Value;
+use serde_json_path::JsonPath;
 
 use crate::scoring::CheckOutcome;
 
@@ -45,71 +46,14 @@ pub fn is_json(text: &str) -> CheckOutcome {
     }
 }
 
-/// One step of a JSON path.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum PathStep {
-    Key(String),
-    Index(usize),
-}
-
-/// Reads a JSON path: `$`, then `.key`, `["key"]` or `[n]` steps
-/// (`$.answer.items[0].name`). `Err` says what is wrong.
-pub fn parse_path(path: &str) -> Result<Vec<PathStep>, String> {
-    let rest = path.trim().strip_prefix('$').ok_or("a JSON path starts with $")?;
-    let mut steps = Vec::new();
-    let mut chars = rest.char_indices().peekable();
-    while let Some((i, c)) = chars.next() {
-        match c {
-            '.' => {
-                let mut key = String::new();
-                while let Some(&(_, k)) = chars.peek() {
-                    if k == '.' || k == '[' {
-                        break;
-                    }
-                    key.push(k);
-                    chars.next();
-                }
-                if key.is_empty() {
-                    return Err(format!("an empty key at character {}", i + 2));
-                }
-                steps.push(PathStep::Key(key));
-            }
-            '[' => {
-                let mut inside = String::new();
-                let mut closed = false;
-                for (_, k) in chars.by_ref() {
-                    if k == ']' && !(inside.starts_with('"') && !(inside.len() > 1 && inside.ends_with('"')))
-                    {
-                        closed = true;
-                        break;
-                    }
-                    inside.push(k);
-                }
-                if !closed {
-                    return Err(format!("a [ at character {} is not closed", i + 2));
-                }
-                if let Some(key) = inside.strip_prefix('"').and_then(|s| s.strip_suffix('"')) {
-                    steps.push(PathStep::Key(key.to_owned()));
-                } else {
-                    let n = inside
-                        .trim()
-                        .parse()
-                        .map_err(|_| format!("[{inside}] is not an index or a \"key\""))?;
-                    steps.push(PathStep::Index(n));
-                }
-            }
-            other => return Err(format!("unexpected {other:?} at character {}", i + 2)),
-        }
+/// Reads a JSON path (RFC 9535, with `serde_json_path`, as workflow
+/// steps read theirs): `$.answer.items[0].name`. `Err` says what is wrong.
+pub fn parse_path(path: &str) -> Result<JsonPath, String> {
+    let path = path.trim();
+    if !path.starts_with('$') {
+        return Err("a JSON path starts with $".into());
     }
-    Ok(steps)
-}
-
-/// What `steps` lead to in `doc`.
-pub fn at_path<'v>(doc: &'v Value, steps: &[PathStep]) -> Option<&'v Value> {
-    steps.iter().try_fold(doc, |v, s| match s {
-        PathStep::Key(k) => v.get(k.as_str()),
-        PathStep::Index(i) => v.get(*i),
-    })
+    JsonPath::parse(path).map_err(|e| lf_core::clip(&e.to_string(), 200).into_owned())
 }
 
 /// The text is JSON whose value at `path` equals `expected` (numbers by
@@ -119,11 +63,11 @@ pub fn json_path_equals(text: &str, path: &str, expected: &Value) -> CheckOutcom
         Ok(doc) => doc,
         Err(why) => return out(false, format!("Is not JSON: {why}")),
     };
-    let steps = match parse_path(path) {
-        Ok(s) => s,
+    let path_read = match parse_path(path) {
+        Ok(p) => p,
         Err(why) => return out(false, format!("The path is not usable: {why}")),
     };
-    match at_path(&doc, &steps) {
+    match path_read.query(&doc).first() {
         None => out(false, format!("Has nothing at {path}.")),
         Some(found) if same(found, expected) => out(true, format!("Has the expected value at {path}.")),
         Some(found) => out(
@@ -225,15 +169,9 @@ mod tests {
 
     #[test]
     fn paths_read_keys_and_indexes() {
-        assert_eq!(
-            parse_path("$.a[2][\"b c\"].d").unwrap(),
-            [
-                PathStep::Key("a".into()),
-                PathStep::Index(2),
-                PathStep::Key("b c".into()),
-                PathStep::Key("d".into())
-            ]
-        );
+        let doc = json!({"a": [0, 1, {"b c": {"d": "found"}}]});
+        let path = parse_path("$.a[2][\"b c\"].d").unwrap();
+        assert_eq!(path.query(&doc).first(), Some(&json!("found")));
         assert!(parse_path("a.b").is_err() && parse_path("$.a[x]").is_err() && parse_path("$.").is_err());
         let doc = "```json\n{\"a\": [{\"n\": 1.0}]}\n```";
         assert!(json_path_equals(doc, "$.a[0].n", &json!(1)).passed);
