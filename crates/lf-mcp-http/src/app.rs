@@ -102,7 +102,7 @@ pub fn router(state: AppState, shutdown: CancellationToken) -> Router {
         .layer(DefaultBodyLimit::max(hooks::HOOK_MAX_BODY))
         .layer(middleware::from_fn(|r, n| within(hooks::HOOK_MAX_BODY, r, n)));
     let mut operators = Router::new().route("/ready", get(ops::ready));
-    if state.config.metrics_bind.is_none() {
+    if state.config.metrics_bind.is_none() && lf_metrics::enabled() {
         operators = operators.route("/metrics", get(ops::metrics));
     }
     let operators = operators.with_state(state.readiness.clone());

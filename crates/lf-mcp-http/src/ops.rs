@@ -60,11 +60,11 @@ pub async fn metrics() -> Response {
 
 /// The routes of an address of their own (`LENSERFIGHT_METRICS_BIND`).
 pub fn own_router(readiness: Readiness) -> Router {
-    Router::new()
-        .route("/metrics", get(metrics))
-        .route("/ready", get(ready))
-        .layer(axum::middleware::from_fn(counted))
-        .with_state(readiness)
+    let mut router = Router::new();
+    if lf_metrics::enabled() {
+        router = router.route("/metrics", get(metrics));
+    }
+    router.route("/ready", get(ready)).layer(axum::middleware::from_fn(counted)).with_state(readiness)
 }
 
 /// The route a request counts under: a fixed name for each of the

@@ -355,3 +355,34 @@ async fn metrics_bind_serves_metrics_on_an_address_of_their_own() {
     }
     served.stop();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_metrics_serves_no_metrics_and_still_answers() {
+    let home = Home::new();
+    let mut log = Vec::new();
+    home.admin(&["create-lenser", "--handle", HANDLE], PASSWORD, &[], &mut log);
+    let token = home.admin(&["issue-token", "--handle", HANDLE, "--scope", "write"], "", &[], &mut log);
+    let own = {
+        let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        probe.local_addr().unwrap()
+    };
+    let served = home
+        .serve(&["--sessions", "--metrics-bind", &own.to_string()], &[("LENSERFIGHT_NO_METRICS", "true")]);
+    let mut s = process::Session::open(&served.base, token.trim()).await;
+    let answer = s.call("get_lens", json!({"lens_id": "0193a7c4-0000-7000-8000-000000000000"})).await;
+    assert_eq!(answer["isError"], json!(true), "the catalog answers: {answer}");
+    for base in [served.base.clone(), format!("http://{own}")] {
+        let (status, _, _) = get(&base, "/metrics", None).await;
+        assert_eq!(status, 404, "no /metrics at {base}");
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (status, _, body) = get(&format!("http://{own}"), "/ready", None).await;
+        if status == 200 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "ready within 10 s: {body}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    served.stop();
+}

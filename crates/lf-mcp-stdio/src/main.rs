@@ -53,6 +53,7 @@ async fn run(mut config: StdioConfig) -> Result<(), Failure> {
     built.ledger.close().await;
     db.close().await;
     if let Some(path) = &config.metrics_file
+        && lf_metrics::enabled()
         && let Err(e) = lf_mcp_stdio::write_metrics(path)
     {
         tracing::warn!(path = %path.display(), error = %e, "cannot write the metrics file");

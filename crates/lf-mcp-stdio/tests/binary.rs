@@ -330,3 +330,26 @@ fn writes_its_metrics_to_the_metrics_file_on_exit() {
     assert!(!text.contains(missing), "no id a call named");
     assert!(!dir.path().join("metrics.prom.partial").exists());
 }
+
+#[test]
+fn no_metrics_counts_nothing_and_writes_no_metrics_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite:{}", dir.path().join("x.db").display());
+    let file = dir.path().join("metrics.prom");
+    let out = run(
+        &[
+            ("LENSERFIGHT_DATABASE_URL", &url),
+            ("LENSERFIGHT_METRICS_FILE", &file.display().to_string()),
+            ("LENSERFIGHT_NO_METRICS", "true"),
+        ],
+        &[],
+        &[
+            init(),
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "list_lenses", "arguments": {}}}),
+        ],
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(lines(&out).len(), 2, "the server answers as ever");
+    assert!(!file.exists(), "no metrics file with metrics off");
+}

@@ -12,7 +12,7 @@
 //! token, user, id or free text is ever a label.
 
 use std::sync::LazyLock;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use lf_core::meter::{Meter, ModelCall, Outcome, RunEnd};
@@ -204,18 +204,27 @@ impl Metrics {
     /// An HTTP request on `route` (a fixed name, never the request's path)
     /// was answered `status` after `took`.
     pub fn http_request(&self, route: &'static str, status: u16, took: Duration) {
+        if !enabled() {
+            return;
+        }
         self.http_requests.get_or_create(&HttpLabels { route, status }).inc();
         self.http_seconds.get_or_create(&Route { route }).observe(took.as_secs_f64());
     }
 
     /// A connection opened (`+1`) or closed (`-1`).
     pub fn connections(&self, change: i64) {
+        if !enabled() {
+            return;
+        }
         self.connections.inc_by(change);
     }
 
     /// A limit closed a connection or refused a request, for `reason` (a
     /// fixed word).
     pub fn refused(&self, reason: &'static str) {
+        if !enabled() {
+            return;
+        }
         self.refusals.get_or_create(&Reason { reason }).inc();
     }
 }
@@ -268,6 +277,22 @@ impl Meter for Metrics {
 
 static METRICS: LazyLock<Metrics> = LazyLock::new(Metrics::new);
 
+/// Set by [`turn_off`]; read on each of the transport's counts.
+static OFF: AtomicBool = AtomicBool::new(false);
+
+/// Counts nothing for the rest of the process (`LENSERFIGHT_NO_METRICS`):
+/// [`install`] then leaves lf-core's meter the one that does nothing, the
+/// transport's counts are skipped, and [`enabled`] says so, so that
+/// `/metrics` is not served. Called before [`install`].
+pub fn turn_off() {
+    OFF.store(true, Ordering::Relaxed);
+}
+
+/// Whether the process counts (it does unless [`turn_off`] was called).
+pub fn enabled() -> bool {
+    !OFF.load(Ordering::Relaxed)
+}
+
 /// The process's metrics.
 pub fn metrics() -> &'static Metrics {
     &METRICS
@@ -275,9 +300,11 @@ pub fn metrics() -> &'static Metrics {
 
 /// Makes [`metrics`] lf-core's meter, so that the catalog, the runner and
 /// the model client count there. Called by the binaries at start; a second
-/// call changes nothing.
+/// call changes nothing, nor does a call after [`turn_off`].
 pub fn install() {
-    lf_core::meter::install(metrics());
+    if enabled() {
+        lf_core::meter::install(metrics());
+    }
 }
 
 #[cfg(test)]

@@ -108,6 +108,10 @@ pub struct CommonArgs {
     #[arg(long, env = "LENSERFIGHT_OTLP_ENDPOINT", value_name = "URL")]
     pub otlp_endpoint: Option<String>,
 
+    /// Count nothing and serve no /metrics: no tool call, request, run or model call is counted [default: metrics on]
+    #[arg(long, env = "LENSERFIGHT_NO_METRICS")]
+    pub no_metrics: bool,
+
     /// Which of these values came from the configuration file (set by
     /// [`crate::parse`]), so that an error names the key where it was set.
     #[arg(skip)]
@@ -193,6 +197,9 @@ impl CommonArgs {
                 tracing_subscriber::EnvFilter::try_new(text).map_err(|e| self.bad(Setting::Log, e))?
             }
         };
+        if self.no_metrics {
+            lf_metrics::turn_off();
+        }
         let traces = match self.otlp_endpoint.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
             Some(endpoint) => {
                 Some(lf_telemetry::Traces::start(endpoint).map_err(|e| self.bad(Setting::OtlpEndpoint, e))?)

@@ -73,6 +73,7 @@ pub enum Setting {
     EventRunsPerMinute,
     OtlpEndpoint,
     MetricsFile,
+    NoMetrics,
     Bind,
     PublicUrl,
     AllowedOrigins,
@@ -96,7 +97,7 @@ pub enum Setting {
 
 /// `(setting, file key, kind, reader)`: the key names the setting in the
 /// configuration file; its variable and flag follow from it ([`names_of`]).
-const TABLE: [(Setting, &str, Kind, Reader); 46] = [
+const TABLE: [(Setting, &str, Kind, Reader); 47] = [
     (Setting::DatabaseUrl, "database_url", Kind::Text, Reader::Both),
     (Setting::LenserId, "lenser_id", Kind::Text, Reader::Stdio),
     (Setting::Toolsets, "toolsets", Kind::List, Reader::Both),
@@ -124,6 +125,7 @@ const TABLE: [(Setting, &str, Kind, Reader); 46] = [
     (Setting::EventRunsPerMinute, "event_runs_per_minute", Kind::Count, Reader::Both),
     (Setting::OtlpEndpoint, "otlp_endpoint", Kind::Text, Reader::Both),
     (Setting::MetricsFile, "metrics_file", Kind::Text, Reader::Stdio),
+    (Setting::NoMetrics, "no_metrics", Kind::Switch, Reader::Both),
     (Setting::Bind, "bind", Kind::Text, Reader::Http),
     (Setting::PublicUrl, "public_url", Kind::Text, Reader::Http),
     (Setting::AllowedOrigins, "allowed_origins", Kind::List, Reader::Http),
@@ -333,7 +335,7 @@ mod tests {
     /// Every setting's names as users write them (in scripts, unit files
     /// and configuration files), in the order of the README's tables: a
     /// renamed setting breaks their configuration, so it shows up here.
-    const PUBLISHED: [(&str, &str, &str); 46] = [
+    const PUBLISHED: [(&str, &str, &str); 47] = [
         ("database_url", "LENSERFIGHT_DATABASE_URL", "--database-url"),
         ("lenser_id", "LENSERFIGHT_LENSER_ID", "--lenser-id"),
         ("toolsets", "LENSERFIGHT_TOOLSETS", "--toolsets"),
@@ -361,6 +363,7 @@ mod tests {
         ("event_runs_per_minute", "LENSERFIGHT_EVENT_RUNS_PER_MINUTE", "--event-runs-per-minute"),
         ("otlp_endpoint", "LENSERFIGHT_OTLP_ENDPOINT", "--otlp-endpoint"),
         ("metrics_file", "LENSERFIGHT_METRICS_FILE", "--metrics-file"),
+        ("no_metrics", "LENSERFIGHT_NO_METRICS", "--no-metrics"),
         ("bind", "LENSERFIGHT_BIND", "--bind"),
         ("public_url", "LENSERFIGHT_PUBLIC_URL", "--public-url"),
         ("allowed_origins", "LENSERFIGHT_ALLOWED_ORIGINS", "--allowed-origins"),
