@@ -166,7 +166,7 @@ svg.graph text.status{font-size:11px;fill:#333}svg.graph path.edge{fill:none;str
 svg.graph marker path{fill:#888}g.st-completed rect{fill:#c9ecd4;stroke:#2e8b57}g.st-failed rect{fill:#f6c9c9;stroke:#b00020}\
 g.st-running rect,g.st-retrying rect{fill:#cfe2fb;stroke:#06c}g.st-skipped rect{fill:#f5f5f7;stroke:#bbb}\
 g.st-cancelled rect{fill:#eee;stroke:#777;stroke-dasharray:4 3}table.log pre{white-space:pre-wrap;max-width:40rem}\
-table.log td{vertical-align:top}.logline .level{font-weight:600;text-transform:uppercase;font-size:.8em}";
+table.log td{vertical-align:top}table.figures small,table.log td:nth-child(4){white-space:nowrap}.logline{overflow-wrap:anywhere}.logline .level{font-weight:600;text-transform:uppercase;font-size:.8em}";
 
 /// A key votes: `a`, `b`, … for the answer in that position, `t` for a
 /// tie. The buttons work without it.
