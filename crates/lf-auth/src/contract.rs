@@ -538,15 +538,36 @@ async fn purging(s: &dyn AuthStore) {
     let admin =
         TokenRecord { info: TokenInfo { expires_at: Some(at.plus_micros(1)), ..admin.info }, ..admin };
     s.insert_token(&admin).await.unwrap();
+    let (_, session) = token(lenser.id, at);
+    let session = TokenRecord {
+        info: TokenInfo {
+            expires_at: Some(at.plus_micros(1)),
+            label: Some(crate::SESSION_LABEL.into()),
+            resource: Some("https://mcp.example.com/pages".into()),
+            ..session.info
+        },
+        ..session
+    };
+    s.insert_token(&session).await.unwrap();
+    let (_, live) = token(lenser.id, at);
+    let far = g.refresh.expires_at.plus_micros(1_000_000_000);
+    let live = TokenRecord {
+        info: TokenInfo { expires_at: Some(far), label: Some(crate::SESSION_LABEL.into()), ..live.info },
+        ..live
+    };
+    s.insert_token(&live).await.unwrap();
 
     // Before anything expired: nothing of these goes.
     s.purge_expired(at).await.unwrap();
     assert!(s.code_by_hash(&old_code.hash).await.unwrap().is_some());
     assert!(s.token_by_hash(&g.access.hash).await.unwrap().is_some());
+    assert!(s.token_by_hash(&session.hash).await.unwrap().is_some());
 
     let later = g.refresh.expires_at.plus_micros(1);
     let gone = s.purge_expired(later).await.unwrap();
-    assert!(gone >= 4, "two codes, an access token and a refresh token, got {gone}");
+    assert!(gone >= 5, "two codes, an access token, a refresh token and a session, got {gone}");
+    assert_eq!(s.token_by_hash(&session.hash).await.unwrap(), None, "an expired page session goes");
+    assert!(s.token_by_hash(&live.hash).await.unwrap().is_some(), "a live one stays");
     assert_eq!(s.code_by_hash(&old_code.hash).await.unwrap(), None);
     assert_eq!(s.code_by_hash(&used.hash).await.unwrap(), None);
     assert_eq!(s.token_by_hash(&g.access.hash).await.unwrap(), None);

@@ -90,7 +90,7 @@ pub use metadata::{
 };
 pub use model::{
     ClientId, CodeRecord, FamilyId, GrantInfo, GrantTokens, Handle, Lenser, LenserRecord, LocalLenser,
-    NO_PASSWORD, OAuthClient, Password, RefreshRecord, TokenId, TokenInfo, TokenRecord,
+    NO_PASSWORD, OAuthClient, Password, RefreshRecord, SESSION_LABEL, TokenId, TokenInfo, TokenRecord,
 };
 pub use redirect::{
     MAX_REDIRECT_URI_LEN, MAX_REDIRECT_URIS, append_query, redirect_matches, validate_redirect_uri,

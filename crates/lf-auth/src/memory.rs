@@ -10,7 +10,7 @@ use lf_core::{LenserId, LfError, LfResult, Timestamp};
 
 use crate::model::{
     ClientId, CodeRecord, FamilyId, GrantInfo, GrantTokens, Handle, Lenser, LenserRecord, LocalLenser,
-    OAuthClient, RefreshRecord, TokenId, TokenInfo, TokenRecord,
+    OAuthClient, RefreshRecord, SESSION_LABEL, TokenId, TokenInfo, TokenRecord,
 };
 use crate::secret::SecretHash;
 use crate::store::AuthStore;
@@ -341,7 +341,10 @@ impl AuthStore for MemoryAuthStore {
         let tokens_gone: Vec<TokenId> = s
             .tokens
             .values()
-            .filter(|t| t.info.family_id.is_some() && t.info.expires_at.is_some_and(|e| e < before))
+            .filter(|t| {
+                (t.info.family_id.is_some() || t.info.label.as_deref() == Some(SESSION_LABEL))
+                    && t.info.expires_at.is_some_and(|e| e < before)
+            })
             .map(|t| t.info.id)
             .collect();
         for id in tokens_gone {

@@ -218,6 +218,12 @@ impl fmt::Debug for LenserRecord {
     }
 }
 
+/// The label of a browser session: an access token without a family that
+/// [`crate::AuthService::issue_session`] alone gives (an admin-issued
+/// token may not carry it), so a store knows it as a session, deleted once
+/// expired ([`crate::AuthStore::purge_expired`]).
+pub const SESSION_LABEL: &str = "browser session";
+
 /// What may be shown about an access token: never its secret or hash.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TokenInfo {

@@ -11,7 +11,7 @@ use crate::error::{AuthFailure, OAuthError, OAuthErrorKind};
 use crate::metadata::{ClientIdUrl, ClientMetadataSource, is_client_id_url};
 use crate::model::{
     ClientId, CodeRecord, FamilyId, GrantInfo, GrantTokens, Handle, Lenser, LenserRecord, LocalLenser,
-    NO_PASSWORD, OAuthClient, Password, RefreshRecord, TokenId, TokenInfo, TokenRecord,
+    NO_PASSWORD, OAuthClient, Password, RefreshRecord, SESSION_LABEL, TokenId, TokenInfo, TokenRecord,
 };
 use crate::pkce;
 use crate::redirect::{append_query, redirect_matches, validate_redirect_uris};
@@ -334,6 +334,31 @@ impl AuthService {
     /// `read`, a label over 120 characters, or a resource this server does
     /// not serve; NOT_FOUND if the lenser has no account.
     pub async fn issue_token(&self, new: NewToken) -> LfResult<IssuedToken> {
+        if new.label.as_deref().is_some_and(|l| l.trim().eq_ignore_ascii_case(SESSION_LABEL)) {
+            return Err(LfError::invalid_argument(format!(
+                "The label \"{SESSION_LABEL}\" is kept for the pages' sessions: choose another"
+            ))
+            .with_field("label"));
+        }
+        self.issue(new).await
+    }
+
+    /// Starts a read-write browser session of `lenser` for `resource` (the
+    /// pages' audience): an access token labelled [`SESSION_LABEL`], listed
+    /// and revoked as any token, and deleted once expired by
+    /// [`AuthService::purge_expired`]. Errors as [`AuthService::issue_token`].
+    pub async fn issue_session(
+        &self,
+        lenser: LenserId,
+        resource: String,
+        ttl: Duration,
+    ) -> LfResult<IssuedToken> {
+        let label = Some(SESSION_LABEL.to_owned());
+        let scopes = Scopes::READ_WRITE;
+        self.issue(NewToken { lenser, scopes, resource: Some(resource), ttl: Some(ttl), label }).await
+    }
+
+    async fn issue(&self, new: NewToken) -> LfResult<IssuedToken> {
         if !is_grantable(new.scopes) {
             return Err(
                 LfError::invalid_argument("A token's scopes are read, or read and write").with_field("scope")

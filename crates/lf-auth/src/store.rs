@@ -135,7 +135,8 @@ pub trait AuthStore: Send + Sync {
 
     /// Deletes what can no longer be used and is no longer needed: codes and
     /// refresh tokens that expired before `before`, and access tokens of an
-    /// OAuth family that expired before `before`. Admin-issued tokens are
-    /// kept. Answers how many rows went.
+    /// OAuth family or browser sessions (no family, labelled
+    /// [`crate::SESSION_LABEL`]) that expired before `before`. Admin-issued
+    /// tokens are kept. Answers how many rows went.
     async fn purge_expired(&self, before: Timestamp) -> LfResult<u64>;
 }

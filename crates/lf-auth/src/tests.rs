@@ -311,6 +311,8 @@ fn issuing_rules() {
     );
     assert_eq!(err(new(Scopes::READ, None, None, LenserId::new())), ErrorCode::NotFound);
     assert!(block_on(e.auth.issue_token(new(Scopes::READ, None, Some("x".repeat(120)), me))).is_ok());
+    let kept = err(new(Scopes::READ, None, Some(" Browser Session ".into()), me));
+    assert_eq!(kept, ErrorCode::InvalidArgument, "the sessions' label is theirs alone");
 
     // With no configured resources, any absolute http(s) URL will do.
     let open = env_with(AuthConfig::default());
@@ -335,13 +337,16 @@ fn purging_keeps_what_still_works() {
         label: None,
     }))
     .unwrap();
+    let session = block_on(e.auth.issue_session(me, RESOURCE.into(), Duration::from_secs(60))).unwrap();
+    assert_eq!(session.info.label.as_deref(), Some(crate::SESSION_LABEL));
     assert_eq!(block_on(e.auth.purge_expired()).unwrap(), 0);
     e.advance(Duration::from_secs(3600));
     assert_eq!(
         block_on(e.auth.purge_expired()).unwrap(),
-        3,
-        "the used code, the pending code, the access token"
+        4,
+        "the used code, the pending code, the access token, the browser session"
     );
+    assert_eq!(block_on(e.store.token_by_hash(&SecretHash::of(&session.secret))).unwrap(), None);
     assert_eq!(block_on(e.store.code_by_hash(&SecretHash::of(&pending))).unwrap(), None);
     assert_eq!(e.auth(&admin.secret), Err(AuthFailure::Expired), "admin tokens are kept");
     block_on(e.auth.refresh(client.id.as_str(), &grant.refresh_token, None, None))

@@ -113,8 +113,8 @@ pub struct ServeArgs {
     #[arg(long, env = "LENSERFIGHT_CLIENT_METADATA_HTTP_LOOPBACK")]
     pub client_metadata_http_loopback: bool,
 
-    /// Serve no web pages (sign-in, battles, arena, leaderboard): only MCP,
-    /// OAuth, webhooks and the operators' endpoints.
+    /// Serve no web pages (sign-in, battles, arena, leaderboard, experiments,
+    /// workflow runs): only MCP, OAuth, webhooks and the operators' endpoints.
     #[arg(long, env = "LENSERFIGHT_NO_PAGES")]
     pub no_pages: bool,
 }

@@ -344,6 +344,37 @@ async fn pages_blind_vote_in_chromium() {
         assert!(!browser.source().await.unwrap().contains("Ownership duel"));
     }
     screenshot(&browser, "6-not-found").await;
+
+    // An experiment's matrix, one of its cells, and a workflow run's graph:
+    // the owner's, a 404 for eve.
+    let experiment = common::pages::experiment(&s, "owner").await;
+    let (wf, run) = common::pages::workflow_run(&s, "owner").await;
+    let (matrix, cell, graph) = (
+        format!("/experiments/{experiment}"),
+        format!("/experiments/{experiment}/cells/1/0"),
+        format!("/workflows/{wf}/runs/{run}"),
+    );
+    for path in [&matrix, &graph] {
+        browser.goto(&s.url(path)).await.unwrap();
+        let heading = browser.find(Locator::Css("h1")).await.unwrap().text().await.unwrap();
+        assert_eq!(heading, "Not found", "{path}");
+    }
+    // Tall enough for the heat map and the log in the screenshots.
+    browser.set_window_size(1280, 1600).await.unwrap();
+    sign_in_page(&browser, &s, "owner", &matrix).await;
+    screenshot(&browser, "7-experiment").await;
+    let cells = browser.find_all(Locator::Css("table.matrix td.cell")).await.unwrap();
+    assert_eq!(cells.len(), 100, "50 cases × 2 contenders on the first page");
+    browser.find(Locator::Css("td.cell.pass a")).await.unwrap().click().await.unwrap();
+    wait_for_path(&browser, &cell).await;
+    screenshot(&browser, "8-experiment-cell").await;
+    let answer = browser.find(Locator::Css("section.result pre")).await.unwrap().text().await.unwrap();
+    assert!(answer.contains("<script>document.title='pwned'</script>"), "shown as text: {answer}");
+    assert_ne!(browser.title().await.unwrap(), "pwned", "never run");
+    browser.goto(&s.url(&graph)).await.unwrap();
+    screenshot(&browser, "9-workflow-run").await;
+    let steps = browser.find_all(Locator::Css("svg.graph g.step.st-completed")).await.unwrap();
+    assert_eq!(steps.len(), 4, "every step drawn, completed");
     browser.close().await.unwrap();
     s.stop().await;
 }

@@ -1,11 +1,15 @@
 //! The web pages over plain HTTP (the browser's side is in browser.rs):
 //! sign-in and its cookie, CSRF on every form, the security headers, 404
 //! for what a person may not read, votes through the rule of
-//! `cast_battle_vote`, escaping, sessions that end, and `--no-pages`.
+//! `cast_battle_vote`, escaping, sessions that end, and `--no-pages`; an
+//! experiment's matrix a page of cases at a time and its cells; a workflow
+//! run's graph and log.
 
 mod common;
 
-use common::pages::{SCRIPT_ANSWER, Visitor, battle, hidden, set_cookie};
+use common::pages::{
+    MARKUP_MODEL, SCRIPT_ANSWER, Visitor, battle, experiment, hidden, set_cookie, workflow_run,
+};
 use common::{Options, PASSWORD, Server, call_tool, client};
 use lf_core::Scopes;
 use reqwest::StatusCode;
@@ -273,6 +277,106 @@ async fn no_pages_serves_none() {
     let s = Server::with(Options { serve: Some(|a| a.no_pages = true), ..people() }).await;
     for path in ["/sign-in", "/arena", "/leaderboard", "/pages/style.css"] {
         assert_eq!(client().get(s.url(path)).send().await.unwrap().status(), StatusCode::NOT_FOUND, "{path}");
+    }
+    s.stop().await;
+}
+
+const ESCAPED_SCRIPT: &str = "&lt;script&gt;document.title=&#39;pwned&#39;&lt;/script&gt;";
+
+#[tokio::test]
+async fn an_experiments_matrix_a_page_at_a_time() {
+    let s = Server::with(people()).await;
+    let id = experiment(&s, "owner").await;
+    let owner = Visitor::sign_in(&s, "owner").await;
+    let page = owner.get(&s, &format!("/experiments/{id}")).await;
+    assert_eq!(page.status(), StatusCode::OK);
+    assert!(page.headers()["content-security-policy"].to_str().unwrap().contains("default-src 'none'"));
+    let html = page.text().await.unwrap();
+    assert!(!html.contains(MARKUP_MODEL) && html.contains("model-&lt;i&gt;two&lt;/i&gt;"), "{html}");
+    assert!(html.contains("Cases 1–50 of 120") && html.contains("page 1 of 3"), "{html}");
+    // Contender 0: two passes of three cells, one error; p50 over the answered.
+    assert!(html.contains("<td class=\"n\">67%</td>"), "pass rate: {html}");
+    assert!(html.contains("121 ms") && html.contains("180 ms"), "latency p50 and p95: {html}");
+    assert!(html.contains(&format!("href=\"/experiments/{id}/cells/1/0\"")), "{html}");
+    assert!(html.contains("class=\"cell h10 pass\"") && html.contains("class=\"cell h0 fail\""));
+    assert!(html.contains("class=\"cell h0 error\"") && html.contains("cell pending"));
+    assert!(!html.contains("/cells/60/0"), "case 60 is on the second page");
+    let second = owner.get(&s, &format!("/experiments/{id}?page=2")).await.text().await.unwrap();
+    assert!(second.contains("Cases 51–100") && second.contains(&format!("/experiments/{id}/cells/60/0")));
+    assert!(!second.contains("/cells/1/0\""), "{second}");
+    assert_eq!(owner.get(&s, &format!("/experiments/{id}?page=4")).await.status(), StatusCode::NOT_FOUND);
+    assert_eq!(owner.get(&s, &format!("/experiments/{id}?page=x")).await.status(), StatusCode::BAD_REQUEST);
+
+    // A cell: its answer (the script as text), assertions and verdict.
+    let cell = owner.get(&s, &format!("/experiments/{id}/cells/1/0")).await.text().await.unwrap();
+    assert!(!cell.contains(SCRIPT_ANSWER) && cell.contains(ESCAPED_SCRIPT), "{cell}");
+    assert!(cell.contains("<span class=\"verdict\">passed</span>") && cell.contains("contains"));
+    let failed = owner.get(&s, &format!("/experiments/{id}/cells/1/1")).await.text().await.unwrap();
+    assert!(failed.contains("<span class=\"verdict\">failed</span>"), "{failed}");
+    assert!(
+        failed.contains("no &lt;em&gt;ownership&lt;/em&gt; in it") && failed.contains("&lt;b&gt;borrowing")
+    );
+    let error = owner.get(&s, &format!("/experiments/{id}/cells/2/0")).await.text().await.unwrap();
+    assert!(error.contains("the endpoint failed"), "{error}");
+    for path in ["cells/0/0", "cells/121/0", "cells/1/2", "cells/x/0"] {
+        let r = owner.get(&s, &format!("/experiments/{id}/{path}")).await;
+        assert_eq!(r.status(), StatusCode::NOT_FOUND, "{path}");
+    }
+
+    // Eve may not read it: every page of it is a 404 that shows nothing.
+    let eve = Visitor::sign_in(&s, "eve").await;
+    for path in [
+        format!("/experiments/{id}"),
+        format!("/experiments/{id}?page=2"),
+        format!("/experiments/{id}/cells/1/0"),
+        "/experiments/00000000-0000-4000-8000-000000000000".to_owned(),
+        "/experiments/not-an-id".to_owned(),
+    ] {
+        let r = eve.get(&s, &path).await;
+        assert_eq!(r.status(), StatusCode::NOT_FOUND, "{path}");
+        let html = r.text().await.unwrap();
+        assert!(!html.contains("model-one") && !html.contains("pwned"), "{path}: {html}");
+    }
+    let r = client().get(s.url(&format!("/experiments/{id}"))).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::SEE_OTHER, "no session: to the sign-in");
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_workflow_runs_graph_and_log() {
+    let s = Server::with(people()).await;
+    let (wf, run) = workflow_run(&s, "owner").await;
+    let owner = Visitor::sign_in(&s, "owner").await;
+    let page = owner.get(&s, &format!("/workflows/{wf}/runs/{run}")).await;
+    assert_eq!(page.status(), StatusCode::OK);
+    let html = page.text().await.unwrap();
+    assert!(html.contains("<h1>Notes &lt;fork&gt; · run</h1>"), "the title, escaped: {html}");
+    assert!(html.contains("<svg class=\"graph\""), "{html}");
+    for step in ["start", "left", "right", "after"] {
+        assert!(
+            html.contains(&format!("<g class=\"step st-completed\" data-step=\"{step}\"")),
+            "{step}: {html}"
+        );
+    }
+    // Three layers: the trigger, the two steps it feeds, the one after the first.
+    assert!(html.contains("<rect x=\"15\" y=\"10\"") && html.contains("<rect x=\"255\" y=\"80\""), "{html}");
+    assert!(html.contains("<rect x=\"495\" y=\"10\""), "{html}");
+    assert_eq!(html.matches("class=\"edge\"").count(), 3);
+    assert!(html.contains("left &lt;script&gt;"), "the log line, escaped: {html}");
+    assert!(!html.contains(SCRIPT_ANSWER), "never markup");
+    assert!(html.contains("<table class=\"log\">") && html.contains("logger"));
+
+    let eve = Visitor::sign_in(&s, "eve").await;
+    let other = "00000000-0000-4000-8000-000000000000";
+    for (who, path) in [
+        (&eve, format!("/workflows/{wf}/runs/{run}")),
+        (&owner, format!("/workflows/{other}/runs/{run}")),
+        (&owner, format!("/workflows/{wf}/runs/{other}")),
+        (&owner, format!("/workflows/{wf}/runs/not-a-run")),
+    ] {
+        let r = who.get(&s, &path).await;
+        assert_eq!(r.status(), StatusCode::NOT_FOUND, "{path}");
+        assert!(!r.text().await.unwrap().contains("Notes"), "{path}");
     }
     s.stop().await;
 }

@@ -147,7 +147,7 @@ async fn read(state: &State, viewer: &Viewer, id: &str) -> Result<(BattleSheet, 
     }
 }
 
-fn failed(viewer: &Viewer, e: &LfError) -> Response {
+pub(crate) fn failed(viewer: &Viewer, e: &LfError) -> Response {
     lf_tools::log_error("a page's read", e);
     html::problem(
         StatusCode::SERVICE_UNAVAILABLE,
@@ -156,7 +156,7 @@ fn failed(viewer: &Viewer, e: &LfError) -> Response {
     )
 }
 
-async fn signed_in(state: &State, headers: &HeaderMap, path: &str) -> Result<Viewer, Response> {
+pub(crate) async fn signed_in(state: &State, headers: &HeaderMap, path: &str) -> Result<Viewer, Response> {
     state.sessions.viewer(state, headers).await.ok_or_else(|| to_sign_in(path))
 }
 

@@ -153,7 +153,20 @@ header form.out{margin-left:auto}h1{font-size:1.4rem}.error{color:#b00020}\
 .vote button{font-size:1rem;padding:.5rem 1rem;margin:.3rem .5rem .3rem 0}kbd{border:1px solid #999;border-radius:3px;padding:0 .3rem}\
 table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.3rem .5rem;border-bottom:1px solid #eee}\
 td.n{text-align:right}svg.iv line{stroke:#555;stroke-width:2}svg.iv circle{fill:#06c}\
-label{display:block;margin:.8rem 0}input[type=text],input[type=password]{width:100%;max-width:24rem;padding:.5rem;font-size:1rem}";
+label{display:block;margin:.8rem 0}input[type=text],input[type=password]{width:100%;max-width:24rem;padding:.5rem;font-size:1rem}\
+.meta{color:#555}.idx{color:#777;font-size:.85em}table.matrix{width:auto}table.matrix td.cell{text-align:center;padding:0}\
+td.cell a{display:block;padding:.3rem .5rem;color:#111;text-decoration:none}td.pending{color:#999;background:#f5f5f7}\
+.h0{background:#e8867f}.h1{background:#ec9a7e}.h2{background:#efae7f}.h3{background:#f1c183}.h4{background:#f2d48a}\
+.h5{background:#efe394}.h6{background:#dbe496}.h7{background:#c3df96}.h8{background:#a9d796}.h9{background:#8fcf95}\
+.h10{background:#74c693}td.error a{font-style:italic}tr.fail td:nth-child(3){color:#b00020}\
+section.result{border:1px solid #ccc;border-radius:.4rem;padding:.2rem .8rem;margin:1rem 0}.verdict{text-transform:uppercase}\
+section.passed .verdict{color:#0a5}section.failed .verdict,section.error .verdict{color:#b00020}\
+div.graph{overflow-x:auto}svg.graph rect{fill:#eee;stroke:#888;stroke-width:1.5}svg.graph text{font-size:13px;fill:#111}\
+svg.graph text.status{font-size:11px;fill:#333}svg.graph path.edge{fill:none;stroke:#888;stroke-width:1.5}\
+svg.graph marker path{fill:#888}g.st-completed rect{fill:#c9ecd4;stroke:#2e8b57}g.st-failed rect{fill:#f6c9c9;stroke:#b00020}\
+g.st-running rect,g.st-retrying rect{fill:#cfe2fb;stroke:#06c}g.st-skipped rect{fill:#f5f5f7;stroke:#bbb}\
+g.st-cancelled rect{fill:#eee;stroke:#777;stroke-dasharray:4 3}table.log pre{white-space:pre-wrap;max-width:40rem}\
+table.log td{vertical-align:top}table.figures small,table.log td:nth-child(4){white-space:nowrap}.logline{overflow-wrap:anywhere}.logline .level{font-weight:600;text-transform:uppercase;font-size:.8em}";
 
 /// A key votes: `a`, `b`, … for the answer in that position, `t` for a
 /// tie. The buttons work without it.

@@ -10,6 +10,10 @@
 //!   ([`battle`]): blind side-by-side voting through
 //!   [`lf_battle::BattleService::cast_vote`], the service `cast_battle_vote` calls.
 //! - `GET /leaderboard` ([`board`]): ratings with their intervals as SVG.
+//! - `GET /experiments/{id}` and its cells ([`experiment`]): the case ×
+//!   contender matrix as a heat map, a page of cases at a time.
+//! - `GET /workflows/{id}/runs/{run_id}` ([`workflow`]): a run's graph as
+//!   SVG with each step's status and time, and its log.
 //!
 //! Every page reads as the signed-in person through the same store queries
 //! as the tools: what they may not read is 404. Every form carries a CSRF
@@ -20,8 +24,10 @@
 
 pub mod battle;
 pub mod board;
+pub mod experiment;
 pub mod html;
 pub mod session;
+pub mod workflow;
 
 use std::sync::Arc;
 
@@ -105,6 +111,9 @@ pub fn router<S: Clone + Send + Sync + 'static>(pages: Pages) -> Router<S> {
         .route("/battles/{id}/vote", post(battle::vote))
         .route("/arena", get(battle::arena))
         .route("/leaderboard", get(board::leaderboard))
+        .route("/experiments/{id}", get(experiment::experiment_page))
+        .route("/experiments/{id}/cells/{position}/{contender}", get(experiment::cell_page))
+        .route("/workflows/{id}/runs/{run_id}", get(workflow::run_page))
         .route("/pages/style.css", get(html::style))
         .route("/pages/keys.js", get(html::script))
         .layer(DefaultBodyLimit::max(MAX_FORM))

@@ -6,7 +6,8 @@
 //! no other endpoint, and a bearer token of `/mcp` opens no page. It
 //! expires after [`SESSION_TTL`], is replaced at every sign-in (the old one
 //! revoked), ends at sign-out, and an operator revokes it as any token
-//! (`admin list-tokens`, `admin revoke-token`; label `browser session`).
+//! (`admin list-tokens`, `admin revoke-token`; label `browser session`),
+//! and the token purge deletes it once expired.
 //!
 //! The cookie is `HttpOnly`, `SameSite=Lax`, and `Secure` with the
 //! `__Host-` prefix when the public URL is https. A form's CSRF token is
@@ -22,8 +23,8 @@ use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, Request, State as AxumState};
 use axum::response::Response;
 use http::{HeaderMap, HeaderValue, StatusCode, header};
-use lf_auth::{AuthConfig, AuthService, NewToken, SecretHash, TokenId};
-use lf_core::{ErrorCode, LenserId, Principal, Scopes, SystemClock};
+use lf_auth::{AuthConfig, AuthService, SecretHash, TokenId};
+use lf_core::{ErrorCode, LenserId, Principal, SystemClock};
 use serde::Deserialize;
 use subtle::ConstantTimeEq;
 
@@ -258,17 +259,8 @@ pub(crate) async fn sign_in_submit(AxumState(state): AxumState<State>, request: 
     if let Some(old) = state.sessions.viewer(&state, &parts.headers).await {
         revoke(&state, old.token).await;
     }
-    let issued = state
-        .sessions
-        .tokens
-        .issue_token(NewToken {
-            lenser,
-            scopes: Scopes::READ_WRITE,
-            resource: Some(state.sessions.audience.clone()),
-            ttl: Some(SESSION_TTL),
-            label: Some("browser session".into()),
-        })
-        .await;
+    let issued =
+        state.sessions.tokens.issue_session(lenser, state.sessions.audience.clone(), SESSION_TTL).await;
     match issued {
         Ok(issued) => {
             let mut response = html::see_other(&next);

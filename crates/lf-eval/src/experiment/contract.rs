@@ -178,6 +178,17 @@ async fn tallies_and_results(s: &dyn ExperimentStore) {
     assert_eq!(t.items.iter().map(|r| r.key.position).collect::<Vec<_>>(), [2, 2, 2]);
     let none = ResultFilter { tag: Some("p%".into()), ..ResultFilter::default() };
     assert_eq!(s.results(e.id, &none, page(10, 0)).await.unwrap().total, 0, "a tag is matched whole");
+    let rows = ResultFilter { positions: Some((2, 3)), ..ResultFilter::default() };
+    let r = s.results(e.id, &rows, page(10, 0)).await.unwrap();
+    let keys: Vec<(u32, u16, u8)> =
+        r.items.iter().map(|r| (r.key.position, r.key.contender, r.key.repeat)).collect();
+    assert_eq!(
+        keys,
+        [(2, 0, 1), (2, 0, 2), (2, 1, 1), (3, 0, 1), (3, 0, 2)],
+        "the cases of a page of the matrix"
+    );
+    let one = ResultFilter { positions: Some((4, 4)), contender: Some(1), ..ResultFilter::default() };
+    assert_eq!(s.results(e.id, &one, page(10, 0)).await.unwrap().total, 0);
 }
 
 #[cfg(test)]

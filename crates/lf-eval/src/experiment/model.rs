@@ -151,6 +151,8 @@ pub struct ResultFilter {
     pub tag: Option<String>,
     /// Passed (true) or not (false: failed or errored).
     pub passed: Option<bool>,
+    /// Cells of cases at positions `first..=last` (a page of the matrix).
+    pub positions: Option<(u32, u32)>,
 }
 
 impl ResultFilter {
@@ -159,6 +161,7 @@ impl ResultFilter {
         self.contender.is_none_or(|c| c == r.key.contender)
             && self.tag.as_ref().is_none_or(|t| r.tags.contains(t))
             && self.passed.is_none_or(|p| p == r.passed)
+            && self.positions.is_none_or(|(first, last)| (first..=last).contains(&r.key.position))
     }
 }
 

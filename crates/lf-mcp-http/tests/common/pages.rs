@@ -101,3 +101,114 @@ impl Visitor {
         client().post(s.url(path)).header("cookie", &self.cookie).form(form).send().await.unwrap()
     }
 }
+
+/// The model name with markup in it: escaped in every page.
+pub const MARKUP_MODEL: &str = "model-<i>two</i>";
+
+/// An experiment of `owner`'s over 120 cases and two contenders (the
+/// second named [`MARKUP_MODEL`]), written straight into the server's
+/// store as its runner writes cells: case 1 passed by contender 0 with
+/// [`SCRIPT_ANSWER`] and failed by contender 1; case 2 an error; case 60
+/// passed (on the matrix's second page); the rest pending. Its id.
+pub async fn experiment(s: &Server, owner: &str) -> String {
+    use lf_core::{Clock, SystemClock};
+    use lf_eval::experiment::{AssertionOutcome, CellKey, CellResult, Contender, Experiment, ExperimentId};
+    let db = lf_server::Database::connect(&s.database_url).await.unwrap();
+    let store = db.experiment_store();
+    let now = SystemClock.now();
+    let owner = s.lenser(owner).await;
+    let e = Experiment {
+        id: ExperimentId::new(),
+        owner,
+        visibility: lf_eval::dataset::Visibility::Private,
+        dataset: lf_eval::dataset::DatasetId::new(),
+        dataset_version: 1,
+        case_count: 120,
+        contenders: vec![Contender { model: "model-one".into() }, Contender { model: MARKUP_MODEL.into() }],
+        assertions: Vec::new(),
+        repeats: 1,
+        concurrency: 1,
+        budget_credits: None,
+        status: lf_eval::experiment::ExperimentStatus::Running,
+        created_at: now,
+        updated_at: now,
+        created_by: owner,
+        agent: None,
+    };
+    store.add_experiment(&e).await.unwrap();
+    let cells: [(u32, u16, bool, Option<&str>, &str); 4] = [
+        (1, 0, true, None, SCRIPT_ANSWER),
+        (1, 1, false, None, "Ownership is <b>borrowing</b>."),
+        (2, 0, false, Some("the endpoint failed"), ""),
+        (60, 0, true, None, "The sixtieth answer."),
+    ];
+    for (position, contender, passed, error, answer) in cells {
+        let key = CellKey { experiment: e.id, position, contender, repeat: 1 };
+        store.claim_cell(key, "test", now, now.plus_micros(60_000_000), 3).await.unwrap();
+        let outcome = AssertionOutcome {
+            kind: "contains".into(),
+            from: "assertions[0]".into(),
+            passed,
+            reason: if passed { "found \"ownership\"".into() } else { "no <em>ownership</em> in it".into() },
+        };
+        let result = CellResult {
+            key,
+            tags: vec![format!("case-{position}")],
+            answer: error.is_none().then(|| answer.to_owned()),
+            outcomes: if error.is_none() { vec![outcome] } else { Vec::new() },
+            passed,
+            score: if passed { 1.0 } else { 0.0 },
+            error: error.map(str::to_owned),
+            input_tokens: 10,
+            output_tokens: 5,
+            cost_usd: 0.001,
+            credits: 1,
+            latency_ms: 120 + u64::from(position),
+            attempts: 1,
+            created_at: now,
+        };
+        assert!(store.save_result(&result, "test", now).await.unwrap());
+    }
+    e.id.to_string()
+}
+
+/// A private workflow of `owner`'s (a trigger, two logger steps from it and
+/// a third after the first: three layers) run to its end with a note carrying
+/// [`SCRIPT_ANSWER`]: the workflow's id and the run's.
+pub async fn workflow_run(s: &Server, owner: &str) -> (String, String) {
+    let token = s.token(owner, Scopes::READ_WRITE).await;
+    let steps = json!([
+        {"key": "start", "kind": "trigger", "name": "Start", "node_type": "manual_trigger"},
+        {"key": "left", "kind": "tool", "name": "Note left", "node_type": "logger",
+         "config": {"message": "left [[note]]"}},
+        {"key": "right", "kind": "tool", "name": "Note right", "node_type": "logger",
+         "config": {"message": "right"}},
+        {"key": "after", "kind": "tool", "name": "After left", "node_type": "logger", "config": {"message": "after"}}
+    ]);
+    let connections = json!([
+        {"from_step": "start", "to_step": "left", "input_parameter": "input"},
+        {"from_step": "start", "to_step": "right", "input_parameter": "input"},
+        {"from_step": "left", "to_step": "after", "input_parameter": "input"}
+    ]);
+    let made = ok(
+        s,
+        &token,
+        "create_workflow",
+        json!({"title": "Notes <fork>", "steps": steps, "connections": connections}),
+    )
+    .await;
+    let wf = made["id"].as_str().unwrap().to_owned();
+    let run =
+        ok(s, &token, "run_workflow", json!({"workflow_id": wf, "inputs": {"note": SCRIPT_ANSWER}})).await;
+    let run = run["id"].as_str().unwrap().to_owned();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let status = ok(s, &token, "get_workflow_run_status", json!({"run_id": run})).await;
+        if matches!(status["status"].as_str(), Some("completed" | "failed" | "cancelled")) {
+            assert_eq!(status["status"], "completed", "{status}");
+            return (wf, run);
+        }
+        assert!(std::time::Instant::now() < deadline, "run {run} did not end: {status}");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}

@@ -141,8 +141,9 @@ const LIST_GRANTS: Spellings = spelled!(list_grants);
 
 const PURGE_CODES: &str = "DELETE FROM oauth_codes WHERE expires_at < $1";
 const PURGE_REFRESH: &str = "DELETE FROM refresh_tokens WHERE expires_at < $1";
-const PURGE_TOKENS: &str =
-    "DELETE FROM access_tokens WHERE family_id IS NOT NULL AND expires_at IS NOT NULL AND expires_at < $1";
+/// OAuth families' tokens and browser sessions ([`lf_auth::SESSION_LABEL`]).
+const PURGE_TOKENS: &str = "DELETE FROM access_tokens WHERE expires_at IS NOT NULL AND expires_at < $1 \
+AND (family_id IS NOT NULL OR label = $2)";
 
 fn taken(what: &'static str) -> impl FnOnce() -> String {
     move || format!("That {what} is already taken. Choose another and retry.")
@@ -337,8 +338,10 @@ pub(crate) async fn revoke_family<C: Conn>(conn: &mut C, family: FamilyId, at: T
 
 pub(crate) async fn purge_expired<C: Conn>(conn: &mut C, before: Timestamp) -> LfResult<u64> {
     let mut gone = 0;
-    for sql in [PURGE_CODES, PURGE_TOKENS, PURGE_REFRESH] {
+    for sql in [PURGE_CODES, PURGE_REFRESH] {
         gone += execute(conn, query(sql).put_time(before)).await?;
     }
+    gone +=
+        execute(conn, query(PURGE_TOKENS).put_time(before).put(lf_auth::SESSION_LABEL.to_owned())).await?;
     Ok(gone)
 }

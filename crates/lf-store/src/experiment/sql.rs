@@ -403,6 +403,10 @@ pub(crate) async fn results<C: Conn>(
         if let Some(t) = &filter.tag {
             C::Database::push_bind(qb.push(" AND r.tags LIKE "), tag_pattern(t)).push(" ESCAPE '\\'");
         }
+        if let Some((first, last)) = filter.positions {
+            C::Database::push_bind(qb.push(" AND r.position BETWEEN "), i64::from(first));
+            C::Database::push_bind(qb.push(" AND "), i64::from(last));
+        }
     };
     listing(conn, RESULT_COLUMNS, from, " ORDER BY r.position, r.contender, r.rep", page, result).await
 }

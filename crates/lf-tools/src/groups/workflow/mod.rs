@@ -11,6 +11,9 @@
 mod run_shapes;
 mod shapes;
 
+/// A run's log in the order get_workflow_run_logs gives it (the pages' too).
+pub use run_shapes::{Entry, entries};
+
 mod archive_workflow;
 mod cancel_workflow_run;
 mod create_workflow;
