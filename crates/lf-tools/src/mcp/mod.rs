@@ -12,7 +12,8 @@
 //!   elicitation (confirmations, a lens's parameters, approvals);
 //! - `tasks.rs`: MCP's tasks extension over workflow runs;
 //! - `resources.rs`: MCP resources over the documents the caller may read
-//!   (`documents.rs`, which the Search group reads too);
+//!   (`documents.rs`, which the Search group reads too) and an
+//!   experiment's results as files (`exports.rs`);
 //! - `toolsets.rs`: dynamic toolsets;
 //! - [`trace`]: each tool call's span, and a request's `traceparent`.
 
@@ -20,6 +21,7 @@ pub mod classify;
 pub mod direct;
 pub(crate) mod documents;
 pub(crate) mod elicit;
+pub(crate) mod exports;
 pub(crate) mod icon;
 pub mod jsonrpc;
 pub(crate) mod resources;

@@ -33,6 +33,7 @@ use crate::catalog::{Catalog, CatalogOptions};
 use crate::mcp::classify::{lacks_scope, one_call};
 use crate::mcp::documents::{self, DocId};
 use crate::mcp::elicit::{self, Asked, Asker, Reply};
+use crate::mcp::exports;
 use crate::mcp::resources::{self, Cursor, Hint};
 use crate::mcp::tasks;
 use crate::mcp::toolsets::{self, Enabled};
@@ -758,6 +759,17 @@ impl ServerHandler for LfServer {
     ) -> Result<ReadResourceResponse, McpError> {
         let principal = self.caller(&context)?;
         let uri = request.uri;
+        if let Some(export) = exports::Export::from_uri(&uri) {
+            let text =
+                exports::read(&self.services, &principal, export).await.map_err(|e| match e.code() {
+                    ErrorCode::NotFound => resource_not_found(&uri),
+                    _ => request_error(e),
+                })?;
+            let text = sanitize_text(&text).unwrap_or(text);
+            let contents = ResourceContents::text(text, uri).with_mime_type(export.format.mime());
+            let hint = Hint { ttl_ms: resources::FRESH_MS, scope: rmcp::model::CacheScope::Private };
+            return Ok(hinted!(ReadResourceResult::new(vec![contents]), hint, &context).into());
+        }
         let id = DocId::from_uri(&uri).ok_or_else(|| resource_not_found(&uri))?;
         let doc = documents::read(&self.services, &principal, id).await.map_err(|e| match e.code() {
             // A missing label is told apart (the lens is readable): the
