@@ -1,4 +1,5 @@
-//! An experiment's results as MCP resources (`results.jsonl`, `results.csv`)
+//! An experiment's results as MCP resources (`results.jsonl`, `results.csv`,
+//! and with a battle's, `chart.svg`)
 //! through rmcp's service, as a client reads them: listed as templates,
 //! read by whoever reads the experiment, not found for anyone else, and
 //! exactly the cells the store holds, with CSV's quoting.
@@ -108,7 +109,7 @@ async fn the_templates_name_both_exports() {
         .as_array()
         .unwrap()
         .iter()
-        .filter(|t| t["uriTemplate"].as_str().unwrap().starts_with("lenserfight://experiments/"))
+        .filter(|t| t["uriTemplate"].as_str().unwrap().contains("/results."))
         .map(|t| (t["uriTemplate"].as_str().unwrap(), t["mimeType"].as_str().unwrap()))
         .collect();
     assert_eq!(
@@ -195,5 +196,46 @@ async fn only_who_reads_the_experiment_reads_its_export() {
         for uri in uris(public) {
             assert_eq!(read(&mut a, &uri).await, read(&mut b, &uri).await, "a public one reads alike");
         }
+    }
+}
+
+#[tokio::test]
+async fn charts_draw_what_their_reader_may_read() {
+    let (alice, bob) = alice_and_bob();
+    let private = experiment(&alice, "private").await;
+    write(&alice, private, 1, 0, Some("x"), &["a"]).await;
+    write(&alice, private, 2, 0, Some("no"), &["a"]).await;
+    let made =
+        ok(&alice, "create_battle", json!({"title": "Rivers <b>", "task_prompt": "Name three rivers."}))
+            .await;
+    let battle = made["id"].as_str().unwrap();
+    ok(
+        &alice,
+        "add_battle_contender",
+        json!({"battle_id": battle, "display_name": "<script>alert(1)</script>", "contender_type": "ai_model",
+               "contender_ref_id": lf_core::LensId::new().to_string()}),
+    )
+    .await;
+    let experiment_chart = format!("lenserfight://experiments/{private}/chart.svg");
+    let battle_chart = format!("lenserfight://battles/{battle}/chart.svg");
+
+    let mut a = Wire::open(alice, "2025-11-25").await;
+    let (mime, svg) = read(&mut a, &experiment_chart).await;
+    assert_eq!(mime, "image/svg+xml");
+    assert!(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""), "{svg}");
+    assert!(svg.contains(">m-a</text>") && svg.contains(">m-b</text>"), "{svg}");
+    assert!(svg.contains(">50% of 2 (score 0.50)</text>"), "one of m-a's two cells passed: {svg}");
+    assert!(
+        svg.contains(&format!("Experiment {}: running, 2 of 4 cells", &private.to_string()[..8])),
+        "{svg}"
+    );
+    let (_, svg) = read(&mut a, &battle_chart).await;
+    assert!(svg.contains("A: &lt;script&gt;alert(1)&lt;/script&gt;") && !svg.contains("<script"), "{svg}");
+    assert!(svg.contains("<title>Rivers &lt;b&gt;</title>") && svg.contains(">0 votes</text>"), "{svg}");
+
+    let mut b = Wire::open(bob, "2025-11-25").await;
+    for uri in [&experiment_chart, &battle_chart] {
+        let reply = b.request("resources/read", json!({"uri": uri})).await;
+        assert_eq!(reply["error"]["code"], -32002, "alice's private experiment and draft battle: {reply}");
     }
 }

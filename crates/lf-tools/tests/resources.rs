@@ -88,7 +88,9 @@ async fn templates_name_every_kind() {
                 "lenserfight://workflows/{workflow_id}",
                 "lenserfight://battles/{battle_id}",
                 "lenserfight://experiments/{experiment_id}/results.jsonl",
-                "lenserfight://experiments/{experiment_id}/results.csv"
+                "lenserfight://experiments/{experiment_id}/results.csv",
+                "lenserfight://battles/{battle_id}/chart.svg",
+                "lenserfight://experiments/{experiment_id}/chart.svg"
             ]
         );
         let mimes: Vec<&str> = t["resourceTemplates"]
@@ -99,7 +101,10 @@ async fn templates_name_every_kind() {
             .collect();
         assert_eq!(
             mimes,
-            ["text/markdown"; 4].into_iter().chain(["application/jsonl", "text/csv"]).collect::<Vec<_>>()
+            ["text/markdown"; 4]
+                .into_iter()
+                .chain(["application/jsonl", "text/csv", "image/svg+xml", "image/svg+xml"])
+                .collect::<Vec<_>>()
         );
         if version == "2026-07-28" {
             assert_eq!((t["ttlMs"].clone(), t["cacheScope"].clone()), (json!(3_600_000), json!("public")));
