@@ -114,6 +114,10 @@ async def test_resources_list_templates_and_read(binary, mode):
                 "lenserfight://lenses/{lens_id}{?label}",
                 "lenserfight://workflows/{workflow_id}",
                 "lenserfight://battles/{battle_id}",
+                "lenserfight://experiments/{experiment_id}/results.jsonl",
+                "lenserfight://experiments/{experiment_id}/results.csv",
+                "lenserfight://battles/{battle_id}/chart.svg",
+                "lenserfight://experiments/{experiment_id}/chart.svg",
             ]
             listed = await client.list_resources()
             assert [(r.uri, r.name, r.mime_type) for r in listed.resources] == [(uri, "Code Reviewer", "text/markdown")]

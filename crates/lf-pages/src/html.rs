@@ -1,68 +1,11 @@
-//! Markup that escapes by default: [`Html`] holds markup this crate wrote;
-//! anything else enters through [`Html::text`] (or `push_text`), which
-//! escapes it, so an answer's `<script>` is shown as text. Every page goes
-//! out through [`page`], with the security headers.
-
-use std::fmt::Write as _;
+//! Every page goes out through [`page`], with the security headers. Its
+//! markup is an [`Html`] (lf-tools' [`lf_tools::markup`], which the MCP
+//! resources' SVG charts share): this crate's own markup, and anything
+//! else escaped, so an answer's `<script>` is shown as text.
 
 use axum::response::{IntoResponse, Response};
 use http::{HeaderMap, HeaderValue, StatusCode, header};
-
-/// A piece of markup.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Html(String);
-
-impl Html {
-    /// Markup written here, trusted as is. Never give it outside text.
-    pub fn raw(markup: &str) -> Html {
-        Html(markup.to_owned())
-    }
-
-    /// `text`, escaped.
-    pub fn text(text: &str) -> Html {
-        let mut out = Html::default();
-        out.push_text(text);
-        out
-    }
-
-    /// Appends markup written here.
-    pub fn push_raw(&mut self, markup: &str) -> &mut Self {
-        self.0.push_str(markup);
-        self
-    }
-
-    /// Appends `text`, escaped (element content and quoted attribute values).
-    pub fn push_text(&mut self, text: &str) -> &mut Self {
-        for c in text.chars() {
-            match c {
-                '&' => self.0.push_str("&amp;"),
-                '<' => self.0.push_str("&lt;"),
-                '>' => self.0.push_str("&gt;"),
-                '"' => self.0.push_str("&quot;"),
-                '\'' => self.0.push_str("&#39;"),
-                c => self.0.push(c),
-            }
-        }
-        self
-    }
-
-    /// Appends other markup.
-    pub fn push(&mut self, other: &Html) -> &mut Self {
-        self.0.push_str(&other.0);
-        self
-    }
-
-    /// Appends a number or another value whose `Display` is markup-safe.
-    pub fn push_display(&mut self, value: impl std::fmt::Display) -> &mut Self {
-        let _ = write!(self.0, "{value}");
-        self
-    }
-
-    /// The markup.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
+pub use lf_tools::markup::Html;
 
 /// The policy of every page: nothing inline, nothing from elsewhere; forms
 /// post only here; never framed.
@@ -109,7 +52,8 @@ pub fn page(status: StatusCode, title: &str, who: Option<&Header<'_>>, body: &Ht
         }
     }
     h.push_raw("</nav></header><main>").push(body).push_raw("</main></body></html>");
-    let mut response = (status, [(header::CONTENT_TYPE, "text/html; charset=utf-8")], h.0).into_response();
+    let mut response =
+        (status, [(header::CONTENT_TYPE, "text/html; charset=utf-8")], h.into_string()).into_response();
     secure(response.headers_mut());
     response
 }

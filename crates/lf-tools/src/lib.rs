@@ -17,7 +17,8 @@
 //!   declaration), one file per tool;
 //! - [`mcp`]: the catalog over MCP ([`LfServer`], the direct path, JSON-RPC,
 //!   tasks, resources and documents, dynamic toolsets);
-//! - [`agent_calls`]: the catalog for agents, the one way an agent acts.
+//! - [`agent_calls`]: the catalog for agents, the one way an agent acts;
+//! - [`markup`]: HTML and SVG that escape by default (lf-pages' too).
 //!
 //! Invariants:
 //! - a tool's annotations follow from its safety class and what it reaches
@@ -34,6 +35,7 @@
 pub mod agent_calls;
 mod catalog;
 pub mod groups;
+pub mod markup;
 pub mod mcp;
 
 pub use catalog::errors::{error_result, error_value, is_rmcp_detail, is_rmcp_error_echo, log_error};

@@ -86,10 +86,26 @@ async fn templates_name_every_kind() {
                 "lenserfight://lenses/{lens_id}",
                 "lenserfight://lenses/{lens_id}{?label}",
                 "lenserfight://workflows/{workflow_id}",
-                "lenserfight://battles/{battle_id}"
+                "lenserfight://battles/{battle_id}",
+                "lenserfight://experiments/{experiment_id}/results.jsonl",
+                "lenserfight://experiments/{experiment_id}/results.csv",
+                "lenserfight://battles/{battle_id}/chart.svg",
+                "lenserfight://experiments/{experiment_id}/chart.svg"
             ]
         );
-        assert!(t["resourceTemplates"].as_array().unwrap().iter().all(|t| t["mimeType"] == "text/markdown"));
+        let mimes: Vec<&str> = t["resourceTemplates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["mimeType"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            mimes,
+            ["text/markdown"; 4]
+                .into_iter()
+                .chain(["application/jsonl", "text/csv", "image/svg+xml", "image/svg+xml"])
+                .collect::<Vec<_>>()
+        );
         if version == "2026-07-28" {
             assert_eq!((t["ttlMs"].clone(), t["cacheScope"].clone()), (json!(3_600_000), json!("public")));
         } else {

@@ -12,14 +12,20 @@
 //!   elicitation (confirmations, a lens's parameters, approvals);
 //! - `tasks.rs`: MCP's tasks extension over workflow runs;
 //! - `resources.rs`: MCP resources over the documents the caller may read
-//!   (`documents.rs`, which the Search group reads too);
+//!   (`documents.rs`, which the Search group reads too) and an
+//!   experiment's results as files (`exports.rs`), and battles' and
+//!   experiments' results as SVG charts (`charts.rs`);
+//! - `apps.rs`: the MCP Apps views of three tools' results;
 //! - `toolsets.rs`: dynamic toolsets;
 //! - [`trace`]: each tool call's span, and a request's `traceparent`.
 
+pub(crate) mod apps;
+pub(crate) mod charts;
 pub mod classify;
 pub mod direct;
 pub(crate) mod documents;
 pub(crate) mod elicit;
+pub(crate) mod exports;
 pub(crate) mod icon;
 pub mod jsonrpc;
 pub(crate) mod resources;

@@ -54,7 +54,8 @@ pub(crate) fn read_hint(doc: &Document) -> Hint {
     Hint { ttl_ms: FRESH_MS, scope: if doc.shared { CacheScope::Public } else { CacheScope::Private } }
 }
 
-/// The URI templates of every kind.
+/// The URI templates of every kind, of the experiments' exports and of
+/// the charts.
 pub(crate) fn templates() -> Vec<ResourceTemplate> {
     [
         (
@@ -79,8 +80,11 @@ pub(crate) fn templates() -> Vec<ResourceTemplate> {
         ),
     ]
     .into_iter()
-    .map(|(uri, name, description)| {
-        ResourceTemplate::new(uri, name).with_description(description).with_mime_type(MIME)
+    .map(|(uri, name, description)| (uri, name, description, MIME))
+    .chain(crate::mcp::exports::TEMPLATES)
+    .chain(crate::mcp::charts::TEMPLATES)
+    .map(|(uri, name, description, mime)| {
+        ResourceTemplate::new(uri, name).with_description(description).with_mime_type(mime)
     })
     .collect()
 }
@@ -258,6 +262,10 @@ mod tests {
                 "lenserfight://lenses/{lens_id}{?label}",
                 "lenserfight://workflows/{workflow_id}",
                 "lenserfight://battles/{battle_id}",
+                "lenserfight://experiments/{experiment_id}/results.jsonl",
+                "lenserfight://experiments/{experiment_id}/results.csv",
+                "lenserfight://battles/{battle_id}/chart.svg",
+                "lenserfight://experiments/{experiment_id}/chart.svg",
             ]
         );
     }

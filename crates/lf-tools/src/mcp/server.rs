@@ -30,9 +30,12 @@ use crate::catalog::output::ToolOutput;
 use crate::catalog::services::{Ctx, Services};
 use crate::catalog::tool::{Called, Safety, ToolSpec};
 use crate::catalog::{Catalog, CatalogOptions};
+use crate::mcp::apps;
+use crate::mcp::charts;
 use crate::mcp::classify::{lacks_scope, one_call};
 use crate::mcp::documents::{self, DocId};
 use crate::mcp::elicit::{self, Asked, Asker, Reply};
+use crate::mcp::exports;
 use crate::mcp::resources::{self, Cursor, Hint};
 use crate::mcp::tasks;
 use crate::mcp::toolsets::{self, Enabled};
@@ -534,7 +537,14 @@ impl ServerHandler for LfServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(self.listing(&self.named_toolsets(&context))))
+        let tools = self.listing(&self.named_toolsets(&context));
+        // Only a host of MCP Apps learns of the views.
+        let tools = if apps::declared(context.client_capabilities().as_ref()) {
+            apps::with_views(tools)
+        } else {
+            tools
+        };
+        Ok(ListToolsResult::with_all_items(tools))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
@@ -758,6 +768,28 @@ impl ServerHandler for LfServer {
     ) -> Result<ReadResourceResponse, McpError> {
         let principal = self.caller(&context)?;
         let uri = request.uri;
+        if let Some(view) = apps::View::from_uri(&uri) {
+            let result = ReadResourceResult::new(vec![apps::contents(view)]);
+            return Ok(hinted!(result, resources::TEMPLATES_HINT, &context).into());
+        }
+        // A file of the caller's reach: a chart or an export.
+        let file = if let Some(chart) = charts::Chart::from_uri(&uri) {
+            Some((charts::read(&self.services, &principal, chart).await, charts::MIME))
+        } else if let Some(export) = exports::Export::from_uri(&uri) {
+            Some((exports::read(&self.services, &principal, export).await, export.format.mime()))
+        } else {
+            None
+        };
+        if let Some((text, mime)) = file {
+            let text = text.map_err(|e| match e.code() {
+                ErrorCode::NotFound => resource_not_found(&uri),
+                _ => request_error(e),
+            })?;
+            let text = sanitize_text(&text).unwrap_or(text);
+            let contents = ResourceContents::text(text, uri).with_mime_type(mime);
+            let hint = Hint { ttl_ms: resources::FRESH_MS, scope: rmcp::model::CacheScope::Private };
+            return Ok(hinted!(ReadResourceResult::new(vec![contents]), hint, &context).into());
+        }
         let id = DocId::from_uri(&uri).ok_or_else(|| resource_not_found(&uri))?;
         let doc = documents::read(&self.services, &principal, id).await.map_err(|e| match e.code() {
             // A missing label is told apart (the lens is readable): the

@@ -4,7 +4,7 @@
 //! lf-eval's; these files adapt arguments and results. An opt-in group:
 //! listed when named (`--toolsets default,eval`) or enabled.
 
-mod experiment_shapes;
+pub(crate) mod experiment_shapes;
 mod shapes;
 
 mod add_dataset_cases;
