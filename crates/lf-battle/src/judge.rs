@@ -76,10 +76,32 @@ pub struct JudgePrompt {
     pub entries: Vec<(char, String)>,
 }
 
+/// What a judge is asked about, whoever asks: the task the answers were
+/// given, the rubric they are scored on (none: one score each), and the
+/// model key sent with the request.
+#[derive(Clone, Copy, Debug)]
+pub struct JudgeAsk<'a> {
+    pub task: &'a str,
+    pub rubric: Option<&'a Rubric>,
+    pub model: Option<&'a str>,
+}
+
 /// The request of one order: `shown` lists `(slot, submission)` in the order
 /// the model reads them.
 pub fn build_request(battle: &Battle, shown: &[(Slot, &str)]) -> ChatRequest {
-    let rubric = rubric_of(battle);
+    let ask = JudgeAsk {
+        task: battle.task_prompt.as_str(),
+        rubric: rubric_of(battle),
+        model: battle.ai_judge_model_key.as_ref().map(|k| k.as_str()),
+    };
+    build_ask(&ask, shown)
+}
+
+/// The request of one order of `ask` (the battle's and an experiment's
+/// graded assertions' alike): `shown` lists `(slot, text)` in the order the
+/// model reads them.
+pub fn build_ask(ask: &JudgeAsk<'_>, shown: &[(Slot, &str)]) -> ChatRequest {
+    let rubric = ask.rubric;
     let mut system = String::new();
     system.push_str(JUDGE_MARKER);
     system.push_str(
@@ -105,7 +127,7 @@ Answer with one JSON object and nothing else, in exactly this shape:\n",
     }
     system.push_str("; scores are numbers from 0 (fails the task) to 100 (perfect).");
 
-    let task = battle.task_prompt.as_str();
+    let task = ask.task;
     let mut user = format!("Task ({} characters):\n{task}\n\n", task.chars().count());
     if let Some(r) = rubric {
         user.push_str(&format!("Criteria ({}):\n", r.criteria().len()));
@@ -131,7 +153,7 @@ Answer with one JSON object and nothing else, in exactly this shape:\n",
     // The stand-in judges what the model reads: the prompt, read back.
     let stand_in = parse_prompt(&user).map(|prompt| stand_in::answer(&prompt));
     ChatRequest {
-        model: battle.ai_judge_model_key.as_ref().map(|k| k.as_str().to_owned()),
+        model: ask.model.map(str::to_owned),
         system,
         user,
         max_tokens: Some((256 + 256 * n).min(8_192)),
@@ -404,6 +426,21 @@ impl<'de> Visitor<'de> for Depth {
     }
 }
 
+/// Two orders' scores of the same entries (each sorted by slot, as
+/// [`parse_answer`] gives them): per entry, the mean of both and whether its
+/// rank among the entries was the same in both (`position_consistent`).
+pub fn both_orders(a: &[PassScore], b: &[PassScore]) -> Vec<(Score, bool)> {
+    let a_scores: Vec<Score> = a.iter().map(|p| p.score).collect();
+    let b_scores: Vec<Score> = b.iter().map(|p| p.score).collect();
+    let (ra, rb) = (ranks(&a_scores), ranks(&b_scores));
+    a_scores
+        .iter()
+        .zip(&b_scores)
+        .zip(ra.iter().zip(&rb))
+        .map(|((x, y), (p, q))| (Score::mean([*x, *y]), p == q))
+        .collect()
+}
+
 /// Competition ranks (1, 1, 3) of `scores`, higher first.
 fn ranks(scores: &[Score]) -> Vec<usize> {
     scores.iter().map(|s| 1 + scores.iter().filter(|o| *o > s).count()).collect()
@@ -493,10 +530,8 @@ pub async fn judge_asking(
     let (b, model_b) = one_order(provider, battle, &reversed, "in reverse slot order", asked).await?;
     let model = if model_a == model_b { model_a } else { format!("{model_a} / {model_b}") };
 
-    let a_scores: Vec<Score> = a.iter().map(|p| p.score).collect();
-    let b_scores: Vec<Score> = b.iter().map(|p| p.score).collect();
-    let (ra, rb) = (ranks(&a_scores), ranks(&b_scores));
-    let mean: Vec<Score> = a_scores.iter().zip(&b_scores).map(|(x, y)| Score::mean([*x, *y])).collect();
+    let combined = both_orders(&a, &b);
+    let mean: Vec<Score> = combined.iter().map(|(s, _)| *s).collect();
     let kinds = verdict_kinds(&mean);
     Ok(forward
         .iter()
@@ -517,7 +552,7 @@ pub async fn judge_asking(
                 criteria,
                 reasoning,
                 model: model.clone(),
-                position_consistent: Some(ra[i] == rb[i]),
+                position_consistent: Some(combined[i].1),
                 created_at: now,
             }
         })

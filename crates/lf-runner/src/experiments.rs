@@ -16,6 +16,18 @@
 //! none) is written once, by the lease's holder: a kill loses no written
 //! cell and asks none again.
 //!
+//! Graded assertions (rubric, factuality, pairwise: lf-eval's `Grading`)
+//! are asked of the experiment's judge within the cell's attempt, after
+//! its answer and before its result is written, under the same lease and
+//! retry rule (a malformed judge answer counts as a failed attempt of that
+//! judge call); what they cost is kept on each outcome and their credits
+//! added to the cell's. A pairwise cell waits for its baseline's result
+//! for the same case and repeat: each case's baselines are asked first,
+//! so the baseline's cell already holds a slot (or has its result) when
+//! its dependants wait. Written once with the result, a judgement is never
+//! made twice for a written cell; a kill before the write asks the cell
+//! (and its judge) again, within its attempts.
+//!
 //! The experiment stops asking when it is cancelled (seen within
 //! [`WATCH`]) or when its cells have spent its `budget_credits`, and is
 //! completed once every cell has its result. [`ExperimentCells::resume`]
@@ -33,8 +45,9 @@ use lf_core::{
 };
 use lf_eval::dataset::{Case, CaseInput, DatasetStore};
 use lf_eval::experiment::{
-    Assertion, CELL_ATTEMPTS, CellKey, CellResult, Experiment, ExperimentId, ExperimentRunner,
-    ExperimentStatus, ExperimentStore, MAX_ANSWER_CHARS, outcomes, parse_all,
+    Assertion, AssertionOutcome, CELL_ATTEMPTS, CellKey, CellResult, Experiment, ExperimentId,
+    ExperimentRunner, ExperimentStatus, ExperimentStore, Grading, Judged, MAX_ANSWER_CHARS, ResultFilter,
+    labelled, outcomes, parse_all,
 };
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
@@ -44,6 +57,8 @@ use crate::asks::again_after;
 
 /// How often a running experiment looks whether it was cancelled.
 pub const WATCH: Duration = Duration::from_millis(500);
+/// How often a pairwise cell looks for its baseline's result.
+const BASELINE_POLL: Duration = Duration::from_millis(100);
 /// Cases read at a time.
 const PAGE: u32 = 100;
 /// The system message of a model asked a case.
@@ -138,6 +153,8 @@ struct Shared {
     assertions: Vec<Assertion>,
     /// Each contender's model, or why it cannot be asked.
     models: Vec<Result<ResolvedModel, String>>,
+    /// The judge's model, or why it cannot be asked (none without one).
+    judge: Option<Result<ResolvedModel, String>>,
     spent: AtomicU64,
     /// Cancelled, or the budget spent: no further cell is claimed.
     stopped: AtomicBool,
@@ -171,11 +188,21 @@ impl Inner {
                 format!("The contender's model {} could not be used: {}", c.model, err.message())
             }));
         }
+        let judge = match &e.judge {
+            None => None,
+            Some(j) => Some(
+                self.resolver
+                    .resolve(&owner, "judge", j)
+                    .await
+                    .map_err(|err| format!("The judge's model {j} could not be used: {}", err.message())),
+            ),
+        };
         let spent = self.store.tallies(e.id).await?.iter().map(|t| t.credits).sum();
         let shared = Arc::new(Shared {
             experiment: e.clone(),
             assertions: parse_all(&e.assertions, "assertions", self.validator.as_deref())?,
             models,
+            judge,
             spent: AtomicU64::new(spent),
             stopped: AtomicBool::new(false),
             holder: uuid::Uuid::now_v7().to_string(),
@@ -237,7 +264,7 @@ impl Inner {
             let cases = self.datasets.cases(Reach::Everything, &version, page).await?;
             let done: HashSet<CellKey> = self.store.done(e.id, first, last).await?.into_iter().collect();
             for case in cases.into_iter().map(Arc::new) {
-                for contender in 0..e.contenders.len() as u16 {
+                for contender in self.order(&s, &case) {
                     for repeat in 1..=e.repeats {
                         let key = CellKey { experiment: e.id, position: case.position, contender, repeat };
                         if done.contains(&key) {
@@ -302,19 +329,29 @@ impl Inner {
             let outcome = self.held(key, &s.holder, self.attempt(s, key, case)).await;
             let result = match outcome {
                 Attempt::Answered { text, input, output, cost_usd, latency_ms } => {
-                    let credits = self.pricing.credits(input + output);
-                    let outcomes = outcomes(
+                    let mut credits = self.pricing.credits(input + output);
+                    let mut outcomes = outcomes(
                         &s.assertions,
                         &self.case_assertions(case),
                         &text,
                         case.expected.as_ref(),
                         self.validator.as_deref(),
                     );
+                    let Some(graded) = self.held(key, &s.holder, self.grade(s, key, case, &text)).await?
+                    else {
+                        return Ok(());
+                    };
+                    for o in graded {
+                        let judged = o.judged.as_ref();
+                        credits +=
+                            judged.map_or(0, |j| self.pricing.credits(j.input_tokens + j.output_tokens));
+                        outcomes.push(o);
+                    }
                     let passed = outcomes.iter().all(|o| o.passed);
                     let score = if outcomes.is_empty() {
                         1.0
                     } else {
-                        outcomes.iter().filter(|o| o.passed).count() as f64 / outcomes.len() as f64
+                        outcomes.iter().map(AssertionOutcome::score).sum::<f64>() / outcomes.len() as f64
                     };
                     CellResult {
                         key,
@@ -352,6 +389,176 @@ impl Inner {
         }
     }
 
+    /// The contenders in the order a case's cells are asked: the baselines
+    /// of its pairwise assertions first.
+    fn order(&self, s: &Shared, case: &Case) -> Vec<u16> {
+        let own = self.case_assertions(case);
+        let baselines = labelled(&s.assertions, &own).filter_map(|(_, a)| match a {
+            Assertion::Pairwise { baseline } => Some(*baseline),
+            _ => None,
+        });
+        let mut order: Vec<u16> = Vec::new();
+        for c in baselines.chain(0..s.experiment.contenders.len() as u16) {
+            if usize::from(c) < s.experiment.contenders.len() && !order.contains(&c) {
+                order.push(c);
+            }
+        }
+        order
+    }
+
+    /// The outcomes of the graded assertions of `key`'s `answer`, each
+    /// asked of the judge (a pairwise one once its baseline's result is
+    /// written; none on the baseline's own cells). `None` when the
+    /// experiment stopped while waiting for a baseline: nothing is written.
+    async fn grade(
+        &self,
+        s: &Shared,
+        key: CellKey,
+        case: &Case,
+        answer: &str,
+    ) -> LfResult<Option<Vec<AssertionOutcome>>> {
+        let own = self.case_assertions(case);
+        let mut out = Vec::new();
+        for (from, a) in labelled(&s.assertions, &own).filter(|(_, a)| a.is_graded()) {
+            let baseline = match a {
+                Assertion::Pairwise { baseline } if *baseline == key.contender => continue,
+                Assertion::Pairwise { baseline } => match self.baseline_answer(s, key, *baseline).await? {
+                    Some(answer) => answer,
+                    None => return Ok(None),
+                },
+                _ => None,
+            };
+            let failed = |reason: String, judged: Option<Judged>| AssertionOutcome {
+                kind: a.kind().to_owned(),
+                from: from.clone(),
+                passed: false,
+                reason,
+                judged,
+            };
+            let model = match &s.judge {
+                Some(Ok(m)) => m,
+                Some(Err(why)) => {
+                    out.push(failed(why.clone(), None));
+                    continue;
+                }
+                None => {
+                    out.push(failed("The experiment has no judge.".into(), None));
+                    continue;
+                }
+            };
+            let grading = match Grading::new(
+                a,
+                &question(case),
+                case.expected.as_ref(),
+                answer,
+                baseline.as_deref(),
+                model.model.as_deref(),
+            ) {
+                Ok(g) => g,
+                Err(why) => {
+                    out.push(failed(why, None));
+                    continue;
+                }
+            };
+            let mut judged = Judged::default();
+            let mut scores = Vec::new();
+            let mut why = None;
+            for order in 0..grading.orders.len() {
+                match self.ask_judge(model, &grading, order, &mut judged).await {
+                    Ok(sc) => scores.push(sc),
+                    Err(w) => {
+                        why = Some(w);
+                        break;
+                    }
+                }
+            }
+            let asked = judged.input_tokens + judged.output_tokens > 0 || !judged.model.is_empty();
+            if let Some(why) = why {
+                out.push(failed(format!("The judge gave no usable answer: {why}"), asked.then_some(judged)));
+                continue;
+            }
+            let g = grading.outcome(&scores);
+            judged.score = g.score;
+            judged.position_consistent = g.position_consistent;
+            out.push(AssertionOutcome {
+                kind: a.kind().to_owned(),
+                from,
+                passed: g.passed,
+                reason: g.reason,
+                judged: Some(judged),
+            });
+        }
+        Ok(Some(out))
+    }
+
+    /// The baseline's answer to `key`'s case and repeat, once its result is
+    /// written (`Some(None)`: it has none); `None` when the experiment
+    /// stopped first.
+    async fn baseline_answer(
+        &self,
+        s: &Shared,
+        key: CellKey,
+        baseline: u16,
+    ) -> LfResult<Option<Option<String>>> {
+        let filter = ResultFilter {
+            contender: Some(baseline),
+            position: Some(key.position),
+            ..ResultFilter::default()
+        };
+        loop {
+            let page = PageRequest::new(Some(i64::from(lf_eval::experiment::MAX_REPEATS)), Some(0))?;
+            let found = self.store.results(key.experiment, &filter, page).await?;
+            if let Some(r) = found.items.into_iter().find(|r| r.key.repeat == key.repeat) {
+                return Ok(Some(r.answer));
+            }
+            if s.stopped.load(Ordering::SeqCst) {
+                return Ok(None);
+            }
+            tokio::time::sleep(BASELINE_POLL).await;
+        }
+    }
+
+    /// One order of `grading` asked of the judge, by the answers' retry
+    /// rule; a malformed answer counts as a failed attempt. What each call
+    /// cost is added to `judged`.
+    async fn ask_judge(
+        &self,
+        model: &ResolvedModel,
+        grading: &Grading,
+        order: usize,
+        judged: &mut Judged,
+    ) -> Result<Vec<lf_battle::judge::PassScore>, String> {
+        let request = &grading.orders[order].request;
+        let mut last = String::new();
+        for attempt in 1..=CELL_ATTEMPTS {
+            let started = Instant::now();
+            match model.provider.chat(request.clone()).await {
+                Ok(answer) => {
+                    let elapsed = started.elapsed().as_millis() as u64;
+                    let cost = model.cost(request, &answer, elapsed, lf_lens::estimate_tokens);
+                    judged.input_tokens += cost.input_tokens;
+                    judged.output_tokens += cost.output_tokens;
+                    judged.cost_usd += cost.cost_usd;
+                    judged.model = answer.model.clone();
+                    match grading.read(order, &answer.text) {
+                        Ok(scores) => return Ok(scores),
+                        Err(why) => last = format!("its answer was not judge JSON: {why}"),
+                    }
+                }
+                Err(e) => match again_after(&e) {
+                    Some(wait) => {
+                        last = e.message().to_owned();
+                        if attempt < CELL_ATTEMPTS {
+                            tokio::time::sleep(wait).await;
+                        }
+                    }
+                    None => return Err(format!("the judge could not be asked: {}", e.message())),
+                },
+            }
+        }
+        Err(format!("asked {CELL_ATTEMPTS} times; {last}"))
+    }
+
     fn case_assertions(&self, case: &Case) -> Vec<Assertion> {
         // Checked when the experiment started; one that no longer reads
         // (it cannot change: versions are immutable) is left out.
@@ -380,11 +587,7 @@ impl Inner {
             Ok(m) => m,
             Err(why) => return Attempt::Failed(why.clone()),
         };
-        let user = match &case.input {
-            CaseInput::Prompt(p) => p.clone(),
-            CaseInput::Inputs(o) => serde_json::Value::Object(o.clone()).to_string(),
-        };
-        let request = model.request(SYSTEM, user);
+        let request = model.request(SYSTEM, question(case));
         let started = Instant::now();
         match model.provider.chat(request.clone()).await {
             Ok(answer) => {
@@ -403,6 +606,14 @@ impl Inner {
                 None => Attempt::Failed(format!("The model could not be asked: {}", e.message())),
             },
         }
+    }
+}
+
+/// What a case asks: its prompt, or its inputs as JSON.
+fn question(case: &Case) -> String {
+    match &case.input {
+        CaseInput::Prompt(p) => p.clone(),
+        CaseInput::Inputs(o) => serde_json::Value::Object(o.clone()).to_string(),
     }
 }
 

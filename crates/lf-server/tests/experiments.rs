@@ -104,6 +104,25 @@ async fn profile(s: &LfServer, name: &str, model: &str) -> String {
     made["profile_id"].as_str().unwrap().to_owned()
 }
 
+/// A fake answering each model of `models` by prompt.
+fn scripted(models: &[(&str, fn(&str) -> Step)]) -> FakeModels {
+    let fake = FakeModels::start();
+    for (model, answer) in models {
+        fake.by_prompt(model, *answer);
+    }
+    fake
+}
+
+/// A world on `fake` and a lenser of it with a profile `(name, model)` each.
+async fn alice_with(fake: &FakeModels, profiles: &[(&str, &str)]) -> (World, LfServer) {
+    let w = world(fake).await;
+    let alice = w.server(LenserId::new());
+    for (name, model) in profiles {
+        profile(&alice, name, model).await;
+    }
+    (w, alice)
+}
+
 /// A dataset of `n` cases `Question i?` expecting `Answer i`, tagged odd or even.
 async fn dataset(s: &LfServer, n: u32, visibility: &str) -> String {
     let cases: Vec<Value> = (1..=n)
@@ -145,15 +164,9 @@ async fn results(s: &LfServer, args: Value) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn fifty_cases_three_models_two_repeats_give_the_scripted_pass_counts() {
-    let fake = FakeModels::start();
-    fake.by_prompt("m-right", right);
-    fake.by_prompt("m-fifths", fifths_wrong);
-    fake.by_prompt("m-odd", odd_wrong);
-    let w = world(&fake).await;
-    let alice = w.server(LenserId::new());
-    for (name, model) in [("right", "m-right"), ("fifths", "m-fifths"), ("odd", "m-odd")] {
-        profile(&alice, name, model).await;
-    }
+    let fake = scripted(&[("m-right", right), ("m-fifths", fifths_wrong), ("m-odd", odd_wrong)]);
+    let (_w, alice) =
+        alice_with(&fake, &[("right", "m-right"), ("fifths", "m-fifths"), ("odd", "m-odd")]).await;
     let data = dataset(&alice, 50, "private").await;
     let started = ok(
         &alice,
@@ -364,4 +377,161 @@ async fn bad_assertions_are_named_by_their_place_and_nothing_is_saved() {
     }
     assert_eq!(w.services.experiments.store().running().await.unwrap().len(), before, "nothing saved");
     assert_eq!(fake.asked("m-right"), 0);
+}
+
+/// The judge's scripted replies, read from its prompt (lf-battle's format):
+/// a rubric scores 90 an answer starting "Answer", else 20; factuality 100
+/// an answer equal to the reference, else 0 (on case 7 the first reply of
+/// all is not JSON, so it is asked again); pairwise 80 for an "Answer …", else 30,
+/// except on case 3, where the answer shown first scores 70 and the other
+/// 40 (a position bias).
+fn judge(user: &str) -> Step {
+    static MALFORMED_ONCE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    let p = lf_battle::judge::parse_prompt(user).expect("a judge prompt");
+    let verdict = |slot: char, score: u32| json!({"contender": slot.to_string(), "score": score, "reasoning": format!("{slot} scored {score}.")});
+    match p.criteria.first().map(|(title, _)| title.as_str()) {
+        Some(title) => {
+            let (slot, text) = &p.entries[0];
+            let score = if title == "Rubric" {
+                if text.starts_with("Answer") { 90 } else { 20 }
+            } else {
+                let (question, reference) = p.task.split_once("\n\nReference answer:\n").unwrap();
+                if number(question) == 7 && !MALFORMED_ONCE.swap(true, std::sync::atomic::Ordering::SeqCst) {
+                    return Step::answer("I think it is right.");
+                }
+                if text == reference { 100 } else { 0 }
+            };
+            let reply = json!({"verdicts": [{"contender": slot.to_string(),
+                "criteria": [{"criterion": 1, "score": score}], "reasoning": format!("Scored {score}.")}]});
+            Step::answer(&reply.to_string())
+        }
+        None => {
+            let verdicts: Vec<Value> = p
+                .entries
+                .iter()
+                .enumerate()
+                .map(|(i, (slot, text))| match (number(&p.task), i) {
+                    (3, 0) => verdict(*slot, 70),
+                    (3, _) => verdict(*slot, 40),
+                    _ if text.starts_with("Answer") => verdict(*slot, 80),
+                    _ => verdict(*slot, 30),
+                })
+                .collect();
+            Step::answer(&json!({"verdicts": verdicts}).to_string())
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_judge_grades_rubric_factuality_and_pairwise_as_its_replies_imply() {
+    let fake = scripted(&[("m-right", right), ("m-fifths", fifths_wrong), ("m-judge", judge)]);
+    let (_w, alice) =
+        alice_with(&fake, &[("right", "m-right"), ("fifths", "m-fifths"), ("grader", "m-judge")]).await;
+    let data = dataset(&alice, 10, "private").await;
+    let assertions = json!([
+        {"type": "rubric", "rubric": "Gives the answer's number.", "threshold": 0.6},
+        {"type": "factuality"},
+        {"type": "pairwise", "baseline": 1},
+    ]);
+    // Graded assertions need a judge; a baseline must be a contender.
+    let e = err(
+        &alice,
+        "run_experiment",
+        json!({"dataset_id": data, "contenders": ["right", "fifths"], "assertions": assertions}),
+    )
+    .await;
+    assert_eq!(
+        (e["code"].as_str(), e["details"]["field"].as_str()),
+        (Some("INVALID_ARGUMENT"), Some("judge")),
+        "{e}"
+    );
+    let e = err(
+        &alice,
+        "run_experiment",
+        json!({"dataset_id": data, "contenders": ["right"], "judge": "grader", "assertions": [{"type": "pairwise", "baseline": 1}]}),
+    )
+    .await;
+    assert_eq!(e["details"]["field"], "assertions[0]", "{e}");
+    let e = err(
+        &alice,
+        "run_experiment",
+        json!({"dataset_id": data, "contenders": ["right", "fifths"], "judge": LenserId::new().to_string(), "assertions": assertions}),
+    )
+    .await;
+    assert_eq!(
+        (e["code"].as_str(), e["details"]["field"].as_str()),
+        (Some("NOT_FOUND"), Some("judge")),
+        "{e}"
+    );
+
+    let started = ok(
+        &alice,
+        "run_experiment",
+        json!({"dataset_id": data, "contenders": ["right", "fifths"], "judge": "grader", "assertions": assertions, "concurrency": 1}),
+    )
+    .await;
+    let id = started["experiment_id"].as_str().unwrap().to_owned();
+    let e = until(&alice, &id, "completed", |e| e["experiment"]["status"] == "completed").await;
+    // Right: rubric and factuality pass everywhere; pairwise against
+    // fifths is preferred on cases 5 and 10 and a tie (0.5) elsewhere.
+    assert_eq!(figures(&e, 0), (10, 2, 0), "{e:#}");
+    let mean = e["contenders"][0]["mean_score"].as_f64().unwrap();
+    // A cell's score is its outcomes' mean, graded ones at the judge's
+    // score: (0.9 + 1 + 1) / 3 on cases 5 and 10, (0.9 + 1 + 0.5) / 3 elsewhere.
+    assert!((mean - (2.0 * 2.9 / 3.0 + 8.0 * 2.4 / 3.0) / 10.0).abs() < 1e-3, "{mean}");
+    // Fifths (the baseline: no pairwise of its own) fails both on 5 and 10.
+    assert_eq!(figures(&e, 1), (10, 8, 0), "{e:#}");
+    let mean = e["contenders"][1]["mean_score"].as_f64().unwrap();
+    assert!((mean - (8.0 * 0.95 + 2.0 * 0.1) / 10.0).abs() < 1e-3, "{mean}");
+    // 4 judge calls a cell of right, 2 of fifths, and one asked again.
+    assert_eq!(fake.asked("m-judge"), 10 * 4 + 10 * 2 + 1);
+    assert_eq!((fake.asked("m-right"), fake.asked("m-fifths")), (10, 10));
+    // Each cell's credits: its answer's and each judgement's (15 tokens, 1 credit).
+    assert_eq!(
+        (e["contenders"][0]["credits"].as_u64(), e["contenders"][1]["credits"].as_u64()),
+        (Some(40), Some(30))
+    );
+
+    let cells = results(&alice, json!({"experiment_id": id, "contender": 0, "limit": 10})).await;
+    let items = cells["items"].as_array().unwrap();
+    let three = &items[2]["assertions"];
+    assert_eq!(three[0]["type"], "rubric");
+    assert_eq!(three[0]["judged"]["score"], 0.9);
+    assert_eq!(three[0]["judged"]["tokens"], json!([10, 5]));
+    assert_eq!(three[2]["type"], "pairwise");
+    assert_eq!(three[2]["judged"]["position_consistent"], false, "{three:#}");
+    assert_eq!(three[2]["judged"]["score"], 0.5);
+    assert!(three[2]["reason"].as_str().unwrap().contains("tied"), "{three:#}");
+    let five = &items[4]["assertions"][2];
+    assert_eq!(
+        (five["passed"].as_bool(), five["judged"]["position_consistent"].as_bool()),
+        (Some(true), Some(true))
+    );
+    assert_eq!(five["judged"]["tokens"], json!([20, 10]), "both orders");
+    // The baseline's cells are asked first: its case 7 met the malformed reply.
+    let all = results(&alice, json!({"experiment_id": id, "contender": 1, "limit": 10})).await;
+    let seven = &all["items"][6]["assertions"][1];
+    assert_eq!((seven["passed"].as_bool(), seven["judged"]["tokens"].clone()), (Some(true), json!([20, 10])));
+    assert_eq!(items[6]["assertions"][1]["judged"]["tokens"], json!([10, 5]));
+    let fifths = results(&alice, json!({"experiment_id": id, "contender": 1, "passed": false})).await;
+    let failed = fifths["items"].as_array().unwrap();
+    assert_eq!(failed.len(), 2);
+    let outcomes = failed[0]["assertions"].as_array().unwrap();
+    assert_eq!(outcomes.len(), 2, "the baseline is not compared with itself");
+    assert_eq!(outcomes[0]["judged"]["score"], 0.2);
+    assert!(
+        outcomes[0]["reason"].as_str().unwrap().starts_with("Scored 20 of 100 (below the pass mark of 60)")
+    );
+    assert_eq!(
+        (outcomes[1]["type"].as_str(), outcomes[1]["passed"].as_bool()),
+        (Some("factuality"), Some(false))
+    );
+
+    // The judge's prompts carry the answers as data, in both orders.
+    let bodies = fake.requests("m-judge");
+    let pairwise: Vec<&Value> = bodies
+        .iter()
+        .filter(|b| b["messages"][1]["content"].as_str().unwrap().contains("Contenders (2)"))
+        .collect();
+    assert_eq!(pairwise.len(), 20);
 }

@@ -5,6 +5,9 @@
 //! regex, JSON Schema and length range (as `auto_score` runs them), and
 //! [`lf_battle::checks`] for the rest. A value an assertion omits is the
 //! case's `expected`.
+//!
+//! Graded assertions (`rubric`, `factuality`, `pairwise`) are read here too
+//! but asked of the experiment's judge: see `graded.rs`.
 
 use lf_battle::scoring::{CheckOutcome, run_check};
 use lf_battle::{AutoCheck, JsonSchemaValidator, checks};
@@ -29,7 +32,13 @@ pub const TYPES: &[&str] = &[
     "length_range",
     "numeric_tolerance",
     "edit_distance",
+    "rubric",
+    "factuality",
+    "pairwise",
 ];
+
+/// The pass mark of a graded score (0 to 1) when none is given.
+pub const DEFAULT_THRESHOLD: f64 = 0.5;
 
 /// One checked assertion.
 #[derive(Clone, Debug, PartialEq)]
@@ -82,6 +91,22 @@ pub enum Assertion {
         value: Option<String>,
         max: u32,
     },
+    /// Graded: the judge's score (0 to 1) of the answer on `rubric` is at
+    /// least `threshold`.
+    Rubric {
+        rubric: lf_battle::Rubric,
+        threshold: f64,
+    },
+    /// Graded: the judge's score (0 to 1) of the answer's agreement with
+    /// the case's expected is at least `threshold`.
+    Factuality {
+        threshold: f64,
+    },
+    /// Graded: the judge prefers the answer to contender `baseline`'s for
+    /// the same case and repeat, asked in both orders.
+    Pairwise {
+        baseline: u16,
+    },
 }
 
 fn bad(place: &str, why: impl std::fmt::Display) -> LfError {
@@ -129,6 +154,14 @@ fn count(o: &JsonObject, key: &str, place: &str) -> LfResult<Option<u32>> {
         None => Ok(None),
         Some(n) if n >= 0.0 && n.fract() == 0.0 && n <= f64::from(u32::MAX) => Ok(Some(n as u32)),
         Some(_) => Err(bad(place, format!("{key} must be a whole number of 0 or more"))),
+    }
+}
+
+fn threshold(o: &JsonObject, place: &str) -> LfResult<f64> {
+    match number(o, "threshold", place)? {
+        None => Ok(DEFAULT_THRESHOLD),
+        Some(t) if (0.0..=1.0).contains(&t) => Ok(t),
+        Some(_) => Err(bad(place, "threshold must be 0 to 1")),
     }
 }
 
@@ -215,6 +248,26 @@ impl Assertion {
             "edit_distance" => Assertion::EditDistance {
                 value: text(o, "value", place)?,
                 max: count(o, "max", place)?.ok_or_else(|| bad(place, "max is required"))?,
+            },
+            "rubric" => {
+                let text = required(text(o, "rubric", place)?, "rubric")?;
+                let criterion = lf_battle::RubricCriterion::new(
+                    lf_battle::CriterionTitle::parse("Rubric")?,
+                    1,
+                    lf_battle::CriterionDescription::parse(&text)
+                        .map_err(|_| bad(place, "rubric must be 1 to 1000 characters"))?,
+                )?;
+                Assertion::Rubric {
+                    rubric: lf_battle::Rubric::parse(vec![criterion])?,
+                    threshold: threshold(o, place)?,
+                }
+            }
+            "factuality" => Assertion::Factuality { threshold: threshold(o, place)? },
+            "pairwise" => Assertion::Pairwise {
+                baseline: match count(o, "baseline", place)? {
+                    None => 0,
+                    Some(n) => u16::try_from(n).map_err(|_| bad(place, "baseline is a contender's index"))?,
+                },
             },
             other => {
                 return Err(bad(
@@ -308,6 +361,9 @@ impl Assertion {
                 Some(e) => checks::edit_distance_at_most(answer, &e, *max),
                 None => none(),
             },
+            Assertion::Rubric { .. } | Assertion::Factuality { .. } | Assertion::Pairwise { .. } => {
+                CheckOutcome { passed: false, reason: "Graded by the experiment's judge only.".into() }
+            }
         }
     }
 
@@ -327,7 +383,15 @@ impl Assertion {
             Assertion::LengthRange { .. } => "length_range",
             Assertion::NumericTolerance { .. } => "numeric_tolerance",
             Assertion::EditDistance { .. } => "edit_distance",
+            Assertion::Rubric { .. } => "rubric",
+            Assertion::Factuality { .. } => "factuality",
+            Assertion::Pairwise { .. } => "pairwise",
         }
+    }
+
+    /// Whether the judge grades it (not a deterministic check).
+    pub fn is_graded(&self) -> bool {
+        matches!(self, Assertion::Rubric { .. } | Assertion::Factuality { .. } | Assertion::Pairwise { .. })
     }
 }
 
@@ -340,7 +404,19 @@ pub fn parse_all(
     list.iter().enumerate().map(|(i, o)| Assertion::parse(o, &format!("{prefix}[{i}]"), validator)).collect()
 }
 
-/// Applies the experiment's assertions then the case's to `answer`.
+/// The assertions applied to each cell: the experiment's then the case's,
+/// each with where it came from (`assertions[i]`, `case.assertions[i]`).
+pub fn labelled<'a>(
+    experiment: &'a [Assertion],
+    case: &'a [Assertion],
+) -> impl Iterator<Item = (String, &'a Assertion)> {
+    let experiment = experiment.iter().enumerate().map(|(i, a)| (format!("assertions[{i}]"), a));
+    let case = case.iter().enumerate().map(|(i, a)| (format!("case.assertions[{i}]"), a));
+    experiment.chain(case)
+}
+
+/// Applies the experiment's deterministic assertions then the case's to
+/// `answer` (graded ones are the judge's: `graded.rs`).
 pub fn outcomes(
     experiment: &[Assertion],
     case: &[Assertion],
@@ -348,13 +424,11 @@ pub fn outcomes(
     expected: Option<&Value>,
     validator: Option<&dyn JsonSchemaValidator>,
 ) -> Vec<AssertionOutcome> {
-    let experiment = experiment.iter().enumerate().map(|(i, a)| (format!("assertions[{i}]"), a));
-    let case = case.iter().enumerate().map(|(i, a)| (format!("case.assertions[{i}]"), a));
-    experiment
-        .chain(case)
+    labelled(experiment, case)
+        .filter(|(_, a)| !a.is_graded())
         .map(|(from, a)| {
             let o = a.check(answer, expected, validator);
-            AssertionOutcome { kind: a.kind().to_owned(), from, passed: o.passed, reason: o.reason }
+            AssertionOutcome::checked(a.kind(), from, o.passed, o.reason)
         })
         .collect()
 }

@@ -9,7 +9,7 @@ use lf_core::{LenserId, PageRequest, Reach, Timestamp};
 use serde_json::json;
 
 use super::model::{
-    AssertionOutcome, CellKey, CellResult, Contender, Experiment, ExperimentId, ExperimentStatus,
+    AssertionOutcome, CellKey, CellResult, Contender, Experiment, ExperimentId, ExperimentStatus, Judged,
     ResultFilter,
 };
 use super::store::ExperimentStore;
@@ -39,6 +39,7 @@ fn experiment(owner: LenserId, visibility: Visibility) -> Experiment {
         case_count: 4,
         contenders: vec![Contender { model: "fast".into() }, Contender { model: "careful".into() }],
         assertions: vec![json!({"type": "contains", "value": "x"}).as_object().unwrap().clone()],
+        judge: (visibility == Visibility::Private).then(|| "grader".to_owned()),
         repeats: 2,
         concurrency: 3,
         budget_credits: Some(50),
@@ -59,12 +60,23 @@ fn result(key: CellKey, passed: bool, latency_ms: u64, error: bool) -> CellResul
         key,
         tags: vec![format!("p{}", key.position), "all".into()],
         answer: (!error).then(|| format!("answer {} \"quoted\"", key.position)),
-        outcomes: vec![AssertionOutcome {
-            kind: "contains".into(),
-            from: "assertions[0]".into(),
-            passed,
-            reason: "why".into(),
-        }],
+        outcomes: vec![
+            AssertionOutcome::checked("contains", "assertions[0]".into(), passed, "why".into()),
+            AssertionOutcome {
+                kind: "pairwise".into(),
+                from: "case.assertions[1]".into(),
+                passed,
+                reason: "judged".into(),
+                judged: (key.position % 2 == 1).then(|| Judged {
+                    score: 0.5,
+                    position_consistent: Some(key.repeat == 1),
+                    model: "grader-1".into(),
+                    input_tokens: 30,
+                    output_tokens: 7,
+                    cost_usd: 0.25,
+                }),
+            },
+        ],
         passed,
         score: if passed { 1.0 } else { 0.25 },
         error: error.then(|| "the endpoint failed".to_owned()),
@@ -176,6 +188,10 @@ async fn tallies_and_results(s: &dyn ExperimentStore) {
     let tagged = ResultFilter { tag: Some("p2".into()), ..ResultFilter::default() };
     let t = s.results(e.id, &tagged, page(10, 0)).await.unwrap();
     assert_eq!(t.items.iter().map(|r| r.key.position).collect::<Vec<_>>(), [2, 2, 2]);
+    let at_two = ResultFilter { contender: Some(0), position: Some(2), ..ResultFilter::default() };
+    let t = s.results(e.id, &at_two, page(10, 0)).await.unwrap();
+    assert_eq!(t.items.iter().map(|r| (r.key.position, r.key.repeat)).collect::<Vec<_>>(), [(2, 1), (2, 2)]);
+    assert_eq!(t.items[0], result(key(&e, 2, 0, 1), false, 30, false), "read back as written");
     let none = ResultFilter { tag: Some("p%".into()), ..ResultFilter::default() };
     assert_eq!(s.results(e.id, &none, page(10, 0)).await.unwrap().total, 0, "a tag is matched whole");
     let rows = ResultFilter { positions: Some((2, 3)), ..ResultFilter::default() };

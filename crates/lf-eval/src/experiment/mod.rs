@@ -7,6 +7,8 @@
 //!   the Wilson interval and nearest-rank percentiles;
 //! - `assertion.rs`: [`Assertion`]: read and checked once, applied to each
 //!   answer through lf-battle's checks (one implementation of each);
+//! - `graded.rs`: [`Grading`]: what the judge is asked of a graded
+//!   assertion and what its answers come to, through lf-battle's judge;
 //! - `store.rs`: [`ExperimentStore`], its contract (cells claimed under a
 //!   lease, a result written once by the lease's holder);
 //! - `service.rs`: [`ExperimentService`], the use cases for a principal;
@@ -16,16 +18,18 @@
 
 mod assertion;
 pub mod contract;
+mod graded;
 mod memory;
 mod model;
 mod service;
 mod store;
 
-pub use assertion::{Assertion, TYPES, outcomes, parse_all};
+pub use assertion::{Assertion, DEFAULT_THRESHOLD, TYPES, labelled, outcomes, parse_all};
+pub use graded::{GradedOutcome, Grading, JudgeOrder};
 pub use memory::MemoryExperiments;
 pub use model::{
     AssertionOutcome, CELL_ATTEMPTS, CellKey, CellResult, Contender, DEFAULT_CONCURRENCY, Experiment,
-    ExperimentId, ExperimentStatus, MAX_ANSWER_CHARS, MAX_CELLS, MAX_CONCURRENCY, MAX_CONTENDERS,
+    ExperimentId, ExperimentStatus, Judged, MAX_ANSWER_CHARS, MAX_CELLS, MAX_CONCURRENCY, MAX_CONTENDERS,
     MAX_REPEATS, ResultFilter, Tally, experiment_not_found, rank_of, wilson,
 };
 pub use service::{ContenderFigures, ExperimentRunner, ExperimentService, ExperimentView, NewExperiment};

@@ -62,6 +62,9 @@ pub struct Experiment {
     /// Assertions applied to every cell (each case adds its own), as given
     /// and checked ([`crate::experiment::Assertion::parse`]).
     pub assertions: Vec<JsonObject>,
+    /// The model profile that grades rubric, factuality and pairwise
+    /// assertions, as given.
+    pub judge: Option<String>,
     pub repeats: u8,
     pub concurrency: u16,
     pub budget_credits: Option<u64>,
@@ -90,7 +93,7 @@ pub struct CellKey {
 }
 
 /// What one assertion said of one answer.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct AssertionOutcome {
     /// The assertion's type (`contains`, `json_schema`, …).
     pub kind: String,
@@ -99,6 +102,36 @@ pub struct AssertionOutcome {
     pub from: String,
     pub passed: bool,
     pub reason: String,
+    /// A graded assertion's judgement; none for a deterministic check.
+    pub judged: Option<Judged>,
+}
+
+/// What the judge made of a graded assertion, and what asking it cost.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Judged {
+    /// 0 to 1: the rubric or factuality score; for pairwise 1 when the
+    /// answer is preferred, 0.5 for a tie, 0 when the baseline is.
+    pub score: f64,
+    /// Pairwise: whether both orders ranked the two answers alike.
+    pub position_consistent: Option<bool>,
+    /// The judge's model, as it answered.
+    pub model: String,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cost_usd: f64,
+}
+
+impl AssertionOutcome {
+    /// A deterministic check's outcome.
+    pub fn checked(kind: &str, from: String, passed: bool, reason: String) -> Self {
+        Self { kind: kind.to_owned(), from, passed, reason, judged: None }
+    }
+
+    /// What the outcome counts for in the cell's score: the judge's score
+    /// when graded, else 1 or 0.
+    pub fn score(&self) -> f64 {
+        self.judged.as_ref().map_or(if self.passed { 1.0 } else { 0.0 }, |j| j.score)
+    }
 }
 
 /// The result of one cell, written once.
@@ -147,6 +180,8 @@ pub struct Tally {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ResultFilter {
     pub contender: Option<u16>,
+    /// Cells of the case at this position.
+    pub position: Option<u32>,
     /// Cells of cases carrying this tag.
     pub tag: Option<String>,
     /// Passed (true) or not (false: failed or errored).
@@ -159,6 +194,7 @@ impl ResultFilter {
     /// Whether `r` is one to list.
     pub fn keeps(&self, r: &CellResult) -> bool {
         self.contender.is_none_or(|c| c == r.key.contender)
+            && self.position.is_none_or(|p| p == r.key.position)
             && self.tag.as_ref().is_none_or(|t| r.tags.contains(t))
             && self.passed.is_none_or(|p| p == r.passed)
             && self.positions.is_none_or(|(first, last)| (first..=last).contains(&r.key.position))

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use lf_battle::JsonSchemaValidator;
 use lf_core::{Clock, LfError, LfResult, ModelResolver, Page, PageRequest, Principal, Reach, SystemClock};
 
-use super::assertion::parse_all;
+use super::assertion::{Assertion, parse_all};
 use super::model::{
     CellResult, Contender, DEFAULT_CONCURRENCY, Experiment, ExperimentId, ExperimentStatus, MAX_CELLS,
     MAX_CONCURRENCY, MAX_CONTENDERS, MAX_REPEATS, ResultFilter, Tally, experiment_not_found, wilson,
@@ -33,6 +33,9 @@ pub struct NewExperiment {
     /// Model profiles' names or ids (or operator endpoints' names).
     pub contenders: Vec<String>,
     pub assertions: Vec<JsonObject>,
+    /// The model profile (name or id) grading rubric, factuality and
+    /// pairwise assertions: required with them.
+    pub judge: Option<String>,
     pub repeats: Option<u8>,
     pub concurrency: Option<u16>,
     pub budget_credits: Option<u64>,
@@ -75,6 +78,24 @@ pub struct ExperimentService {
 
 fn bad(field: &str, why: String) -> LfError {
     LfError::invalid_argument(format!("{why} Nothing was saved.")).with_field(field)
+}
+
+/// Whether any of `list` (named `{prefix}[i]`) is graded; INVALID_ARGUMENT
+/// for a pairwise baseline that is not one of the `contenders`.
+fn check_graded(list: &[Assertion], prefix: &str, contenders: usize) -> LfResult<bool> {
+    for (i, a) in list.iter().enumerate() {
+        if let Assertion::Pairwise { baseline } = a
+            && usize::from(*baseline) >= contenders
+        {
+            let place = format!("{prefix}[{i}]");
+            return Err(LfError::invalid_argument(format!(
+                "{place}: baseline {baseline} is not a contender's index (0 to {}). Nothing was saved.",
+                contenders - 1
+            ))
+            .with_field(&place));
+        }
+    }
+    Ok(list.iter().any(Assertion::is_graded))
 }
 
 impl ExperimentService {
@@ -166,8 +187,29 @@ impl ExperimentService {
             return Err(bad("assertions", format!("Give at most {MAX_ASSERTIONS} assertions.")));
         }
         let validator = self.validator.as_deref();
-        parse_all(&new.assertions, "assertions", validator)?;
-        self.check_case_assertions(reach, &version).await?;
+        let parsed = parse_all(&new.assertions, "assertions", validator)?;
+        let n = contenders.len();
+        let mut graded = check_graded(&parsed, "assertions", n)?;
+        graded |= self.check_case_assertions(reach, &version, n).await?;
+        let judge = match new.judge.as_deref().map(str::trim) {
+            None => None,
+            Some(j) if j.is_empty() || j.chars().count() > 200 => {
+                return Err(bad("judge", "judge is a model profile's name or id.".into()));
+            }
+            Some(j) => {
+                if let Some(r) = &self.resolver {
+                    r.resolve(p, "judge", j).await?;
+                }
+                Some(j.to_owned())
+            }
+        };
+        if graded && judge.is_none() {
+            return Err(bad(
+                "judge",
+                "rubric, factuality and pairwise assertions are graded by a judge: give judge, a model profile."
+                    .into(),
+            ));
+        }
         let repeats = new.repeats.unwrap_or(1);
         if !(1..=MAX_REPEATS).contains(&repeats) {
             return Err(bad("repeats", format!("repeats is 1 to {MAX_REPEATS}.")));
@@ -196,6 +238,7 @@ impl ExperimentService {
             case_count: version.case_count,
             contenders,
             assertions: new.assertions,
+            judge,
             repeats,
             concurrency,
             budget_credits: new.budget_credits,
@@ -221,12 +264,15 @@ impl ExperimentService {
         Ok(experiment)
     }
 
-    /// Reads every case's assertions of `version`, a page at a time.
+    /// Reads every case's assertions of `version`, a page at a time:
+    /// whether any is graded.
     async fn check_case_assertions(
         &self,
         reach: Reach,
         version: &crate::dataset::DatasetVersion,
-    ) -> LfResult<()> {
+        contenders: usize,
+    ) -> LfResult<bool> {
+        let mut graded = false;
         let mut offset = 0;
         while offset < i64::from(version.case_count) {
             let page = PageRequest::new(Some(100), Some(offset))?;
@@ -235,15 +281,13 @@ impl ExperimentService {
                 break;
             }
             for c in &cases {
-                parse_all(
-                    &c.assertions,
-                    &format!("case {} assertions", c.position),
-                    self.validator.as_deref(),
-                )?;
+                let place = format!("case {} assertions", c.position);
+                let parsed = parse_all(&c.assertions, &place, self.validator.as_deref())?;
+                graded |= check_graded(&parsed, &place, contenders)?;
             }
             offset += 100;
         }
-        Ok(())
+        Ok(graded)
     }
 
     /// The experiment `id` with its progress and each contender's figures.

@@ -5,7 +5,7 @@ use lf_battle::{Claim, decide_lease};
 use lf_core::{LenserId, LfError, LfResult, Page, PageRequest, Reach, Timestamp};
 use lf_eval::dataset::{DatasetId, JsonObject, Visibility};
 use lf_eval::experiment::{
-    AssertionOutcome, CellKey, CellResult, Contender, Experiment, ExperimentId, ExperimentStatus,
+    AssertionOutcome, CellKey, CellResult, Contender, Experiment, ExperimentId, ExperimentStatus, Judged,
     ResultFilter, Tally, rank_of,
 };
 use serde_json::{Value, json};
@@ -19,14 +19,14 @@ use crate::workflow::rows::valid;
 
 const INSERT: &str = "INSERT INTO experiments (id, owner_id, visibility, dataset_id, dataset_version, \
      case_count, contenders, assertions, repeats, concurrency, budget_credits, status, created_at, updated_at, \
-     created_by, agent_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)";
+     created_by, agent_id, judge) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)";
 const BY_ID: &str = "SELECT e.id, e.owner_id, e.visibility, e.dataset_id, e.dataset_version, e.case_count, \
      e.contenders, e.assertions, e.repeats, e.concurrency, e.budget_credits, e.status, e.created_at, \
-     e.updated_at, e.created_by, e.agent_id FROM experiments e \
+     e.updated_at, e.created_by, e.agent_id, e.judge FROM experiments e \
      WHERE e.id = $1 AND ($2 OR e.owner_id = $3 OR e.visibility <> 'private')";
 const RUNNING: &str = "SELECT e.id, e.owner_id, e.visibility, e.dataset_id, e.dataset_version, e.case_count, \
      e.contenders, e.assertions, e.repeats, e.concurrency, e.budget_credits, e.status, e.created_at, \
-     e.updated_at, e.created_by, e.agent_id FROM experiments e \
+     e.updated_at, e.created_by, e.agent_id, e.judge FROM experiments e \
      WHERE e.status = 'running' ORDER BY e.created_at, e.id";
 const FINISH: &str =
     "UPDATE experiments SET status = $2, updated_at = $3 WHERE id = $1 AND status = 'running'";
@@ -120,7 +120,37 @@ fn experiment(row: &impl Columns) -> LfResult<Experiment> {
         updated_at: row.time("updated_at")?,
         created_by: LenserId::from_uuid(row.value("created_by")?),
         agent: row.value::<Option<uuid::Uuid>>("agent_id")?.map(LenserId::from_uuid),
+        judge: row.value("judge")?,
     })
+}
+
+/// A graded outcome's judgement, as [`outcome_json`] writes it.
+fn judged(j: &Value) -> LfResult<Judged> {
+    let column = "experiment_results.outcomes";
+    let n = |k: &str| j.get(k).and_then(Value::as_u64);
+    match (j.get("score").and_then(Value::as_f64), j.get("model").and_then(Value::as_str)) {
+        (Some(score), Some(model)) => Ok(Judged {
+            score,
+            position_consistent: j.get("position_consistent").and_then(Value::as_bool),
+            model: model.to_owned(),
+            input_tokens: valid(n("input_tokens").ok_or("no input_tokens"), column)?,
+            output_tokens: valid(n("output_tokens").ok_or("no output_tokens"), column)?,
+            cost_usd: valid(j.get("cost_usd").and_then(Value::as_f64).ok_or("no cost_usd"), column)?,
+        }),
+        _ => valid(Err("not a judgement"), column),
+    }
+}
+
+/// An outcome as the `outcomes` column keeps it.
+fn outcome_json(o: &AssertionOutcome) -> Value {
+    let mut v = json!({"kind": o.kind, "from": o.from, "passed": o.passed, "reason": o.reason});
+    if let Some(j) = &o.judged {
+        v["judged"] = json!({
+            "score": j.score, "position_consistent": j.position_consistent, "model": j.model,
+            "input_tokens": j.input_tokens, "output_tokens": j.output_tokens, "cost_usd": j.cost_usd,
+        });
+    }
+    v
 }
 
 fn result(row: &impl Columns) -> LfResult<CellResult> {
@@ -139,9 +169,13 @@ fn result(row: &impl Columns) -> LfResult<CellResult> {
             .iter()
             .map(|v| {
                 let text = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
+                let judged = match v.get("judged") {
+                    None | Some(Value::Null) => None,
+                    Some(j) => Some(judged(j)?),
+                };
                 match (text("kind"), text("from"), v.get("passed").and_then(Value::as_bool), text("reason")) {
                     (Some(kind), Some(from), Some(passed), Some(reason)) => {
-                        Ok(AssertionOutcome { kind, from, passed, reason })
+                        Ok(AssertionOutcome { kind, from, passed, reason, judged })
                     }
                     _ => valid(Err("not an outcome"), "experiment_results.outcomes"),
                 }
@@ -195,7 +229,8 @@ pub(crate) async fn add<C: Conn>(conn: &mut C, e: &Experiment) -> LfResult<()> {
         .put_time(e.created_at)
         .put_time(e.updated_at)
         .put(e.created_by.as_uuid())
-        .put(e.agent.map(|a| a.as_uuid()));
+        .put(e.agent.map(|a| a.as_uuid()))
+        .put(e.judge.clone());
     q.execute(conn.exec())
         .await
         .map_err(conflict_or(|| LfError::conflict("an experiment of this id exists")))?;
@@ -305,11 +340,7 @@ pub(crate) async fn save<C: Conn>(
     holder: &str,
     now: Timestamp,
 ) -> LfResult<bool> {
-    let outcomes: Vec<Value> = r
-        .outcomes
-        .iter()
-        .map(|o| json!({"kind": o.kind, "from": o.from, "passed": o.passed, "reason": o.reason}))
-        .collect();
+    let outcomes: Vec<Value> = r.outcomes.iter().map(outcome_json).collect();
     let q = cell(SAVE, r.key)
         .put(json!(r.tags).to_string())
         .put(r.answer.clone())
@@ -396,6 +427,9 @@ pub(crate) async fn results<C: Conn>(
         C::Database::push_bind(qb.push(" FROM experiment_results r WHERE r.experiment_id = "), id.as_uuid());
         if let Some(c) = filter.contender {
             C::Database::push_bind(qb.push(" AND r.contender = "), i64::from(c));
+        }
+        if let Some(p) = filter.position {
+            C::Database::push_bind(qb.push(" AND r.position = "), i64::from(p));
         }
         if let Some(p) = filter.passed {
             C::Database::push_bind(qb.push(" AND r.passed = "), p);

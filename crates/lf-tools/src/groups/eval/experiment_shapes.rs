@@ -118,7 +118,7 @@ pub struct CellOut {
     pub passed: bool,
     pub score: f64,
     pub error: Option<String>,
-    /// [{type, from, passed, reason}]
+    /// [{type, from, passed, reason, judged?}]
     #[schemars(with = "serde_json::Value", extend("type" = "array"))]
     pub assertions: Value,
     /// [input, output]
@@ -133,7 +133,14 @@ impl CellOut {
         let assertions = r
             .outcomes
             .iter()
-            .map(|o| json!({"type": o.kind, "from": o.from, "passed": o.passed, "reason": o.reason}))
+            .map(|o| {
+                let mut v = json!({"type": o.kind, "from": o.from, "passed": o.passed, "reason": o.reason});
+                if let Some(j) = &o.judged {
+                    v["judged"] = json!({"score": round(j.score), "position_consistent": j.position_consistent,
+                        "model": j.model, "tokens": [j.input_tokens, j.output_tokens], "cost_usd": j.cost_usd});
+                }
+                v
+            })
             .collect();
         Self {
             position: r.key.position,

@@ -47,7 +47,7 @@ impl Tool for ListExperimentResults {
             lf_core::check_length("tag", t.trim(), 1, 64)?;
         }
         let page = i.page()?;
-        let filter = ResultFilter { contender, tag: i.tag, passed: i.passed, positions: None };
+        let filter = ResultFilter { contender, tag: i.tag, passed: i.passed, ..ResultFilter::default() };
         let (_, results) = ctx.services.experiments.results(&ctx.principal, id, &filter, page).await?;
         Ok(PageOut::from_page(results, CellOut::of))
     }

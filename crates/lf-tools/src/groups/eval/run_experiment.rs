@@ -21,9 +21,11 @@ pub struct RunExperimentIn {
     /// Model profiles (names or ids).
     #[schemars(length(min = 1, max = 10))]
     pub contenders: Vec<String>,
-    /// [{type, …}] on every cell. Types: equals, contains, contains_all, not_contains, starts_with, regex, is_json, json_schema, json_path_equals, one_of, length_range, numeric_tolerance, edit_distance (value left out: the case's expected).
+    /// [{type, …}] on every cell: equals, contains(_all), not_contains, starts_with, regex, is_json, json_schema, json_path_equals, one_of, length_range, numeric_tolerance, edit_distance (no value: the case's expected); by judge: rubric {rubric, threshold}, factuality, pairwise {baseline index}.
     #[schemars(length(max = 50))]
     pub assertions: Option<Vec<Value>>,
+    /// Model profile grading rubric, factuality, pairwise.
+    pub judge: Option<String>,
     /// Asks of each case per contender.
     #[schemars(range(min = 1, max = 10), extend("default" = 1))]
     pub repeats: Option<i64>,
@@ -78,6 +80,7 @@ impl Tool for RunExperiment {
             dataset_version: within(i.dataset_version, "dataset_version", "1 or more")?,
             contenders: i.contenders,
             assertions,
+            judge: i.judge,
             repeats: within(i.repeats, "repeats", "1 to 10")?,
             concurrency: within(i.concurrency, "concurrency", "1 to 64")?,
             budget_credits: within(i.budget_credits, "budget_credits", "1 or more")?,
