@@ -502,7 +502,7 @@ impl Inner {
     ) -> LfResult<Option<Option<String>>> {
         let filter = ResultFilter {
             contender: Some(baseline),
-            position: Some(key.position),
+            positions: Some((key.position, key.position)),
             ..ResultFilter::default()
         };
         loop {

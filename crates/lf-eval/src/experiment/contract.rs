@@ -188,7 +188,7 @@ async fn tallies_and_results(s: &dyn ExperimentStore) {
     let tagged = ResultFilter { tag: Some("p2".into()), ..ResultFilter::default() };
     let t = s.results(e.id, &tagged, page(10, 0)).await.unwrap();
     assert_eq!(t.items.iter().map(|r| r.key.position).collect::<Vec<_>>(), [2, 2, 2]);
-    let at_two = ResultFilter { contender: Some(0), position: Some(2), ..ResultFilter::default() };
+    let at_two = ResultFilter { contender: Some(0), positions: Some((2, 2)), ..ResultFilter::default() };
     let t = s.results(e.id, &at_two, page(10, 0)).await.unwrap();
     assert_eq!(t.items.iter().map(|r| (r.key.position, r.key.repeat)).collect::<Vec<_>>(), [(2, 1), (2, 2)]);
     assert_eq!(t.items[0], result(key(&e, 2, 0, 1), false, 30, false), "read back as written");

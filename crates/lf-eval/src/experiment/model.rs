@@ -180,13 +180,12 @@ pub struct Tally {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ResultFilter {
     pub contender: Option<u16>,
-    /// Cells of the case at this position.
-    pub position: Option<u32>,
     /// Cells of cases carrying this tag.
     pub tag: Option<String>,
     /// Passed (true) or not (false: failed or errored).
     pub passed: Option<bool>,
-    /// Cells of cases at positions `first..=last` (a page of the matrix).
+    /// Cells of cases at positions `first..=last` (a page of the matrix,
+    /// or one case).
     pub positions: Option<(u32, u32)>,
 }
 
@@ -194,7 +193,6 @@ impl ResultFilter {
     /// Whether `r` is one to list.
     pub fn keeps(&self, r: &CellResult) -> bool {
         self.contender.is_none_or(|c| c == r.key.contender)
-            && self.position.is_none_or(|p| p == r.key.position)
             && self.tag.as_ref().is_none_or(|t| r.tags.contains(t))
             && self.passed.is_none_or(|p| p == r.passed)
             && self.positions.is_none_or(|(first, last)| (first..=last).contains(&r.key.position))

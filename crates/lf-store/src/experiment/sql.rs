@@ -428,9 +428,6 @@ pub(crate) async fn results<C: Conn>(
         if let Some(c) = filter.contender {
             C::Database::push_bind(qb.push(" AND r.contender = "), i64::from(c));
         }
-        if let Some(p) = filter.position {
-            C::Database::push_bind(qb.push(" AND r.position = "), i64::from(p));
-        }
         if let Some(p) = filter.passed {
             C::Database::push_bind(qb.push(" AND r.passed = "), p);
         }
