@@ -11,10 +11,13 @@
 //!   lease, a result written once by the lease's holder);
 //! - `service.rs`: [`ExperimentService`], the use cases for a principal;
 //!   the runner behind [`ExperimentRunner`] is lf-runner's;
+//! - `compare.rs`: McNemar's exact test, the paired bootstrap and
+//!   [`compare_contender`], what `compare_experiments` reports;
 //! - `memory.rs`, `contract.rs`: the in-memory store and the suite every
 //!   store runs.
 
 mod assertion;
+mod compare;
 pub mod contract;
 mod memory;
 mod model;
@@ -22,11 +25,17 @@ mod service;
 mod store;
 
 pub use assertion::{Assertion, TYPES, outcomes, parse_all};
+pub use compare::{
+    ALPHA, BOOTSTRAP_ROUNDS, BOOTSTRAP_SEED, Bootstrap, CaseChange, ContenderChange, McNemar, Outcome,
+    Pairing, compare_contender, mcnemar, paired_bootstrap,
+};
 pub use memory::MemoryExperiments;
 pub use model::{
     AssertionOutcome, CELL_ATTEMPTS, CellKey, CellResult, Contender, DEFAULT_CONCURRENCY, Experiment,
     ExperimentId, ExperimentStatus, MAX_ANSWER_CHARS, MAX_CELLS, MAX_CONCURRENCY, MAX_CONTENDERS,
     MAX_REPEATS, ResultFilter, Tally, experiment_not_found, rank_of, wilson,
 };
-pub use service::{ContenderFigures, ExperimentRunner, ExperimentService, ExperimentView, NewExperiment};
+pub use service::{
+    Comparison, ContenderFigures, ExperimentRunner, ExperimentService, ExperimentView, NewExperiment,
+};
 pub use store::ExperimentStore;

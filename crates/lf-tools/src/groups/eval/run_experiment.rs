@@ -15,22 +15,22 @@ pub struct RunExperimentIn {
     /// The dataset.
     #[schemars(extend("format" = "uuid"))]
     pub dataset_id: String,
-    /// Default: the latest.
+    /// Default: latest.
     #[schemars(range(min = 1))]
     pub dataset_version: Option<i64>,
     /// Model profiles (names or ids).
     #[schemars(length(min = 1, max = 10))]
     pub contenders: Vec<String>,
-    /// [{type, …}] on every cell. Types: equals, contains, contains_all, not_contains, starts_with, regex, is_json, json_schema, json_path_equals, one_of, length_range, numeric_tolerance, edit_distance (value left out: the case's expected).
+    /// [{type, …}] for every cell; types: equals, contains, contains_all, not_contains, starts_with, regex, is_json, json_schema, json_path_equals, one_of, length_range, numeric_tolerance, edit_distance (no value: the case's expected).
     #[schemars(length(max = 50))]
     pub assertions: Option<Vec<Value>>,
-    /// Asks of each case per contender.
+    /// Asks per case and contender.
     #[schemars(range(min = 1, max = 10), extend("default" = 1))]
     pub repeats: Option<i64>,
-    /// Cells asked at once.
+    /// Cells at once.
     #[schemars(range(min = 1, max = 64), extend("default" = 4))]
     pub concurrency: Option<i64>,
-    /// Stop once the cells spent this many.
+    /// Credits cap.
     #[schemars(range(min = 1, max = 1000000000))]
     pub budget_credits: Option<i64>,
     /// Who else reads it.
@@ -55,7 +55,7 @@ impl Tool for RunExperiment {
     const NAME: &'static str = "run_experiment";
     const TITLE: &'static str = "Run an experiment";
     const SAFETY: Safety = Safety::Write;
-    const DESCRIPTION: &'static str = "Ask every contender every case of a dataset version, checking answers by the assertions. Answers at once; cells run in the background.";
+    const DESCRIPTION: &'static str = "Ask every contender every case of a dataset version, checked by assertions; returns at once, runs in background.";
     type Input = RunExperimentIn;
     type Output = ExperimentOut;
 
