@@ -39,6 +39,7 @@ fn battles() -> Vec<BattleResult> {
                 reference: refs[i],
                 display_name: format!("model {i}"),
                 rank: if won { 1 } else { 2 },
+                style: None,
             };
             BattleResult {
                 battle_id: BattleId::new(),

@@ -46,7 +46,12 @@ impl World {
                 }
             }
             let i = left.remove(pick);
-            entries.push(ResultEntry { reference: self.refs[i], display_name: format!("model {i}"), rank });
+            entries.push(ResultEntry {
+                reference: self.refs[i],
+                display_name: format!("model {i}"),
+                rank,
+                style: None,
+            });
             rank += 1;
         }
         BattleResult {

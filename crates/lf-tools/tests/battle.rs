@@ -772,6 +772,22 @@ async fn leaderboard_rates_closed_battles() {
         );
         assert!(lower < upper && lower <= rating && rating <= upper, "{item}");
     }
+
+    // The winning answer was always the one that says "borrow": with its
+    // length and markdown as covariates, the style takes some of the credit,
+    // and the result says style control was on.
+    assert_eq!(varied["style_control"], json!({"on": false}));
+    let styled = ok(&bob, "get_leaderboard", json!({"style_control": true})).await;
+    assert_eq!(
+        (&styled["style_control"]["on"], &styled["style_control"]["comparisons"]),
+        (&json!(true), &json!(5))
+    );
+    let gap = |board: &Value| {
+        let items = board["items"].as_array().unwrap();
+        items[0]["rating"].as_f64().unwrap() - items[1]["rating"].as_f64().unwrap()
+    };
+    assert!(gap(&styled) < gap(&varied), "{styled} against {varied}");
+    assert_ne!(styled["style_control"]["length_elo"], json!(0.0), "{styled}");
 }
 
 /// On a multi-threaded runtime (as lf-mcp-http runs) the rating runs in

@@ -13,7 +13,7 @@ use lf_battle::{
     AnswerCostRecord, AnswerError, AutoCheck, Battle, BattleResult, BattleStatus, BattleTitle, BattleType,
     Contender, ContenderRef, ContenderType, CostMean, CriterionDescription, CriterionTitle, DisplayName,
     JudgeError, JudgingMode, MaxContenders, ModelKey, ResultEntry, Rubric, RubricCriterion, Score, Slot,
-    Standing, Submission, SubmissionText, TaskPrompt, Verdict, VerdictKind, Vote, VotePick,
+    Standing, Style, Submission, SubmissionText, TaskPrompt, Verdict, VerdictKind, Vote, VotePick,
 };
 use lf_core::{
     AnswerCost, BattleId, ContenderId, ContenderRefId, LenserId, LfResult, ModelProfileId, SubmissionId,
@@ -75,17 +75,27 @@ pub(crate) fn contender_type(s: &str) -> LfResult<ContenderType> {
 /// rank, display_name], …]`.
 pub(crate) fn result_entries(text: &str) -> LfResult<Vec<ResultEntry>> {
     const COLUMN: &str = "battle_results.entries";
-    let items: Vec<(&str, &str, i64, String)> = valid(serde_json::from_str(text), COLUMN)?;
+    // [type, reference, rank, name, chars, markdown]; rows written before
+    // answers' styles were kept have the first four.
+    let items: Vec<Vec<serde_json::Value>> = valid(serde_json::from_str(text), COLUMN)?;
     items
         .into_iter()
-        .map(|(kind, reference, rank, display_name)| {
+        .map(|item| {
+            let text_at = |i: usize| item.get(i).and_then(serde_json::Value::as_str);
+            let int_at = |i: usize| item.get(i).and_then(serde_json::Value::as_i64);
+            let (Some(kind), Some(reference), Some(rank), Some(display_name)) =
+                (text_at(0), text_at(1), int_at(2), text_at(3))
+            else {
+                return valid(Err("not [type, reference, rank, name, …]"), COLUMN);
+            };
             let kind = valid(ContenderType::parse(kind), COLUMN)?;
             let id = ContenderRefId::from_uuid(valid(Uuid::parse_str(reference), COLUMN)?);
-            Ok(ResultEntry {
-                reference: ContenderRef { kind, id },
-                display_name,
-                rank: number(rank, COLUMN)?,
-            })
+            let style = match (int_at(4), int_at(5)) {
+                (Some(c), Some(m)) => Some(Style { chars: number(c, COLUMN)?, markdown: number(m, COLUMN)? }),
+                _ => None,
+            };
+            let (display_name, rank) = (display_name.to_owned(), number(rank, COLUMN)?);
+            Ok(ResultEntry { reference: ContenderRef { kind, id }, display_name, rank, style })
         })
         .collect()
 }

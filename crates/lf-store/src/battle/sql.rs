@@ -56,19 +56,24 @@ const LOCK_BATTLE: Spellings = Spellings {
     postgres: "SELECT status FROM battles WHERE id = $1 FOR UPDATE",
 };
 
-/// Writes the `battle_results` row of battle `$1` from its standings and
-/// contenders (`entries` as the `0004_battle_results.sql` migrations
-/// describe). Also in those migrations, for the battles closed before them.
+/// Writes the `battle_results` row of battle `$1` from its standings,
+/// contenders and submissions (`entries` as the `0004_battle_results.sql`
+/// migrations describe, plus each answer's characters and markdown marks,
+/// [`lf_battle::Style`], null without an answer).
 const INSERT_RESULT: Spellings = Spellings {
     sqlite: "INSERT INTO battle_results (battle_id, battle_type, closed_at, entries) \
          SELECT b.id, b.battle_type, coalesce(b.closed_at, b.updated_at), \
-         (SELECT json_group_array(json_array(c.contender_type, lower(hex(c.reference_id)), s.rank, c.display_name)) \
+         (SELECT json_group_array(json_array(c.contender_type, lower(hex(c.reference_id)), s.rank, c.display_name, \
+         length(a.text), length(a.text) - length(replace(replace(replace(replace(a.text, '#', ''), '*', ''), '`', ''), '|', '')))) \
          FROM battle_standings s JOIN battle_contenders c ON c.battle_id = s.battle_id AND c.id = s.contender_id \
+         LEFT JOIN battle_submissions a ON a.battle_id = s.battle_id AND a.contender_id = s.contender_id \
          WHERE s.battle_id = b.id) FROM battles b WHERE b.id = $1",
     postgres: "INSERT INTO battle_results (battle_id, battle_type, closed_at, entries) \
          SELECT b.id, b.battle_type, coalesce(b.closed_at, b.updated_at), \
-         coalesce((SELECT json_agg(json_build_array(c.contender_type, c.reference_id, s.rank, c.display_name)) \
+         coalesce((SELECT json_agg(json_build_array(c.contender_type, c.reference_id, s.rank, c.display_name, \
+         length(a.text), length(a.text) - length(replace(replace(replace(replace(a.text, '#', ''), '*', ''), '`', ''), '|', '')))) \
          FROM battle_standings s JOIN battle_contenders c ON c.battle_id = s.battle_id AND c.id = s.contender_id \
+         LEFT JOIN battle_submissions a ON a.battle_id = s.battle_id AND a.contender_id = s.contender_id \
          WHERE s.battle_id = b.id)::text, '[]') FROM battles b WHERE b.id = $1",
 };
 

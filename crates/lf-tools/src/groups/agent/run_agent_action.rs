@@ -106,7 +106,7 @@ impl Tool for RunAgentAction {
     const TITLE: &'static str = "Act as an AI Lenser";
     const SAFETY: Safety = Safety::Execute;
     const REACHES: Reaches = Reaches::Outside;
-    const DESCRIPTION: &'static str = "Call a tool granted to your AI Lenser, as the agent: metadata holds the tool's arguments. Checked against its grants, policy, daily caps and credit limit, and logged.";
+    const DESCRIPTION: &'static str = "Call a tool granted to your AI Lenser, as the agent: metadata holds the tool's arguments. Checked against its grants, policy, daily caps and credit limit; logged.";
     const DIFFERS_FROM_SPEC: &'static str =
         "Runs the tool: result is its result, with the tool and action_log_id.";
     type Input = RunAgentActionIn;

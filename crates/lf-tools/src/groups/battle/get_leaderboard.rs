@@ -16,6 +16,8 @@ paged_input! {
         /// Fewest closed battles before a contender's rating is shown.
         #[schemars(range(min = 1, max = 10000), extend("default" = 5))]
         pub min_battles: Option<i64>,
+        /// Answer length and markdown as covariates (Arena style control).
+        pub style_control: Option<bool>,
     }
 }
 
@@ -72,6 +74,12 @@ pub struct LeaderboardOut {
     pub unrated_contenders: Vec<UnratedOut>,
     pub min_battles: u32,
     pub bootstrap_rounds: u32,
+    /// {on: false}, or {on: true, length_elo, markdown_elo, comparisons}:
+    /// what a covariate of 1 (one answer all the length, or the markdown
+    /// density, of the two) was worth, over the comparisons with both
+    /// answers' styles.
+    #[schemars(with = "serde_json::Value", extend("type" = "object"))]
+    pub style_control: serde_json::Value,
 }
 
 /// Rates `results` off the async threads: rating a large history is long
@@ -102,7 +110,10 @@ impl Tool for GetLeaderboard {
 
     async fn call(ctx: Ctx, i: LeaderboardIn) -> LfResult<LeaderboardOut> {
         let page = i.page()?;
-        let options = LeaderboardOptions::new(i.min_battles, None)?;
+        let options = LeaderboardOptions {
+            style_control: i.style_control.unwrap_or(false),
+            ..LeaderboardOptions::new(i.min_battles, None)?
+        };
         let board = ctx
             .services
             .battle
@@ -163,6 +174,15 @@ impl Tool for GetLeaderboard {
                 .collect(),
             min_battles: board.options.min_battles,
             bootstrap_rounds: board.options.rounds,
+            style_control: match board.style {
+                Some(s) => serde_json::json!({
+                    "on": true,
+                    "length_elo": round(s.length),
+                    "markdown_elo": round(s.markdown),
+                    "comparisons": s.comparisons,
+                }),
+                None => serde_json::json!({"on": false}),
+            },
         })
     }
 }

@@ -71,7 +71,7 @@ impl Tool for CreateWorkflow {
     const NAME: &'static str = "create_workflow";
     const TITLE: &'static str = "Create a workflow";
     const SAFETY: Safety = Safety::Write;
-    const DESCRIPTION: &'static str = "Create a workflow from a complete blueprint in one call: one trigger, lens steps (lenses you can read) and tool steps (types from list_workflow_node_types), connected by step keys. Name outside services by a saved connection_ref; never put keys, tokens or passwords in config. Refused whole if anything is wrong.";
+    const DESCRIPTION: &'static str = "Create a workflow from a complete blueprint: one trigger, lens steps (lenses you can read) and tool steps (types from list_workflow_node_types), connected by step keys. Name outside services by a saved connection_ref; never put keys, tokens or passwords in config. Refused whole if anything is wrong.";
     type Input = CreateWorkflowIn;
     type Output = CreatedOut;
 

@@ -60,7 +60,7 @@ impl Tool for UpdateWorkflow {
     const NAME: &'static str = "update_workflow";
     const TITLE: &'static str = "Update a workflow";
     const SAFETY: Safety = Safety::Write;
-    const DESCRIPTION: &'static str = "Change your workflow: steps and connections make a new immutable version from a full blueprint (checked as create_workflow checks it; older versions stay), title, description, visibility and public_runs change the record.";
+    const DESCRIPTION: &'static str = "Change your workflow: steps and connections make a new immutable version from a full blueprint (checked like create_workflow; older versions stay), title, description, visibility and public_runs change the record.";
     const DIFFERS_FROM_SPEC: &'static str =
         "Not in the hosted original's reference documents, which cannot change a workflow after creating it.";
     type Input = UpdateWorkflowIn;
