@@ -43,6 +43,7 @@ fn battles() -> Vec<BattleResult> {
             };
             BattleResult {
                 battle_id: BattleId::new(),
+                tags: Vec::new(),
                 battle_type: BattleType::AiVsAi,
                 closed_at: Timestamp::from_micros(t as i64),
                 entries: vec![entry(a, a_wins), entry(b, !a_wins)],

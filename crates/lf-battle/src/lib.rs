@@ -106,6 +106,7 @@ pub use rating::{Interval, Leaderboard, LeaderboardOptions, Rating, StyleEffect,
 pub use refs::ContenderRefs;
 pub use scoring::JsonSchemaValidator;
 pub use service::{
-    BattleService, NewBattle, NewContender, ScoreOutcome, ScoreView, SubmitOutcome, VoteOutcome,
+    BattleService, MAX_TAG_CHARS, MAX_TAGS, NewBattle, NewContender, ScoreOutcome, ScoreView, SubmitOutcome,
+    VoteOutcome, battle_tags, category,
 };
 pub use store::{BattleStore, StoredSubmission, StoredVote};

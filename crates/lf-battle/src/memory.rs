@@ -493,6 +493,7 @@ impl BattleStore for MemoryBattleStore {
             .filter(|r| battle_type.is_none_or(|t| r.battle.battle_type == t))
             .map(|r| BattleResult {
                 battle_id: r.battle.id,
+                tags: r.battle.tags.clone(),
                 battle_type: r.battle.battle_type,
                 closed_at: r.battle.closed_at.unwrap_or(r.battle.updated_at),
                 entries: r

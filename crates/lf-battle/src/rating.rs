@@ -968,6 +968,7 @@ mod tests {
     fn duel(a: ContenderRef, b: ContenderRef, a_rank: u8, b_rank: u8) -> BattleResult {
         BattleResult {
             battle_id: BattleId::new(),
+            tags: Vec::new(),
             battle_type: BattleType::AiVsAi,
             closed_at: Timestamp::from_micros(0),
             entries: vec![

@@ -56,6 +56,7 @@ impl World {
         }
         BattleResult {
             battle_id: BattleId::new(),
+            tags: Vec::new(),
             battle_type: BattleType::AiVsAi,
             closed_at: Timestamp::from_micros(at),
             entries,

@@ -244,6 +244,7 @@ pub(super) async fn closing_and_results(s: &dyn BattleStore) {
     let typed = s.closed_results(Some(BattleType::WorkflowBattle)).await.unwrap();
     assert!(!typed.iter().any(|r| r.battle_id == b.id), "the type filter applies");
     assert!(mine.entries.iter().all(|e| e.style.is_none()), "no answer, no style");
+    assert_eq!(mine.tags, ["code", "ünïcödé"], "results carry the battle's tags");
     assert_eq!(s.results_version().await.unwrap(), version, "reading changes nothing");
 
     // Each answer's style, as Style::of counts it, where the contender answered.

@@ -88,6 +88,7 @@ impl Fixture {
             ai_judge_model_key: None,
             rubric: None,
             auto_check: None,
+            tags: vec!["code".into(), "ünïcödé".into()],
             creator,
             agent: None,
             status,

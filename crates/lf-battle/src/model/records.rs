@@ -25,6 +25,9 @@ pub struct Battle {
     pub rubric: Option<Rubric>,
     /// The check of an `auto_score` battle (`None` for other modes).
     pub auto_check: Option<AutoCheck>,
+    /// The categories it is filed under (get_leaderboard rates one):
+    /// trimmed, lowercase, each once, at most [`crate::MAX_TAGS`].
+    pub tags: Vec<String>,
     /// Who created it and alone (with the service) moves it.
     pub creator: LenserId,
     /// The AI Lenser that created it for `creator` (DESIGN §5: an agent is
@@ -387,6 +390,8 @@ impl Style {
 pub struct BattleResult {
     /// The battle.
     pub battle_id: BattleId,
+    /// Its tags ([`Battle::tags`]).
+    pub tags: Vec<String>,
     /// Its format.
     pub battle_type: BattleType,
     /// When it closed.

@@ -30,6 +30,7 @@ use crate::error::corrupt;
 pub(crate) fn battle_result(row: &impl Columns) -> LfResult<BattleResult> {
     Ok(BattleResult {
         battle_id: BattleId::from_uuid(row.value(0)?),
+        tags: tags(row.text(4)?, "battle_results.tags")?,
         battle_type: valid(BattleType::parse(row.text(1)?), "battle_results.battle_type")?,
         closed_at: row.time(2)?,
         entries: result_entries(row.text(3)?)?,
@@ -42,7 +43,7 @@ macro_rules! battle_columns {
     () => {
         "b.id, b.title, b.task_prompt, b.battle_type, b.judging_mode, b.max_contenders, b.ai_judge_model_key, \
          b.rubric, b.auto_check, b.creator_id, b.status, b.winner_id, b.created_at, b.updated_at, b.closed_at, \
-         b.agent_id"
+         b.agent_id, b.tags"
     };
 }
 pub(crate) use battle_columns;
@@ -197,6 +198,7 @@ pub(crate) fn battle<R: Columns>(row: &R) -> LfResult<Battle> {
         )?,
         rubric: row.value::<Option<String>>("rubric")?.as_deref().map(rubric).transpose()?,
         auto_check: row.value::<Option<String>>("auto_check")?.as_deref().map(auto_check).transpose()?,
+        tags: tags(&row.value::<String>("tags")?, "battles.tags")?,
         creator: LenserId::from_uuid(row.value("creator_id")?),
         agent: row.value::<Option<Uuid>>("agent_id")?.map(LenserId::from_uuid),
         status: status(&row.value::<String>("status")?)?,
@@ -304,6 +306,12 @@ pub(crate) fn bind_battle<Q: Bind>(q: Q, b: &Battle) -> Q {
         .put_time(b.updated_at)
         .put_opt_time(b.closed_at)
         .put(b.agent.map(|a| a.as_uuid()))
+        .put(json!(b.tags).to_string())
+}
+
+/// A battle's tags as stored: a JSON array of text.
+fn tags(text: &str, column: &str) -> LfResult<Vec<String>> {
+    valid(serde_json::from_str(text), column)
 }
 
 /// Binds the columns of a `battle_contenders` row, in table order.

@@ -16,7 +16,7 @@ pub struct RunAgentActionIn {
     /// The AI Lenser (one you own, co-own or operate).
     #[schemars(extend("format" = "uuid"))]
     pub ai_lenser_id: String,
-    /// A granted tool's name, or join_battle, cast_vote, submit_entry, create_battle, run_lens, run_workflow, answer_battle (metadata {battle_id}: it answers through its model).
+    /// A granted tool's name, or join_battle, cast_vote, submit_entry, create_battle, run_lens, run_workflow, answer_battle (metadata {battle_id}; answers through its model).
     #[schemars(length(min = 1, max = 64))]
     pub action_type: String,
     /// What it is about, for the action log.

@@ -13,7 +13,7 @@ pub struct DescribeWorkflowNodeType;
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NodeTypeIn {
-    /// A node type from list_workflow_node_types (an alias is taken too), e.g. lens_execute or schedule_trigger.
+    /// A node type (or alias) from list_workflow_node_types, e.g. schedule_trigger.
     #[schemars(length(min = 1, max = 100))]
     pub r#type: String,
 }

@@ -14,7 +14,7 @@ pub struct RetryWorkflowIn {
     /// The failed or cancelled run to retry.
     #[schemars(extend("format" = "uuid"))]
     pub run_id: String,
-    /// Reuse the outputs of the steps that completed instead of running them again.
+    /// Reuse completed steps' outputs instead of running them again.
     #[schemars(extend("default" = false))]
     pub resume: Option<bool>,
 }

@@ -25,7 +25,7 @@ pub struct RunWorkflowIn {
     /// Overrides the model of every AI step.
     #[schemars(length(min = 1, max = 200))]
     pub global_model_id: Option<String>,
-    /// Repeated within 24 hours, returns the first run instead of starting another.
+    /// Repeated within 24 hours: the first run, not another.
     #[schemars(length(min = 1, max = 128))]
     pub idempotency_key: Option<String>,
     /// Most credits its model calls may spend; omit for the server's default.

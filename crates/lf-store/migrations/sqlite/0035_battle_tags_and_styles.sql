@@ -4,8 +4,17 @@
 -- characters and each '#', '*', '`' and '|'; null for a contender that did
 -- not answer). The store writes new rows so (sql.rs, INSERT_RESULT); the
 -- rows written before are rewritten here by the same SELECT.
+-- Battles gain tags (categories get_leaderboard can rate alone: a JSON
+-- array of text, lf-battle's battle_tags), and battle_results a copy of
+-- them written with the row.
 -- Released migrations are never edited: add a new file instead.
-UPDATE battle_results SET entries = (
+ALTER TABLE battles ADD COLUMN tags TEXT NOT NULL DEFAULT '[]'
+    CHECK (json_valid(tags) AND json_type(tags) = 'array');
+
+-- battle_results (from here on, run again after 0004 by the store's tests):
+ALTER TABLE battle_results ADD COLUMN tags TEXT NOT NULL DEFAULT '[]'
+    CHECK (json_valid(tags) AND json_type(tags) = 'array');
+UPDATE battle_results SET tags = (SELECT b.tags FROM battles b WHERE b.id = battle_results.battle_id), entries = (
     SELECT json_group_array(json_array(c.contender_type, lower(hex(c.reference_id)), s.rank, c.display_name,
                length(a.text),
                length(a.text) - length(replace(replace(replace(replace(a.text, '#', ''), '*', ''), '`', ''), '|', ''))))
