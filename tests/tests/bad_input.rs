@@ -145,6 +145,8 @@ struct Fixture {
     dataset: String,
     /// A running experiment of the caller's over `dataset` and `profile`.
     experiment: String,
+    /// Another, over the same dataset and profile.
+    experiment_again: String,
     /// The caller's AI Lenser (@fixture_bot), granted get_lens.
     agent: String,
     /// Another lenser's AI Lenser.
@@ -317,6 +319,7 @@ async fn fixture(store: &TestStore) -> Fixture {
     let dataset = ok(&a, "create_dataset", dataset).await;
     let dataset = dataset["dataset"]["dataset_id"].as_str().expect("a dataset id").to_owned();
     let experiment = json!({"dataset_id": dataset, "contenders": [profile]});
+    let experiment_again = id_of(&ok(&a, "run_experiment", experiment.clone()).await, "experiment_id");
     let experiment = id_of(&ok(&a, "run_experiment", experiment).await, "experiment_id");
     let service = store.server(Principal::Service { acting_as: Some(owner) });
     let team_run = ok(
@@ -360,6 +363,7 @@ async fn fixture(store: &TestStore) -> Fixture {
         profile,
         dataset,
         experiment,
+        experiment_again,
         agent,
     }
 }
@@ -548,6 +552,7 @@ fn base(tool: &str, fx: &Fixture) -> Option<Base> {
             "experiment_id": fx.experiment, "contender": 0, "tag": "x", "passed": true, "limit": 10, "offset": 0,
         }),
         "cancel_experiment" => json!({"experiment_id": fx.experiment}),
+        "compare_experiments" => json!({"a": fx.experiment, "b": fx.experiment_again}),
         _ => return None,
     };
     let needs_owner = matches!(

@@ -134,6 +134,7 @@ fn generate(battles: usize, contenders: usize) -> Seed {
             ai_judge_model_key: None,
             rubric: None,
             auto_check: None,
+            tags: Vec::new(),
             creator: creators[rng.below(creators.len())],
             agent: None,
             status: BattleStatus::Closed,

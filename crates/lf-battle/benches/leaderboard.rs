@@ -39,9 +39,11 @@ fn battles() -> Vec<BattleResult> {
                 reference: refs[i],
                 display_name: format!("model {i}"),
                 rank: if won { 1 } else { 2 },
+                style: None,
             };
             BattleResult {
                 battle_id: BattleId::new(),
+                tags: Vec::new(),
                 battle_type: BattleType::AiVsAi,
                 closed_at: Timestamp::from_micros(t as i64),
                 entries: vec![entry(a, a_wins), entry(b, !a_wins)],

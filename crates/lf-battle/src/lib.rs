@@ -98,14 +98,15 @@ pub use model::{
     AnswerCostRecord, AnswerError, AutoCheck, Battle, BattleFilter, BattleResult, BattleSheet, BattleStatus,
     BattleSummary, BattleTitle, BattleType, Contender, ContenderRef, ContenderType, ContenderVotes, CostMean,
     CriterionDescription, CriterionTitle, DisplayName, HistoryFilter, JudgeError, JudgingMode, MaxContenders,
-    ModelKey, Rationale, ResultEntry, Rubric, RubricCriterion, Score, Slot, Standing, Submission,
+    ModelKey, Rationale, ResultEntry, Rubric, RubricCriterion, Score, Slot, Standing, Style, Submission,
     SubmissionText, TaskPrompt, Verdict, VerdictKind, Vote, VotePick, VoteTally,
 };
 pub use pipeline::{BattleView, ScoreState, StatusChange, Submitted};
-pub use rating::{Interval, Leaderboard, LeaderboardOptions, Rating, Unrated};
+pub use rating::{Interval, Leaderboard, LeaderboardOptions, Rating, StyleEffect, Unrated};
 pub use refs::ContenderRefs;
 pub use scoring::JsonSchemaValidator;
 pub use service::{
-    BattleService, NewBattle, NewContender, ScoreOutcome, ScoreView, SubmitOutcome, VoteOutcome,
+    BattleService, MAX_TAG_CHARS, MAX_TAGS, NewBattle, NewContender, ScoreOutcome, ScoreView, SubmitOutcome,
+    VoteOutcome, battle_tags, category,
 };
 pub use store::{BattleStore, StoredSubmission, StoredVote};

@@ -12,7 +12,7 @@ use lf_core::{
 
 use crate::model::{
     AnswerCostRecord, AnswerError, Battle, BattleFilter, BattleResult, BattleSheet, BattleStatus,
-    BattleSummary, BattleType, Contender, CostMean, HistoryFilter, JudgeError, ResultEntry, Standing,
+    BattleSummary, BattleType, Contender, CostMean, HistoryFilter, JudgeError, ResultEntry, Standing, Style,
     Submission, Verdict, Vote, VotePick, VoteTally,
 };
 use crate::state::visible;
@@ -493,6 +493,7 @@ impl BattleStore for MemoryBattleStore {
             .filter(|r| battle_type.is_none_or(|t| r.battle.battle_type == t))
             .map(|r| BattleResult {
                 battle_id: r.battle.id,
+                tags: r.battle.tags.clone(),
                 battle_type: r.battle.battle_type,
                 closed_at: r.battle.closed_at.unwrap_or(r.battle.updated_at),
                 entries: r
@@ -500,10 +501,12 @@ impl BattleStore for MemoryBattleStore {
                     .iter()
                     .filter_map(|s| {
                         let c = r.contenders.iter().find(|c| c.id == s.contender_id)?;
+                        let answer = r.submissions.iter().find(|x| x.contender_id == c.id);
                         Some(ResultEntry {
                             reference: c.reference(),
                             display_name: c.display_name.as_str().to_owned(),
                             rank: s.rank,
+                            style: answer.map(|x| Style::of(x.text.as_str())),
                         })
                     })
                     .collect(),

@@ -49,7 +49,7 @@ use std::collections::HashMap;
 
 use lf_core::{BattleId, LfError, LfResult, Timestamp};
 
-use crate::model::{BattleResult, ContenderRef};
+use crate::model::{BattleResult, ContenderRef, Style};
 
 /// Options of a leaderboard.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,6 +61,10 @@ pub struct LeaderboardOptions {
     pub rounds: u32,
     /// Seed of the bootstrap's generator.
     pub seed: u64,
+    /// Fit answer length and markdown density as covariates (see
+    /// [`fit_styled`]), so that a contender is not rated up for writing
+    /// longer or more formatted answers.
+    pub style_control: bool,
 }
 
 impl LeaderboardOptions {
@@ -90,7 +94,12 @@ impl LeaderboardOptions {
             ))
             .with_field("bootstrap_rounds"));
         }
-        Ok(Self { min_battles: min_battles as u32, rounds: rounds as u32, seed: Self::DEFAULT_SEED })
+        Ok(Self {
+            min_battles: min_battles as u32,
+            rounds: rounds as u32,
+            seed: Self::DEFAULT_SEED,
+            style_control: false,
+        })
     }
 }
 
@@ -100,6 +109,7 @@ impl Default for LeaderboardOptions {
             min_battles: Self::DEFAULT_MIN_BATTLES,
             rounds: Self::DEFAULT_ROUNDS,
             seed: Self::DEFAULT_SEED,
+            style_control: false,
         }
     }
 }
@@ -167,6 +177,20 @@ pub struct Leaderboard {
     pub unrated: Vec<Unrated>,
     /// The options used.
     pub options: LeaderboardOptions,
+    /// With style control: what length and markdown were worth.
+    pub style: Option<StyleEffect>,
+}
+
+/// What style was worth in a style-controlled fit, in Elo points: the
+/// rating difference that a comparison's covariate of 1 (one answer all the
+/// length, or all the markdown density, of the two) adds to the odds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StyleEffect {
+    pub length: f64,
+    pub markdown: f64,
+    /// Comparisons where both answers had a style (the others weigh in
+    /// with covariates of 0).
+    pub comparisons: u32,
 }
 
 /// Fewest battles of a contender for its interval to be estimated: the
@@ -590,6 +614,116 @@ impl Dense {
     }
 }
 
+/// One comparison of a style-controlled fit: `a` against `b` (indices),
+/// the battle it came from (canonical index), what `a` scored (1, ½, 0)
+/// and its covariates.
+#[derive(Clone, Copy, Debug)]
+struct Styled {
+    a: u32,
+    b: u32,
+    battle: u32,
+    y: f64,
+    x: [f64; 2],
+}
+
+/// Ridge on the style coefficients: keeps them finite, and the fit unique
+/// when no comparison has a covariate.
+const STYLE_RIDGE: f64 = 1e-3;
+
+/// The covariates of `a`'s answer against `b`'s: the normalised
+/// differences (−1 to 1) of their lengths and of their markdown densities,
+/// as Arena's style control takes them; `None` when either has no style.
+fn covariates(a: Option<Style>, b: Option<Style>) -> Option<[f64; 2]> {
+    let (a, b) = (a?, b?);
+    let norm = |x: f64, y: f64| if x + y > 0.0 { (x - y) / (x + y) } else { 0.0 };
+    Some([norm(f64::from(a.chars), f64::from(b.chars)), norm(a.density(), b.density())])
+}
+
+/// Fits log-strengths `theta` and style coefficients `beta` together, from
+/// their values, by Newton's method: `a` beats `b` with probability
+/// `σ(θ_a − θ_b + β·x)`, each comparison weighted by `weight(battle)`, plus
+/// the prior of the plain fit (a virtual draw against strength 1 for each
+/// contender) and [`STYLE_RIDGE`]. The comparisons cannot be aggregated by
+/// pair (each has its own covariates), and the negative Hessian, m + 2
+/// square, is solved dense by Cholesky: a fit costs a pass over the
+/// comparisons and (m + 2)³/6 a step, for boards of hundreds of
+/// contenders.
+fn fit_styled(comparisons: &[Styled], weight: impl Fn(usize) -> f64, theta: &mut [f64], beta: &mut [f64; 2]) {
+    let m = theta.len();
+    let n = m + 2;
+    let (mut g, mut h) = (vec![0.0; n], vec![0.0; n * n]);
+    for _ in 0..MAX_NEWTON_STEPS {
+        g.iter_mut().for_each(|v| *v = 0.0);
+        h.iter_mut().for_each(|v| *v = 0.0);
+        for (c, t) in theta.iter().enumerate() {
+            let s = 1.0 / (1.0 + (-t).exp());
+            g[c] = PRIOR_GAMES * (0.5 - s);
+            h[c * n + c] = PRIOR_GAMES * s * (1.0 - s);
+        }
+        for k in 0..2 {
+            g[m + k] = -STYLE_RIDGE * beta[k];
+            h[(m + k) * n + m + k] = STYLE_RIDGE;
+        }
+        for c in comparisons {
+            let w = weight(c.battle as usize);
+            if w == 0.0 {
+                continue;
+            }
+            let (a, b) = (c.a as usize, c.b as usize);
+            let eta = theta[a] - theta[b] + beta[0] * c.x[0] + beta[1] * c.x[1];
+            let p = 1.0 / (1.0 + (-eta).exp());
+            let (r, q) = (w * (c.y - p), w * p * (1.0 - p));
+            let d = [(a, 1.0), (b, -1.0), (m, c.x[0]), (m + 1, c.x[1])];
+            for &(i, di) in &d {
+                g[i] += r * di;
+                for &(j, dj) in &d {
+                    h[i * n + j] += q * di * dj;
+                }
+            }
+        }
+        if !cholesky_solve(&mut h, n, &mut g) {
+            break;
+        }
+        let biggest = g.iter().fold(0.0f64, |acc, v| acc.max(v.abs()));
+        let scale = if biggest > MAX_STEP { MAX_STEP / biggest } else { 1.0 };
+        for (t, step) in theta.iter_mut().zip(&g) {
+            *t += scale * step;
+        }
+        beta[0] += scale * g[m];
+        beta[1] += scale * g[m + 1];
+        if biggest * scale <= TOLERANCE {
+            break;
+        }
+    }
+}
+
+/// Solves `h·x = g` for a symmetric positive-definite `h` (n × n, row
+/// major), `x` into `g`, `h` overwritten by its Cholesky factor; false
+/// (and `g` unusable) when `h` is not positive definite.
+fn cholesky_solve(h: &mut [f64], n: usize, g: &mut [f64]) -> bool {
+    for j in 0..n {
+        let d = h[j * n + j] - (0..j).map(|k| h[j * n + k] * h[j * n + k]).sum::<f64>();
+        if d <= 0.0 || !d.is_finite() {
+            return false;
+        }
+        let d = d.sqrt();
+        h[j * n + j] = d;
+        for i in j + 1..n {
+            let s = h[i * n + j] - (0..j).map(|k| h[i * n + k] * h[j * n + k]).sum::<f64>();
+            h[i * n + j] = s / d;
+        }
+    }
+    for i in 0..n {
+        let s = g[i] - (0..i).map(|k| h[i * n + k] * g[k]).sum::<f64>();
+        g[i] = s / h[i * n + i];
+    }
+    for i in (0..n).rev() {
+        let s = g[i] - (i + 1..n).map(|k| h[k * n + i] * g[k]).sum::<f64>();
+        g[i] = s / h[i * n + i];
+    }
+    true
+}
+
 /// Elo-scale ratings of log-strengths `theta`, centred on 1000.
 fn ratings_of(theta: &[f64], out: &mut Vec<f64>) {
     out.clear();
@@ -669,16 +803,18 @@ fn rate(results: &[BattleResult], options: LeaderboardOptions, chord: bool) -> L
     let mut comparisons: Vec<(u32, u32, u32)> = Vec::new();
     let mut battles = vec![0u32; m];
     let (mut wins, mut losses, mut ties) = (vec![0u32; m], vec![0u32; m], vec![0u32; m]);
-    let mut seats: Vec<(u32, u8)> = Vec::new();
+    let mut seats: Vec<(u32, u8, Option<Style>)> = Vec::new();
+    let mut styled: Vec<Styled> = Vec::new();
+    let mut with_style = 0u32;
     let mut seat = seat_of.iter();
     for (battle, r) in order.iter().enumerate() {
         seats.clear();
-        seats.extend(r.entries.iter().zip(&mut seat).map(|(e, i)| (index[*i as usize], e.rank)));
-        seats.sort_unstable();
+        seats.extend(r.entries.iter().zip(&mut seat).map(|(e, i)| (index[*i as usize], e.rank, e.style)));
+        seats.sort_unstable_by_key(|s| (s.0, s.1));
         seats.dedup_by_key(|s| s.0);
-        for (k, &(a, ra)) in seats.iter().enumerate() {
+        for (k, &(a, ra, sa)) in seats.iter().enumerate() {
             battles[a as usize] += 1;
-            for &(b, rb) in &seats[k + 1..] {
+            for &(b, rb, sb) in &seats[k + 1..] {
                 let (ia, ib) = (a as usize, b as usize);
                 let halves = match ra.cmp(&rb) {
                     std::cmp::Ordering::Less => {
@@ -698,6 +834,12 @@ fn rate(results: &[BattleResult], options: LeaderboardOptions, chord: bool) -> L
                     }
                 };
                 comparisons.push((a, b, (battle as u32) << 2 | halves));
+                if options.style_control {
+                    let x = covariates(sa, sb);
+                    with_style += u32::from(x.is_some());
+                    let (battle, y) = (battle as u32, f64::from(halves) / 2.0);
+                    styled.push(Styled { a, b, battle, y, x: x.unwrap_or([0.0; 2]) });
+                }
             }
         }
     }
@@ -728,15 +870,20 @@ fn rate(results: &[BattleResult], options: LeaderboardOptions, chord: bool) -> L
 
     let mut ws = Workspace::default();
     let mut fitted = vec![0.0; m];
+    let mut beta = [0.0; 2];
     if m > 0 {
         fit(&pairs, &mut fitted, &mut ws);
+        if options.style_control {
+            fit_styled(&styled, |_| 1.0, &mut fitted, &mut beta);
+        }
     }
     let mut point = Vec::new();
     ratings_of(&fitted, &mut point);
 
     // Bootstrap: resample whole battles, refit from the full fit.
     let rounds = if m == 0 { 0 } else { options.rounds as usize };
-    let dense = if chord && rounds > 0 && Dense::worth_it(m, pairs.b.len(), rounds) {
+    let dense = if chord && !options.style_control && rounds > 0 && Dense::worth_it(m, pairs.b.len(), rounds)
+    {
         gradient::<true>(&pairs, &fitted, &mut ws);
         Dense::factor(&pairs, &ws)
     } else {
@@ -752,10 +899,15 @@ fn rate(results: &[BattleResult], options: LeaderboardOptions, chord: bool) -> L
         for _ in 0..order.len() {
             drawn[rng.below(order.len())] += 1;
         }
-        tally.count(&mut pairs, |b| drawn[b]);
         p.copy_from_slice(&fitted);
-        if !dense.as_ref().is_some_and(|d| d.refit(&pairs, &mut p, &mut ws)) {
-            fit(&pairs, &mut p, &mut ws);
+        if options.style_control {
+            let mut b = beta;
+            fit_styled(&styled, |k| f64::from(drawn[k]), &mut p, &mut b);
+        } else {
+            tally.count(&mut pairs, |b| drawn[b]);
+            if !dense.as_ref().is_some_and(|d| d.refit(&pairs, &mut p, &mut ws)) {
+                fit(&pairs, &mut p, &mut ws);
+            }
         }
         ratings_of(&p, &mut round_ratings);
         for (c, r) in round_ratings.iter().enumerate() {
@@ -800,7 +952,12 @@ fn rate(results: &[BattleResult], options: LeaderboardOptions, chord: bool) -> L
         lower(b).total_cmp(&lower(a)).then(b.rating.total_cmp(&a.rating)).then(a.reference.cmp(&b.reference))
     });
     unrated.sort_by(|a, b| a.battles_needed.cmp(&b.battles_needed).then(a.reference.cmp(&b.reference)));
-    Leaderboard { ratings, battles: order.len() as u32, contenders: m as u32, unrated, options }
+    let style = options.style_control.then(|| StyleEffect {
+        length: ELO * beta[0],
+        markdown: ELO * beta[1],
+        comparisons: with_style,
+    });
+    Leaderboard { ratings, battles: order.len() as u32, contenders: m as u32, unrated, options, style }
 }
 
 #[cfg(test)]
@@ -811,11 +968,12 @@ mod tests {
     fn duel(a: ContenderRef, b: ContenderRef, a_rank: u8, b_rank: u8) -> BattleResult {
         BattleResult {
             battle_id: BattleId::new(),
+            tags: Vec::new(),
             battle_type: BattleType::AiVsAi,
             closed_at: Timestamp::from_micros(0),
             entries: vec![
-                ResultEntry { reference: a, display_name: "a".into(), rank: a_rank },
-                ResultEntry { reference: b, display_name: "b".into(), rank: b_rank },
+                ResultEntry { reference: a, display_name: "a".into(), rank: a_rank, style: None },
+                ResultEntry { reference: b, display_name: "b".into(), rank: b_rank, style: None },
             ],
         }
     }
@@ -906,7 +1064,7 @@ mod tests {
         let board = leaderboard(&[], LeaderboardOptions::default());
         assert!(board.ratings.is_empty() && board.battles == 0);
         let lonely = BattleResult {
-            entries: vec![ResultEntry { reference: r(), display_name: "x".into(), rank: 1 }],
+            entries: vec![ResultEntry { reference: r(), display_name: "x".into(), rank: 1, style: None }],
             ..duel(r(), r(), 1, 2)
         };
         assert_eq!(leaderboard(&[lonely], LeaderboardOptions::default()).battles, 0);
@@ -992,6 +1150,78 @@ mod tests {
                 (ci, ni) => assert!(ci.is_none() && ni.is_none() && c.battles == 1, "{c:?} vs {n:?}"),
             }
         }
+    }
+
+    #[test]
+    fn style_control_takes_back_what_a_verbose_model_won_by_length() {
+        // Three equally good models; in each battle one answer is long
+        // (1,000 characters) and one short (200), and the long one wins
+        // four times in five. "verbose" writes the long answer in 9 of its
+        // 10 battles against each of the others, who split theirs.
+        let (verbose, b, c) = (r(), r(), r());
+        let long = Style { chars: 1_000, markdown: 0 };
+        let short = Style { chars: 200, markdown: 0 };
+        let mut results = Vec::new();
+        let mut battle = |x: ContenderRef, y: ContenderRef, x_long: bool, long_wins: bool| {
+            let mut d = duel(x, y, 1, 2);
+            let x_wins = x_long == long_wins;
+            d.entries[0].rank = if x_wins { 1 } else { 2 };
+            d.entries[1].rank = if x_wins { 2 } else { 1 };
+            d.entries[0].style = Some(if x_long { long } else { short });
+            d.entries[1].style = Some(if x_long { short } else { long });
+            results.push(d);
+        };
+        for round in 0..20 {
+            for other in [b, c] {
+                for k in 0..10 {
+                    battle(verbose, other, k != 0, (round + k) % 5 != 0);
+                }
+            }
+            for k in 0..10 {
+                battle(b, c, k % 2 == 0, (round + k) % 5 != 0);
+            }
+        }
+        let plain = LeaderboardOptions { min_battles: 1, rounds: 20, ..Default::default() };
+        let styled = LeaderboardOptions { style_control: true, ..plain };
+        let rating = |board: &Leaderboard, who: ContenderRef| {
+            board.ratings.iter().find(|x| x.reference == who).unwrap().rating
+        };
+        let without = leaderboard(&results, plain);
+        assert!(without.style.is_none());
+        let gap = rating(&without, verbose) - rating(&without, b);
+        assert!(gap > 100.0, "rated up for its length: {gap}");
+        let with = leaderboard(&results, styled);
+        let gap = rating(&with, verbose) - rating(&with, b);
+        assert!(gap.abs() < 15.0, "length explains its wins: {gap}");
+        let effect = with.style.unwrap();
+        // Long against short is a covariate of 2/3; winning 4 in 5 is
+        // log-odds ln 4: about 2.08 per unit, 361 Elo points.
+        assert!((effect.length - 361.0).abs() < 25.0, "{effect:?}");
+        assert!(effect.markdown.abs() < 1.0, "no markdown anywhere: {effect:?}");
+        assert_eq!(effect.comparisons, results.len() as u32);
+        assert!(with.ratings.iter().all(|x| x.interval.is_some()), "bootstrapped too: {with:?}");
+        // Without styles, style control changes nothing but the report.
+        let bare: Vec<BattleResult> = results
+            .iter()
+            .cloned()
+            .map(|mut d| {
+                d.entries.iter_mut().for_each(|e| e.style = None);
+                d
+            })
+            .collect();
+        let (p, s) = (leaderboard(&bare, plain), leaderboard(&bare, styled));
+        for x in &p.ratings {
+            assert!((x.rating - rating(&s, x.reference)).abs() < 0.01, "{x:?}");
+        }
+        assert_eq!(s.style.unwrap().comparisons, 0);
+    }
+
+    #[test]
+    fn style_counts_characters_and_markdown_marks() {
+        let s = Style::of("# Título\n\n- **a** `b` | c");
+        assert_eq!((s.chars, s.markdown), (25, 8));
+        assert_eq!(Style::of("").density(), 0.0);
+        assert!((Style { chars: 10, markdown: 1 }.density() - 0.1).abs() < 1e-12);
     }
 
     #[test]

@@ -55,6 +55,41 @@ pub struct NewBattle {
     pub rubric: Option<Rubric>,
     /// The check (`auto_score` only, and required there).
     pub auto_check: Option<AutoCheck>,
+    /// Categories, as given ([`battle_tags`] checks them).
+    pub tags: Vec<String>,
+}
+
+/// Most tags of a battle.
+pub const MAX_TAGS: usize = 5;
+/// Longest tag, in characters.
+pub const MAX_TAG_CHARS: usize = 32;
+
+/// A category as compared: trimmed and lowercase; INVALID_ARGUMENT naming
+/// `field` when empty or over [`MAX_TAG_CHARS`] characters.
+pub fn category(field: &str, given: &str) -> LfResult<String> {
+    let tag = given.trim().to_lowercase();
+    let n = tag.chars().count();
+    if n == 0 || n > MAX_TAG_CHARS {
+        return Err(LfError::invalid_argument(format!("A tag is 1 to {MAX_TAG_CHARS} characters; got {n}."))
+            .with_field(field));
+    }
+    Ok(tag)
+}
+
+/// A battle's tags: each a [`category`], named once (in the order given),
+/// at most [`MAX_TAGS`].
+pub fn battle_tags(given: Vec<String>) -> LfResult<Vec<String>> {
+    if given.len() > MAX_TAGS {
+        return Err(LfError::invalid_argument(format!("Give at most {MAX_TAGS} tags.")).with_field("tags"));
+    }
+    let mut tags: Vec<String> = Vec::new();
+    for t in &given {
+        let tag = category("tags", t)?;
+        if !tags.contains(&tag) {
+            tags.push(tag);
+        }
+    }
+    Ok(tags)
 }
 
 impl NewBattle {
@@ -69,6 +104,7 @@ impl NewBattle {
             ai_judge_model_key: None,
             rubric: None,
             auto_check: None,
+            tags: Vec::new(),
         }
     }
 }
@@ -173,8 +209,11 @@ pub struct BattleService {
 #[derive(Default)]
 struct Boards {
     version: Option<i64>,
-    kept: Vec<(Option<BattleType>, LeaderboardOptions, Arc<Leaderboard>)>,
+    kept: Vec<(BoardKey, Arc<Leaderboard>)>,
 }
+
+/// What a kept leaderboard was asked for: a battle type, a category, options.
+type BoardKey = (Option<BattleType>, Option<String>, LeaderboardOptions);
 
 /// Most leaderboards kept (one per battle type and option set asked for).
 const KEPT_BOARDS: usize = 16;
@@ -393,6 +432,7 @@ impl BattleService {
             ai_judge_model_key: new.ai_judge_model_key,
             rubric: new.rubric,
             auto_check: new.auto_check,
+            tags: battle_tags(new.tags)?,
             creator,
             agent: p.agent(),
             status: BattleStatus::Draft,
@@ -680,14 +720,14 @@ impl BattleService {
     }
 
     /// Bradley–Terry ratings over every closed or published battle (of one
-    /// type when given); see [`crate::rating`].
+    /// type, and tagged `category`, when given); see [`crate::rating`].
     pub async fn leaderboard(
         &self,
         p: &Principal,
         battle_type: Option<BattleType>,
         options: LeaderboardOptions,
     ) -> LfResult<Arc<Leaderboard>> {
-        self.leaderboard_with(p, battle_type, options, async |results, options| {
+        self.leaderboard_with(p, battle_type, None, options, async |results, options| {
             Ok(leaderboard(&results, options))
         })
         .await
@@ -703,14 +743,19 @@ impl BattleService {
         &self,
         _p: &Principal,
         battle_type: Option<BattleType>,
+        category: Option<&str>,
         options: LeaderboardOptions,
         rate: impl AsyncFnOnce(Vec<BattleResult>, LeaderboardOptions) -> LfResult<Leaderboard>,
     ) -> LfResult<Arc<Leaderboard>> {
+        let category = category.map(|c| crate::service::category("category", c)).transpose()?;
         let version = self.store.results_version().await?;
-        if let Some(board) = self.kept_board(version, battle_type, options) {
+        if let Some(board) = self.kept_board(version, battle_type, category.as_deref(), options) {
             return Ok(board);
         }
-        let results = self.store.closed_results(battle_type).await?;
+        let mut results = self.store.closed_results(battle_type).await?;
+        if let Some(c) = &category {
+            results.retain(|r| r.tags.contains(c));
+        }
         let board = Arc::new(rate(results, options).await?);
         // Kept under the version read before the results: if a battle closed
         // in between, the next call sees a newer version and rates again.
@@ -721,7 +766,7 @@ impl BattleService {
         if boards.kept.len() == KEPT_BOARDS {
             boards.kept.remove(0);
         }
-        boards.kept.push((battle_type, options, board.clone()));
+        boards.kept.push(((battle_type, category, options), board.clone()));
         Ok(board)
     }
 
@@ -729,13 +774,18 @@ impl BattleService {
         &self,
         version: i64,
         battle_type: Option<BattleType>,
+        category: Option<&str>,
         options: LeaderboardOptions,
     ) -> Option<Arc<Leaderboard>> {
         let boards = self.boards.lock().unwrap_or_else(|e| e.into_inner());
         if boards.version != Some(version) {
             return None;
         }
-        boards.kept.iter().find(|(t, o, _)| *t == battle_type && *o == options).map(|(_, _, b)| b.clone())
+        boards
+            .kept
+            .iter()
+            .find(|((t, c, o), _)| *t == battle_type && c.as_deref() == category && *o == options)
+            .map(|(_, b)| b.clone())
     }
 }
 

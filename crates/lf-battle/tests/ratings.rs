@@ -46,11 +46,17 @@ impl World {
                 }
             }
             let i = left.remove(pick);
-            entries.push(ResultEntry { reference: self.refs[i], display_name: format!("model {i}"), rank });
+            entries.push(ResultEntry {
+                reference: self.refs[i],
+                display_name: format!("model {i}"),
+                rank,
+                style: None,
+            });
             rank += 1;
         }
         BattleResult {
             battle_id: BattleId::new(),
+            tags: Vec::new(),
             battle_type: BattleType::AiVsAi,
             closed_at: Timestamp::from_micros(at),
             entries,

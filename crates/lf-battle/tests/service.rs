@@ -893,10 +893,11 @@ fn history_and_leaderboard() {
         rated.set(rated.get() + 1);
         Ok(lf_battle::rating::leaderboard(&results, options))
     };
-    let again = run(w.service.leaderboard_with(&w.me, None, LeaderboardOptions::default(), rate)).unwrap();
+    let again =
+        run(w.service.leaderboard_with(&w.me, None, None, LeaderboardOptions::default(), rate)).unwrap();
     assert!(std::sync::Arc::ptr_eq(&again, &board) && rated.get() == 0, "the kept leaderboard");
     let other = LeaderboardOptions { min_battles: 1, ..LeaderboardOptions::default() };
-    run(w.service.leaderboard_with(&w.me, None, other, rate)).unwrap();
+    run(w.service.leaderboard_with(&w.me, None, None, other, rate)).unwrap();
     assert_eq!(rated.get(), 1, "other options: rated once");
     w.status(closed[0], Archived).unwrap();
     let fewer = run(w.service.leaderboard(&w.me, None, LeaderboardOptions::default())).unwrap();

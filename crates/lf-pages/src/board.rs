@@ -95,7 +95,7 @@ pub(crate) async fn leaderboard(
     };
     let battle = &state.services().battle;
     let board = match battle
-        .leaderboard_with(&viewer.principal, bt, options, lf_tools::groups::battle::rate_battles)
+        .leaderboard_with(&viewer.principal, bt, None, options, lf_tools::groups::battle::rate_battles)
         .await
     {
         Ok(b) => b,

@@ -93,6 +93,14 @@ fn odd_wrong(prompt: &str) -> Step {
     }
 }
 
+/// Right but for cases 41 to 50: the change a second experiment catches.
+fn right_until_forty(prompt: &str) -> Step {
+    match number(prompt) {
+        n @ 41..=50 => Step::answer(&format!("Answer {}", n + 1)),
+        n => Step::answer(&format!("Answer {n}")),
+    }
+}
+
 /// Slow: for cancelling.
 fn slow(prompt: &str) -> Step {
     Step::slow(&format!("Answer {}", number(prompt)), 150)
@@ -534,4 +542,102 @@ async fn a_judge_grades_rubric_factuality_and_pairwise_as_its_replies_imply() {
         .filter(|b| b["messages"][1]["content"].as_str().unwrap().contains("Contenders (2)"))
         .collect();
     assert_eq!(pairwise.len(), 20);
+}
+
+/// Runs the 50-case experiment of `contenders` with two repeats: its id,
+/// once completed.
+async fn completed(s: &LfServer, data: &str, contenders: Value) -> String {
+    let started = ok(
+        s,
+        "run_experiment",
+        json!({"dataset_id": data, "contenders": contenders, "repeats": 2, "concurrency": 8,
+               "assertions": [{"type": "equals"}, {"type": "starts_with", "value": "Answer"}]}),
+    )
+    .await;
+    let id = started["experiment_id"].as_str().unwrap().to_owned();
+    until(s, &id, "completed", |e| e["experiment"]["status"] == "completed").await;
+    id
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_second_experiment_reports_exactly_the_changed_models_regressions() {
+    let fake = scripted(&[("m-right", right), ("m-fifths", fifths_wrong), ("m-odd", odd_wrong)]);
+    let (w, alice) = alice_with(&fake, &[("right", "m-right"), ("fifths", "m-fifths"), ("odd", "m-odd")]).await;
+    let data = dataset(&alice, 50, "private").await;
+    let bob = w.server(LenserId::new());
+    let first = completed(&alice, &data, json!(["right", "fifths", "odd"])).await;
+    // "right" now misses cases 41 to 50; the others answer as before.
+    fake.by_prompt("m-right", right_until_forty);
+    let second = completed(&alice, &data, json!(["right", "fifths", "odd"])).await;
+
+    let c = ok(&alice, "compare_experiments", json!({"a": first, "b": second})).await;
+    assert_eq!((c["paired_by"].as_str(), c["cases"].as_u64()), (Some("case_and_repeat"), Some(50)));
+    assert_eq!(c["unmatched"], json!([]));
+    let right = &c["contenders"][0];
+    assert_eq!(right["contender"], "right");
+    let regressed: Vec<Value> = (41..=50).map(|n| json!([n, 2, 0])).collect();
+    assert_eq!(right["regressions"], json!(regressed), "{c:#}");
+    assert_eq!(right["fixes"], json!([]));
+    // 100 cell pairs, 20 pass → fail, none back: p = 2 / 2^20.
+    assert_eq!(right["pairs"], json!([100, 20, 0]));
+    assert_eq!(right["pass_rate"], json!([1.0, 0.8]));
+    assert!((right["p_value"].as_f64().unwrap() - 2.0 / 1_048_576.0).abs() < 1e-12, "{right}");
+    assert_eq!(right["significant"], true);
+    // equals fails, starts_with still passes: −0.5 on 10 of 50 cases.
+    assert_eq!(right["score_change"].as_f64(), Some(-0.1));
+    let interval = right["score_change_95"].as_array().unwrap();
+    assert!(interval[1].as_f64().unwrap() < 0.0, "{right}");
+    assert_eq!(right["score_significant"], true);
+    for (i, name) in [(1, "fifths"), (2, "odd")] {
+        let other = &c["contenders"][i];
+        assert_eq!(other["contender"], name);
+        assert_eq!((&other["regressions"], &other["fixes"]), (&json!([]), &json!([])), "{other}");
+        assert_eq!(other["pairs"], json!([100, 0, 0]));
+        assert_eq!((other["p_value"].as_f64(), other["significant"].as_bool()), (Some(1.0), Some(false)));
+        assert_eq!(
+            (other["score_change"].as_f64(), other["score_significant"].as_bool()),
+            (Some(0.0), Some(false))
+        );
+    }
+    // Backwards, the same cases are fixes.
+    let back = ok(&alice, "compare_experiments", json!({"a": second, "b": first})).await;
+    assert_eq!(back["contenders"][0]["fixes"].as_array().unwrap().len(), 10);
+    assert_eq!(back["contenders"][0]["regressions"], json!([]));
+
+    // One contender in common, one repeat: by case majority, on the
+    // first ten cases of a dataset version that has more.
+    let more = ok(
+        &alice,
+        "add_dataset_cases",
+        json!({"dataset_id": data, "cases": [{"prompt": "Question 51?", "expected": "Answer 51"}]}),
+    )
+    .await;
+    assert_eq!(more["version"]["version"], 2, "{more}");
+    let third = ok(
+        &alice,
+        "run_experiment",
+        json!({"dataset_id": data, "contenders": ["fifths"], "assertions": [{"type": "equals"}]}),
+    )
+    .await["experiment_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    until(&alice, &third, "completed", |e| e["experiment"]["status"] == "completed").await;
+    let c = ok(&alice, "compare_experiments", json!({"a": first, "b": third})).await;
+    assert_eq!((c["paired_by"].as_str(), c["cases"].as_u64()), (Some("case_majority"), Some(50)));
+    assert_eq!(c["unmatched"], json!(["right", "odd"]));
+    assert_eq!(c["contenders"][0]["pairs"], json!([50, 0, 0]));
+
+    // Another's private experiment is not found; another dataset is refused.
+    let e = err(&bob, "compare_experiments", json!({"a": first, "b": second})).await;
+    assert_eq!((e["code"].as_str(), e["details"]["field"].as_str()), (Some("NOT_FOUND"), Some("a")), "{e}");
+    let other = dataset(&alice, 3, "private").await;
+    let elsewhere = completed(&alice, &other, json!(["right"])).await;
+    let e = err(&alice, "compare_experiments", json!({"a": first, "b": elsewhere})).await;
+    assert_eq!(
+        (e["code"].as_str(), e["details"]["field"].as_str()),
+        (Some("INVALID_ARGUMENT"), Some("b")),
+        "{e}"
+    );
+    assert!(e["message"].as_str().unwrap().contains("different datasets"), "{e}");
 }

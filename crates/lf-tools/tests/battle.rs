@@ -688,9 +688,14 @@ async fn votes_rules_replace_tie_and_close_by_votes() {
 
 /// Closes an auto_score duel of `x` and `y` (both AI model references) that `x` wins.
 async fn duel_won_by(s: &LfServer, x: &str, y: &str) -> String {
+    tagged_duel_won_by(s, x, y, json!([])).await
+}
+
+/// [`duel_won_by`], the battle tagged `tags`.
+async fn tagged_duel_won_by(s: &LfServer, x: &str, y: &str, tags: Value) -> String {
     let b = create(
         s,
-        json!({"judging_mode": "auto_score", "auto_check": {"kind": "contains", "needle": "borrow"}}),
+        json!({"judging_mode": "auto_score", "auto_check": {"kind": "contains", "needle": "borrow"}, "tags": tags}),
     )
     .await;
     let cx = id(&add(s, &b, "X", "ai_model", x).await);
@@ -771,6 +776,46 @@ async fn leaderboard_rates_closed_battles() {
             item["upper"].as_f64().unwrap(),
         );
         assert!(lower < upper && lower <= rating && rating <= upper, "{item}");
+    }
+
+    // The winning answer was always the one that says "borrow": with its
+    // length and markdown as covariates, the style takes some of the credit,
+    // and the result says style control was on.
+    assert_eq!(varied["style_control"], json!({"on": false}));
+    let styled = ok(&bob, "get_leaderboard", json!({"style_control": true})).await;
+    assert_eq!(
+        (&styled["style_control"]["on"], &styled["style_control"]["comparisons"]),
+        (&json!(true), &json!(5))
+    );
+    let gap = |board: &Value| {
+        let items = board["items"].as_array().unwrap();
+        items[0]["rating"].as_f64().unwrap() - items[1]["rating"].as_f64().unwrap()
+    };
+    assert!(gap(&styled) < gap(&varied), "{styled} against {varied}");
+    assert_ne!(styled["style_control"]["length_elo"], json!(0.0), "{styled}");
+}
+
+#[tokio::test]
+async fn the_leaderboard_rates_one_category() {
+    let (alice, bob) = alice_and_bob().await;
+    let (x, y) = (new_ref(), new_ref());
+    for _ in 0..2 {
+        tagged_duel_won_by(&alice, &x, &y, json!(["Code", "rust", "code"])).await;
+        tagged_duel_won_by(&alice, &y, &x, json!(["poetry"])).await;
+    }
+    let all = ok(&bob, "get_leaderboard", json!({"min_battles": 1})).await;
+    assert_eq!((&all["battles_counted"], &all["category"]), (&json!(4), &Value::Null));
+    let coding = ok(&bob, "get_leaderboard", json!({"min_battles": 1, "category": "code"})).await;
+    assert_eq!((&coding["battles_counted"], &coding["category"]), (&json!(2), &json!("code")), "{coding}");
+    assert_eq!(coding["items"][0]["contender_ref_id"], json!(x), "x won every code duel: {coding}");
+    let poetry = ok(&bob, "get_leaderboard", json!({"min_battles": 1, "category": " Poetry"})).await;
+    assert_eq!((&poetry["battles_counted"], &poetry["category"]), (&json!(2), &json!("poetry")));
+    assert_eq!(poetry["items"][0]["contender_ref_id"], json!(y), "{poetry}");
+    let none = ok(&bob, "get_leaderboard", json!({"category": "chess"})).await;
+    assert_eq!((&none["battles_counted"], &none["total"]), (&json!(0), &json!(0)));
+    for tags in [json!(["a", "b", "c", "d", "e", "f"]), json!(["  "]), json!(["x".repeat(33)])] {
+        let e = err(&alice, "create_battle", json!({"title": "t", "task_prompt": "p", "tags": tags})).await;
+        assert_eq!((code(&e), &e["details"]["field"]), ("INVALID_ARGUMENT", &json!("tags")), "{e}");
     }
 }
 

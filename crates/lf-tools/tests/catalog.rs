@@ -421,6 +421,8 @@ fn battle_spec_parameters_are_kept() {
             "judging_mode",
             "max_contenders",
             "rubric",
+            // issue 35's addition to the spec'd parameters.
+            "tags",
             "task_prompt",
             "title"
         ]
@@ -432,7 +434,11 @@ fn battle_spec_parameters_are_kept() {
     assert_eq!(keys("submit_battle_run", "properties"), ["battle_id", "contender_id", "content_text"]);
     assert_eq!(keys("set_battle_status", "properties"), ["battle_id", "confirm", "status"]);
     assert_eq!(keys("cast_battle_vote", "properties"), ["battle_id", "contender_id", "rationale", "tie"]);
-    assert_eq!(keys("get_leaderboard", "properties"), ["battle_type", "limit", "min_battles", "offset"]);
+    // category and style_control: issue 35's additions to the spec'd parameters.
+    assert_eq!(
+        keys("get_leaderboard", "properties"),
+        ["battle_type", "category", "limit", "min_battles", "offset", "style_control"]
+    );
     assert_eq!(required("create_battle"), ["task_prompt", "title"]);
     assert_eq!(
         required("add_battle_contender"),

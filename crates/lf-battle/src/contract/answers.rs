@@ -243,5 +243,24 @@ pub(super) async fn closing_and_results(s: &dyn BattleStore) {
     assert!(!all.iter().any(|r| r.battle_id == voting.id), "open ones neither");
     let typed = s.closed_results(Some(BattleType::WorkflowBattle)).await.unwrap();
     assert!(!typed.iter().any(|r| r.battle_id == b.id), "the type filter applies");
+    assert!(mine.entries.iter().all(|e| e.style.is_none()), "no answer, no style");
+    assert_eq!(mine.tags, ["code", "ünïcödé"], "results carry the battle's tags");
     assert_eq!(s.results_version().await.unwrap(), version, "reading changes nothing");
+
+    // Each answer's style, as Style::of counts it, where the contender answered.
+    let (styled, scs) = f.with_contenders(s, me, 3, Open).await;
+    let texts = ["## Plan\n\n- **one** `x` | y", "plain words, é"];
+    for (c, text) in scs.iter().zip(texts) {
+        s.put_submission(&f.submission(c, text), None, None).await.unwrap();
+    }
+    s.set_status(styled.id, Open, Scoring, f.tick()).await.unwrap();
+    let ranks = [st(&scs[0], 1, 1), st(&scs[1], 2, 2), st(&scs[2], 3, 3)];
+    s.close_battle(styled.id, &ranks, Some(scs[0].id), f.tick()).await.unwrap();
+    let all = s.closed_results(None).await.unwrap();
+    let read = all.iter().find(|r| r.battle_id == styled.id).expect("its results");
+    let style_of = |c: &Contender| read.entries.iter().find(|e| e.reference.id == c.reference).unwrap().style;
+    assert_eq!(style_of(&scs[0]), Some(Style::of(texts[0])));
+    assert_eq!(style_of(&scs[0]), Some(Style { chars: 26, markdown: 9 }));
+    assert_eq!(style_of(&scs[1]), Some(Style { chars: 14, markdown: 0 }), "characters, not bytes");
+    assert_eq!(style_of(&scs[2]), None, "it did not answer");
 }

@@ -19,7 +19,7 @@ use lf_core::{
 use crate::model::{
     AnswerError, AutoCheck, Battle, BattleFilter, BattleStatus, BattleTitle, BattleType, Contender,
     ContenderType, CriterionDescription, CriterionTitle, DisplayName, HistoryFilter, JudgeError, JudgingMode,
-    MaxContenders, ModelKey, Rationale, Rubric, RubricCriterion, Score, Slot, Standing, Submission,
+    MaxContenders, ModelKey, Rationale, Rubric, RubricCriterion, Score, Slot, Standing, Style, Submission,
     SubmissionText, TaskPrompt, Verdict, VerdictKind, Vote, VotePick,
 };
 use crate::store::BattleStore;
@@ -88,6 +88,7 @@ impl Fixture {
             ai_judge_model_key: None,
             rubric: None,
             auto_check: None,
+            tags: vec!["code".into(), "ünïcödé".into()],
             creator,
             agent: None,
             status,

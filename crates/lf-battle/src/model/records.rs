@@ -25,6 +25,9 @@ pub struct Battle {
     pub rubric: Option<Rubric>,
     /// The check of an `auto_score` battle (`None` for other modes).
     pub auto_check: Option<AutoCheck>,
+    /// The categories it is filed under (get_leaderboard rates one):
+    /// trimmed, lowercase, each once, at most [`crate::MAX_TAGS`].
+    pub tags: Vec<String>,
     /// Who created it and alone (with the service) moves it.
     pub creator: LenserId,
     /// The AI Lenser that created it for `creator` (DESIGN §5: an agent is
@@ -350,6 +353,36 @@ pub struct ResultEntry {
     pub display_name: String,
     /// Its shared rank (see [`Standing::rank`]).
     pub rank: u8,
+    /// Its answer's style, when it submitted one (what style control
+    /// weighs; see [`crate::rating`]).
+    pub style: Option<Style>,
+}
+
+/// An answer's style, as the leaderboard's style control weighs it: its
+/// length in characters and its markdown marks (each `#`, `*`, `` ` `` and
+/// `|`: headings, emphasis and lists, code, tables). Counted the same way
+/// by every store (SQL counts characters with `length` and `replace`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Style {
+    pub chars: u32,
+    pub markdown: u32,
+}
+
+impl Style {
+    /// The style of `text`.
+    pub fn of(text: &str) -> Style {
+        let (mut chars, mut markdown) = (0u32, 0u32);
+        for c in text.chars() {
+            chars = chars.saturating_add(1);
+            markdown = markdown.saturating_add(u32::from(matches!(c, '#' | '*' | '`' | '|')));
+        }
+        Style { chars, markdown }
+    }
+
+    /// Markdown marks per character (0 for an empty answer).
+    pub fn density(self) -> f64 {
+        if self.chars == 0 { 0.0 } else { f64::from(self.markdown) / f64::from(self.chars) }
+    }
 }
 
 /// The outcome of one closed battle, as ratings read it.
@@ -357,6 +390,8 @@ pub struct ResultEntry {
 pub struct BattleResult {
     /// The battle.
     pub battle_id: BattleId,
+    /// Its tags ([`Battle::tags`]).
+    pub tags: Vec<String>,
     /// Its format.
     pub battle_type: BattleType,
     /// When it closed.

@@ -8,6 +8,7 @@ use lf_battle::Claim;
 use lf_core::{LenserId, PageRequest, Reach, Timestamp};
 use serde_json::json;
 
+use super::compare::Outcome;
 use super::model::{
     AssertionOutcome, CellKey, CellResult, Contender, Experiment, ExperimentId, ExperimentStatus, Judged,
     ResultFilter,
@@ -205,6 +206,19 @@ async fn tallies_and_results(s: &dyn ExperimentStore) {
     );
     let one = ResultFilter { positions: Some((4, 4)), contender: Some(1), ..ResultFilter::default() };
     assert_eq!(s.results(e.id, &one, page(10, 0)).await.unwrap().total, 0);
+
+    let read = s.outcomes(e.id, 0, 2).await.unwrap();
+    let want: Vec<Outcome> = [(1, 1), (1, 2), (2, 1), (2, 2)]
+        .into_iter()
+        .map(|(position, repeat)| {
+            let passed = position % 2 == 1;
+            Outcome { position, repeat, passed, score: if passed { 1.0 } else { 0.25 } }
+        })
+        .collect();
+    assert_eq!(read, want, "contender 0's cells up to position 2, by position then repeat");
+    let errored = s.outcomes(e.id, 1, 4).await.unwrap();
+    assert_eq!(errored.iter().map(|o| (o.position, o.passed)).collect::<Vec<_>>(), [(1, false), (2, true)]);
+    assert!(s.outcomes(e.id, 5, 4).await.unwrap().is_empty(), "no such contender");
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ use async_trait::async_trait;
 use lf_battle::{Claim, decide_lease};
 use lf_core::{LfError, LfResult, Page, PageRequest, Reach, Timestamp};
 
+use super::compare::Outcome;
 use super::model::{
     CellKey, CellResult, Experiment, ExperimentId, ExperimentStatus, ResultFilter, Tally, rank_of,
 };
@@ -175,5 +176,18 @@ impl ExperimentStore for MemoryExperiments {
             .map(|r| (*r).clone())
             .collect();
         Ok(Page::new(items, kept.len() as u64, page))
+    }
+
+    async fn outcomes(&self, id: ExperimentId, contender: u16, last: u32) -> LfResult<Vec<Outcome>> {
+        let rows = self.rows.read().unwrap_or_else(|e| e.into_inner());
+        Ok(of(&rows, id)
+            .filter(|r| r.key.contender == contender && r.key.position <= last)
+            .map(|r| Outcome {
+                position: r.key.position,
+                repeat: r.key.repeat,
+                passed: r.passed,
+                score: r.score,
+            })
+            .collect())
     }
 }

@@ -13,10 +13,13 @@
 //!   lease, a result written once by the lease's holder);
 //! - `service.rs`: [`ExperimentService`], the use cases for a principal;
 //!   the runner behind [`ExperimentRunner`] is lf-runner's;
+//! - `compare.rs`: McNemar's exact test, the paired bootstrap and
+//!   [`compare_contender`], what `compare_experiments` reports;
 //! - `memory.rs`, `contract.rs`: the in-memory store and the suite every
 //!   store runs.
 
 mod assertion;
+mod compare;
 pub mod contract;
 mod graded;
 mod memory;
@@ -25,6 +28,10 @@ mod service;
 mod store;
 
 pub use assertion::{Assertion, DEFAULT_THRESHOLD, TYPES, labelled, outcomes, parse_all};
+pub use compare::{
+    ALPHA, BOOTSTRAP_ROUNDS, BOOTSTRAP_SEED, Bootstrap, CaseChange, ContenderChange, McNemar, Outcome,
+    Pairing, compare_contender, mcnemar, paired_bootstrap,
+};
 pub use graded::{GradedOutcome, Grading, JudgeOrder};
 pub use memory::MemoryExperiments;
 pub use model::{
@@ -32,5 +39,7 @@ pub use model::{
     ExperimentId, ExperimentStatus, Judged, MAX_ANSWER_CHARS, MAX_CELLS, MAX_CONCURRENCY, MAX_CONTENDERS,
     MAX_REPEATS, ResultFilter, Tally, experiment_not_found, rank_of, wilson,
 };
-pub use service::{ContenderFigures, ExperimentRunner, ExperimentService, ExperimentView, NewExperiment};
+pub use service::{
+    Comparison, ContenderFigures, ExperimentRunner, ExperimentService, ExperimentView, NewExperiment,
+};
 pub use store::ExperimentStore;

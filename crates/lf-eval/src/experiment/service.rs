@@ -6,6 +6,7 @@ use lf_battle::JsonSchemaValidator;
 use lf_core::{Clock, LfError, LfResult, ModelResolver, Page, PageRequest, Principal, Reach, SystemClock};
 
 use super::assertion::{Assertion, parse_all};
+use super::compare::{ContenderChange, Pairing, compare_contender};
 use super::model::{
     CellResult, Contender, DEFAULT_CONCURRENCY, Experiment, ExperimentId, ExperimentStatus, MAX_CELLS,
     MAX_CONCURRENCY, MAX_CONTENDERS, MAX_REPEATS, ResultFilter, Tally, experiment_not_found, wilson,
@@ -63,6 +64,21 @@ pub struct ExperimentView {
     pub done: u64,
     pub spent_credits: u64,
     pub contenders: Vec<ContenderFigures>,
+}
+
+/// Two experiments compared ([`ExperimentService::compare`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Comparison {
+    pub a: Experiment,
+    pub b: Experiment,
+    pub pairing: Pairing,
+    /// Positions `1..=cases_compared` (those both versions have).
+    pub cases_compared: u32,
+    /// Contenders in both, in a's order.
+    pub contenders: Vec<ContenderChange>,
+    /// Contenders of one experiment only, not compared.
+    pub only_in_a: Vec<String>,
+    pub only_in_b: Vec<String>,
 }
 
 /// Starts, reads and cancels experiments.
@@ -362,6 +378,54 @@ impl ExperimentService {
         experiment.status = ExperimentStatus::Cancelled;
         experiment.updated_at = now;
         Ok(experiment)
+    }
+
+    /// Compares experiment `b` with `a` (the earlier, usually), contender
+    /// by contender: see [`super::compare`]. Both must be readable by the
+    /// caller (NOT_FOUND naming `a` or `b`) and on one dataset
+    /// (INVALID_ARGUMENT otherwise); versions may differ, and then only the
+    /// cases both have are compared. Reads each contender's outcomes, one
+    /// contender at a time.
+    pub async fn compare(&self, p: &Principal, a: ExperimentId, b: ExperimentId) -> LfResult<Comparison> {
+        let named = |field: &'static str, id: ExperimentId| async move {
+            self.store.experiment(p.reach(), id).await?.ok_or_else(|| {
+                LfError::new(lf_core::ErrorCode::NotFound, format!("No experiment {id} that you can read."))
+                    .with_field(field)
+            })
+        };
+        let (a, b) = (named("a", a).await?, named("b", b).await?);
+        if a.id == b.id {
+            return Err(
+                LfError::invalid_argument("a and b are the same experiment: give two.").with_field("b")
+            );
+        }
+        if a.dataset != b.dataset {
+            return Err(LfError::invalid_argument(format!(
+                "The experiments ran on different datasets ({} and {}): cases can only be paired within one \
+                 dataset (its versions share their cases by position).",
+                a.dataset, b.dataset
+            ))
+            .with_field("b"));
+        }
+        let pairing = Pairing::of(a.repeats, b.repeats);
+        let cases_compared = a.case_count.min(b.case_count);
+        let mut contenders = Vec::new();
+        for (i, c) in a.contenders.iter().enumerate() {
+            let Some(j) = b.contenders.iter().position(|k| k.model == c.model) else { continue };
+            let (i, j) = (i as u16, j as u16);
+            let in_a = self.store.outcomes(a.id, i, cases_compared).await?;
+            let in_b = self.store.outcomes(b.id, j, cases_compared).await?;
+            contenders.push(compare_contender(&c.model, (i, j), pairing, &in_a, &in_b));
+        }
+        let only = |x: &Experiment, y: &Experiment| -> Vec<String> {
+            x.contenders
+                .iter()
+                .filter(|c| !y.contenders.iter().any(|k| k.model == c.model))
+                .map(|c| c.model.clone())
+                .collect()
+        };
+        let (only_in_a, only_in_b) = (only(&a, &b), only(&b, &a));
+        Ok(Comparison { pairing, cases_compared, contenders, only_in_a, only_in_b, a, b })
     }
 
     async fn readable(&self, p: &Principal, id: ExperimentId) -> LfResult<Experiment> {

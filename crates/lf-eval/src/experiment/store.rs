@@ -6,6 +6,7 @@ use async_trait::async_trait;
 use lf_battle::Claim;
 use lf_core::{LfResult, Page, PageRequest, Reach, Timestamp};
 
+use super::compare::Outcome;
 use super::model::{CellKey, CellResult, Experiment, ExperimentId, ExperimentStatus, ResultFilter, Tally};
 
 /// Where experiments, their cells' leases and their results live.
@@ -74,4 +75,10 @@ pub trait ExperimentStore: Send + Sync {
         filter: &ResultFilter,
         page: PageRequest,
     ) -> LfResult<Page<CellResult>>;
+
+    /// The outcome of each of `contender`'s cells with a result at
+    /// positions `1..=last`, by position then repeat: what comparing two
+    /// experiments reads, one contender at a time (four small fields a
+    /// cell, not the answers).
+    async fn outcomes(&self, id: ExperimentId, contender: u16, last: u32) -> LfResult<Vec<Outcome>>;
 }

@@ -13,7 +13,7 @@ use lf_battle::{
     AnswerCostRecord, AnswerError, AutoCheck, Battle, BattleResult, BattleStatus, BattleTitle, BattleType,
     Contender, ContenderRef, ContenderType, CostMean, CriterionDescription, CriterionTitle, DisplayName,
     JudgeError, JudgingMode, MaxContenders, ModelKey, ResultEntry, Rubric, RubricCriterion, Score, Slot,
-    Standing, Submission, SubmissionText, TaskPrompt, Verdict, VerdictKind, Vote, VotePick,
+    Standing, Style, Submission, SubmissionText, TaskPrompt, Verdict, VerdictKind, Vote, VotePick,
 };
 use lf_core::{
     AnswerCost, BattleId, ContenderId, ContenderRefId, LenserId, LfResult, ModelProfileId, SubmissionId,
@@ -30,6 +30,7 @@ use crate::error::corrupt;
 pub(crate) fn battle_result(row: &impl Columns) -> LfResult<BattleResult> {
     Ok(BattleResult {
         battle_id: BattleId::from_uuid(row.value(0)?),
+        tags: tags(row.text(4)?, "battle_results.tags")?,
         battle_type: valid(BattleType::parse(row.text(1)?), "battle_results.battle_type")?,
         closed_at: row.time(2)?,
         entries: result_entries(row.text(3)?)?,
@@ -42,7 +43,7 @@ macro_rules! battle_columns {
     () => {
         "b.id, b.title, b.task_prompt, b.battle_type, b.judging_mode, b.max_contenders, b.ai_judge_model_key, \
          b.rubric, b.auto_check, b.creator_id, b.status, b.winner_id, b.created_at, b.updated_at, b.closed_at, \
-         b.agent_id"
+         b.agent_id, b.tags"
     };
 }
 pub(crate) use battle_columns;
@@ -75,17 +76,27 @@ pub(crate) fn contender_type(s: &str) -> LfResult<ContenderType> {
 /// rank, display_name], …]`.
 pub(crate) fn result_entries(text: &str) -> LfResult<Vec<ResultEntry>> {
     const COLUMN: &str = "battle_results.entries";
-    let items: Vec<(&str, &str, i64, String)> = valid(serde_json::from_str(text), COLUMN)?;
+    // [type, reference, rank, name, chars, markdown]; rows written before
+    // answers' styles were kept have the first four.
+    let items: Vec<Vec<serde_json::Value>> = valid(serde_json::from_str(text), COLUMN)?;
     items
         .into_iter()
-        .map(|(kind, reference, rank, display_name)| {
+        .map(|item| {
+            let text_at = |i: usize| item.get(i).and_then(serde_json::Value::as_str);
+            let int_at = |i: usize| item.get(i).and_then(serde_json::Value::as_i64);
+            let (Some(kind), Some(reference), Some(rank), Some(display_name)) =
+                (text_at(0), text_at(1), int_at(2), text_at(3))
+            else {
+                return valid(Err("not [type, reference, rank, name, …]"), COLUMN);
+            };
             let kind = valid(ContenderType::parse(kind), COLUMN)?;
             let id = ContenderRefId::from_uuid(valid(Uuid::parse_str(reference), COLUMN)?);
-            Ok(ResultEntry {
-                reference: ContenderRef { kind, id },
-                display_name,
-                rank: number(rank, COLUMN)?,
-            })
+            let style = match (int_at(4), int_at(5)) {
+                (Some(c), Some(m)) => Some(Style { chars: number(c, COLUMN)?, markdown: number(m, COLUMN)? }),
+                _ => None,
+            };
+            let (display_name, rank) = (display_name.to_owned(), number(rank, COLUMN)?);
+            Ok(ResultEntry { reference: ContenderRef { kind, id }, display_name, rank, style })
         })
         .collect()
 }
@@ -187,6 +198,7 @@ pub(crate) fn battle<R: Columns>(row: &R) -> LfResult<Battle> {
         )?,
         rubric: row.value::<Option<String>>("rubric")?.as_deref().map(rubric).transpose()?,
         auto_check: row.value::<Option<String>>("auto_check")?.as_deref().map(auto_check).transpose()?,
+        tags: tags(&row.value::<String>("tags")?, "battles.tags")?,
         creator: LenserId::from_uuid(row.value("creator_id")?),
         agent: row.value::<Option<Uuid>>("agent_id")?.map(LenserId::from_uuid),
         status: status(&row.value::<String>("status")?)?,
@@ -294,6 +306,12 @@ pub(crate) fn bind_battle<Q: Bind>(q: Q, b: &Battle) -> Q {
         .put_time(b.updated_at)
         .put_opt_time(b.closed_at)
         .put(b.agent.map(|a| a.as_uuid()))
+        .put(json!(b.tags).to_string())
+}
+
+/// A battle's tags as stored: a JSON array of text.
+fn tags(text: &str, column: &str) -> LfResult<Vec<String>> {
+    valid(serde_json::from_str(text), column)
 }
 
 /// Binds the columns of a `battle_contenders` row, in table order.

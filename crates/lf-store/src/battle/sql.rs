@@ -56,28 +56,33 @@ const LOCK_BATTLE: Spellings = Spellings {
     postgres: "SELECT status FROM battles WHERE id = $1 FOR UPDATE",
 };
 
-/// Writes the `battle_results` row of battle `$1` from its standings and
-/// contenders (`entries` as the `0004_battle_results.sql` migrations
-/// describe). Also in those migrations, for the battles closed before them.
+/// Writes the `battle_results` row of battle `$1` from its standings,
+/// contenders and submissions (`entries` as the `0004_battle_results.sql`
+/// migrations describe, plus each answer's characters and markdown marks,
+/// [`lf_battle::Style`], null without an answer).
 const INSERT_RESULT: Spellings = Spellings {
-    sqlite: "INSERT INTO battle_results (battle_id, battle_type, closed_at, entries) \
+    sqlite: "INSERT INTO battle_results (battle_id, battle_type, closed_at, entries, tags) \
          SELECT b.id, b.battle_type, coalesce(b.closed_at, b.updated_at), \
-         (SELECT json_group_array(json_array(c.contender_type, lower(hex(c.reference_id)), s.rank, c.display_name)) \
+         (SELECT json_group_array(json_array(c.contender_type, lower(hex(c.reference_id)), s.rank, c.display_name, \
+         length(a.text), length(a.text) - length(replace(replace(replace(replace(a.text, '#', ''), '*', ''), '`', ''), '|', '')))) \
          FROM battle_standings s JOIN battle_contenders c ON c.battle_id = s.battle_id AND c.id = s.contender_id \
-         WHERE s.battle_id = b.id) FROM battles b WHERE b.id = $1",
-    postgres: "INSERT INTO battle_results (battle_id, battle_type, closed_at, entries) \
+         LEFT JOIN battle_submissions a ON a.battle_id = s.battle_id AND a.contender_id = s.contender_id \
+         WHERE s.battle_id = b.id), b.tags FROM battles b WHERE b.id = $1",
+    postgres: "INSERT INTO battle_results (battle_id, battle_type, closed_at, entries, tags) \
          SELECT b.id, b.battle_type, coalesce(b.closed_at, b.updated_at), \
-         coalesce((SELECT json_agg(json_build_array(c.contender_type, c.reference_id, s.rank, c.display_name)) \
+         coalesce((SELECT json_agg(json_build_array(c.contender_type, c.reference_id, s.rank, c.display_name, \
+         length(a.text), length(a.text) - length(replace(replace(replace(replace(a.text, '#', ''), '*', ''), '`', ''), '|', '')))) \
          FROM battle_standings s JOIN battle_contenders c ON c.battle_id = s.battle_id AND c.id = s.contender_id \
-         WHERE s.battle_id = b.id)::text, '[]') FROM battles b WHERE b.id = $1",
+         LEFT JOIN battle_submissions a ON a.battle_id = s.battle_id AND a.contender_id = s.contender_id \
+         WHERE s.battle_id = b.id)::text, '[]'), b.tags FROM battles b WHERE b.id = $1",
 };
 
 const INSERT_BATTLE: &str = concat!(
     "INSERT INTO battles (",
     // The columns without their `b.` prefix.
     "id, title, task_prompt, battle_type, judging_mode, max_contenders, ai_judge_model_key, rubric, \
-     auto_check, creator_id, status, winner_id, created_at, updated_at, closed_at, agent_id",
-    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)"
+     auto_check, creator_id, status, winner_id, created_at, updated_at, closed_at, agent_id, tags",
+    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)"
 );
 const GET_BATTLE: &str =
     concat!("SELECT ", battle_columns!(), " FROM battles b WHERE b.id = $1 AND ", reach_2_3!());
@@ -189,8 +194,7 @@ const STANDINGS: &str = "SELECT contender_id, position, rank, score, votes FROM 
 /// Every closed or published battle (of type `$2` unless `$1`), its
 /// standings in one JSON text (see the `0004_battle_results.sql`
 /// migrations).
-pub(crate) const CLOSED_RESULTS: &str =
-    "SELECT battle_id, battle_type, closed_at, entries FROM battle_results WHERE ($1 OR battle_type = $2)";
+pub(crate) const CLOSED_RESULTS: &str = "SELECT battle_id, battle_type, closed_at, entries, tags FROM battle_results WHERE ($1 OR battle_type = $2)";
 const DELETE_RESULT: &str = "DELETE FROM battle_results WHERE battle_id = $1";
 const RESULTS_VERSION: &str = "SELECT version FROM battle_results_version WHERE id = 1";
 

@@ -12,7 +12,8 @@ use async_trait::async_trait;
 use lf_battle::Claim;
 use lf_core::{LfResult, Page, PageRequest, Reach, Timestamp};
 use lf_eval::experiment::{
-    CellKey, CellResult, Experiment, ExperimentId, ExperimentStatus, ExperimentStore, ResultFilter, Tally,
+    CellKey, CellResult, Experiment, ExperimentId, ExperimentStatus, ExperimentStore, Outcome, ResultFilter,
+    Tally,
 };
 
 use crate::conns::{Conns, on};
@@ -80,5 +81,9 @@ impl ExperimentStore for SqlExperimentStore {
         page: PageRequest,
     ) -> LfResult<Page<CellResult>> {
         on!(&self.conns, reading, |conn| sql::results(conn, id, filter, page))
+    }
+
+    async fn outcomes(&self, id: ExperimentId, contender: u16, last: u32) -> LfResult<Vec<Outcome>> {
+        on!(&self.conns, reading, |conn| sql::outcomes(conn, id, contender, last))
     }
 }

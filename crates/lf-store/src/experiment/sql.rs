@@ -5,7 +5,7 @@ use lf_battle::{Claim, decide_lease};
 use lf_core::{LenserId, LfError, LfResult, Page, PageRequest, Reach, Timestamp};
 use lf_eval::dataset::{DatasetId, JsonObject, Visibility};
 use lf_eval::experiment::{
-    AssertionOutcome, CellKey, CellResult, Contender, Experiment, ExperimentId, ExperimentStatus, Judged,
+    AssertionOutcome, CellKey, CellResult, Contender, Experiment, ExperimentId, ExperimentStatus, Judged, Outcome,
     ResultFilter, Tally, rank_of,
 };
 use serde_json::{Value, json};
@@ -63,6 +63,9 @@ const TALLIES: &str = "SELECT contender, count(*) AS cells, \
 /// partial index `experiment_results_latency`.
 const LATENCY: &str = "SELECT latency_ms FROM experiment_results \
      WHERE experiment_id = $1 AND contender = $2 AND error IS NULL ORDER BY latency_ms LIMIT 1 OFFSET $3";
+/// One contender's outcomes, from the index `experiment_results_by_contender`.
+const OUTCOMES: &str = "SELECT position, rep, passed, score FROM experiment_results \
+     WHERE experiment_id = $1 AND contender = $2 AND position <= $3 ORDER BY position, rep";
 const RESULT_COLUMNS: &str = "SELECT r.experiment_id, r.position, r.contender, r.rep, r.tags, r.answer, \
      r.outcomes, r.passed, r.score, r.error, r.input_tokens, r.output_tokens, r.cost_usd, r.credits, \
      r.latency_ms, r.attempts, r.created_at";
@@ -408,6 +411,24 @@ pub(crate) async fn tallies<C: Conn>(conn: &mut C, id: ExperimentId) -> LfResult
         t.latency_p95_ms = p95;
     }
     Ok(all)
+}
+
+pub(crate) async fn outcomes<C: Conn>(
+    conn: &mut C,
+    id: ExperimentId,
+    contender: u16,
+    last: u32,
+) -> LfResult<Vec<Outcome>> {
+    let q = query(OUTCOMES).put(id.as_uuid()).put(i64::from(contender)).put(i64::from(last));
+    rows_of(conn, q, |row| {
+        Ok(Outcome {
+            position: small(row.value("position")?, "experiment_results.position")?,
+            repeat: small(row.value("rep")?, "experiment_results.rep")?,
+            passed: row.value("passed")?,
+            score: row.value("score")?,
+        })
+    })
+    .await
 }
 
 /// `%"tag"%` with LIKE's wildcards escaped: the tag whole, as JSON writes it.

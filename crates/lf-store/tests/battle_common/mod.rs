@@ -30,6 +30,7 @@ fn battle(max: i64, status: BattleStatus) -> Battle {
         ai_judge_model_key: None,
         rubric: None,
         auto_check: None,
+        tags: Vec::new(),
         creator: LenserId::new(),
         agent: None,
         status,
@@ -263,12 +264,18 @@ async fn run_battles(store: Arc<dyn BattleStore>) -> Vec<Outcome> {
     outcomes
 }
 
-/// The `0004_battle_results.sql` migration fills `battle_results` for the
-/// battles closed before it exactly as the store fills it when one closes:
+/// The `0004_battle_results.sql` migration, then `0035`/`0031`
+/// `_battle_tags_and_styles.sql`, fill `battle_results` for the battles
+/// closed before them exactly as the store fills it when one closes:
 /// on a database where battles have closed (and one was archived), the
 /// table is dropped and the migration run again, and closed_results reads
 /// back the same results.
 pub async fn results_migration_matches_the_store(db: &lf_store::Database) {
+    // The part of 0035/0031 about battle_results (the rest altered battles).
+    let from_results = |migration: &'static str| {
+        let at = migration.find("-- battle_results (").expect("the battle_results part");
+        &migration[at..]
+    };
     let store = db.battle_store();
     let sorted = |mut results: Vec<lf_battle::BattleResult>| {
         results.sort_by_key(|r| r.battle_id);
@@ -281,16 +288,20 @@ pub async fn results_migration_matches_the_store(db: &lf_store::Database) {
     assert!(before.iter().filter(|r| r.entries.len() >= 2).count() >= 2, "closed battles to compare");
     if let Some(pool) = db.sqlite_pool() {
         let migration = include_str!("../../migrations/sqlite/0004_battle_results.sql");
+        let styles = include_str!("../../migrations/sqlite/0035_battle_tags_and_styles.sql");
         sqlx::raw_sql("DROP TABLE battle_results; DROP TABLE battle_results_version")
             .execute(pool)
             .await
             .unwrap();
         sqlx::raw_sql(migration).execute(pool).await.unwrap();
+        sqlx::raw_sql(from_results(styles)).execute(pool).await.unwrap();
     } else if let Some(pool) = db.postgres_pool() {
         let migration = include_str!("../../migrations/postgres/0004_battle_results.sql");
         let drop = "DROP TABLE battle_results; DROP TABLE battle_results_version; DROP FUNCTION battle_results_bump()";
         sqlx::raw_sql(drop).execute(pool).await.unwrap();
         sqlx::raw_sql(migration).execute(pool).await.unwrap();
+        let styles = include_str!("../../migrations/postgres/0031_battle_tags_and_styles.sql");
+        sqlx::raw_sql(from_results(styles)).execute(pool).await.unwrap();
     } else {
         panic!("neither SQLite nor PostgreSQL");
     }

@@ -30,7 +30,7 @@ impl Tool for ArchiveAiLenser {
     const NAME: &'static str = "archive_ai_lenser";
     const TITLE: &'static str = "Archive an AI Lenser";
     const SAFETY: Safety = Safety::Destructive;
-    const DESCRIPTION: &'static str = "Retire your AI Lenser: it acts no more, frees a slot and its unfinished team runs are cancelled; its profile, grants and logs stay readable. Needs confirm: true.";
+    const DESCRIPTION: &'static str = "Retire your AI Lenser: it acts no more, frees a slot, its unfinished team runs are cancelled; profile, grants and logs stay readable. Needs confirm: true.";
     const DIFFERS_FROM_SPEC: &'static str = "Answers {ai_lenser_id, status, archived_at}.";
     type Input = ArchiveAiLenserIn;
     type Output = ArchivedAgentOut;

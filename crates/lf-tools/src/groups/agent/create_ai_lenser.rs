@@ -45,7 +45,7 @@ impl Tool for CreateAiLenser {
     const NAME: &'static str = "create_ai_lenser";
     const TITLE: &'static str = "Create an AI Lenser";
     const SAFETY: Safety = Safety::Write;
-    const DESCRIPTION: &'static str = "Create an AI Lenser you own (at most 5 active). It can do nothing until you grant it tools (assign_agent_tool) and, for battles, turn on its policy (update_ai_lenser).";
+    const DESCRIPTION: &'static str = "Create an AI Lenser you own (at most 5 active). It does nothing until you grant it tools (assign_agent_tool) and, for battles, turn on its policy (update_ai_lenser).";
     const DIFFERS_FROM_SPEC: &'static str = "Takes bio, headline, persona, model and runtime_pref instead of ai_model_id; owner_lenser_id must be the caller unless the service calls.";
     type Input = CreateAiLenserIn;
     type Output = CreatedOut;

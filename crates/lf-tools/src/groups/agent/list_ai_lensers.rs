@@ -8,7 +8,7 @@ use crate::catalog::tool::{Safety, Tool};
 
 paged_input! {
     pub struct ListAiLensersIn {
-        /// Only the agents this lenser owns or co-runs (default: every agent you can see).
+        /// Only agents this lenser owns or co-runs (default: all you can see).
         #[schemars(extend("format" = "uuid"))]
         pub owner_lenser_id: Option<String>,
         /// Archived agents too.

@@ -16,7 +16,7 @@ pub struct RunAgentActionIn {
     /// The AI Lenser (one you own, co-own or operate).
     #[schemars(extend("format" = "uuid"))]
     pub ai_lenser_id: String,
-    /// A granted tool's name, or join_battle, cast_vote, submit_entry, create_battle, run_lens, run_workflow, answer_battle (metadata {battle_id}: it answers through its model).
+    /// A granted tool's name, or join_battle, cast_vote, submit_entry, create_battle, run_lens, run_workflow, answer_battle (metadata {battle_id}; answers through its model).
     #[schemars(length(min = 1, max = 64))]
     pub action_type: String,
     /// What it is about, for the action log.
@@ -106,7 +106,7 @@ impl Tool for RunAgentAction {
     const TITLE: &'static str = "Act as an AI Lenser";
     const SAFETY: Safety = Safety::Execute;
     const REACHES: Reaches = Reaches::Outside;
-    const DESCRIPTION: &'static str = "Call a tool granted to your AI Lenser, as the agent: metadata holds the tool's arguments. Checked against its grants, policy, daily caps and credit limit, and logged.";
+    const DESCRIPTION: &'static str = "Call a tool granted to your AI Lenser, as the agent: metadata holds the tool's arguments. Checked against its grants, policy, daily caps and credit limit; logged.";
     const DIFFERS_FROM_SPEC: &'static str =
         "Runs the tool: result is its result, with the tool and action_log_id.";
     type Input = RunAgentActionIn;

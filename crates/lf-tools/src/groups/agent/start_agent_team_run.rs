@@ -52,7 +52,7 @@ impl Tool for StartAgentTeamRun {
     const TITLE: &'static str = "Start a team run";
     const SAFETY: Safety = Safety::Execute;
     const REACHES: Reaches = Reaches::Outside;
-    const DESCRIPTION: &'static str = "Run a workflow on an AI Lenser's behalf, with its owner's reach; follow it with list_agent_run_events. Service role only (stdio); over HTTP it is refused.";
+    const DESCRIPTION: &'static str = "Run a workflow on an AI Lenser's behalf, with its owner's reach; follow it with list_agent_run_events. Service role only (stdio; refused over HTTP).";
     const DIFFERS_FROM_SPEC: &'static str = "policy manual means approval_required; the run executes.";
     type Input = StartAgentTeamRunIn;
     type Output = TeamRunOut;

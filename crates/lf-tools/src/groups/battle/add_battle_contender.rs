@@ -49,7 +49,7 @@ impl Tool for AddBattleContender {
     const SAFETY: Safety = Safety::Write;
     const AGENT_GATE: Gate = Gate::needs(Capability::JoinBattles).counting(UsageKind::Battles);
     const ACTION_WORDS: &'static [&'static str] = &["join_battle"];
-    const DESCRIPTION: &'static str = "Add a contender to your battle in draft or open; it gets the next free slot, A to Z (SLOTS_FULL when none is left). A workflow contender (a workflow you can read) answers by itself once executing.";
+    const DESCRIPTION: &'static str = "Add a contender to your battle in draft or open; it gets the next free slot, A to Z (SLOTS_FULL when none left). A workflow contender (a workflow you can read) answers by itself once executing.";
     type Input = AddContenderIn;
     type Output = AddedContenderOut;
 

@@ -113,11 +113,14 @@ pub struct CreateBattleIn {
     /// The model the AI judge asks; default: the server's.
     #[schemars(length(min = 1, max = 200))]
     pub ai_judge_model_key: Option<String>,
-    /// rubric_score only, and required there: the judge's weighted criteria.
+    /// rubric_score only (required there): the judge's weighted criteria.
     #[schemars(length(min = 1, max = 20))]
     pub rubric: Option<Vec<CriterionIn>>,
-    /// auto_score only, and required there: the check each answer passes (100) or fails (0).
+    /// auto_score only (required there): the check each answer passes (100) or fails (0).
     pub auto_check: Option<AutoCheckIn>,
+    /// For get_leaderboard's category.
+    #[schemars(length(max = 5))]
+    pub tags: Option<Vec<String>>,
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -203,6 +206,7 @@ impl Tool for CreateBattle {
         new.ai_judge_model_key = i.ai_judge_model_key.map(ModelKey::parse).transpose()?;
         new.rubric = i.rubric.map(rubric).transpose()?;
         new.auto_check = i.auto_check.map(auto_check).transpose()?;
+        new.tags = i.tags.unwrap_or_default();
         let b = ctx.services.battle.create(&ctx.principal, new).await?;
         let next_step = guide::next_step(&b, &[], JudgingState::of(&b, &[], &[], false));
         Ok(CreatedBattleOut { next_step, battle: BattleFieldsOut::from(&b) })

@@ -13,9 +13,14 @@ paged_input! {
     pub struct LeaderboardIn {
         /// Only battles of this format.
         pub battle_type: Option<BattleTypeIn>,
-        /// Fewest closed battles before a contender's rating is shown.
+        /// Fewest battles before a rating is shown.
         #[schemars(range(min = 1, max = 10000), extend("default" = 5))]
         pub min_battles: Option<i64>,
+        /// Only battles with this tag.
+        #[schemars(length(min = 1, max = 32))]
+        pub category: Option<String>,
+        /// Length and markdown as covariates (Arena style control).
+        pub style_control: Option<bool>,
     }
 }
 
@@ -72,6 +77,14 @@ pub struct LeaderboardOut {
     pub unrated_contenders: Vec<UnratedOut>,
     pub min_battles: u32,
     pub bootstrap_rounds: u32,
+    /// The category rated, or null for all.
+    pub category: Option<String>,
+    /// {on: false}, or {on: true, length_elo, markdown_elo, comparisons}:
+    /// what a covariate of 1 (one answer all the length, or the markdown
+    /// density, of the two) was worth, over the comparisons with both
+    /// answers' styles.
+    #[schemars(with = "serde_json::Value", extend("type" = "object"))]
+    pub style_control: serde_json::Value,
 }
 
 /// Rates `results` off the async threads: rating a large history is long
@@ -102,11 +115,20 @@ impl Tool for GetLeaderboard {
 
     async fn call(ctx: Ctx, i: LeaderboardIn) -> LfResult<LeaderboardOut> {
         let page = i.page()?;
-        let options = LeaderboardOptions::new(i.min_battles, None)?;
+        let options = LeaderboardOptions {
+            style_control: i.style_control.unwrap_or(false),
+            ..LeaderboardOptions::new(i.min_battles, None)?
+        };
         let board = ctx
             .services
             .battle
-            .leaderboard_with(&ctx.principal, i.battle_type.map(Into::into), options, rate_battles)
+            .leaderboard_with(
+                &ctx.principal,
+                i.battle_type.map(Into::into),
+                i.category.as_deref(),
+                options,
+                rate_battles,
+            )
             .await?;
         // A contender whose answers a model made shows what they cost on
         // average (`costs`); others show no such field.
@@ -163,6 +185,16 @@ impl Tool for GetLeaderboard {
                 .collect(),
             min_battles: board.options.min_battles,
             bootstrap_rounds: board.options.rounds,
+            category: i.category.as_deref().map(|c| lf_battle::category("category", c)).transpose()?,
+            style_control: match board.style {
+                Some(s) => serde_json::json!({
+                    "on": true,
+                    "length_elo": round(s.length),
+                    "markdown_elo": round(s.markdown),
+                    "comparisons": s.comparisons,
+                }),
+                None => serde_json::json!({"on": false}),
+            },
         })
     }
 }

@@ -12,7 +12,7 @@ pub struct SetStatusIn {
     /// The battle.
     #[schemars(extend("format" = "uuid"))]
     pub battle_id: String,
-    /// The status to move to; scoring again on a judged battle in scoring judges it again.
+    /// The status to move to; scoring again on a battle in scoring judges it again.
     pub status: TargetStatusIn,
     /// true to move to closed or archived, once the user has agreed.
     #[schemars(extend("const" = true))]
@@ -39,7 +39,7 @@ impl Tool for SetBattleStatus {
     const TITLE: &'static str = "Set battle status";
     const SAFETY: Safety = Safety::Write;
     const REACHES: Reaches = Reaches::Model;
-    const DESCRIPTION: &'static str = "Move your battle along draft → open → executing → voting → scoring → closed → published, or to archived; closed and archived need confirm: true. Executing runs workflow contenders; scoring starts judging.";
+    const DESCRIPTION: &'static str = "Move your battle along draft→open→executing→voting→scoring→closed→published, or to archived; closed and archived need confirm: true. Executing runs workflow contenders; scoring starts judging.";
     type Input = SetStatusIn;
     type Output = StatusOut;
 

@@ -10,16 +10,16 @@ use crate::catalog::tool::{Safety, Tool};
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AddDatasetCasesIn {
-    /// The dataset (yours).
+    /// Yours.
     #[schemars(extend("format" = "uuid"))]
     pub dataset_id: String,
-    /// Cases, as create_dataset takes them.
+    /// As create_dataset takes them.
     #[schemars(length(max = 10000))]
     pub cases: Option<Vec<Value>>,
     /// Or: one case object a line.
     #[schemars(length(max = 8000000))]
     pub jsonl: Option<String>,
-    /// Or: CSV, as create_dataset takes it.
+    /// Or: CSV, likewise.
     #[schemars(length(max = 8000000))]
     pub csv: Option<String>,
 }
@@ -30,7 +30,7 @@ impl Tool for AddDatasetCases {
     const NAME: &'static str = "add_dataset_cases";
     const TITLE: &'static str = "Add cases to a dataset";
     const SAFETY: Safety = Safety::Write;
-    const DESCRIPTION: &'static str = "Append up to 10,000 cases to your dataset as a new version; earlier versions stay as they were. Bad cases are reported by place; then nothing is saved.";
+    const DESCRIPTION: &'static str = "Append up to 10,000 cases to your dataset as a new version. Bad cases: reported by place, nothing saved.";
     type Input = AddDatasetCasesIn;
     type Output = WrittenOut;
 

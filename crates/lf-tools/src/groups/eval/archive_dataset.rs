@@ -9,7 +9,7 @@ use crate::catalog::tool::{Safety, Tool};
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ArchiveDatasetIn {
-    /// The dataset (yours).
+    /// Yours.
     #[schemars(extend("format" = "uuid"))]
     pub dataset_id: String,
     /// true, once the user has agreed.
@@ -23,7 +23,8 @@ impl Tool for ArchiveDataset {
     const NAME: &'static str = "archive_dataset";
     const TITLE: &'static str = "Archive a dataset";
     const SAFETY: Safety = Safety::Destructive;
-    const DESCRIPTION: &'static str = "Retire your dataset: no longer listed nor extended; its versions stay readable for what pinned them. Needs confirm: true.";
+    const DESCRIPTION: &'static str =
+        "Retire your dataset: unlisted, not extended; pinned versions stay readable. Needs confirm: true.";
     type Input = ArchiveDatasetIn;
     type Output = DatasetOut;
 

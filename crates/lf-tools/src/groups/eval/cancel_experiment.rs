@@ -20,7 +20,7 @@ impl Tool for CancelExperiment {
     const NAME: &'static str = "cancel_experiment";
     const TITLE: &'static str = "Cancel an experiment";
     const SAFETY: Safety = Safety::Write;
-    const DESCRIPTION: &'static str = "Stop your running experiment; its results so far stay.";
+    const DESCRIPTION: &'static str = "Stop your running experiment; results so far stay.";
     type Input = CancelExperimentIn;
     type Output = ExperimentOut;
 

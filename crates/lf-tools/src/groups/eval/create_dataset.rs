@@ -11,22 +11,22 @@ use crate::catalog::tool::{Safety, Tool};
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateDatasetIn {
-    /// Unique among your datasets.
+    /// Unique among yours.
     #[schemars(length(min = 1, max = 100))]
     pub name: String,
     /// What it tests.
     #[schemars(length(max = 2000))]
     pub description: Option<String>,
-    /// Who may read it besides you.
+    /// Who else reads it.
     #[schemars(extend("default" = "private"))]
     pub visibility: Option<VisibilityIn>,
-    /// Cases: {inputs: {param: value}} or {prompt}, optional expected, assertions [{type, …}], tags, metadata.
+    /// {inputs: {param: value}} or {prompt}; optional expected, assertions, tags, metadata.
     #[schemars(length(max = 10000))]
     pub cases: Option<Vec<Value>>,
     /// Or: one case object a line.
     #[schemars(length(max = 8000000))]
     pub jsonl: Option<String>,
-    /// Or: a header row (prompt, expected, tags split by ;, assertions, metadata; other columns are lens inputs), then a case a row.
+    /// Or: header (prompt, expected, tags split by ;, assertions, metadata; others: lens inputs), a case a row.
     #[schemars(length(max = 8000000))]
     pub csv: Option<String>,
 }
@@ -37,7 +37,7 @@ impl Tool for CreateDataset {
     const NAME: &'static str = "create_dataset";
     const TITLE: &'static str = "Create a dataset";
     const SAFETY: Safety = Safety::Write;
-    const DESCRIPTION: &'static str = "Save up to 10,000 cases as a dataset's version 1, given in exactly one of cases, jsonl or csv. Each bad case is reported by its place; then nothing is saved.";
+    const DESCRIPTION: &'static str = "Save up to 10,000 cases (one of cases, jsonl, csv) as a new dataset's version 1. Bad cases: reported by place, nothing saved.";
     type Input = CreateDatasetIn;
     type Output = WrittenOut;
 

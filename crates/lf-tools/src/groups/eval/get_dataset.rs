@@ -12,7 +12,7 @@ paged_input! {
         /// The dataset.
         #[schemars(extend("format" = "uuid"))]
         pub dataset_id: String,
-        /// Default: the latest.
+        /// Default: latest.
         #[schemars(range(min = 1))]
         pub version: Option<i64>,
     }
@@ -32,7 +32,8 @@ impl Tool for GetDataset {
     const NAME: &'static str = "get_dataset";
     const TITLE: &'static str = "Get a dataset";
     const SAFETY: Safety = Safety::Read;
-    const DESCRIPTION: &'static str = "Read a dataset and one page of a version's cases (the latest version unless you name one; versions never change).";
+    const DESCRIPTION: &'static str =
+        "A dataset and a page of a version's cases (default latest; versions never change).";
     type Input = GetDatasetIn;
     type Output = GetDatasetOut;
 

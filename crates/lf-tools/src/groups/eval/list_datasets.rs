@@ -19,8 +19,7 @@ impl Tool for ListDatasets {
     const NAME: &'static str = "list_datasets";
     const TITLE: &'static str = "List datasets";
     const SAFETY: Safety = Safety::Read;
-    const DESCRIPTION: &'static str =
-        "List the datasets you can read (yours, community and public ones), by name.";
+    const DESCRIPTION: &'static str = "Datasets you can read (yours, shared), by name.";
     type Input = ListDatasetsIn;
     type Output = PageOut<DatasetOut>;
 

@@ -11,13 +11,13 @@ paged_input! {
         /// The experiment.
         #[schemars(extend("format" = "uuid"))]
         pub experiment_id: String,
-        /// A contender's index.
+        /// Contender index.
         #[schemars(range(min = 0, max = 9))]
         pub contender: Option<i64>,
         /// Cases with this tag.
         #[schemars(length(min = 1, max = 64))]
         pub tag: Option<String>,
-        /// Passed, or failed (errors included).
+        /// Passed, or failed (errors too).
         pub passed: Option<bool>,
     }
 }
@@ -28,8 +28,7 @@ impl Tool for ListExperimentResults {
     const NAME: &'static str = "list_experiment_results";
     const TITLE: &'static str = "List experiment results";
     const SAFETY: Safety = Safety::Read;
-    const DESCRIPTION: &'static str =
-        "Cells by case: answer, assertion outcomes with reasons, usage, latency or error.";
+    const DESCRIPTION: &'static str = "Cells by case: answer, assertion outcomes, usage, latency, error.";
     type Input = ListExperimentResultsIn;
     type Output = PageOut<CellOut>;
 

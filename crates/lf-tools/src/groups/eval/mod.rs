@@ -10,6 +10,7 @@ mod shapes;
 mod add_dataset_cases;
 mod archive_dataset;
 mod cancel_experiment;
+mod compare_experiments;
 mod create_dataset;
 mod get_dataset;
 mod get_experiment;
@@ -36,6 +37,7 @@ pub static GROUP: Group = Group {
             declare::<get_experiment::GetExperiment>(g),
             declare::<list_experiment_results::ListExperimentResults>(g),
             declare::<cancel_experiment::CancelExperiment>(g),
+            declare::<compare_experiments::CompareExperiments>(g),
         ]
     },
 };

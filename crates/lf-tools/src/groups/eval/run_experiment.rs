@@ -15,7 +15,7 @@ pub struct RunExperimentIn {
     /// The dataset.
     #[schemars(extend("format" = "uuid"))]
     pub dataset_id: String,
-    /// Default: the latest.
+    /// Default: latest.
     #[schemars(range(min = 1))]
     pub dataset_version: Option<i64>,
     /// Model profiles (names or ids).
@@ -26,13 +26,13 @@ pub struct RunExperimentIn {
     pub assertions: Option<Vec<Value>>,
     /// Model profile grading rubric, factuality, pairwise.
     pub judge: Option<String>,
-    /// Asks of each case per contender.
+    /// Asks per case and contender.
     #[schemars(range(min = 1, max = 10), extend("default" = 1))]
     pub repeats: Option<i64>,
-    /// Cells asked at once.
+    /// Cells at once.
     #[schemars(range(min = 1, max = 64), extend("default" = 4))]
     pub concurrency: Option<i64>,
-    /// Stop once the cells spent this many.
+    /// Credits cap.
     #[schemars(range(min = 1, max = 1000000000))]
     pub budget_credits: Option<i64>,
     /// Who else reads it.
@@ -57,7 +57,7 @@ impl Tool for RunExperiment {
     const NAME: &'static str = "run_experiment";
     const TITLE: &'static str = "Run an experiment";
     const SAFETY: Safety = Safety::Write;
-    const DESCRIPTION: &'static str = "Ask every contender every case of a dataset version, checking answers by the assertions. Answers at once; cells run in the background.";
+    const DESCRIPTION: &'static str = "Ask every contender every case of a dataset version, checked by assertions; returns at once, runs in background.";
     type Input = RunExperimentIn;
     type Output = ExperimentOut;
 

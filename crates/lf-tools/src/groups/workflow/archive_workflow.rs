@@ -29,7 +29,7 @@ impl Tool for ArchiveWorkflow {
     const NAME: &'static str = "archive_workflow";
     const TITLE: &'static str = "Archive a workflow";
     const SAFETY: Safety = Safety::Destructive;
-    const DESCRIPTION: &'static str = "Hide your workflow from lists (list_workflows shows it with include_archived); it stays readable by id, with its versions and runs. Needs confirm: true.";
+    const DESCRIPTION: &'static str = "Hide your workflow from lists (include_archived shows it); it stays readable by id with its versions and runs. Needs confirm: true.";
     const DIFFERS_FROM_SPEC: &'static str =
         "Not in the hosted original's reference documents, whose workflows have no Destructive tools.";
     type Input = ArchiveWorkflowIn;

@@ -30,7 +30,7 @@ pub struct CreateWorkflowIn {
     /// The steps: exactly one trigger, then lens and tool steps. Omit for an empty container.
     #[schemars(length(max = 100))]
     pub steps: Option<Vec<StepIn>>,
-    /// Output-to-input mappings between step keys; every step must be reachable from the trigger.
+    /// Output-to-input mappings by step key; every step must be reachable from the trigger.
     #[schemars(length(max = 300))]
     pub connections: Option<Vec<ConnectionIn>>,
 }
@@ -71,7 +71,7 @@ impl Tool for CreateWorkflow {
     const NAME: &'static str = "create_workflow";
     const TITLE: &'static str = "Create a workflow";
     const SAFETY: Safety = Safety::Write;
-    const DESCRIPTION: &'static str = "Create a workflow from a complete blueprint in one call: one trigger, lens steps (lenses you can read) and tool steps (types from list_workflow_node_types), connected by step keys. Name outside services by a saved connection_ref; never put keys, tokens or passwords in config. Refused whole if anything is wrong.";
+    const DESCRIPTION: &'static str = "Create a workflow from a full blueprint: one trigger, lens steps (lenses you can read) and tool steps (types from list_workflow_node_types), connected by step keys. Name outside services by a saved connection_ref; never put keys, tokens or passwords in config. Refused whole if anything is wrong.";
     type Input = CreateWorkflowIn;
     type Output = CreatedOut;
 

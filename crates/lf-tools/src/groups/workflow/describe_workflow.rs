@@ -100,7 +100,7 @@ impl Tool for DescribeWorkflow {
     const NAME: &'static str = "describe_workflow";
     const TITLE: &'static str = "Describe a workflow";
     const SAFETY: Safety = Safety::Read;
-    const DESCRIPTION: &'static str = "Explain a workflow in brief: how it starts, its lens and tool steps in dependency order with their parameter assignments, and what each connection carries where.";
+    const DESCRIPTION: &'static str = "Explain a workflow briefly: how it starts, its lens and tool steps in dependency order with parameter assignments, and what each connection carries where.";
     type Input = WorkflowIdIn;
     type Output = DescribeOut;
 

@@ -13,7 +13,7 @@ pub struct DescribeWorkflowNodeType;
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NodeTypeIn {
-    /// A node type from list_workflow_node_types (an alias is taken too), e.g. lens_execute or schedule_trigger.
+    /// A node type (or alias) from list_workflow_node_types, e.g. schedule_trigger.
     #[schemars(length(min = 1, max = 100))]
     pub r#type: String,
 }
@@ -189,7 +189,7 @@ impl Tool for DescribeWorkflowNodeType {
     const NAME: &'static str = "describe_workflow_node_type";
     const TITLE: &'static str = "Describe a workflow node type";
     const SAFETY: Safety = Safety::Read;
-    const DESCRIPTION: &'static str = "Get one node type's full catalog entry: its config fields with kinds and defaults, inputs and outputs, an example config, retries, side effects and the connector it needs.";
+    const DESCRIPTION: &'static str = "One node type's full catalog entry: config fields with kinds and defaults, inputs and outputs, an example config, retries, side effects and the connector it needs.";
     const DIFFERS_FROM_SPEC: &'static str = "supported_funding_modes is always [\"self_hosted\"] (nobody is billed: model calls go through the provider the operator configured) and supported_execution_environments always [\"server\"] (every node runs in this server's runner); `connector` says which saved connection a step of the type needs.";
     type Input = NodeTypeIn;
     type Output = NodeTypeOut;

@@ -102,7 +102,7 @@ impl Tool for GetWorkflowGraph {
     const NAME: &'static str = "get_workflow_graph";
     const TITLE: &'static str = "Get a workflow's graph";
     const SAFETY: Safety = Safety::Read;
-    const DESCRIPTION: &'static str = "Get the nodes and edges of a workflow version (the head by default): each step's lens and parameter assignments, config and connector, with connection refs redacted unless you may change it.";
+    const DESCRIPTION: &'static str = "Nodes and edges of a workflow version (default: the head): each step's lens, parameter assignments, config and connector; connection refs redacted unless you may change it.";
     type Input = WorkflowVersionIn;
     type Output = GraphOut;
 

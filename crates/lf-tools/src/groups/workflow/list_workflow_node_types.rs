@@ -38,7 +38,7 @@ impl Tool for ListWorkflowNodeTypes {
     const NAME: &'static str = "list_workflow_node_types";
     const TITLE: &'static str = "List workflow node types";
     const SAFETY: Safety = Safety::Read;
-    const DESCRIPTION: &'static str = "List the node types this server runs, the catalog create_workflow checks step node_type values against; an unknown category lists none and the answer names every category.";
+    const DESCRIPTION: &'static str = "List the node types this server runs (what create_workflow checks node_type against); an unknown category lists none and names every category.";
     type Input = ListNodeTypesIn;
     type Output = NodeTypesOut;
 

@@ -14,7 +14,7 @@ pub struct RetryWorkflowIn {
     /// The failed or cancelled run to retry.
     #[schemars(extend("format" = "uuid"))]
     pub run_id: String,
-    /// Reuse the outputs of the steps that completed instead of running them again.
+    /// Reuse completed steps' outputs instead of running them again.
     #[schemars(extend("default" = false))]
     pub resume: Option<bool>,
 }
@@ -41,7 +41,7 @@ impl Tool for RetryWorkflow {
     const TITLE: &'static str = "Retry a workflow run";
     const SAFETY: Safety = Safety::Execute;
     const REACHES: Reaches = Reaches::Outside;
-    const DESCRIPTION: &'static str = "Start a new run of a failed or cancelled run's version with the same inputs, linked by parent_run_id; resume: true reuses the steps that completed. Poll get_workflow_run_status.";
+    const DESCRIPTION: &'static str = "Start a new run of a failed or cancelled run's version with the same inputs, linked by parent_run_id; resume: true reuses completed steps. Poll get_workflow_run_status.";
     const DIFFERS_FROM_SPEC: &'static str = "Adds resume. Only the run's starter or the workflow's owner may retry it, and the new run really runs (the original recorded retries it never executed).";
     type Input = RetryWorkflowIn;
     type Output = RetriedOut;

@@ -25,7 +25,7 @@ pub struct RunWorkflowIn {
     /// Overrides the model of every AI step.
     #[schemars(length(min = 1, max = 200))]
     pub global_model_id: Option<String>,
-    /// Repeated within 24 hours, returns the first run instead of starting another.
+    /// Repeated within 24 hours: the first run, not another.
     #[schemars(length(min = 1, max = 128))]
     pub idempotency_key: Option<String>,
     /// Most credits its model calls may spend; omit for the server's default.
@@ -71,7 +71,7 @@ impl Tool for RunWorkflow {
     const SAFETY: Safety = Safety::Execute;
     const ACTION_WORDS: &'static [&'static str] = &["run_workflow"];
     const REACHES: Reaches = Reaches::Outside;
-    const DESCRIPTION: &'static str = "Start a run of a workflow that validates; it answers at once with the run's id. Poll get_workflow_run_status until it is completed, failed or cancelled.";
+    const DESCRIPTION: &'static str = "Start a run of a workflow that validates; answers at once with the run's id. Poll get_workflow_run_status until completed, failed or cancelled.";
     const DIFFERS_FROM_SPEC: &'static str = "Adds budget_credits and version, and answers version and replayed. Refuses a workflow that does not validate, inputs that do not fit a form trigger's fields, and inputs over 256 KiB, nested deeper than 32 levels or holding a secret-named field. An idempotency key holds for 24 hours per workflow (the original never deduplicated). A client that declared MCP's tasks extension gets the run as a task instead (its task id is the run's id; tasks/get, tasks/cancel). A run an AI Lenser starts gets a budget of at most the credits it has left today (BUDGET_EXCEEDED when none are), and what the run spends is counted against the agent when it ends.";
     type Input = RunWorkflowIn;
     type Output = RunStartedOut;

@@ -157,7 +157,7 @@ pub struct StepIn {
     /// Trigger and tool steps: a type from list_workflow_node_types.
     #[schemars(length(min = 1, max = 100))]
     pub node_type: Option<String>,
-    /// Lens steps: a lens you can read (from create_lens, search_lenses or get_lens).
+    /// Lens steps: a lens you can read (search_lenses finds them).
     #[schemars(extend("format" = "uuid"))]
     pub lens_id: Option<String>,
     /// Lens steps: pins a version of the lens; omit for its head at run time.
@@ -178,7 +178,7 @@ pub struct ConnectionIn {
     /// The upstream step's key.
     #[schemars(length(min = 1, max = 64))]
     pub from_step: String,
-    /// The part of the upstream output to carry: a field name or a $ JSONPath; output (the default) is all of it.
+    /// The part of the upstream output to carry: a field name or $ JSONPath; output (default) is all.
     #[schemars(length(min = 1, max = 500), extend("default" = "output"))]
     pub output_key: Option<String>,
     /// The downstream step's key.

@@ -19,7 +19,7 @@ pub struct UpdateWorkflowIn {
     /// The workflow.
     #[schemars(extend("format" = "uuid"))]
     pub workflow_id: String,
-    /// The new version's full list of steps, each as create_workflow's steps (older versions are kept).
+    /// The new version's full list of steps, as create_workflow's.
     // Listed as plain objects: create_workflow's schema, in the same
     // listing, spells out a step, and saying it twice costs every
     // conversation. They are parsed as strictly.
@@ -38,7 +38,7 @@ pub struct UpdateWorkflowIn {
     pub visibility: Option<VisibilityIn>,
     /// true: every reader of it sees every run; false (default): a run is its starter's and yours.
     pub public_runs: Option<bool>,
-    /// What the new version changes; made from the change when omitted. Only with steps.
+    /// What the new version changes (default: made from the change). Only with steps.
     #[schemars(length(min = 1, max = 2000))]
     pub changelog: Option<String>,
 }
@@ -60,7 +60,7 @@ impl Tool for UpdateWorkflow {
     const NAME: &'static str = "update_workflow";
     const TITLE: &'static str = "Update a workflow";
     const SAFETY: Safety = Safety::Write;
-    const DESCRIPTION: &'static str = "Change your workflow: steps and connections make a new immutable version from a full blueprint (checked as create_workflow checks it; older versions stay), title, description, visibility and public_runs change the record.";
+    const DESCRIPTION: &'static str = "Change your workflow: steps and connections make a new immutable version from a full blueprint (checked like create_workflow); title, description, visibility and public_runs change the record.";
     const DIFFERS_FROM_SPEC: &'static str =
         "Not in the hosted original's reference documents, which cannot change a workflow after creating it.";
     type Input = UpdateWorkflowIn;

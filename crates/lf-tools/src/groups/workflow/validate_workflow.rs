@@ -22,7 +22,7 @@ impl Tool for ValidateWorkflow {
     const NAME: &'static str = "validate_workflow";
     const TITLE: &'static str = "Validate a workflow";
     const SAFETY: Safety = Safety::Read;
-    const DESCRIPTION: &'static str = "Check a workflow version (the head by default) without running it: every error and warning with a fix hint, whether run_workflow will take it, the steps in execution order and each step's configured and wired parameters.";
+    const DESCRIPTION: &'static str = "Check a workflow version (default: the head) without running it: each error and warning with a fix hint, whether run_workflow takes it, steps in execution order, each step's configured and wired parameters.";
     type Input = WorkflowVersionIn;
     type Output = ValidatedOut;
 
