@@ -35,7 +35,7 @@ const CELLS: u64 = CASES * MODELS.len() as u64;
 type Cell = (u64, u64);
 
 fn start(db: &str, config: &Path) -> Piped {
-    start_on(db, config, "experiment-kill")
+    start_on(db, config, "experiment-kill", json!({}))
 }
 
 /// The case number of a prompt `Question 7?`.

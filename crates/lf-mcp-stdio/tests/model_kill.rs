@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 const MODELS: [&str; 3] = ["k1", "k2", "k3"];
 
 fn start(db: &str, config: &std::path::Path) -> Piped {
-    start_on(db, config, "model-kill")
+    start_on(db, config, "model-kill", json!({}))
 }
 
 fn submissions(b: &Value) -> Vec<Value> {

@@ -33,9 +33,10 @@ pub fn models_home(dir: &Path, base_url: &str) -> PathBuf {
 
 /// The binary on `db` with the configuration home `config`, as [`LENSER`],
 /// every toolset on, leases of 2 s (so a restart takes a killed
-/// process's work over soon), as the client `client`.
+/// process's work over soon), as the client `client` declaring
+/// `capabilities`.
 #[allow(dead_code)] // not every test kills a server
-pub fn start_on(db: &str, config: &Path, client: &str) -> Piped {
+pub fn start_on(db: &str, config: &Path, client: &str, capabilities: Value) -> Piped {
     let mut cmd = Command::new(BIN);
     cmd.env("LENSERFIGHT_DATABASE_URL", db)
         .env("LENSERFIGHT_LENSER_ID", LENSER)
@@ -45,7 +46,7 @@ pub fn start_on(db: &str, config: &Path, client: &str) -> Piped {
         .env("LENSERFIGHT_LOG", "warn")
         .env_remove("LENSERFIGHT_CONFIG")
         .env("XDG_CONFIG_HOME", config);
-    Piped::start(cmd, client)
+    Piped::declaring(cmd, client, capabilities)
 }
 
 pub struct Piped {
@@ -61,7 +62,13 @@ pub struct Piped {
 impl Piped {
     /// Starts `cmd` (the binary with its environment) and opens a session
     /// as the client `client`.
-    pub fn start(mut cmd: Command, client: &str) -> Piped {
+    #[allow(dead_code)] // not every test starts one itself
+    pub fn start(cmd: Command, client: &str) -> Piped {
+        Piped::declaring(cmd, client, json!({}))
+    }
+
+    /// [`Piped::start`], the client declaring `capabilities`.
+    pub fn declaring(mut cmd: Command, client: &str, capabilities: Value) -> Piped {
         let mut child =
             cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
         let stdout = child.stdout.take().unwrap();
@@ -88,7 +95,7 @@ impl Piped {
         });
         let stdin = child.stdin.take().unwrap();
         let mut s = Piped { child, stdin, answers, early: HashMap::new(), next: 1, log };
-        let init = json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": client, "version": "1"}});
+        let init = json!({"protocolVersion": "2025-11-25", "capabilities": capabilities, "clientInfo": {"name": client, "version": "1"}});
         s.call("initialize", init);
         writeln!(s.stdin, "{}", json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).unwrap();
         s
