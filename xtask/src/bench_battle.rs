@@ -10,7 +10,7 @@
 //! at most 2x, not one answer after another).
 
 #[path = "../../crates/lf-server/tests/support/fake_models.rs"]
-mod fake_models;
+pub(crate) mod fake_models; // bench-experiment's too
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -33,30 +33,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         let db = lf_server::Database::connect(&format!("sqlite:{}", dir.join("battle.db").display()))
             .await
             .map_err(|e| e.message().to_owned())?;
-        let raw = lf_model::RawEndpoint {
-            name: Some("fake".into()),
-            base_url: Some(fake.base_url()),
-            concurrency: Some(8),
-            ..Default::default()
-        };
-        let endpoint = lf_model::NamedEndpoint::parse(&raw, |_| None).map_err(|(f, m)| format!("{f}: {m}"))?;
-        let endpoints = lf_model::Endpoints::new(Arc::new(lf_model::OfflineProvider), None)
-            .with(vec![endpoint])
-            .map_err(|e| e.message().to_owned())?;
-        // Operator endpoints are the operator's: the egress guard checks
-        // profiles' connections, not them.
-        let runs = lf_server::RunSettings { models: Some(Arc::new(endpoints)), ..Default::default() };
-        let (services, _runner) = lf_server::services(
-            &db,
-            Arc::new(lf_model::OfflineProvider),
-            lf_server::Background::new(tokio::runtime::Handle::current()),
-            lf_server::KeySealer::new(None),
-            &runs,
-        );
-        let options =
-            CatalogOptions { toolsets: Some(Group::parse_set(["all"]).map_err(|e| e.to_string())?), ..Default::default() };
-        let me = Principal::Lenser { id: LenserId::new(), scopes: Scopes::READ_WRITE };
-        let s = LfServer::new(Arc::new(Catalog::new()), services, options, me);
+        let (s, _lenser, _runner) = wired(&fake, &db, 8)?;
         let mut profiles = Vec::new();
         for i in 0..contenders {
             let model = format!("bench-{i}");
@@ -77,7 +54,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     })
 }
 
-async fn call(s: &LfServer, tool: &str, args: Value) -> Result<Value, String> {
+pub(crate) async fn call(s: &LfServer, tool: &str, args: Value) -> Result<Value, String> {
     let r = s.call(tool, args.as_object().cloned().unwrap_or_default()).await.map_err(|e| e.to_string())?;
     let out = r.structured_content.clone().unwrap_or_default();
     if r.is_error == Some(true) {
@@ -112,4 +89,42 @@ async fn battle(s: &LfServer, profiles: &[String]) -> Result<Duration, String> {
         }
         tokio::time::sleep(Duration::from_millis(2)).await;
     }
+}
+
+/// The servers' wiring over `db` (a runtime running), models on one
+/// `[[models]]` endpoint `fake` at `models` (concurrency `concurrency`),
+/// every toolset on: a new lenser's server, the lenser, and the runner
+/// (kept while the benchmark runs).
+pub(crate) fn wired(
+    models: &FakeModels,
+    db: &lf_server::Database,
+    concurrency: u64,
+) -> Result<(LfServer, LenserId, lf_server::Runner), String> {
+    let raw = lf_model::RawEndpoint {
+        name: Some("fake".into()),
+        base_url: Some(models.base_url()),
+        concurrency: Some(concurrency),
+        ..Default::default()
+    };
+    let endpoint = lf_model::NamedEndpoint::parse(&raw, |_| None).map_err(|(f, m)| format!("{f}: {m}"))?;
+    let endpoints = lf_model::Endpoints::new(Arc::new(lf_model::OfflineProvider), None)
+        .with(vec![endpoint])
+        .map_err(|e| e.message().to_owned())?;
+    // Operator endpoints are the operator's: the egress guard checks
+    // profiles' connections, not them.
+    let runs = lf_server::RunSettings { models: Some(Arc::new(endpoints)), ..Default::default() };
+    let (services, runner) = lf_server::services(
+        db,
+        Arc::new(lf_model::OfflineProvider),
+        lf_server::Background::new(tokio::runtime::Handle::current()),
+        lf_server::KeySealer::new(None),
+        &runs,
+    );
+    let options = CatalogOptions {
+        toolsets: Some(Group::parse_set(["all"]).map_err(|e| e.to_string())?),
+        ..Default::default()
+    };
+    let lenser = LenserId::new();
+    let me = Principal::Lenser { id: lenser, scopes: Scopes::READ_WRITE };
+    Ok((LfServer::new(Arc::new(Catalog::new()), services, options, me), lenser, runner))
 }

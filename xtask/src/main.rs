@@ -30,6 +30,10 @@
 //! - `bench-battle [--contenders N] [--answer-ms N] [--rounds N]`: ai_model
 //!   contenders answering by themselves on a loopback endpoint, from
 //!   `set_battle_status executing` to `scoring`.
+//! - `bench-experiment [--cases N] [--contenders N] [--answer-ms N] [--concurrency N] [--seeded N] [--reads N]`:
+//!   an experiment's cells on a loopback endpoint over SQLite (wall time
+//!   against the ideal, memory as the cells are written), and
+//!   get_experiment's latency at 100,000 seeded cells.
 
 // As in lf-mcp-stdio and lf-mcp-http: bench-search and bench-leaderboard
 // measure the stores and the catalog in this process.
@@ -40,6 +44,7 @@ mod arch;
 mod bench;
 mod bench_agent;
 mod bench_battle;
+mod bench_experiment;
 mod bench_http;
 mod bench_leaderboard;
 mod bench_runs;
@@ -140,9 +145,10 @@ fn main() -> ExitCode {
         Some("bench-runs") => report(bench_runs::run(&args[1..])),
         Some("bench-agent") => report(bench_agent::run(&args[1..], &workspace_root())),
         Some("bench-battle") => report(bench_battle::run(&args[1..])),
+        Some("bench-experiment") => report(bench_experiment::run(&args[1..])),
         _ => {
             eprintln!(
-                "usage: cargo xtask gen-docs | check-arch | catalog-size | bench-stdio | bench-search | bench-http | bench-leaderboard | bench-workflow | bench-runs | bench-agent | bench-battle"
+                "usage: cargo xtask gen-docs | check-arch | catalog-size | bench-stdio | bench-search | bench-http | bench-leaderboard | bench-workflow | bench-runs | bench-agent | bench-battle | bench-experiment"
             );
             ExitCode::from(2)
         }

@@ -11,27 +11,16 @@
 mod fake_models;
 mod piped;
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use fake_models::{FakeModels, Step};
-use piped::{BIN, Piped};
+use piped::{Piped, models_home, start_on};
 use serde_json::{Value, json};
 
-const LENSER: &str = "0190f5a2-7c1e-7d3a-9b2c-5e8f1a2b3c4e";
 const MODELS: [&str; 3] = ["k1", "k2", "k3"];
 
 fn start(db: &str, config: &std::path::Path) -> Piped {
-    let mut cmd = Command::new(BIN);
-    cmd.env("LENSERFIGHT_DATABASE_URL", db)
-        .env("LENSERFIGHT_LENSER_ID", LENSER)
-        .env("LENSERFIGHT_EGRESS_ALLOW", "127.0.0.1")
-        .env("LENSERFIGHT_TOOLSETS", "all")
-        .env("LENSERFIGHT_RUN_LEASE", "2")
-        .env("LENSERFIGHT_LOG", "warn")
-        .env_remove("LENSERFIGHT_CONFIG")
-        .env("XDG_CONFIG_HOME", config);
-    Piped::start(cmd, "model-kill")
+    start_on(db, config, "model-kill", json!({}))
 }
 
 fn submissions(b: &Value) -> Vec<Value> {
@@ -45,16 +34,7 @@ fn a_killed_server_submits_each_model_contender_once() {
         fake.script(m, vec![Step::slow(&format!("Answer of {m}."), 1_500)]);
     }
     let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("config");
-    std::fs::create_dir_all(config.join("lenserfight")).unwrap();
-    std::fs::write(
-        config.join("lenserfight").join("config.toml"),
-        format!(
-            "[[models]]\nname = \"fake\"\nbase_url = \"{}\"\nconcurrency = 8\ntimeout = 10\n",
-            fake.base_url()
-        ),
-    )
-    .unwrap();
+    let config = models_home(dir.path(), &fake.base_url());
     let db = format!("sqlite:{}", dir.path().join("asks.db").display());
 
     let mut first = start(&db, &config);

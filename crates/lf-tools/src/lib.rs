@@ -45,7 +45,7 @@ pub use catalog::services::{Services, ServicesBuilder};
 pub use catalog::size::{
     GROUP_BUDGET, LISTING_BUDGET, ListingSize, MEASURED_ICON_BASE, ToolSize, listing_size,
 };
-pub use catalog::tool::{Called, Reaches, TOOL_ID_NAMESPACE, tool_id};
+pub use catalog::tool::{Called, Reaches, Started, TOOL_ID_NAMESPACE, tool_id};
 pub use catalog::{Catalog, CatalogOptions, Ctx, Group, Safety, Tool, ToolOutput, ToolSpec};
 pub use mcp::icon::{toolset_icon_url, toolset_svg};
 pub use mcp::trace::install_continuation as install_trace_continuation;

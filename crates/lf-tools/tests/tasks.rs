@@ -104,6 +104,13 @@ async fn the_extension_is_declared_and_gates_its_methods() {
     let mut c = Wire::declaring(server, "2026-07-28", declared(true)).await;
     assert!(c.server_capabilities.get("extensions").is_none(), "{}", c.server_capabilities);
     assert_eq!(c.error("tasks/get", json!({"taskId": RunId::new().to_string()})).await["code"], -32601);
+
+    // One with the Eval group alone does: its experiments are tasks.
+    let eval_only =
+        CatalogOptions { toolsets: Some(vec![&lf_tools::groups::eval::GROUP]), ..CatalogOptions::default() };
+    let server = w.server_with(Principal::Lenser { id: w.alice, scopes: Scopes::READ_WRITE }, eval_only);
+    let c = Wire::declaring(server, "2026-07-28", declared(true)).await;
+    assert_eq!(c.server_capabilities["extensions"], json!({TASKS: {}}), "{}", c.server_capabilities);
 }
 
 #[tokio::test]

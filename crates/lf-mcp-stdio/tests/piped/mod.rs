@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, channel};
 use std::sync::{Arc, Mutex};
@@ -11,6 +12,42 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_lf-mcp-stdio");
+
+/// The lenser the kill tests' servers act as.
+#[allow(dead_code)] // not every test kills a server
+pub const LENSER: &str = "0190f5a2-7c1e-7d3a-9b2c-5e8f1a2b3c4e";
+
+/// A configuration home under `dir` whose file names one `[[models]]`
+/// endpoint, `fake`, at `base_url`.
+#[allow(dead_code)] // not every test asks models
+pub fn models_home(dir: &Path, base_url: &str) -> PathBuf {
+    let config = dir.join("config");
+    std::fs::create_dir_all(config.join("lenserfight")).unwrap();
+    std::fs::write(
+        config.join("lenserfight").join("config.toml"),
+        format!("[[models]]\nname = \"fake\"\nbase_url = \"{base_url}\"\nconcurrency = 8\ntimeout = 10\n"),
+    )
+    .unwrap();
+    config
+}
+
+/// The binary on `db` with the configuration home `config`, as [`LENSER`],
+/// every toolset on, leases of 2 s (so a restart takes a killed
+/// process's work over soon), as the client `client` declaring
+/// `capabilities`.
+#[allow(dead_code)] // not every test kills a server
+pub fn start_on(db: &str, config: &Path, client: &str, capabilities: Value) -> Piped {
+    let mut cmd = Command::new(BIN);
+    cmd.env("LENSERFIGHT_DATABASE_URL", db)
+        .env("LENSERFIGHT_LENSER_ID", LENSER)
+        .env("LENSERFIGHT_EGRESS_ALLOW", "127.0.0.1")
+        .env("LENSERFIGHT_TOOLSETS", "all")
+        .env("LENSERFIGHT_RUN_LEASE", "2")
+        .env("LENSERFIGHT_LOG", "warn")
+        .env_remove("LENSERFIGHT_CONFIG")
+        .env("XDG_CONFIG_HOME", config);
+    Piped::declaring(cmd, client, capabilities)
+}
 
 pub struct Piped {
     pub child: Child,
@@ -25,7 +62,13 @@ pub struct Piped {
 impl Piped {
     /// Starts `cmd` (the binary with its environment) and opens a session
     /// as the client `client`.
-    pub fn start(mut cmd: Command, client: &str) -> Piped {
+    #[allow(dead_code)] // not every test starts one itself
+    pub fn start(cmd: Command, client: &str) -> Piped {
+        Piped::declaring(cmd, client, json!({}))
+    }
+
+    /// [`Piped::start`], the client declaring `capabilities`.
+    pub fn declaring(mut cmd: Command, client: &str, capabilities: Value) -> Piped {
         let mut child =
             cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
         let stdout = child.stdout.take().unwrap();
@@ -52,7 +95,7 @@ impl Piped {
         });
         let stdin = child.stdin.take().unwrap();
         let mut s = Piped { child, stdin, answers, early: HashMap::new(), next: 1, log };
-        let init = json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": client, "version": "1"}});
+        let init = json!({"protocolVersion": "2025-11-25", "capabilities": capabilities, "clientInfo": {"name": client, "version": "1"}});
         s.call("initialize", init);
         writeln!(s.stdin, "{}", json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).unwrap();
         s

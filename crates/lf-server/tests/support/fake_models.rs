@@ -50,6 +50,8 @@ struct State {
     by_prompt: HashMap<String, fn(&str) -> Step>,
     /// The request bodies each model was sent, in order.
     asked: HashMap<String, Vec<Value>>,
+    /// Count requests without keeping their bodies (benchmarks).
+    forget_bodies: bool,
 }
 
 /// The server; it runs until the test process ends.
@@ -92,6 +94,13 @@ impl FakeModels {
         self.state.lock().unwrap().by_prompt.insert(model.to_owned(), answer);
     }
 
+    /// Counts requests from now on without keeping their bodies
+    /// ([`FakeModels::requests`] then has nulls), so a long benchmark's
+    /// memory is the server's, not the fake's.
+    pub fn forget_bodies(&self) {
+        self.state.lock().unwrap().forget_bodies = true;
+    }
+
     /// How many requests asked for `model`.
     pub fn asked(&self, model: &str) -> usize {
         self.state.lock().unwrap().asked.get(model).map_or(0, Vec::len)
@@ -106,7 +115,8 @@ impl FakeModels {
         let mut s = self.state.lock().unwrap();
         let prompt = body["messages"].as_array().and_then(|m| m.last()).and_then(|m| m["content"].as_str());
         let by_prompt = s.by_prompt.get(model).map(|answer| answer(prompt.unwrap_or_default()));
-        s.asked.entry(model.to_owned()).or_default().push(body);
+        let kept = if s.forget_bodies { Value::Null } else { body };
+        s.asked.entry(model.to_owned()).or_default().push(kept);
         if let Some(step) = by_prompt {
             return step;
         }

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use lf_agent::policy::Gate;
 use lf_core::{LfError, LfResult, Scope, clip};
+use lf_eval::experiment::ExperimentId;
 use lf_workflow::run::RunId;
 use rmcp::model::{JsonObject, Tool as McpTool, ToolAnnotations};
 use schemars::JsonSchema;
@@ -84,10 +85,11 @@ pub trait Tool {
     /// (`run_agent_action`) takes besides its name: `join_battle` for
     /// add_battle_contender. A word names one tool in the whole catalog.
     const ACTION_WORDS: &'static [&'static str] = &[];
-    /// For a tool whose call starts a workflow run: the run its result
-    /// names. A client that declared MCP's tasks extension then gets that
-    /// run as a task instead of the result (lf-tools' `tasks` module).
-    const STARTS_RUN: Option<fn(&Self::Output) -> RunId> = None;
+    /// For a tool whose call starts a workflow run or an experiment: the
+    /// one its result names. A client that declared MCP's tasks extension
+    /// then gets it as a task instead of the result (lf-tools' `tasks`
+    /// module).
+    const STARTS_TASK: Option<fn(&Self::Output) -> Started> = None;
 
     /// The arguments read from the call's JSON, every failure an
     /// INVALID_ARGUMENT naming the field. An input that holds another
@@ -113,11 +115,19 @@ pub trait Tool {
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 type Handler = Box<dyn Fn(Ctx, JsonObject) -> BoxFuture<LfResult<Called>> + Send + Sync>;
 
-/// What a handler answers: the result ([`Tool::output`]), and the run the
-/// call started when the tool says which ([`Tool::STARTS_RUN`]).
+/// What a handler answers: the result ([`Tool::output`]), and what the
+/// call started when the tool says which ([`Tool::STARTS_TASK`]).
 pub struct Called {
     pub output: ToolOutput,
-    pub run: Option<RunId>,
+    pub task: Option<Started>,
+}
+
+/// What a call started that a client of MCP's tasks extension follows as
+/// a task (its task id is the run's or the experiment's id).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Started {
+    Run(RunId),
+    Experiment(ExperimentId),
 }
 
 /// One tool: everything clients, docs and tests see of it, and its handler.
@@ -133,9 +143,9 @@ pub struct ToolSpec {
     pub differs_from_spec: &'static str,
     pub input_schema: Arc<JsonObject>,
     pub output_schema: Arc<JsonObject>,
-    /// Whether a call starts a workflow run that a client of the tasks
-    /// extension gets as a task (see [`Tool::STARTS_RUN`]).
-    pub starts_run: bool,
+    /// Whether a call starts a workflow run or an experiment that a client
+    /// of the tasks extension gets as a task (see [`Tool::STARTS_TASK`]).
+    pub starts_task: bool,
     /// See [`Tool::AGENT_GATE`].
     pub agent_gate: Gate,
     /// See [`Tool::ACTION_WORDS`].
@@ -207,8 +217,8 @@ pub(crate) fn declare<T: Tool>(group: &'static Group) -> ToolSpec {
         Box::pin(async move {
             let input = T::parse(args)?;
             let out = T::call(ctx, input).await?;
-            let run = T::STARTS_RUN.map(|started| started(&out));
-            Ok(Called { output: T::output(out)?, run })
+            let task = T::STARTS_TASK.map(|started| started(&out));
+            Ok(Called { output: T::output(out)?, task })
         })
     });
     ToolSpec {
@@ -221,7 +231,7 @@ pub(crate) fn declare<T: Tool>(group: &'static Group) -> ToolSpec {
         differs_from_spec: T::DIFFERS_FROM_SPEC,
         input_schema: crate::catalog::schema::input::<T::Input>(),
         output_schema: crate::catalog::schema::output::<T::Output>(),
-        starts_run: T::STARTS_RUN.is_some(),
+        starts_task: T::STARTS_TASK.is_some(),
         agent_gate: T::AGENT_GATE,
         action_words: T::ACTION_WORDS,
         id: tool_id(T::NAME),

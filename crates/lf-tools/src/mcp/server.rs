@@ -9,7 +9,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use lf_core::meter::{self, meter};
 use lf_core::{ErrorCode, LensId, LfError, LfResult, PageRequest, Principal, Scope};
 use lf_lens::{LensFilter, LensService, ParamValues, VersionSelector};
-use lf_workflow::run::RunId;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, CompleteRequestParams,
     CompleteResult, CompletionInfo, Extensions, GetPromptRequestParams, GetPromptResponse, GetPromptResult,
@@ -28,7 +27,7 @@ use crate::catalog::group::Group;
 use crate::catalog::hygiene::sanitize_text;
 use crate::catalog::output::ToolOutput;
 use crate::catalog::services::{Ctx, Services};
-use crate::catalog::tool::{Called, Safety, ToolSpec};
+use crate::catalog::tool::{Called, Safety, Started, ToolSpec};
 use crate::catalog::{Catalog, CatalogOptions};
 use crate::mcp::apps;
 use crate::mcp::charts;
@@ -163,7 +162,7 @@ impl LfServer {
     pub(crate) fn answers_directly(&self, tool: &str) -> bool {
         // Whether a call answers with a task depends on the client's
         // capabilities, which only rmcp's request context carries.
-        if self.info.capabilities.supports_tasks() && self.catalog.get(tool).is_some_and(|t| t.starts_run) {
+        if self.info.capabilities.supports_tasks() && self.catalog.get(tool).is_some_and(|t| t.starts_task) {
             return false;
         }
         // Nor one that may ask the person, when the client can be asked.
@@ -273,7 +272,7 @@ impl LfServer {
         args: rmcp::model::JsonObject,
         also: &[&'static Group],
     ) -> Result<Outcome, McpError> {
-        let answered = |output| Outcome { output, changed: false, run: None };
+        let answered = |output| Outcome { output, changed: false, task: None };
         if let Some(session) = &self.session
             && toolsets::is_meta(name)
         {
@@ -413,8 +412,10 @@ impl LfServer {
 /// What a run of tool `name` came to.
 fn outcome_of(name: &str, result: LfResult<Called>) -> Outcome {
     match result {
-        Ok(called) => Outcome { output: called.output, changed: false, run: called.run },
-        Err(err) => Outcome { output: ToolOutput::error(error_value(name, &err)), changed: false, run: None },
+        Ok(called) => Outcome { output: called.output, changed: false, task: called.task },
+        Err(err) => {
+            Outcome { output: ToolOutput::error(error_value(name, &err)), changed: false, task: None }
+        }
     }
 }
 
@@ -423,8 +424,9 @@ struct Outcome {
     output: ToolOutput,
     /// Whether the session's tools changed (dynamic toolsets).
     changed: bool,
-    /// The workflow run it started, if the tool says ([`crate::Tool::STARTS_RUN`]).
-    run: Option<RunId>,
+    /// The run or experiment it started, if the tool says
+    /// ([`crate::Tool::STARTS_TASK`]).
+    task: Option<Started>,
 }
 
 /// PERMISSION_DENIED for a caller whose token lacks the write scope `what`
@@ -583,16 +585,17 @@ impl ServerHandler for LfServer {
             {
                 tracing::debug!(error = %e, "this session cannot be told its tool list changed");
             }
-            // A run started for a client of the tasks extension is its task.
-            if let Some(run) = outcome.run
+            // A run or experiment started for a client of the tasks
+            // extension is its task.
+            if let Some(started) = outcome.task
                 && self.info.capabilities.supports_tasks()
                 && context.client_capabilities().is_some_and(|c| c.supports_tasks())
             {
-                match tasks::created(&self.services.runs, &principal, run).await {
+                match tasks::created(&self.services, &principal, started).await {
                     Ok(task) => return Ok(task.into()),
-                    // The result names the run too: the client can follow it.
+                    // The result names it too: the client can follow it.
                     Err(e) => {
-                        tracing::error!(error = ?e, %run, "a started run could not be read back as a task")
+                        tracing::error!(error = ?e, ?started, "what a call started could not be read back as a task")
                     }
                 }
             }
@@ -817,7 +820,7 @@ impl ServerHandler for LfServer {
         context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, McpError> {
         let principal = self.caller(&context)?;
-        tasks::get(&self.services.runs, &principal, &request.task_id).await
+        tasks::get(&self.services, &principal, &request.task_id).await
     }
 
     async fn cancel_task(
@@ -828,14 +831,14 @@ impl ServerHandler for LfServer {
         let principal = self.caller(&context)?;
         if self.options.read_only {
             return Err(logged(McpError::invalid_request(
-                "tasks/cancel cancels a workflow run, and this server is read-only (--read-only): cancel it through a server that allows changes",
+                "tasks/cancel cancels a workflow run or an experiment, and this server is read-only (--read-only): cancel it through a server that allows changes",
                 None,
             )));
         }
         if lacks_scope(&principal, Scope::Write) {
             return Err(request_error(read_scope_only("tasks/cancel")));
         }
-        tasks::cancel(&self.services.runs, &principal, &request.task_id).await
+        tasks::cancel(&self.services, &principal, &request.task_id).await
     }
 
     async fn update_task(
@@ -844,6 +847,6 @@ impl ServerHandler for LfServer {
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         let principal = self.caller(&context)?;
-        tasks::update(&self.services.runs, &principal, &request.task_id).await
+        tasks::update(&self.services, &principal, &request.task_id).await
     }
 }

@@ -63,7 +63,7 @@ impl Tool for SubmitBattleRun {
 /// battle), `cost` written with the submission in one write.
 pub(crate) async fn submit_answered(ctx: Ctx, args: JsonObject, cost: &AnswerCost) -> LfResult<Called> {
     let out = submit(ctx, SubmitBattleRun::parse(args)?, Some(cost)).await?;
-    Ok(Called { output: SubmitBattleRun::output(out)?, run: None })
+    Ok(Called { output: SubmitBattleRun::output(out)?, task: None })
 }
 
 async fn submit(ctx: Ctx, i: SubmitRunIn, cost: Option<&AnswerCost>) -> LfResult<SubmittedOut> {

@@ -14,6 +14,10 @@ pub fn experiment_id(s: &str) -> LfResult<ExperimentId> {
 /// An experiment as started.
 #[derive(Serialize, JsonSchema)]
 pub struct ExperimentOut {
+    /// The experiment (what a client of MCP's tasks extension follows).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub id: ExperimentId,
     pub experiment_id: String,
     /// running, completed, cancelled, budget_spent.
     pub status: &'static str,
@@ -29,6 +33,7 @@ pub struct ExperimentOut {
 impl ExperimentOut {
     pub fn of(e: &Experiment) -> Self {
         Self {
+            id: e.id,
             experiment_id: e.id.to_string(),
             status: e.status.as_str(),
             dataset_id: e.dataset.to_string(),

@@ -18,6 +18,8 @@ mod list_datasets;
 mod list_experiment_results;
 mod run_experiment;
 
+pub(crate) use experiment_shapes::ExperimentViewOut;
+
 use crate::catalog::group::Group;
 use crate::catalog::tool::declare;
 

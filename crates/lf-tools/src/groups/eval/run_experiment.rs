@@ -7,7 +7,7 @@ use serde_json::Value;
 use super::experiment_shapes::ExperimentOut;
 use super::shapes::{VisibilityIn, dataset_id};
 use crate::catalog::services::Ctx;
-use crate::catalog::tool::{Safety, Tool};
+use crate::catalog::tool::{Safety, Started, Tool};
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -60,6 +60,7 @@ impl Tool for RunExperiment {
     const DESCRIPTION: &'static str = "Ask every contender every case of a dataset version, checked by assertions; returns at once, runs in background.";
     type Input = RunExperimentIn;
     type Output = ExperimentOut;
+    const STARTS_TASK: Option<fn(&ExperimentOut) -> Started> = Some(|out| Started::Experiment(out.id));
 
     async fn call(ctx: Ctx, i: RunExperimentIn) -> LfResult<ExperimentOut> {
         let assertions = i

@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 
 use super::shapes::{version_number, workflow_id};
 use crate::catalog::services::Ctx;
-use crate::catalog::tool::{Reaches, Safety, Tool};
+use crate::catalog::tool::{Reaches, Safety, Started, Tool};
 
 pub struct RunWorkflow;
 
@@ -75,7 +75,7 @@ impl Tool for RunWorkflow {
     const DIFFERS_FROM_SPEC: &'static str = "Adds budget_credits and version, and answers version and replayed. Refuses a workflow that does not validate, inputs that do not fit a form trigger's fields, and inputs over 256 KiB, nested deeper than 32 levels or holding a secret-named field. An idempotency key holds for 24 hours per workflow (the original never deduplicated). A client that declared MCP's tasks extension gets the run as a task instead (its task id is the run's id; tasks/get, tasks/cancel). A run an AI Lenser starts gets a budget of at most the credits it has left today (BUDGET_EXCEEDED when none are), and what the run spends is counted against the agent when it ends.";
     type Input = RunWorkflowIn;
     type Output = RunStartedOut;
-    const STARTS_RUN: Option<fn(&RunStartedOut) -> RunId> = Some(|out| out.run);
+    const STARTS_TASK: Option<fn(&RunStartedOut) -> Started> = Some(|out| Started::Run(out.run));
 
     async fn call(ctx: Ctx, i: RunWorkflowIn) -> LfResult<RunStartedOut> {
         let start = StartRun {
