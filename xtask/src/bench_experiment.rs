@@ -166,6 +166,7 @@ async fn seed(
         updated_at: now,
         created_by: owner,
         agent: None,
+        judge: None,
     };
     db.experiment_store().add_experiment(&experiment).await.map_err(|e| e.message().to_owned())?;
     let pool = db.sqlite_pool().ok_or("bench-experiment runs on SQLite")?;

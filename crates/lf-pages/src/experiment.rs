@@ -383,6 +383,7 @@ mod tests {
             updated_at: lf_core::Timestamp::from_micros(0),
             created_by: lf_core::LenserId::new(),
             agent: None,
+            judge: None,
         }
     }
 

@@ -562,7 +562,8 @@ async fn completed(s: &LfServer, data: &str, contenders: Value) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_second_experiment_reports_exactly_the_changed_models_regressions() {
     let fake = scripted(&[("m-right", right), ("m-fifths", fifths_wrong), ("m-odd", odd_wrong)]);
-    let (w, alice) = alice_with(&fake, &[("right", "m-right"), ("fifths", "m-fifths"), ("odd", "m-odd")]).await;
+    let (w, alice) =
+        alice_with(&fake, &[("right", "m-right"), ("fifths", "m-fifths"), ("odd", "m-odd")]).await;
     let data = dataset(&alice, 50, "private").await;
     let bob = w.server(LenserId::new());
     let first = completed(&alice, &data, json!(["right", "fifths", "odd"])).await;

@@ -69,6 +69,7 @@ async fn write(
                 from: "assertions[0]".into(),
                 passed,
                 reason: if passed { "found \"x\"".into() } else { "no \"x\"".into() },
+                judged: None,
             })
             .into_iter()
             .collect(),

@@ -134,6 +134,7 @@ pub async fn experiment(s: &Server, owner: &str) -> String {
         updated_at: now,
         created_by: owner,
         agent: None,
+        judge: None,
     };
     store.add_experiment(&e).await.unwrap();
     let cells: [(u32, u16, bool, Option<&str>, &str); 4] = [
@@ -150,6 +151,7 @@ pub async fn experiment(s: &Server, owner: &str) -> String {
             from: "assertions[0]".into(),
             passed,
             reason: if passed { "found \"ownership\"".into() } else { "no <em>ownership</em> in it".into() },
+            judged: None,
         };
         let result = CellResult {
             key,

@@ -5,8 +5,8 @@ use lf_battle::{Claim, decide_lease};
 use lf_core::{LenserId, LfError, LfResult, Page, PageRequest, Reach, Timestamp};
 use lf_eval::dataset::{DatasetId, JsonObject, Visibility};
 use lf_eval::experiment::{
-    AssertionOutcome, CellKey, CellResult, Contender, Experiment, ExperimentId, ExperimentStatus, Judged, Outcome,
-    ResultFilter, Tally, rank_of,
+    AssertionOutcome, CellKey, CellResult, Contender, Experiment, ExperimentId, ExperimentStatus, Judged,
+    Outcome, ResultFilter, Tally, rank_of,
 };
 use serde_json::{Value, json};
 use sqlx::QueryBuilder;

@@ -99,7 +99,7 @@ impl Tool for CompareExperiments {
     const NAME: &'static str = "compare_experiments";
     const TITLE: &'static str = "Compare experiments";
     const SAFETY: Safety = Safety::Read;
-    const DESCRIPTION: &'static str = "b vs a (same dataset), per contender: regressions, fixes [case, passes in a, b]; pairs [n, pass->fail, fail->pass]; pass_rate [a, b]; McNemar p_value; score_change, paired bootstrap 95%; p<0.05 is significant.";
+    const DESCRIPTION: &'static str = "b vs a (same dataset) per contender: regressions, fixes [case, passes in a, b]; pairs [n, pass->fail, fail->pass]; pass_rate [a, b]; McNemar p_value; score_change, bootstrap 95%; p<0.05 significant.";
     type Input = CompareExperimentsIn;
     type Output = CompareOut;
 

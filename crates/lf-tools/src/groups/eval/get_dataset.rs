@@ -32,8 +32,7 @@ impl Tool for GetDataset {
     const NAME: &'static str = "get_dataset";
     const TITLE: &'static str = "Get a dataset";
     const SAFETY: Safety = Safety::Read;
-    const DESCRIPTION: &'static str =
-        "A dataset and a page of a version's cases (default latest; versions never change).";
+    const DESCRIPTION: &'static str = "A dataset and a page of a version's cases (default latest).";
     type Input = GetDatasetIn;
     type Output = GetDatasetOut;
 

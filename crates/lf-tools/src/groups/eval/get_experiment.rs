@@ -20,7 +20,8 @@ impl Tool for GetExperiment {
     const NAME: &'static str = "get_experiment";
     const TITLE: &'static str = "Get an experiment";
     const SAFETY: Safety = Safety::Read;
-    const DESCRIPTION: &'static str = "Status, progress, per contender pass rate (95% interval), mean score, errors, tokens, cost, latency.";
+    const DESCRIPTION: &'static str =
+        "Progress and per contender pass rate (95% interval), mean score, errors, tokens, cost, latency.";
     type Input = GetExperimentIn;
     type Output = ExperimentViewOut;
 

@@ -17,7 +17,7 @@ paged_input! {
         /// Cases with this tag.
         #[schemars(length(min = 1, max = 64))]
         pub tag: Option<String>,
-        /// Passed, or failed (errors too).
+        /// Passed or not.
         pub passed: Option<bool>,
     }
 }

@@ -21,10 +21,10 @@ pub struct RunExperimentIn {
     /// Model profiles (names or ids).
     #[schemars(length(min = 1, max = 10))]
     pub contenders: Vec<String>,
-    /// [{type, …}] on every cell: equals, contains(_all), not_contains, starts_with, regex, is_json, json_schema, json_path_equals, one_of, length_range, numeric_tolerance, edit_distance (no value: the case's expected); by judge: rubric {rubric, threshold}, factuality, pairwise {baseline index}.
+    /// [{type, …}]: equals, contains(_all), not_contains, starts_with, regex, is_json, json_schema, json_path_equals, one_of, length_range, numeric_tolerance, edit_distance (no value: expected); judged: rubric {rubric, threshold}, factuality, pairwise {baseline}.
     #[schemars(length(max = 50))]
     pub assertions: Option<Vec<Value>>,
-    /// Model profile grading rubric, factuality, pairwise.
+    /// Judge's model profile.
     pub judge: Option<String>,
     /// Asks per case and contender.
     #[schemars(range(min = 1, max = 10), extend("default" = 1))]
@@ -57,7 +57,7 @@ impl Tool for RunExperiment {
     const NAME: &'static str = "run_experiment";
     const TITLE: &'static str = "Run an experiment";
     const SAFETY: Safety = Safety::Write;
-    const DESCRIPTION: &'static str = "Ask every contender every case of a dataset version, checked by assertions; returns at once, runs in background.";
+    const DESCRIPTION: &'static str = "Ask every contender every case of a dataset version, checked by assertions; answers at once, runs in background.";
     type Input = RunExperimentIn;
     type Output = ExperimentOut;
     const STARTS_TASK: Option<fn(&ExperimentOut) -> Started> = Some(|out| Started::Experiment(out.id));

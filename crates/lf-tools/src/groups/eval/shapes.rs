@@ -96,7 +96,7 @@ pub struct VersionOut {
     pub version: u32,
     pub case_count: u32,
     pub created_at: String,
-    /// Who made it (an AI Lenser's id when one did).
+    /// Who made it (an AI Lenser's id if one).
     pub created_by: String,
 }
 
