@@ -112,8 +112,11 @@ async fn profile(s: &LfServer, name: &str, model: &str) -> String {
     made["profile_id"].as_str().unwrap().to_owned()
 }
 
+/// How a scripted model answers a prompt.
+type Script = fn(&str) -> Step;
+
 /// A fake answering each model of `models` by prompt.
-fn scripted(models: &[(&str, fn(&str) -> Step)]) -> FakeModels {
+fn scripted(models: &[(&str, Script)]) -> FakeModels {
     let fake = FakeModels::start();
     for (model, answer) in models {
         fake.by_prompt(model, *answer);
