@@ -130,8 +130,7 @@ impl Inner {
             {
                 Claim::Attempt(n) => n,
                 Claim::Leased { until } => {
-                    let left = until.as_micros().saturating_sub(self.clock.now().as_micros()).max(0);
-                    tokio::time::sleep(Duration::from_micros(left as u64) + Duration::from_millis(50)).await;
+                    lease_out(self.clock.now(), until).await;
                     continue;
                 }
                 Claim::Spent { attempts } => {
@@ -245,6 +244,13 @@ fn judged(e: LfError) -> Attempt {
         Some(wait) => Attempt::Again(wait, message),
         None => Attempt::Failed(format!("The contender's model could not be asked: {message}")),
     }
+}
+
+/// Waits out another process's lease ending at `until` (seen at `now`),
+/// and a little more, before its work is claimed again.
+pub(crate) async fn lease_out(now: Timestamp, until: Timestamp) {
+    let left = until.as_micros().saturating_sub(now.as_micros()).max(0);
+    tokio::time::sleep(Duration::from_micros(left as u64) + Duration::from_millis(50)).await;
 }
 
 /// How long to wait before asking again after failure `e`, when another

@@ -53,7 +53,7 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
 use crate::Pricing;
-use crate::asks::again_after;
+use crate::asks::{again_after, lease_out};
 
 /// How often a running experiment looks whether it was cancelled.
 pub const WATCH: Duration = Duration::from_millis(500);
@@ -312,8 +312,7 @@ impl Inner {
             {
                 Claim::Attempt(n) => n,
                 Claim::Leased { until } => {
-                    let left = until.as_micros().saturating_sub(self.clock.now().as_micros()).max(0);
-                    tokio::time::sleep(Duration::from_micros(left as u64) + Duration::from_millis(50)).await;
+                    lease_out(self.clock.now(), until).await;
                     continue;
                 }
                 Claim::Spent { attempts } => {
