@@ -14,58 +14,20 @@ mod fake_models;
 #[path = "support/calls.rs"]
 mod calls;
 
-use std::sync::Arc;
+#[path = "support/world.rs"]
+mod world;
+
 use std::time::{Duration, Instant};
 
 use calls::{err, ok};
 use fake_models::{FakeModels, Step};
-use lf_core::{LenserId, Principal, Scopes};
-use lf_model::{Endpoints, NamedEndpoint, RawEndpoint};
-use lf_server::{Background, Database, KeySealer, RunSettings, SecretKey};
-use lf_tools::{Catalog, CatalogOptions, Group, LfServer, Services};
+use lf_core::LenserId;
+use lf_tools::LfServer;
 use serde_json::{Value, json};
-
-struct World {
-    services: Arc<Services>,
-    _runner: lf_server::Runner,
-}
+use world::{World, endpoint};
 
 async fn world(fake: &FakeModels) -> World {
-    let db = Database::connect("sqlite::memory:").await.unwrap();
-    let key = SecretKey::parse(&"ab".repeat(32)).unwrap();
-    let raw = RawEndpoint {
-        name: Some("one".into()),
-        base_url: Some(fake.base_url()),
-        concurrency: Some(6),
-        timeout: Some(5),
-        ..RawEndpoint::default()
-    };
-    let endpoints = Endpoints::new(Arc::new(lf_model::OfflineProvider), None)
-        .with(vec![NamedEndpoint::parse(&raw, |_| None).unwrap()])
-        .unwrap();
-    let runs = RunSettings {
-        egress_allow: lf_egress::Allow::parse("127.0.0.1").unwrap(),
-        models: Some(Arc::new(endpoints)),
-        runner: lf_runner::RunnerConfig { lease: Duration::from_secs(3), ..Default::default() },
-        ..RunSettings::default()
-    };
-    let (services, runner) = lf_server::services(
-        &db,
-        Arc::new(lf_model::OfflineProvider),
-        Background::new(tokio::runtime::Handle::current()),
-        KeySealer::new(Some(key)),
-        &runs,
-    );
-    World { services, _runner: runner }
-}
-
-impl World {
-    fn server(&self, who: LenserId) -> LfServer {
-        let options =
-            CatalogOptions { toolsets: Some(Group::parse_set(["all"]).unwrap()), ..Default::default() };
-        let p = Principal::Lenser { id: who, scopes: Scopes::READ_WRITE };
-        LfServer::new(Arc::new(Catalog::new()), self.services.clone(), options, p)
-    }
+    World::start(vec![endpoint(fake, "one", 6, 5)], Duration::from_secs(3)).await
 }
 
 /// The case number of a prompt `Question 17?`.

@@ -15,64 +15,22 @@ mod fake_models;
 #[path = "support/calls.rs"]
 mod calls;
 
-use std::sync::Arc;
+#[path = "support/world.rs"]
+mod world;
+
 use std::time::{Duration, Instant};
 
 use calls::{call, ok};
 use fake_models::{FakeModels, Step};
-use lf_core::{LenserId, Principal, Scopes};
-use lf_model::{Endpoints, NamedEndpoint, RawEndpoint};
-use lf_server::{Background, Database, KeySealer, RunSettings, SecretKey};
-use lf_tools::{Catalog, CatalogOptions, Group, LfServer, Services};
+use lf_core::LenserId;
+use lf_tools::LfServer;
 use serde_json::{Value, json};
+use world::{World, endpoint};
 
 const TASK: &str = "Name one prime number.";
 
-struct World {
-    services: Arc<Services>,
-    _runner: lf_server::Runner,
-}
-
-fn endpoint(fake: &FakeModels, name: &str) -> NamedEndpoint {
-    let raw = RawEndpoint {
-        name: Some(name.into()),
-        base_url: Some(fake.base_url()),
-        concurrency: Some(2),
-        timeout: Some(2),
-        ..RawEndpoint::default()
-    };
-    NamedEndpoint::parse(&raw, |_| None).unwrap()
-}
-
 async fn world(fake: &FakeModels) -> World {
-    let db = Database::connect("sqlite::memory:").await.unwrap();
-    let key = SecretKey::parse(&"ab".repeat(32)).unwrap();
-    let endpoints = Endpoints::new(Arc::new(lf_model::OfflineProvider), None)
-        .with(vec![endpoint(fake, "one"), endpoint(fake, "two")])
-        .unwrap();
-    let runs = RunSettings {
-        egress_allow: lf_egress::Allow::parse("127.0.0.1").unwrap(),
-        models: Some(Arc::new(endpoints)),
-        runner: lf_runner::RunnerConfig { lease: Duration::from_secs(2), ..Default::default() },
-        ..RunSettings::default()
-    };
-    let (services, runner) = lf_server::services(
-        &db,
-        Arc::new(lf_model::OfflineProvider),
-        Background::new(tokio::runtime::Handle::current()),
-        KeySealer::new(Some(key)),
-        &runs,
-    );
-    World { services, _runner: runner }
-}
-
-impl World {
-    fn server(&self, who: LenserId) -> LfServer {
-        let options =
-            CatalogOptions { toolsets: Some(Group::parse_set(["all"]).unwrap()), ..Default::default() };
-        let p = Principal::Lenser { id: who, scopes: Scopes::READ_WRITE };
-        LfServer::new(Arc::new(Catalog::new()), self.services.clone(), options, p)
-    }
+    World::start(vec![endpoint(fake, "one", 2, 2), endpoint(fake, "two", 2, 2)], Duration::from_secs(2)).await
 }
 
 async fn profile(s: &LfServer, name: &str, endpoint: &str, model: &str) -> String {
