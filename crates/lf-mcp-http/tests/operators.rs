@@ -330,6 +330,19 @@ async fn ready_is_503_while_the_database_file_is_gone() {
     served.stop();
 }
 
+/// Waits until `base` answers `/ready` 200 (ten seconds at most).
+async fn until_ready(base: &str) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (status, _, body) = get(base, "/ready", None).await;
+        if status == 200 {
+            return;
+        }
+        assert!(Instant::now() < deadline, "ready within 10 s: {body}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn metrics_bind_serves_metrics_on_an_address_of_their_own() {
     let home = Home::new();
@@ -344,15 +357,7 @@ async fn metrics_bind_serves_metrics_on_an_address_of_their_own() {
     assert_eq!(status, 200);
     assert!(kind.starts_with("text/plain"), "{kind}");
     assert!(scrape.contains("\nlenserfight_workflow_runs_started_total 0\n"), "{scrape}");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let (status, _, body) = get(&format!("http://{own}"), "/ready", None).await;
-        if status == 200 {
-            break;
-        }
-        assert!(Instant::now() < deadline, "ready within 10 s: {body}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    until_ready(&format!("http://{own}")).await;
     served.stop();
 }
 
@@ -375,14 +380,6 @@ async fn no_metrics_serves_no_metrics_and_still_answers() {
         let (status, _, _) = get(&base, "/metrics", None).await;
         assert_eq!(status, 404, "no /metrics at {base}");
     }
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let (status, _, body) = get(&format!("http://{own}"), "/ready", None).await;
-        if status == 200 {
-            break;
-        }
-        assert!(Instant::now() < deadline, "ready within 10 s: {body}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    until_ready(&format!("http://{own}")).await;
     served.stop();
 }
