@@ -168,6 +168,40 @@ async fn a_small_experiment_exports_exactly_its_cells() {
 }
 
 #[tokio::test]
+async fn a_larger_experiment_exports_each_written_cell_once_in_order() {
+    let (alice, _) = alice_and_bob();
+    // 260 cases of two contenders: windows of 1, 250 and 9 cases.
+    let cases: Vec<Value> = (1..=260).map(|i| json!({"prompt": format!("Q{i}")})).collect();
+    let data = ok(&alice, "create_dataset", json!({"name": "many", "cases": cases})).await;
+    let started = ok(
+        &alice,
+        "run_experiment",
+        json!({"dataset_id": data["dataset"]["dataset_id"], "contenders": ["m-a", "m-b"]}),
+    )
+    .await;
+    let id = ExperimentId::parse("id", started["experiment_id"].as_str().unwrap()).unwrap();
+    let mut written = Vec::new();
+    for position in (1..=260).rev() {
+        for contender in [1, 0] {
+            if contender == 0 || position % 3 == 0 {
+                write(&alice, id, position, contender, Some("x"), &[]).await;
+                written.push((position as u64, contender as u64));
+            }
+        }
+    }
+    written.sort_unstable();
+    let mut w = Wire::open(alice, "2026-07-28").await;
+    let (_, text) = read(&mut w, &uris(id)[0]).await;
+    let got: Vec<(u64, u64)> = text
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .map(|v| (v["position"].as_u64().unwrap(), v["contender"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(got.len(), 346);
+    assert_eq!(got, written);
+}
+
+#[tokio::test]
 async fn only_who_reads_the_experiment_reads_its_export() {
     let (alice, bob) = alice_and_bob();
     let private = experiment(&alice, "private").await;

@@ -3,8 +3,9 @@
 //! contender's name) and `results.csv` (the same columns, RFC 4180
 //! quoting). Read through the experiment service with the caller's
 //! principal, so whoever reads the experiment reads its export and
-//! anyone else gets NOT_FOUND; written a page of [`EXPORT_PAGE`] results
-//! at a time, never holding the cells as records, and refused past
+//! anyone else gets NOT_FOUND; written a window of whole cases (at most
+//! [`EXPORT_PAGE`] results) at a time, never holding the cells as
+//! records, and refused past
 //! [`MAX_EXPORT_BYTES`] (a whole export is one MCP message).
 
 use lf_core::{LfError, LfResult, PageRequest, Principal};
@@ -105,20 +106,28 @@ pub(crate) const TEMPLATES: [(&str, &str, &str, &str); 2] = [
 
 /// The export as `p` may read it: NOT_FOUND when the experiment does not
 /// exist or is out of `p`'s reach, alike.
+///
+/// Read a window of whole cases at a time (as many as one page of
+/// [`EXPORT_PAGE`] cells holds: a case has at most 100 cells), never by
+/// offset: a running experiment writing cells meanwhile adds them to
+/// windows not yet read (or, in one already read, leaves them out), and
+/// never moves a cell already written into or out of the pages, so no row
+/// comes twice or goes missing.
 pub(crate) async fn read(services: &Services, p: &Principal, export: Export) -> LfResult<String> {
-    let filter = ResultFilter::default();
     let mut out = String::new();
     if export.format == Format::Csv {
         out.push_str(&CSV_COLUMNS.join(","));
         out.push_str("\r\n");
     }
-    let mut offset = 0u64;
-    loop {
-        let page =
-            PageRequest::within(Some(i64::from(EXPORT_PAGE)), Some(offset as i64), EXPORT_PAGE, EXPORT_PAGE)?;
+    let page = PageRequest::within(Some(i64::from(EXPORT_PAGE)), Some(0), EXPORT_PAGE, EXPORT_PAGE)?;
+    // One case until the experiment (how many cells a case has) is known.
+    let (mut first, mut window, mut cases) = (1u32, 1u32, 1u32);
+    while first <= cases {
+        let filter = ResultFilter { positions: Some((first, first + window - 1)), ..ResultFilter::default() };
         let (experiment, results) = services.experiments.results(p, export.experiment, &filter, page).await?;
-        let more = results.has_more();
-        offset += results.items.len() as u64;
+        if results.has_more() {
+            return Err(LfError::internal("a window of an experiment's cases is over one page"));
+        }
         for r in results.items {
             match export.format {
                 Format::Jsonl => {
@@ -136,10 +145,12 @@ pub(crate) async fn read(services: &Services, p: &Principal, export: Export) -> 
             ))
             .with_field("uri"));
         }
-        if !more || offset > PageRequest::MAX_OFFSET {
-            return Ok(out);
-        }
+        first += window;
+        cases = experiment.case_count;
+        let per_case = (experiment.contenders.len() as u32 * u32::from(experiment.repeats)).max(1);
+        window = (EXPORT_PAGE / per_case).max(1);
     }
+    Ok(out)
 }
 
 /// The contender's name of a cell.
