@@ -4,6 +4,12 @@
 //! sign in, consent, follow the redirect to the client's loopback callback,
 //! redeem the code with the PKCE verifier, call `/mcp` with the token.
 //!
+//! The pages in Chromium too (a blind vote, an experiment's matrix, two
+//! experiments compared), and the MCP Apps views inside a host: the test
+//! plays the host, reads each `ui://` view over `/mcp`, frames it, speaks
+//! the host's side of the MCP Apps postMessage protocol and forwards the
+//! view's `tools/call` to the server. Screenshots are kept as artifacts.
+//!
 //! Not part of `cargo test`: it needs Chromium and chromedriver, so it is a
 //! `test = false` target that .ci/run runs after installing them
 //! (`cargo test -p lf-mcp-http --test browser`). It fails, never skips, when
@@ -375,6 +381,388 @@ async fn pages_blind_vote_in_chromium() {
     screenshot(&browser, "9-workflow-run").await;
     let steps = browser.find_all(Locator::Css("svg.graph g.step.st-completed")).await.unwrap();
     assert_eq!(steps.len(), 4, "every step drawn, completed");
+    browser.close().await.unwrap();
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn experiments_compared_in_chromium() {
+    let s = Server::with(Options { lensers: vec!["owner", "eve"], ..Options::default() }).await;
+    let (a, b, _) = common::pages::compared(&s, "owner", "eve").await;
+    let (_driver, driver_url) = start_chromedriver().await;
+    let browser = chromium(&driver_url).await;
+    browser.set_window_size(1280, 1400).await.unwrap();
+    let compare = format!("/experiments/{a}/compare/{b}");
+    // Eve reads neither: a 404.
+    sign_in_page(&browser, &s, "eve", "/leaderboard").await;
+    browser.goto(&s.url(&compare)).await.unwrap();
+    assert_eq!(browser.find(Locator::Css("h1")).await.unwrap().text().await.unwrap(), "Not found");
+
+    // The owner opens a's matrix and compares it with b through its form.
+    sign_in_page(&browser, &s, "owner", &format!("/experiments/{a}")).await;
+    browser.find(Locator::Css("form.compare input[name=with]")).await.unwrap().send_keys(&b).await.unwrap();
+    browser.find(Locator::Css("form.compare button[type=submit]")).await.unwrap().click().await.unwrap();
+    wait_for_path(&browser, &compare).await;
+    screenshot(&browser, "10-comparison").await;
+    let regressions = browser.find_all(Locator::Css("section.regressions li.case")).await.unwrap();
+    let fixes = browser.find_all(Locator::Css("section.fixes li.case")).await.unwrap();
+    assert_eq!((regressions.len(), fixes.len()), (9, 2), "model-one's nine, then the two fixes");
+    let first = regressions[0].text().await.unwrap();
+    assert_eq!(first, "Case 1: 1 of 1 passed → 0 of 1 passed");
+    let names: Vec<String> = {
+        let mut v = Vec::new();
+        for h in browser.find_all(Locator::Css("section.changes h3")).await.unwrap() {
+            v.push(h.text().await.unwrap());
+        }
+        v
+    };
+    assert_eq!(names, ["model-one (9)", "model-one (1)", "model-<i>two</i> (1)"], "names as text");
+    // A regression opens its cell in b.
+    regressions[0].find(Locator::Css("a:last-child")).await.unwrap().click().await.unwrap();
+    wait_for_path(&browser, &format!("/experiments/{b}/cells/1/0")).await;
+    screenshot(&browser, "11-comparison-cell").await;
+    let answer = browser.find(Locator::Css("section.result pre")).await.unwrap().text().await.unwrap();
+    assert_eq!(answer, "Wrong now.");
+    browser.close().await.unwrap();
+    s.stop().await;
+}
+
+// ---------------------------------------------------------------- MCP Apps
+
+const UI: &str = "io.modelcontextprotocol/ui";
+
+/// The host's page: a frame for the view and the host's side of the MCP
+/// Apps protocol (2026-01-26). `host.open(html, arguments, result)` frames
+/// a view (sandboxed to scripts, an opaque origin, as hosts do); the host
+/// answers `ui/initialize` with its capabilities and context, and once the
+/// view says `ui/notifications/initialized` sends it the tool's input then
+/// its result. The view's `tools/call` requests wait in `host.calls` for
+/// the test to forward (`host.answer`); every message the view sent is in
+/// `host.log`.
+const HOST_PAGE: &str = r#"<!doctype html><html><head><meta charset="utf-8"><title>Test host</title></head>
+<body><h1>A test MCP Apps host</h1><div id="slot"></div><script>
+window.host = {
+  log: [], calls: [], frame: null,
+  open(html, args, result) {
+    this.log = []; this.calls = []; this.args = args; this.result = result;
+    const f = document.createElement("iframe");
+    f.id = "view"; f.setAttribute("sandbox", "allow-scripts");
+    f.style.cssText = "width:900px;height:300px;border:1px solid #999";
+    f.srcdoc = html;
+    document.getElementById("slot").replaceChildren(f);
+    this.frame = f;
+  },
+  post(m) { this.frame.contentWindow.postMessage(m, "*"); },
+  answer(id, result) { this.post({ jsonrpc: "2.0", id, result }); },
+};
+window.addEventListener("message", (ev) => {
+  const h = window.host;
+  if (!h.frame || ev.source !== h.frame.contentWindow) return;
+  const m = ev.data;
+  h.log.push(m);
+  if (m.method === "ui/initialize") {
+    h.answer(m.id, {
+      protocolVersion: "2026-01-26",
+      hostInfo: { name: "lenserfight-test-host", version: "1" },
+      hostCapabilities: { serverTools: {}, serverResources: {}, logging: {} },
+      hostContext: { theme: "light", displayMode: "inline", availableDisplayModes: ["inline"],
+        platform: "web", locale: "en-US", containerDimensions: { width: 900, maxHeight: 4000 } },
+    });
+  } else if (m.method === "ui/notifications/initialized") {
+    h.post({ jsonrpc: "2.0", method: "ui/notifications/tool-input", params: { arguments: h.args } });
+    h.post({ jsonrpc: "2.0", method: "ui/notifications/tool-result", params: h.result });
+  } else if (m.method === "ui/notifications/size-changed") {
+    h.frame.style.height = Math.ceil(m.params.height) + "px";
+  } else if (m.method === "tools/call") {
+    h.calls.push(m);
+  } else if (m.method !== undefined && m.id !== undefined) {
+    h.post({ jsonrpc: "2.0", id: m.id, error: { code: -32601, message: "Method not found" } });
+  }
+});
+</script></body></html>"#;
+
+/// Serves [`HOST_PAGE`] on loopback: its URL.
+async fn host_page() -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://127.0.0.1:{}/host", listener.local_addr().unwrap().port());
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut socket, _)) = listener.accept().await else { return };
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 8192];
+                let n = socket.read(&mut buf).await.unwrap_or(0);
+                let request = String::from_utf8_lossy(&buf[..n]);
+                let (status, body) = if request.starts_with("GET /host ") {
+                    ("200 OK", HOST_PAGE)
+                } else {
+                    ("404 Not Found", "")
+                };
+                let answer = format!(
+                    "HTTP/1.1 {status}\r\ncontent-type: text/html; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = socket.write_all(answer.as_bytes()).await;
+            });
+        }
+    });
+    url
+}
+
+/// The host's MCP client of the server, as one person: a 2026-07-28
+/// client declaring the MCP Apps extension in every request.
+struct AppsHost<'a> {
+    s: &'a Server,
+    token: String,
+}
+
+impl AppsHost<'_> {
+    /// The JSON-RPC result of `method` with `params`.
+    async fn result(&self, method: &str, mut params: Value) -> Value {
+        params["_meta"] = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "lenserfight-test-host", "version": "1"},
+            "io.modelcontextprotocol/clientCapabilities":
+                {"extensions": {UI: {"mimeTypes": ["text/html;profile=mcp-app"]}}}
+        });
+        let mut request = client()
+            .post(self.s.url("/mcp"))
+            .bearer_auth(&self.token)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", method);
+        if let Some(name) = params.get("name").or_else(|| params.get("uri")).and_then(Value::as_str) {
+            request = request.header("mcp-name", name);
+        }
+        let request = request.json(&json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}));
+        let response = request.send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK, "{method}");
+        let answer: Value = response.json().await.unwrap();
+        assert!(answer.get("error").is_none(), "{method}: {answer}");
+        answer["result"].clone()
+    }
+
+    /// The view `tool` names in `tools/list`, read through `resources/read`.
+    async fn view_of(&self, tool: &str) -> String {
+        let listed = self.result("tools/list", json!({})).await;
+        let tool = listed["tools"].as_array().unwrap().iter().find(|t| t["name"] == tool).unwrap();
+        let uri = tool["_meta"]["ui"]["resourceUri"].as_str().expect("the tool names its view").to_owned();
+        let read = self.result("resources/read", json!({"uri": uri})).await;
+        let c = &read["contents"][0];
+        assert_eq!(
+            (c["uri"].as_str(), c["mimeType"].as_str()),
+            (Some(uri.as_str()), Some("text/html;profile=mcp-app"))
+        );
+        c["text"].as_str().unwrap().to_owned()
+    }
+
+    async fn call(&self, tool: &str, arguments: Value) -> Value {
+        self.result("tools/call", json!({"name": tool, "arguments": arguments})).await
+    }
+}
+
+/// Frames `tool`'s view in the host page with the result of calling it
+/// with `arguments` and waits for the view to draw it: the result.
+async fn show(browser: &fantoccini::Client, host: &AppsHost<'_>, tool: &str, arguments: Value) -> Value {
+    let html = host.view_of(tool).await;
+    let result = host.call(tool, arguments.clone()).await;
+    assert_eq!(result["isError"], false, "{tool}: {result}");
+    browser
+        .execute(
+            "window.host.open(arguments[0], arguments[1], arguments[2])",
+            vec![json!(html), arguments, result.clone()],
+        )
+        .await
+        .unwrap();
+    browser.wait().for_element(Locator::Css("iframe#view")).await.unwrap();
+    browser.enter_frame(0).await.unwrap();
+    browser.wait().at_most(Duration::from_secs(20)).for_element(Locator::Css("#app h1")).await.unwrap();
+    browser.enter_parent_frame().await.unwrap();
+    // The protocol as a host sees it: initialize, initialized, then the
+    // view's size whenever it changes, until it is the drawn content's.
+    let log = browser.execute("return window.host.log", vec![]).await.unwrap();
+    let methods: Vec<&str> = log.as_array().unwrap().iter().filter_map(|m| m["method"].as_str()).collect();
+    assert_eq!(&methods[..2], ["ui/initialize", "ui/notifications/initialized"], "{log}");
+    let init = &log[0]["params"];
+    assert_eq!(init["protocolVersion"], "2026-01-26", "{init}");
+    assert!(init["appInfo"]["name"].is_string(), "{init}");
+    assert_eq!(init["appCapabilities"], json!({"availableDisplayModes": ["inline"]}), "{init}");
+    let last_size = "const s = window.host.log.filter((m) => m.method === 'ui/notifications/size-changed');\
+return s.length ? [s[s.length - 1].params.height, window.host.frame.style.height] : null";
+    for _ in 0..100 {
+        browser.enter_frame(0).await.unwrap();
+        let drawn =
+            browser.execute("return Math.ceil(document.body.getBoundingClientRect().height)", vec![]).await;
+        browser.enter_parent_frame().await.unwrap();
+        let told = browser.execute(last_size, vec![]).await.unwrap();
+        if told[0] == drawn.unwrap() {
+            assert_eq!(told[1], json!(format!("{}px", told[0])), "the host sized its frame to it");
+            return result;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!(
+        "{tool}: the view never told the host its drawn size: {}",
+        browser.execute(last_size, vec![]).await.unwrap()
+    );
+}
+
+/// The text of every cell of the view's table rows, row by row (in the frame).
+async fn rows(browser: &fantoccini::Client) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    for tr in browser.find_all(Locator::Css("#app tbody tr")).await.unwrap() {
+        let mut cells = Vec::new();
+        for td in tr.find_all(Locator::Css("td")).await.unwrap() {
+            cells.push(td.text().await.unwrap());
+        }
+        out.push(cells);
+    }
+    out
+}
+
+async fn view_screenshot(browser: &fantoccini::Client, name: &str) {
+    let png = browser.find(Locator::Css("iframe#view")).await.unwrap().screenshot().await.unwrap();
+    std::fs::write(artifacts().join(format!("{name}.png")), png).unwrap();
+}
+
+#[tokio::test]
+async fn mcp_apps_views_in_a_host_in_chromium() {
+    let s = Server::with(Options {
+        lensers: vec!["owner", "wri_a", "wri_b", "bob"],
+        serve: Some(|a| a.common.toolsets = Some(vec!["default".into(), "eval".into()])),
+        ..Options::default()
+    })
+    .await;
+    let bob = AppsHost { s: &s, token: s.token("bob", Scopes::READ_WRITE).await };
+    let owner = AppsHost { s: &s, token: s.token("owner", Scopes::READ_WRITE).await };
+    // A closed battle bob voted in rates its writers; another is in voting.
+    let (closed, contenders) = common::pages::battle(&s, "owner", ["wri_a", "wri_b"], false).await;
+    let voted =
+        bob.call("cast_battle_vote", json!({"battle_id": closed, "contender_id": contenders[0]})).await;
+    assert_eq!(voted["isError"], false, "{voted}");
+    for status in ["scoring", "closed"] {
+        let args = json!({"battle_id": closed, "status": status, "confirm": true});
+        let moved = owner.call("set_battle_status", args).await;
+        assert_eq!(moved["isError"], false, "{moved}");
+    }
+    let (voting, _) = common::pages::battle(&s, "owner", ["wri_a", "wri_b"], false).await;
+    let experiment = common::pages::experiment(&s, "owner").await;
+
+    let host_url = host_page().await;
+    let (_driver, driver_url) = start_chromedriver().await;
+    let browser = chromium(&driver_url).await;
+    browser.set_window_size(1000, 1200).await.unwrap();
+    browser.goto(&host_url).await.unwrap();
+
+    // The leaderboard: each rated writer's rank, name, rating and record.
+    let board = show(&browser, &bob, "get_leaderboard", json!({"min_battles": 1})).await;
+    let items = board["structuredContent"]["items"].as_array().unwrap();
+    assert_eq!(items.len(), 2, "{board}");
+    let want: Vec<Vec<String>> = items
+        .iter()
+        .map(|r| {
+            vec![
+                r["rank"].to_string(),
+                r["display_name"].as_str().unwrap().to_owned(),
+                format!("{:.0}", r["rating"].as_f64().unwrap()),
+                String::new(),
+                format!("{}-{}-{}", r["wins"], r["losses"], r["ties"]),
+                r["battles"].to_string(),
+            ]
+        })
+        .collect();
+    assert_eq!(want[0][1], "Writer wri_a", "bob's pick leads");
+    browser.enter_frame(0).await.unwrap();
+    assert_eq!(rows(&browser).await, want);
+    browser.enter_parent_frame().await.unwrap();
+    view_screenshot(&browser, "apps-1-leaderboard").await;
+
+    // The experiment: each contender's name (markup as text) and figures.
+    let shown = show(&browser, &owner, "get_experiment", json!({"experiment_id": experiment})).await;
+    let figures = shown["structuredContent"]["contenders"].as_array().unwrap();
+    browser.enter_frame(0).await.unwrap();
+    let drawn = rows(&browser).await;
+    assert_eq!(drawn.len(), figures.len());
+    assert_eq!(
+        drawn
+            .iter()
+            .map(|r| (r[0].as_str(), r[1].as_str(), r[3].as_str(), r[4].as_str()))
+            .collect::<Vec<_>>(),
+        [("model-one", "66.7%", "0.67", "1"), (common::pages::MARKUP_MODEL, "0.0%", "0.00", "0")],
+        "{figures:?}"
+    );
+    assert_eq!((drawn[0][5].as_str(), drawn[0][6].as_str()), ("121", "180"), "latency p50 and p95");
+    browser.enter_parent_frame().await.unwrap();
+    view_screenshot(&browser, "apps-2-experiment").await;
+
+    // A battle in voting: answers by position only, the script as text;
+    // bob's vote goes to the host as tools/call of cast_battle_vote.
+    let battle = show(&browser, &bob, "get_battle", json!({"battle_id": voting})).await;
+    let sc = &battle["structuredContent"];
+    assert_eq!(sc["status"], "voting", "{sc}");
+    browser.enter_frame(0).await.unwrap();
+    let page = browser.source().await.unwrap();
+    assert!(!page.contains("Writer wri_a") && !page.contains("Writer wri_b"), "no names while voting");
+    let mut answers = Vec::new();
+    for pre in browser.find_all(Locator::Css(".answer pre")).await.unwrap() {
+        answers.push(pre.text().await.unwrap());
+    }
+    let submitted: Vec<&str> =
+        sc["submissions"].as_array().unwrap().iter().map(|x| x["content_text"].as_str().unwrap()).collect();
+    assert_eq!(answers, submitted);
+    assert!(answers[0].starts_with("<script>document.title='pwned'</script>"), "shown as text: {answers:?}");
+    let (title, scripts) = (
+        browser.execute("return document.title", vec![]).await.unwrap(),
+        browser.execute("return document.querySelectorAll('#app script').length", vec![]).await.unwrap(),
+    );
+    assert_eq!((title, scripts), (json!("Battle · LenserFight"), json!(0)), "never run");
+    browser.find(Locator::Css(".answer:nth-child(2) button")).await.unwrap().click().await.unwrap();
+    browser.enter_parent_frame().await.unwrap();
+    let mut call = Value::Null;
+    for _ in 0..100 {
+        let calls = browser.execute("return window.host.calls.splice(0)", vec![]).await.unwrap();
+        if let Some(c) = calls.as_array().and_then(|c| c.first()) {
+            call = c.clone();
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let second = &sc["submissions"][1]["contender_id"];
+    assert_eq!(call["params"]["name"], "cast_battle_vote", "{call}");
+    assert_eq!(call["params"]["arguments"], json!({"battle_id": voting, "contender_id": second}), "{call}");
+    let counted = bob.call("cast_battle_vote", call["params"]["arguments"].clone()).await;
+    browser
+        .execute("window.host.answer(arguments[0], arguments[1])", vec![call["id"].clone(), counted])
+        .await
+        .unwrap();
+    browser.enter_frame(0).await.unwrap();
+    let mut status = String::new();
+    for _ in 0..100 {
+        status = browser.find(Locator::Css("#app [role=status]")).await.unwrap().text().await.unwrap();
+        if status != "Voting…" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(status, "Your vote is counted.");
+    browser.enter_parent_frame().await.unwrap();
+    view_screenshot(&browser, "apps-3-battle-voted").await;
+    let score = owner.call("get_battle_score", json!({"battle_id": voting})).await;
+    let sc = &score["structuredContent"];
+    assert_eq!(sc["total_vote_count"], 1, "{score}");
+    let aggregate = sc["vote_aggregates"].as_array().unwrap().iter().find(|v| &v["contender_id"] == second);
+    assert_eq!(aggregate.unwrap()["vote_count"], 1, "for the answer shown second: {score}");
+
+    // The closed battle: names shown, with its standings.
+    show(&browser, &bob, "get_battle", json!({"battle_id": closed})).await;
+    browser.enter_frame(0).await.unwrap();
+    let page = browser.source().await.unwrap();
+    assert!(page.contains("Writer wri_a") && page.contains("Writer wri_b"), "names once closed");
+    assert!(
+        browser.find_all(Locator::Css(".answer button")).await.unwrap().is_empty(),
+        "no vote once closed"
+    );
+    browser.enter_parent_frame().await.unwrap();
+    view_screenshot(&browser, "apps-4-battle-closed").await;
     browser.close().await.unwrap();
     s.stop().await;
 }

@@ -2,13 +2,13 @@
 //! sign-in and its cookie, CSRF on every form, the security headers, 404
 //! for what a person may not read, votes through the rule of
 //! `cast_battle_vote`, escaping, sessions that end, and `--no-pages`; an
-//! experiment's matrix a page of cases at a time and its cells; a workflow
-//! run's graph and log.
+//! experiment's matrix a page of cases at a time and its cells; two
+//! experiments compared, regressions first; a workflow run's graph and log.
 
 mod common;
 
 use common::pages::{
-    MARKUP_MODEL, SCRIPT_ANSWER, Visitor, battle, experiment, hidden, set_cookie, workflow_run,
+    MARKUP_MODEL, SCRIPT_ANSWER, Visitor, battle, compared, experiment, hidden, set_cookie, workflow_run,
 };
 use common::{Options, PASSWORD, Server, call_tool, client};
 use lf_core::Scopes;
@@ -338,6 +338,102 @@ async fn an_experiments_matrix_a_page_at_a_time() {
         assert!(!html.contains("model-one") && !html.contains("pwned"), "{path}: {html}");
     }
     let r = client().get(s.url(&format!("/experiments/{id}"))).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::SEE_OTHER, "no session: to the sign-in");
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn two_experiments_compared_regressions_first() {
+    let s = Server::with(people()).await;
+    let (a, b, eves) = compared(&s, "owner", "eve").await;
+    let owner = Visitor::sign_in(&s, "owner").await;
+    // The experiment page's form leads to the comparison.
+    let matrix = owner.get(&s, &format!("/experiments/{a}")).await.text().await.unwrap();
+    assert!(matrix.contains(&format!("action=\"/experiments/{a}/compare\"")), "{matrix}");
+    let r = owner.get(&s, &format!("/experiments/{a}/compare?with={b}")).await;
+    assert_eq!(r.status(), StatusCode::SEE_OTHER);
+    assert_eq!(r.headers()["location"], format!("/experiments/{a}/compare/{b}").as_str());
+    let r = owner.get(&s, &format!("/experiments/{a}/compare?with=nope")).await;
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+
+    let page = owner.get(&s, &format!("/experiments/{a}/compare/{b}")).await;
+    assert_eq!(page.status(), StatusCode::OK);
+    assert!(page.headers()["content-security-policy"].to_str().unwrap().contains("default-src 'none'"));
+    let html = page.text().await.unwrap();
+    assert!(!html.contains(MARKUP_MODEL) && html.contains("model-&lt;i&gt;two&lt;/i&gt;"), "{html}");
+    assert!(!html.contains("<script>") && !html.contains(" style="), "nothing inline");
+    // model-one: 11 pairs, 10 of 11 passed then 2 of 11; 9 pass→fail, 1
+    // fail→pass: p = 2·(1 + 10)/1024; the score fell by 8/11.
+    for figure in ["90.9% → 18.2%", "-72.7 points", "0.0215", "-0.727"] {
+        assert!(html.contains(figure), "{figure}: {html}");
+    }
+    let row = &html[html.find("<td>model-one</td>").unwrap()..];
+    let row = &row[..row.find("</tr>").unwrap()];
+    assert_eq!(row.matches("class=\"sig yes\"").count(), 2, "both tests significant: {row}");
+    assert!(row.contains("<td class=\"n\">9</td><td class=\"n\">1</td>"), "{row}");
+    // model-<i>two</i>: one pair, a fix: McNemar's p is 1.
+    let row = &html[html.find("<td>model-&lt;i&gt;two&lt;/i&gt;</td>").unwrap()..];
+    let row = &row[..row.find("</tr>").unwrap()];
+    assert!(row.contains("0.0% → 100.0%") && row.contains("1.0000</td><td class=\"sig no\">"), "{row}");
+
+    // Regressions first, each case linking to its cells in a and in b.
+    let (regressions, fixes) = (html.find("id=\"regressions\"").unwrap(), html.find("id=\"fixes\"").unwrap());
+    assert!(regressions < fixes);
+    let cases = |from: usize, to: usize| -> Vec<u32> {
+        html[from..to]
+            .split("data-case=\"")
+            .skip(1)
+            .map(|x| x[..x.find('"').unwrap()].parse().unwrap())
+            .collect()
+    };
+    assert_eq!(cases(regressions, fixes), [1, 3, 4, 5, 6, 7, 8, 9, 10], "model-one's regressions");
+    assert_eq!(cases(fixes, html.len()), [2, 1], "model-one's fix, then model-<i>two</i>'s");
+    let first = &html[regressions..fixes];
+    assert!(first.contains(&format!("href=\"/experiments/{a}/cells/1/0\">1 of 1 passed</a> → ")), "{first}");
+    assert!(first.contains(&format!("href=\"/experiments/{b}/cells/1/0\">0 of 1 passed</a>")), "{first}");
+    assert!(html[fixes..].contains(&format!("href=\"/experiments/{b}/cells/1/1\">1 of 1 passed</a>")));
+    let cell = owner.get(&s, &format!("/experiments/{b}/cells/1/0")).await.text().await.unwrap();
+    assert!(cell.contains("Wrong now.") && cell.contains("<span class=\"verdict\">failed</span>"), "{cell}");
+    assert!(html.contains(&format!("href=\"/experiments/{b}/compare/{a}\"")), "the other way round");
+    let back = owner.get(&s, &format!("/experiments/{b}/compare/{a}")).await.text().await.unwrap();
+    let (regressions, fixes) = (back.find("id=\"regressions\"").unwrap(), back.find("id=\"fixes\"").unwrap());
+    assert!(
+        back[regressions..fixes].contains("data-case=\"2\"") && back[fixes..].contains("data-case=\"10\"")
+    );
+
+    // Itself, or an experiment on another dataset: a clear 400.
+    let other = experiment(&s, "owner").await;
+    for (path, why) in
+        [(format!("/experiments/{a}/compare/{a}")), (format!("/experiments/{a}/compare/{other}"))]
+            .into_iter()
+            .zip(["the same experiment", "different datasets"])
+    {
+        let r = owner.get(&s, &path).await;
+        assert_eq!(r.status(), StatusCode::BAD_REQUEST, "{path}");
+        assert!(r.text().await.unwrap().contains(why), "{path}");
+    }
+
+    // Either side unreadable is a 404 that shows nothing: eve's experiment
+    // for the owner, the owner's for eve, and either for bob.
+    let eve = Visitor::sign_in(&s, "eve").await;
+    let bob = Visitor::sign_in(&s, "bob").await;
+    let none = "00000000-0000-4000-8000-000000000000";
+    for (who, path) in [
+        (&owner, format!("/experiments/{a}/compare/{eves}")),
+        (&owner, format!("/experiments/{eves}/compare/{a}")),
+        (&owner, format!("/experiments/{a}/compare/{none}")),
+        (&owner, format!("/experiments/{a}/compare/not-an-id")),
+        (&eve, format!("/experiments/{a}/compare/{b}")),
+        (&eve, format!("/experiments/{eves}/compare/{a}")),
+        (&bob, format!("/experiments/{a}/compare/{b}")),
+        (&bob, format!("/experiments/{eves}/compare/{b}")),
+    ] {
+        let r = who.get(&s, &path).await;
+        assert_eq!(r.status(), StatusCode::NOT_FOUND, "{path}");
+        let html = r.text().await.unwrap();
+        assert!(!html.contains("model-one") && !html.contains("Regressions"), "{path}: {html}");
+    }
+    let r = client().get(s.url(&format!("/experiments/{a}/compare/{b}"))).send().await.unwrap();
     assert_eq!(r.status(), StatusCode::SEE_OTHER, "no session: to the sign-in");
     s.stop().await;
 }

@@ -226,6 +226,7 @@ pub(crate) async fn experiment_page(
     };
     let e = &v.experiment;
     let mut body = summary(&v);
+    body.push(&crate::compare::form(e.id));
     body.push(&figures(&v));
     body.push_raw("<h2>Cases</h2>");
     if e.case_count == 0 || e.contenders.is_empty() {

@@ -12,6 +12,8 @@
 //! - `GET /leaderboard` ([`board`]): ratings with their intervals as SVG.
 //! - `GET /experiments/{id}` and its cells ([`experiment`]): the case ×
 //!   contender matrix as a heat map, a page of cases at a time.
+//! - `GET /experiments/{a}/compare/{b}` ([`compare`]): what changed from
+//!   one experiment to another, regressions first, as `compare_experiments`.
 //! - `GET /workflows/{id}/runs/{run_id}` ([`workflow`]): a run's graph as
 //!   SVG with each step's status and time, and its log.
 //!
@@ -24,6 +26,7 @@
 
 pub mod battle;
 pub mod board;
+pub mod compare;
 pub mod experiment;
 pub mod html;
 pub mod session;
@@ -113,6 +116,8 @@ pub fn router<S: Clone + Send + Sync + 'static>(pages: Pages) -> Router<S> {
         .route("/leaderboard", get(board::leaderboard))
         .route("/experiments/{id}", get(experiment::experiment_page))
         .route("/experiments/{id}/cells/{position}/{contender}", get(experiment::cell_page))
+        .route("/experiments/{id}/compare", get(compare::compare_with))
+        .route("/experiments/{id}/compare/{other}", get(compare::compare_page))
         .route("/workflows/{id}/runs/{run_id}", get(workflow::run_page))
         .route("/pages/style.css", get(html::style))
         .route("/pages/keys.js", get(html::script))

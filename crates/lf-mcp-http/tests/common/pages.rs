@@ -105,12 +105,56 @@ impl Visitor {
 /// The model name with markup in it: escaped in every page.
 pub const MARKUP_MODEL: &str = "model-<i>two</i>";
 
+/// A cell as the fixtures write it: position, contender, passed, error, answer.
+type Cell<'a> = (u32, u16, bool, Option<&'a str>, &'a str);
+
+/// The cells of [`experiment`].
+const FIRST: [Cell<'static>; 4] = [
+    (1, 0, true, None, SCRIPT_ANSWER),
+    (1, 1, false, None, "Ownership is <b>borrowing</b>."),
+    (2, 0, false, Some("the endpoint failed"), ""),
+    (60, 0, true, None, "The sixtieth answer."),
+];
+
 /// An experiment of `owner`'s over 120 cases and two contenders (the
 /// second named [`MARKUP_MODEL`]), written straight into the server's
 /// store as its runner writes cells: case 1 passed by contender 0 with
 /// [`SCRIPT_ANSWER`] and failed by contender 1; case 2 an error; case 60
 /// passed (on the matrix's second page); the rest pending. Its id.
 pub async fn experiment(s: &Server, owner: &str) -> String {
+    scripted(s, owner, lf_eval::dataset::DatasetId::new(), &FIRST).await
+}
+
+/// Two experiments of `owner`'s on one dataset, a and b, and a third of
+/// `stranger`'s (private) on it: a has [`experiment`]'s cells and cases 3
+/// to 10 passed by contender 0; in b contender 0 fails cases 1 and 3 to 10
+/// (nine regressions: McNemar's p = 22/1024, significant) and passes case
+/// 2 (a fix), case 60 unchanged; contender 1 passes case 1 (a fix). Their
+/// ids: a, b, the stranger's.
+pub async fn compared(s: &Server, owner: &str, stranger: &str) -> (String, String, String) {
+    let dataset = lf_eval::dataset::DatasetId::new();
+    let mut first = FIRST.to_vec();
+    first.extend((3..=10).map(|p| (p, 0, true, None, "Passed before.")));
+    let a = scripted(s, owner, dataset, &first).await;
+    let mut later: Vec<Cell<'static>> = vec![
+        (1, 0, false, None, "Wrong now."),
+        (1, 1, true, None, "Right now."),
+        (2, 0, true, None, "Answered now."),
+        (60, 0, true, None, "The sixtieth answer."),
+    ];
+    later.extend((3..=10).map(|p| (p, 0, false, None, "Failed since.")));
+    let b = scripted(s, owner, dataset, &later).await;
+    let theirs = scripted(s, stranger, dataset, &later).await;
+    (a, b, theirs)
+}
+
+/// A private experiment of `owner`'s on `dataset` with `cells` written. Its id.
+async fn scripted(
+    s: &Server,
+    owner: &str,
+    dataset: lf_eval::dataset::DatasetId,
+    cells: &[Cell<'_>],
+) -> String {
     use lf_core::{Clock, SystemClock};
     use lf_eval::experiment::{AssertionOutcome, CellKey, CellResult, Contender, Experiment, ExperimentId};
     let db = lf_server::Database::connect(&s.database_url).await.unwrap();
@@ -121,7 +165,7 @@ pub async fn experiment(s: &Server, owner: &str) -> String {
         id: ExperimentId::new(),
         owner,
         visibility: lf_eval::dataset::Visibility::Private,
-        dataset: lf_eval::dataset::DatasetId::new(),
+        dataset,
         dataset_version: 1,
         case_count: 120,
         contenders: vec![Contender { model: "model-one".into() }, Contender { model: MARKUP_MODEL.into() }],
@@ -137,13 +181,7 @@ pub async fn experiment(s: &Server, owner: &str) -> String {
         judge: None,
     };
     store.add_experiment(&e).await.unwrap();
-    let cells: [(u32, u16, bool, Option<&str>, &str); 4] = [
-        (1, 0, true, None, SCRIPT_ANSWER),
-        (1, 1, false, None, "Ownership is <b>borrowing</b>."),
-        (2, 0, false, Some("the endpoint failed"), ""),
-        (60, 0, true, None, "The sixtieth answer."),
-    ];
-    for (position, contender, passed, error, answer) in cells {
+    for &(position, contender, passed, error, answer) in cells {
         let key = CellKey { experiment: e.id, position, contender, repeat: 1 };
         store.claim_cell(key, "test", now, now.plus_micros(60_000_000), 3).await.unwrap();
         let outcome = AssertionOutcome {

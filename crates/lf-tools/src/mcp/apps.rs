@@ -13,7 +13,10 @@
 //! postMessage (`ui/initialize`, then `ui/notifications/tool-result`)
 //! and draws its `structuredContent` with DOM calls, its text as text
 //! nodes; a vote goes through the host as `tools/call cast_battle_vote`,
-//! under the server's rules.
+//! under the server's rules. It tells the host its size
+//! (`ui/notifications/size-changed`) whenever its content's changes.
+//! lf-mcp-http's browser test runs every view in Chromium inside a host
+//! it plays, against a real server.
 
 use std::sync::LazyLock;
 

@@ -42,7 +42,7 @@
   };
 
   function leaderboard(s) {
-    const items = (s.page && s.page.items) || [];
+    const items = s.items || [];
     const values = items.flatMap((r) => [r.rating, r.lower, r.upper]).filter((v) => typeof v === "number");
     const lo = Math.min(...values), hi = Math.max(...values);
     app.append(el("h1", null, "Leaderboard"));
@@ -124,9 +124,17 @@
     } else {
       views[view](s);
     }
-    send({ jsonrpc: "2.0", method: "ui/notifications/size-changed",
-      params: { width: document.documentElement.scrollWidth, height: document.documentElement.scrollHeight } });
   }
+
+  // The content's size, whenever it changes (the host sizes its frame to it).
+  let told = "";
+  const sizes = new ResizeObserver(() => {
+    const width = document.documentElement.scrollWidth;
+    const height = Math.ceil(document.body.getBoundingClientRect().height);
+    if (`${width}x${height}` === told) return;
+    told = `${width}x${height}`;
+    send({ jsonrpc: "2.0", method: "ui/notifications/size-changed", params: { width, height } });
+  });
 
   window.addEventListener("message", (ev) => {
     if (ev.source !== window.parent) return;
@@ -138,13 +146,22 @@
       if (m.error) p.bad(m.error); else p.ok(m.result);
     } else if (m.method === "ui/notifications/tool-result") {
       show(m.params);
+    } else if (m.method === "ui/notifications/tool-cancelled") {
+      const why = m.params && m.params.reason;
+      app.replaceChildren(el("p", { class: "error" }, why ? `Cancelled: ${why}` : "Cancelled."));
     } else if (m.method !== undefined && m.id !== undefined) {
-      send({ jsonrpc: "2.0", id: m.id, result: {} });
+      // The host's requests: ping and teardown need nothing of the view.
+      const known = m.method === "ping" || m.method === "ui/resource-teardown";
+      send(known ? { jsonrpc: "2.0", id: m.id, result: {} }
+        : { jsonrpc: "2.0", id: m.id, error: { code: -32601, message: `Method not found: ${m.method}` } });
     }
   });
   request("ui/initialize", {
     protocolVersion: "2026-01-26",
     appInfo: { name: `lenserfight-${view}`, version: "1" },
-    appCapabilities: {},
-  }).then(() => send({ jsonrpc: "2.0", method: "ui/notifications/initialized", params: {} }), () => {});
+    appCapabilities: { availableDisplayModes: ["inline"] },
+  }).then(() => {
+    send({ jsonrpc: "2.0", method: "ui/notifications/initialized", params: {} });
+    sizes.observe(document.body);
+  }, () => {});
 })();
