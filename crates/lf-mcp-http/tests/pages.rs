@@ -350,6 +350,10 @@ async fn two_experiments_compared_regressions_first() {
     // The experiment page's form leads to the comparison.
     let matrix = owner.get(&s, &format!("/experiments/{a}")).await.text().await.unwrap();
     assert!(matrix.contains(&format!("action=\"/experiments/{a}/compare\"")), "{matrix}");
+    // It lists the owner's other experiment on the dataset, not the
+    // stranger's private one, nor itself.
+    assert!(matrix.contains(&format!("href=\"/experiments/{a}/compare/{b}\"")), "{matrix}");
+    assert!(!matrix.contains(&eves) && !matrix.contains(&format!("compare/{a}\"")), "{matrix}");
     let r = owner.get(&s, &format!("/experiments/{a}/compare?with={b}")).await;
     assert_eq!(r.status(), StatusCode::SEE_OTHER);
     assert_eq!(r.headers()["location"], format!("/experiments/{a}/compare/{b}").as_str());

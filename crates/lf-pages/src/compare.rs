@@ -14,8 +14,8 @@ use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State as AxumState};
 use axum::response::Response;
 use http::{HeaderMap, StatusCode};
-use lf_core::ErrorCode;
-use lf_eval::experiment::{CaseChange, Comparison, ContenderChange, ExperimentId};
+use lf_core::{ErrorCode, Page};
+use lf_eval::experiment::{CaseChange, Comparison, ContenderChange, Experiment, ExperimentId};
 use serde::Deserialize;
 
 use crate::State;
@@ -214,11 +214,27 @@ pub(crate) async fn compare_with(
 }
 
 /// The experiment page's form: compare this one (as a) with another.
-pub(crate) fn form(id: ExperimentId) -> Html {
-    let mut h = Html::raw("<form class=\"compare\" method=\"get\" action=\"/experiments/");
+pub(crate) fn form(id: ExperimentId, others: &Page<Experiment>) -> Html {
+    let mut h = Html::raw("<section class=\"compare\"><h2>Compare</h2>");
+    let listed: Vec<&Experiment> = others.items.iter().filter(|o| o.id != id).collect();
+    if !listed.is_empty() {
+        h.push_raw("<p>With another experiment on this dataset (this one as the baseline):</p><ul>");
+        for o in &listed {
+            h.push_raw("<li><a href=\"/experiments/");
+            h.push_display(id).push_raw("/compare/").push_display(o.id).push_raw("\">");
+            h.push_text(&o.created_at.to_rfc3339()).push_raw("</a>: ");
+            let names: Vec<&str> = o.contenders.iter().map(|c| c.model.as_str()).collect();
+            h.push_text(&names.join(", ")).push_raw(" (").push_text(o.status.as_str()).push_raw(")</li>");
+        }
+        h.push_raw("</ul>");
+        if others.has_more() {
+            h.push_raw("<p>Older ones by id:</p>");
+        }
+    }
+    h.push_raw("<form method=\"get\" action=\"/experiments/");
     h.push_display(id).push_raw(
         "/compare\"><label>Compare with another experiment on this dataset (this one as the baseline): \
-<input type=\"text\" name=\"with\" placeholder=\"its id\" required></label> <button type=\"submit\">Compare</button></form>",
+<input type=\"text\" name=\"with\" placeholder=\"its id\" required></label> <button type=\"submit\">Compare</button></form></section>",
     );
     h
 }

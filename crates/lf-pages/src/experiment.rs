@@ -25,6 +25,8 @@ use crate::session::Viewer;
 /// About how many cells one page of the matrix shows: a 10,000-cell
 /// experiment is read and drawn a page of cases at a time.
 pub const CELLS_PER_PAGE: u64 = 500;
+/// The newest experiments on the dataset offered to compare with.
+const OTHERS: i64 = 20;
 /// Most cases on one page of the matrix.
 pub const MAX_CASES_PER_PAGE: u32 = 50;
 
@@ -226,7 +228,12 @@ pub(crate) async fn experiment_page(
     };
     let e = &v.experiment;
     let mut body = summary(&v);
-    body.push(&crate::compare::form(e.id));
+    let newest = PageRequest::new(Some(OTHERS), Some(0)).expect("a valid page");
+    let others = match state.services().experiments.on_its_dataset(&viewer.principal, e.id, newest).await {
+        Ok(o) => o,
+        Err(err) => return failed(&viewer, &err),
+    };
+    body.push(&crate::compare::form(e.id, &others));
     body.push(&figures(&v));
     body.push_raw("<h2>Cases</h2>");
     if e.case_count == 0 || e.contenders.is_empty() {

@@ -112,8 +112,8 @@ g.st-running rect,g.st-retrying rect{fill:#cfe2fb;stroke:#06c}g.st-skipped rect{
 g.st-cancelled rect{fill:#eee;stroke:#777;stroke-dasharray:4 3}table.log pre{white-space:pre-wrap;max-width:40rem}\
 table.log td{vertical-align:top}table.figures small,table.log td:nth-child(4){white-space:nowrap}.logline{overflow-wrap:anywhere}.logline .level{font-weight:600;text-transform:uppercase;font-size:.8em}\
 td.sig{white-space:nowrap;color:#777}td.sig.yes{color:#111;font-weight:600}section.regressions h3{color:#b00020}\
-section.fixes h3{color:#0a5}section.changes ul{columns:16rem;padding-left:1.2rem}form.compare{margin:1rem 0}\
-form.compare label{display:inline;margin:0}form.compare input[type=text]{max-width:22rem;padding:.3rem}";
+section.fixes h3{color:#0a5}section.changes ul{columns:16rem;padding-left:1.2rem}section.compare form{margin:1rem 0}\
+section.compare label{display:inline;margin:0}section.compare input[type=text]{max-width:22rem;padding:.3rem}";
 
 /// A key votes: `a`, `b`, … for the answer in that position, `t` for a
 /// tie. The buttons work without it.

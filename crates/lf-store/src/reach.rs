@@ -6,7 +6,9 @@
 use lf_core::Reach;
 use uuid::Uuid;
 
-use crate::dialect::Bind;
+use sqlx::QueryBuilder;
+
+use crate::dialect::{Bind, Dialect};
 
 /// The caller's lenser id, or `None` (NULL) for a principal that reads
 /// everything: the parameter of a `$n IS NULL OR …` check.
@@ -24,6 +26,16 @@ pub(crate) fn everything_or_me(reach: Reach) -> (bool, Uuid) {
         Reach::Everything => (true, Uuid::nil()),
         Reach::Lenser(me) => (false, me.as_uuid()),
     }
+}
+
+/// Pushes `(everything OR <alias>.owner_id = me OR <alias>.visibility <>
+/// 'private')`, [`everything_or_me`] bound: what a listing of owned rows
+/// with visibility tiers (datasets, experiments) reads.
+pub(crate) fn push_owned_or_shared<DB: Dialect>(qb: &mut QueryBuilder<DB>, alias: &str, reach: Reach) {
+    let (everything, me) = everything_or_me(reach);
+    DB::push_bind(qb.push("("), everything);
+    DB::push_bind(qb.push(" OR ").push(alias).push(".owner_id = "), me);
+    qb.push(" OR ").push(alias).push(".visibility <> 'private')");
 }
 
 /// Binds a reach, in either spelling, in the order of a statement's

@@ -20,6 +20,7 @@ use crate::dataset::{DatasetId, Visibility};
 pub async fn suite(store: Arc<dyn ExperimentStore>) {
     let s = store.as_ref();
     round_trip_and_visibility(s).await;
+    listed_by_dataset(s).await;
     cells_are_claimed_and_written_once(s).await;
     tallies_and_results(s).await;
 }
@@ -115,6 +116,35 @@ async fn round_trip_and_visibility(s: &dyn ExperimentStore) {
     let read = s.experiment(Reach::Everything, e.id).await.unwrap().unwrap();
     assert_eq!((read.status, read.updated_at), (ExperimentStatus::Cancelled, at(9)));
     assert!(!s.running().await.unwrap().iter().any(|r| r.id == e.id));
+}
+
+async fn listed_by_dataset(s: &dyn ExperimentStore) {
+    let (owner, other) = (LenserId::new(), LenserId::new());
+    let dataset = DatasetId::new();
+    let mut made = Vec::new();
+    for (i, visibility) in
+        [Visibility::Community, Visibility::Private, Visibility::Public].into_iter().enumerate()
+    {
+        let e = Experiment { dataset, created_at: at(i as i64 * 10), ..experiment(owner, visibility) };
+        s.add_experiment(&e).await.unwrap();
+        made.push(e.id);
+    }
+    // Another dataset's experiment is never listed.
+    s.add_experiment(&experiment(owner, Visibility::Public)).await.unwrap();
+    let ids = |p: lf_core::Page<Experiment>| (p.total, p.items.iter().map(|e| e.id).collect::<Vec<_>>());
+    assert_eq!(
+        ids(s.of_dataset(Reach::Lenser(owner), dataset, page(10, 0)).await.unwrap()),
+        (3, vec![made[2], made[1], made[0]]),
+        "newest first"
+    );
+    assert_eq!(
+        ids(s.of_dataset(Reach::Lenser(other), dataset, page(10, 0)).await.unwrap()),
+        (2, vec![made[2], made[0]]),
+        "not another's private one"
+    );
+    assert_eq!(ids(s.of_dataset(Reach::Everything, dataset, page(1, 1)).await.unwrap()), (3, vec![made[1]]));
+    let none = s.of_dataset(Reach::Everything, DatasetId::new(), page(10, 0)).await.unwrap();
+    assert_eq!(ids(none), (0, vec![]));
 }
 
 async fn cells_are_claimed_and_written_once(s: &dyn ExperimentStore) {

@@ -12,7 +12,7 @@ use super::model::{
     CellKey, CellResult, Experiment, ExperimentId, ExperimentStatus, ResultFilter, Tally, rank_of,
 };
 use super::store::ExperimentStore;
-use crate::dataset::Visibility;
+use crate::dataset::{DatasetId, Visibility};
 
 #[derive(Debug, Default)]
 struct Rows {
@@ -35,6 +35,14 @@ impl MemoryExperiments {
     }
 }
 
+/// Whether `reach` reads `e`: its owner's, and everyone's not private.
+fn reads(reach: Reach, e: &Experiment) -> bool {
+    match reach {
+        Reach::Everything => true,
+        Reach::Lenser(me) => e.owner == me || e.visibility != Visibility::Private,
+    }
+}
+
 fn of(rows: &Rows, id: ExperimentId) -> impl Iterator<Item = &CellResult> {
     rows.results.values().filter(move |r| r.key.experiment == id)
 }
@@ -52,14 +60,23 @@ impl ExperimentStore for MemoryExperiments {
 
     async fn experiment(&self, reach: Reach, id: ExperimentId) -> LfResult<Option<Experiment>> {
         let rows = self.rows.read().unwrap_or_else(|e| e.into_inner());
-        Ok(rows
-            .experiments
-            .get(&id)
-            .filter(|e| match reach {
-                Reach::Everything => true,
-                Reach::Lenser(me) => e.owner == me || e.visibility != Visibility::Private,
-            })
-            .cloned())
+        Ok(rows.experiments.get(&id).filter(|e| reads(reach, e)).cloned())
+    }
+
+    async fn of_dataset(
+        &self,
+        reach: Reach,
+        dataset: DatasetId,
+        page: PageRequest,
+    ) -> LfResult<Page<Experiment>> {
+        let rows = self.rows.read().unwrap_or_else(|e| e.into_inner());
+        let mut all: Vec<&Experiment> =
+            rows.experiments.values().filter(|e| e.dataset == dataset && reads(reach, e)).collect();
+        all.sort_by_key(|e| std::cmp::Reverse((e.created_at, e.id)));
+        let total = all.len() as u64;
+        let items =
+            all.into_iter().skip(page.offset() as usize).take(page.limit() as usize).cloned().collect();
+        Ok(Page::new(items, total, page))
     }
 
     async fn running(&self) -> LfResult<Vec<Experiment>> {

@@ -336,6 +336,19 @@ impl ExperimentService {
         Ok(ExperimentView { experiment, done, spent_credits, contenders })
     }
 
+    /// The experiments on the dataset of experiment `id` (which `p` must
+    /// read) that `p` reads, newest first, `id` among them: what it may be
+    /// compared with.
+    pub async fn on_its_dataset(
+        &self,
+        p: &Principal,
+        id: ExperimentId,
+        page: PageRequest,
+    ) -> LfResult<Page<Experiment>> {
+        let e = self.readable(p, id).await?;
+        self.store.of_dataset(p.reach(), e.dataset, page).await
+    }
+
     /// A page of the experiment's results that `filter` keeps.
     pub async fn results(
         &self,

@@ -8,6 +8,7 @@ use lf_core::{LfResult, Page, PageRequest, Reach, Timestamp};
 
 use super::compare::Outcome;
 use super::model::{CellKey, CellResult, Experiment, ExperimentId, ExperimentStatus, ResultFilter, Tally};
+use crate::dataset::DatasetId;
 
 /// Where experiments, their cells' leases and their results live.
 ///
@@ -28,6 +29,15 @@ pub trait ExperimentStore: Send + Sync {
 
     /// The experiment `id`, when `reach` reads it.
     async fn experiment(&self, reach: Reach, id: ExperimentId) -> LfResult<Option<Experiment>>;
+
+    /// The experiments on `dataset` that `reach` reads, newest first: one
+    /// page and the total.
+    async fn of_dataset(
+        &self,
+        reach: Reach,
+        dataset: DatasetId,
+        page: PageRequest,
+    ) -> LfResult<Page<Experiment>>;
 
     /// Every experiment still running (to resume after a restart).
     async fn running(&self) -> LfResult<Vec<Experiment>>;

@@ -13,7 +13,7 @@ use sqlx::QueryBuilder;
 use crate::dialect::{Bind, Columns, Conn, Dialect, execute, query, row_of, rows_of};
 use crate::error::{conflict_or, map_db_err};
 use crate::page::listing;
-use crate::reach::{BindReach, everything_or_me};
+use crate::reach::BindReach;
 use crate::workflow::rows::{object, valid};
 
 const SELECT: &str = "SELECT d.id, d.owner_id, d.name, d.description, d.visibility, d.version, d.case_count, \
@@ -241,13 +241,11 @@ pub(crate) async fn list<C: Conn>(
     page: PageRequest,
 ) -> LfResult<Page<Dataset>> {
     let from = |qb: &mut QueryBuilder<C::Database>| {
-        let (everything, me) = everything_or_me(reach);
         qb.push(" FROM datasets d WHERE ");
         if !include_archived {
             qb.push("d.archived_at IS NULL AND ");
         }
-        C::Database::push_bind(qb.push("("), everything);
-        C::Database::push_bind(qb.push(" OR d.owner_id = "), me).push(" OR d.visibility <> 'private')");
+        crate::reach::push_owned_or_shared(qb, "d", reach);
     };
     listing(conn, SELECT, from, " ORDER BY d.name, d.id", page, dataset).await
 }

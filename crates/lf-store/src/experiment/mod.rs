@@ -11,6 +11,7 @@ mod sql;
 use async_trait::async_trait;
 use lf_battle::Claim;
 use lf_core::{LfResult, Page, PageRequest, Reach, Timestamp};
+use lf_eval::dataset::DatasetId;
 use lf_eval::experiment::{
     CellKey, CellResult, Experiment, ExperimentId, ExperimentStatus, ExperimentStore, Outcome, ResultFilter,
     Tally,
@@ -37,6 +38,15 @@ impl ExperimentStore for SqlExperimentStore {
 
     async fn experiment(&self, reach: Reach, id: ExperimentId) -> LfResult<Option<Experiment>> {
         on!(&self.conns, reading, |conn| sql::by_id(conn, reach, id))
+    }
+
+    async fn of_dataset(
+        &self,
+        reach: Reach,
+        dataset: DatasetId,
+        page: PageRequest,
+    ) -> LfResult<Page<Experiment>> {
+        on!(&self.conns, reading, |conn| sql::of_dataset(conn, reach, dataset, page))
     }
 
     async fn running(&self) -> LfResult<Vec<Experiment>> {

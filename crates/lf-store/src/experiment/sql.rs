@@ -20,14 +20,20 @@ use crate::workflow::rows::valid;
 const INSERT: &str = "INSERT INTO experiments (id, owner_id, visibility, dataset_id, dataset_version, \
      case_count, contenders, assertions, repeats, concurrency, budget_credits, status, created_at, updated_at, \
      created_by, agent_id, judge) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)";
-const BY_ID: &str = "SELECT e.id, e.owner_id, e.visibility, e.dataset_id, e.dataset_version, e.case_count, \
-     e.contenders, e.assertions, e.repeats, e.concurrency, e.budget_credits, e.status, e.created_at, \
-     e.updated_at, e.created_by, e.agent_id, e.judge FROM experiments e \
-     WHERE e.id = $1 AND ($2 OR e.owner_id = $3 OR e.visibility <> 'private')";
-const RUNNING: &str = "SELECT e.id, e.owner_id, e.visibility, e.dataset_id, e.dataset_version, e.case_count, \
-     e.contenders, e.assertions, e.repeats, e.concurrency, e.budget_credits, e.status, e.created_at, \
-     e.updated_at, e.created_by, e.agent_id, e.judge FROM experiments e \
-     WHERE e.status = 'running' ORDER BY e.created_at, e.id";
+/// An experiment's columns, read by [`experiment`].
+macro_rules! columns {
+    () => {
+        "SELECT e.id, e.owner_id, e.visibility, e.dataset_id, e.dataset_version, e.case_count, \
+         e.contenders, e.assertions, e.repeats, e.concurrency, e.budget_credits, e.status, e.created_at, \
+         e.updated_at, e.created_by, e.agent_id, e.judge"
+    };
+}
+const BY_ID: &str = concat!(
+    columns!(),
+    " FROM experiments e WHERE e.id = $1 AND ($2 OR e.owner_id = $3 OR e.visibility <> 'private')"
+);
+const RUNNING: &str =
+    concat!(columns!(), " FROM experiments e WHERE e.status = 'running' ORDER BY e.created_at, e.id");
 const FINISH: &str =
     "UPDATE experiments SET status = $2, updated_at = $3 WHERE id = $1 AND status = 'running'";
 
@@ -246,6 +252,21 @@ pub(crate) async fn by_id<C: Conn>(
     id: ExperimentId,
 ) -> LfResult<Option<Experiment>> {
     row_of(conn, query(BY_ID).put(id.as_uuid()).put_everything_or_me(reach), experiment).await
+}
+
+/// The experiments on `dataset` that `reach` reads, newest first, from the
+/// index `experiments_by_dataset`.
+pub(crate) async fn of_dataset<C: Conn>(
+    conn: &mut C,
+    reach: Reach,
+    dataset: DatasetId,
+    page: PageRequest,
+) -> LfResult<Page<Experiment>> {
+    let from = |qb: &mut QueryBuilder<C::Database>| {
+        C::Database::push_bind(qb.push(" FROM experiments e WHERE e.dataset_id = "), dataset.as_uuid());
+        crate::reach::push_owned_or_shared(qb.push(" AND "), "e", reach);
+    };
+    listing(conn, columns!(), from, " ORDER BY e.created_at DESC, e.id DESC", page, experiment).await
 }
 
 pub(crate) async fn running<C: Conn>(conn: &mut C) -> LfResult<Vec<Experiment>> {
