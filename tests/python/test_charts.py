@@ -29,6 +29,7 @@ MODES = ["legacy", "2026-07-28"]
 SIGNATURE = b"\x89PNG\r\n\x1a\n"
 BAR = (0x3B, 0x6F, 0xD8)
 TRACK = (0xEE, 0xEE, 0xEE)
+INK = (0x11, 0x11, 0x11)
 
 
 def decode(png):
@@ -60,14 +61,15 @@ def decode(png):
 
 
 def bars(rows):
-    """Each bar from the top: (its length, its track's length) in pixels, on the bar's first row."""
+    """Each bar from the top: its length and its track's in pixels (on the bar's first row), where the
+    track starts and the bar's first row."""
     found, inside = [], False
-    for row in rows:
+    for y, row in enumerate(rows):
         drawn = [x for x, c in enumerate(row) if c in (BAR, TRACK)]
         if drawn and not inside:
             start = drawn[0]
             length = next((i for i, c in enumerate(row[start:]) if c != BAR), len(row) - start)
-            found.append((length, len(drawn)))
+            found.append((length, len(drawn), start, y))
         inside = bool(drawn)
     return found
 
@@ -99,16 +101,20 @@ async def call(client, tool, args):
     return got.structured_content
 
 
-def drawn_as(png, shares, svg):
-    """The PNG's bars are `shares` of their track, to a pixel, and the SVG's bars alike."""
+def drawn_as(png, shares, svg, intervals=None):
+    """The PNG's bars are `shares` of their track, to a pixel, and the SVG's bars alike; each interval
+    (if any) a whisker in ink across the bar's middle from its low end to its high end."""
     width, height, rows = decode(png)
     assert width == 640 and height == 40 + 28 * len(shares) + 16
     measured = bars(rows)
     assert len(measured) == len(shares)
-    for (length, track), share in zip(measured, shares):
+    for (length, track, _, _), share in zip(measured, shares):
         assert track == 240
         assert abs(length - share * track) <= 1, (length, share)
-    assert svg_bars(svg) == [length for length, _ in measured if length]
+    assert svg_bars(svg) == [length for length, *_ in measured if length]
+    for (_, track, start, y), (lo, hi) in zip(measured, intervals or []):
+        ink = [x for x, c in enumerate(rows[y + 9]) if c == INK and x >= start]
+        assert abs(ink[0] - start - lo * track) <= 1 and abs(ink[-1] - start - hi * track) <= 1, (ink, lo, hi)
 
 
 class Models(BaseHTTPRequestHandler):
@@ -259,11 +265,13 @@ async def test_an_experiments_chart_draws_its_pass_rates(world, mode):
             time.sleep(0.1)
         rates = [c["pass_rate"] for c in view["contenders"]]
         assert rates == [1.0, 0.5, 0.0]
+        intervals = [c["pass_rate_95"] for c in view["contenders"]]
+        assert all(lo <= rate <= hi and lo < hi for rate, (lo, hi) in zip(rates, intervals))
 
         uri = f"lenserfight://experiments/{experiment}/chart.png"
         png = await png_of(owner, uri)
         svg = (await owner.read_resource(uri.replace(".png", ".svg"))).contents[0].text
-        drawn_as(png, rates, svg)
+        drawn_as(png, rates, svg, intervals)
         assert ">50% of 4 (score 0.50)</text>" in svg
 
     mh, mallory = as_lenser(world, "mallory", mode)

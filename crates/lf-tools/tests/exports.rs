@@ -250,10 +250,8 @@ async fn charts_draw_what_their_reader_may_read() {
     }
 
     let mut b = Wire::open(bob, "2025-11-25").await;
-    for uri in [&experiment_chart, &battle_chart]
-        .map(|u| u.to_owned())
-        .into_iter()
-        .flat_map(|u| [u.replace(".svg", ".png"), u])
+    for uri in
+        [&experiment_chart, &battle_chart].into_iter().flat_map(|u| [u.replace(".svg", ".png"), u.clone()])
     {
         let reply = b.request("resources/read", json!({"uri": uri})).await;
         assert_eq!(reply["error"]["code"], -32002, "alice's private experiment and draft battle: {reply}");

@@ -2,7 +2,8 @@
 //! pixel, every row unfiltered, in one zlib stream of one fixed-Huffman
 //! deflate block (RFC 1950, 1951). Its only matches are runs (distance 1)
 //! and copies of the row above (distance one row), which is what a chart
-//! is made of: a 640 × 336 chart of ten bars takes a few kilobytes.
+//! is made of: a 640 × 336 chart of ten bars with long names takes
+//! under 10 KB.
 
 /// The PNG of `pixels` (`width` × `height` palette indices, row by row)
 /// over `palette` (at most 256 colours).
