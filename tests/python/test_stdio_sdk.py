@@ -118,6 +118,8 @@ async def test_resources_list_templates_and_read(binary, mode):
                 "lenserfight://experiments/{experiment_id}/results.csv",
                 "lenserfight://battles/{battle_id}/chart.svg",
                 "lenserfight://experiments/{experiment_id}/chart.svg",
+                "lenserfight://battles/{battle_id}/chart.png",
+                "lenserfight://experiments/{experiment_id}/chart.png",
             ]
             listed = await client.list_resources()
             assert [(r.uri, r.name, r.mime_type) for r in listed.resources] == [(uri, "Code Reviewer", "text/markdown")]

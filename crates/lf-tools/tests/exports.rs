@@ -1,11 +1,12 @@
 //! An experiment's results as MCP resources (`results.jsonl`, `results.csv`,
-//! and with a battle's, `chart.svg`)
+//! and with a battle's, `chart.svg` and `chart.png`)
 //! through rmcp's service, as a client reads them: listed as templates,
 //! read by whoever reads the experiment, not found for anyone else, and
 //! exactly the cells the store holds, with CSV's quoting.
 
 use std::sync::Arc;
 
+use base64::Engine as _;
 use lf_core::{LenserId, Principal, Scopes, Timestamp};
 use lf_eval::experiment::{AssertionOutcome, CellKey, CellResult, ExperimentId};
 use lf_tools::{Catalog, CatalogOptions, Group, LfServer};
@@ -268,8 +269,24 @@ async fn charts_draw_what_their_reader_may_read() {
     assert!(svg.contains("A: &lt;script&gt;alert(1)&lt;/script&gt;") && !svg.contains("<script"), "{svg}");
     assert!(svg.contains("<title>Rivers &lt;b&gt;</title>") && svg.contains(">0 votes</text>"), "{svg}");
 
+    // The same charts as PNG: a blob of base64, the image's 640 pixels wide.
+    for uri in [&experiment_chart, &battle_chart].map(|u| u.replace(".svg", ".png")) {
+        let read = a.result("resources/read", json!({"uri": uri})).await;
+        let c = &read["contents"][0];
+        assert_eq!(
+            (&c["uri"], &c["mimeType"], c.get("text")),
+            (&json!(uri), &json!("image/png"), None),
+            "{c}"
+        );
+        let png = base64::engine::general_purpose::STANDARD.decode(c["blob"].as_str().unwrap()).unwrap();
+        assert_eq!(&png[..16], b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR", "the signature, then IHDR");
+        assert_eq!(u32::from_be_bytes(png[16..20].try_into().unwrap()), 640);
+    }
+
     let mut b = Wire::open(bob, "2025-11-25").await;
-    for uri in [&experiment_chart, &battle_chart] {
+    for uri in
+        [&experiment_chart, &battle_chart].into_iter().flat_map(|u| [u.replace(".svg", ".png"), u.clone()])
+    {
         let reply = b.request("resources/read", json!({"uri": uri})).await;
         assert_eq!(reply["error"]["code"], -32002, "alice's private experiment and draft battle: {reply}");
     }

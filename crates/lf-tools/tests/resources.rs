@@ -90,7 +90,9 @@ async fn templates_name_every_kind() {
                 "lenserfight://experiments/{experiment_id}/results.jsonl",
                 "lenserfight://experiments/{experiment_id}/results.csv",
                 "lenserfight://battles/{battle_id}/chart.svg",
-                "lenserfight://experiments/{experiment_id}/chart.svg"
+                "lenserfight://experiments/{experiment_id}/chart.svg",
+                "lenserfight://battles/{battle_id}/chart.png",
+                "lenserfight://experiments/{experiment_id}/chart.png"
             ]
         );
         let mimes: Vec<&str> = t["resourceTemplates"]
@@ -103,7 +105,14 @@ async fn templates_name_every_kind() {
             mimes,
             ["text/markdown"; 4]
                 .into_iter()
-                .chain(["application/jsonl", "text/csv", "image/svg+xml", "image/svg+xml"])
+                .chain([
+                    "application/jsonl",
+                    "text/csv",
+                    "image/svg+xml",
+                    "image/svg+xml",
+                    "image/png",
+                    "image/png"
+                ])
                 .collect::<Vec<_>>()
         );
         if version == "2026-07-28" {

@@ -14,7 +14,7 @@
 //! - `resources.rs`: MCP resources over the documents the caller may read
 //!   (`documents.rs`, which the Search group reads too) and an
 //!   experiment's results as files (`exports.rs`), and battles' and
-//!   experiments' results as SVG charts (`charts.rs`);
+//!   experiments' results as SVG and PNG charts (`charts.rs`);
 //! - `apps.rs`: the MCP Apps views of three tools' results;
 //! - `toolsets.rs`: dynamic toolsets;
 //! - [`trace`]: each tool call's span, and a request's `traceparent`.

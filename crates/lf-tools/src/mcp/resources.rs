@@ -266,6 +266,8 @@ mod tests {
                 "lenserfight://experiments/{experiment_id}/results.csv",
                 "lenserfight://battles/{battle_id}/chart.svg",
                 "lenserfight://experiments/{experiment_id}/chart.svg",
+                "lenserfight://battles/{battle_id}/chart.png",
+                "lenserfight://experiments/{experiment_id}/chart.png",
             ]
         );
     }

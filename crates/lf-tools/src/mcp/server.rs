@@ -777,19 +777,28 @@ impl ServerHandler for LfServer {
         }
         // A file of the caller's reach: a chart or an export.
         let file = if let Some(chart) = charts::Chart::from_uri(&uri) {
-            Some((charts::read(&self.services, &principal, chart).await, charts::MIME))
+            Some((charts::read(&self.services, &principal, chart).await, chart.format.mime()))
         } else if let Some(export) = exports::Export::from_uri(&uri) {
-            Some((exports::read(&self.services, &principal, export).await, export.format.mime()))
+            let text = exports::read(&self.services, &principal, export).await;
+            Some((text.map(charts::Drawn::Text), export.format.mime()))
         } else {
             None
         };
-        if let Some((text, mime)) = file {
-            let text = text.map_err(|e| match e.code() {
+        if let Some((drawn, mime)) = file {
+            let drawn = drawn.map_err(|e| match e.code() {
                 ErrorCode::NotFound => resource_not_found(&uri),
                 _ => request_error(e),
             })?;
-            let text = sanitize_text(&text).unwrap_or(text);
-            let contents = ResourceContents::text(text, uri).with_mime_type(mime);
+            let contents = match drawn {
+                charts::Drawn::Text(text) => {
+                    ResourceContents::text(sanitize_text(&text).unwrap_or(text), uri)
+                }
+                charts::Drawn::Bytes(bytes) => {
+                    use base64::Engine as _;
+                    ResourceContents::blob(base64::engine::general_purpose::STANDARD.encode(bytes), uri)
+                }
+            }
+            .with_mime_type(mime);
             let hint = Hint { ttl_ms: resources::FRESH_MS, scope: rmcp::model::CacheScope::Private };
             return Ok(hinted!(ReadResourceResult::new(vec![contents]), hint, &context).into());
         }
