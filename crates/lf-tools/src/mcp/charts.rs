@@ -142,7 +142,7 @@ fn experiment_svg(view: &ExperimentView) -> String {
     let mut body = Html::default();
     for (i, c) in view.contenders.iter().enumerate() {
         let note = format!("{:.0}% of {} (score {:.2})", c.pass_rate * 100.0, c.tally.cells, c.mean_score);
-        bar(&mut body, i, &c.contender.model, c.pass_rate, &note);
+        bar(&mut body, i, c.contender.key(), c.pass_rate, &note);
         if c.tally.cells > 0 {
             let y = TOP + ROW * i as f64 + 10.0;
             let (lo, hi) = (BAR_X + c.interval.0 * BAR_W, BAR_X + c.interval.1 * BAR_W);
