@@ -70,6 +70,12 @@ impl ExperimentContenders {
         Self { own, lenses, resolver }
     }
 
+    /// The idempotency key of the workflow run of cell `key`: every
+    /// attempt at the cell, in any process, names the same run.
+    pub fn run_key(key: CellKey) -> String {
+        format!("experiment:{}:{}:{}:{}", key.experiment, key.position, key.contender, key.repeat)
+    }
+
     /// The AI Lenser `named` (an id, or the handle of one `p` holds a role
     /// in) that `p` can see.
     async fn lenser(&self, p: &Principal, named: &str) -> LfResult<LenserId> {
@@ -278,9 +284,8 @@ fn render(lens: &Lens, version: &LensVersion, case: &Case) -> Result<String, Str
 
 /// A workflow run for `key` started (or found by its key) and waited for.
 async fn run(runs: &RunService, start: &StartRun, owner: &Principal, key: CellKey, case: &Case) -> Attempt {
-    let idempotency =
-        format!("experiment:{}:{}:{}:{}", key.experiment, key.position, key.contender, key.repeat);
-    let Ok(idempotency) = IdempotencyKey::parse("idempotency_key", &idempotency) else {
+    let Ok(idempotency) = IdempotencyKey::parse("idempotency_key", &ExperimentContenders::run_key(key))
+    else {
         return Attempt::Failed("The cell's run key is malformed.".into());
     };
     let inputs = match &case.input {

@@ -172,18 +172,13 @@ mod tests {
         assert_eq!(ContenderForm::parse("org/m:7b"), Ok(ContenderForm::Model("org/m:7b")));
         assert_eq!(ContenderForm::parse("model:lenser:x"), Ok(ContenderForm::Model("lenser:x")));
         assert_eq!(ContenderForm::parse("lenser:ada"), Ok(ContenderForm::Lenser("ada")));
-        let lens = ContenderForm::parse(&format!("lens:{id}@production:org/m:7b")).unwrap();
+        let given = format!("lens:{id}@production:org/m:7b");
+        let lens = ContenderForm::parse(&given).unwrap();
         let ContenderForm::Lens { which, model, .. } = lens else { panic!("{lens:?}") };
         assert_eq!((which, model), ("production", "org/m:7b"));
         assert!(matches!(ContenderForm::parse(&format!("workflow:{id}")), Ok(ContenderForm::Workflow(_))));
-        for bad in [
-            "lenser:",
-            "workflow:nope",
-            "lens:nope@1.0.0:fast",
-            &format!("lens:{id}:fast"),
-            &format!("lens:{id}@production"),
-            "model: ",
-        ] {
+        let (no_at, no_model) = (format!("lens:{id}:fast"), format!("lens:{id}@production"));
+        for bad in ["lenser:", "workflow:nope", "lens:nope@1.0.0:fast", &no_at, &no_model, "model: "] {
             let why = ContenderForm::parse(bad).unwrap_err();
             assert!(why.contains("a contender is"), "{bad}: {why}");
         }

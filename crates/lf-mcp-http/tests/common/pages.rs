@@ -124,7 +124,7 @@ pub async fn experiment(s: &Server, owner: &str) -> String {
         dataset: lf_eval::dataset::DatasetId::new(),
         dataset_version: 1,
         case_count: 120,
-        contenders: vec![Contender { model: "model-one".into() }, Contender { model: MARKUP_MODEL.into() }],
+        contenders: vec![Contender::model("model-one"), Contender::model(MARKUP_MODEL)],
         assertions: Vec::new(),
         repeats: 1,
         concurrency: 1,
