@@ -4,7 +4,10 @@
 //! An experiment's matrix is walked a page of cases at a time (the cells
 //! with a result are skipped), so nothing holds the whole matrix: at most
 //! `concurrency` cells are asked at once, each through its endpoint's
-//! client (which keeps the endpoint's own concurrency limit).
+//! client (which keeps the endpoint's own concurrency limit). Each
+//! contender is made ready once per walk and asked one attempt at a time
+//! by [`crate::experiment_contenders`] (a profile, an AI Lenser, a pinned
+//! lens version, a workflow run keyed by the cell).
 //!
 //! Each cell follows the battle asks' durable rule (lf-battle's asks
 //! module): an attempt is counted ([`ExperimentStore::claim_cell`]) before
