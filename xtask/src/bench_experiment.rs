@@ -156,7 +156,7 @@ async fn seed(
         dataset,
         dataset_version: 1,
         case_count: positions,
-        contenders: (0..SEEDED_CONTENDERS).map(|i| Contender { model: format!("bench-{i}") }).collect(),
+        contenders: (0..SEEDED_CONTENDERS).map(|i| Contender::model(&format!("bench-{i}"))).collect(),
         assertions: Vec::new(),
         repeats: 1,
         concurrency: 32,

@@ -223,7 +223,7 @@ pub(crate) fn form(id: ExperimentId, others: &Page<Experiment>) -> Html {
             h.push_raw("<li><a href=\"/experiments/");
             h.push_display(id).push_raw("/compare/").push_display(o.id).push_raw("\">");
             h.push_text(&o.created_at.to_rfc3339()).push_raw("</a>: ");
-            let names: Vec<&str> = o.contenders.iter().map(|c| c.model.as_str()).collect();
+            let names: Vec<&str> = o.contenders.iter().map(|c| c.key()).collect();
             h.push_text(&names.join(", ")).push_raw(" (").push_text(o.status.as_str()).push_raw(")</li>");
         }
         h.push_raw("</ul>");

@@ -120,7 +120,7 @@ fn figures(v: &ExperimentView) -> Html {
     for f in &v.contenders {
         let t = &f.tally;
         h.push_raw("<tr><td>");
-        contender_label(&mut h, f.index, &f.contender.model);
+        contender_label(&mut h, f.index, f.contender.key());
         h.push_raw("</td><td class=\"n\">").push_display(t.cells);
         h.push_raw("</td><td class=\"n\">").push_text(&percent(f.pass_rate)).push_raw("</td><td>");
         h.push(&rate_svg(f)).push_raw(" <small>");
@@ -145,7 +145,7 @@ fn matrix(e: &Experiment, (first, last): (u32, u32), results: &[CellResult]) -> 
     let mut h = Html::raw("<table class=\"matrix\"><thead><tr><th>Case</th>");
     for (i, c) in e.contenders.iter().enumerate() {
         h.push_raw("<th>");
-        contender_label(&mut h, i as u16, &c.model);
+        contender_label(&mut h, i as u16, c.key());
         h.push_raw("</th>");
     }
     h.push_raw("</tr></thead><tbody>");
@@ -271,7 +271,7 @@ open it for its answers, assertions and verdicts.</p>",
 }
 
 fn cell_view(e: &Experiment, position: u32, contender: u16, results: &[CellResult]) -> Html {
-    let model = e.contenders.get(usize::from(contender)).map_or("", |c| c.model.as_str());
+    let model = e.contenders.get(usize::from(contender)).map_or("", |c| c.key());
     let mut h = Html::raw("<p><a href=\"/experiments/");
     h.push_display(e.id).push_raw("?page=");
     h.push_display((position - 1) / cases_per_page(e) + 1).push_raw("\">← the matrix</a></p><h1>Case ");
@@ -381,7 +381,7 @@ mod tests {
             dataset: lf_eval::dataset::DatasetId::new(),
             dataset_version: 1,
             case_count: cases,
-            contenders: vec![Contender { model: "m".into() }; contenders],
+            contenders: vec![Contender::model("m"); contenders],
             assertions: Vec::new(),
             repeats,
             concurrency: 1,

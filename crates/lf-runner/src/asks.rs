@@ -216,25 +216,48 @@ impl Inner {
             Err(e) if e.code() == ErrorCode::NotFound => e,
             Err(e) => return Err(e),
         };
-        let Some(agents) = self.own.teams().map(|t| t.agents()) else { return Err(missing) };
-        let Some(agent) = agents.visible(p, LenserId::from_uuid(contender.reference.as_uuid())).await? else {
-            return Err(LfError::new(
+        if self.own.teams().is_none() {
+            return Err(missing);
+        }
+        let agent = LenserId::from_uuid(contender.reference.as_uuid());
+        match ai_lenser(&self.own, self.resolver.as_ref(), p, agent, "a battle").await {
+            Ok(Some(found)) => Ok(found),
+            Ok(None) => Err(LfError::new(
                 ErrorCode::NotFound,
                 format!(
                     "The contender's model profile or AI Lenser {named} is not one the battle's creator may use (any more)."
                 ),
-            ));
-        };
-        let system = match &agent.profile.persona {
-            Some(persona) => persona.as_str().to_owned(),
-            None => format!(
-                "You are {}, an AI Lenser answering a battle. Answer the task well and directly.",
-                agent.profile.display_name.as_str()
-            ),
-        };
-        let named = agent.profile.model.as_ref().map(|m| m.as_str());
-        Ok((lf_core::agent_model(self.resolver.as_ref(), p, named).await?, system))
+            )),
+            Err(e) => Err(e),
+        }
     }
+}
+
+/// What answers as the AI Lenser `agent`, which `p` can see, answering
+/// `what` (`a battle`): its model (a profile's name or id, a bare name on
+/// `default`, none: `default`'s model) with its persona as the system
+/// message. `None` when `p` cannot see it; INTERNAL before the AI Lensers
+/// are bound. Battle asks and experiments' AI Lenser contenders answer so.
+pub(crate) async fn ai_lenser(
+    own: &OwnServices,
+    resolver: &dyn ModelResolver,
+    p: &Principal,
+    agent: LenserId,
+    what: &str,
+) -> LfResult<Option<(lf_core::ResolvedModel, String)>> {
+    let Some(agents) = own.teams().map(|t| t.agents()) else {
+        return Err(LfError::internal("the AI Lensers are not bound to the server's services yet"));
+    };
+    let Some(agent) = agents.visible(p, agent).await? else { return Ok(None) };
+    let system = match &agent.profile.persona {
+        Some(persona) => persona.as_str().to_owned(),
+        None => format!(
+            "You are {}, an AI Lenser answering {what}. Answer the task well and directly.",
+            agent.profile.display_name.as_str()
+        ),
+    };
+    let named = agent.profile.model.as_ref().map(|m| m.as_str());
+    Ok(Some((lf_core::agent_model(resolver, p, named).await?, system)))
 }
 
 /// Whether failure `e` is worth another attempt, and after how long.

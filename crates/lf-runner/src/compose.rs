@@ -274,7 +274,7 @@ fn inputs_for(mapping: Option<&Value>, input: &Value) -> Result<JsonObject, Stri
 
 /// Waits for run `id` to end, reading it a little less often the longer it
 /// takes (the step's timeout bounds the wait).
-async fn wait(runs: &RunService, id: RunId) -> Result<lf_workflow::run::Run, Failure> {
+pub(crate) async fn wait(runs: &RunService, id: RunId) -> Result<lf_workflow::run::Run, Failure> {
     let mut pause = Duration::from_millis(5);
     loop {
         let run = runs.store().get_run(id).await.map_err(|e| failure("store", &e))?;

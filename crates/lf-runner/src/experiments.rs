@@ -4,7 +4,10 @@
 //! An experiment's matrix is walked a page of cases at a time (the cells
 //! with a result are skipped), so nothing holds the whole matrix: at most
 //! `concurrency` cells are asked at once, each through its endpoint's
-//! client (which keeps the endpoint's own concurrency limit).
+//! client (which keeps the endpoint's own concurrency limit). Each
+//! contender is made ready once per walk and asked one attempt at a time
+//! by [`crate::experiment_contenders`] (a profile, an AI Lenser, a pinned
+//! lens version, a workflow run keyed by the cell).
 //!
 //! Each cell follows the battle asks' durable rule (lf-battle's asks
 //! module): an attempt is counted ([`ExperimentStore::claim_cell`]) before
@@ -43,7 +46,7 @@ use lf_core::{
     Clock, LfResult, ModelResolver, PageRequest, Principal, Reach, ResolvedModel, Scopes, SystemClock,
     Timestamp,
 };
-use lf_eval::dataset::{Case, CaseInput, DatasetStore};
+use lf_eval::dataset::{Case, DatasetStore};
 use lf_eval::experiment::{
     Assertion, AssertionOutcome, CELL_ATTEMPTS, CellKey, CellResult, Experiment, ExperimentId,
     ExperimentRunner, ExperimentStatus, ExperimentStore, Grading, Judged, MAX_ANSWER_CHARS, ResultFilter,
@@ -54,6 +57,7 @@ use tokio::task::JoinSet;
 
 use crate::Pricing;
 use crate::asks::{again_after, lease_out};
+use crate::experiment_contenders::{ExperimentContenders, Ready, question};
 
 /// How often a running experiment looks whether it was cancelled.
 pub const WATCH: Duration = Duration::from_millis(500);
@@ -61,8 +65,6 @@ pub const WATCH: Duration = Duration::from_millis(500);
 const BASELINE_POLL: Duration = Duration::from_millis(100);
 /// Cases read at a time.
 const PAGE: u32 = 100;
-/// The system message of a model asked a case.
-const SYSTEM: &str = "Answer the question or task directly.";
 
 /// Asks experiments' cells (see the module's docs).
 #[derive(Clone)]
@@ -74,6 +76,8 @@ struct Inner {
     store: Arc<dyn ExperimentStore>,
     datasets: Arc<dyn DatasetStore>,
     resolver: Arc<dyn ModelResolver>,
+    /// What asks the contenders other than model profiles.
+    kinds: Option<ExperimentContenders>,
     validator: Option<Arc<dyn JsonSchemaValidator>>,
     pricing: Pricing,
     clock: Arc<dyn Clock>,
@@ -96,6 +100,7 @@ impl ExperimentCells {
             store,
             datasets,
             resolver,
+            kinds: None,
             validator: None,
             pricing,
             clock: Arc::new(SystemClock),
@@ -109,6 +114,15 @@ impl ExperimentCells {
     pub fn with_validator(mut self, validator: Arc<dyn JsonSchemaValidator>) -> Self {
         if let Some(inner) = Arc::get_mut(&mut self.inner) {
             inner.validator = Some(validator);
+        }
+        self
+    }
+
+    /// What asks AI Lensers, lens versions and workflows as contenders
+    /// (without it, only model profiles answer).
+    pub fn with_contenders(mut self, kinds: ExperimentContenders) -> Self {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.kinds = Some(kinds);
         }
         self
     }
@@ -151,8 +165,8 @@ impl ExperimentRunner for ExperimentCells {
 struct Shared {
     experiment: Experiment,
     assertions: Vec<Assertion>,
-    /// Each contender's model, or why it cannot be asked.
-    models: Vec<Result<ResolvedModel, String>>,
+    /// Each contender made ready, or why it cannot be asked.
+    models: Vec<Result<Ready, String>>,
     /// The judge's model, or why it cannot be asked (none without one).
     judge: Option<Result<ResolvedModel, String>>,
     spent: AtomicU64,
@@ -162,7 +176,7 @@ struct Shared {
 }
 
 /// What one attempt came to.
-enum Attempt {
+pub(crate) enum Attempt {
     Answered {
         text: String,
         input: u64,
@@ -184,9 +198,9 @@ impl Inner {
         let owner = Principal::Lenser { id: e.owner, scopes: Scopes::READ };
         let mut models = Vec::new();
         for c in &e.contenders {
-            models.push(self.resolver.resolve(&owner, "contenders", &c.model).await.map_err(|err| {
-                format!("The contender's model {} could not be used: {}", c.model, err.message())
-            }));
+            models.push(
+                crate::experiment_contenders::ready(self.kinds.as_ref(), &*self.resolver, &owner, c).await,
+            );
         }
         let judge = match &e.judge {
             None => None,
@@ -580,39 +594,12 @@ impl Inner {
         }
     }
 
-    /// One attempt: the contender's model asked the case once.
+    /// One attempt: the contender asked the case once.
     async fn attempt(&self, s: &Shared, key: CellKey, case: &Case) -> Attempt {
-        let model = match &s.models[usize::from(key.contender)] {
-            Ok(m) => m,
-            Err(why) => return Attempt::Failed(why.clone()),
-        };
-        let request = model.request(SYSTEM, question(case));
-        let started = Instant::now();
-        match model.provider.chat(request.clone()).await {
-            Ok(answer) => {
-                let elapsed = started.elapsed().as_millis() as u64;
-                let cost = model.cost(&request, &answer, elapsed, lf_lens::estimate_tokens);
-                Attempt::Answered {
-                    text: answer.text,
-                    input: cost.input_tokens,
-                    output: cost.output_tokens,
-                    cost_usd: cost.cost_usd,
-                    latency_ms: cost.total_ms,
-                }
-            }
-            Err(e) => match again_after(&e) {
-                Some(wait) => Attempt::Again(wait, e.message().to_owned()),
-                None => Attempt::Failed(format!("The model could not be asked: {}", e.message())),
-            },
+        match &s.models[usize::from(key.contender)] {
+            Ok(ready) => crate::experiment_contenders::attempt(ready, key, case).await,
+            Err(why) => Attempt::Failed(why.clone()),
         }
-    }
-}
-
-/// What a case asks: its prompt, or its inputs as JSON.
-fn question(case: &Case) -> String {
-    match &case.input {
-        CaseInput::Prompt(p) => p.clone(),
-        CaseInput::Inputs(o) => serde_json::Value::Object(o.clone()).to_string(),
     }
 }
 

@@ -85,6 +85,8 @@ pub fn services(
     let asks = lf_runner::ModelAsks::new(own.clone(), db.ask_store(), resolver.clone(), runs.runner.lease);
     // Experiments' cells, asked on the runner under their leases; the
     // experiments left running by a process that stopped are taken up.
+    // AI Lensers, lens versions and workflows answer too (through `own`).
+    let kinds = lf_runner::ExperimentContenders::new(own.clone(), lens.clone(), resolver.clone());
     let cells = lf_runner::ExperimentCells::new(
         db.experiment_store(),
         db.dataset_store(),
@@ -92,11 +94,13 @@ pub fn services(
         runs.pricing,
         runs.runner.lease,
     )
-    .with_validator(Arc::new(lf_tools::JsonSchemaCheck));
+    .with_validator(Arc::new(lf_tools::JsonSchemaCheck))
+    .with_contenders(kinds.clone());
     cells.resume();
     let experiments = ExperimentService::new(db.experiment_store(), db.dataset_store())
         .with_runner(Arc::new(cells))
-        .with_resolver(resolver.clone());
+        .with_resolver(resolver.clone())
+        .with_contender_check(Arc::new(kinds));
     let egress = Egress::new(EgressConfig { allow: runs.egress_allow.clone(), ..EgressConfig::default() })
         .expect("the outbound HTTP client builds with the default TLS settings");
     // The tools an agent step calls, and the battle answers a contender

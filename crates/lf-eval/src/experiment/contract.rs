@@ -39,7 +39,7 @@ fn experiment(owner: LenserId, visibility: Visibility) -> Experiment {
         dataset: DatasetId::new(),
         dataset_version: 2,
         case_count: 4,
-        contenders: vec![Contender { model: "fast".into() }, Contender { model: "careful".into() }],
+        contenders: vec![Contender::model("fast"), Contender::model("careful")],
         assertions: vec![json!({"type": "contains", "value": "x"}).as_object().unwrap().clone()],
         judge: (visibility == Visibility::Private).then(|| "grader".to_owned()),
         repeats: 2,

@@ -5,6 +5,9 @@
 //!
 //! - `model.rs`: [`Experiment`], [`CellKey`], [`CellResult`], [`Tally`],
 //!   the Wilson interval and nearest-rank percentiles;
+//! - `contender.rs`: [`Contender`] (a model profile, an AI Lenser, a
+//!   pinned lens version sent to a profile, a pinned workflow version), the
+//!   forms `run_experiment` reads and [`ContenderCheck`];
 //! - `assertion.rs`: [`Assertion`]: read and checked once, applied to each
 //!   answer through lf-battle's checks (one implementation of each);
 //! - `graded.rs`: [`Grading`]: what the judge is asked of a graded
@@ -20,6 +23,7 @@
 
 mod assertion;
 mod compare;
+mod contender;
 pub mod contract;
 mod graded;
 mod memory;
@@ -32,6 +36,7 @@ pub use compare::{
     ALPHA, BOOTSTRAP_ROUNDS, BOOTSTRAP_SEED, Bootstrap, CaseChange, ContenderChange, McNemar, Outcome,
     Pairing, compare_contender, mcnemar, paired_bootstrap,
 };
+pub use contender::{ContenderCheck, ContenderForm, FORMS};
 pub use graded::{GradedOutcome, Grading, JudgeOrder};
 pub use memory::MemoryExperiments;
 pub use model::{

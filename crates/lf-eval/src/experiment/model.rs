@@ -3,6 +3,7 @@
 
 use lf_core::{ErrorCode, LenserId, LfError, Timestamp};
 
+pub use super::contender::Contender;
 use crate::dataset::{DatasetId, JsonObject, Visibility};
 
 lf_core::id_newtype!(
@@ -38,14 +39,6 @@ pub const MAX_CELLS: u64 = 200_000;
 pub const CELL_ATTEMPTS: u32 = 3;
 /// Longest answer kept, in characters.
 pub const MAX_ANSWER_CHARS: usize = 20_000;
-
-/// A contender: what answers each case. Model profiles for now (a
-/// profile's name or id, or an operator endpoint's name).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Contender {
-    /// The model profile, as given.
-    pub model: String,
-}
 
 /// A saved experiment.
 #[derive(Clone, Debug, PartialEq)]

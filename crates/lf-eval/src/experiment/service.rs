@@ -7,6 +7,7 @@ use lf_core::{Clock, LfError, LfResult, ModelResolver, Page, PageRequest, Princi
 
 use super::assertion::{Assertion, parse_all};
 use super::compare::{ContenderChange, Pairing, compare_contender};
+use super::contender::{ContenderCheck, ContenderForm};
 use super::model::{
     CellResult, Contender, DEFAULT_CONCURRENCY, Experiment, ExperimentId, ExperimentStatus, MAX_CELLS,
     MAX_CONCURRENCY, MAX_CONTENDERS, MAX_REPEATS, ResultFilter, Tally, experiment_not_found, wilson,
@@ -31,7 +32,8 @@ pub struct NewExperiment {
     pub dataset: DatasetId,
     /// The version to pin; the latest when `None`.
     pub dataset_version: Option<u32>,
-    /// Model profiles' names or ids (or operator endpoints' names).
+    /// Contenders' forms ([`ContenderForm`]): model profiles' names or
+    /// ids, AI Lensers, lens versions sent to a profile, workflows.
     pub contenders: Vec<String>,
     pub assertions: Vec<JsonObject>,
     /// The model profile (name or id) grading rubric, factuality and
@@ -88,6 +90,7 @@ pub struct ExperimentService {
     datasets: Arc<dyn DatasetStore>,
     runner: Option<Arc<dyn ExperimentRunner>>,
     resolver: Option<Arc<dyn ModelResolver>>,
+    check: Option<Arc<dyn ContenderCheck>>,
     validator: Option<Arc<dyn JsonSchemaValidator>>,
     clock: Arc<dyn Clock>,
 }
@@ -116,7 +119,15 @@ fn check_graded(list: &[Assertion], prefix: &str, contenders: usize) -> LfResult
 
 impl ExperimentService {
     pub fn new(store: Arc<dyn ExperimentStore>, datasets: Arc<dyn DatasetStore>) -> Self {
-        Self { store, datasets, runner: None, resolver: None, validator: None, clock: Arc::new(SystemClock) }
+        Self {
+            store,
+            datasets,
+            runner: None,
+            resolver: None,
+            check: None,
+            validator: None,
+            clock: Arc::new(SystemClock),
+        }
     }
 
     /// What asks the cells. Without one, experiments are saved and wait.
@@ -128,6 +139,13 @@ impl ExperimentService {
     /// What checks that contenders are model profiles the caller may use.
     pub fn with_resolver(mut self, resolver: Arc<dyn ModelResolver>) -> Self {
         self.resolver = Some(resolver);
+        self
+    }
+
+    /// What checks and pins the contenders other than model profiles;
+    /// without one only model profiles are contenders.
+    pub fn with_contender_check(mut self, check: Arc<dyn ContenderCheck>) -> Self {
+        self.check = Some(check);
         self
     }
 
@@ -181,23 +199,35 @@ impl ExperimentService {
         }
         let mut contenders = Vec::new();
         for (i, c) in new.contenders.iter().enumerate() {
-            let model = c.trim();
-            if model.is_empty()
-                || model.chars().count() > 200
-                || contenders.iter().any(|k: &Contender| k.model == model)
-            {
-                return Err(bad(
-                    "contenders",
-                    format!("contenders[{i}] is empty, over 200 characters, or named twice."),
-                ));
+            let given = c.trim();
+            let twice = || bad("contenders", format!("contenders[{i}] is named twice."));
+            if given.is_empty() || given.chars().count() > 300 {
+                return Err(bad("contenders", format!("contenders[{i}] is empty or over 300 characters.")));
             }
-            if let Some(r) = &self.resolver {
-                r.resolve(p, "contenders", model).await.map_err(|e| {
-                    LfError::new(e.code(), format!("contenders[{i}]: {}", e.message()))
-                        .with_field("contenders")
-                })?;
+            let place = |e: LfError| {
+                LfError::new(e.code(), format!("contenders[{i}]: {}", e.message())).with_field("contenders")
+            };
+            let form = ContenderForm::parse(given)
+                .map_err(|why| bad("contenders", format!("contenders[{i}] {given:?}: {why}")))?;
+            let contender = match (form, &self.check) {
+                (ContenderForm::Model(model), _) => {
+                    if let Some(r) = &self.resolver {
+                        r.resolve(p, "contenders", model).await.map_err(place)?;
+                    }
+                    Contender::model(model)
+                }
+                (form, Some(check)) => check.check(p, given, form).await.map_err(place)?,
+                (_, None) => {
+                    return Err(bad(
+                        "contenders",
+                        format!("contenders[{i}]: this server runs only model profiles as contenders."),
+                    ));
+                }
+            };
+            if contenders.iter().any(|k: &Contender| k.key() == contender.key()) {
+                return Err(twice());
             }
-            contenders.push(Contender { model: model.to_owned() });
+            contenders.push(contender);
         }
         if new.assertions.len() > MAX_ASSERTIONS {
             return Err(bad("assertions", format!("Give at most {MAX_ASSERTIONS} assertions.")));
@@ -424,17 +454,17 @@ impl ExperimentService {
         let cases_compared = a.case_count.min(b.case_count);
         let mut contenders = Vec::new();
         for (i, c) in a.contenders.iter().enumerate() {
-            let Some(j) = b.contenders.iter().position(|k| k.model == c.model) else { continue };
+            let Some(j) = b.contenders.iter().position(|k| k.key() == c.key()) else { continue };
             let (i, j) = (i as u16, j as u16);
             let in_a = self.store.outcomes(a.id, i, cases_compared).await?;
             let in_b = self.store.outcomes(b.id, j, cases_compared).await?;
-            contenders.push(compare_contender(&c.model, (i, j), pairing, &in_a, &in_b));
+            contenders.push(compare_contender(c.key(), (i, j), pairing, &in_a, &in_b));
         }
         let only = |x: &Experiment, y: &Experiment| -> Vec<String> {
             x.contenders
                 .iter()
-                .filter(|c| !y.contenders.iter().any(|k| k.model == c.model))
-                .map(|c| c.model.clone())
+                .filter(|c| !y.contenders.iter().any(|k| k.key() == c.key()))
+                .map(|c| c.key().to_owned())
                 .collect()
         };
         let (only_in_a, only_in_b) = (only(&a, &b), only(&b, &a));

@@ -168,7 +168,7 @@ async fn scripted(
         dataset,
         dataset_version: 1,
         case_count: 120,
-        contenders: vec![Contender { model: "model-one".into() }, Contender { model: MARKUP_MODEL.into() }],
+        contenders: vec![Contender::model("model-one"), Contender::model(MARKUP_MODEL)],
         assertions: Vec::new(),
         repeats: 1,
         concurrency: 1,

@@ -15,7 +15,7 @@ use crate::fake_models::FakeModels;
 
 pub struct World {
     pub services: Arc<Services>,
-    _runner: lf_server::Runner,
+    runner: lf_server::Runner,
 }
 
 /// An operator's endpoint `name` on the fake: `concurrency` calls at once,
@@ -50,7 +50,13 @@ impl World {
             KeySealer::new(Some(key)),
             &runs,
         );
-        World { services, _runner: runner }
+        World { services, runner }
+    }
+
+    /// Starts the workflow runner (workflow runs are left waiting without).
+    #[allow(dead_code)]
+    pub fn run_workflows(&self) {
+        self.runner.start();
     }
 
     /// A catalog server with every toolset, for lenser `who`.

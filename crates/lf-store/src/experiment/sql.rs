@@ -92,10 +92,7 @@ fn experiment(row: &impl Columns) -> LfResult<Experiment> {
     let contenders = match json_text(row.text("contenders")?, "experiments.contenders")? {
         Value::Array(items) => items
             .into_iter()
-            .map(|v| match v {
-                Value::String(model) => Ok(Contender { model }),
-                _ => valid(Err("not text"), "experiments.contenders"),
-            })
+            .map(|v| valid(Contender::from_json(&v), "experiments.contenders"))
             .collect::<LfResult<Vec<_>>>()?,
         _ => return valid(Err("not a list"), "experiments.contenders"),
     };
@@ -220,7 +217,7 @@ fn int(n: u64) -> i64 {
 }
 
 pub(crate) async fn add<C: Conn>(conn: &mut C, e: &Experiment) -> LfResult<()> {
-    let contenders: Vec<&str> = e.contenders.iter().map(|c| c.model.as_str()).collect();
+    let contenders: Vec<Value> = e.contenders.iter().map(Contender::to_json).collect();
     let assertions: Vec<Value> = e.assertions.iter().cloned().map(Value::Object).collect();
     let q = query::<C::Database>(INSERT)
         .put(e.id.as_uuid())

@@ -332,7 +332,7 @@ fn experiment(view: &ExperimentView) -> Picture {
         .contenders
         .iter()
         .map(|c| Row {
-            name: c.contender.model.clone(),
+            name: c.contender.key().to_owned(),
             share: c.pass_rate,
             note: format!("{:.0}% of {} (score {:.2})", c.pass_rate * 100.0, c.tally.cells, c.mean_score),
             interval: (c.tally.cells > 0).then_some(c.interval),

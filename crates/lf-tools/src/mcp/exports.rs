@@ -155,7 +155,7 @@ pub(crate) async fn read(services: &Services, p: &Principal, export: Export) -> 
 
 /// The contender's name of a cell.
 fn model(experiment: &Experiment, contender: u16) -> String {
-    experiment.contenders.get(usize::from(contender)).map(|c| c.model.clone()).unwrap_or_default()
+    experiment.contenders.get(usize::from(contender)).map(|c| c.key().to_owned()).unwrap_or_default()
 }
 
 /// One cell as `list_experiment_results` gives it, `model` after `contender`.

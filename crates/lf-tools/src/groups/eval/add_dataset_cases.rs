@@ -30,7 +30,7 @@ impl Tool for AddDatasetCases {
     const NAME: &'static str = "add_dataset_cases";
     const TITLE: &'static str = "Add cases to a dataset";
     const SAFETY: Safety = Safety::Write;
-    const DESCRIPTION: &'static str = "Append up to 10,000 cases to your dataset as a new version. Bad cases: named by place, nothing saved.";
+    const DESCRIPTION: &'static str = "Append up to 10,000 cases to your dataset as a new version; bad cases named by place, nothing saved.";
     type Input = AddDatasetCasesIn;
     type Output = WrittenOut;
 

@@ -37,7 +37,7 @@ impl Tool for CreateDataset {
     const NAME: &'static str = "create_dataset";
     const TITLE: &'static str = "Create a dataset";
     const SAFETY: Safety = Safety::Write;
-    const DESCRIPTION: &'static str = "Save up to 10,000 cases (one of cases, jsonl, csv) as a new dataset's version 1. Bad cases: named by place, nothing saved.";
+    const DESCRIPTION: &'static str = "Save up to 10,000 cases (cases, jsonl or csv) as a new dataset's version 1; bad cases named by place, nothing saved.";
     type Input = CreateDatasetIn;
     type Output = WrittenOut;
 

@@ -38,7 +38,7 @@ impl ExperimentOut {
             status: e.status.as_str(),
             dataset_id: e.dataset.to_string(),
             dataset_version: e.dataset_version,
-            contenders: e.contenders.iter().map(|c| c.model.clone()).collect(),
+            contenders: e.contenders.iter().map(|c| c.key().to_owned()).collect(),
             repeats: e.repeats,
             budget_credits: e.budget_credits,
             cells: e.cell_count(),
@@ -73,7 +73,7 @@ impl FiguresOut {
     fn of(f: &ContenderFigures) -> Self {
         let t = &f.tally;
         Self {
-            contender: f.contender.model.clone(),
+            contender: f.contender.key().to_owned(),
             cells: t.cells,
             passed: t.passed,
             errors: t.errors,

@@ -32,7 +32,7 @@ impl Tool for GetDataset {
     const NAME: &'static str = "get_dataset";
     const TITLE: &'static str = "Get a dataset";
     const SAFETY: Safety = Safety::Read;
-    const DESCRIPTION: &'static str = "A dataset and a page of a version's cases (default latest).";
+    const DESCRIPTION: &'static str = "A dataset and a page of a version's cases.";
     type Input = GetDatasetIn;
     type Output = GetDatasetOut;
 

@@ -19,7 +19,7 @@ impl Tool for ListDatasets {
     const NAME: &'static str = "list_datasets";
     const TITLE: &'static str = "List datasets";
     const SAFETY: Safety = Safety::Read;
-    const DESCRIPTION: &'static str = "Datasets you can read (yours, shared), by name.";
+    const DESCRIPTION: &'static str = "Datasets you can read (yours or shared).";
     type Input = ListDatasetsIn;
     type Output = PageOut<DatasetOut>;
 

@@ -18,7 +18,7 @@ pub struct RunExperimentIn {
     /// Default: latest.
     #[schemars(range(min = 1))]
     pub dataset_version: Option<i64>,
-    /// Model profiles (names or ids).
+    /// Profile name/id, lenser:<AI Lenser>, lens:<lens id>@<version|label>:<profile>, workflow:<id>.
     #[schemars(length(min = 1, max = 10))]
     pub contenders: Vec<String>,
     /// [{type, …}]: equals, contains(_all), not_contains, starts_with, regex, is_json, json_schema, json_path_equals, one_of, length_range, numeric_tolerance, edit_distance (no value: expected); judged: rubric {rubric, threshold}, factuality, pairwise {baseline}.
@@ -26,7 +26,7 @@ pub struct RunExperimentIn {
     pub assertions: Option<Vec<Value>>,
     /// Judge's model profile.
     pub judge: Option<String>,
-    /// Asks per case and contender.
+    /// Per case, contender.
     #[schemars(range(min = 1, max = 10), extend("default" = 1))]
     pub repeats: Option<i64>,
     /// Cells at once.
@@ -57,7 +57,8 @@ impl Tool for RunExperiment {
     const NAME: &'static str = "run_experiment";
     const TITLE: &'static str = "Run an experiment";
     const SAFETY: Safety = Safety::Write;
-    const DESCRIPTION: &'static str = "Ask every contender every case of a dataset version, checked by assertions; answers at once, runs in background.";
+    const DESCRIPTION: &'static str =
+        "Ask each contender each case of a dataset version, checked by assertions, in background.";
     type Input = RunExperimentIn;
     type Output = ExperimentOut;
     const STARTS_TASK: Option<fn(&ExperimentOut) -> Started> = Some(|out| Started::Experiment(out.id));
