@@ -21,8 +21,10 @@
 //! its answer and before its result is written, under the same lease and
 //! retry rule (a malformed judge answer counts as a failed attempt of that
 //! judge call); what they cost is kept on each outcome and their credits
-//! added to the cell's. A pairwise cell waits for its baseline's result
-//! for the same case and repeat: each case's baselines are asked first,
+//! added to the cell's; each judged pairwise verdict is written with the
+//! result as a matchup the leaderboard rates (lf-eval's `ratings`). A
+//! pairwise cell waits for its baseline's result for the same case and
+//! repeat: each case's baselines are asked first,
 //! so the baseline's cell already holds a slot (or has its result) when
 //! its dependants wait. Written once with the result, a judgement is never
 //! made twice for a written cell; a kill before the write asks the cell
@@ -46,8 +48,8 @@ use lf_core::{
 use lf_eval::dataset::{Case, CaseInput, DatasetStore};
 use lf_eval::experiment::{
     Assertion, AssertionOutcome, CELL_ATTEMPTS, CellKey, CellResult, Experiment, ExperimentId,
-    ExperimentRunner, ExperimentStatus, ExperimentStore, Grading, Judged, MAX_ANSWER_CHARS, ResultFilter,
-    labelled, outcomes, parse_all,
+    ExperimentRunner, ExperimentStatus, ExperimentStore, Grading, Judged, MAX_ANSWER_CHARS, Rated,
+    ResultFilter, labelled, matchups, outcomes, parse_all,
 };
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
@@ -346,6 +348,8 @@ impl Inner {
                             judged.map_or(0, |j| self.pricing.credits(j.input_tokens + j.output_tokens));
                         outcomes.push(o);
                     }
+                    let own = self.case_assertions(case);
+                    let matchups = matchups(&s.assertions, &own, key.contender, &outcomes, &rated(s));
                     let passed = outcomes.iter().all(|o| o.passed);
                     let score = if outcomes.is_empty() {
                         1.0
@@ -367,6 +371,7 @@ impl Inner {
                         latency_ms,
                         attempts: n,
                         created_at: self.clock.now(),
+                        matchups,
                     }
                 }
                 Attempt::Failed(error) => failed(key, case, error, n, self.clock.now()),
@@ -633,5 +638,23 @@ fn failed(key: CellKey, case: &Case, error: String, attempts: u32, now: Timestam
         latency_ms: 0,
         attempts,
         created_at: now,
+        matchups: Vec::new(),
     }
+}
+
+/// Each contender as the leaderboard names it, by index: a model profile
+/// as battles name an `ai_model` contender (one without a profile is not
+/// rated).
+fn rated(s: &Shared) -> Vec<Option<Rated>> {
+    let contenders = s.experiment.contenders.iter();
+    s.models
+        .iter()
+        .zip(contenders)
+        .map(|(m, c)| {
+            let profile = m.as_ref().ok()?.profile?;
+            let id = lf_core::ContenderRefId::from_uuid(profile.as_uuid());
+            let reference = lf_battle::ContenderRef { kind: lf_battle::ContenderType::AiModel, id };
+            Some(Rated { reference, name: c.model.clone() })
+        })
+        .collect()
 }

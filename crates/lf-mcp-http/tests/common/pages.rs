@@ -168,6 +168,7 @@ pub async fn experiment(s: &Server, owner: &str) -> String {
             latency_ms: 120 + u64::from(position),
             attempts: 1,
             created_at: now,
+            matchups: Vec::new(),
         };
         assert!(store.save_result(&result, "test", now).await.unwrap());
     }
