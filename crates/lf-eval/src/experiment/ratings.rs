@@ -17,6 +17,8 @@
 //! - A comparison is rated as one `ai_vs_ai` battle of two; a contender
 //!   with no model profile (an operator endpoint named alone) is not rated,
 //!   nor one compared with itself.
+//! - It carries no answer styles: with style control on, it enters the fit
+//!   with zero covariates (as a battle's pair without submissions does).
 
 use std::sync::Arc;
 
