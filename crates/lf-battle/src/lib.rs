@@ -109,4 +109,4 @@ pub use service::{
     BattleService, MAX_TAG_CHARS, MAX_TAGS, NewBattle, NewContender, ScoreOutcome, ScoreView, SubmitOutcome,
     VoteOutcome, battle_tags, category,
 };
-pub use store::{BattleStore, StoredSubmission, StoredVote};
+pub use store::{BattleStore, MoreResults, StoredSubmission, StoredVote};

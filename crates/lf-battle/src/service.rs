@@ -202,15 +202,20 @@ pub struct BattleService {
     /// endpoint, a bare model on `default`); without it, a model name sent
     /// to `provider` as it is.
     pub(crate) resolver: Option<Arc<dyn ModelResolver>>,
+    /// Results rated beside the battles' (see [`crate::MoreResults`]).
+    more: Option<Arc<dyn crate::MoreResults>>,
 }
 
 /// Leaderboards computed from the results of one
 /// [`BattleStore::results_version`], by what they were asked for.
 #[derive(Default)]
 struct Boards {
-    version: Option<i64>,
+    version: Option<Versions>,
     kept: Vec<(BoardKey, Arc<Leaderboard>)>,
 }
+
+/// The battles' results version, and the more results' (0 without them).
+type Versions = (i64, i64);
 
 /// What a kept leaderboard was asked for: a battle type, a category, options.
 type BoardKey = (Option<BattleType>, Option<String>, LeaderboardOptions);
@@ -237,6 +242,7 @@ impl BattleService {
             model_answers: None,
             refs: None,
             resolver: None,
+            more: None,
         }
     }
 
@@ -272,6 +278,13 @@ impl BattleService {
     /// who answers for an agent or workflow contender (see [`ContenderRefs`]).
     pub fn with_contender_refs(mut self, refs: Arc<dyn ContenderRefs>) -> Self {
         self.refs = Some(refs);
+        self
+    }
+
+    /// Rates `more` results beside closed battles' on the leaderboard
+    /// (experiments' pairwise verdicts; see [`crate::MoreResults`]).
+    pub fn with_more_results(mut self, more: Arc<dyn crate::MoreResults>) -> Self {
+        self.more = Some(more);
         self
     }
 
@@ -737,8 +750,10 @@ impl BattleService {
     /// leaderboard is kept for the current results: rating many battles is
     /// CPU work a server runs off its async threads. A leaderboard is kept
     /// until a battle closes, is created closed, or is archived
-    /// ([`BattleStore::results_version`] changes), so asking again costs one
-    /// small read.
+    /// ([`BattleStore::results_version`] changes), or the more results
+    /// change ([`crate::MoreResults::version`]), so asking again costs two
+    /// small reads. The more results (of `battle_type`) are rated with the
+    /// battles', filtered by category alike.
     pub async fn leaderboard_with(
         &self,
         _p: &Principal,
@@ -748,11 +763,18 @@ impl BattleService {
         rate: impl AsyncFnOnce(Vec<BattleResult>, LeaderboardOptions) -> LfResult<Leaderboard>,
     ) -> LfResult<Arc<Leaderboard>> {
         let category = category.map(|c| crate::service::category("category", c)).transpose()?;
-        let version = self.store.results_version().await?;
+        let more_version = match &self.more {
+            Some(m) => m.version().await?,
+            None => 0,
+        };
+        let version = (self.store.results_version().await?, more_version);
         if let Some(board) = self.kept_board(version, battle_type, category.as_deref(), options) {
             return Ok(board);
         }
         let mut results = self.store.closed_results(battle_type).await?;
+        if let Some(m) = &self.more {
+            results.extend(m.results(battle_type).await?);
+        }
         if let Some(c) = &category {
             results.retain(|r| r.tags.contains(c));
         }
@@ -772,7 +794,7 @@ impl BattleService {
 
     fn kept_board(
         &self,
-        version: i64,
+        version: Versions,
         battle_type: Option<BattleType>,
         category: Option<&str>,
         options: LeaderboardOptions,

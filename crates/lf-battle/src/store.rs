@@ -236,3 +236,19 @@ pub trait BattleStore: Send + Sync {
     /// results (and so a leaderboard computed from them).
     async fn results_version(&self) -> LfResult<i64>;
 }
+
+/// Results rated beside closed battles', from where lf-battle cannot look
+/// (experiments' pairwise verdicts: lf-eval's `ExperimentRatings`), given
+/// by [`crate::BattleService::with_more_results`]. Each result is rated as
+/// a battle is, and must be one everyone may read, as closed battles are:
+/// the leaderboard is the same for every caller.
+#[async_trait]
+pub trait MoreResults: Send + Sync {
+    /// A number that changes whenever [`results`](Self::results) may
+    /// answer differently (one small read: the leaderboard asks it on
+    /// every call and rates again only when it or the battles' changed).
+    async fn version(&self) -> LfResult<i64>;
+
+    /// Every result (of `battle_type` when given), in any order.
+    async fn results(&self, battle_type: Option<BattleType>) -> LfResult<Vec<BattleResult>>;
+}

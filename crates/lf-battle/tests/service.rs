@@ -1044,3 +1044,60 @@ fn contender_references_are_checked_through_the_port() {
     let b = alone.create(|n| n).unwrap();
     alone.add(b.id, AiModel).expect("any reference without a port");
 }
+
+/// Results from elsewhere (an experiment's pairwise verdicts), as the
+/// composition root gives them: a version and the results.
+struct Elsewhere {
+    version: std::sync::atomic::AtomicI64,
+    results: Mutex<Vec<lf_battle::BattleResult>>,
+}
+
+#[async_trait]
+impl lf_battle::MoreResults for Elsewhere {
+    async fn version(&self) -> LfResult<i64> {
+        Ok(self.version.load(std::sync::atomic::Ordering::SeqCst))
+    }
+
+    async fn results(&self, battle_type: Option<BattleType>) -> LfResult<Vec<lf_battle::BattleResult>> {
+        let all = self.results.lock().unwrap().clone();
+        Ok(all.into_iter().filter(|r| battle_type.is_none_or(|t| t == r.battle_type)).collect())
+    }
+}
+
+#[test]
+fn more_results_are_rated_with_the_battles_and_their_version_renews_the_board() {
+    let (strong, weak) = (ContenderRefId::new(), ContenderRefId::new());
+    let won = |tag: &str| {
+        let entry = |id, rank| lf_battle::ResultEntry {
+            reference: lf_battle::ContenderRef { kind: ContenderType::AiModel, id },
+            display_name: "m".into(),
+            rank,
+            style: None,
+        };
+        lf_battle::BattleResult {
+            battle_id: BattleId::new(),
+            tags: vec![tag.to_owned()],
+            battle_type: BattleType::AiVsAi,
+            closed_at: Timestamp::from_micros(0),
+            entries: vec![entry(strong, 1), entry(weak, 2)],
+        }
+    };
+    let more =
+        Arc::new(Elsewhere { version: 1.into(), results: Mutex::new(vec![won("code"), won("poetry")]) });
+    let service = BattleService::new(Arc::new(MemoryBattleStore::new())).with_more_results(more.clone());
+    let me = Principal::Service { acting_as: None };
+    let options = LeaderboardOptions::new(Some(1), Some(0)).unwrap();
+    let board = |category: Option<&str>, t: Option<BattleType>| {
+        let rate = async |r: Vec<lf_battle::BattleResult>, o| Ok(lf_battle::rating::leaderboard(&r, o));
+        run(service.leaderboard_with(&me, t, category, options, rate)).unwrap()
+    };
+    let all = board(None, None);
+    assert_eq!((all.battles, all.ratings[0].reference.id, all.ratings[0].wins), (2, strong, 2));
+    assert_eq!(board(Some("Code"), None).battles, 1, "a category filters them as it filters battles");
+    assert!(board(None, Some(BattleType::HumanVsAi)).ratings.is_empty());
+    // A new result with the same version: the kept board; a new version: rated again.
+    more.results.lock().unwrap().push(won("code"));
+    assert_eq!(board(None, None).battles, 2);
+    more.version.store(2, std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(board(None, None).battles, 3);
+}

@@ -129,7 +129,9 @@ pub(crate) async fn leaderboard(
     );
     body.push_display(board.options.min_battles)
         .push_raw("\"></label><button type=\"submit\">Show</button></form>");
-    body.push_raw("<p>").push_display(board.battles).push_raw(" closed battles counted; ");
+    body.push_raw("<p>")
+        .push_display(board.battles)
+        .push_raw(" battles counted (closed battles, and shared experiments' judged pairwise cells); ");
     body.push_display(board.unrated.len()).push_raw(" contenders not rated yet.</p>");
     if rows.is_empty() {
         body.push_raw("<p>No one is rated yet with these filters.</p>");

@@ -24,8 +24,10 @@
 //! its answer and before its result is written, under the same lease and
 //! retry rule (a malformed judge answer counts as a failed attempt of that
 //! judge call); what they cost is kept on each outcome and their credits
-//! added to the cell's. A pairwise cell waits for its baseline's result
-//! for the same case and repeat: each case's baselines are asked first,
+//! added to the cell's; each judged pairwise verdict is written with the
+//! result as a matchup the leaderboard rates (lf-eval's `ratings`). A
+//! pairwise cell waits for its baseline's result for the same case and
+//! repeat: each case's baselines are asked first,
 //! so the baseline's cell already holds a slot (or has its result) when
 //! its dependants wait. Written once with the result, a judgement is never
 //! made twice for a written cell; a kill before the write asks the cell
@@ -48,9 +50,9 @@ use lf_core::{
 };
 use lf_eval::dataset::{Case, DatasetStore};
 use lf_eval::experiment::{
-    Assertion, AssertionOutcome, CELL_ATTEMPTS, CellKey, CellResult, Experiment, ExperimentId,
-    ExperimentRunner, ExperimentStatus, ExperimentStore, Grading, Judged, MAX_ANSWER_CHARS, ResultFilter,
-    labelled, outcomes, parse_all,
+    Assertion, AssertionOutcome, CELL_ATTEMPTS, CellKey, CellResult, Contender, Experiment, ExperimentId,
+    ExperimentRunner, ExperimentStatus, ExperimentStore, Grading, Judged, MAX_ANSWER_CHARS, Rated,
+    ResultFilter, labelled, matchups, outcomes, parse_all,
 };
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
@@ -360,6 +362,8 @@ impl Inner {
                             judged.map_or(0, |j| self.pricing.credits(j.input_tokens + j.output_tokens));
                         outcomes.push(o);
                     }
+                    let own = self.case_assertions(case);
+                    let matchups = matchups(&s.assertions, &own, key.contender, &outcomes, &rated(s));
                     let passed = outcomes.iter().all(|o| o.passed);
                     let score = if outcomes.is_empty() {
                         1.0
@@ -381,6 +385,7 @@ impl Inner {
                         latency_ms,
                         attempts: n,
                         created_at: self.clock.now(),
+                        matchups,
                     }
                 }
                 Attempt::Failed(error) => failed(key, case, error, n, self.clock.now()),
@@ -620,5 +625,32 @@ fn failed(key: CellKey, case: &Case, error: String, attempts: u32, now: Timestam
         latency_ms: 0,
         attempts,
         created_at: now,
+        matchups: Vec::new(),
     }
+}
+
+/// Each contender as the leaderboard names it, by index: a model profile
+/// as battles name an `ai_model` contender, an AI Lenser as they name an
+/// `ai_agent` one. Not rated: a model without a profile (an operator
+/// endpoint), a lens sent to a profile, a workflow, or one that could not
+/// be made ready.
+fn rated(s: &Shared) -> Vec<Option<Rated>> {
+    let contenders = s.experiment.contenders.iter();
+    s.models
+        .iter()
+        .zip(contenders)
+        .map(|(m, c)| {
+            let (kind, id) = match (m.as_ref().ok()?, c) {
+                (_, Contender::Lenser { lenser, .. }) => {
+                    (lf_battle::ContenderType::AiAgent, lenser.as_uuid())
+                }
+                (Ready::Model(model, _), Contender::Model { .. }) => {
+                    (lf_battle::ContenderType::AiModel, model.profile?.as_uuid())
+                }
+                _ => return None,
+            };
+            let id = lf_core::ContenderRefId::from_uuid(id);
+            Some(Rated { reference: lf_battle::ContenderRef { kind, id }, name: c.key().to_owned() })
+        })
+        .collect()
 }

@@ -8,7 +8,7 @@ use lf_battle::BattleService;
 use lf_core::{ModelProvider, Principal, Spawner};
 use lf_egress::{Egress, EgressConfig};
 use lf_eval::dataset::DatasetService;
-use lf_eval::experiment::ExperimentService;
+use lf_eval::experiment::{ExperimentRatings, ExperimentService};
 use lf_lens::LensService;
 use lf_runner::{Executors, OwnServices, Runner, Scheduler, StepNeeds};
 use lf_store::Database;
@@ -129,7 +129,10 @@ pub fn services(
                 .with_workflow_answers(Arc::new(own.clone()))
                 .with_model_answers(Arc::new(asks))
                 .with_contender_refs(Arc::new(own.clone()))
-                .with_resolver(resolver.clone()),
+                .with_resolver(resolver.clone())
+                // Experiments' judged pairwise verdicts are rated beside
+                // closed battles (lf-eval's experiment::ratings).
+                .with_more_results(Arc::new(ExperimentRatings::new(db.experiment_store()))),
         )
         .workflow(workflow)
         .runs(run_store, runner.signal())

@@ -104,13 +104,7 @@ async fn dataset(s: &LfServer, n: u32, visibility: &str) -> String {
                    "tags": [if i.is_multiple_of(2) { "even" } else { "odd" }]})
         })
         .collect();
-    let made = ok(
-        s,
-        "create_dataset",
-        json!({"name": format!("qa {n} {visibility}"), "visibility": visibility, "cases": cases}),
-    )
-    .await;
-    made["dataset"]["dataset_id"].as_str().unwrap().to_owned()
+    calls::new_dataset(s, &format!("qa {n} {visibility}"), visibility, cases).await
 }
 
 /// Reads the experiment until `done` holds of it (two minutes at most).

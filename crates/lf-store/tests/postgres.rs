@@ -14,6 +14,7 @@ mod agent_common;
 mod auth_common;
 mod battle_common;
 mod common;
+mod experiment_common;
 mod kv_common;
 mod run_common;
 mod workflow_common;
@@ -276,6 +277,7 @@ async fn experiment_contract_suite_twice() {
     let db = connect().await;
     lf_eval::experiment::contract::suite(db.experiment_store()).await;
     lf_eval::experiment::contract::suite(db.experiment_store()).await;
+    experiment_common::judge_dollars_are_back_filled_as_written(&db).await;
     db.close().await;
 }
 

@@ -84,6 +84,7 @@ async fn write(
         latency_ms: 120,
         attempts: if answer.is_some() { 1 } else { 2 },
         created_at: at(2),
+        matchups: Vec::new(),
     };
     assert!(store.save_result(&result, "test", at(3)).await.unwrap());
 }

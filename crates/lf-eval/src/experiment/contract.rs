@@ -13,6 +13,7 @@ use super::model::{
     AssertionOutcome, CellKey, CellResult, Contender, Experiment, ExperimentId, ExperimentStatus, Judged,
     ResultFilter,
 };
+use super::ratings::{Matchup, Rated, RatedMatchup};
 use super::store::ExperimentStore;
 use crate::dataset::{DatasetId, Visibility};
 
@@ -23,6 +24,7 @@ pub async fn suite(store: Arc<dyn ExperimentStore>) {
     listed_by_dataset(s).await;
     cells_are_claimed_and_written_once(s).await;
     tallies_and_results(s).await;
+    matchups_of_shared_experiments(s).await;
 }
 
 const AT: i64 = 1_760_000_000_123_456;
@@ -89,6 +91,7 @@ fn result(key: CellKey, passed: bool, latency_ms: u64, error: bool) -> CellResul
         latency_ms,
         attempts: 1,
         created_at: at(7),
+        matchups: Vec::new(),
     }
 }
 
@@ -200,7 +203,8 @@ async fn tallies_and_results(s: &dyn ExperimentStore) {
     let t = s.tallies(e.id).await.unwrap();
     assert_eq!(t.len(), 2);
     assert_eq!((t[0].contender, t[0].cells, t[0].passed, t[0].errors), (0, 8, 4, 0));
-    assert!((t[0].score_sum - 5.0).abs() < 1e-9 && (t[0].cost_usd - 4.0).abs() < 1e-9);
+    // The answers' dollars (8 × 0.5) and the judge's (4 judged × 0.25).
+    assert!((t[0].score_sum - 5.0).abs() < 1e-9 && (t[0].cost_usd - 5.0).abs() < 1e-9);
     assert_eq!((t[0].input_tokens, t[0].output_tokens, t[0].credits), (80, 40, 8));
     assert_eq!((t[0].latency_p50_ms, t[0].latency_p95_ms), (Some(40), Some(80)));
     assert_eq!((t[1].cells, t[1].passed, t[1].errors), (2, 1, 1));
@@ -249,6 +253,57 @@ async fn tallies_and_results(s: &dyn ExperimentStore) {
     let errored = s.outcomes(e.id, 1, 4).await.unwrap();
     assert_eq!(errored.iter().map(|o| (o.position, o.passed)).collect::<Vec<_>>(), [(1, false), (2, true)]);
     assert!(s.outcomes(e.id, 5, 4).await.unwrap().is_empty(), "no such contender");
+}
+
+async fn matchups_of_shared_experiments(s: &dyn ExperimentStore) {
+    let before = s.matchups_version().await.unwrap();
+    let owner = LenserId::new();
+    let rated = |name: &str| Rated {
+        reference: lf_battle::ContenderRef {
+            kind: lf_battle::ContenderType::AiModel,
+            id: lf_core::ContenderRefId::new(),
+        },
+        name: name.into(),
+    };
+    let mut written = Vec::new();
+    for visibility in [Visibility::Private, Visibility::Community, Visibility::Public] {
+        let e = experiment(owner, visibility);
+        s.add_experiment(&e).await.unwrap();
+        let k = key(&e, 3, 1, 2);
+        s.claim_cell(k, "h", at(0), at(1_000), 3).await.unwrap();
+        let m = Matchup {
+            id: lf_core::BattleId::new(),
+            contender: rated("fast"),
+            baseline: rated("careful"),
+            score: 0.5,
+        };
+        let r = CellResult {
+            matchups: vec![m.clone(), Matchup { id: lf_core::BattleId::new(), score: 1.0, ..m.clone() }],
+            ..result(k, true, 5, false)
+        };
+        assert!(!s.save_result(&r, "not the holder", at(1)).await.unwrap());
+        assert!(s.save_result(&r, "h", at(1)).await.unwrap());
+        written.push((visibility, r));
+    }
+    assert!(s.matchups_version().await.unwrap() > before, "written matchups change the version");
+    let all = s.matchups().await.unwrap();
+    for (visibility, r) in &written {
+        let found: Vec<&RatedMatchup> =
+            all.iter().filter(|m| r.matchups.iter().any(|w| w.id == m.matchup.id)).collect();
+        if *visibility == Visibility::Private {
+            assert!(found.is_empty(), "a private experiment's matchups are rated for nobody");
+            continue;
+        }
+        assert_eq!(found.len(), 2, "{visibility:?}: each matchup once");
+        for m in found {
+            let want = RatedMatchup {
+                matchup: r.matchups.iter().find(|w| w.id == m.matchup.id).unwrap().clone(),
+                tags: r.tags.clone(),
+                at: r.created_at,
+            };
+            assert_eq!(*m, want, "read back as written, with the case's tags");
+        }
+    }
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ use super::compare::Outcome;
 use super::model::{
     CellKey, CellResult, Experiment, ExperimentId, ExperimentStatus, ResultFilter, Tally, rank_of,
 };
+use super::ratings::RatedMatchup;
 use super::store::ExperimentStore;
 use crate::dataset::{DatasetId, Visibility};
 
@@ -21,6 +22,8 @@ struct Rows {
     leases: HashMap<CellKey, (u32, String, Timestamp)>,
     /// Results, in key order (position, contender, repeat within an experiment).
     results: BTreeMap<CellKey, CellResult>,
+    /// Matchups written (the matchups' version).
+    matchups: i64,
 }
 
 /// Experiments in memory, for tests and embedding.
@@ -139,6 +142,7 @@ impl ExperimentStore for MemoryExperiments {
         if !holds || rows.results.contains_key(&result.key) {
             return Ok(false);
         }
+        rows.matchups += result.matchups.len() as i64;
         rows.results.insert(result.key, result.clone());
         Ok(true)
     }
@@ -160,7 +164,7 @@ impl ExperimentStore for MemoryExperiments {
             t.score_sum += r.score;
             t.input_tokens += r.input_tokens;
             t.output_tokens += r.output_tokens;
-            t.cost_usd += r.cost_usd;
+            t.cost_usd += r.cost_usd + r.judge_cost_usd();
             t.credits += r.credits;
             if r.error.is_none() {
                 latencies.push(r.latency_ms);
@@ -190,7 +194,7 @@ impl ExperimentStore for MemoryExperiments {
             .iter()
             .skip(page.offset() as usize)
             .take(page.limit() as usize)
-            .map(|r| (*r).clone())
+            .map(|r| CellResult { matchups: Vec::new(), ..(*r).clone() })
             .collect();
         Ok(Page::new(items, kept.len() as u64, page))
     }
@@ -204,6 +208,29 @@ impl ExperimentStore for MemoryExperiments {
                 repeat: r.key.repeat,
                 passed: r.passed,
                 score: r.score,
+            })
+            .collect())
+    }
+
+    async fn matchups_version(&self) -> LfResult<i64> {
+        Ok(self.rows.read().unwrap_or_else(|e| e.into_inner()).matchups)
+    }
+
+    async fn matchups(&self) -> LfResult<Vec<RatedMatchup>> {
+        let rows = self.rows.read().unwrap_or_else(|e| e.into_inner());
+        let shared = |r: &&CellResult| {
+            rows.experiments.get(&r.key.experiment).is_some_and(|e| e.visibility != Visibility::Private)
+        };
+        Ok(rows
+            .results
+            .values()
+            .filter(shared)
+            .flat_map(|r| {
+                r.matchups.iter().map(|m| RatedMatchup {
+                    matchup: m.clone(),
+                    tags: r.tags.clone(),
+                    at: r.created_at,
+                })
             })
             .collect())
     }

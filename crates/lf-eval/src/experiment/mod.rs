@@ -18,6 +18,8 @@
 //!   the runner behind [`ExperimentRunner`] is lf-runner's;
 //! - `compare.rs`: McNemar's exact test, the paired bootstrap and
 //!   [`compare_contender`], what `compare_experiments` reports;
+//! - `ratings.rs`: judged pairwise cells as leaderboard comparisons
+//!   ([`Matchup`], [`ExperimentRatings`]);
 //! - `memory.rs`, `contract.rs`: the in-memory store and the suite every
 //!   store runs.
 
@@ -28,6 +30,7 @@ pub mod contract;
 mod graded;
 mod memory;
 mod model;
+mod ratings;
 mod service;
 mod store;
 
@@ -44,7 +47,9 @@ pub use model::{
     ExperimentId, ExperimentStatus, Judged, MAX_ANSWER_CHARS, MAX_CELLS, MAX_CONCURRENCY, MAX_CONTENDERS,
     MAX_REPEATS, ResultFilter, Tally, experiment_not_found, rank_of, wilson,
 };
+pub use ratings::{ExperimentRatings, Matchup, Rated, RatedMatchup, as_result, matchups};
 pub use service::{
     Comparison, ContenderFigures, ExperimentRunner, ExperimentService, ExperimentView, NewExperiment,
+    ToCompare,
 };
 pub use store::ExperimentStore;

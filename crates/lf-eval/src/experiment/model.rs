@@ -150,6 +150,16 @@ pub struct CellResult {
     /// Attempts made (each one call of the endpoint's client).
     pub attempts: u32,
     pub created_at: Timestamp,
+    /// Its judged pairwise verdicts, as the leaderboard rates them
+    /// ([`super::ratings`]).
+    pub matchups: Vec<super::ratings::Matchup>,
+}
+
+impl CellResult {
+    /// What the judge's calls for its graded assertions cost, in dollars.
+    pub fn judge_cost_usd(&self) -> f64 {
+        self.outcomes.iter().filter_map(|o| o.judged.as_ref()).map(|j| j.cost_usd).sum()
+    }
 }
 
 /// A contender's figures as a store sums them: over its cells with a
@@ -163,6 +173,7 @@ pub struct Tally {
     pub score_sum: f64,
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// The answers' dollars and the judge's.
     pub cost_usd: f64,
     pub credits: u64,
     pub latency_p50_ms: Option<u64>,

@@ -6,7 +6,7 @@ use lf_battle::JsonSchemaValidator;
 use lf_core::{Clock, LfError, LfResult, ModelResolver, Page, PageRequest, Principal, Reach, SystemClock};
 
 use super::assertion::{Assertion, parse_all};
-use super::compare::{ContenderChange, Pairing, compare_contender};
+use super::compare::{ContenderChange, Outcome, Pairing, compare_contender};
 use super::contender::{ContenderCheck, ContenderForm};
 use super::model::{
     CellResult, Contender, DEFAULT_CONCURRENCY, Experiment, ExperimentId, ExperimentStatus, MAX_CELLS,
@@ -430,6 +430,21 @@ impl ExperimentService {
     /// cases both have are compared. Reads each contender's outcomes, one
     /// contender at a time.
     pub async fn compare(&self, p: &Principal, a: ExperimentId, b: ExperimentId) -> LfResult<Comparison> {
+        self.compare_with(p, a, b, async |all| Ok(all.iter().map(ToCompare::compare).collect())).await
+    }
+
+    /// [`compare`](Self::compare), the tests (McNemar's and a paired
+    /// bootstrap of [`super::BOOTSTRAP_ROUNDS`] rounds a contender) run by
+    /// `run` over what was read: CPU work a server runs off its async
+    /// threads, as it rates the leaderboard. `run` answers one change per
+    /// [`ToCompare`], in their order.
+    pub async fn compare_with(
+        &self,
+        p: &Principal,
+        a: ExperimentId,
+        b: ExperimentId,
+        run: impl AsyncFnOnce(Vec<ToCompare>) -> LfResult<Vec<ContenderChange>>,
+    ) -> LfResult<Comparison> {
         let named = |field: &'static str, id: ExperimentId| async move {
             self.store.experiment(p.reach(), id).await?.ok_or_else(|| {
                 LfError::new(lf_core::ErrorCode::NotFound, format!("No experiment {id} that you can read."))
@@ -452,14 +467,15 @@ impl ExperimentService {
         }
         let pairing = Pairing::of(a.repeats, b.repeats);
         let cases_compared = a.case_count.min(b.case_count);
-        let mut contenders = Vec::new();
+        let mut all = Vec::new();
         for (i, c) in a.contenders.iter().enumerate() {
             let Some(j) = b.contenders.iter().position(|k| k.key() == c.key()) else { continue };
             let (i, j) = (i as u16, j as u16);
             let in_a = self.store.outcomes(a.id, i, cases_compared).await?;
             let in_b = self.store.outcomes(b.id, j, cases_compared).await?;
-            contenders.push(compare_contender(c.key(), (i, j), pairing, &in_a, &in_b));
+            all.push(ToCompare { contender: c.key().to_owned(), index: (i, j), pairing, a: in_a, b: in_b });
         }
+        let contenders = run(all).await?;
         let only = |x: &Experiment, y: &Experiment| -> Vec<String> {
             x.contenders
                 .iter()
@@ -473,5 +489,24 @@ impl ExperimentService {
 
     async fn readable(&self, p: &Principal, id: ExperimentId) -> LfResult<Experiment> {
         self.store.experiment(p.reach(), id).await?.ok_or_else(|| experiment_not_found(&id.to_string()))
+    }
+}
+
+/// One contender's outcomes in two experiments, read and ready to compare
+/// ([`ExperimentService::compare_with`]).
+#[derive(Clone, Debug)]
+pub struct ToCompare {
+    pub contender: String,
+    /// Its index in a and in b.
+    pub index: (u16, u16),
+    pub pairing: Pairing,
+    pub a: Vec<Outcome>,
+    pub b: Vec<Outcome>,
+}
+
+impl ToCompare {
+    /// The change, by [`compare_contender`] (pure CPU work).
+    pub fn compare(&self) -> ContenderChange {
+        compare_contender(&self.contender, self.index, self.pairing, &self.a, &self.b)
     }
 }

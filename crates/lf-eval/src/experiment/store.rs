@@ -8,6 +8,7 @@ use lf_core::{LfResult, Page, PageRequest, Reach, Timestamp};
 
 use super::compare::Outcome;
 use super::model::{CellKey, CellResult, Experiment, ExperimentId, ExperimentStatus, ResultFilter, Tally};
+use super::ratings::RatedMatchup;
 use crate::dataset::DatasetId;
 
 /// Where experiments, their cells' leases and their results live.
@@ -73,12 +74,14 @@ pub trait ExperimentStore: Send + Sync {
     async fn done(&self, id: ExperimentId, first: u32, last: u32) -> LfResult<Vec<CellKey>>;
 
     /// Each contender's figures over the cells with a result, by contender
-    /// (contenders without one are left out). Summed by the store: nothing
+    /// (contenders without one are left out); its `cost_usd` adds the
+    /// judge's dollars ([`CellResult::judge_cost_usd`]) to the answers'. Summed by the store: nothing
     /// holds every cell.
     async fn tallies(&self, id: ExperimentId) -> LfResult<Vec<Tally>>;
 
     /// The results `filter` keeps, by position, contender and repeat: one
-    /// page and the total.
+    /// page and the total; their matchups are left out
+    /// ([`matchups`](Self::matchups) reads them).
     async fn results(
         &self,
         id: ExperimentId,
@@ -91,4 +94,13 @@ pub trait ExperimentStore: Send + Sync {
     /// experiments reads, one contender at a time (four small fields a
     /// cell, not the answers).
     async fn outcomes(&self, id: ExperimentId, contender: u16, last: u32) -> LfResult<Vec<Outcome>>;
+
+    /// A number that changes whenever [`matchups`](Self::matchups) may
+    /// answer differently (a result with matchups was written): one small
+    /// read.
+    async fn matchups_version(&self) -> LfResult<i64>;
+
+    /// The matchups of every experiment everyone may read (not private),
+    /// in any order, each with its case's tags ([`super::ratings`]).
+    async fn matchups(&self) -> LfResult<Vec<RatedMatchup>>;
 }

@@ -206,6 +206,7 @@ async fn scripted(
             latency_ms: 120 + u64::from(position),
             attempts: 1,
             created_at: now,
+            matchups: Vec::new(),
         };
         assert!(store.save_result(&result, "test", now).await.unwrap());
     }

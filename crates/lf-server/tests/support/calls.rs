@@ -22,3 +22,11 @@ pub async fn err(s: &LfServer, tool: &str, args: Value) -> Value {
     assert!(failed, "{tool} should fail: {out}");
     out
 }
+
+/// A dataset `name` of `cases` that `visibility` says who reads, made by
+/// `s`: its id.
+pub async fn new_dataset(s: &LfServer, name: &str, visibility: &str, cases: Vec<Value>) -> String {
+    let args = serde_json::json!({"name": name, "visibility": visibility, "cases": cases});
+    let made = ok(s, "create_dataset", args).await;
+    made["dataset"]["dataset_id"].as_str().unwrap().to_owned()
+}

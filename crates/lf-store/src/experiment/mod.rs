@@ -4,7 +4,10 @@
 //! (PostgreSQL), through the statements of `sql`, the same on both.
 //! A claim reads the cell's row, decides by [`lf_battle::decide_lease`]
 //! and writes only if the row is still what it read; a result is inserted
-//! only while its writer holds the cell's lease, and once.
+//! only while its writer holds the cell's lease, and once, with its
+//! matchups (`experiment_matchups`, `0038_experiment_matchups.sql` and
+//! `0034_experiment_matchups.sql`) and their version's bump in the same
+//! transaction.
 
 mod sql;
 
@@ -13,8 +16,8 @@ use lf_battle::Claim;
 use lf_core::{LfResult, Page, PageRequest, Reach, Timestamp};
 use lf_eval::dataset::DatasetId;
 use lf_eval::experiment::{
-    CellKey, CellResult, Experiment, ExperimentId, ExperimentStatus, ExperimentStore, Outcome, ResultFilter,
-    Tally,
+    CellKey, CellResult, Experiment, ExperimentId, ExperimentStatus, ExperimentStore, Outcome, RatedMatchup,
+    ResultFilter, Tally,
 };
 
 use crate::conns::{Conns, on};
@@ -73,7 +76,10 @@ impl ExperimentStore for SqlExperimentStore {
     }
 
     async fn save_result(&self, result: &CellResult, holder: &str, now: Timestamp) -> LfResult<bool> {
-        on!(&self.conns, write_one, |conn| sql::save(conn, result, holder, now))
+        if result.matchups.is_empty() {
+            return on!(&self.conns, write_one, |conn| sql::save(conn, result, holder, now));
+        }
+        on!(&self.conns, write, |conn| sql::save(conn, result, holder, now))
     }
 
     async fn done(&self, id: ExperimentId, first: u32, last: u32) -> LfResult<Vec<CellKey>> {
@@ -95,5 +101,13 @@ impl ExperimentStore for SqlExperimentStore {
 
     async fn outcomes(&self, id: ExperimentId, contender: u16, last: u32) -> LfResult<Vec<Outcome>> {
         on!(&self.conns, reading, |conn| sql::outcomes(conn, id, contender, last))
+    }
+
+    async fn matchups_version(&self) -> LfResult<i64> {
+        on!(&self.conns, reading, |conn| sql::matchups_version(conn))
+    }
+
+    async fn matchups(&self) -> LfResult<Vec<RatedMatchup>> {
+        on!(&self.conns, reading, |conn| sql::matchups(conn))
     }
 }

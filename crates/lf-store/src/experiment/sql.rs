@@ -1,12 +1,12 @@
 //! The statements of [`lf_eval::experiment::ExperimentStore`], the same on
 //! both backends, and the binding and decoding of their rows.
 
-use lf_battle::{Claim, decide_lease};
-use lf_core::{LenserId, LfError, LfResult, Page, PageRequest, Reach, Timestamp};
+use lf_battle::{Claim, ContenderRef, ContenderType, decide_lease};
+use lf_core::{ContenderRefId, LenserId, LfError, LfResult, Page, PageRequest, Reach, Timestamp};
 use lf_eval::dataset::{DatasetId, JsonObject, Visibility};
 use lf_eval::experiment::{
     AssertionOutcome, CellKey, CellResult, Contender, Experiment, ExperimentId, ExperimentStatus, Judged,
-    Outcome, ResultFilter, Tally, rank_of,
+    Matchup, Outcome, Rated, RatedMatchup, ResultFilter, Tally, rank_of,
 };
 use serde_json::{Value, json};
 use sqlx::QueryBuilder;
@@ -52,7 +52,8 @@ const RENEW_CELL: &str = "UPDATE experiment_cells SET lease_until = $6 \
 /// `$19`), and once.
 const SAVE: &str = "INSERT INTO experiment_results (experiment_id, position, contender, rep, tags, answer, \
      outcomes, passed, score, error, input_tokens, output_tokens, cost_usd, credits, latency_ms, attempts, \
-     created_at) SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17 \
+     created_at, judge_cost_usd) SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, \
+     $17, $20 \
      WHERE EXISTS (SELECT 1 FROM experiment_cells c WHERE c.experiment_id = $1 AND c.position = $2 \
      AND c.contender = $3 AND c.rep = $4 AND (c.holder = $18 OR c.lease_until < $19)) \
      ON CONFLICT (experiment_id, position, contender, rep) DO NOTHING";
@@ -62,7 +63,7 @@ const TALLIES: &str = "SELECT contender, count(*) AS cells, \
      CAST(sum(CASE WHEN passed THEN 1 ELSE 0 END) AS bigint) AS passed, \
      CAST(sum(CASE WHEN error IS NULL THEN 0 ELSE 1 END) AS bigint) AS errors, \
      sum(score) AS score_sum, CAST(sum(input_tokens) AS bigint) AS input_tokens, \
-     CAST(sum(output_tokens) AS bigint) AS output_tokens, sum(cost_usd) AS cost_usd, \
+     CAST(sum(output_tokens) AS bigint) AS output_tokens, sum(cost_usd + judge_cost_usd) AS cost_usd, \
      CAST(sum(credits) AS bigint) AS credits FROM experiment_results WHERE experiment_id = $1 \
      GROUP BY contender ORDER BY contender";
 /// The `$3`-th (from 0) latency of a contender's answered cells, from the
@@ -72,6 +73,17 @@ const LATENCY: &str = "SELECT latency_ms FROM experiment_results \
 /// One contender's outcomes, from the index `experiment_results_by_contender`.
 const OUTCOMES: &str = "SELECT position, rep, passed, score FROM experiment_results \
      WHERE experiment_id = $1 AND contender = $2 AND position <= $3 ORDER BY position, rep";
+const INSERT_MATCHUP: &str = "INSERT INTO experiment_matchups (id, experiment_id, position, contender, rep, \
+     contender_type, contender_ref, contender_name, baseline_type, baseline_ref, baseline_name, score) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)";
+const BUMP_MATCHUPS: &str = "UPDATE experiment_matchups_version SET version = version + 1 WHERE id = 1";
+const MATCHUPS_VERSION: &str = "SELECT version FROM experiment_matchups_version WHERE id = 1";
+/// The matchups of experiments everyone may read, with their cells' tags.
+const MATCHUPS: &str = "SELECT m.id, m.contender_type, m.contender_ref, m.contender_name, m.baseline_type, \
+     m.baseline_ref, m.baseline_name, m.score, r.tags, r.created_at FROM experiment_matchups m \
+     JOIN experiments e ON e.id = m.experiment_id \
+     JOIN experiment_results r ON r.experiment_id = m.experiment_id AND r.position = m.position \
+     AND r.contender = m.contender AND r.rep = m.rep WHERE e.visibility <> 'private'";
 const RESULT_COLUMNS: &str = "SELECT r.experiment_id, r.position, r.contender, r.rep, r.tags, r.answer, \
      r.outcomes, r.passed, r.score, r.error, r.input_tokens, r.output_tokens, r.cost_usd, r.credits, \
      r.latency_ms, r.attempts, r.created_at";
@@ -209,6 +221,7 @@ fn result(row: &impl Columns) -> LfResult<CellResult> {
         latency_ms: unsigned(row.value("latency_ms")?, "experiment_results.latency_ms")?,
         attempts: small(row.value("attempts")?, "experiment_results.attempts")?,
         created_at: row.time("created_at")?,
+        matchups: Vec::new(),
     })
 }
 
@@ -377,8 +390,65 @@ pub(crate) async fn save<C: Conn>(
         .put(i64::from(r.attempts))
         .put_time(r.created_at)
         .put(holder.to_owned())
-        .put_time(now);
-    Ok(execute(conn, q).await? == 1)
+        .put_time(now)
+        .put(r.judge_cost_usd());
+    if execute(conn, q).await? != 1 {
+        return Ok(false);
+    }
+    for m in &r.matchups {
+        let q = query::<C::Database>(INSERT_MATCHUP)
+            .put(m.id.as_uuid())
+            .put(r.key.experiment.as_uuid())
+            .put(i64::from(r.key.position))
+            .put(i64::from(r.key.contender))
+            .put(i64::from(r.key.repeat))
+            .put(m.contender.reference.kind.as_str().to_owned())
+            .put(m.contender.reference.id.as_uuid())
+            .put(m.contender.name.clone())
+            .put(m.baseline.reference.kind.as_str().to_owned())
+            .put(m.baseline.reference.id.as_uuid())
+            .put(m.baseline.name.clone())
+            .put(m.score);
+        execute(conn, q).await?;
+    }
+    if !r.matchups.is_empty() {
+        execute(conn, query::<C::Database>(BUMP_MATCHUPS)).await?;
+    }
+    Ok(true)
+}
+
+pub(crate) async fn matchups_version<C: Conn>(conn: &mut C) -> LfResult<i64> {
+    Ok(row_of(conn, query(MATCHUPS_VERSION), |r| r.value::<i64>("version")).await?.unwrap_or(0))
+}
+
+pub(crate) async fn matchups<C: Conn>(conn: &mut C) -> LfResult<Vec<RatedMatchup>> {
+    let column = "experiment_matchups";
+    rows_of(conn, query(MATCHUPS), |row| {
+        let rated = |kind: &str, id: &str, name: &str| -> LfResult<Rated> {
+            Ok(Rated {
+                reference: ContenderRef {
+                    kind: valid(ContenderType::parse(row.text(kind)?), column)?,
+                    id: ContenderRefId::from_uuid(row.value(id)?),
+                },
+                name: row.text(name)?.to_owned(),
+            })
+        };
+        let tags = match json_text(row.text("tags")?, "experiment_results.tags")? {
+            Value::Array(items) => items.into_iter().filter_map(|v| v.as_str().map(str::to_owned)).collect(),
+            _ => return valid(Err("not a list"), "experiment_results.tags"),
+        };
+        Ok(RatedMatchup {
+            matchup: Matchup {
+                id: lf_core::BattleId::from_uuid(row.value("id")?),
+                contender: rated("contender_type", "contender_ref", "contender_name")?,
+                baseline: rated("baseline_type", "baseline_ref", "baseline_name")?,
+                score: row.value("score")?,
+            },
+            tags,
+            at: row.time("created_at")?,
+        })
+    })
+    .await
 }
 
 pub(crate) async fn done<C: Conn>(

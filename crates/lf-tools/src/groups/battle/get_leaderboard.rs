@@ -16,7 +16,7 @@ paged_input! {
         /// Fewest battles before a rating is shown.
         #[schemars(range(min = 1, max = 10000), extend("default" = 5))]
         pub min_battles: Option<i64>,
-        /// Only battles with this tag.
+        /// Only battles or cases with this tag.
         #[schemars(length(min = 1, max = 32))]
         pub category: Option<String>,
         /// Length and markdown as covariates (Arena style control).
@@ -38,7 +38,7 @@ pub struct RatingOut {
     pub lower: Option<f64>,
     /// Upper end of the 95% bootstrap interval; null with lower.
     pub upper: Option<f64>,
-    /// Closed battles it took part in.
+    /// Battles and pairwise cells it was in.
     pub battles: u32,
     /// Pairwise comparisons won, lost and tied (every pair ranked in a battle is one).
     pub wins: u32,
@@ -67,7 +67,7 @@ const UNRATED_SHOWN: usize = 20;
 pub struct LeaderboardOut {
     #[serde(flatten)]
     pub page: PageOut<RatingOut>,
-    /// Closed battles counted (those with at least two contenders).
+    /// Battles and pairwise cells counted (two contenders or more).
     pub battles_counted: u32,
     /// Contenders fitted, shown or not.
     pub contenders_fitted: u32,
@@ -89,18 +89,25 @@ pub struct LeaderboardOut {
 
 /// Rates `results` off the async threads: rating a large history is long
 /// CPU work (docs/performance.md) that would stall every other task on its
-/// thread. On a multi-threaded runtime (lf-mcp-http) the other tasks move to
-/// another worker while this one rates in place, next to the results it just
-/// read; on a single-threaded one (lf-mcp-stdio) it rates on a blocking
 /// thread. The tool and the leaderboard page both rate through it.
 pub async fn rate_battles(results: Vec<BattleResult>, options: LeaderboardOptions) -> LfResult<Leaderboard> {
+    off_the_async_threads("rating the battles", move || leaderboard(&results, options)).await
+}
+
+/// Runs the CPU work `work` off the async threads (rating battles,
+/// comparing experiments): on a multi-threaded runtime (lf-mcp-http) the
+/// other tasks move to another worker while this one works in place, next
+/// to what it just read; on a single-threaded one (lf-mcp-stdio) it works
+/// on a blocking thread. `what` names it in the error of a panic.
+pub async fn off_the_async_threads<T: Send + 'static>(
+    what: &str,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> LfResult<T> {
     use tokio::runtime::{Handle, RuntimeFlavor};
     if Handle::current().runtime_flavor() == RuntimeFlavor::MultiThread {
-        return Ok(tokio::task::block_in_place(|| leaderboard(&results, options)));
+        return Ok(tokio::task::block_in_place(work));
     }
-    tokio::task::spawn_blocking(move || leaderboard(&results, options))
-        .await
-        .map_err(|e| LfError::internal(format!("rating the battles failed: {e}")))
+    tokio::task::spawn_blocking(work).await.map_err(|e| LfError::internal(format!("{what} failed: {e}")))
 }
 
 pub struct GetLeaderboard;
@@ -109,7 +116,7 @@ impl Tool for GetLeaderboard {
     const NAME: &'static str = "get_leaderboard";
     const TITLE: &'static str = "Get the leaderboard";
     const SAFETY: Safety = Safety::Read;
-    const DESCRIPTION: &'static str = "Ratings across closed battles (Bradley–Terry, Elo scale, 95% intervals), best lower bound first: which models, agents or people are strongest.";
+    const DESCRIPTION: &'static str = "Bradley–Terry ratings (Elo scale, 95% intervals) over closed battles and shared experiments' pairwise verdicts, best lower bound first.";
     type Input = LeaderboardIn;
     type Output = LeaderboardOut;
 

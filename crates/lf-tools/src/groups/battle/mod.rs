@@ -20,7 +20,7 @@ mod list_battles;
 mod set_battle_status;
 mod submit_battle_run;
 
-pub use get_leaderboard::rate_battles;
+pub use get_leaderboard::{off_the_async_threads, rate_battles};
 pub(crate) use submit_battle_run::submit_answered;
 
 use crate::catalog::group::Group;

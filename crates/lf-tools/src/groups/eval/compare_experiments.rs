@@ -1,5 +1,5 @@
 use lf_core::LfResult;
-use lf_eval::experiment::{CaseChange, Comparison, ContenderChange, ExperimentId};
+use lf_eval::experiment::{CaseChange, Comparison, ContenderChange, ExperimentId, ToCompare};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -105,6 +105,14 @@ impl Tool for CompareExperiments {
 
     async fn call(ctx: Ctx, i: CompareExperimentsIn) -> LfResult<CompareOut> {
         let (a, b) = (ExperimentId::parse("a", &i.a)?, ExperimentId::parse("b", &i.b)?);
-        Ok(CompareOut::of(&ctx.services.experiments.compare(&ctx.principal, a, b).await?))
+        // McNemar's test and the paired bootstrap are CPU work: run off
+        // the async threads, as the leaderboard's rating is.
+        let run = async |all: Vec<ToCompare>| {
+            crate::groups::battle::off_the_async_threads("comparing the experiments", move || {
+                all.iter().map(ToCompare::compare).collect()
+            })
+            .await
+        };
+        Ok(CompareOut::of(&ctx.services.experiments.compare_with(&ctx.principal, a, b, run).await?))
     }
 }
