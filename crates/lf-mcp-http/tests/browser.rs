@@ -398,10 +398,22 @@ async fn experiments_compared_in_chromium() {
     browser.goto(&s.url(&compare)).await.unwrap();
     assert_eq!(browser.find(Locator::Css("h1")).await.unwrap().text().await.unwrap(), "Not found");
 
-    // The owner opens a's matrix and compares it with b through its form.
+    // The owner opens a's matrix, compares it with b through its form,
+    // and again through the list of the dataset's other experiments.
     sign_in_page(&browser, &s, "owner", &format!("/experiments/{a}")).await;
-    browser.find(Locator::Css("form.compare input[name=with]")).await.unwrap().send_keys(&b).await.unwrap();
-    browser.find(Locator::Css("form.compare button[type=submit]")).await.unwrap().click().await.unwrap();
+    let form = "section.compare form";
+    browser
+        .find(Locator::Css(&format!("{form} input[name=with]")))
+        .await
+        .unwrap()
+        .send_keys(&b)
+        .await
+        .unwrap();
+    browser.find(Locator::Css(&format!("{form} button[type=submit]"))).await.unwrap().click().await.unwrap();
+    wait_for_path(&browser, &compare).await;
+    browser.goto(&s.url(&format!("/experiments/{a}"))).await.unwrap();
+    let listed = format!("section.compare a[href='{compare}']");
+    browser.find(Locator::Css(&listed)).await.unwrap().click().await.unwrap();
     wait_for_path(&browser, &compare).await;
     screenshot(&browser, "10-comparison").await;
     let regressions = browser.find_all(Locator::Css("section.regressions li.case")).await.unwrap();
