@@ -13,9 +13,9 @@ mod calls;
 #[path = "support/world.rs"]
 mod world;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use calls::{err, ok};
+use calls::{err, ok, until};
 use fake_models::{FakeModels, Step};
 use lf_core::LenserId;
 use lf_tools::LfServer;
@@ -43,15 +43,7 @@ async fn act(s: &LfServer, agent: &str, tool: &str, args: Value) -> Result<Value
 
 /// Reads experiment `id` as `s` until it is completed.
 async fn completed(s: &LfServer, id: &str) -> Value {
-    let start = Instant::now();
-    loop {
-        let e = ok(s, "get_experiment", json!({"experiment_id": id})).await;
-        if e["experiment"]["status"] == "completed" {
-            return e;
-        }
-        assert!(start.elapsed() < Duration::from_secs(60), "never completed: {e:#}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    until(s, id, "completed", |e| e["experiment"]["status"] == "completed").await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

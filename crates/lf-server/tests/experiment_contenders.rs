@@ -17,9 +17,9 @@ mod calls;
 #[path = "support/world.rs"]
 mod world;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use calls::{err, ok};
+use calls::{err, ok, until};
 use fake_models::{FakeModels, Step};
 use lf_core::{LenserId, PageRequest, Principal, Scopes, WorkflowId};
 use lf_eval::experiment::{CellKey, ExperimentId};
@@ -59,18 +59,6 @@ async fn dataset(s: &LfServer, n: u32, expected: impl Fn(u32) -> String) -> Stri
         (1..=n).map(|i| json!({"prompt": format!("Question {i}?"), "expected": expected(i)})).collect();
     let made = ok(s, "create_dataset", json!({"name": format!("qa {n}"), "cases": cases})).await;
     made["dataset"]["dataset_id"].as_str().unwrap().to_owned()
-}
-
-async fn until(s: &LfServer, id: &str, what: &str, done: impl Fn(&Value) -> bool) -> Value {
-    let start = Instant::now();
-    loop {
-        let e = ok(s, "get_experiment", json!({"experiment_id": id})).await;
-        if done(&e) {
-            return e;
-        }
-        assert!(start.elapsed() < Duration::from_secs(120), "never {what}: {e:#}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
 }
 
 async fn completed(s: &LfServer, id: &str) -> Value {

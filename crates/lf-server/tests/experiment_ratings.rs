@@ -15,9 +15,9 @@ mod calls;
 #[path = "support/world.rs"]
 mod world;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use calls::ok;
+use calls::{ok, until};
 use fake_models::{FakeModels, Step};
 use lf_battle::rating::leaderboard;
 use lf_battle::{BattleResult, BattleType, ContenderRef, ContenderType, LeaderboardOptions, ResultEntry};
@@ -83,15 +83,7 @@ async fn judged_run(s: &LfServer, data: &str, visibility: &str) -> Value {
     )
     .await;
     let id = started["experiment_id"].as_str().unwrap().to_owned();
-    let start = Instant::now();
-    loop {
-        let e = ok(s, "get_experiment", json!({"experiment_id": id})).await;
-        if e["experiment"]["status"] == "completed" {
-            return e;
-        }
-        assert!(start.elapsed() < Duration::from_secs(120), "never completed: {e:#}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    until(s, &id, "completed", |e| e["experiment"]["status"] == "completed").await
 }
 
 /// The (ref id, rating, battles, wins, losses, ties) of each row.

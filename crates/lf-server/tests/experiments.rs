@@ -17,9 +17,9 @@ mod calls;
 #[path = "support/world.rs"]
 mod world;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use calls::{err, ok};
+use calls::{err, ok, until};
 use fake_models::{FakeModels, Step};
 use lf_core::LenserId;
 use lf_tools::LfServer;
@@ -105,19 +105,6 @@ async fn dataset(s: &LfServer, n: u32, visibility: &str) -> String {
         })
         .collect();
     calls::new_dataset(s, &format!("qa {n} {visibility}"), visibility, cases).await
-}
-
-/// Reads the experiment until `done` holds of it (two minutes at most).
-async fn until(s: &LfServer, id: &str, what: &str, done: impl Fn(&Value) -> bool) -> Value {
-    let start = Instant::now();
-    loop {
-        let e = ok(s, "get_experiment", json!({"experiment_id": id})).await;
-        if done(&e) {
-            return e;
-        }
-        assert!(start.elapsed() < Duration::from_secs(120), "never {what}: {e:#}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 fn figures(e: &Value, i: usize) -> (u64, u64, u64) {

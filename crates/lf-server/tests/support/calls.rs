@@ -1,6 +1,7 @@
 //! Calling a tool in a test as an assistant would, through the catalog:
 //! `call` answers whether it failed and its structured answer; `ok` and
-//! `err` assert which. Included with `#[path = ...] mod calls;`.
+//! `err` assert which; `until` reads an experiment until it is as asked.
+//! Included with `#[path = ...] mod calls;`.
 #![allow(dead_code)]
 
 use lf_tools::LfServer;
@@ -29,4 +30,18 @@ pub async fn new_dataset(s: &LfServer, name: &str, visibility: &str, cases: Vec<
     let args = serde_json::json!({"name": name, "visibility": visibility, "cases": cases});
     let made = ok(s, "create_dataset", args).await;
     made["dataset"]["dataset_id"].as_str().unwrap().to_owned()
+}
+
+/// Reads experiment `id` as `s` until `done` holds of it (two minutes at
+/// most, else the test fails saying it was never `what`).
+pub async fn until(s: &LfServer, id: &str, what: &str, done: impl Fn(&Value) -> bool) -> Value {
+    let start = std::time::Instant::now();
+    loop {
+        let e = ok(s, "get_experiment", serde_json::json!({"experiment_id": id})).await;
+        if done(&e) {
+            return e;
+        }
+        assert!(start.elapsed() < std::time::Duration::from_secs(120), "never {what}: {e:#}");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
 }
