@@ -480,3 +480,41 @@ async fn a_workflow_runs_graph_and_log() {
     }
     s.stop().await;
 }
+
+#[tokio::test]
+async fn the_leaderboard_filters_as_the_tool_does() {
+    let s = Server::with(people()).await;
+    let (id, _) = battle(&s, "owner", ["wri_a", "wri_b"], false).await;
+    let bob = Visitor::sign_in(&s, "bob").await;
+    let html = bob.get(&s, &format!("/battles/{id}")).await.text().await.unwrap();
+    let csrf = hidden(&html, "csrf");
+    let r = bob.post(&s, &format!("/battles/{id}/vote"), &[("pick", "a"), ("csrf", &csrf)]).await;
+    assert_eq!(r.status(), StatusCode::SEE_OTHER);
+    let token = s.token("owner", Scopes::READ_WRITE).await;
+    for status in ["scoring", "closed"] {
+        let args = json!({"battle_id": id, "status": status, "confirm": true});
+        let moved = call_tool(&s, Some(&token), "set_battle_status", args).await;
+        assert_ne!(moved["isError"], true, "{moved}");
+    }
+
+    let all = bob.get(&s, "/leaderboard?min_battles=1").await.text().await.unwrap();
+    assert!(all.contains("<p>1 battles counted"), "{all}");
+    assert!(all.contains("Writer wri_a") && all.contains("Writer wri_b"), "{all}");
+    // A tag no battle carries: nothing counted, the filter shown as given.
+    let tagged = bob.get(&s, "/leaderboard?category=Rust&min_battles=1").await.text().await.unwrap();
+    assert!(tagged.contains("<p>0 battles counted") && !tagged.contains("Writer wri_a"), "{tagged}");
+    assert!(tagged.contains("name=\"category\" value=\"Rust\""), "{tagged}");
+    let long = "x".repeat(300);
+    let r = bob.get(&s, &format!("/leaderboard?category={long}")).await;
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST, "the tool's rule for a tag");
+    // Style control asked: said which fit was made (these human answers
+    // carry styles, or the page says none were recorded).
+    let styled = bob.get(&s, "/leaderboard?style_control=on&min_battles=1").await.text().await.unwrap();
+    assert!(styled.contains("name=\"style_control\" checked"), "{styled}");
+    assert!(styled.contains("Style-controlled") || styled.contains("Style control was asked"), "{styled}");
+    assert!(!all.contains("Style-controlled") && !all.contains("Style control was asked"), "{all}");
+    // The contender type still filters the rows.
+    let models = bob.get(&s, "/leaderboard?kind=ai_model&min_battles=1").await.text().await.unwrap();
+    assert!(!models.contains("Writer wri_a"), "{models}");
+    s.stop().await;
+}

@@ -1,6 +1,7 @@
 //! `/leaderboard`: the ratings `get_leaderboard` gives, as a table with
-//! each 95% interval drawn as inline SVG, filtered by category (contender
-//! type) and battle type, with the mean cost and latency of model answers.
+//! each 95% interval drawn as inline SVG, filtered as the tool filters
+//! (battle type, category: a battle's or a case's tag, style control) and
+//! by contender type, with the mean cost and latency of model answers.
 
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State as AxumState};
@@ -16,8 +17,13 @@ use crate::session::to_sign_in;
 #[derive(Deserialize, Default)]
 pub(crate) struct Filters {
     battle_type: Option<String>,
+    /// A tag, as `get_leaderboard {category}`.
     category: Option<String>,
+    /// A contender type.
+    kind: Option<String>,
     min_battles: Option<String>,
+    /// `on` (the checkbox) when answer style is controlled for.
+    style_control: Option<String>,
 }
 
 /// The SVG's width, in pixels.
@@ -61,7 +67,7 @@ fn select(name: &str, label: &str, words: &[&str], chosen: Option<&str>) -> Html
     h
 }
 
-/// `GET /leaderboard?battle_type=&category=&min_battles=`.
+/// `GET /leaderboard?battle_type=&category=&kind=&min_battles=&style_control=on`.
 pub(crate) async fn leaderboard(
     AxumState(state): AxumState<State>,
     headers: HeaderMap,
@@ -76,18 +82,20 @@ pub(crate) async fn leaderboard(
     };
     let nonempty =
         |s: &Option<String>| s.as_deref().map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned);
-    let (battle_type, category, min) =
-        (nonempty(&f.battle_type), nonempty(&f.category), nonempty(&f.min_battles));
+    let (battle_type, category, kind, min) =
+        (nonempty(&f.battle_type), nonempty(&f.category), nonempty(&f.kind), nonempty(&f.min_battles));
+    let styled = nonempty(&f.style_control).is_some();
     let parsed = (|| {
         let bt = battle_type.as_deref().map(BattleType::parse).transpose()?;
-        let cat = category.as_deref().map(ContenderType::parse).transpose()?;
+        let cat = kind.as_deref().map(ContenderType::parse).transpose()?;
         let min = min
             .as_deref()
             .map(|m| {
                 m.parse::<i64>().map_err(|_| lf_core::LfError::invalid_argument("min_battles is a number"))
             })
             .transpose()?;
-        Ok::<_, lf_core::LfError>((bt, cat, LeaderboardOptions::new(min, None)?))
+        let options = LeaderboardOptions { style_control: styled, ..LeaderboardOptions::new(min, None)? };
+        Ok::<_, lf_core::LfError>((bt, cat, options))
     })();
     let (bt, cat, options) = match parsed {
         Ok(p) => p,
@@ -95,10 +103,19 @@ pub(crate) async fn leaderboard(
     };
     let battle = &state.services().battle;
     let board = match battle
-        .leaderboard_with(&viewer.principal, bt, None, options, lf_tools::groups::battle::rate_battles)
+        .leaderboard_with(
+            &viewer.principal,
+            bt,
+            category.as_deref(),
+            options,
+            lf_tools::groups::battle::rate_battles,
+        )
         .await
     {
         Ok(b) => b,
+        Err(e) if e.code() == lf_core::ErrorCode::InvalidArgument => {
+            return html::problem(StatusCode::BAD_REQUEST, Some(&who), e.message());
+        }
         Err(e) => {
             lf_tools::log_error("the leaderboard page", &e);
             return html::problem(
@@ -122,8 +139,12 @@ pub(crate) async fn leaderboard(
         Html::raw("<h1>Leaderboard</h1><form class=\"filters\" method=\"get\" action=\"/leaderboard\">");
     let types: Vec<&str> = BattleType::ALL.iter().map(|t| t.as_str()).collect();
     let kinds: Vec<&str> = ContenderType::ALL.iter().map(|t| t.as_str()).collect();
-    body.push(&select("category", "Category", &kinds, category.as_deref()));
+    body.push_raw("<label>Category (a tag) <input type=\"text\" name=\"category\" value=\"");
+    body.push_text(category.as_deref().unwrap_or("")).push_raw("\"></label>");
+    body.push(&select("kind", "Contender type", &kinds, kind.as_deref()));
     body.push(&select("battle_type", "Battle type", &types, battle_type.as_deref()));
+    body.push_raw("<label><input type=\"checkbox\" name=\"style_control\"");
+    body.push_raw(if styled { " checked" } else { "" }).push_raw("> Control for style</label>");
     body.push_raw(
         "<label>Fewest battles <input type=\"text\" inputmode=\"numeric\" name=\"min_battles\" value=\"",
     );
@@ -133,6 +154,20 @@ pub(crate) async fn leaderboard(
         .push_display(board.battles)
         .push_raw(" battles counted (closed battles, and shared experiments' judged pairwise cells); ");
     body.push_display(board.unrated.len()).push_raw(" contenders not rated yet.</p>");
+    match (&board.style, styled) {
+        (Some(st), _) => {
+            body.push_display(format_args!(
+                "<p>Style-controlled: answer length and markdown density fitted as covariates over {} comparisons \
+                 with both answers' styles (one answer all the length of the two: {:+.1} rating points; all the \
+                 markdown density: {:+.1}); the ratings are what is left.</p>",
+                st.comparisons, st.length, st.markdown
+            ));
+        }
+        (None, true) => {
+            body.push_raw("<p>Style control was asked, but no answer styles are recorded for these battles: plain ratings.</p>");
+        }
+        (None, false) => {}
+    }
     if rows.is_empty() {
         body.push_raw("<p>No one is rated yet with these filters.</p>");
     } else {
