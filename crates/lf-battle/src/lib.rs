@@ -87,6 +87,7 @@ mod service;
 mod stand_in;
 pub mod state;
 mod store;
+mod tags;
 
 pub use answers::{Answer, AnswerRun, WorkflowAnswers};
 pub use asks::{
@@ -106,7 +107,7 @@ pub use rating::{Interval, Leaderboard, LeaderboardOptions, Rating, StyleEffect,
 pub use refs::ContenderRefs;
 pub use scoring::JsonSchemaValidator;
 pub use service::{
-    BattleService, MAX_TAG_CHARS, MAX_TAGS, NewBattle, NewContender, ScoreOutcome, ScoreView, SubmitOutcome,
-    VoteOutcome, battle_tags, category,
+    BattleService, NewBattle, NewContender, ScoreOutcome, ScoreView, SubmitOutcome, VoteOutcome,
 };
 pub use store::{BattleStore, MoreResults, StoredSubmission, StoredVote};
+pub use tags::{MAX_TAG_CHARS, MAX_TAGS, battle_tags, category};

@@ -21,19 +21,22 @@ use lf_core::{
 
 use crate::answers::WorkflowAnswers;
 use crate::model::{
-    AutoCheck, Battle, BattleFilter, BattleResult, BattleSheet, BattleStatus, BattleSummary, BattleTitle,
-    BattleType, Contender, ContenderType, DisplayName, HistoryFilter, JudgeError, JudgingMode, MaxContenders,
-    ModelKey, Rationale, Rubric, Slot, Standing, Submission, SubmissionText, TaskPrompt, Verdict, Vote,
-    VotePick, VoteTally,
+    AutoCheck, Battle, BattleFilter, BattleSheet, BattleStatus, BattleSummary, BattleTitle, BattleType,
+    Contender, ContenderType, DisplayName, HistoryFilter, JudgeError, JudgingMode, MaxContenders, ModelKey,
+    Rationale, Rubric, Slot, Standing, Submission, SubmissionText, TaskPrompt, Verdict, Vote, VotePick,
+    VoteTally,
 };
 use crate::pipeline::InFlight;
-use crate::rating::{Leaderboard, LeaderboardOptions, leaderboard};
+
 use crate::refs::{self, ContenderRefs};
 use crate::rules::{self, advance_target};
 use crate::scoring::{self, JsonSchemaValidator};
 use crate::stand_in::StandInJudge;
 use crate::state::{self, Event, Facts, Lifecycle};
 use crate::store::BattleStore;
+
+mod board;
+use board::Boards;
 
 /// A new battle. Unset options take their defaults: `ai_vs_ai`; the judging
 /// mode of [`JudgingMode::default_for`] the type; 2 contenders.
@@ -55,41 +58,8 @@ pub struct NewBattle {
     pub rubric: Option<Rubric>,
     /// The check (`auto_score` only, and required there).
     pub auto_check: Option<AutoCheck>,
-    /// Categories, as given ([`battle_tags`] checks them).
+    /// Categories, as given ([`crate::battle_tags`] checks them).
     pub tags: Vec<String>,
-}
-
-/// Most tags of a battle.
-pub const MAX_TAGS: usize = 5;
-/// Longest tag, in characters.
-pub const MAX_TAG_CHARS: usize = 32;
-
-/// A category as compared: trimmed and lowercase; INVALID_ARGUMENT naming
-/// `field` when empty or over [`MAX_TAG_CHARS`] characters.
-pub fn category(field: &str, given: &str) -> LfResult<String> {
-    let tag = given.trim().to_lowercase();
-    let n = tag.chars().count();
-    if n == 0 || n > MAX_TAG_CHARS {
-        return Err(LfError::invalid_argument(format!("A tag is 1 to {MAX_TAG_CHARS} characters; got {n}."))
-            .with_field(field));
-    }
-    Ok(tag)
-}
-
-/// A battle's tags: each a [`category`], named once (in the order given),
-/// at most [`MAX_TAGS`].
-pub fn battle_tags(given: Vec<String>) -> LfResult<Vec<String>> {
-    if given.len() > MAX_TAGS {
-        return Err(LfError::invalid_argument(format!("Give at most {MAX_TAGS} tags.")).with_field("tags"));
-    }
-    let mut tags: Vec<String> = Vec::new();
-    for t in &given {
-        let tag = category("tags", t)?;
-        if !tags.contains(&tag) {
-            tags.push(tag);
-        }
-    }
-    Ok(tags)
 }
 
 impl NewBattle {
@@ -205,23 +175,6 @@ pub struct BattleService {
     /// Results rated beside the battles' (see [`crate::MoreResults`]).
     more: Option<Arc<dyn crate::MoreResults>>,
 }
-
-/// Leaderboards computed from the results of one
-/// [`BattleStore::results_version`], by what they were asked for.
-#[derive(Default)]
-struct Boards {
-    version: Option<Versions>,
-    kept: Vec<(BoardKey, Arc<Leaderboard>)>,
-}
-
-/// The battles' results version, and the more results' (0 without them).
-type Versions = (i64, i64);
-
-/// What a kept leaderboard was asked for: a battle type, a category, options.
-type BoardKey = (Option<BattleType>, Option<String>, LeaderboardOptions);
-
-/// Most leaderboards kept (one per battle type and option set asked for).
-const KEPT_BOARDS: usize = 16;
 
 impl BattleService {
     /// A service on `store` with the system clock, no JSON Schema
@@ -445,7 +398,7 @@ impl BattleService {
             ai_judge_model_key: new.ai_judge_model_key,
             rubric: new.rubric,
             auto_check: new.auto_check,
-            tags: battle_tags(new.tags)?,
+            tags: crate::tags::battle_tags(new.tags)?,
             creator,
             agent: p.agent(),
             status: BattleStatus::Draft,
@@ -730,84 +683,6 @@ impl BattleService {
             Some(voter) => self.store.vote_of(p.reach(), battle_id, voter).await,
             None => self.store.get_battle(p.reach(), battle_id).await.map(|_| None),
         }
-    }
-
-    /// Bradley–Terry ratings over every closed or published battle (of one
-    /// type, and tagged `category`, when given); see [`crate::rating`].
-    pub async fn leaderboard(
-        &self,
-        p: &Principal,
-        battle_type: Option<BattleType>,
-        options: LeaderboardOptions,
-    ) -> LfResult<Arc<Leaderboard>> {
-        self.leaderboard_with(p, battle_type, None, options, async |results, options| {
-            Ok(leaderboard(&results, options))
-        })
-        .await
-    }
-
-    /// [`leaderboard`](Self::leaderboard), computed by `rate` when no
-    /// leaderboard is kept for the current results: rating many battles is
-    /// CPU work a server runs off its async threads. A leaderboard is kept
-    /// until a battle closes, is created closed, or is archived
-    /// ([`BattleStore::results_version`] changes), or the more results
-    /// change ([`crate::MoreResults::version`]), so asking again costs two
-    /// small reads. The more results (of `battle_type`) are rated with the
-    /// battles', filtered by category alike.
-    pub async fn leaderboard_with(
-        &self,
-        _p: &Principal,
-        battle_type: Option<BattleType>,
-        category: Option<&str>,
-        options: LeaderboardOptions,
-        rate: impl AsyncFnOnce(Vec<BattleResult>, LeaderboardOptions) -> LfResult<Leaderboard>,
-    ) -> LfResult<Arc<Leaderboard>> {
-        let category = category.map(|c| crate::service::category("category", c)).transpose()?;
-        let more_version = match &self.more {
-            Some(m) => m.version().await?,
-            None => 0,
-        };
-        let version = (self.store.results_version().await?, more_version);
-        if let Some(board) = self.kept_board(version, battle_type, category.as_deref(), options) {
-            return Ok(board);
-        }
-        let mut results = self.store.closed_results(battle_type).await?;
-        if let Some(m) = &self.more {
-            results.extend(m.results(battle_type).await?);
-        }
-        if let Some(c) = &category {
-            results.retain(|r| r.tags.contains(c));
-        }
-        let board = Arc::new(rate(results, options).await?);
-        // Kept under the version read before the results: if a battle closed
-        // in between, the next call sees a newer version and rates again.
-        let mut boards = self.boards.lock().unwrap_or_else(|e| e.into_inner());
-        if boards.version != Some(version) {
-            *boards = Boards { version: Some(version), kept: Vec::new() };
-        }
-        if boards.kept.len() == KEPT_BOARDS {
-            boards.kept.remove(0);
-        }
-        boards.kept.push(((battle_type, category, options), board.clone()));
-        Ok(board)
-    }
-
-    fn kept_board(
-        &self,
-        version: Versions,
-        battle_type: Option<BattleType>,
-        category: Option<&str>,
-        options: LeaderboardOptions,
-    ) -> Option<Arc<Leaderboard>> {
-        let boards = self.boards.lock().unwrap_or_else(|e| e.into_inner());
-        if boards.version != Some(version) {
-            return None;
-        }
-        boards
-            .kept
-            .iter()
-            .find(|((t, c, o), _)| *t == battle_type && c.as_deref() == category && *o == options)
-            .map(|(_, b)| b.clone())
     }
 }
 
