@@ -156,6 +156,19 @@ pub(crate) fn failed(viewer: &Viewer, e: &LfError) -> Response {
     )
 }
 
+/// A service's refusal of a read as a page: 404 for what the viewer may
+/// not read (alike whether it exists), 400 with the service's message for
+/// what was asked wrong, else [`failed`].
+pub(crate) fn refused(viewer: &Viewer, e: &LfError) -> Response {
+    match e.code() {
+        ErrorCode::NotFound => html::not_found(Some(&viewer.header())),
+        ErrorCode::InvalidArgument => {
+            html::problem(StatusCode::BAD_REQUEST, Some(&viewer.header()), e.message())
+        }
+        _ => failed(viewer, e),
+    }
+}
+
 pub(crate) async fn signed_in(state: &State, headers: &HeaderMap, path: &str) -> Result<Viewer, Response> {
     state.sessions.viewer(state, headers).await.ok_or_else(|| to_sign_in(path))
 }

@@ -113,17 +113,7 @@ pub(crate) async fn leaderboard(
         .await
     {
         Ok(b) => b,
-        Err(e) if e.code() == lf_core::ErrorCode::InvalidArgument => {
-            return html::problem(StatusCode::BAD_REQUEST, Some(&who), e.message());
-        }
-        Err(e) => {
-            lf_tools::log_error("the leaderboard page", &e);
-            return html::problem(
-                StatusCode::SERVICE_UNAVAILABLE,
-                Some(&who),
-                "Reading failed. Try again shortly.",
-            );
-        }
+        Err(e) => return crate::battle::refused(&viewer, &e),
     };
     let means = battle.cost_means(bt).await.unwrap_or_else(|e| {
         lf_tools::log_error("the leaderboard page's costs", &e);

@@ -1,6 +1,7 @@
 //! `/experiments/{a}/compare/{b}`: what changed from experiment `a` to
 //! experiment `b` on one dataset, as `compare_experiments` computes it
-//! ([`lf_eval::experiment::ExperimentService::compare`], as the viewer):
+//! (`ExperimentService::compare_with` with lf-tools' `compare_changes`, as
+//! the viewer, the tests off the async threads):
 //! per contender the pass rates and their change, McNemar's exact p, the
 //! score's change with its paired-bootstrap interval, significant or not;
 //! then the cases that went from pass to fail (regressions, first), then
@@ -14,12 +15,12 @@ use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State as AxumState};
 use axum::response::Response;
 use http::{HeaderMap, StatusCode};
-use lf_core::{ErrorCode, Page};
+use lf_core::Page;
 use lf_eval::experiment::{CaseChange, Comparison, ContenderChange, Experiment, ExperimentId};
 use serde::Deserialize;
 
 use crate::State;
-use crate::battle::{failed, signed_in};
+use crate::battle::{refused, signed_in};
 use crate::html::{self, Html};
 
 /// Most cases of each kind a contender's list shows.
@@ -180,14 +181,11 @@ pub(crate) async fn compare_page(
     let (Ok(a), Ok(b)) = (ExperimentId::parse("a", &a), ExperimentId::parse("b", &b)) else {
         return html::not_found(Some(&who));
     };
-    match state.services().experiments.compare(&viewer.principal, a, b).await {
+    let experiments = &state.services().experiments;
+    match experiments.compare_with(&viewer.principal, a, b, lf_tools::groups::eval::compare_changes).await {
         Ok(c) => html::page(StatusCode::OK, "Comparison", Some(&who), &view(&c)),
-        Err(e) if e.code() == ErrorCode::NotFound => html::not_found(Some(&who)),
-        // Both readable: the same experiment, or two datasets.
-        Err(e) if e.code() == ErrorCode::InvalidArgument => {
-            html::problem(StatusCode::BAD_REQUEST, Some(&who), e.message())
-        }
-        Err(e) => failed(&viewer, &e),
+        // 400 when both are readable: the same experiment, or two datasets.
+        Err(e) => refused(&viewer, &e),
     }
 }
 

@@ -428,16 +428,11 @@ impl ExperimentService {
     /// caller (NOT_FOUND naming `a` or `b`) and on one dataset
     /// (INVALID_ARGUMENT otherwise); versions may differ, and then only the
     /// cases both have are compared. Reads each contender's outcomes, one
-    /// contender at a time.
-    pub async fn compare(&self, p: &Principal, a: ExperimentId, b: ExperimentId) -> LfResult<Comparison> {
-        self.compare_with(p, a, b, async |all| Ok(all.iter().map(ToCompare::compare).collect())).await
-    }
-
-    /// [`compare`](Self::compare), the tests (McNemar's and a paired
-    /// bootstrap of [`super::BOOTSTRAP_ROUNDS`] rounds a contender) run by
-    /// `run` over what was read: CPU work a server runs off its async
-    /// threads, as it rates the leaderboard. `run` answers one change per
-    /// [`ToCompare`], in their order.
+    /// contender at a time; the tests (McNemar's and a paired bootstrap of
+    /// [`super::BOOTSTRAP_ROUNDS`] rounds a contender) are run by `run`
+    /// over what was read ([`ToCompare::compare`] each): CPU work a server
+    /// runs off its async threads, as it rates the leaderboard. `run`
+    /// answers one change per [`ToCompare`], in their order.
     pub async fn compare_with(
         &self,
         p: &Principal,

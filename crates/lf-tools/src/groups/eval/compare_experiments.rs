@@ -93,6 +93,17 @@ impl CompareOut {
     }
 }
 
+/// Each contender's change (McNemar's test and the paired bootstrap: CPU
+/// work) computed off the async threads, as the leaderboard's rating is:
+/// what `compare_experiments` and the comparison page pass to
+/// `ExperimentService::compare_with`.
+pub async fn compare_changes(all: Vec<ToCompare>) -> LfResult<Vec<ContenderChange>> {
+    crate::groups::battle::off_the_async_threads("comparing the experiments", move || {
+        all.iter().map(ToCompare::compare).collect()
+    })
+    .await
+}
+
 pub struct CompareExperiments;
 
 impl Tool for CompareExperiments {
@@ -105,14 +116,7 @@ impl Tool for CompareExperiments {
 
     async fn call(ctx: Ctx, i: CompareExperimentsIn) -> LfResult<CompareOut> {
         let (a, b) = (ExperimentId::parse("a", &i.a)?, ExperimentId::parse("b", &i.b)?);
-        // McNemar's test and the paired bootstrap are CPU work: run off
-        // the async threads, as the leaderboard's rating is.
-        let run = async |all: Vec<ToCompare>| {
-            crate::groups::battle::off_the_async_threads("comparing the experiments", move || {
-                all.iter().map(ToCompare::compare).collect()
-            })
-            .await
-        };
-        Ok(CompareOut::of(&ctx.services.experiments.compare_with(&ctx.principal, a, b, run).await?))
+        let compared = ctx.services.experiments.compare_with(&ctx.principal, a, b, compare_changes).await?;
+        Ok(CompareOut::of(&compared))
     }
 }

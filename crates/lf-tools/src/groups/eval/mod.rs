@@ -18,6 +18,7 @@ mod list_datasets;
 mod list_experiment_results;
 mod run_experiment;
 
+pub use compare_experiments::compare_changes;
 pub(crate) use experiment_shapes::ExperimentViewOut;
 
 use crate::catalog::group::Group;
