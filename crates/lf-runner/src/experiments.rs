@@ -171,6 +171,8 @@ struct Shared {
     models: Vec<Result<Ready, String>>,
     /// The judge's model, or why it cannot be asked (none without one).
     judge: Option<Result<ResolvedModel, String>>,
+    /// Each contender as the leaderboard names it ([`rated`]).
+    rated: Vec<Option<Rated>>,
     spent: AtomicU64,
     /// Cancelled, or the budget spent: no further cell is claimed.
     stopped: AtomicBool,
@@ -214,11 +216,13 @@ impl Inner {
             ),
         };
         let spent = self.store.tallies(e.id).await?.iter().map(|t| t.credits).sum();
+        let rated = rated(&e.contenders, &models);
         let shared = Arc::new(Shared {
             experiment: e.clone(),
             assertions: parse_all(&e.assertions, "assertions", self.validator.as_deref())?,
             models,
             judge,
+            rated,
             spent: AtomicU64::new(spent),
             stopped: AtomicBool::new(false),
             holder: uuid::Uuid::now_v7().to_string(),
@@ -363,7 +367,7 @@ impl Inner {
                         outcomes.push(o);
                     }
                     let own = self.case_assertions(case);
-                    let matchups = matchups(&s.assertions, &own, key.contender, &outcomes, &rated(s));
+                    let matchups = matchups(&s.assertions, &own, key.contender, &outcomes, &s.rated);
                     let passed = outcomes.iter().all(|o| o.passed);
                     let score = if outcomes.is_empty() {
                         1.0
@@ -634,9 +638,8 @@ fn failed(key: CellKey, case: &Case, error: String, attempts: u32, now: Timestam
 /// `ai_agent` one. Not rated: a model without a profile (an operator
 /// endpoint), a lens sent to a profile, a workflow, or one that could not
 /// be made ready.
-fn rated(s: &Shared) -> Vec<Option<Rated>> {
-    let contenders = s.experiment.contenders.iter();
-    s.models
+fn rated(contenders: &[Contender], models: &[Result<Ready, String>]) -> Vec<Option<Rated>> {
+    models
         .iter()
         .zip(contenders)
         .map(|(m, c)| {
