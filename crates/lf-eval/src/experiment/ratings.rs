@@ -1,7 +1,8 @@
 //! Experiments' pairwise verdicts as leaderboard results: each judged
 //! pairwise cell is one comparison (the contender against its baseline,
-//! both named as battles name them: an `ai_model` contender by its model
-//! profile's id, so one model is one row), rated beside closed battles by
+//! both named as battles name them: a model profile as an `ai_model`
+//! contender by the profile's id, so one model is one row, an AI Lenser as
+//! an `ai_agent` one), rated beside closed battles by
 //! lf-battle's Bradley–Terry fit through [`ExperimentRatings`] (an
 //! [`lf_battle::MoreResults`]).
 //!
@@ -15,8 +16,9 @@
 //!   same for every caller, so no private experiment shows in it, not even
 //!   to its owner.
 //! - A comparison is rated as one `ai_vs_ai` battle of two; a contender
-//!   with no model profile (an operator endpoint named alone) is not rated,
-//!   nor one compared with itself.
+//!   with no model profile (an operator endpoint named alone), a lens sent
+//!   to a profile and a workflow are not rated, nor one compared with
+//!   itself.
 //! - It carries no answer styles: with style control on, it enters the fit
 //!   with zero covariates (as a battle's pair without submissions does).
 
